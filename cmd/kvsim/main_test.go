@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/sim"
+)
+
+// kvsim runs one command line in process and returns the exit code, stdout
+// and stderr.
+func kvsim(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const small = "workload.synthetic.requests=200"
+
+func TestReplayWritesReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, stderr := kvsim(t, "replay", "-o", dir, "--set", small, "--check")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"scenario", "requests      200: 200 completed", "TTFT", "E2E"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sim.Summary
+	if err := json.Unmarshal(b, &s); err != nil || s.Requests.Completed != 200 || s.Scenario != "default" {
+		t.Errorf("summary.json: %v %+v", err, s.Requests)
+	}
+	if st, err := os.Stat(filepath.Join(dir, "requests.parquet")); err != nil || st.Size() == 0 {
+		t.Errorf("requests.parquet: %v", err)
+	}
+	// A second run into the same directory is refused (exit 2) and leaves
+	// it as it was; --force replaces it.
+	code, _, stderr = kvsim(t, "replay", "-o", dir, "--set", small)
+	if code != exitBadInput || !strings.Contains(stderr, "--force") {
+		t.Errorf("overwrite: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr = kvsim(t, "replay", "-o", dir, "--set", small, "--force"); code != exitOK {
+		t.Errorf("--force: exit %d, %s", code, stderr)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".run.*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary directories left: %v", leftovers)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("cluster:\n  wrokers: 2\n"), 0o644)
+	missingTrace := filepath.Join(dir, "trace.yaml")
+	os.WriteFile(missingTrace, []byte("workload: {trace: {path: nope.jsonl}}\n"), 0o644)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"replay", bad, "-o", filepath.Join(dir, "o1")}, exitBadInput, bad + `:2: cluster.wrokers: unknown key (did you mean "workers"?)`},
+		{[]string{"validate", bad}, exitBadInput, "cluster.wrokers"},
+		{[]string{"replay", filepath.Join(dir, "none.yaml")}, exitBadInput, "cannot read scenario"},
+		{[]string{"replay", missingTrace, "-o", filepath.Join(dir, "o2")}, exitBadInput, "workload.trace.path: cannot open trace"},
+		{[]string{"replay", "--set", "cluster.workers=-1", "-o", filepath.Join(dir, "o3")}, exitBadInput, "--set: cluster.workers: must be at least 1"},
+		{[]string{"replay", "a.yaml", "b.yaml"}, exitBadInput, "accepts at most 1 arg"},
+		{[]string{"replay", "--bogus"}, exitBadInput, "unknown flag"},
+	} {
+		code, _, stderr := kvsim(t, c.args...)
+		if code != c.code || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("%v: exit %d, stderr %q; want %d, %q", c.args, code, stderr, c.code, c.stderr)
+		}
+	}
+	for _, o := range []string{"o1", "o2", "o3"} {
+		if _, err := os.Stat(filepath.Join(dir, o)); err == nil {
+			t.Errorf("bad input left output directory %s", o)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("files after bad runs: %v", entries)
+	}
+}
+
+func TestValidatePrintsResolved(t *testing.T) {
+	code, out, _ := kvsim(t, "validate", "--set", "cluster.workers=3")
+	if code != exitOK || !strings.Contains(out, "workers: 3") || !strings.Contains(out, "gpu_blocks: 26674") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	code, out, _ = kvsim(t, "--version")
+	if code != exitOK || !strings.Contains(out, version) {
+		t.Errorf("--version: %d %q", code, out)
+	}
+}
+
+// TestExampleScenarios validates every scenario shipped in scenarios/.
+func TestExampleScenarios(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/*.yaml")
+	t.Setenv("KVSIM_TRACES", "/traces")
+	for _, f := range files {
+		if code, _, stderr := kvsim(t, "validate", f); code != exitOK {
+			t.Errorf("%s: %s", f, stderr)
+		}
+	}
+}

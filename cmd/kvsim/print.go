@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/sim"
+)
+
+// printSummary writes the run's summary as a table.
+func printSummary(w io.Writer, s *sim.Summary, dir string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	r := s.Requests
+	fmt.Fprintf(tw, "scenario\t%s (seed %d, %d workers)\n", s.Scenario, s.Seed, s.Workers)
+	fmt.Fprintf(tw, "requests\t%d: %d completed, %d rejected, %d failed, %d unfinished\n",
+		r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)
+	fmt.Fprintf(tw, "tokens\t%d in, %d out; G1 hit ratio %.3f; %d preemptions\n",
+		s.Tokens.Input, s.Tokens.Output, s.HitRatio.G1, s.Preempted)
+	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
+		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)
+	fmt.Fprintf(tw, "\t\n")
+	fmt.Fprintf(tw, "latency (ms)\tp50\tp90\tp95\tp99\tmax\n")
+	for _, row := range []struct {
+		name string
+		p    report.Percentiles
+	}{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}} {
+		p := row.p
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", row.name, p.P50, p.P90, p.P95, p.P99, p.Max)
+	}
+	fmt.Fprintf(tw, "\t\n")
+	fmt.Fprintf(tw, "events\t%d in %.2fs wall\n", s.Events, s.WallTimeS)
+	fmt.Fprintf(tw, "output\t%s\n", dir)
+	tw.Flush()
+}

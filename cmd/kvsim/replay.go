@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+type replayFlags struct {
+	out   string
+	sets  []string
+	check bool
+	force bool
+}
+
+func newReplay() *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay [SCENARIO]",
+		Short: "Run a scenario (the built-in default without one) and write its report",
+		Long: "replay runs a scenario and writes requests.parquet and summary.json to a new\n" +
+			"directory (default out/<name>), atomically. Without SCENARIO it runs the embedded\n" +
+			"default scenario.",
+		Args: positional(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return replay(cmd, first(args), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", "", "output directory (default out/<scenario name>)")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key: --set cluster.workers=32 (repeatable)")
+	fl.BoolVar(&f.check, "check", false, "verify model invariants during the run; a violation fails it (exit 1)")
+	fl.BoolVar(&f.force, "force", false, "replace an existing output directory once the run succeeds")
+	return cmd
+}
+
+func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
+	sc, err := loadScenario(path, f.sets)
+	if err != nil {
+		return err
+	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("out", sc.Name)
+	}
+	out, err := report.Create(dir, f.force)
+	if err != nil {
+		return usageError{err}
+	}
+	defer func() {
+		if err != nil {
+			out.Abort()
+		}
+	}()
+	rows, err := report.NewRequestWriter(out.Path("requests.parquet"), 0)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	opt := sim.Options{Rows: rows, Check: f.check}
+	stderr := cmd.ErrOrStderr()
+	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+		opt.Progress = progress(stderr, start)
+	}
+	sum, runErr := sim.Run(cmd.Context(), sc, opt)
+	if opt.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err := rows.Close(); runErr == nil && err != nil {
+		runErr = err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	sum.WallTimeS = time.Since(start).Seconds()
+	if err := report.WriteJSON(out.Path("summary.json"), sum); err != nil {
+		return err
+	}
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	printSummary(cmd.OutOrStdout(), sum, dir)
+	for _, n := range sum.NotModeled {
+		fmt.Fprintln(stderr, "note: not modeled:", n)
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress returns a callback that redraws one status line at most every
+// 200 ms of wall time.
+func progress(w io.Writer, start time.Time) func(int64, des.Time) {
+	last := start
+	return func(done int64, now des.Time) {
+		t := time.Now()
+		if t.Sub(last) < 200*time.Millisecond {
+			return
+		}
+		last = t
+		el := t.Sub(start).Seconds()
+		fmt.Fprintf(w, "\r\033[K%d requests done, virtual %v, %.0f requests/s, wall %.1fs",
+			done, time.Duration(now).Round(time.Millisecond), float64(done)/el, el)
+	}
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// CheckQuick is the O(running requests) part of Check: the references held
+// by running requests add up to the pool's reference count.
+func (w *Worker) CheckQuick() error {
+	held := 0
+	for _, s := range w.running {
+		held += len(s.blocks)
+	}
+	if held != w.pool.refsum {
+		return fmt.Errorf("worker %d: running requests hold %d block references, the pool counts %d", w.cfg.ID, held, w.pool.refsum)
+	}
+	return nil
+}
+
+// Check verifies the worker's block accounting: every block's reference
+// count equals the number of requests holding it, the free list holds
+// exactly the unreferenced blocks, and the prefix cache maps each hash to a
+// block carrying it. It costs O(blocks) and is meant for tests and --check.
+func (w *Worker) Check() error {
+	p := w.pool
+	holders := make([]int32, p.capacity())
+	each := func(s *Seq) {
+		for _, b := range s.blocks {
+			holders[b]++
+		}
+	}
+	for _, s := range w.running {
+		each(s)
+	}
+	for i := range w.waiting.len() {
+		if s := w.waiting.at(i); len(s.blocks) > 0 {
+			return fmt.Errorf("worker %d: waiting request %d holds %d blocks", w.cfg.ID, s.Req.ID, len(s.blocks))
+		}
+	}
+	var errs []error
+	free := 0
+	for b := range holders {
+		if holders[b] != p.refs[b] {
+			errs = append(errs, fmt.Errorf("worker %d: block %d has %d references, %d holders", w.cfg.ID, b, p.refs[b], holders[b]))
+		}
+		if p.refs[b] == 0 {
+			free++
+		}
+	}
+	n := 0
+	for b := p.head; b >= 0; b = p.next[b] {
+		if p.refs[b] != 0 {
+			errs = append(errs, fmt.Errorf("worker %d: referenced block %d on the free list", w.cfg.ID, b))
+		}
+		n++
+	}
+	if n != free || n != p.nfree {
+		errs = append(errs, fmt.Errorf("worker %d: free list has %d blocks, counter %d, unreferenced %d", w.cfg.ID, n, p.nfree, free))
+	}
+	hashed := 0
+	for b, h := range p.hash {
+		if h == 0 {
+			continue
+		}
+		hashed++
+		if got, ok := p.cached.Get(h); !ok || got != int32(b) {
+			errs = append(errs, fmt.Errorf("worker %d: block %d holds %x, which the cache maps to block %d", w.cfg.ID, b, h, got))
+		}
+	}
+	if hashed != p.cached.Len() {
+		errs = append(errs, fmt.Errorf("worker %d: %d hashed blocks, %d cache entries", w.cfg.ID, hashed, p.cached.Len()))
+	}
+	return errors.Join(errs...)
+}

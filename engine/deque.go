@@ -1,0 +1,47 @@
+package engine
+
+// deque is a ring buffer of requests: the waiting queue takes arrivals at
+// the back and preempted requests at the front.
+type deque struct {
+	buf  []*Seq
+	head int
+	n    int
+}
+
+func (d *deque) len() int { return d.n }
+
+func (d *deque) front() *Seq { return d.buf[d.head] }
+
+func (d *deque) at(i int) *Seq { return d.buf[(d.head+i)%len(d.buf)] }
+
+func (d *deque) grow() {
+	if d.n < len(d.buf) {
+		return
+	}
+	nb := make([]*Seq, max(8, 2*len(d.buf)))
+	for i := range d.n {
+		nb[i] = d.at(i)
+	}
+	d.buf, d.head = nb, 0
+}
+
+func (d *deque) pushBack(s *Seq) {
+	d.grow()
+	d.buf[(d.head+d.n)%len(d.buf)] = s
+	d.n++
+}
+
+func (d *deque) pushFront(s *Seq) {
+	d.grow()
+	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
+	d.buf[d.head] = s
+	d.n++
+}
+
+func (d *deque) popFront() *Seq {
+	s := d.buf[d.head]
+	d.buf[d.head] = nil
+	d.head = (d.head + 1) % len(d.buf)
+	d.n--
+	return s
+}

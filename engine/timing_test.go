@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+func TestFixedAndLinear(t *testing.T) {
+	f := Fixed{Prefill: 10 * des.Millisecond, Decode: 5 * des.Millisecond}
+	for _, c := range []struct {
+		b    Batch
+		want des.Time
+	}{
+		{Batch{PrefillTokens: 100}, 10 * des.Millisecond},
+		{Batch{DecodeTokens: 3}, 5 * des.Millisecond},
+		{Batch{PrefillTokens: 10, DecodeTokens: 3}, 15 * des.Millisecond},
+	} {
+		if got := f.PassTime(&c.b); got != c.want {
+			t.Errorf("fixed %+v: %v want %v", c.b, got, c.want)
+		}
+	}
+	// 5 ms + 60 us x 100 + 50 us x 4 + 20 ns x (1000 + 104) = 5 + 6 + 0.2 +
+	// 0.02208 ms = 11.22208 ms.
+	l := Linear{Base: 5e6, PerPrefillToken: 60e3, PerDecodeToken: 50e3, PerContextToken: 20}
+	if got := l.PassTime(&Batch{PrefillTokens: 100, DecodeTokens: 4, PriorContext: 1000}); got != 11_222_080 {
+		t.Errorf("linear: %d ns want 11222080", got)
+	}
+}
+
+// TestPolynomial: T = 1000 gives 4.209989e-07*1e6 + 15.18344 + 16.50142 =
+// 32.1058589 ms; u = 0.5 gives -6.435 + 27.005 + 5.74 = 26.31 ms. With
+// speedup 2 a mixed pass is (32.1058589 + 26.31) / 2 = 29.20792945 ms. At
+// u = 0 decode is 5.74 ms; the floor of 1 ms never binds for u in [0, 1].
+func TestPolynomial(t *testing.T) {
+	p := Polynomial{SpeedupRatio: 1}
+	if got := p.PassTime(&Batch{PrefillTokens: 1000}); got != 32_105_859 {
+		t.Errorf("prefill: %d", got)
+	}
+	if got := p.PassTime(&Batch{DecodeTokens: 1, UsedBlocks: 50, TotalBlocks: 100}); got != 26_310_000 {
+		t.Errorf("decode: %d", got)
+	}
+	p.SpeedupRatio = 2
+	if got := p.PassTime(&Batch{PrefillTokens: 1000, DecodeTokens: 1, UsedBlocks: 50, TotalBlocks: 100}); got != 29_207_929 {
+		t.Errorf("mixed: %d", got)
+	}
+}
+
+// TestRoofline on h100 + llama-3.1-8b, tp 1, mfu 0.5, mbu 0.7, overhead 1 ms.
+//
+// One decode token over 1000 cached tokens: bytes = 8.03e9 x 2 + 131072 x
+// 1000 = 1.6191072e10 over 3.35e12 x 0.7 B/s = 6.904508 ms; FLOPs = 2 x
+// 8.03e9 + 4 x 32 x 32 x 128 x 1001 = 1.6585e10 over 494.5 TFLOP/s =
+// 0.0335 ms. Memory-bound: 1 + 6.904508 = 7.904508 ms.
+//
+// A prefill of 8192 new tokens: attention pairs 8192 x 8193 / 2 =
+// 33,558,528; FLOPs = 2 x 8.03e9 x 8192 + 524288 x 33558528 =
+// 1.49157853528064e14 over 494.5 TFLOP/s = 301.633678 ms. Compute-bound.
+func TestRoofline(t *testing.T) {
+	gpu, _ := FindGPU("h100")
+	m, _ := FindModel("llama-3.1-8b")
+	r := Roofline{GPU: gpu, Model: m, TP: 1, MFU: 0.5, MBU: 0.7, Overhead: des.Millisecond}
+	if got := r.PassTime(&Batch{DecodeTokens: 1, PriorContext: 1000, AttnPairs: 1001}); got != 7_904_508 {
+		t.Errorf("decode: %d ns", got)
+	}
+	if got := r.PassTime(&Batch{PrefillTokens: 8192, AttnPairs: 33_558_528}); got != 302_633_678 {
+		t.Errorf("prefill: %d ns", got)
+	}
+	if m.KVBytesPerToken() != 131072 {
+		t.Errorf("kv bytes per token %d", m.KVBytesPerToken())
+	}
+	// (80e9 x 0.9 - 16.06e9) / (16 x 131072) = 26674.3: 26674 blocks.
+	if n, err := r.GPUBlocks(16, m.KVBytesPerToken()); n != 26674 || err != nil {
+		t.Errorf("gpu blocks %d, %v", n, err)
+	}
+	big, _ := FindModel("llama-3.1-70b")
+	small, _ := FindGPU("a100")
+	r = Roofline{GPU: small, Model: big, TP: 1, MFU: 0.5, MBU: 0.7}
+	if _, err := r.GPUBlocks(16, big.KVBytesPerToken()); err == nil {
+		t.Error("70b on one a100: weights fit?")
+	}
+}
+
+func TestPresetKVBytes(t *testing.T) {
+	for name, want := range map[string]int64{"llama-3.1-8b": 131072, "llama-3.1-70b": 327680, "qwen3-32b": 262144} {
+		m, ok := FindModel(name)
+		if !ok || m.KVBytesPerToken() != want {
+			t.Errorf("%s: %d want %d", name, m.KVBytesPerToken(), want)
+		}
+	}
+}

@@ -1,0 +1,349 @@
+// Package engine simulates one vLLM V1 worker: the pass scheduler (token
+// budget, max_num_seqs, chunked prefill, FCFS admission, LIFO preemption
+// with recompute), the G1 block pool with its prefix cache, and the timing
+// models that turn a pass into a duration. A worker takes the time and its
+// inputs as arguments and reports what happened to an Observer; it never
+// schedules events itself.
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// Config holds one worker's scheduler and cache knobs.
+type Config struct {
+	ID               int32
+	BlockSize        int  // tokens per KV block
+	GPUBlocks        int  // G1 capacity, blocks
+	MaxNumSeqs       int  // running requests at most
+	MaxBatchedTokens int  // token budget of one pass
+	ChunkedPrefill   bool // split prompts across passes
+	PrefixCaching    bool // reuse cached prompt blocks
+}
+
+// Validate reports the first knob out of range.
+func (c Config) Validate() error {
+	switch {
+	case c.BlockSize < 1:
+		return errors.New("block_size must be at least 1")
+	case c.GPUBlocks < 1:
+		return errors.New("gpu_blocks must be at least 1")
+	case c.MaxNumSeqs < 1:
+		return errors.New("max_num_seqs must be at least 1")
+	case c.MaxBatchedTokens < 1:
+		return errors.New("max_batched_tokens must be at least 1")
+	}
+	return nil
+}
+
+// Observer hears what a worker does. Calls happen inside StartPass and
+// FinishPass, in a deterministic order.
+type Observer interface {
+	// BlockStored: a full prompt block entered the worker's prefix cache.
+	BlockStored(worker int32, hash uint64)
+	// BlockRemoved: a cached block was evicted for reuse.
+	BlockRemoved(worker int32, hash uint64)
+	// FirstToken: the pass ending now finished s's prompt.
+	FirstToken(now des.Time, s *Seq)
+	// Token: a later output token of s, gap after the one before it.
+	Token(now des.Time, s *Seq, gap des.Time)
+	// Finished: s emitted its last token; its blocks are freed.
+	Finished(now des.Time, s *Seq)
+}
+
+// Seq is a request inside a worker. The exported fields are its record.
+type Seq struct {
+	Req                  *workload.Request
+	Worker               int32
+	FirstTokenAt         des.Time // -1 until the first token
+	FinishedAt           des.Time // -1 until the last token
+	G1HitTokens          int      // prompt tokens hit in G1 at first admission
+	ComputedPromptTokens int      // prompt tokens computed, recomputation included
+	Preemptions          int
+
+	admitted  bool    // admitted at least once
+	blocks    []int32 // G1 blocks held, in token order
+	computed  int     // tokens whose KV is in G1
+	generated int     // output tokens emitted
+	committed int     // leading prompt blocks in the prefix cache
+	sched     int     // tokens scheduled in the current pass
+	lastToken des.Time
+}
+
+// tokens is the request's current length: prompt plus generated tokens.
+func (s *Seq) tokens() int { return s.Req.InputTokens + s.generated }
+
+// Generated is the number of output tokens emitted so far.
+func (s *Seq) Generated() int { return s.generated }
+
+// Worker is one simulated vLLM engine.
+type Worker struct {
+	cfg    Config
+	timing Timing
+	obs    Observer
+	pool   *blockPool
+
+	waiting deque
+	running []*Seq // admission order; preemption takes the last
+	batch   []*Seq // scheduled in the pass in progress
+	busy    bool
+
+	passes int64
+	busyNs des.Time
+	stats  Batch
+}
+
+// New returns an idle worker with an empty G1.
+func New(cfg Config, timing Timing, obs Observer) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("worker %d: %w", cfg.ID, err)
+	}
+	w := &Worker{cfg: cfg, timing: timing, obs: obs}
+	w.pool = newBlockPool(cfg.GPUBlocks, func(h uint64) { obs.BlockRemoved(cfg.ID, h) })
+	return w, nil
+}
+
+// ID is the worker's id.
+func (w *Worker) ID() int32 { return w.cfg.ID }
+
+// Busy reports whether a pass is in progress.
+func (w *Worker) Busy() bool { return w.busy }
+
+// HasWork reports whether any request is waiting or running.
+func (w *Worker) HasWork() bool { return w.waiting.len() > 0 || len(w.running) > 0 }
+
+// Requests is the number of requests waiting or running.
+func (w *Worker) Requests() int { return w.waiting.len() + len(w.running) }
+
+// Running and Waiting are the queue lengths.
+func (w *Worker) Running() int { return len(w.running) }
+
+// Waiting is the number of requests not admitted.
+func (w *Worker) Waiting() int { return w.waiting.len() }
+
+// Passes is the number of passes started; BusyTime their total duration.
+func (w *Worker) Passes() int64 { return w.passes }
+
+// BusyTime is the total duration of the passes started.
+func (w *Worker) BusyTime() des.Time { return w.busyNs }
+
+// G1Used is the number of G1 blocks referenced by requests.
+func (w *Worker) G1Used() int { return w.pool.used() }
+
+// G1Capacity is the G1 size in blocks.
+func (w *Worker) G1Capacity() int { return w.pool.capacity() }
+
+// Fits reports whether a request could ever run on this worker: all its
+// tokens fit in G1 at once, and without chunked prefill its prompt fits in
+// one pass.
+func (w *Worker) Fits(r *workload.Request) bool {
+	if !w.cfg.ChunkedPrefill && r.InputTokens > w.cfg.MaxBatchedTokens {
+		return false
+	}
+	return ceilDiv(r.InputTokens+r.OutputTokens, w.cfg.BlockSize) <= w.cfg.GPUBlocks
+}
+
+// Enqueue adds a request at the back of the waiting queue.
+func (w *Worker) Enqueue(r *workload.Request) *Seq {
+	s := &Seq{Req: r, Worker: w.cfg.ID, FirstTokenAt: -1, FinishedAt: -1}
+	w.waiting.pushBack(s)
+	return s
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// StartPass schedules one pass at now and returns its end time. It reports
+// false, changing nothing, when there is nothing to schedule.
+func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
+	if w.busy {
+		panic(fmt.Sprintf("worker %d: pass started while busy", w.cfg.ID))
+	}
+	budget := w.cfg.MaxBatchedTokens
+	w.batch = w.batch[:0]
+	preempted := false
+	for i := 0; i < len(w.running); i++ {
+		s := w.running[i]
+		n := min(s.tokens()-s.computed, budget)
+		if n == 0 {
+			continue
+		}
+		need := ceilDiv(s.computed+n, w.cfg.BlockSize) - len(s.blocks)
+		for need > w.pool.free() {
+			victim := w.running[len(w.running)-1]
+			w.running = w.running[:len(w.running)-1]
+			w.preempt(victim)
+			preempted = true
+			if victim == s {
+				break
+			}
+		}
+		if len(w.running) <= i {
+			break // s itself was preempted
+		}
+		w.grow(s, need)
+		s.sched = n
+		budget -= n
+		w.batch = append(w.batch, s)
+	}
+	for !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && w.waiting.len() > 0 {
+		s := w.waiting.front()
+		n, ok := w.admit(s, budget)
+		if !ok {
+			break
+		}
+		w.waiting.popFront()
+		w.running = append(w.running, s)
+		s.sched = n
+		budget -= n
+		w.batch = append(w.batch, s)
+	}
+	if len(w.batch) == 0 {
+		return 0, false
+	}
+	w.stats = Batch{Seqs: len(w.batch), UsedBlocks: w.pool.used(), TotalBlocks: w.pool.capacity()}
+	for _, s := range w.batch {
+		if s.computed < s.Req.InputTokens || s.computed+s.sched < s.tokens() || s.sched > 1 {
+			w.stats.PrefillTokens += s.sched
+		} else {
+			w.stats.DecodeTokens += s.sched
+		}
+		w.stats.PriorContext += int64(s.computed)
+		w.stats.AttnPairs += int64(s.sched) * int64(2*s.computed+s.sched+1) / 2
+	}
+	d := max(w.timing.PassTime(&w.stats), 1)
+	w.busy = true
+	w.passes++
+	w.busyNs += d
+	return now + d, true
+}
+
+// admit tries to start the first waiting request: prefix lookup, then the
+// blocks for the tokens it computes this pass. It changes nothing when the
+// request does not fit the budget or the free blocks.
+func (w *Worker) admit(s *Seq, budget int) (int, bool) {
+	bs := w.cfg.BlockSize
+	hits := 0
+	if w.cfg.PrefixCaching {
+		// vLLM recomputes at least the last token: hits stop one token short.
+		limit := min(len(s.Req.Blocks), (s.tokens()-1)/bs)
+		for hits < limit && w.pool.lookup(s.Req.Blocks[hits]) >= 0 {
+			hits++
+		}
+	}
+	n := s.tokens() - hits*bs
+	if n > budget && !w.cfg.ChunkedPrefill {
+		return 0, false
+	}
+	n = min(n, budget)
+	freeHits := 0
+	for _, h := range s.Req.Blocks[:hits] {
+		if w.pool.refs[w.pool.lookup(h)] == 0 {
+			freeHits++
+		}
+	}
+	need := ceilDiv(hits*bs+n, bs) - hits
+	if need > w.pool.free()-freeHits {
+		return 0, false
+	}
+	for _, h := range s.Req.Blocks[:hits] {
+		b := w.pool.lookup(h)
+		w.pool.touch(b)
+		s.blocks = append(s.blocks, b)
+	}
+	if !s.admitted {
+		s.admitted = true
+		s.G1HitTokens = hits * bs
+	}
+	s.computed, s.committed = hits*bs, hits
+	w.grow(s, need)
+	return n, true
+}
+
+func (w *Worker) grow(s *Seq, n int) {
+	for range n {
+		s.blocks = append(s.blocks, w.pool.alloc())
+	}
+}
+
+// freeBlocks releases s's blocks, last first, so the tail of its chain is
+// evicted before its head.
+func (w *Worker) freeBlocks(s *Seq) {
+	for i := len(s.blocks) - 1; i >= 0; i-- {
+		w.pool.release(s.blocks[i])
+	}
+	s.blocks = s.blocks[:0]
+}
+
+// preempt frees a running request's blocks and puts it at the front of the
+// waiting queue; it recomputes everything when admitted again.
+func (w *Worker) preempt(s *Seq) {
+	w.freeBlocks(s)
+	s.computed, s.committed, s.sched = 0, 0, 0
+	s.Preemptions++
+	w.waiting.pushFront(s)
+}
+
+// FinishPass ends the pass in progress at now: tokens advance, full prompt
+// blocks enter the prefix cache, tokens are emitted and finished requests
+// free their blocks.
+func (w *Worker) FinishPass(now des.Time) {
+	if !w.busy {
+		panic(fmt.Sprintf("worker %d: no pass to finish", w.cfg.ID))
+	}
+	w.busy = false
+	bs := w.cfg.BlockSize
+	finished := false
+	for _, s := range w.batch {
+		if s.computed < s.Req.InputTokens {
+			s.ComputedPromptTokens += min(s.computed+s.sched, s.Req.InputTokens) - s.computed
+		}
+		s.computed += s.sched
+		s.sched = 0
+		if w.cfg.PrefixCaching {
+			full := min(len(s.Req.Blocks), s.computed/bs)
+			for ; s.committed < full; s.committed++ {
+				h := s.Req.Blocks[s.committed]
+				if w.pool.commit(s.blocks[s.committed], h) {
+					w.obs.BlockStored(w.cfg.ID, h)
+				}
+			}
+		}
+		if s.computed < s.tokens() {
+			continue // prompt chunk: no token yet
+		}
+		s.generated++
+		if s.FirstTokenAt < 0 {
+			s.FirstTokenAt = now
+			w.obs.FirstToken(now, s)
+		} else {
+			w.obs.Token(now, s, now-s.lastToken)
+		}
+		s.lastToken = now
+		if s.generated == s.Req.OutputTokens {
+			s.FinishedAt = now
+			w.freeBlocks(s)
+			finished = true
+		}
+	}
+	if finished {
+		kept := w.running[:0]
+		for _, s := range w.running {
+			if s.FinishedAt < 0 {
+				kept = append(kept, s)
+			}
+		}
+		clear(w.running[len(kept):])
+		w.running = kept
+		for _, s := range w.batch {
+			if s.FinishedAt == now {
+				w.obs.Finished(now, s)
+			}
+		}
+	}
+	clear(w.batch)
+	w.batch = w.batch[:0]
+}

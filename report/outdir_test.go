@@ -1,0 +1,215 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// entries returns the names in dir, sorted.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestOutDirCommit(t *testing.T) {
+	parent := filepath.Join(t.TempDir(), "a", "b") // created by Create
+	final := filepath.Join(parent, "run")
+	d, err := Create(final, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := d.Path("summary.json")
+	if filepath.Dir(filepath.Dir(p)) != parent || !strings.HasPrefix(filepath.Base(filepath.Dir(p)), ".run.tmp-") {
+		t.Errorf("Path = %s, want a file in %s/.run.tmp-*", p, parent)
+	}
+	writeFile(t, p, "new")
+	if _, err := os.Stat(final); !os.IsNotExist(err) {
+		t.Errorf("final exists before Commit: %v", err)
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, filepath.Join(final, "summary.json")); got != "new" {
+		t.Errorf("committed file %q, want new", got)
+	}
+	if got := entries(t, parent); !slices.Equal(got, []string{"run"}) {
+		t.Errorf("parent holds %q, want only run", got)
+	}
+	if err := d.Abort(); err != nil || readFile(t, filepath.Join(final, "summary.json")) != "new" {
+		t.Errorf("Abort after Commit = %v or removed the output", err)
+	}
+	if err := d.Commit(); err == nil {
+		t.Error("second Commit succeeded")
+	}
+}
+
+func TestOutDirAbort(t *testing.T) {
+	parent := t.TempDir()
+	d, err := Create(filepath.Join(parent, "run"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("requests.parquet"), "partial")
+	if err := d.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, parent); len(got) != 0 {
+		t.Errorf("parent holds %q after Abort, want nothing", got)
+	}
+	if err := d.Commit(); err == nil {
+		t.Error("Commit after Abort succeeded")
+	}
+}
+
+func TestOutDirRefuses(t *testing.T) {
+	parent := t.TempDir()
+	final := filepath.Join(parent, "run")
+	if err := os.Mkdir(final, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(final, "old"), "old")
+	_, err := Create(final, false)
+	if err == nil || !strings.Contains(err.Error(), final) || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("Create over existing = %v, want an error naming %s and --force", err, final)
+	}
+	if got := entries(t, parent); !slices.Equal(got, []string{"run"}) {
+		t.Errorf("parent holds %q, want only run", got)
+	}
+	if got := readFile(t, filepath.Join(final, "old")); got != "old" {
+		t.Errorf("old output changed to %q", got)
+	}
+}
+
+// TestOutDirRefusesAtCommit: another run committed the same name meanwhile.
+func TestOutDirRefusesAtCommit(t *testing.T) {
+	final := filepath.Join(t.TempDir(), "run")
+	d, err := Create(final, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	if err := os.Mkdir(final, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit(); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("Commit over a new directory = %v, want a --force error", err)
+	}
+}
+
+func TestOutDirForce(t *testing.T) {
+	parent := t.TempDir()
+	final := filepath.Join(parent, "run")
+	if err := os.Mkdir(final, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(final, "old"), "old")
+
+	// A forced run that fails leaves the old output alone.
+	d, err := Create(final, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("new"), "new")
+	if err := d.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, final); !slices.Equal(got, []string{"old"}) {
+		t.Errorf("after aborted forced run final holds %q, want [old]", got)
+	}
+
+	// A forced run that succeeds replaces it whole.
+	d, err = Create(final, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("new"), "new")
+	if got := entries(t, final); !slices.Equal(got, []string{"old"}) {
+		t.Errorf("before Commit final holds %q, want [old]", got)
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, final); !slices.Equal(got, []string{"new"}) {
+		t.Errorf("after Commit final holds %q, want [new]", got)
+	}
+	if got := entries(t, parent); !slices.Equal(got, []string{"run"}) {
+		t.Errorf("parent holds %q, want only run", got)
+	}
+}
+
+// TestOutDirParallel: two runs of one process writing different outputs in
+// one parent get distinct temporary directories.
+func TestOutDirParallel(t *testing.T) {
+	parent := t.TempDir()
+	a, err := Create(filepath.Join(parent, "a"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Create(filepath.Join(parent, "a2"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(a.Path("x")) == filepath.Dir(b.Path("x")) {
+		t.Errorf("both runs write to %s", filepath.Dir(a.Path("x")))
+	}
+	for _, d := range []*OutDir{a, b} {
+		if err := d.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := entries(t, parent); !slices.Equal(got, []string{"a", "a2"}) {
+		t.Errorf("parent holds %q, want [a a2]", got)
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "summary.json")
+	v := struct {
+		Name string      `json:"name"`
+		TTFT Percentiles `json:"ttft"`
+	}{"demo", Percentiles{P50: 1.5, P90: 2, P95: 2.25, P99: 3, Max: 10}}
+	if err := WriteJSON(path, v); err != nil {
+		t.Fatal(err)
+	}
+	want := `{
+  "name": "demo",
+  "ttft": {
+    "p50_ms": 1.5,
+    "p90_ms": 2,
+    "p95_ms": 2.25,
+    "p99_ms": 3,
+    "max_ms": 10
+  }
+}
+`
+	if got := readFile(t, path); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,55 @@
+package report
+
+// Request outcomes, the values of requests.parquet's outcome column.
+const (
+	OutcomeCompleted  = "completed"
+	OutcomeRejected   = "rejected"
+	OutcomeFailed     = "failed"
+	OutcomeUnfinished = "unfinished"
+)
+
+// RequestRow is one row of requests.parquet: one request of the trace.
+// Times are virtual nanoseconds; -1 means none (for example FirstTokenNs
+// of a rejected request, or HintSource without a hint).
+type RequestRow struct {
+	RequestID            int64  // trace ordinal from 0
+	Worker               int32  // worker it was last routed to
+	ArrivalNs            int64  // arrival time
+	FirstTokenNs         int64  // first output token emitted
+	FinishNs             int64  // time it ended (last token, failure or rejection)
+	InputTokens          int64  // prompt tokens
+	OutputTokens         int64  // output tokens requested
+	G1HitTokens          int64  // prompt tokens hit in the worker's G1 prefix cache
+	G2HitTokens          int64  // prompt tokens hit in the worker's own G2
+	PulledTokens         int64  // prompt tokens landed by a KVCR pull
+	ComputedPromptTokens int64  // prompt tokens computed, counting recompute after preemption
+	Preemptions          int32  // times it was preempted
+	HintSource           int32  // source worker of its kv.fetch hint; -1 none
+	Outcome              string // one of the Outcome constants
+}
+
+// requestColumns is the schema of requests.parquet. The names are a public
+// contract (DESIGN.md section 8): never rename one.
+var requestColumns = []Column[RequestRow]{
+	{Name: "request_id", Int64: func(r *RequestRow) int64 { return r.RequestID }},
+	{Name: "worker", Int32: func(r *RequestRow) int32 { return r.Worker }},
+	{Name: "arrival_ns", Int64: func(r *RequestRow) int64 { return r.ArrivalNs }},
+	{Name: "first_token_ns", Int64: func(r *RequestRow) int64 { return r.FirstTokenNs }},
+	{Name: "finish_ns", Int64: func(r *RequestRow) int64 { return r.FinishNs }},
+	{Name: "input_tokens", Int64: func(r *RequestRow) int64 { return r.InputTokens }},
+	{Name: "output_tokens", Int64: func(r *RequestRow) int64 { return r.OutputTokens }},
+	{Name: "g1_hit_tokens", Int64: func(r *RequestRow) int64 { return r.G1HitTokens }},
+	{Name: "g2_hit_tokens", Int64: func(r *RequestRow) int64 { return r.G2HitTokens }},
+	{Name: "pulled_tokens", Int64: func(r *RequestRow) int64 { return r.PulledTokens }},
+	{Name: "computed_prompt_tokens", Int64: func(r *RequestRow) int64 { return r.ComputedPromptTokens }},
+	{Name: "preemptions", Int32: func(r *RequestRow) int32 { return r.Preemptions }},
+	{Name: "hint_source", Int32: func(r *RequestRow) int32 { return r.HintSource }},
+	{Name: "outcome", Dict: func(r *RequestRow) string { return r.Outcome },
+		Values: []string{OutcomeCompleted, OutcomeRejected, OutcomeFailed, OutcomeUnfinished}},
+}
+
+// NewRequestWriter creates requests.parquet at path; rowGroupRows is as in
+// NewTableWriter (0 means DefaultRowGroupRows).
+func NewRequestWriter(path string, rowGroupRows int) (*TableWriter[RequestRow], error) {
+	return NewTableWriter(path, requestColumns, rowGroupRows)
+}

@@ -1,0 +1,137 @@
+package report
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// Percentiles summarises a latency distribution in milliseconds, for
+// summary.json. All fields are 0 for an empty distribution.
+type Percentiles struct {
+	P50 float64 `json:"p50_ms"`
+	P90 float64 `json:"p90_ms"`
+	P95 float64 `json:"p95_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+}
+
+// percentilesPerMille are the ranks Percentiles reports, ascending, in
+// thousandths.
+var percentilesPerMille = [4]int64{500, 900, 950, 990}
+
+// nearestRank returns the 1-based rank of the perMille/1000 quantile of n
+// samples by the nearest-rank rule: ceil(p*n), at least 1. Integer math,
+// so exact; it agrees with gonum's stat.Quantile with stat.Empirical.
+func nearestRank(perMille, n int64) int64 {
+	return max(1, (perMille*n+999)/1000)
+}
+
+// percentilesMs converts quantiles q (ns, in percentilesPerMille order) and
+// the maximum (ns) to Percentiles.
+func percentilesMs(q [4]int64, maxNs int64) Percentiles {
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	return Percentiles{P50: ms(q[0]), P90: ms(q[1]), P95: ms(q[2]), P99: ms(q[3]), Max: ms(maxNs)}
+}
+
+// Dist collects nanosecond samples exactly (8 bytes each) and reports their
+// percentiles by the nearest-rank rule: the p quantile is the smallest
+// sample that at least a fraction p of the samples are at or below, the
+// sample of rank ceil(p*n) in ascending order. This equals gonum's
+// stat.Quantile(p, stat.Empirical, ...); it never interpolates, so every
+// percentile is a sample. For very many samples use Histogram.
+type Dist struct {
+	s []int64
+}
+
+// Add records one sample, in nanoseconds.
+func (d *Dist) Add(ns int64) { d.s = append(d.s, ns) }
+
+// Count returns the number of samples.
+func (d *Dist) Count() int { return len(d.s) }
+
+// Percentiles returns p50, p90, p95, p99 and the maximum. It sorts the
+// samples in place.
+func (d *Dist) Percentiles() Percentiles {
+	n := int64(len(d.s))
+	if n == 0 {
+		return Percentiles{}
+	}
+	slices.Sort(d.s)
+	var q [4]int64
+	for i, pm := range percentilesPerMille {
+		q[i] = d.s[nearestRank(pm, n)-1]
+	}
+	return percentilesMs(q, d.s[n-1])
+}
+
+// subBits is log2 of the number of linear sub-buckets a power of two.
+const subBits = 7
+
+// Histogram counts non-negative nanosecond samples in log-linear (HDR
+// style) buckets: values below 128 have a bucket each; each range
+// [2^e, 2^(e+1)) above is split into 128 equal buckets. Add is O(1) and
+// memory is bounded (at most 7296 counters, 57 KiB, for all of int64; 28
+// KiB up to 17 s). A quantile, by the nearest-rank rule of Dist, is the
+// highest value of the bucket holding that rank, capped at the exact
+// maximum: it is never below the true sample, and above it by a relative
+// error under 1/128. Count and maximum are exact. Use it for inter-token
+// latencies, up to about 1e8 samples a run.
+type Histogram struct {
+	counts []uint64 // by bucket index, grown on demand
+	n      uint64
+	max    int64
+}
+
+// bucket returns the bucket index of v >= 0.
+func bucket(v int64) int {
+	if v < 1<<subBits {
+		return int(v)
+	}
+	shift := bits.Len64(uint64(v)) - 1 - subBits // bucket width is 1<<shift
+	return (shift+1)<<subBits + int(v>>shift) - 1<<subBits
+}
+
+// bucketHigh returns the highest value in bucket i.
+func bucketHigh(i int) int64 {
+	if i < 1<<subBits {
+		return int64(i)
+	}
+	shift := i>>subBits - 1
+	sub := int64(i&(1<<subBits-1) + 1<<subBits) // in [128, 256)
+	return (sub+1)<<shift - 1
+}
+
+// Add records one sample, in nanoseconds. It panics if ns < 0.
+func (h *Histogram) Add(ns int64) {
+	if ns < 0 {
+		panic("report: Histogram.Add of a negative value")
+	}
+	i := bucket(ns)
+	if i >= len(h.counts) {
+		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
+	}
+	h.counts[i]++
+	h.n++
+	h.max = max(h.max, ns)
+}
+
+// Count returns the number of samples.
+func (h *Histogram) Count() uint64 { return h.n }
+
+// Percentiles returns p50, p90, p95, p99 (bucket values, see Histogram)
+// and the exact maximum.
+func (h *Histogram) Percentiles() Percentiles {
+	if h.n == 0 {
+		return Percentiles{}
+	}
+	var q [4]int64
+	k, cum := 0, uint64(0)
+	for i, c := range h.counts {
+		cum += c
+		for k < len(q) && cum >= uint64(nearestRank(percentilesPerMille[k], int64(h.n))) {
+			q[k] = min(bucketHigh(i), h.max)
+			k++
+		}
+	}
+	return percentilesMs(q, h.max)
+}

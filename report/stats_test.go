@@ -1,0 +1,179 @@
+package report
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+const ms = 1_000_000 // ns
+
+func TestDistPercentiles(t *testing.T) {
+	seq := func(n int64) []int64 { // 1..n ms
+		s := make([]int64, n)
+		for i := range s {
+			s[i] = int64(i+1) * ms
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name    string
+		samples []int64
+		want    Percentiles
+	}{
+		{"empty", nil, Percentiles{}},
+		// n=1: every rank is 1.
+		{"one", []int64{1_500_000}, Percentiles{1.5, 1.5, 1.5, 1.5, 1.5}},
+		// n=3 sorted 10,20,30: ranks ceil(1.5)=2, ceil(2.7)=3, ceil(2.85)=3,
+		// ceil(2.97)=3.
+		{"three", []int64{30 * ms, 10 * ms, 20 * ms}, Percentiles{20, 30, 30, 30, 30}},
+		// n=10, 1..10 ms shuffled: ranks 5, 9, ceil(9.5)=10, ceil(9.9)=10.
+		{"ten", []int64{7 * ms, 1 * ms, 3 * ms, 10 * ms, 2 * ms, 9 * ms, 4 * ms, 8 * ms, 6 * ms, 5 * ms},
+			Percentiles{5, 9, 10, 10, 10}},
+		// n=200, 1..200 ms: ranks 100, 180, 190, 198.
+		{"two hundred", seq(200), Percentiles{100, 180, 190, 198, 200}},
+		// n=1001, 1..1001 ms: ranks ceil(500.5)=501, ceil(900.9)=901,
+		// ceil(950.95)=951, ceil(990.99)=991.
+		{"thousand and one", seq(1001), Percentiles{501, 901, 951, 991, 1001}},
+		// Nanosecond precision survives: 1 ns = 1e-6 ms.
+		{"ns", []int64{1, 2}, Percentiles{1e-6, 2e-6, 2e-6, 2e-6, 2e-6}},
+	} {
+		var d Dist
+		for _, v := range c.samples {
+			d.Add(v)
+		}
+		if got := d.Percentiles(); got != c.want || d.Count() != len(c.samples) {
+			t.Errorf("%s: got %+v (count %d), want %+v (count %d)", c.name, got, d.Count(), c.want, len(c.samples))
+		}
+	}
+}
+
+// TestDistMatchesGonum checks the documented equivalence with gonum's
+// empirical quantile on seeded random samples of many sizes.
+func TestDistMatchesGonum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n <= 300; n++ {
+		var d Dist
+		xs := make([]float64, n)
+		for i := range xs {
+			v := rng.Int64N(1_000 * ms)
+			d.Add(v)
+			xs[i] = float64(v)
+		}
+		slices.Sort(xs)
+		got := d.Percentiles()
+		for i, p := range []float64{0.5, 0.9, 0.95, 0.99} {
+			want := stat.Quantile(p, stat.Empirical, xs, nil) / 1e6
+			if g := []float64{got.P50, got.P90, got.P95, got.P99}[i]; g != want {
+				t.Fatalf("n=%d p=%v: got %v ms, gonum %v ms", n, p, g, want)
+			}
+		}
+	}
+}
+
+// TestHistogramBuckets checks, for every value below 2^20 and around every
+// power of two above, that buckets tile the values in order and that a
+// bucket's highest value is at most 1/128 above any value in it.
+func TestHistogramBuckets(t *testing.T) {
+	check := func(v int64) {
+		i := bucket(v)
+		hi := bucketHigh(i)
+		if hi < v || (v >= 128 && hi-v >= v>>7) || (v < 256 && hi != v) {
+			t.Fatalf("v=%d: bucket %d high %d, outside [v, v*(1+1/128))", v, i, hi)
+		}
+		if hi < math.MaxInt64 && bucket(hi+1) != i+1 {
+			t.Fatalf("v=%d: next value after bucket %d (high %d) is in bucket %d", v, i, hi, bucket(hi+1))
+		}
+	}
+	for v := range int64(1 << 20) {
+		check(v)
+	}
+	for e := 20; e < 63; e++ {
+		for _, d := range []int64{-1, 0, 1} {
+			check(int64(1)<<e + d)
+		}
+	}
+	check(math.MaxInt64)
+	if got := bucket(math.MaxInt64); got != 7295 {
+		t.Errorf("last bucket %d, want 7295 (7296 counters)", got)
+	}
+}
+
+func TestHistogramPercentiles(t *testing.T) {
+	// 1 ms = 1,000,000 ns lies in [2^19, 2^20), bucket width 2^(19-7) = 4096:
+	// 244*4096 = 999,424 <= 1e6 < 245*4096, so its bucket's high value is
+	// 1,003,519 ns.
+	for _, c := range []struct {
+		name string
+		add  [][2]int64 // {value ns, count}
+		want Percentiles
+	}{
+		{"empty", nil, Percentiles{}},
+		// Capped at the exact maximum.
+		{"one", [][2]int64{{ms, 1}}, Percentiles{1, 1, 1, 1, 1}},
+		// Ranks 50, 90, 95, 99 of 100 are all 1 ms samples.
+		{"1ms x99, 2ms", [][2]int64{{ms, 99}, {2 * ms, 1}}, Percentiles{1.003519, 1.003519, 1.003519, 1.003519, 2}},
+		// Below 256 ns buckets are exact.
+		{"small", [][2]int64{{200, 50}, {100, 50}}, Percentiles{1e-4, 2e-4, 2e-4, 2e-4, 2e-4}},
+	} {
+		var h Histogram
+		n := 0
+		for _, a := range c.add {
+			for range a[1] {
+				h.Add(a[0])
+				n++
+			}
+		}
+		if got := h.Percentiles(); got != c.want || h.Count() != uint64(n) {
+			t.Errorf("%s: got %+v (count %d), want %+v (count %d)", c.name, got, h.Count(), c.want, n)
+		}
+	}
+}
+
+// TestHistogramVsDist: on one million log-uniform samples from 1 µs to
+// 10 s, each histogram percentile q satisfies exact <= q < exact*(1+1/128);
+// count and max are exact.
+func TestHistogramVsDist(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var h Histogram
+	var d Dist
+	const n = 1_000_000
+	for range n {
+		v := int64(math.Exp(math.Log(1e3) + rng.Float64()*math.Log(1e7)))
+		h.Add(v)
+		d.Add(v)
+	}
+	hp, dp := h.Percentiles(), d.Percentiles()
+	if h.Count() != n || hp.Max != dp.Max {
+		t.Errorf("count %d max %v ms, want %d, %v ms", h.Count(), hp.Max, n, dp.Max)
+	}
+	for i, q := range []float64{hp.P50, hp.P90, hp.P95, hp.P99} {
+		exact := []float64{dp.P50, dp.P90, dp.P95, dp.P99}[i]
+		if q < exact || q >= exact*(1+1.0/128) {
+			t.Errorf("percentile %d: histogram %v ms, exact %v ms", i, q, exact)
+		}
+	}
+	if len(h.counts) > 3584 { // 10 s < 2^34 ns: buckets below 27*128
+		t.Errorf("%d counters, want <= 3584", len(h.counts))
+	}
+}
+
+func TestHistogramAddNegativePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("Add(-1) did not panic")
+		}
+	}()
+	var h Histogram
+	h.Add(-1)
+}
+
+func BenchmarkHistogramAdd(b *testing.B) {
+	var h Histogram
+	for i := 0; b.Loop(); i++ {
+		h.Add(int64(i&0xffff) * 1000)
+	}
+}

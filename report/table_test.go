@@ -1,0 +1,327 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+)
+
+// testRequests has a distinct value in every cell, so a swapped column shows.
+var testRequests = []RequestRow{
+	{0, 3, 1_000, 5_000, 9_000, 2048, 128, 1024, 512, 256, 256, 0, -1, OutcomeCompleted},
+	{1, 0, 2_000, -1, 2_500, 200_000, 16, 0, 0, 0, 0, 0, -1, OutcomeRejected},
+	{2, 7, 3_000, 6_100, 7_700, 4096, 64, 2048, 16, 1024, 1008, 2, 5, OutcomeFailed},
+	{3, 1, 4_000, 8_800, -1, 33, 1, 17, 0, 0, 16, 1, 6, OutcomeUnfinished},
+	{4, 2, 5_000, 5_900, 12_345, 1, 2, 3, 4, 5, 6, 7, 8, OutcomeCompleted},
+}
+
+// readRequests reads a requests.parquet back with arrow-go's reader,
+// mapping columns to fields by name, and returns its rows, its Arrow column
+// types in file order and its row counts by row group.
+func readRequests(t *testing.T, path string) (rows []RequestRow, types []string, groups []int64) {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	for i := range pf.NumRowGroups() {
+		groups = append(groups, pf.MetaData().RowGroup(i).NumRows())
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	rows = make([]RequestRow, tbl.NumRows())
+	for c := range int(tbl.NumCols()) {
+		f := tbl.Schema().Field(c)
+		types = append(types, f.Name+" "+f.Type.String())
+		j := 0
+		for _, chunk := range tbl.Column(c).Data().Chunks() {
+			for k := range chunk.Len() {
+				r := &rows[j]
+				j++
+				switch f.Name {
+				case "request_id":
+					r.RequestID = chunk.(*array.Int64).Value(k)
+				case "worker":
+					r.Worker = chunk.(*array.Int32).Value(k)
+				case "arrival_ns":
+					r.ArrivalNs = chunk.(*array.Int64).Value(k)
+				case "first_token_ns":
+					r.FirstTokenNs = chunk.(*array.Int64).Value(k)
+				case "finish_ns":
+					r.FinishNs = chunk.(*array.Int64).Value(k)
+				case "input_tokens":
+					r.InputTokens = chunk.(*array.Int64).Value(k)
+				case "output_tokens":
+					r.OutputTokens = chunk.(*array.Int64).Value(k)
+				case "g1_hit_tokens":
+					r.G1HitTokens = chunk.(*array.Int64).Value(k)
+				case "g2_hit_tokens":
+					r.G2HitTokens = chunk.(*array.Int64).Value(k)
+				case "pulled_tokens":
+					r.PulledTokens = chunk.(*array.Int64).Value(k)
+				case "computed_prompt_tokens":
+					r.ComputedPromptTokens = chunk.(*array.Int64).Value(k)
+				case "preemptions":
+					r.Preemptions = chunk.(*array.Int32).Value(k)
+				case "hint_source":
+					r.HintSource = chunk.(*array.Int32).Value(k)
+				case "outcome":
+					d := chunk.(*array.Dictionary)
+					r.Outcome = d.Dictionary().(*array.String).Value(d.GetValueIndex(k))
+				default:
+					t.Fatalf("unexpected column %q", f.Name)
+				}
+			}
+		}
+	}
+	return rows, types, groups
+}
+
+func TestRequestWriterRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "requests.parquet")
+	w, err := NewRequestWriter(path, 2) // 5 rows: row groups of 2, 2, 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range testRequests {
+		if err := w.Append(&testRequests[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	rows, types, groups := readRequests(t, path)
+	if !slices.Equal(rows, testRequests) {
+		t.Errorf("rows:\n got %v\nwant %v", rows, testRequests)
+	}
+	wantTypes := []string{
+		"request_id int64", "worker int32", "arrival_ns int64", "first_token_ns int64",
+		"finish_ns int64", "input_tokens int64", "output_tokens int64", "g1_hit_tokens int64",
+		"g2_hit_tokens int64", "pulled_tokens int64", "computed_prompt_tokens int64",
+		"preemptions int32", "hint_source int32",
+		"outcome dictionary<values=utf8, indices=int8, ordered=false>",
+	}
+	if !slices.Equal(types, wantTypes) {
+		t.Errorf("types:\n got %q\nwant %q", types, wantTypes)
+	}
+	if want := []int64{2, 2, 1}; !slices.Equal(groups, want) {
+		t.Errorf("row groups: got %v rows, want %v", groups, want)
+	}
+}
+
+// TestRequestWriterParquetSchema checks what non-Arrow readers (DuckDB,
+// Spark) see: required columns, outcome a dictionary-encoded UTF-8
+// BYTE_ARRAY with the dictionary in declaration order in every row group.
+func TestRequestWriterParquetSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "requests.parquet")
+	w, err := NewRequestWriter(path, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range testRequests {
+		if err := w.Append(&testRequests[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	sc := pf.MetaData().Schema
+	for i := range sc.NumColumns() {
+		if rep := sc.Column(i).SchemaNode().RepetitionType(); rep != parquet.Repetitions.Required {
+			t.Errorf("column %s: repetition %s, want required", sc.Column(i).Name(), rep)
+		}
+	}
+	oc := sc.ColumnIndexByName("outcome")
+	if col := sc.Column(oc); col.PhysicalType() != parquet.Types.ByteArray || !col.LogicalType().Equals(schema.StringLogicalType{}) {
+		t.Errorf("outcome: physical %s logical %s, want BYTE_ARRAY String", col.PhysicalType(), col.LogicalType())
+	}
+	for g := range pf.NumRowGroups() {
+		cc, err := pf.MetaData().RowGroup(g).ColumnChunk(oc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cc.HasDictionaryPage() {
+			t.Errorf("row group %d: outcome has no dictionary page", g)
+		}
+		if cc.Compression().String() != "ZSTD" {
+			t.Errorf("row group %d: compression %s, want ZSTD", g, cc.Compression())
+		}
+	}
+	// The Arrow dictionary of each row group lists every outcome in
+	// declaration order, whatever the rows hold.
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	want := `["completed" "rejected" "failed" "unfinished"]`
+	for i, chunk := range tbl.Column(oc).Data().Chunks() {
+		if got := chunk.(*array.Dictionary).Dictionary().String(); got != want {
+			t.Errorf("chunk %d dictionary %s, want %s", i, got, want)
+		}
+	}
+}
+
+// TestRequestWriterDeterministic: the same rows give the same bytes, so
+// outputs of two runs can be compared as files.
+func TestRequestWriterDeterministic(t *testing.T) {
+	var files [2][]byte
+	for i := range files {
+		path := filepath.Join(t.TempDir(), "requests.parquet")
+		w, err := NewRequestWriter(path, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range testRequests {
+			if err := w.Append(&testRequests[j]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if files[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("two writes of the same rows differ")
+	}
+}
+
+func TestTableWriterEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "requests.parquet")
+	w, err := NewRequestWriter(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, types, groups := readRequests(t, path)
+	if len(rows) != 0 || len(types) != len(requestColumns) || len(groups) != 0 {
+		t.Errorf("got %d rows, %d columns, %d row groups; want 0, %d, 0", len(rows), len(types), len(groups), len(requestColumns))
+	}
+}
+
+func TestTableWriterRejectsUnknownValue(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "requests.parquet")
+	w, err := NewRequestWriter(path, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, bad := testRequests[0], testRequests[1]
+	bad.Outcome = "timeout"
+	if err := w.Append(&good); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Append(&bad)
+	if err == nil || !strings.Contains(err.Error(), `"timeout"`) {
+		t.Fatalf("Append(timeout) = %v, want an error naming the value", err)
+	}
+	if err2 := w.Append(&good); err2 != err {
+		t.Errorf("Append after an error = %v, want the first error", err2)
+	}
+	if err2 := w.Close(); err2 != err {
+		t.Errorf("Close = %v, want the first error", err2)
+	}
+}
+
+func TestColumnDeclarationErrors(t *testing.T) {
+	type row struct{ a int64 }
+	get := func(r *row) int64 { return r.a }
+	for _, c := range []struct {
+		col  Column[row]
+		want string
+	}{
+		{Column[row]{Name: "none"}, "0 getters"},
+		{Column[row]{Name: "two", Int64: get, Int32: func(*row) int32 { return 0 }}, "2 getters"},
+		{Column[row]{Name: "dict", Dict: func(*row) string { return "" }}, "without values"},
+		{Column[row]{Name: "dup", Dict: func(*row) string { return "" }, Values: []string{"x", "x"}}, "duplicate"},
+	} {
+		path := filepath.Join(t.TempDir(), "t.parquet")
+		w, err := NewTableWriter(path, []Column[row]{c.col}, 0)
+		if err == nil {
+			w.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("column %s: error %v, want one containing %q", c.col.Name, err, c.want)
+		}
+	}
+}
+
+// TestDictIndexWidth: up to 128 values fit int8 indices (0..127), more
+// take int16.
+func TestDictIndexWidth(t *testing.T) {
+	type row struct{}
+	for _, c := range []struct {
+		n    int
+		want arrow.DataType
+	}{
+		{128, arrow.PrimitiveTypes.Int8},
+		{129, arrow.PrimitiveTypes.Int16},
+	} {
+		col := Column[row]{Name: "d", Dict: func(*row) string { return "" }, Values: make([]string, c.n)}
+		dt, err := col.dataType()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dt.(*arrow.DictionaryType).IndexType; !arrow.TypeEqual(got, c.want) {
+			t.Errorf("%d values: index %s, want %s", c.n, got, c.want)
+		}
+	}
+}
+
+// BenchmarkRequestWriter appends rows to requests.parquet with the default
+// row group size; rows/s leaves out the final Close.
+func BenchmarkRequestWriter(b *testing.B) {
+	w, err := NewRequestWriter(filepath.Join(b.TempDir(), "requests.parquet"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := testRequests[2]
+	outcomes := []string{OutcomeCompleted, OutcomeRejected, OutcomeFailed, OutcomeUnfinished}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		r.RequestID, r.ArrivalNs, r.Outcome = int64(i), int64(i)*1000, outcomes[i%len(outcomes)]
+		if err := w.Append(&r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}

@@ -1,0 +1,408 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// InputError is bad input: the file (or "--set"), the 1-based line (0 when
+// unknown), the dotted key and what is wrong.
+type InputError struct {
+	File string
+	Line int
+	Key  string
+	Err  error
+}
+
+func (e *InputError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, ": %s", e.Key)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// loc is where a key's value came from.
+type loc struct {
+	file string
+	line int
+}
+
+// positions maps dotted keys ("cluster.engine.block_size", "events[1].at")
+// to where they were written.
+type positions map[string]loc
+
+// Load reads a scenario file, applies --set overrides ("key=value", dotted
+// keys, YAML values), fills defaults, validates and resolves it.
+func Load(path string, sets []string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read scenario: %w", errors.Unwrap(err))}
+	}
+	return Parse(path, data, sets)
+}
+
+// LoadDefault is Load on the embedded default scenario.
+func LoadDefault(sets []string) (*Scenario, error) {
+	return Parse("", defaultYAML, sets)
+}
+
+// displayName is how errors name a scenario file.
+func displayName(file string) string {
+	if file == "" {
+		return "default scenario"
+	}
+	return file
+}
+
+// Parse is Load on data already read; file is the path relative paths
+// resolve against ("" for the embedded default).
+func Parse(file string, data []byte, sets []string) (*Scenario, error) {
+	name := displayName(file)
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, yamlError(name, err)
+	}
+	root := &doc
+	if doc.Kind == yaml.DocumentNode {
+		root = doc.Content[0]
+	} else { // empty file
+		root = &yaml.Node{Kind: yaml.MappingNode}
+	}
+	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]bool{}}
+	for _, s := range sets {
+		if err := d.applySet(root, s); err != nil {
+			return nil, err
+		}
+	}
+	sc := defaults()
+	if err := d.decode(root, reflect.ValueOf(&sc).Elem(), ""); err != nil {
+		return nil, err
+	}
+	sc.File, sc.pos = file, d.pos
+	if sc.Name == "" {
+		sc.Name = "default"
+		if file != "" {
+			sc.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		}
+	}
+	if err := sc.validate(); err != nil {
+		return nil, err
+	}
+	if err := sc.resolve(); err != nil {
+		return nil, err
+	}
+	return &sc, nil
+}
+
+// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into an
+// InputError with the line.
+func yamlError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.Index(rest, ":"); i > 0 {
+			if n, e := strconv.Atoi(rest[:i]); e == nil {
+				line, msg = n, strings.TrimSpace(rest[i+1:])
+			}
+		}
+	}
+	return &InputError{File: file, Line: line, Err: fmt.Errorf("malformed YAML: %s", msg)}
+}
+
+type decoder struct {
+	file    string
+	pos     positions
+	fromSet map[*yaml.Node]bool
+}
+
+func (d *decoder) fail(n *yaml.Node, key, format string, a ...any) error {
+	if d.fromSet[n] {
+		return &InputError{File: "--set", Key: key, Err: fmt.Errorf(format, a...)}
+	}
+	return &InputError{File: d.file, Line: n.Line, Key: key, Err: fmt.Errorf(format, a...)}
+}
+
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
+}
+
+var (
+	durationType = reflect.TypeOf(Duration(0))
+	perTokenType = reflect.TypeOf(PerToken(0))
+)
+
+// decode sets v from n, strictly: unknown keys and wrong types are errors.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if d.fromSet[n] {
+		d.pos[key] = loc{file: "--set"}
+	} else if key != "" {
+		d.pos[key] = loc{file: d.file, line: n.Line}
+	}
+	switch v.Type() {
+	case durationType:
+		ns, err := d.duration(n, key)
+		if err != nil {
+			return err
+		}
+		t, ok := des.FromNanos(ns)
+		if !ok {
+			return d.fail(n, key, "duration %q overflows virtual time (about 292 years)", n.Value)
+		}
+		v.SetInt(int64(t))
+		return nil
+	case perTokenType:
+		ns, err := d.duration(n, key)
+		if err != nil {
+			return err
+		}
+		v.SetFloat(ns)
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			v.SetZero()
+			return nil
+		}
+		if v.IsNil() {
+			v.Set(newWithDefaults(v.Type().Elem()))
+		}
+		return d.decode(n, v.Elem(), key)
+	case reflect.Struct:
+		return d.decodeStruct(n, v, key)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return d.fail(n, key, "want a list, got %s", describe(n))
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			el := s.Index(i)
+			if el.Type() == reflect.TypeOf(Event{}) {
+				el.Set(reflect.ValueOf(eventDefaults()))
+			}
+			if err := d.decode(c, el, fmt.Sprintf("%s[%d]", key, i)); err != nil {
+				return err
+			}
+		}
+		v.Set(s)
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return d.fail(n, key, "want %s, got %s", kindName(v.Kind()), describe(n))
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(n.Value)
+	case reflect.Bool:
+		if n.Tag != "!!bool" {
+			return d.fail(n, key, "want true or false, got %s", describe(n))
+		}
+		v.SetBool(n.Value == "true" || n.Value == "True" || n.Value == "TRUE")
+	case reflect.Int, reflect.Int64:
+		i, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+		if n.Tag != "!!int" || err != nil {
+			return d.fail(n, key, "want an integer, got %s", describe(n))
+		}
+		if v.Kind() == reflect.Int && (i > math.MaxInt32 || i < math.MinInt32) {
+			return d.fail(n, key, "%d is out of range", i)
+		}
+		v.SetInt(i)
+	case reflect.Uint64:
+		u, err := strconv.ParseUint(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+		if n.Tag != "!!int" || err != nil {
+			return d.fail(n, key, "want a non-negative integer, got %s", describe(n))
+		}
+		v.SetUint(u)
+	case reflect.Float64:
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			return d.fail(n, key, "want a number, got %s", describe(n))
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return d.fail(n, key, "want a finite number, got %s", describe(n))
+		}
+		v.SetFloat(f)
+	default:
+		panic(fmt.Sprintf("scenarios: no decoder for %v", v.Type()))
+	}
+	return nil
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string) error {
+	if n.Kind != yaml.MappingNode {
+		return d.fail(n, key, "want a mapping of keys, got %s", describe(n))
+	}
+	if v.Type() == reflect.TypeOf(Timing{}) {
+		// The model decides the defaults of the other timing keys.
+		for i := 0; i < len(n.Content); i += 2 {
+			if n.Content[i].Value == "model" {
+				if err := d.decode(n.Content[i+1], v.FieldByName("Model"), join(key, "model")); err != nil {
+					return err
+				}
+			}
+		}
+		t := v.Addr().Interface().(*Timing)
+		*t = Timing{Model: t.Model}
+		timingDefaults(t)
+	}
+	fields := yamlFields(v.Type())
+	seen := map[string]bool{}
+	for i := 0; i < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		k := kn.Value
+		idx, ok := fields[k]
+		if !ok {
+			return d.fail(kn, join(key, k), "unknown key%s", suggest(k, fields))
+		}
+		if seen[k] {
+			return d.fail(kn, join(key, k), "key given twice")
+		}
+		seen[k] = true
+		if err := d.decode(vn, v.Field(idx), join(key, k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// duration parses a Go-style duration ("1h30m", "250ms", "0.5ns") into
+// nanoseconds. A bare 0 is accepted.
+func (d *decoder) duration(n *yaml.Node, key string) (float64, error) {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return 0, d.fail(n, key, "want a duration like 250ms, got %s", describe(n))
+	}
+	ns, err := ParseDuration(n.Value)
+	if err != nil {
+		return 0, d.fail(n, key, "%v", err)
+	}
+	return ns, nil
+}
+
+var units = []struct {
+	name string
+	ns   float64
+}{{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}}
+
+// ParseDuration parses a duration string such as "1.5s", "2m30s" or "60us"
+// into nanoseconds, fractions kept. Negative durations are accepted here and
+// refused by validation where they make no sense.
+func ParseDuration(s string) (float64, error) {
+	orig := s
+	if s == "0" {
+		return 0, nil
+	}
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return 0, fmt.Errorf("want a duration like 250ms, got %q", orig)
+	}
+	total := 0.0
+	for s != "" {
+		i := 0
+		for i < len(s) && (s[i] == '.' || (s[i] >= '0' && s[i] <= '9')) {
+			i++
+		}
+		num, err := strconv.ParseFloat(s[:i], 64)
+		if err != nil || i == 0 {
+			return 0, fmt.Errorf("want a duration like 250ms, got %q", orig)
+		}
+		s = s[i:]
+		j := 0
+		for j < len(s) && !(s[j] == '.' || (s[j] >= '0' && s[j] <= '9')) {
+			j++
+		}
+		u := s[:j]
+		s = s[j:]
+		found := false
+		for _, un := range units {
+			if un.name == u {
+				total += float64(num * un.ns)
+				found = true
+				break
+			}
+		}
+		if !found {
+			return 0, fmt.Errorf("want a duration like 250ms, got %q (unit %q; use ns, us, ms, s, m or h)", orig, u)
+		}
+	}
+	if math.IsInf(total, 0) {
+		return 0, fmt.Errorf("duration %q is too large", orig)
+	}
+	if neg {
+		total = -total
+	}
+	return total, nil
+}
+
+// newWithDefaults allocates a sub-struct that has its own defaults.
+func newWithDefaults(t reflect.Type) reflect.Value {
+	switch t {
+	case reflect.TypeOf(Trace{}):
+		return reflect.ValueOf(traceDefaults())
+	case reflect.TypeOf(Synthetic{}):
+		return reflect.ValueOf(syntheticDefaults())
+	}
+	return reflect.New(t)
+}
+
+// yamlFields maps a struct's YAML keys to field indexes.
+func yamlFields(t reflect.Type) map[string]int {
+	m := make(map[string]int, t.NumField())
+	for i := range t.NumField() {
+		tag := t.Field(i).Tag.Get("yaml")
+		name, _, _ := strings.Cut(tag, ",")
+		if name != "" && name != "-" {
+			m[name] = i
+		}
+	}
+	return m
+}
+
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Float64:
+		return "a number"
+	}
+	return "an integer"
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	if n.Tag == "!!null" {
+		return "nothing"
+	}
+	return strconv.Quote(n.Value)
+}

@@ -1,0 +1,221 @@
+// Package scenarios is the scenario schema: the YAML a user writes, its
+// defaults, strict loading with errors that name the file, line and key,
+// --set overrides, validation, and the resolution of derived values. It also
+// embeds the default scenario and holds the example scenarios (*.yaml).
+package scenarios
+
+import (
+	_ "embed"
+
+	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// Scenario is one run: workload, cluster, router, KVCR, lifecycle events and
+// reporting. Field tags are the YAML keys, a public contract.
+type Scenario struct {
+	Name     string   `yaml:"name"`
+	Seed     uint64   `yaml:"seed"`
+	Workload Workload `yaml:"workload"`
+	Cluster  Cluster  `yaml:"cluster"`
+	Router   Router   `yaml:"router"`
+	KVCR     KVCR     `yaml:"kvcr"`
+	Events   []Event  `yaml:"events,omitempty"`
+	Report   Report   `yaml:"report"`
+
+	// File is the scenario's path ("" for the embedded default); relative
+	// trace paths resolve against its directory.
+	File string `yaml:"-"`
+	pos  positions
+}
+
+// Workload is a trace or a synthetic generator: exactly one is set.
+type Workload struct {
+	Trace     *Trace     `yaml:"trace,omitempty"`
+	Synthetic *Synthetic `yaml:"synthetic,omitempty"`
+}
+
+// Trace replays a recorded trace.
+type Trace struct {
+	Path      string  `yaml:"path"`       // relative to the scenario file; $KVSIM_TRACES expands
+	Format    string  `yaml:"format"`     // mooncake or azure; default by extension (.csv: azure)
+	BlockSize int     `yaml:"block_size"` // tokens per trace hash id
+	TimeScale float64 `yaml:"time_scale"` // arrival times are multiplied by it
+	Limit     int     `yaml:"limit"`      // first N requests; 0 = all
+}
+
+// Synthetic generates a seeded workload; see workload.Synthetic.
+type Synthetic struct {
+	Requests     int      `yaml:"requests"`
+	Rate         float64  `yaml:"rate"`    // requests per second
+	Arrival      string   `yaml:"arrival"` // poisson or constant
+	Input        Lengths  `yaml:"input"`
+	Output       Lengths  `yaml:"output"`
+	PrefixGroups int      `yaml:"prefix_groups"`
+	SharedPrefix int      `yaml:"shared_prefix"` // tokens
+	Turns        int      `yaml:"turns"`
+	ThinkTime    Duration `yaml:"think_time"`
+}
+
+// Lengths is a lognormal token-length distribution with the given mean.
+type Lengths struct {
+	Mean  float64 `yaml:"mean"`
+	Sigma float64 `yaml:"sigma"`
+}
+
+// Cluster is the workers.
+type Cluster struct {
+	Workers int    `yaml:"workers"`
+	Engine  Engine `yaml:"engine"`
+	G2      G2     `yaml:"g2"`
+}
+
+// Engine is every worker's vLLM configuration.
+type Engine struct {
+	BlockSize        int    `yaml:"block_size"`
+	GPUBlocks        int    `yaml:"gpu_blocks"`         // 0: derived from the roofline presets, else 16384
+	KVBytesPerToken  int64  `yaml:"kv_bytes_per_token"` // 0: from the model preset
+	MaxNumSeqs       int    `yaml:"max_num_seqs"`
+	MaxBatchedTokens int    `yaml:"max_batched_tokens"`
+	ChunkedPrefill   bool   `yaml:"chunked_prefill"`
+	PrefixCaching    bool   `yaml:"prefix_caching"`
+	MaxModelLen      int    `yaml:"max_model_len"` // 0: from the model preset, else no limit
+	Timing           Timing `yaml:"timing"`
+}
+
+// Timing selects and parameterises the pass timing model. Only the keys of
+// the selected model may be set.
+type Timing struct {
+	Model string `yaml:"model"` // fixed, linear, polynomial, roofline
+
+	Prefill Duration `yaml:"prefill"` // fixed
+	Decode  Duration `yaml:"decode"`  // fixed
+
+	Base            Duration `yaml:"base"`              // linear
+	PerPrefillToken PerToken `yaml:"per_prefill_token"` // linear
+	PerDecodeToken  PerToken `yaml:"per_decode_token"`  // linear
+	PerContextToken PerToken `yaml:"per_context_token"` // linear
+
+	SpeedupRatio float64 `yaml:"speedup_ratio"` // polynomial
+
+	GPU         string   `yaml:"gpu"`          // roofline
+	ModelPreset string   `yaml:"model_preset"` // roofline
+	TP          int      `yaml:"tp"`           // roofline
+	MFU         float64  `yaml:"mfu"`          // roofline
+	MBU         float64  `yaml:"mbu"`          // roofline
+	Overhead    Duration `yaml:"overhead"`     // roofline
+}
+
+// G2 is each worker's KVCR host pool.
+type G2 struct {
+	CapacityBlocks int     `yaml:"capacity_blocks"` // default 4 x gpu_blocks; 0 disables G2
+	D2HGbps        float64 `yaml:"d2h_gbps"`        // GB/s; 0 = instant
+	H2DGbps        float64 `yaml:"h2d_gbps"`
+}
+
+// Router is the routing policy and hint settings.
+type Router struct {
+	Policy           string   `yaml:"policy"`
+	OverlapCredit    float64  `yaml:"overlap_credit"`
+	HostHitWeight    float64  `yaml:"host_hit_weight"`
+	PrefillLoadScale float64  `yaml:"prefill_load_scale"`
+	EventDelay       Duration `yaml:"event_delay"`
+	Hints            Hints    `yaml:"hints"`
+}
+
+// Hints configures kv.fetch hints.
+type Hints struct {
+	Enabled   bool   `yaml:"enabled"`
+	Mode      string `yaml:"mode"` // copy or move
+	MinBlocks int    `yaml:"min_blocks"`
+}
+
+// KVCR configures peer pulls.
+type KVCR struct {
+	Enabled          bool     `yaml:"enabled"`
+	Latency          Duration `yaml:"latency"`
+	BandwidthGbps    float64  `yaml:"bandwidth_gbps"`
+	IngressGbps      float64  `yaml:"ingress_gbps"` // 0: unbounded
+	OperationTimeout Duration `yaml:"operation_timeout"`
+	AbandonTimeout   Duration `yaml:"abandon_timeout"`
+	MaxInflightPulls int      `yaml:"max_inflight_pulls"` // 0: unlimited
+}
+
+// Event is one lifecycle event; exactly one of Drain, Remove and Add is set.
+type Event struct {
+	At           Duration `yaml:"at"`
+	Drain        []int    `yaml:"drain,omitempty"`
+	DrainTimeout Duration `yaml:"drain_timeout,omitempty"` // 0: none
+	Remove       []int    `yaml:"remove,omitempty"`
+	OnRemove     string   `yaml:"on_remove,omitempty"` // reroute or fail
+	Add          int      `yaml:"add,omitempty"`
+	Startup      Duration `yaml:"startup,omitempty"`
+}
+
+// Report configures outputs.
+type Report struct {
+	SampleInterval Duration `yaml:"sample_interval"`
+}
+
+// Duration is a virtual duration written as a Go duration string ("250ms").
+type Duration des.Time
+
+// PerToken is a per-token cost in nanoseconds, written as a duration that may
+// be fractional ("60us", "0.5ns").
+type PerToken float64
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML is the embedded default scenario that `kvsim replay` runs when
+// given no file.
+func DefaultYAML() []byte { return defaultYAML }
+
+// defaults is a scenario before the user's keys are applied.
+func defaults() Scenario {
+	sc := Scenario{
+		Seed: 1,
+		Cluster: Cluster{
+			Workers: 1,
+			Engine: Engine{
+				BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
+				ChunkedPrefill: true, PrefixCaching: true,
+				Timing: Timing{Model: "roofline"},
+			},
+			G2: G2{CapacityBlocks: -1, D2HGbps: 32, H2DGbps: 32},
+		},
+		Router: Router{
+			Policy: "kv_aware", OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
+			Hints: Hints{Enabled: true, Mode: "copy", MinBlocks: 1},
+		},
+		KVCR: KVCR{
+			Enabled: true, Latency: Duration(des.Millisecond), BandwidthGbps: 50,
+			OperationTimeout: Duration(1000 * des.Millisecond), AbandonTimeout: Duration(5000 * des.Millisecond),
+		},
+		Report: Report{SampleInterval: Duration(des.Second)},
+	}
+	timingDefaults(&sc.Cluster.Engine.Timing)
+	return sc
+}
+
+func traceDefaults() *Trace { return &Trace{BlockSize: 512, TimeScale: 1} }
+
+func syntheticDefaults() *Synthetic {
+	return &Synthetic{Requests: 1000, Rate: 10, Arrival: "poisson", Input: Lengths{Mean: 1024},
+		Output: Lengths{Mean: 128}, Turns: 1}
+}
+
+func eventDefaults() Event { return Event{OnRemove: "reroute"} }
+
+// timingDefaults fills the selected model's parameters.
+func timingDefaults(t *Timing) {
+	switch t.Model {
+	case "fixed":
+		t.Prefill, t.Decode = Duration(10*des.Millisecond), Duration(5*des.Millisecond)
+	case "polynomial":
+		t.SpeedupRatio = 1
+	case "roofline":
+		t.GPU, t.ModelPreset, t.TP = "h100", "llama-3.1-8b", 1
+		t.MFU, t.MBU, t.Overhead = engine.DefaultMFU, engine.DefaultMBU, Duration(engine.DefaultOverhead)
+	}
+}

@@ -1,0 +1,328 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/scheduler"
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// errAt builds an InputError for key, at the line where key (or the nearest
+// enclosing key) was written.
+func (sc *Scenario) errAt(key, format string, a ...any) error {
+	file := displayName(sc.File)
+	for k := key; k != ""; {
+		if l, ok := sc.pos[k]; ok {
+			return &InputError{File: l.file, Line: l.line, Key: key, Err: fmt.Errorf(format, a...)}
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return &InputError{File: file, Key: key, Err: fmt.Errorf(format, a...)}
+}
+
+// Has reports whether key was written in the file or by --set.
+func (sc *Scenario) Has(key string) bool {
+	_, ok := sc.pos[key]
+	return ok
+}
+
+type check struct {
+	sc   *Scenario
+	errs []error
+}
+
+func (c *check) fail(key, format string, a ...any) {
+	c.errs = append(c.errs, c.sc.errAt(key, format, a...))
+}
+
+func (c *check) atLeast(key string, v, lo int64) {
+	if v < lo {
+		c.fail(key, "must be at least %d, got %d", lo, v)
+	}
+}
+
+func (c *check) positive(key string, v float64) {
+	if !(v > 0) {
+		c.fail(key, "must be positive, got %g", v)
+	}
+}
+
+func (c *check) nonNegative(key string, v float64) {
+	if v < 0 {
+		c.fail(key, "must not be negative, got %g", v)
+	}
+}
+
+func (c *check) oneOf(key, v string, allowed ...string) {
+	if !slices.Contains(allowed, v) {
+		c.fail(key, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+// validate checks every value's range and the combinations of keys. Errors
+// come in key order, the first one first.
+func (sc *Scenario) validate() error {
+	c := &check{sc: sc}
+	w := &sc.Workload
+	switch {
+	case w.Trace == nil && w.Synthetic == nil:
+		c.fail("workload", "set workload.trace or workload.synthetic")
+	case w.Trace != nil && w.Synthetic != nil:
+		c.fail("workload", "set only one of workload.trace and workload.synthetic")
+	}
+	if t := w.Trace; t != nil {
+		if t.Path == "" {
+			c.fail("workload.trace.path", "missing")
+		}
+		if t.Format == "" {
+			t.Format = "mooncake"
+			if strings.EqualFold(filepath.Ext(t.Path), ".csv") {
+				t.Format = "azure"
+			}
+		}
+		c.oneOf("workload.trace.format", t.Format, "mooncake", "azure")
+		c.atLeast("workload.trace.block_size", int64(t.BlockSize), 1)
+		c.positive("workload.trace.time_scale", t.TimeScale)
+		c.atLeast("workload.trace.limit", int64(t.Limit), 0)
+	}
+	if s := w.Synthetic; s != nil {
+		c.atLeast("workload.synthetic.requests", int64(s.Requests), 1)
+		c.positive("workload.synthetic.rate", s.Rate)
+		c.oneOf("workload.synthetic.arrival", s.Arrival, "poisson", "constant")
+		if s.Input.Mean < 1 {
+			c.fail("workload.synthetic.input.mean", "must be at least 1, got %g", s.Input.Mean)
+		}
+		if s.Output.Mean < 1 {
+			c.fail("workload.synthetic.output.mean", "must be at least 1, got %g", s.Output.Mean)
+		}
+		c.nonNegative("workload.synthetic.input.sigma", s.Input.Sigma)
+		c.nonNegative("workload.synthetic.output.sigma", s.Output.Sigma)
+		c.atLeast("workload.synthetic.prefix_groups", int64(s.PrefixGroups), 0)
+		c.atLeast("workload.synthetic.shared_prefix", int64(s.SharedPrefix), 0)
+		c.atLeast("workload.synthetic.turns", int64(s.Turns), 1)
+		c.atLeast("workload.synthetic.think_time", int64(s.ThinkTime), 0)
+	}
+	cl := &sc.Cluster
+	c.atLeast("cluster.workers", int64(cl.Workers), 1)
+	e := &cl.Engine
+	c.atLeast("cluster.engine.block_size", int64(e.BlockSize), 1)
+	c.atLeast("cluster.engine.gpu_blocks", int64(e.GPUBlocks), 0)
+	c.atLeast("cluster.engine.kv_bytes_per_token", e.KVBytesPerToken, 0)
+	c.atLeast("cluster.engine.max_num_seqs", int64(e.MaxNumSeqs), 1)
+	c.atLeast("cluster.engine.max_batched_tokens", int64(e.MaxBatchedTokens), 1)
+	c.atLeast("cluster.engine.max_model_len", int64(e.MaxModelLen), 0)
+	sc.validateTiming(c)
+	c.atLeast("cluster.g2.capacity_blocks", int64(cl.G2.CapacityBlocks), -1)
+	c.nonNegative("cluster.g2.d2h_gbps", cl.G2.D2HGbps)
+	c.nonNegative("cluster.g2.h2d_gbps", cl.G2.H2DGbps)
+
+	r := &sc.Router
+	c.oneOf("router.policy", r.Policy, scheduler.Policies...)
+	c.nonNegative("router.overlap_credit", r.OverlapCredit)
+	c.nonNegative("router.host_hit_weight", r.HostHitWeight)
+	c.nonNegative("router.prefill_load_scale", r.PrefillLoadScale)
+	c.atLeast("router.event_delay", int64(r.EventDelay), 0)
+	c.oneOf("router.hints.mode", r.Hints.Mode, "copy", "move")
+	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
+
+	k := &sc.KVCR
+	c.atLeast("kvcr.latency", int64(k.Latency), 0)
+	c.positive("kvcr.bandwidth_gbps", k.BandwidthGbps)
+	c.nonNegative("kvcr.ingress_gbps", k.IngressGbps)
+	c.atLeast("kvcr.operation_timeout", int64(k.OperationTimeout), 1)
+	c.atLeast("kvcr.max_inflight_pulls", int64(k.MaxInflightPulls), 0)
+	if k.AbandonTimeout < 2*k.OperationTimeout {
+		c.fail("kvcr.abandon_timeout", "must be at least 2 x operation_timeout (%v), got %v",
+			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
+	}
+	sc.validateEvents(c)
+	c.atLeast("report.sample_interval", int64(sc.Report.SampleInterval), 1)
+	return errors.Join(c.errs...)
+}
+
+// timingKeys lists the keys each timing model takes besides model.
+var timingKeys = map[string][]string{
+	"fixed":      {"prefill", "decode"},
+	"linear":     {"base", "per_prefill_token", "per_decode_token", "per_context_token"},
+	"polynomial": {"speedup_ratio"},
+	"roofline":   {"gpu", "model_preset", "tp", "mfu", "mbu", "overhead"},
+}
+
+func (sc *Scenario) validateTiming(c *check) {
+	t := &sc.Cluster.Engine.Timing
+	const p = "cluster.engine.timing."
+	keys, ok := timingKeys[t.Model]
+	if !ok {
+		c.fail(p+"model", "%q is not one of fixed, linear, polynomial, roofline", t.Model)
+		return
+	}
+	for _, model := range []string{"fixed", "linear", "polynomial", "roofline"} {
+		for _, key := range timingKeys[model] {
+			if model != t.Model && sc.Has(p+key) && !slices.Contains(keys, key) {
+				c.fail(p+key, "belongs to timing model %s, not %s", model, t.Model)
+			}
+		}
+	}
+	switch t.Model {
+	case "fixed":
+		c.atLeast(p+"prefill", int64(t.Prefill), 0)
+		c.atLeast(p+"decode", int64(t.Decode), 0)
+	case "linear":
+		c.atLeast(p+"base", int64(t.Base), 0)
+		c.nonNegative(p+"per_prefill_token", float64(t.PerPrefillToken))
+		c.nonNegative(p+"per_decode_token", float64(t.PerDecodeToken))
+		c.nonNegative(p+"per_context_token", float64(t.PerContextToken))
+	case "polynomial":
+		c.positive(p+"speedup_ratio", t.SpeedupRatio)
+	case "roofline":
+		if _, ok := engine.FindGPU(t.GPU); !ok {
+			c.fail(p+"gpu", "%q is not one of %s", t.GPU, engine.GPUNames())
+		}
+		if _, ok := engine.FindModel(t.ModelPreset); !ok {
+			c.fail(p+"model_preset", "%q is not one of %s", t.ModelPreset, engine.ModelNames())
+		}
+		c.atLeast(p+"tp", int64(t.TP), 1)
+		if !(t.MFU > 0 && t.MFU <= 1) {
+			c.fail(p+"mfu", "must be in (0, 1], got %g", t.MFU)
+		}
+		if !(t.MBU > 0 && t.MBU <= 1) {
+			c.fail(p+"mbu", "must be in (0, 1], got %g", t.MBU)
+		}
+		c.atLeast(p+"overhead", int64(t.Overhead), 0)
+	}
+}
+
+// validateEvents checks each event in order against the workers that exist
+// when it happens.
+func (sc *Scenario) validateEvents(c *check) {
+	live := make([]bool, max(sc.Cluster.Workers, 0)) // by id: not drained or removed
+	for i := range live {
+		live[i] = true
+	}
+	var last Duration
+	for i, ev := range sc.Events {
+		key := fmt.Sprintf("events[%d]", i)
+		kinds := 0
+		for _, set := range []bool{ev.Drain != nil, ev.Remove != nil, ev.Add != 0} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			c.fail(key, "set exactly one of drain, remove and add")
+			continue
+		}
+		if ev.At < 0 {
+			c.fail(key+".at", "must not be negative, got %v", des.Time(ev.At))
+		}
+		if ev.At < last {
+			c.fail(key+".at", "events must be in time order (%v before %v)", des.Time(ev.At), des.Time(last))
+		}
+		last = ev.At
+		if ev.DrainTimeout != 0 && ev.Drain == nil {
+			c.fail(key+".drain_timeout", "only applies to drain")
+		}
+		if sc.Has(key+".on_remove") && ev.Remove == nil {
+			c.fail(key+".on_remove", "only applies to remove")
+		}
+		if ev.Startup != 0 && ev.Add == 0 {
+			c.fail(key+".startup", "only applies to add")
+		}
+		c.atLeast(key+".drain_timeout", int64(ev.DrainTimeout), 0)
+		c.atLeast(key+".startup", int64(ev.Startup), 0)
+		c.oneOf(key+".on_remove", ev.OnRemove, "reroute", "fail")
+		ids, verb := ev.Drain, "drain"
+		if ev.Remove != nil {
+			ids, verb = ev.Remove, "remove"
+		}
+		if ev.Add != 0 {
+			c.atLeast(key+".add", int64(ev.Add), 1)
+			for range max(ev.Add, 0) {
+				live = append(live, true)
+			}
+			continue
+		}
+		if len(ids) == 0 {
+			c.fail(key+"."+verb, "names no worker")
+		}
+		for j, id := range ids {
+			if id < 0 || id >= len(live) || !live[id] {
+				c.fail(fmt.Sprintf("%s.%s[%d]", key, verb, j), "worker %d does not exist or is already drained or removed at %v", id, des.Time(ev.At))
+				continue
+			}
+			live[id] = false
+		}
+		if ev.Drain != nil && !slices.Contains(live, true) {
+			c.fail(key+".drain", "drains every worker: no worker would be left to serve requests")
+		}
+	}
+}
+
+// resolve fills the derived values: trace path, G1 size, KV bytes per token,
+// max_model_len and G2 capacity.
+func (sc *Scenario) resolve() error {
+	if t := sc.Workload.Trace; t != nil {
+		p := os.Expand(t.Path, func(v string) string {
+			if v == "KVSIM_TRACES" {
+				return os.Getenv(v)
+			}
+			return "$" + v
+		})
+		fromEnv := strings.HasPrefix(t.Path, "$KVSIM_TRACES") || strings.HasPrefix(t.Path, "${KVSIM_TRACES}")
+		if (fromEnv || strings.Contains(t.Path, "$KVSIM_TRACES") || strings.Contains(t.Path, "${KVSIM_TRACES}")) && os.Getenv("KVSIM_TRACES") == "" {
+			return sc.errAt("workload.trace.path", "uses $KVSIM_TRACES, which is not set: set it to the traces folder or pass --set workload.trace.path=FILE")
+		}
+		// A path from the command line or from $KVSIM_TRACES is relative to
+		// the working directory; one written in the file, to the file.
+		if !filepath.IsAbs(p) && sc.File != "" && !sc.isSet("workload.trace.path") && !fromEnv {
+			p = filepath.Join(filepath.Dir(sc.File), p)
+		}
+		t.Path = p
+	}
+	e := &sc.Cluster.Engine
+	if e.Timing.Model == "roofline" {
+		gpu, _ := engine.FindGPU(e.Timing.GPU)
+		model, _ := engine.FindModel(e.Timing.ModelPreset)
+		if e.KVBytesPerToken == 0 {
+			e.KVBytesPerToken = model.KVBytesPerToken()
+		}
+		if e.MaxModelLen == 0 {
+			e.MaxModelLen = model.MaxModelLen
+		}
+		if e.GPUBlocks == 0 {
+			r := engine.Roofline{GPU: gpu, Model: model, TP: e.Timing.TP}
+			n, err := r.GPUBlocks(e.BlockSize, e.KVBytesPerToken)
+			if err != nil {
+				return sc.errAt("cluster.engine.timing", "%v", err)
+			}
+			e.GPUBlocks = n
+		}
+	} else {
+		if e.KVBytesPerToken == 0 {
+			return sc.errAt("cluster.engine.kv_bytes_per_token", "required when timing.model is %s (no model preset to derive it from)", e.Timing.Model)
+		}
+		if e.GPUBlocks == 0 {
+			e.GPUBlocks = 16384
+		}
+	}
+	if sc.Cluster.G2.CapacityBlocks < 0 {
+		sc.Cluster.G2.CapacityBlocks = 4 * e.GPUBlocks
+	}
+	return nil
+}
+
+// isSet reports whether key came from --set (its paths are relative to the
+// working directory, not the scenario file).
+func (sc *Scenario) isSet(key string) bool {
+	return sc.pos[key].file == "--set"
+}

@@ -1,0 +1,69 @@
+package scenarios
+
+import (
+	"bytes"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// YAML renders the resolved scenario, every default filled in, in a form
+// Parse accepts again.
+func (sc *Scenario) YAML() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(sc); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), enc.Close()
+}
+
+// MarshalYAML writes a duration as a Go duration string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// MarshalYAML writes a per-token cost as a duration, in ns when fractional.
+func (p PerToken) MarshalYAML() (any, error) {
+	f := float64(p)
+	if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
+		return time.Duration(int64(f)).String(), nil
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64) + "ns", nil
+}
+
+// MarshalYAML writes only the keys of the selected timing model.
+func (t Timing) MarshalYAML() (any, error) {
+	type plain Timing // no MarshalYAML: avoids recursion
+	return filterKeys(plain(t), append([]string{"model"}, timingKeys[t.Model]...))
+}
+
+// MarshalYAML writes only the keys of the event's kind.
+func (e Event) MarshalYAML() (any, error) {
+	type plain Event
+	keys := []string{"at", "add", "startup"}
+	switch {
+	case e.Drain != nil:
+		keys = []string{"at", "drain", "drain_timeout"}
+	case e.Remove != nil:
+		keys = []string{"at", "remove", "on_remove"}
+	}
+	return filterKeys(plain(e), keys)
+}
+
+// filterKeys marshals v and keeps the listed keys of the mapping.
+func filterKeys(v any, keep []string) (*yaml.Node, error) {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return nil, err
+	}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle}
+	for i := 0; i < len(n.Content); i += 2 {
+		if slices.Contains(keep, n.Content[i].Value) {
+			out.Content = append(out.Content, n.Content[i], n.Content[i+1])
+		}
+	}
+	return out, nil
+}

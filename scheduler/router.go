@@ -1,0 +1,219 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// The routing policies.
+const (
+	RoundRobin  = "round_robin"
+	Random      = "random"
+	LeastLoaded = "least_loaded"
+	KVAware     = "kv_aware"
+)
+
+// Policies lists the policy names.
+var Policies = []string{RoundRobin, Random, LeastLoaded, KVAware}
+
+// Config holds the router's knobs.
+type Config struct {
+	Policy           string
+	OverlapCredit    float64  // credit per G1 block already cached on a worker
+	HostHitWeight    float64  // credit per G2 block (host pool) on a worker
+	PrefillLoadScale float64  // weight of prefill blocks against decode blocks
+	EventDelay       des.Time // KV events reach the router this much later
+	BlockSize        int
+}
+
+// load is the router's own account of what it sent a worker. It never reads
+// a request's output length.
+type load struct {
+	outstanding   int // routed, not finished
+	prefillBlocks int // blocks the router expects the worker still to compute
+	decodeBlocks  int // prompt blocks of requests past their first token
+}
+
+// Route is what the router remembers of a routed request.
+type Route struct {
+	Worker        int32
+	G1Overlap     int // blocks the worker held at routing time, as the router saw it
+	prefillBlocks int
+	promptBlocks  int
+}
+
+type kvEvent struct {
+	at     des.Time
+	worker int32
+	hash   uint64
+	stored bool
+}
+
+// Router picks a worker for each request and keeps its view of the workers'
+// inventories and load current.
+type Router struct {
+	cfg         Config
+	rng         *rand.Rand
+	index       *Index
+	loads       []load  // by worker id
+	schedulable []int32 // sorted ids the router may use
+	next        int     // round robin: position in schedulable
+	pending     []kvEvent
+	overlaps    []Overlap
+}
+
+// New returns a router with no workers. rng feeds the random policy.
+func New(cfg Config, rng *rand.Rand) (*Router, error) {
+	if !slices.Contains(Policies, cfg.Policy) {
+		return nil, fmt.Errorf("unknown router policy %q", cfg.Policy)
+	}
+	return &Router{cfg: cfg, rng: rng, index: NewIndex()}, nil
+}
+
+// AddWorker makes worker id known (ids are dense, from 0) and schedulable.
+func (r *Router) AddWorker(id int32) {
+	for int(id) >= len(r.loads) {
+		r.loads = append(r.loads, load{})
+	}
+	r.SetSchedulable(id, true)
+}
+
+// SetSchedulable adds id to or removes it from the workers the router uses.
+func (r *Router) SetSchedulable(id int32, on bool) {
+	i, found := slices.BinarySearch(r.schedulable, id)
+	switch {
+	case on && !found:
+		r.schedulable = slices.Insert(r.schedulable, i, id)
+	case !on && found:
+		r.schedulable = slices.Delete(r.schedulable, i, i+1)
+		if r.next > i {
+			r.next--
+		}
+	}
+}
+
+// Schedulable reports how many workers the router may use.
+func (r *Router) Schedulable() int { return len(r.schedulable) }
+
+// Stored and Removed are KV events: worker w's G1 gained or lost hash.
+func (r *Router) Stored(now des.Time, w int32, hash uint64) { r.event(now, w, hash, true) }
+
+// Removed is the KV event of an evicted block.
+func (r *Router) Removed(now des.Time, w int32, hash uint64) { r.event(now, w, hash, false) }
+
+func (r *Router) event(now des.Time, w int32, hash uint64, stored bool) {
+	if r.cfg.EventDelay == 0 {
+		r.apply(w, hash, stored)
+		return
+	}
+	r.pending = append(r.pending, kvEvent{at: now, worker: w, hash: hash, stored: stored})
+}
+
+func (r *Router) apply(w int32, hash uint64, stored bool) {
+	if stored {
+		r.index.Add(w, hash)
+	} else {
+		r.index.Remove(w, hash)
+	}
+}
+
+// catchUp applies the delayed events that have reached the router by now.
+func (r *Router) catchUp(now des.Time) {
+	n := 0
+	for n < len(r.pending) && r.pending[n].at+r.cfg.EventDelay <= now {
+		e := r.pending[n]
+		r.apply(e.worker, e.hash, e.stored)
+		n++
+	}
+	if n > 0 {
+		r.pending = append(r.pending[:0], r.pending[n:]...)
+	}
+}
+
+// Pick chooses a worker for req and accounts for it. It reports false when
+// no worker is schedulable.
+func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
+	if len(r.schedulable) == 0 {
+		return Route{}, false
+	}
+	r.catchUp(now)
+	rt := Route{promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
+	switch r.cfg.Policy {
+	case RoundRobin:
+		r.next %= len(r.schedulable)
+		rt.Worker = r.schedulable[r.next]
+		r.next++
+	case Random:
+		rt.Worker = r.schedulable[r.rng.IntN(len(r.schedulable))]
+	case LeastLoaded:
+		rt.Worker = r.schedulable[0]
+		for _, w := range r.schedulable[1:] {
+			if r.loads[w].outstanding < r.loads[rt.Worker].outstanding {
+				rt.Worker = w
+			}
+		}
+	case KVAware:
+		rt.Worker = r.kvAware(req, rt.promptBlocks)
+	}
+	r.overlaps = r.index.Overlaps(req.Blocks, r.overlaps[:0])
+	for _, o := range r.overlaps {
+		if o.Worker == rt.Worker {
+			rt.G1Overlap = o.Blocks
+		}
+	}
+	rt.prefillBlocks = max(0, rt.promptBlocks-rt.G1Overlap)
+	l := &r.loads[rt.Worker]
+	l.outstanding++
+	l.prefillBlocks += rt.prefillBlocks
+	return rt, true
+}
+
+// kvAware picks the lowest cost = prefill_load_scale * max(0, pending
+// prefill blocks + request blocks - credit) + active decode blocks, with
+// credit = overlap_credit * G1 overlap; ties go to the lowest id.
+func (r *Router) kvAware(req *workload.Request, blocks int) int32 {
+	r.overlaps = r.index.Overlaps(req.Blocks, r.overlaps[:0])
+	best, bestCost := int32(-1), 0.0
+	o := r.overlaps
+	for _, w := range r.schedulable {
+		for len(o) > 0 && o[0].Worker < w {
+			o = o[1:]
+		}
+		credit := 0.0
+		if len(o) > 0 && o[0].Worker == w {
+			credit = float64(r.cfg.OverlapCredit * float64(o[0].Blocks))
+		}
+		l := &r.loads[w]
+		cost := float64(r.cfg.PrefillLoadScale*max(0, float64(l.prefillBlocks+blocks)-credit)) + float64(l.decodeBlocks)
+		if best < 0 || cost < bestCost {
+			best, bestCost = w, cost
+		}
+	}
+	return best
+}
+
+// FirstToken moves a routed request's blocks from prefill to decode load.
+func (r *Router) FirstToken(rt Route) {
+	l := &r.loads[rt.Worker]
+	l.prefillBlocks -= rt.prefillBlocks
+	l.decodeBlocks += rt.promptBlocks
+}
+
+// Finished drops a request from its worker's load. firstToken says whether
+// it got past its prompt (FirstToken was called).
+func (r *Router) Finished(rt Route, firstToken bool) {
+	l := &r.loads[rt.Worker]
+	l.outstanding--
+	if firstToken {
+		l.decodeBlocks -= rt.promptBlocks
+	} else {
+		l.prefillBlocks -= rt.prefillBlocks
+	}
+}
+
+// Outstanding is the number of requests routed to w and not finished.
+func (r *Router) Outstanding(w int32) int { return r.loads[w].outstanding }

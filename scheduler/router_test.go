@@ -1,0 +1,156 @@
+package scheduler
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+func TestIndexOverlaps(t *testing.T) {
+	ix := NewIndex()
+	chain := []uint64{10, 11, 12, 13}
+	// Worker 2 holds blocks 0-3, worker 0 holds 0-1, worker 5 holds 0 and 2
+	// (a gap: its prefix is 1 block), worker 3 holds only block 1 (no prefix).
+	for _, h := range chain {
+		ix.Add(2, h)
+	}
+	ix.Add(0, 10)
+	ix.Add(0, 11)
+	ix.Add(5, 10)
+	ix.Add(5, 12)
+	ix.Add(3, 11)
+	ix.Add(3, 11) // idempotent
+	got := ix.Overlaps(chain, nil)
+	want := []Overlap{{0, 2}, {2, 4}, {5, 1}}
+	if !slices.Equal(got, want) {
+		t.Errorf("overlaps %v want %v", got, want)
+	}
+	ix.Remove(2, 12)
+	ix.Remove(2, 99) // absent: no-op
+	if got := ix.Overlaps(chain, nil); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
+		t.Errorf("after remove: %v", got)
+	}
+	if ix.Len() != 4 {
+		t.Errorf("len %d want 4", ix.Len())
+	}
+}
+
+func newRouter(t *testing.T, policy string, n int) *Router {
+	r, err := New(Config{Policy: policy, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1, BlockSize: 16},
+		rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		r.AddWorker(int32(i))
+	}
+	return r
+}
+
+func rq(in int, blocks ...uint64) *workload.Request {
+	return &workload.Request{InputTokens: in, OutputTokens: 1, Blocks: blocks}
+}
+
+func pick(t *testing.T, r *Router, q *workload.Request) Route {
+	t.Helper()
+	rt, ok := r.Pick(0, q)
+	if !ok {
+		t.Fatal("no worker")
+	}
+	return rt
+}
+
+func TestRoundRobinSkipsUnschedulable(t *testing.T) {
+	r := newRouter(t, RoundRobin, 4)
+	var got []int32
+	for i := range 6 {
+		if i == 2 {
+			r.SetSchedulable(2, false)
+		}
+		got = append(got, pick(t, r, rq(16)).Worker)
+	}
+	if want := []int32{0, 1, 3, 0, 1, 3}; !slices.Equal(got, want) {
+		t.Errorf("got %v want %v", got, want)
+	}
+	for i := range 4 {
+		r.SetSchedulable(int32(i), false)
+	}
+	if _, ok := r.Pick(0, rq(16)); ok {
+		t.Error("picked with no schedulable worker")
+	}
+}
+
+func TestLeastLoaded(t *testing.T) {
+	r := newRouter(t, LeastLoaded, 3)
+	a, b, c := pick(t, r, rq(16)), pick(t, r, rq(16)), pick(t, r, rq(16))
+	if a.Worker != 0 || b.Worker != 1 || c.Worker != 2 {
+		t.Fatalf("%d %d %d", a.Worker, b.Worker, c.Worker)
+	}
+	r.Finished(b, false)
+	if w := pick(t, r, rq(16)).Worker; w != 1 {
+		t.Errorf("after worker 1 finished: picked %d", w)
+	}
+}
+
+func TestRandomIsSeeded(t *testing.T) {
+	seq := func() []int32 {
+		r := newRouter(t, Random, 8)
+		var s []int32
+		for range 20 {
+			s = append(s, pick(t, r, rq(16)).Worker)
+		}
+		return s
+	}
+	a, b := seq(), seq()
+	if !slices.Equal(a, b) {
+		t.Error("same seed, different picks")
+	}
+	if slices.Min(a) == slices.Max(a) {
+		t.Error("random always picked one worker")
+	}
+}
+
+// TestKVAware: 3 workers, a 4-block request (64 tokens). Worker 1 caches
+// its first 3 blocks. Cost = max(0, pending + 4 - credit) + decode:
+// worker 0: 4, worker 1: 4 - 3 = 1, worker 2: 4. Worker 1 wins and now has
+// 1 pending prefill block. A second, unrelated 4-block request costs 4 on
+// workers 0 and 2 and 1 + 4 = 5 on worker 1: worker 0 (lowest id of the
+// tie). After worker 1's request gets its first token, its 4 prompt blocks
+// count as decode load: the same cached request then costs 0 + 4 - 3 + 4 =
+// 5 on worker 1 against 4 + 4 = 8 on worker 0 and 4 on worker 2: worker 2.
+func TestKVAware(t *testing.T) {
+	r := newRouter(t, KVAware, 3)
+	for _, h := range []uint64{1, 2, 3} {
+		r.Stored(0, 1, h)
+	}
+	first := pick(t, r, rq(64, 1, 2, 3, 4))
+	if first.Worker != 1 || first.G1Overlap != 3 {
+		t.Fatalf("first: %+v", first)
+	}
+	if second := pick(t, r, rq(64, 7, 8, 9, 10)); second.Worker != 0 {
+		t.Fatalf("second: %+v", second)
+	}
+	r.FirstToken(first)
+	if third := pick(t, r, rq(64, 1, 2, 3, 4)); third.Worker != 2 {
+		t.Errorf("third: %+v", third)
+	}
+}
+
+// TestEventDelay: with a 5 ms delay, a block stored at 0 is invisible to a
+// request routed at 4 ms and visible at 5 ms.
+func TestEventDelay(t *testing.T) {
+	r, _ := New(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16}, nil)
+	r.AddWorker(0)
+	r.AddWorker(1)
+	r.Stored(0, 1, 42)
+	if rt, _ := r.Pick(4*des.Millisecond, rq(16, 42)); rt.Worker != 0 || rt.G1Overlap != 0 {
+		t.Errorf("at 4ms: %+v", rt)
+	}
+	// Worker 0 now has 1 pending block; worker 1 costs max(0, 1 - 1) = 0.
+	if rt, _ := r.Pick(5*des.Millisecond, rq(16, 42)); rt.Worker != 1 || rt.G1Overlap != 1 {
+		t.Errorf("at 5ms: %+v", rt)
+	}
+}

@@ -1,0 +1,74 @@
+// Package sim is the cluster simulation: it builds workers, the router and
+// the workload from a scenario, runs them on one event queue, and streams
+// request rows and a summary out.
+package sim
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// timing builds the scenario's pass timing model.
+func timing(sc *scenarios.Scenario) engine.Timing {
+	t := sc.Cluster.Engine.Timing
+	switch t.Model {
+	case "fixed":
+		return engine.Fixed{Prefill: des.Time(t.Prefill), Decode: des.Time(t.Decode)}
+	case "linear":
+		return engine.Linear{Base: float64(t.Base), PerPrefillToken: float64(t.PerPrefillToken),
+			PerDecodeToken: float64(t.PerDecodeToken), PerContextToken: float64(t.PerContextToken)}
+	case "polynomial":
+		return engine.Polynomial{SpeedupRatio: t.SpeedupRatio}
+	}
+	gpu, _ := engine.FindGPU(t.GPU)
+	model, _ := engine.FindModel(t.ModelPreset)
+	return engine.Roofline{GPU: gpu, Model: model, TP: t.TP, MFU: t.MFU, MBU: t.MBU, Overhead: des.Time(t.Overhead)}
+}
+
+// engineConfig is worker id's engine configuration.
+func engineConfig(sc *scenarios.Scenario, id int32) engine.Config {
+	e := sc.Cluster.Engine
+	return engine.Config{
+		ID: id, BlockSize: e.BlockSize, GPUBlocks: e.GPUBlocks, MaxNumSeqs: e.MaxNumSeqs,
+		MaxBatchedTokens: e.MaxBatchedTokens, ChunkedPrefill: e.ChunkedPrefill, PrefixCaching: e.PrefixCaching,
+	}
+}
+
+// openSource opens the scenario's workload. The returned closer releases the
+// trace file.
+func openSource(sc *scenarios.Scenario, rng des.RNG) (workload.Source, io.Closer, error) {
+	e := sc.Cluster.Engine
+	if s := sc.Workload.Synthetic; s != nil {
+		g := workload.NewGenerator(workload.Synthetic{
+			Requests: s.Requests, Rate: s.Rate, Arrival: s.Arrival,
+			InputMean: s.Input.Mean, InputSigma: s.Input.Sigma, OutputMean: s.Output.Mean, OutputSigma: s.Output.Sigma,
+			PrefixGroups: s.PrefixGroups, SharedPrefix: s.SharedPrefix, Turns: s.Turns,
+			ThinkTime: des.Time(s.ThinkTime), BlockSize: e.BlockSize, MaxTokens: e.MaxModelLen,
+		}, rng)
+		return g, io.NopCloser(nil), nil
+	}
+	t := sc.Workload.Trace
+	f, err := os.Open(t.Path)
+	if err != nil {
+		return nil, nil, &scenarios.InputError{File: displayFile(sc), Key: "workload.trace.path",
+			Err: fmt.Errorf("cannot open trace: %w", err)}
+	}
+	opt := workload.TraceOptions{TraceBlockSize: t.BlockSize, EngineBlockSize: e.BlockSize, TimeScale: t.TimeScale, Limit: t.Limit}
+	if t.Format == "azure" {
+		return workload.NewAzure(f, opt), f, nil
+	}
+	return workload.NewMooncake(f, opt), f, nil
+}
+
+func displayFile(sc *scenarios.Scenario) string {
+	if sc.File == "" {
+		return "default scenario"
+	}
+	return sc.File
+}

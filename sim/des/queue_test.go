@@ -1,0 +1,191 @@
+package des
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+type recorder struct{ got []string }
+
+func (r *recorder) Fire(now Time, key, arg uint64) {
+	r.got = append(r.got, Time(now).String()+"/"+Phase(arg>>32).String()+"/"+string(rune('a'+key)))
+}
+
+// TestSameInstantOrder pushes events in scrambled order and checks they fire
+// by time, then phase in the DESIGN.md order, then key, then push order.
+func TestSameInstantOrder(t *testing.T) {
+	var q Queue
+	r := &recorder{}
+	push := func(at Time, p Phase, key uint64) { q.Schedule(at, p, key, r, uint64(p)<<32) }
+	push(2, PhaseTransfer, 0)
+	push(1, PhaseSample, 0)
+	push(1, PhaseDrive, 1)
+	push(1, PhaseDrive, 0)
+	push(1, PhaseArrival, 3)
+	push(1, PhaseLifecycle, 0)
+	push(1, PhaseDeadline, 2)
+	push(1, PhasePass, 5)
+	push(1, PhasePass, 4)
+	push(1, PhaseTransfer, 7)
+	q.Run(nil)
+	want := []string{
+		"1ns/transfer/h", "1ns/pass/e", "1ns/pass/f", "1ns/deadline/c", "1ns/lifecycle/a",
+		"1ns/arrival/d", "1ns/drive/a", "1ns/drive/b", "1ns/sample/a", "2ns/transfer/a",
+	}
+	if !slices.Equal(r.got, want) {
+		t.Errorf("order:\n got %v\nwant %v", r.got, want)
+	}
+	if q.Now() != 2 || q.Fired() != 10 {
+		t.Errorf("now %v fired %d, want 2ns 10", q.Now(), q.Fired())
+	}
+}
+
+type seqRec struct{ args []uint64 }
+
+func (s *seqRec) Fire(_ Time, _, arg uint64) { s.args = append(s.args, arg) }
+
+// TestSeqBreaksTies: equal (time, phase, key) fire in push order.
+func TestSeqBreaksTies(t *testing.T) {
+	var q Queue
+	s := &seqRec{}
+	for i := range uint64(20) {
+		q.Schedule(5, PhasePass, 1, s, i)
+	}
+	q.Run(nil)
+	for i, a := range s.args {
+		if a != uint64(i) {
+			t.Fatalf("fire %d carried arg %d", i, a)
+		}
+	}
+}
+
+// TestHeapMatchesSort fires random events and checks the sequence equals a
+// sort of the same entries by (at, phase, key, seq).
+func TestHeapMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var q Queue
+	type ev struct {
+		at   Time
+		p    Phase
+		k    uint64
+		id   uint64
+		seqn int
+	}
+	var evs []ev
+	s := &seqRec{}
+	for i := range 5000 {
+		e := ev{Time(r.IntN(100)), Phase(1 + r.IntN(7)), uint64(r.IntN(10)), uint64(i), i}
+		evs = append(evs, e)
+		q.Schedule(e.at, e.p, e.k, s, e.id)
+	}
+	slices.SortFunc(evs, func(a, b ev) int {
+		switch {
+		case a.at != b.at:
+			return int(a.at - b.at)
+		case a.p != b.p:
+			return int(a.p) - int(b.p)
+		case a.k != b.k:
+			return int(a.k) - int(b.k)
+		}
+		return a.seqn - b.seqn
+	})
+	q.Run(nil)
+	for i := range evs {
+		if s.args[i] != evs[i].id {
+			t.Fatalf("event %d: got id %d want %d", i, s.args[i], evs[i].id)
+		}
+	}
+}
+
+type reschedule struct {
+	q *Queue
+	n int
+}
+
+func (r *reschedule) Fire(now Time, key, _ uint64) {
+	r.n++
+	if r.n < 3 {
+		r.q.Schedule(now+10, PhasePass, key, r, 0)
+	}
+}
+
+func TestScheduleFromHandlerAndPast(t *testing.T) {
+	var q Queue
+	r := &reschedule{q: &q}
+	q.Schedule(0, PhasePass, 0, r, 0)
+	q.Run(nil)
+	if r.n != 3 || q.Now() != 20 {
+		t.Fatalf("fired %d, now %v; want 3 at 20ns", r.n, q.Now())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("scheduling in the past did not panic")
+		}
+	}()
+	q.Schedule(19, PhasePass, 0, r, 0)
+}
+
+func TestRunStop(t *testing.T) {
+	var q Queue
+	s := &seqRec{}
+	for i := range uint64(10) {
+		q.Schedule(Time(i), PhaseArrival, i, s, i)
+	}
+	q.Run(func() bool { return q.Now() >= 4 })
+	if len(s.args) != 5 || q.Len() != 5 {
+		t.Errorf("fired %d pending %d, want 5 and 5", len(s.args), q.Len())
+	}
+}
+
+func TestFromNanos(t *testing.T) {
+	for _, c := range []struct {
+		in   float64
+		want Time
+		ok   bool
+	}{
+		{1.4, 1, true}, {1.5, 2, true}, {2.5, 3, true}, {-1.5, -2, true},
+		{9.3e18, 0, false}, {1e300, 0, false},
+	} {
+		got, ok := FromNanos(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("FromNanos(%g) = %d,%v want %d,%v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+	if AddSat(MaxTime-1, 5) != MaxTime || AddSat(1, 2) != 3 {
+		t.Error("AddSat")
+	}
+}
+
+func TestStreamsIndependentAndStable(t *testing.T) {
+	a1 := NewRNG(42).Stream("router")
+	a2 := NewRNG(42).Stream("router")
+	b := NewRNG(42).Stream("workload")
+	c := NewRNG(43).Stream("router")
+	x1, x2, y, z := a1.Uint64(), a2.Uint64(), b.Uint64(), c.Uint64()
+	if x1 != x2 {
+		t.Error("same seed and name differ")
+	}
+	if x1 == y || x1 == z {
+		t.Error("different name or seed gave the same first draw")
+	}
+}
+
+type nop struct{}
+
+func (nop) Fire(Time, uint64, uint64) {}
+
+// BenchmarkQueue measures one push and one pop with about 1000 pending
+// events, the shape of a busy cluster run.
+func BenchmarkQueue(b *testing.B) {
+	var q Queue
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range 1000 {
+		q.Schedule(Time(r.IntN(1e6)), PhasePass, uint64(i), nop{}, 0)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q.Schedule(q.Now()+Time(r.IntN(1e6)), PhasePass, uint64(i&1023), nop{}, 0)
+		q.Step()
+	}
+}

@@ -1,0 +1,114 @@
+package sim
+
+import (
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// Summary is a run's summary.json, less what the caller adds (digest in a
+// later version, wall time).
+type Summary struct {
+	Scenario string `json:"scenario"`
+	Seed     uint64 `json:"seed"`
+	Workers  int    `json:"workers"`
+	Requests struct {
+		Total      int64 `json:"total"`
+		Completed  int64 `json:"completed"`
+		Rejected   int64 `json:"rejected"`
+		Failed     int64 `json:"failed"`
+		Unfinished int64 `json:"unfinished"`
+	} `json:"requests"`
+	Tokens struct {
+		Input        int64 `json:"input"`           // prompt tokens of completed requests
+		Output       int64 `json:"output"`          // output tokens of completed requests
+		G1Hit        int64 `json:"g1_hit"`          // prompt tokens hit in G1 at admission
+		ComputedPrpt int64 `json:"computed_prompt"` // prompt tokens computed, recompute included
+	} `json:"tokens"`
+	HitRatio struct {
+		G1 float64 `json:"g1"` // g1_hit / input
+	} `json:"hit_ratio"`
+	TTFT report.Percentiles `json:"ttft"`
+	TPOT report.Percentiles `json:"tpot"`
+	ITL  report.Percentiles `json:"itl"`
+	E2E  report.Percentiles `json:"e2e"`
+	// Throughput is over the makespan, first arrival to last request end.
+	Throughput struct {
+		RequestsPerS     float64 `json:"requests_per_s"`
+		OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	} `json:"throughput"`
+	MakespanNs int64  `json:"makespan_ns"`
+	EndNs      int64  `json:"end_ns"` // virtual time of the last event
+	Events     uint64 `json:"events"`
+	Preempted  int64  `json:"preemptions"`
+	// NotModeled lists scenario features this build accepts but does not
+	// simulate yet.
+	NotModeled []string `json:"not_modeled,omitempty"`
+	WallTimeS  float64  `json:"wall_time_s"` // set by the caller; outside any digest
+}
+
+// stats accumulates the summary as requests end.
+type stats struct {
+	arrivals     int64
+	ended        int64
+	firstArrival int64
+	lastEnd      int64
+	s            Summary
+	ttft, tpot   report.Dist
+	e2e          report.Dist
+	itl          report.Histogram
+}
+
+func (st *stats) arrived(r *workload.Request) {
+	if st.arrivals == 0 {
+		st.firstArrival = int64(r.Arrival)
+	}
+	st.arrivals++
+}
+
+func (st *stats) add(row *report.RequestRow) {
+	s := &st.s
+	s.Requests.Total++
+	st.lastEnd = max(st.lastEnd, row.FinishNs)
+	s.Preempted += int64(row.Preemptions)
+	switch row.Outcome {
+	case report.OutcomeCompleted:
+		s.Requests.Completed++
+		s.Tokens.Input += row.InputTokens
+		s.Tokens.Output += row.OutputTokens
+		s.Tokens.G1Hit += row.G1HitTokens
+		s.Tokens.ComputedPrpt += row.ComputedPromptTokens
+		st.ttft.Add(row.FirstTokenNs - row.ArrivalNs)
+		st.e2e.Add(row.FinishNs - row.ArrivalNs)
+		if row.OutputTokens > 1 {
+			st.tpot.Add((row.FinishNs - row.FirstTokenNs) / (row.OutputTokens - 1))
+		}
+	case report.OutcomeRejected:
+		s.Requests.Rejected++
+	case report.OutcomeFailed:
+		s.Requests.Failed++
+	case report.OutcomeUnfinished:
+		s.Requests.Unfinished++
+	}
+}
+
+func (c *Cluster) summary() *Summary {
+	st := &c.stats
+	s := st.s
+	s.Scenario, s.Seed, s.Workers = c.sc.Name, c.sc.Seed, c.sc.Cluster.Workers
+	s.TTFT, s.TPOT, s.E2E, s.ITL = st.ttft.Percentiles(), st.tpot.Percentiles(), st.e2e.Percentiles(), st.itl.Percentiles()
+	if s.Tokens.Input > 0 {
+		s.HitRatio.G1 = float64(s.Tokens.G1Hit) / float64(s.Tokens.Input)
+	}
+	s.MakespanNs = st.lastEnd - st.firstArrival
+	if s.MakespanNs > 0 {
+		secs := float64(s.MakespanNs) / 1e9
+		s.Throughput.RequestsPerS = float64(s.Requests.Completed) / secs
+		s.Throughput.OutputTokensPerS = float64(s.Tokens.Output) / secs
+	}
+	s.EndNs = int64(c.q.Now())
+	s.Events = c.q.Fired()
+	if c.sc.KVCR.Enabled {
+		s.NotModeled = append(s.NotModeled, "kvcr (G2 host pools, peer pulls, hints): enabled in the scenario, not simulated by this build")
+	}
+	return &s
+}

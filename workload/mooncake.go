@@ -1,0 +1,134 @@
+package workload
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// TraceOptions say how to turn a trace into requests.
+type TraceOptions struct {
+	TraceBlockSize  int     // tokens per trace hash id (512 for Mooncake)
+	EngineBlockSize int     // tokens per engine block
+	TimeScale       float64 // arrival times are multiplied by it (0.5 = twice as fast)
+	Limit           int     // stop after this many requests; 0 = all
+}
+
+func (o TraceOptions) arrival(ms float64) (des.Time, error) {
+	t, ok := des.FromNanos(float64(ms*1e6) * o.TimeScale)
+	if !ok || t < 0 {
+		return 0, fmt.Errorf("arrival %g ms x time_scale %g is outside virtual time", ms, o.TimeScale)
+	}
+	return t, nil
+}
+
+type mooncakeRecord struct {
+	Timestamp    *float64 `json:"timestamp"`
+	InputLength  *int64   `json:"input_length"`
+	OutputLength *int64   `json:"output_length"`
+	HashIDs      []uint64 `json:"hash_ids"`
+}
+
+// Mooncake reads the Mooncake FAST'25 JSONL trace format one line at a time:
+// {"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [...]}.
+type Mooncake struct {
+	sc     *bufio.Scanner
+	opt    TraceOptions
+	line   int
+	nextID int64
+	last   des.Time
+}
+
+// NewMooncake returns a streaming reader over r.
+func NewMooncake(r io.Reader, opt TraceOptions) *Mooncake {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), 1<<28)
+	return &Mooncake{sc: sc, opt: opt}
+}
+
+// Next returns the next request, io.EOF at the end, or a *ParseError.
+func (m *Mooncake) Next() (*Request, error) {
+	if m.opt.Limit > 0 && m.nextID >= int64(m.opt.Limit) {
+		return nil, io.EOF
+	}
+	for m.sc.Scan() {
+		m.line++
+		b := m.sc.Bytes()
+		if len(trimSpace(b)) == 0 {
+			continue
+		}
+		var rec mooncakeRecord
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return nil, &ParseError{Line: m.line, Err: fmt.Errorf("bad JSON: %w", err)}
+		}
+		req, err := m.request(&rec)
+		if err != nil {
+			return nil, err
+		}
+		return req, nil
+	}
+	if err := m.sc.Err(); err != nil {
+		return nil, &ParseError{Line: m.line + 1, Err: err}
+	}
+	return nil, io.EOF
+}
+
+func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
+	bad := func(key, format string, a ...any) error {
+		return &ParseError{Line: m.line, Key: key, Err: fmt.Errorf(format, a...)}
+	}
+	switch {
+	case rec.Timestamp == nil:
+		return nil, bad("timestamp", "missing")
+	case rec.InputLength == nil:
+		return nil, bad("input_length", "missing")
+	case rec.OutputLength == nil:
+		return nil, bad("output_length", "missing")
+	case rec.HashIDs == nil:
+		return nil, bad("hash_ids", "missing")
+	case *rec.Timestamp < 0:
+		return nil, bad("timestamp", "negative (%g)", *rec.Timestamp)
+	case *rec.InputLength < 1:
+		return nil, bad("input_length", "must be at least 1, got %d", *rec.InputLength)
+	case *rec.OutputLength < 1:
+		return nil, bad("output_length", "must be at least 1, got %d", *rec.OutputLength)
+	case len(rec.HashIDs) == 0:
+		return nil, bad("hash_ids", "empty")
+	case *rec.InputLength > int64(m.opt.TraceBlockSize)*int64(len(rec.HashIDs)):
+		return nil, bad("input_length", "%d exceeds block_size %d x %d hash_ids",
+			*rec.InputLength, m.opt.TraceBlockSize, len(rec.HashIDs))
+	case *rec.OutputLength > 1<<31-1:
+		return nil, bad("output_length", "%d is too large", *rec.OutputLength)
+	}
+	at, err := m.opt.arrival(*rec.Timestamp)
+	if err != nil {
+		return nil, bad("timestamp", "%v", err)
+	}
+	if at < m.last {
+		return nil, bad("timestamp", "goes backwards (%v after %v)", at, m.last)
+	}
+	m.last = at
+	in := int(*rec.InputLength)
+	req := &Request{
+		ID:           m.nextID,
+		Arrival:      at,
+		InputTokens:  in,
+		OutputTokens: int(*rec.OutputLength),
+		Blocks:       Rechunk(rec.HashIDs, m.opt.TraceBlockSize, m.opt.EngineBlockSize, in),
+	}
+	m.nextID++
+	return req, nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,88 @@
+// Package workload defines requests and their engine-block hash chains, and
+// produces them in arrival order from traces (Mooncake JSONL, Azure CSV) or
+// from a seeded synthetic generator.
+package workload
+
+import (
+	"fmt"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// Request is one inference request as the cluster sees it.
+type Request struct {
+	ID           int64    // ordinal in arrival (trace) order, from 0
+	Arrival      des.Time // virtual arrival time
+	InputTokens  int      // prompt tokens
+	OutputTokens int      // tokens to generate; the router never reads it
+	// Blocks is the chain of engine-block hashes of the prompt's full blocks:
+	// Blocks[k] identifies block k and every block before it. Shared between
+	// requests where their prefixes are equal; never modified.
+	Blocks []uint64
+}
+
+// Source yields requests in arrival order. Next returns io.EOF after the
+// last request.
+type Source interface {
+	Next() (*Request, error)
+}
+
+// ParseError is a bad record in a trace: the 1-based line and the field.
+type ParseError struct {
+	Line int
+	Key  string
+	Err  error
+}
+
+func (e *ParseError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("line %d: %s: %v", e.Line, e.Key, e.Err)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// mix is the splitmix64 finalizer: a fast bijective 64-bit mixer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// ChainHash derives the hash of a block from its parent's hash and the
+// identity of its own content (content, sub). Zero is never returned, so
+// callers can use it as "no hash".
+func ChainHash(parent, content, sub uint64) uint64 {
+	h := mix(parent ^ mix(content^0x9e3779b97f4a7c15) ^ mix(sub+0x632be59bd9b4e019))
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+// Rechunk turns trace block ids, each covering traceBlock tokens, into the
+// hash chain of the full engine blocks (engineBlock tokens each) of a prompt
+// of inputTokens tokens. Engine block k hashes its parent, the ids of every
+// trace block it overlaps and its offset in the first of them, so equal
+// trace prefixes give equal engine chains whatever the two sizes are. The
+// caller guarantees inputTokens <= traceBlock*len(ids).
+func Rechunk(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
+	n := inputTokens / engineBlock
+	out := make([]uint64, n)
+	var parent uint64
+	for k := range n {
+		start, end := k*engineBlock, (k+1)*engineBlock-1
+		i0, i1 := start/traceBlock, end/traceBlock
+		h := parent
+		for i := i0; i <= i1; i++ {
+			h = ChainHash(h, ids[i], uint64(start-i0*traceBlock))
+		}
+		out[k] = h
+		parent = h
+	}
+	return out
+}

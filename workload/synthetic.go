@@ -1,0 +1,196 @@
+package workload
+
+import (
+	"container/heap"
+	"io"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// Synthetic describes a seeded synthetic workload. Sessions start by the
+// arrival process at Rate/Turns per second, so requests arrive at about
+// Rate per second. A session's first prompt is drawn from Input; its first
+// min(SharedPrefix, prompt) tokens are the shared prefix of one of
+// PrefixGroups groups, chosen uniformly. Each later turn arrives an
+// exponential think time (mean ThinkTime) after the previous turn's arrival,
+// and its prompt is the previous prompt, the previous answer and a new
+// message drawn from Input. Arrivals are open loop: a turn does not wait for
+// the previous answer.
+type Synthetic struct {
+	Requests     int     // total requests
+	Rate         float64 // requests per second
+	Arrival      string  // "poisson" or "constant"
+	InputMean    float64 // tokens, lognormal mean
+	InputSigma   float64 // lognormal sigma of the underlying normal
+	OutputMean   float64
+	OutputSigma  float64
+	PrefixGroups int // 0: no shared prefixes
+	SharedPrefix int // tokens
+	Turns        int // turns per session, at least 1
+	ThinkTime    des.Time
+	BlockSize    int // engine block size
+	MaxTokens    int // cap on drawn lengths (e.g. max_model_len); 0 = none
+}
+
+// session is one conversation between turns.
+type session struct {
+	id     uint64
+	next   des.Time // arrival of its next turn
+	turn   int
+	group  int // -1: none
+	prompt int // tokens of the last prompt
+	output int // tokens of the last answer
+	chain  []uint64
+}
+
+type sessionHeap []*session
+
+func (h sessionHeap) Len() int { return len(h) }
+func (h sessionHeap) Less(i, j int) bool {
+	if h[i].next != h[j].next {
+		return h[i].next < h[j].next
+	}
+	return h[i].id < h[j].id
+}
+func (h sessionHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *sessionHeap) Push(x any)   { *h = append(*h, x.(*session)) }
+func (h *sessionHeap) Pop() any {
+	old := *h
+	s := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return s
+}
+
+// Generator yields the requests of a Synthetic workload in arrival order.
+// Its memory holds only the sessions waiting for their next turn.
+type Generator struct {
+	cfg         Synthetic
+	arrivals    *rand.Rand // session start gaps
+	lengths     *rand.Rand
+	choice      *rand.Rand
+	input       distuv.LogNormal
+	output      distuv.LogNormal
+	nextStart   des.Time
+	sessions    uint64
+	emitted     int
+	pendingReqs int // turns still to come from pending sessions
+	pending     sessionHeap
+}
+
+// NewGenerator returns a generator drawing from the given streams. The
+// config must already be validated.
+func NewGenerator(cfg Synthetic, rng des.RNG) *Generator {
+	g := &Generator{
+		cfg:      cfg,
+		arrivals: rng.Stream("workload.arrivals"),
+		lengths:  rng.Stream("workload.lengths"),
+		choice:   rng.Stream("workload.choice"),
+	}
+	g.input = logNormal(cfg.InputMean, cfg.InputSigma, g.lengths)
+	g.output = logNormal(cfg.OutputMean, cfg.OutputSigma, g.lengths)
+	return g
+}
+
+// logNormal has the given mean: mu = ln(mean) - sigma^2/2.
+func logNormal(mean, sigma float64, src rand.Source) distuv.LogNormal {
+	return distuv.LogNormal{Mu: math.Log(mean) - float64(sigma*sigma)/2, Sigma: sigma, Src: src}
+}
+
+func (g *Generator) draw(d distuv.LogNormal) int {
+	n := int(math.Round(d.Rand()))
+	if n < 1 {
+		n = 1
+	}
+	if g.cfg.MaxTokens > 0 && n > g.cfg.MaxTokens {
+		n = g.cfg.MaxTokens
+	}
+	return n
+}
+
+func (g *Generator) sessionGap() des.Time {
+	mean := float64(g.cfg.Turns) / g.cfg.Rate * 1e9
+	if g.cfg.Arrival == "constant" {
+		return des.MustFromNanos(mean)
+	}
+	return des.MustFromNanos(g.arrivals.ExpFloat64() * mean)
+}
+
+// Next returns the next request or io.EOF after Requests of them.
+func (g *Generator) Next() (*Request, error) {
+	if g.emitted >= g.cfg.Requests {
+		return nil, io.EOF
+	}
+	startNew := len(g.pending) == 0 || g.nextStart < g.pending[0].next
+	if startNew && g.emitted+g.pendingReqs < g.cfg.Requests {
+		return g.start(), nil
+	}
+	s := heap.Pop(&g.pending).(*session)
+	g.pendingReqs -= g.cfg.Turns - s.turn
+	return g.follow(s), nil
+}
+
+func (g *Generator) start() *Request {
+	s := &session{id: g.sessions, next: g.nextStart, group: -1}
+	g.sessions++
+	g.nextStart = des.AddSat(g.nextStart, g.sessionGap())
+	if g.cfg.PrefixGroups > 0 {
+		s.group = g.choice.IntN(g.cfg.PrefixGroups)
+	}
+	return g.turn(s, g.draw(g.input))
+}
+
+func (g *Generator) follow(s *session) *Request {
+	return g.turn(s, s.prompt+s.output+g.draw(g.input))
+}
+
+// turn emits the session's next request with a prompt of n tokens and
+// queues the turn after it.
+func (g *Generator) turn(s *session, n int) *Request {
+	if g.cfg.MaxTokens > 0 && n > g.cfg.MaxTokens {
+		n = g.cfg.MaxTokens
+	}
+	b := g.cfg.BlockSize
+	keep := min(s.prompt/b, n/b) // full blocks of the last prompt stay
+	chain := s.chain[:keep]
+	if keep < len(s.chain) {
+		chain = chain[:keep:keep] // the last request still reads the rest
+	}
+	shared := 0
+	if s.group >= 0 {
+		shared = min(g.cfg.SharedPrefix, n) / b
+	}
+	for k := keep; k < n/b; k++ {
+		var parent uint64
+		if k > 0 {
+			parent = chain[k-1]
+		}
+		var content uint64
+		if k < shared {
+			content = mix(uint64(s.group) ^ 0x5bd1e9955bd1e995) // same for the whole group
+		} else {
+			content = mix(s.id<<20 ^ uint64(s.turn) ^ 0x27d4eb2f165667c5)
+		}
+		chain = append(chain, ChainHash(parent, content, uint64(k)))
+	}
+	req := &Request{
+		ID:           int64(g.emitted),
+		Arrival:      s.next,
+		InputTokens:  n,
+		OutputTokens: g.draw(g.output),
+		Blocks:       chain[:len(chain):len(chain)],
+	}
+	g.emitted++
+	s.chain, s.prompt, s.output = chain, n, req.OutputTokens
+	s.turn++
+	if s.turn < g.cfg.Turns {
+		think := des.MustFromNanos(g.choice.ExpFloat64() * float64(g.cfg.ThinkTime))
+		s.next = des.AddSat(s.next, think)
+		g.pendingReqs += g.cfg.Turns - s.turn
+		heap.Push(&g.pending, s)
+	}
+	return req
+}

@@ -1,0 +1,74 @@
+// Package tracestest finds the shared request traces and contract scenarios
+// for tests and benchmarks. They are never copied into this repository:
+// KVSIM_TRACES names the traces folder (relative paths resolve against the
+// module root, where CI runs), and without it the folder ../shared/traces
+// beside the module is used when present.
+package tracestest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// moduleRoot is the nearest directory above the working directory holding
+// go.mod.
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// Dir returns the traces folder. When KVSIM_TRACES is set the folder must
+// exist (the test fails otherwise); when it is not set and ../shared/traces
+// is absent, the test is skipped.
+func Dir(tb testing.TB) string {
+	tb.Helper()
+	root := moduleRoot()
+	dir, set := os.LookupEnv("KVSIM_TRACES")
+	if !set || dir == "" {
+		dir = filepath.Join(root, "..", "shared", "traces")
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		if set {
+			tb.Fatalf("KVSIM_TRACES=%s: %v", os.Getenv("KVSIM_TRACES"), err)
+		}
+		tb.Skipf("no traces folder (%s); set KVSIM_TRACES", dir)
+	}
+	return dir
+}
+
+// Path returns a file in the traces folder, failing the test if it is
+// missing.
+func Path(tb testing.TB, name string) string {
+	tb.Helper()
+	p := filepath.Join(Dir(tb), name)
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// Contract returns the contract scenarios folder, the sibling "contract" of
+// the traces folder, whose scenarios name traces as ../traces/FILE.
+func Contract(tb testing.TB) string {
+	tb.Helper()
+	p := filepath.Join(Dir(tb), "..", "contract")
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}

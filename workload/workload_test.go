@@ -1,0 +1,239 @@
+package workload
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+func TestRechunkSharesEqualPrefixes(t *testing.T) {
+	// Trace blocks of 512 tokens, engine blocks of 16: 32 engine blocks per
+	// trace block. Prompts of 1000 tokens have 62 full engine blocks.
+	a := Rechunk([]uint64{7, 8}, 512, 16, 1000)
+	b := Rechunk([]uint64{7, 9}, 512, 16, 1000)
+	if len(a) != 62 || len(b) != 62 {
+		t.Fatalf("len %d,%d want 62", len(a), len(b))
+	}
+	if !slices.Equal(a[:32], b[:32]) {
+		t.Error("equal first trace block gave different first 32 engine blocks")
+	}
+	if a[32] == b[32] {
+		t.Error("different second trace block gave the same engine block 32")
+	}
+	if slices.Contains(a, 0) {
+		t.Error("zero hash")
+	}
+	// A shorter prompt over the same ids is a prefix of the longer chain.
+	if c := Rechunk([]uint64{7, 8}, 512, 16, 600); !slices.Equal(c, a[:37]) {
+		t.Error("600-token prompt is not a prefix of the 1000-token chain")
+	}
+}
+
+func TestRechunkStraddling(t *testing.T) {
+	// Trace blocks of 10 tokens, engine blocks of 4: engine block 2 covers
+	// tokens 8..11, which straddle trace blocks 0 and 1, so it must differ
+	// when only trace block 1 differs, while blocks 0 and 1 stay equal.
+	a := Rechunk([]uint64{1, 2, 3}, 10, 4, 30)
+	b := Rechunk([]uint64{1, 5, 3}, 10, 4, 30)
+	if len(a) != 7 {
+		t.Fatalf("len %d want 7", len(a))
+	}
+	if a[0] != b[0] || a[1] != b[1] || a[2] == b[2] {
+		t.Errorf("straddling block: a=%x b=%x", a[:3], b[:3])
+	}
+}
+
+func readAll(t *testing.T, s Source) []*Request {
+	t.Helper()
+	var out []*Request
+	for {
+		r, err := s.Next()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+}
+
+var opt = TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1}
+
+func TestMooncake(t *testing.T) {
+	in := `{"timestamp": 0, "input_length": 600, "output_length": 5, "hash_ids": [1, 2]}
+
+{"timestamp": 1500, "input_length": 16, "output_length": 1, "hash_ids": [1]}
+`
+	got := readAll(t, NewMooncake(strings.NewReader(in), opt))
+	if len(got) != 2 {
+		t.Fatalf("%d requests want 2", len(got))
+	}
+	r := got[1]
+	if r.ID != 1 || r.Arrival != 1500*des.Millisecond || r.InputTokens != 16 || r.OutputTokens != 1 || len(r.Blocks) != 1 {
+		t.Errorf("second request %+v", r)
+	}
+	if got[0].Blocks[0] != r.Blocks[0] {
+		t.Error("equal first hash id, different first block")
+	}
+	half := opt
+	half.TimeScale, half.Limit = 0.5, 1
+	got = readAll(t, NewMooncake(strings.NewReader(in), half))
+	if len(got) != 1 {
+		t.Errorf("limit 1 gave %d", len(got))
+	}
+	got = readAll(t, NewMooncake(strings.NewReader(in), TraceOptions{512, 16, 0.5, 0}))
+	if got[1].Arrival != 750*des.Millisecond {
+		t.Errorf("time_scale 0.5: arrival %v want 750ms", got[1].Arrival)
+	}
+}
+
+func TestMooncakeErrors(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"timestamp": 0, "input_length": 1`, "line 1: bad JSON"},
+		{"\n" + `{"input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 2: timestamp: missing"},
+		{`{"timestamp": 0, "output_length": 1, "hash_ids": [1]}`, "input_length: missing"},
+		{`{"timestamp": 0, "input_length": 1, "hash_ids": [1]}`, "output_length: missing"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1}`, "hash_ids: missing"},
+		{`{"timestamp": 0, "input_length": -3, "output_length": 1, "hash_ids": [1]}`, "input_length: must be at least 1"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 0, "hash_ids": [1]}`, "output_length: must be at least 1"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": []}`, "hash_ids: empty"},
+		{`{"timestamp": 0, "input_length": 513, "output_length": 1, "hash_ids": [1]}`, "input_length: 513 exceeds block_size 512 x 1 hash_ids"},
+		{`{"timestamp": -1, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp: negative"},
+		{`{"timestamp": 1e20, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp: arrival 1e+20 ms"},
+		{`{"timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [1]}
+{"timestamp": 4, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 2: timestamp: goes backwards"},
+	} {
+		m := NewMooncake(strings.NewReader(c.in), opt)
+		var err error
+		for err == nil {
+			_, err = m.Next()
+		}
+		var pe *ParseError
+		if err == io.EOF || !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestAzure(t *testing.T) {
+	in := "TIMESTAMP,ContextTokens,GeneratedTokens\n" +
+		"2023-11-16 18:17:03.9799600,4808,10\n" +
+		"2023-11-16 18:17:04.0319600,32,8\n"
+	got := readAll(t, NewAzure(strings.NewReader(in), opt))
+	if len(got) != 2 {
+		t.Fatalf("%d requests", len(got))
+	}
+	if got[1].Arrival != 52*des.Millisecond || got[1].InputTokens != 32 || got[1].OutputTokens != 8 || len(got[1].Blocks) != 2 {
+		t.Errorf("second request %+v", got[1])
+	}
+	if len(got[0].Blocks) != 300 || got[0].Blocks[0] == got[1].Blocks[0] {
+		t.Error("azure prompts must not share blocks")
+	}
+	for _, c := range []struct{ in, want string }{
+		{"", "line 1: empty file"},
+		{"TIMESTAMP,Context\n", "line 1: ContextTokens: column missing"},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16,1,1\n", "line 2: TIMESTAMP: want"},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,x,1\n", "line 2: ContextTokens"},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1,0\n", "line 2: GeneratedTokens"},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1,1\n2023-11-16 18:17:03.8,1,1\n", "line 3: TIMESTAMP: goes backwards"},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1\n", "line 2: GeneratedTokens: missing"},
+	} {
+		a := NewAzure(strings.NewReader(c.in), opt)
+		var err error
+		for err == nil {
+			_, err = a.Next()
+		}
+		if err == io.EOF || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+var synth = Synthetic{
+	Requests: 3000, Rate: 50, Arrival: "poisson", InputMean: 1024, InputSigma: 0.5,
+	OutputMean: 128, OutputSigma: 0.5, PrefixGroups: 4, SharedPrefix: 512, Turns: 3,
+	ThinkTime: 5 * des.Second, BlockSize: 16,
+}
+
+func TestSyntheticShape(t *testing.T) {
+	got := readAll(t, NewGenerator(synth, des.NewRNG(7)))
+	if len(got) != 3000 {
+		t.Fatalf("%d requests want 3000", len(got))
+	}
+	var inSum float64
+	for i, r := range got {
+		if r.ID != int64(i) || (i > 0 && r.Arrival < got[i-1].Arrival) {
+			t.Fatalf("request %d: id %d arrival %v after %v", i, r.ID, r.Arrival, got[i-1].Arrival)
+		}
+		if len(r.Blocks) != r.InputTokens/16 {
+			t.Fatalf("request %d: %d blocks for %d tokens", i, len(r.Blocks), r.InputTokens)
+		}
+		inSum += float64(r.InputTokens)
+	}
+	// 1000 sessions of 3 turns: prompts average about 1024, 2176 and 3328
+	// tokens (each turn adds the last answer, 128, and a new message, 1024).
+	if mean := inSum / 3000; mean < 2000 || mean > 2350 {
+		t.Errorf("mean prompt %.0f, want about 2176", mean)
+	}
+	// Sessions start at 50/3 per second; a session's turns come 5 s and 10 s
+	// (mean) after its start, so by time T about 50*T - (50/3)*(5+10) = 50*T -
+	// 250 requests have arrived: request 1500 at about 35 s.
+	if mid := got[1499].Arrival; mid < 30*des.Second || mid > 40*des.Second {
+		t.Errorf("request 1500 arrived at %v, want about 35s", mid)
+	}
+	// Some request's chain extends an earlier one (a follow-up turn), and
+	// requests of one group share their first 32 blocks (512 tokens).
+	extends, shares := false, false
+	for _, r := range got[1:200] {
+		for _, p := range got[:r.ID] {
+			n := min(len(p.Blocks), len(r.Blocks))
+			if n > 32 && len(p.Blocks) < len(r.Blocks) && slices.Equal(p.Blocks, r.Blocks[:len(p.Blocks)]) {
+				extends = true
+			}
+			if n >= 32 && slices.Equal(p.Blocks[:32], r.Blocks[:32]) {
+				shares = true
+			}
+		}
+	}
+	if !extends || !shares {
+		t.Errorf("follow-up turn extends a prompt: %v; group prefix shared: %v", extends, shares)
+	}
+}
+
+func TestSyntheticDeterministic(t *testing.T) {
+	a := readAll(t, NewGenerator(synth, des.NewRNG(7)))
+	b := readAll(t, NewGenerator(synth, des.NewRNG(7)))
+	c := readAll(t, NewGenerator(synth, des.NewRNG(8)))
+	same := func(x, y []*Request) bool {
+		for i := range x {
+			if x[i].Arrival != y[i].Arrival || x[i].InputTokens != y[i].InputTokens ||
+				x[i].OutputTokens != y[i].OutputTokens || !slices.Equal(x[i].Blocks, y[i].Blocks) {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a, b) {
+		t.Error("same seed, different requests")
+	}
+	if same(a, c) {
+		t.Error("different seed, same requests")
+	}
+}
+
+func TestSyntheticConstantSingleTurn(t *testing.T) {
+	cfg := Synthetic{Requests: 4, Rate: 10, Arrival: "constant", InputMean: 100, OutputMean: 10,
+		Turns: 1, BlockSize: 16}
+	got := readAll(t, NewGenerator(cfg, des.NewRNG(1)))
+	for i, r := range got {
+		// sigma 0: every length equals its mean; one request every 100 ms.
+		if r.Arrival != des.Time(i)*100*des.Millisecond || r.InputTokens != 100 || r.OutputTokens != 10 {
+			t.Errorf("request %d: %v %d %d", i, r.Arrival, r.InputTokens, r.OutputTokens)
+		}
+	}
+}
