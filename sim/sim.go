@@ -222,8 +222,6 @@ func (c *Cluster) check(n *node) {
 	}
 }
 
-
-
 // InvariantError is a broken model invariant found by --check.
 type InvariantError struct {
 	At  des.Time
