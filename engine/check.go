@@ -64,7 +64,7 @@ func (w *Worker) Check() error {
 			continue
 		}
 		hashed++
-		if got, ok := p.cached.Get(h); !ok || got != int32(b) {
+		if got := p.lookup(h); got != int32(b) {
 			errs = append(errs, fmt.Errorf("worker %d: block %d holds %x, which the cache maps to block %d", w.cfg.ID, b, h, got))
 		}
 	}

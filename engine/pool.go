@@ -15,7 +15,7 @@ type blockPool struct {
 	tail   int32
 	nfree  int
 	refsum int // sum of refs, kept for the cheap invariant check
-	cached u64map.Map[int32]
+	cached u64map.Map[int32] // hash -> block + 1 (0: absent)
 	// evicted is called with the hash of a cached block that allocation
 	// reuses; the block leaves the prefix cache.
 	evicted func(hash uint64)
@@ -68,10 +68,8 @@ func (p *blockPool) unlink(b int32) {
 
 // lookup returns the block caching hash, or -1.
 func (p *blockPool) lookup(hash uint64) int32 {
-	if b, ok := p.cached.Get(hash); ok {
-		return b
-	}
-	return -1
+	b, _ := p.cached.Get(hash)
+	return b - 1
 }
 
 // touch takes a reference on a cached block, taking it off the free list
@@ -112,10 +110,11 @@ func (p *blockPool) release(b int32) {
 // commit enters a full block into the prefix cache under hash. It reports
 // false when another block already caches that hash (vLLM keeps the first).
 func (p *blockPool) commit(b int32, hash uint64) bool {
-	if p.cached.Ptr(hash) != nil {
+	slot := p.cached.Insert(hash)
+	if *slot != 0 {
 		return false
 	}
-	p.cached.Put(hash, b)
+	*slot = b + 1
 	p.hash[b] = hash
 	return true
 }

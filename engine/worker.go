@@ -90,6 +90,7 @@ type Worker struct {
 	waiting deque
 	running []*Seq // admission order; preemption takes the last
 	batch   []*Seq // scheduled in the pass in progress
+	hits    []int32 // scratch: the blocks a request being admitted hits
 	busy    bool
 
 	passes int64
@@ -226,39 +227,41 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 // request does not fit the budget or the free blocks.
 func (w *Worker) admit(s *Seq, budget int) (int, bool) {
 	bs := w.cfg.BlockSize
-	hits := 0
+	hits := w.hits[:0]
+	freeHits := 0 // hit blocks on the free list: allocation cannot use them
 	if w.cfg.PrefixCaching {
 		// vLLM recomputes at least the last token: hits stop one token short.
 		limit := min(len(s.Req.Blocks), (s.tokens()-1)/bs)
-		for hits < limit && w.pool.lookup(s.Req.Blocks[hits]) >= 0 {
-			hits++
+		for len(hits) < limit {
+			b := w.pool.lookup(s.Req.Blocks[len(hits)])
+			if b < 0 {
+				break
+			}
+			if w.pool.refs[b] == 0 {
+				freeHits++
+			}
+			hits = append(hits, b)
 		}
 	}
-	n := s.tokens() - hits*bs
+	w.hits = hits
+	n := s.tokens() - len(hits)*bs
 	if n > budget && !w.cfg.ChunkedPrefill {
 		return 0, false
 	}
 	n = min(n, budget)
-	freeHits := 0
-	for _, h := range s.Req.Blocks[:hits] {
-		if w.pool.refs[w.pool.lookup(h)] == 0 {
-			freeHits++
-		}
-	}
-	need := ceilDiv(hits*bs+n, bs) - hits
+	need := ceilDiv(len(hits)*bs+n, bs) - len(hits)
 	if need > w.pool.free()-freeHits {
 		return 0, false
 	}
-	for _, h := range s.Req.Blocks[:hits] {
-		b := w.pool.lookup(h)
+	for _, b := range hits {
 		w.pool.touch(b)
-		s.blocks = append(s.blocks, b)
 	}
+	s.blocks = append(s.blocks, hits...)
 	if !s.admitted {
 		s.admitted = true
-		s.G1HitTokens = hits * bs
+		s.G1HitTokens = len(hits) * bs
 	}
-	s.computed, s.committed = hits*bs, hits
+	s.computed, s.committed = len(hits)*bs, len(hits)
 	w.grow(s, need)
 	return n, true
 }

@@ -168,13 +168,19 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	c.wake(rt.Worker, now)
 }
 
-// wake schedules a drive scan of worker w at now, once.
+// wake schedules a drive scan of worker w at now, once. When no other event
+// is pending at now, the scan would be the next event anyway: it runs at
+// once, saving a trip through the queue. Call it last in a handler.
 func (c *Cluster) wake(w int32, now des.Time) {
 	n := c.workers[w]
 	if n.drive || n.w.Busy() {
 		return
 	}
 	n.drive = true
+	if next, ok := c.q.Peek(); !ok || next > now {
+		(*drive)(c).Fire(now, uint64(w), 0)
+		return
+	}
 	c.q.Schedule(now, des.PhaseDrive, uint64(w), (*drive)(c), 0)
 }
 
