@@ -14,7 +14,7 @@ type blockPool struct {
 	head   int32 // least recently freed: the next victim
 	tail   int32
 	nfree  int
-	refsum int // sum of refs, kept for the cheap invariant check
+	refsum int               // sum of refs, kept for the cheap invariant check
 	cached u64map.Map[int32] // hash -> block + 1 (0: absent)
 	// evicted is called with the hash of a cached block that allocation
 	// reuses; the block leaves the prefix cache.

@@ -88,8 +88,8 @@ type Worker struct {
 	pool   *blockPool
 
 	waiting deque
-	running []*Seq // admission order; preemption takes the last
-	batch   []*Seq // scheduled in the pass in progress
+	running []*Seq  // admission order; preemption takes the last
+	batch   []*Seq  // scheduled in the pass in progress
 	hits    []int32 // scratch: the blocks a request being admitted hits
 	busy    bool
 
