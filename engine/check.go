@@ -3,13 +3,18 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // CheckQuick is the O(running requests) part of Check: the references held
-// by running requests add up to the pool's reference count.
+// by running requests and by waiting ones that loaded blocks add up to the
+// pool's reference count.
 func (w *Worker) CheckQuick() error {
 	held := 0
 	for _, s := range w.running {
+		held += len(s.blocks)
+	}
+	for _, s := range w.holding {
 		held += len(s.blocks)
 	}
 	if held != w.pool.refsum {
@@ -33,24 +38,27 @@ func (w *Worker) Check() error {
 	for _, s := range w.running {
 		each(s)
 	}
+	for _, s := range w.holding {
+		each(s)
+	}
 	for i := range w.waiting.len() {
-		if s := w.waiting.at(i); len(s.blocks) > 0 {
+		if s := w.waiting.at(i); len(s.blocks) > 0 && !slices.Contains(w.holding, s) {
 			return fmt.Errorf("worker %d: waiting request %d holds %d blocks", w.cfg.ID, s.Req.ID, len(s.blocks))
 		}
 	}
 	var errs []error
 	free := 0
 	for b := range holders {
-		if holders[b] != p.refs[b] {
-			errs = append(errs, fmt.Errorf("worker %d: block %d has %d references, %d holders", w.cfg.ID, b, p.refs[b], holders[b]))
+		if holders[b] != p.blocks[b].refs {
+			errs = append(errs, fmt.Errorf("worker %d: block %d has %d references, %d holders", w.cfg.ID, b, p.blocks[b].refs, holders[b]))
 		}
-		if p.refs[b] == 0 {
+		if p.blocks[b].refs == 0 {
 			free++
 		}
 	}
 	n := 0
-	for b := p.head; b >= 0; b = p.next[b] {
-		if p.refs[b] != 0 {
+	for b := p.head; b >= 0; b = p.blocks[b].next {
+		if p.blocks[b].refs != 0 {
 			errs = append(errs, fmt.Errorf("worker %d: referenced block %d on the free list", w.cfg.ID, b))
 		}
 		n++
@@ -59,7 +67,8 @@ func (w *Worker) Check() error {
 		errs = append(errs, fmt.Errorf("worker %d: free list has %d blocks, counter %d, unreferenced %d", w.cfg.ID, n, p.nfree, free))
 	}
 	hashed := 0
-	for b, h := range p.hash {
+	for b, blk := range p.blocks {
+		h := blk.hash
 		if h == 0 {
 			continue
 		}

@@ -45,3 +45,16 @@ func (d *deque) popFront() *Seq {
 	d.n--
 	return s
 }
+
+// removeAt removes the i-th request, keeping the order of the others.
+func (d *deque) removeAt(i int) {
+	if i == 0 {
+		d.popFront()
+		return
+	}
+	for j := i; j < d.n-1; j++ {
+		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
+	}
+	d.buf[(d.head+d.n-1)%len(d.buf)] = nil
+	d.n--
+}

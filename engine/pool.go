@@ -7,10 +7,7 @@ import "github.com/kvsim/kvsim/sim/u64map"
 // hash and can still be hit until allocation reuses it (vLLM V1's
 // BlockPool and FreeKVCacheBlockQueue).
 type blockPool struct {
-	refs   []int32
-	hash   []uint64 // 0: not in the prefix cache
-	prev   []int32  // free-list links; nil index -1
-	next   []int32
+	blocks []block
 	head   int32 // least recently freed: the next victim
 	tail   int32
 	nfree  int
@@ -21,30 +18,29 @@ type blockPool struct {
 	evicted func(hash uint64)
 }
 
+// block is one G1 block; its fields share a cache line.
+type block struct {
+	hash       uint64 // 0: not in the prefix cache
+	refs       int32
+	prev, next int32 // free-list links; -1 none
+}
+
 func newBlockPool(n int, evicted func(uint64)) *blockPool {
-	p := &blockPool{
-		refs:    make([]int32, n),
-		hash:    make([]uint64, n),
-		prev:    make([]int32, n),
-		next:    make([]int32, n),
-		head:    -1,
-		tail:    -1,
-		evicted: evicted,
-	}
+	p := &blockPool{blocks: make([]block, n), head: -1, tail: -1, evicted: evicted}
 	for i := range n {
 		p.pushTail(int32(i))
 	}
 	return p
 }
 
-func (p *blockPool) capacity() int { return len(p.refs) }
+func (p *blockPool) capacity() int { return len(p.blocks) }
 func (p *blockPool) free() int     { return p.nfree }
-func (p *blockPool) used() int     { return len(p.refs) - p.nfree }
+func (p *blockPool) used() int     { return len(p.blocks) - p.nfree }
 
 func (p *blockPool) pushTail(b int32) {
-	p.prev[b], p.next[b] = p.tail, -1
+	p.blocks[b].prev, p.blocks[b].next = p.tail, -1
 	if p.tail >= 0 {
-		p.next[p.tail] = b
+		p.blocks[p.tail].next = b
 	} else {
 		p.head = b
 	}
@@ -53,15 +49,16 @@ func (p *blockPool) pushTail(b int32) {
 }
 
 func (p *blockPool) unlink(b int32) {
-	if p.prev[b] >= 0 {
-		p.next[p.prev[b]] = p.next[b]
+	blk := &p.blocks[b]
+	if blk.prev >= 0 {
+		p.blocks[blk.prev].next = blk.next
 	} else {
-		p.head = p.next[b]
+		p.head = blk.next
 	}
-	if p.next[b] >= 0 {
-		p.prev[p.next[b]] = p.prev[b]
+	if blk.next >= 0 {
+		p.blocks[blk.next].prev = blk.prev
 	} else {
-		p.tail = p.prev[b]
+		p.tail = blk.prev
 	}
 	p.nfree--
 }
@@ -75,10 +72,10 @@ func (p *blockPool) lookup(hash uint64) int32 {
 // touch takes a reference on a cached block, taking it off the free list
 // when it was free.
 func (p *blockPool) touch(b int32) {
-	if p.refs[b] == 0 {
+	if p.blocks[b].refs == 0 {
 		p.unlink(b)
 	}
-	p.refs[b]++
+	p.blocks[b].refs++
 	p.refsum++
 }
 
@@ -87,12 +84,13 @@ func (p *blockPool) touch(b int32) {
 func (p *blockPool) alloc() int32 {
 	b := p.head
 	p.unlink(b)
-	if h := p.hash[b]; h != 0 {
+	blk := &p.blocks[b]
+	if h := blk.hash; h != 0 {
 		p.cached.Delete(h)
-		p.hash[b] = 0
+		blk.hash = 0
 		p.evicted(h)
 	}
-	p.refs[b] = 1
+	blk.refs = 1
 	p.refsum++
 	return b
 }
@@ -100,9 +98,9 @@ func (p *blockPool) alloc() int32 {
 // release drops one reference; a block whose count reaches zero goes to the
 // tail of the free list, keeping its hash.
 func (p *blockPool) release(b int32) {
-	p.refs[b]--
+	p.blocks[b].refs--
 	p.refsum--
-	if p.refs[b] == 0 {
+	if p.blocks[b].refs == 0 {
 		p.pushTail(b)
 	}
 }
@@ -115,6 +113,6 @@ func (p *blockPool) commit(b int32, hash uint64) bool {
 		return false
 	}
 	*slot = b + 1
-	p.hash[b] = hash
+	p.blocks[b].hash = hash
 	return true
 }

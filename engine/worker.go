@@ -9,6 +9,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
@@ -62,10 +63,20 @@ type Seq struct {
 	FirstTokenAt         des.Time // -1 until the first token
 	FinishedAt           des.Time // -1 until the last token
 	G1HitTokens          int      // prompt tokens hit in G1 at first admission
+	G2HitTokens          int      // prompt tokens loaded from the worker's own G2 at first admission
+	PulledTokens         int      // of those loaded, tokens a KVCR pull had landed
 	ComputedPromptTokens int      // prompt tokens computed, recomputation included
 	Preemptions          int
 
-	admitted  bool    // admitted at least once
+	hinted     bool // has a kv.fetch hint to stage
+	staged     bool // the hint has been dealt with
+	wait       wait
+	pullFrom   int // first block the pull fetched
+	pullLanded int // blocks the pull landed
+	loadFrom   int // first block of the H2D load in flight
+	loadN      int
+
+	admitted  bool    // looked up at least once
 	blocks    []int32 // G1 blocks held, in token order
 	computed  int     // tokens whose KV is in G1
 	generated int     // output tokens emitted
@@ -73,6 +84,15 @@ type Seq struct {
 	sched     int     // tokens scheduled in the current pass
 	lastToken des.Time
 }
+
+// wait is what a waiting request waits for besides budget and blocks.
+type wait uint8
+
+const (
+	waitNone wait = iota
+	waitPull      // its KVCR pull is in flight
+	waitLoad      // its G2 blocks are being loaded to G1
+)
 
 // tokens is the request's current length: prompt plus generated tokens.
 func (s *Seq) tokens() int { return s.Req.InputTokens + s.generated }
@@ -85,12 +105,14 @@ type Worker struct {
 	cfg    Config
 	timing Timing
 	obs    Observer
+	kv     HostKV // nil without KVCR
 	pool   *blockPool
 
 	waiting deque
 	running []*Seq  // admission order; preemption takes the last
 	batch   []*Seq  // scheduled in the pass in progress
 	hits    []int32 // scratch: the blocks a request being admitted hits
+	holding []*Seq  // waiting requests that hold blocks (loading or loaded)
 	busy    bool
 
 	passes int64
@@ -98,12 +120,12 @@ type Worker struct {
 	stats  Batch
 }
 
-// New returns an idle worker with an empty G1.
-func New(cfg Config, timing Timing, obs Observer) (*Worker, error) {
+// New returns an idle worker with an empty G1. kv is its KVCR, nil for none.
+func New(cfg Config, timing Timing, obs Observer, kv HostKV) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("worker %d: %w", cfg.ID, err)
 	}
-	w := &Worker{cfg: cfg, timing: timing, obs: obs}
+	w := &Worker{cfg: cfg, timing: timing, obs: obs, kv: kv}
 	w.pool = newBlockPool(cfg.GPUBlocks, func(h uint64) { obs.BlockRemoved(cfg.ID, h) })
 	return w, nil
 }
@@ -148,9 +170,10 @@ func (w *Worker) Fits(r *workload.Request) bool {
 	return ceilDiv(r.InputTokens+r.OutputTokens, w.cfg.BlockSize) <= w.cfg.GPUBlocks
 }
 
-// Enqueue adds a request at the back of the waiting queue.
-func (w *Worker) Enqueue(r *workload.Request) *Seq {
-	s := &Seq{Req: r, Worker: w.cfg.ID, FirstTokenAt: -1, FinishedAt: -1}
+// Enqueue adds a request at the back of the waiting queue. hinted says it
+// carries a kv.fetch hint, staged when the scheduler first reaches it.
+func (w *Worker) Enqueue(r *workload.Request, hinted bool) *Seq {
+	s := &Seq{Req: r, Worker: w.cfg.ID, FirstTokenAt: -1, FinishedAt: -1, hinted: hinted && w.kv != nil}
 	w.waiting.pushBack(s)
 	return s
 }
@@ -190,13 +213,33 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		budget -= n
 		w.batch = append(w.batch, s)
 	}
-	for !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && w.waiting.len() > 0 {
-		s := w.waiting.front()
-		n, ok := w.admit(s, budget)
-		if !ok {
+	for i := 0; !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && i < w.waiting.len(); {
+		s := w.waiting.at(i)
+		if s.wait != waitNone {
+			i++ // waits for its pull or load: skipped, not a blocker
+			continue
+		}
+		if s.hinted && !s.staged {
+			switch w.kv.Stage(now, s, w.g1Prefix(s), w.reusable(s)) {
+			case StageWait:
+				s.wait, s.staged = waitPull, true
+				i++
+				continue
+			case StageParked:
+				i++ // staged again at the next scan
+				continue
+			}
+			s.staged = true
+		}
+		n, res := w.admit(now, s, budget)
+		if res == admitNoRoom {
 			break
 		}
-		w.waiting.popFront()
+		if res == admitLoading {
+			i++
+			continue
+		}
+		w.waiting.removeAt(i)
 		w.running = append(w.running, s)
 		s.sched = n
 		budget -= n
@@ -222,48 +265,132 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 	return now + d, true
 }
 
-// admit tries to start the first waiting request: prefix lookup, then the
+// reusable is how many leading blocks of s's chain a hit may cover: vLLM
+// computes at least the last token, so hits stop one token short.
+func (w *Worker) reusable(s *Seq) int {
+	return min(len(s.Req.Blocks), (s.tokens()-1)/w.cfg.BlockSize)
+}
+
+// g1Prefix counts the leading blocks of s's chain cached in G1.
+func (w *Worker) g1Prefix(s *Seq) int {
+	n, limit := 0, w.reusable(s)
+	for n < limit && w.pool.lookup(s.Req.Blocks[n]) >= 0 {
+		n++
+	}
+	return n
+}
+
+// admitResult says how an admission attempt went.
+type admitResult uint8
+
+const (
+	admitRun     admitResult = iota // admitted: runs this pass
+	admitNoRoom                     // not enough budget or free blocks: admission stops
+	admitLoading                    // its G2 hits are loading: it waits, holding blocks
+)
+
+// admit tries to start a waiting request: the longest prefix cached in G1,
+// then its continuation in the worker's G2 (loaded to G1 first), then the
 // blocks for the tokens it computes this pass. It changes nothing when the
 // request does not fit the budget or the free blocks.
-func (w *Worker) admit(s *Seq, budget int) (int, bool) {
+func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	bs := w.cfg.BlockSize
+	loaded := len(s.blocks) > 0 // a finished load left it holding its hits
 	hits := w.hits[:0]
-	freeHits := 0 // hit blocks on the free list: allocation cannot use them
-	if w.cfg.PrefixCaching {
-		// vLLM recomputes at least the last token: hits stop one token short.
-		limit := min(len(s.Req.Blocks), (s.tokens()-1)/bs)
+	freeHits, g2 := 0, 0 // hit blocks on the free list: allocation cannot use them
+	if !loaded && w.cfg.PrefixCaching {
+		limit := w.reusable(s)
 		for len(hits) < limit {
 			b := w.pool.lookup(s.Req.Blocks[len(hits)])
 			if b < 0 {
 				break
 			}
-			if w.pool.refs[b] == 0 {
+			if w.pool.blocks[b].refs == 0 {
 				freeHits++
 			}
 			hits = append(hits, b)
 		}
+		if w.kv != nil {
+			g2 = w.kv.HostPrefix(s.Req.Blocks[:limit], len(hits))
+		}
 	}
 	w.hits = hits
-	n := s.tokens() - len(hits)*bs
+	have := len(s.blocks) + len(hits) + g2 // blocks held once admitted, before new ones
+	done := s.computed
+	if !loaded {
+		done = (len(hits) + g2) * bs
+	}
+	n := s.tokens() - done
 	if n > budget && !w.cfg.ChunkedPrefill {
-		return 0, false
+		return 0, admitNoRoom
 	}
 	n = min(n, budget)
-	need := ceilDiv(len(hits)*bs+n, bs) - len(hits)
-	if need > w.pool.free()-freeHits {
-		return 0, false
+	need := ceilDiv(done+n, bs) - have // new blocks for this pass's tokens
+	if g2+need > w.pool.free()-freeHits {
+		return 0, admitNoRoom
 	}
-	for _, b := range hits {
-		w.pool.touch(b)
+	if !loaded {
+		for _, b := range hits {
+			w.pool.touch(b)
+		}
+		s.blocks = append(s.blocks, hits...)
+		s.computed, s.committed = len(hits)*bs, len(hits)
+		if !s.admitted {
+			s.admitted = true
+			s.G1HitTokens = len(hits) * bs
+			pulled := 0
+			if s.pullLanded > 0 {
+				pulled = min(max(len(hits)+g2-s.pullFrom, 0), s.pullLanded, g2)
+			}
+			s.G2HitTokens, s.PulledTokens = (g2-pulled)*bs, pulled*bs
+		}
+		if g2 > 0 {
+			w.grow(s, g2)
+			s.loadFrom, s.loadN = len(hits), g2
+			if !w.kv.Load(now, s, len(hits), g2) {
+				s.wait = waitLoad
+				w.holding = append(w.holding, s)
+				return 0, admitLoading
+			}
+			w.landLoad(s)
+		}
+	} else {
+		w.dropHolding(s)
 	}
-	s.blocks = append(s.blocks, hits...)
-	if !s.admitted {
-		s.admitted = true
-		s.G1HitTokens = len(hits) * bs
-	}
-	s.computed, s.committed = len(hits)*bs, len(hits)
 	w.grow(s, need)
-	return n, true
+	return n, admitRun
+}
+
+// LoadDone ends the G2 load of a waiting request: its loaded blocks enter
+// the prefix cache as computed, and it may be admitted.
+func (w *Worker) LoadDone(s *Seq) {
+	w.landLoad(s)
+	s.wait = waitNone
+}
+
+// landLoad commits loaded blocks to the prefix cache.
+func (w *Worker) landLoad(s *Seq) {
+	end := s.loadFrom + s.loadN
+	for k := s.loadFrom; k < end; k++ {
+		if w.pool.commit(s.blocks[k], s.Req.Blocks[k]) {
+			w.obs.BlockStored(w.cfg.ID, s.Req.Blocks[k])
+		}
+	}
+	s.computed, s.committed = end*w.cfg.BlockSize, end
+	s.loadN = 0
+}
+
+// PullDone ends a waiting request's pull: landed blocks from block from on
+// are in the worker's G2 (zero when the pull brought nothing).
+func (w *Worker) PullDone(s *Seq, from, landed int) {
+	s.wait, s.staged = waitNone, true
+	s.pullFrom, s.pullLanded = from, landed
+}
+
+func (w *Worker) dropHolding(s *Seq) {
+	if i := slices.Index(w.holding, s); i >= 0 {
+		w.holding = slices.Delete(w.holding, i, i+1)
+	}
 }
 
 func (w *Worker) grow(s *Seq, n int) {
@@ -349,4 +476,26 @@ func (w *Worker) FinishPass(now des.Time) {
 	}
 	clear(w.batch)
 	w.batch = w.batch[:0]
+}
+
+// Drop empties a removed worker: every request leaves (running ones in
+// admission order, then waiting ones in queue order, as returned), every
+// block is freed and every cached block reported removed. A pass in
+// progress is abandoned; the worker must not be used again.
+func (w *Worker) Drop() []*Seq {
+	out := slices.Clone(w.running)
+	for i := range w.waiting.len() {
+		out = append(out, w.waiting.at(i))
+	}
+	for _, s := range out {
+		w.freeBlocks(s)
+	}
+	for _, b := range w.pool.blocks {
+		if b.hash != 0 {
+			w.obs.BlockRemoved(w.cfg.ID, b.hash)
+		}
+	}
+	w.running, w.batch, w.holding, w.waiting = nil, nil, nil, deque{}
+	w.busy = false
+	return out
 }

@@ -35,7 +35,7 @@ func run(t *testing.T, w *Worker, reqs []*workload.Request) []*Seq {
 	now, next := des.Time(0), 0
 	for {
 		for next < len(reqs) && reqs[next].Arrival <= now {
-			seqs = append(seqs, w.Enqueue(reqs[next]))
+			seqs = append(seqs, w.Enqueue(reqs[next], false))
 			next++
 		}
 		end, ok := w.StartPass(now)
@@ -73,7 +73,7 @@ var fixed = Fixed{Prefill: 10 * des.Millisecond, Decode: 5 * des.Millisecond}
 
 func newWorker(t *testing.T, c Config, tm Timing) (*Worker, *log) {
 	l := &log{}
-	w, err := New(c, tm, l)
+	w, err := New(c, tm, l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

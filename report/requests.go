@@ -26,6 +26,7 @@ type RequestRow struct {
 	Preemptions          int32  // times it was preempted
 	HintSource           int32  // source worker of its kv.fetch hint; -1 none
 	Outcome              string // one of the Outcome constants
+	Reroutes             int32  // times it restarted on another worker after its worker was removed
 }
 
 // requestColumns is the schema of requests.parquet. The names are a public
@@ -46,6 +47,7 @@ var requestColumns = []Column[RequestRow]{
 	{Name: "hint_source", Int32: func(r *RequestRow) int32 { return r.HintSource }},
 	{Name: "outcome", Dict: func(r *RequestRow) string { return r.Outcome },
 		Values: []string{OutcomeCompleted, OutcomeRejected, OutcomeFailed, OutcomeUnfinished}},
+	{Name: "reroutes", Int32: func(r *RequestRow) int32 { return r.Reroutes }},
 }
 
 // NewRequestWriter creates requests.parquet at path; rowGroupRows is as in

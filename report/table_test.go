@@ -20,11 +20,11 @@ import (
 
 // testRequests has a distinct value in every cell, so a swapped column shows.
 var testRequests = []RequestRow{
-	{0, 3, 1_000, 5_000, 9_000, 2048, 128, 1024, 512, 256, 256, 0, -1, OutcomeCompleted},
-	{1, 0, 2_000, -1, 2_500, 200_000, 16, 0, 0, 0, 0, 0, -1, OutcomeRejected},
-	{2, 7, 3_000, 6_100, 7_700, 4096, 64, 2048, 16, 1024, 1008, 2, 5, OutcomeFailed},
-	{3, 1, 4_000, 8_800, -1, 33, 1, 17, 0, 0, 16, 1, 6, OutcomeUnfinished},
-	{4, 2, 5_000, 5_900, 12_345, 1, 2, 3, 4, 5, 6, 7, 8, OutcomeCompleted},
+	{0, 3, 1_000, 5_000, 9_000, 2048, 128, 1024, 512, 256, 256, 0, -1, OutcomeCompleted, 0},
+	{1, 0, 2_000, -1, 2_500, 200_000, 16, 0, 0, 0, 0, 0, -1, OutcomeRejected, 1},
+	{2, 7, 3_000, 6_100, 7_700, 4096, 64, 2048, 16, 1024, 1008, 2, 5, OutcomeFailed, 2},
+	{3, 1, 4_000, 8_800, -1, 33, 1, 17, 0, 0, 16, 1, 6, OutcomeUnfinished, 3},
+	{4, 2, 5_000, 5_900, 12_345, 1, 2, 3, 4, 5, 6, 7, 8, OutcomeCompleted, 9},
 }
 
 // readRequests reads a requests.parquet back with arrow-go's reader,
@@ -85,6 +85,8 @@ func readRequests(t *testing.T, path string) (rows []RequestRow, types []string,
 					r.Preemptions = chunk.(*array.Int32).Value(k)
 				case "hint_source":
 					r.HintSource = chunk.(*array.Int32).Value(k)
+				case "reroutes":
+					r.Reroutes = chunk.(*array.Int32).Value(k)
 				case "outcome":
 					d := chunk.(*array.Dictionary)
 					r.Outcome = d.Dictionary().(*array.String).Value(d.GetValueIndex(k))
@@ -121,7 +123,7 @@ func TestRequestWriterRoundTrip(t *testing.T) {
 		"finish_ns int64", "input_tokens int64", "output_tokens int64", "g1_hit_tokens int64",
 		"g2_hit_tokens int64", "pulled_tokens int64", "computed_prompt_tokens int64",
 		"preemptions int32", "hint_source int32",
-		"outcome dictionary<values=utf8, indices=int8, ordered=false>",
+		"outcome dictionary<values=utf8, indices=int8, ordered=false>", "reroutes int32",
 	}
 	if !slices.Equal(types, wantTypes) {
 		t.Errorf("types:\n got %q\nwant %q", types, wantTypes)

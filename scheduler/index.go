@@ -9,78 +9,140 @@ import (
 	"github.com/kvsim/kvsim/sim/u64map"
 )
 
-// Index is the router's view of which workers cache which blocks: a map from
-// chained block hash to the workers holding it, kept as a short list sorted
-// by worker id in a node arena (no allocation per block). Its cost per query
-// grows with the matched prefix and the few workers holding it, not with the
-// cluster size.
+// Tier is where a worker holds a block: GPU memory (G1) or its host pool
+// (G2).
+type Tier uint8
+
+// The tiers.
+const (
+	G1 Tier = iota
+	G2
+)
+
+// Index is the router's view of which workers hold which blocks in which
+// tier: one map from chained block hash to the workers holding it, sorted
+// by id, each with a tier mask. The first holder sits in the map entry
+// itself (most blocks have one); the others form a list in a node arena, so
+// no block allocates, and a block held in both tiers costs one entry. Its
+// cost per query grows with the matched prefix and the few workers holding
+// it, not with the cluster size.
 type Index struct {
-	heads u64map.Map[int32] // hash -> first node + 1 (0: no holder)
+	heads u64map.Map[holders]
 	nodes []holder
 	free  int32 // first free node + 1
 }
 
+// A holder packs a worker id and its tier mask: (worker + 1) | mask << 29.
+type packed uint32
+
+const tierShift = 29
+
+func pack(w int32, mask uint8) packed { return packed(w+1) | packed(mask)<<tierShift }
+func (p packed) worker() int32        { return int32(p&(1<<tierShift-1)) - 1 }
+func (p packed) mask() uint8          { return uint8(p >> tierShift) }
+
+// holders is a map entry: the lowest holder and the list of the others.
+type holders struct {
+	first packed // 0: none
+	rest  int32  // node + 1; 0: none
+}
+
 type holder struct {
-	worker int32
-	next   int32 // next node + 1 (0: end)
+	who  packed
+	next int32 // next node + 1 (0: end)
 }
 
 // NewIndex returns an empty index.
 func NewIndex() *Index { return &Index{} }
 
-func (ix *Index) node(w int32, next int32) int32 {
+func (ix *Index) node(who packed, next int32) int32 {
 	if ix.free != 0 {
 		i := ix.free - 1
 		ix.free = ix.nodes[i].next
-		ix.nodes[i] = holder{worker: w, next: next}
+		ix.nodes[i] = holder{who: who, next: next}
 		return i + 1
 	}
-	ix.nodes = append(ix.nodes, holder{worker: w, next: next})
+	ix.nodes = append(ix.nodes, holder{who: who, next: next})
 	return int32(len(ix.nodes))
 }
 
-// Add records that worker w holds hash.
-func (ix *Index) Add(w int32, hash uint64) {
-	link := ix.heads.Insert(hash)
-	for *link != 0 && ix.nodes[*link-1].worker < w {
+// Add records that worker w holds hash in tier t.
+func (ix *Index) Add(w int32, t Tier, hash uint64) {
+	bit := uint8(1) << t
+	hs := ix.heads.Insert(hash)
+	switch f := hs.first; {
+	case f == 0:
+		hs.first = pack(w, bit)
+		return
+	case f.worker() == w:
+		hs.first = pack(w, f.mask()|bit)
+		return
+	case w < f.worker(): // w becomes the first; the old first joins the list
+		hs.first = pack(w, bit)
+		w, bit = f.worker(), f.mask()
+	}
+	n := ix.node(pack(w, bit), 0) // before taking pointers into nodes: it may grow them
+	link := &hs.rest
+	for *link != 0 && ix.nodes[*link-1].who.worker() < w {
 		link = &ix.nodes[*link-1].next
 	}
-	if *link != 0 && ix.nodes[*link-1].worker == w {
+	if *link != 0 && ix.nodes[*link-1].who.worker() == w {
+		h := &ix.nodes[*link-1]
+		h.who = pack(w, h.who.mask()|bit)
+		ix.nodes[n-1].next, ix.free = ix.free, n // not needed after all
 		return
 	}
-	*link = ix.node(w, *link)
+	ix.nodes[n-1].next, *link = *link, n
 }
 
-// Remove records that worker w no longer holds hash.
-func (ix *Index) Remove(w int32, hash uint64) {
-	head := ix.heads.Ptr(hash)
-	if head == nil {
+// Remove records that worker w no longer holds hash in tier t.
+func (ix *Index) Remove(w int32, t Tier, hash uint64) {
+	bit := uint8(1) << t
+	hs := ix.heads.Ptr(hash)
+	if hs == nil {
 		return
 	}
-	link := head
-	for *link != 0 && ix.nodes[*link-1].worker < w {
+	if f := hs.first; f.worker() == w {
+		if m := f.mask() &^ bit; m != 0 {
+			hs.first = pack(w, m)
+			return
+		}
+		if hs.rest == 0 {
+			ix.heads.Delete(hash)
+			return
+		}
+		i := hs.rest - 1 // the next holder becomes the first
+		hs.first, hs.rest = ix.nodes[i].who, ix.nodes[i].next
+		ix.nodes[i].next, ix.free = ix.free, i+1
+		return
+	}
+	link := &hs.rest
+	for *link != 0 && ix.nodes[*link-1].who.worker() < w {
 		link = &ix.nodes[*link-1].next
 	}
-	if *link == 0 || ix.nodes[*link-1].worker != w {
+	if *link == 0 || ix.nodes[*link-1].who.worker() != w {
 		return
 	}
 	i := *link - 1
-	*link = ix.nodes[i].next
-	ix.nodes[i].next = ix.free
-	ix.free = i + 1
-	if *head == 0 {
-		ix.heads.Delete(hash)
+	if m := ix.nodes[i].who.mask() &^ bit; m != 0 {
+		ix.nodes[i].who = pack(w, m)
+		return
 	}
+	*link = ix.nodes[i].next
+	ix.nodes[i].next, ix.free = ix.free, i+1
 }
 
-// Len is the number of distinct hashes held by any worker.
+// Len is the number of distinct hashes held by any worker in any tier.
 func (ix *Index) Len() int { return ix.heads.Len() }
 
-// holds reports whether the holder list starting at node+1 contains w.
-func (ix *Index) holds(head int32, w int32) bool {
-	for n := head; n != 0; n = ix.nodes[n-1].next {
-		if h := ix.nodes[n-1].worker; h >= w {
-			return h == w
+// holds reports whether the entry hs lists w in tier t.
+func (ix *Index) holds(hs holders, w int32, bit uint8) bool {
+	if hs.first.worker() == w {
+		return hs.first.mask()&bit != 0
+	}
+	for n := hs.rest; n != 0; n = ix.nodes[n-1].next {
+		if who := ix.nodes[n-1].who; who.worker() >= w {
+			return who.worker() == w && who.mask()&bit != 0
 		}
 	}
 	return false
@@ -93,26 +155,30 @@ type Overlap struct {
 }
 
 // Overlaps appends to dst, in worker id order, every worker holding at least
-// the first block of chain, with the length of the prefix it holds.
-func (ix *Index) Overlaps(chain []uint64, dst []Overlap) []Overlap {
+// the first block of chain in tier t, with the length of the prefix it
+// holds there.
+func (ix *Index) Overlaps(chain []uint64, t Tier, dst []Overlap) []Overlap {
 	if len(chain) == 0 {
 		return dst
 	}
+	bit := uint8(1) << t
 	first, _ := ix.heads.Get(chain[0])
-	if first == 0 {
-		return dst
-	}
 	start := len(dst)
-	for n := first; n != 0; n = ix.nodes[n-1].next {
-		dst = append(dst, Overlap{Worker: ix.nodes[n-1].worker, Blocks: 1})
+	if first.first != 0 && first.first.mask()&bit != 0 {
+		dst = append(dst, Overlap{Worker: first.first.worker(), Blocks: 1})
+	}
+	for n := first.rest; n != 0; n = ix.nodes[n-1].next {
+		if who := ix.nodes[n-1].who; who.mask()&bit != 0 {
+			dst = append(dst, Overlap{Worker: who.worker(), Blocks: 1})
+		}
 	}
 	live := dst[start:] // workers still matching, a prefix of dst[start:]
 	for k := 1; k < len(chain) && len(live) > 0; k++ {
-		head, _ := ix.heads.Get(chain[k])
+		hs, _ := ix.heads.Get(chain[k])
 		// Keep the live workers that hold block k; move the others behind.
 		n := 0
 		for i := range live {
-			if ix.holds(head, live[i].Worker) {
+			if ix.holds(hs, live[i].Worker, bit) {
 				live[i].Blocks++
 				live[i], live[n] = live[n], live[i]
 				n++

@@ -28,6 +28,8 @@ type Config struct {
 	PrefillLoadScale float64  // weight of prefill blocks against decode blocks
 	EventDelay       des.Time // KV events reach the router this much later
 	BlockSize        int
+	Hints            bool // attach kv.fetch hints
+	HintMinBlocks    int  // a hint must fetch at least this many blocks
 }
 
 // load is the router's own account of what it sent a worker. It never reads
@@ -40,8 +42,13 @@ type load struct {
 
 // Route is what the router remembers of a routed request.
 type Route struct {
-	Worker        int32
-	G1Overlap     int // blocks the worker held at routing time, as the router saw it
+	Worker    int32
+	G1Overlap int // leading blocks the worker held in G1 at routing time, as the router saw it
+	G2Overlap int // leading blocks it held in G2
+	// HintSource is the worker named by the request's kv.fetch hint, -1
+	// for none; HintBlocks the prefix the router saw there.
+	HintSource    int32
+	HintBlocks    int
 	prefillBlocks int
 	promptBlocks  int
 }
@@ -50,6 +57,7 @@ type kvEvent struct {
 	at     des.Time
 	worker int32
 	hash   uint64
+	tier   Tier
 	stored bool
 }
 
@@ -63,7 +71,7 @@ type Router struct {
 	schedulable []int32 // sorted ids the router may use
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
-	overlaps    []Overlap
+	g1, g2      []Overlap // scratch: overlaps of the request being routed
 }
 
 // New returns a router with no workers. rng feeds the random policy.
@@ -99,25 +107,29 @@ func (r *Router) SetSchedulable(id int32, on bool) {
 // Schedulable reports how many workers the router may use.
 func (r *Router) Schedulable() int { return len(r.schedulable) }
 
-// Stored and Removed are KV events: worker w's G1 gained or lost hash.
-func (r *Router) Stored(now des.Time, w int32, hash uint64) { r.event(now, w, hash, true) }
-
-// Removed is the KV event of an evicted block.
-func (r *Router) Removed(now des.Time, w int32, hash uint64) { r.event(now, w, hash, false) }
-
-func (r *Router) event(now des.Time, w int32, hash uint64, stored bool) {
-	if r.cfg.EventDelay == 0 {
-		r.apply(w, hash, stored)
-		return
-	}
-	r.pending = append(r.pending, kvEvent{at: now, worker: w, hash: hash, stored: stored})
+// Stored is a KV event: worker w's tier gained hash.
+func (r *Router) Stored(now des.Time, w int32, tier Tier, hash uint64) {
+	r.event(now, w, tier, hash, true)
 }
 
-func (r *Router) apply(w int32, hash uint64, stored bool) {
+// Removed is a KV event: worker w's tier lost hash.
+func (r *Router) Removed(now des.Time, w int32, tier Tier, hash uint64) {
+	r.event(now, w, tier, hash, false)
+}
+
+func (r *Router) event(now des.Time, w int32, tier Tier, hash uint64, stored bool) {
+	if r.cfg.EventDelay == 0 {
+		r.apply(w, tier, hash, stored)
+		return
+	}
+	r.pending = append(r.pending, kvEvent{at: now, worker: w, tier: tier, hash: hash, stored: stored})
+}
+
+func (r *Router) apply(w int32, tier Tier, hash uint64, stored bool) {
 	if stored {
-		r.index.Add(w, hash)
+		r.index.Add(w, tier, hash)
 	} else {
-		r.index.Remove(w, hash)
+		r.index.Remove(w, tier, hash)
 	}
 }
 
@@ -126,7 +138,7 @@ func (r *Router) catchUp(now des.Time) {
 	n := 0
 	for n < len(r.pending) && r.pending[n].at+r.cfg.EventDelay <= now {
 		e := r.pending[n]
-		r.apply(e.worker, e.hash, e.stored)
+		r.apply(e.worker, e.tier, e.hash, e.stored)
 		n++
 	}
 	if n > 0 {
@@ -134,14 +146,21 @@ func (r *Router) catchUp(now des.Time) {
 	}
 }
 
-// Pick chooses a worker for req and accounts for it. It reports false when
-// no worker is schedulable.
+// Pick chooses a worker for req, attaches a hint when one applies, and
+// accounts for the request. It reports false when no worker is
+// schedulable.
 func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	if len(r.schedulable) == 0 {
 		return Route{}, false
 	}
 	r.catchUp(now)
-	rt := Route{promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
+	rt := Route{HintSource: -1, promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
+	if r.cfg.Policy == KVAware || r.cfg.Hints {
+		r.g1 = r.index.Overlaps(req.Blocks, G1, r.g1[:0])
+		r.g2 = r.index.Overlaps(req.Blocks, G2, r.g2[:0])
+	} else {
+		r.g1, r.g2 = r.g1[:0], r.g2[:0]
+	}
 	switch r.cfg.Policy {
 	case RoundRobin:
 		r.next %= len(r.schedulable)
@@ -157,13 +176,11 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 			}
 		}
 	case KVAware:
-		rt.Worker = r.kvAware(req, rt.promptBlocks)
+		rt.Worker = r.kvAware(rt.promptBlocks)
 	}
-	r.overlaps = r.index.Overlaps(req.Blocks, r.overlaps[:0])
-	for _, o := range r.overlaps {
-		if o.Worker == rt.Worker {
-			rt.G1Overlap = o.Blocks
-		}
+	rt.G1Overlap, rt.G2Overlap = overlapOf(r.g1, rt.Worker), overlapOf(r.g2, rt.Worker)
+	if r.cfg.Hints {
+		r.hint(&rt)
 	}
 	rt.prefillBlocks = max(0, rt.promptBlocks-rt.G1Overlap)
 	l := &r.loads[rt.Worker]
@@ -172,21 +189,53 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	return rt, true
 }
 
+// overlapOf is w's entry in overlaps (sorted by worker), 0 when absent.
+func overlapOf(overlaps []Overlap, w int32) int {
+	i, ok := slices.BinarySearchFunc(overlaps, w, func(o Overlap, w int32) int { return int(o.Worker - w) })
+	if !ok {
+		return 0
+	}
+	return overlaps[i].Blocks
+}
+
+// hint names the source for rt's target: a schedulable worker other than
+// the target whose visible G2 holds a prefix at least HintMinBlocks longer
+// than the target's G1 and G2 prefix; the longest wins, ties to the lowest
+// id.
+func (r *Router) hint(rt *Route) {
+	want := max(rt.G1Overlap, rt.G2Overlap) + r.cfg.HintMinBlocks
+	for _, o := range r.g2 {
+		if o.Worker == rt.Worker || o.Blocks < want || o.Blocks <= rt.HintBlocks {
+			continue
+		}
+		if _, ok := slices.BinarySearch(r.schedulable, o.Worker); ok {
+			rt.HintSource, rt.HintBlocks = o.Worker, o.Blocks
+		}
+	}
+}
+
 // kvAware picks the lowest cost = prefill_load_scale * max(0, pending
 // prefill blocks + request blocks - credit) + active decode blocks, with
-// credit = overlap_credit * G1 overlap; ties go to the lowest id.
-func (r *Router) kvAware(req *workload.Request, blocks int) int32 {
-	r.overlaps = r.index.Overlaps(req.Blocks, r.overlaps[:0])
+// credit = overlap_credit * G1 overlap + host_hit_weight * the blocks its G2
+// holds beyond its G1 overlap; ties go to the lowest id.
+func (r *Router) kvAware(blocks int) int32 {
 	best, bestCost := int32(-1), 0.0
-	o := r.overlaps
+	g1, g2 := r.g1, r.g2
 	for _, w := range r.schedulable {
-		for len(o) > 0 && o[0].Worker < w {
-			o = o[1:]
+		for len(g1) > 0 && g1[0].Worker < w {
+			g1 = g1[1:]
 		}
-		credit := 0.0
-		if len(o) > 0 && o[0].Worker == w {
-			credit = float64(r.cfg.OverlapCredit * float64(o[0].Blocks))
+		for len(g2) > 0 && g2[0].Worker < w {
+			g2 = g2[1:]
 		}
+		o1, o2 := 0, 0
+		if len(g1) > 0 && g1[0].Worker == w {
+			o1 = g1[0].Blocks
+		}
+		if len(g2) > 0 && g2[0].Worker == w {
+			o2 = g2[0].Blocks
+		}
+		credit := float64(r.cfg.OverlapCredit*float64(o1)) + float64(r.cfg.HostHitWeight*float64(max(0, o2-o1)))
 		l := &r.loads[w]
 		cost := float64(r.cfg.PrefillLoadScale*max(0, float64(l.prefillBlocks+blocks)-credit)) + float64(l.decodeBlocks)
 		if best < 0 || cost < bestCost {

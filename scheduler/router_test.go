@@ -15,22 +15,22 @@ func TestIndexOverlaps(t *testing.T) {
 	// Worker 2 holds blocks 0-3, worker 0 holds 0-1, worker 5 holds 0 and 2
 	// (a gap: its prefix is 1 block), worker 3 holds only block 1 (no prefix).
 	for _, h := range chain {
-		ix.Add(2, h)
+		ix.Add(2, G1, h)
 	}
-	ix.Add(0, 10)
-	ix.Add(0, 11)
-	ix.Add(5, 10)
-	ix.Add(5, 12)
-	ix.Add(3, 11)
-	ix.Add(3, 11) // idempotent
-	got := ix.Overlaps(chain, nil)
+	ix.Add(0, G1, 10)
+	ix.Add(0, G1, 11)
+	ix.Add(5, G1, 10)
+	ix.Add(5, G1, 12)
+	ix.Add(3, G1, 11)
+	ix.Add(3, G1, 11) // idempotent
+	got := ix.Overlaps(chain, G1, nil)
 	want := []Overlap{{0, 2}, {2, 4}, {5, 1}}
 	if !slices.Equal(got, want) {
 		t.Errorf("overlaps %v want %v", got, want)
 	}
-	ix.Remove(2, 12)
-	ix.Remove(2, 99) // absent: no-op
-	if got := ix.Overlaps(chain, nil); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
+	ix.Remove(2, G1, 12)
+	ix.Remove(2, G1, 99) // absent: no-op
+	if got := ix.Overlaps(chain, G1, nil); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
 		t.Errorf("after remove: %v", got)
 	}
 	if ix.Len() != 4 {
@@ -124,7 +124,7 @@ func TestRandomIsSeeded(t *testing.T) {
 func TestKVAware(t *testing.T) {
 	r := newRouter(t, KVAware, 3)
 	for _, h := range []uint64{1, 2, 3} {
-		r.Stored(0, 1, h)
+		r.Stored(0, 1, G1, h)
 	}
 	first := pick(t, r, rq(64, 1, 2, 3, 4))
 	if first.Worker != 1 || first.G1Overlap != 3 {
@@ -145,12 +145,52 @@ func TestEventDelay(t *testing.T) {
 	r, _ := New(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16}, nil)
 	r.AddWorker(0)
 	r.AddWorker(1)
-	r.Stored(0, 1, 42)
+	r.Stored(0, 1, G1, 42)
 	if rt, _ := r.Pick(4*des.Millisecond, rq(16, 42)); rt.Worker != 0 || rt.G1Overlap != 0 {
 		t.Errorf("at 4ms: %+v", rt)
 	}
 	// Worker 0 now has 1 pending block; worker 1 costs max(0, 1 - 1) = 0.
 	if rt, _ := r.Pick(5*des.Millisecond, rq(16, 42)); rt.Worker != 1 || rt.G1Overlap != 1 {
 		t.Errorf("at 5ms: %+v", rt)
+	}
+}
+
+// TestIndexAgainstReference applies random adds and removes in both tiers
+// to an Index and to a plain set, and compares every hash's holders in each
+// tier after each step; lists grow past the node arena's capacity many
+// times.
+func TestIndexAgainstReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	ix := NewIndex()
+	type key struct {
+		h    uint64
+		tier Tier
+	}
+	ref := map[key]map[int32]bool{}
+	for step := range 20000 {
+		w, k := int32(r.IntN(10)), key{uint64(1 + r.IntN(40)), Tier(r.IntN(2))}
+		if ref[k] == nil {
+			ref[k] = map[int32]bool{}
+		}
+		if r.IntN(3) == 0 {
+			ix.Remove(w, k.tier, k.h)
+			delete(ref[k], w)
+		} else {
+			ix.Add(w, k.tier, k.h)
+			ref[k][w] = true
+		}
+		for h := uint64(1); h <= 40; h++ {
+			for _, tier := range []Tier{G1, G2} {
+				var want []Overlap
+				for w := range int32(10) {
+					if ref[key{h, tier}][w] {
+						want = append(want, Overlap{w, 1})
+					}
+				}
+				if got := ix.Overlaps([]uint64{h}, tier, nil); !slices.Equal(got, want) {
+					t.Fatalf("step %d hash %d tier %d: %v want %v", step, h, tier, got, want)
+				}
+			}
+		}
 	}
 }

@@ -66,6 +66,15 @@ func openSource(sc *scenarios.Scenario, rng des.RNG) (workload.Source, io.Closer
 	return workload.NewMooncake(f, opt), f, nil
 }
 
+// traceFile names the workload's source in errors: the trace, or the
+// scenario of a synthetic workload.
+func traceFile(sc *scenarios.Scenario) string {
+	if sc.Workload.Trace != nil {
+		return sc.Workload.Trace.Path
+	}
+	return displayFile(sc)
+}
+
 func displayFile(sc *scenarios.Scenario) string {
 	if sc.File == "" {
 		return "default scenario"

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
@@ -14,15 +15,18 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
-// RowSink receives request rows in request_id order.
-type RowSink interface {
-	Append(*report.RequestRow) error
+// Sink receives the rows a run streams out: requests in request_id order,
+// pulls in pull_id order, samples in time order.
+type Sink interface {
+	Request(*report.RequestRow) error
+	Pull(*report.PullRow) error
+	Sample(*report.SampleRow) error
 }
 
 // Options are the run's hooks; none changes the result.
 type Options struct {
-	Rows  RowSink // nil: rows are only summarised
-	Check bool    // verify invariants after every pass; an error stops the run
+	Sink  Sink // nil: rows are only summarised
+	Check bool // verify invariants during the run; a violation stops it
 	// Progress, when set, is called every ProgressEvery events with the
 	// number of requests ended and the virtual time.
 	Progress func(done int64, now des.Time)
@@ -31,68 +35,75 @@ type Options struct {
 // ProgressEvery is how many events pass between Progress calls.
 const ProgressEvery = 1 << 16
 
+// Result is what a run returns besides its streamed rows.
+type Result struct {
+	Summary  *Summary
+	Workers  []report.WorkerRow  // by worker id
+	Counters []report.CounterRow // in report order
+}
+
 // Cluster is one run in progress.
 type Cluster struct {
-	sc      *scenarios.Scenario
-	opt     Options
-	q       des.Queue
-	workers []*node
-	router  *scheduler.Router
-	source  workload.Source
-	next    *workload.Request // read ahead: the next arrival
-	active  map[int64]*request
-	rows    reorder
-	stats   stats
-	err     error
+	sc       *scenarios.Scenario
+	opt      Options
+	q        des.Queue
+	workers  []*node
+	timing   engine.Timing
+	router   *scheduler.Router
+	kv       *kvcr.KVCR // nil when KVCR is off
+	source   workload.Source
+	next     *workload.Request // read ahead: the next arrival
+	active   map[int64]*request
+	requests reorder[report.RequestRow]
+	pulls    reorder[report.PullRow]
+	stats    stats
+	counts   counts
+	err      error
 }
 
 // node is a worker and what the simulation keeps beside it.
 type node struct {
-	w     *engine.Worker
-	drive bool // a drive scan is scheduled at the current time
+	id        int32
+	w         *engine.Worker
+	status    kvcr.Status
+	drive     bool // a drive scan is scheduled at the current time
+	stored    []uint64
+	addedNs   des.Time
+	readyNs   des.Time
+	drainNs   des.Time
+	removedNs des.Time
+	completed int64
 }
 
 // request is a request between arrival and its row.
 type request struct {
-	req   *workload.Request
-	route scheduler.Route
-	seq   *engine.Seq
+	req      *workload.Request
+	route    scheduler.Route
+	seq      *engine.Seq
+	hint     kvcr.Hint
+	reroutes int32
+	carried  engine.Seq // preemptions and computed tokens of earlier attempts
 }
 
-// Run simulates the scenario to the end and returns its summary. Cancelling
-// ctx stops the run with ctx's error.
-func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Summary, error) {
-	if len(sc.Events) > 0 {
-		return nil, &scenarios.InputError{File: displayFile(sc), Key: "events",
-			Err: errors.New("lifecycle events (drain, remove, add) are not modeled in this build yet")}
-	}
-	rng := des.NewRNG(sc.Seed)
-	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}}
-	r, err := scheduler.New(scheduler.Config{
-		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
-		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
-		BlockSize: sc.Cluster.Engine.BlockSize,
-	}, rng.Stream("router"))
+// Run simulates the scenario to the end. Cancelling ctx stops the run with
+// ctx's error.
+func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
+	c, err := build(sc, opt)
 	if err != nil {
 		return nil, err
 	}
-	c.router = r
-	tm := timing(sc)
-	for i := range sc.Cluster.Workers {
-		w, err := engine.New(engineConfig(sc, int32(i)), tm, (*observer)(c))
-		if err != nil {
-			return nil, err
-		}
-		c.workers = append(c.workers, &node{w: w})
-		r.AddWorker(int32(i))
-	}
-	src, closer, err := openSource(sc, rng)
+	src, closer, err := openSource(sc, des.NewRNG(sc.Seed))
 	if err != nil {
 		return nil, err
 	}
 	defer closer.Close()
 	c.source = src
 	c.readNext()
+	if c.next == nil && c.err == nil {
+		return nil, &scenarios.InputError{File: traceFile(sc), Key: "workload", Err: errors.New("the workload has no requests")}
+	}
+	c.scheduleLifecycle()
+	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
 	c.q.Run(func() bool {
 		if c.q.Fired()%ProgressEvery == 0 {
 			if opt.Progress != nil {
@@ -110,7 +121,73 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Summary, er
 	if err := c.finish(); err != nil {
 		return nil, err
 	}
-	return c.summary(), nil
+	return &Result{Summary: c.summary(), Workers: c.workerRows(), Counters: c.counterRows()}, nil
+}
+
+// build wires workers, router and KVCR for a scenario.
+func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
+	rng := des.NewRNG(sc.Seed)
+	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc)}
+	e := sc.Cluster.Engine
+	kvOn := sc.KVCR.Enabled
+	r, err := scheduler.New(scheduler.Config{
+		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
+		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
+		BlockSize: e.BlockSize, Hints: kvOn && sc.Router.Hints.Enabled && sc.Cluster.G2.CapacityBlocks > 0,
+		HintMinBlocks: sc.Router.Hints.MinBlocks,
+	}, rng.Stream("router"))
+	if err != nil {
+		return nil, err
+	}
+	c.router = r
+	if kvOn {
+		k := sc.KVCR
+		c.kv = kvcr.New(kvcr.Config{
+			BlockBytes: int64(e.BlockSize) * e.KVBytesPerToken, G2Capacity: sc.Cluster.G2.CapacityBlocks,
+			D2HGbps: sc.Cluster.G2.D2HGbps, H2DGbps: sc.Cluster.G2.H2DGbps, Latency: des.Time(k.Latency),
+			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
+			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
+			MaxInflightPulls: k.MaxInflightPulls,
+		}, &c.q, (*kvListener)(c))
+	}
+	for range sc.Cluster.Workers {
+		if err := c.addWorker(0, true); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// addWorker creates the next worker, ready at once or starting.
+func (c *Cluster) addWorker(now des.Time, ready bool) error {
+	id := int32(len(c.workers))
+	n := &node{id: id, addedNs: now, readyNs: -1, drainNs: -1, removedNs: -1, status: kvcr.Starting}
+	var host engine.HostKV
+	if c.kv != nil {
+		host = &hostKV{c: c, w: id}
+		c.kv.AddWorker(id, kvcr.Starting)
+	}
+	w, err := engine.New(engineConfig(c.sc, id), c.timing, (*observer)(c), host)
+	if err != nil {
+		return err
+	}
+	n.w = w
+	c.workers = append(c.workers, n)
+	c.router.AddWorker(id)
+	c.router.SetSchedulable(id, false)
+	if ready {
+		c.ready(now, n)
+	}
+	return nil
+}
+
+// ready makes a worker schedulable.
+func (c *Cluster) ready(now des.Time, n *node) {
+	n.status, n.readyNs = kvcr.Ready, now
+	c.router.SetSchedulable(n.id, true)
+	if c.kv != nil {
+		c.kv.SetStatus(n.id, kvcr.Ready)
+	}
 }
 
 // readNext reads the next request and schedules its arrival.
@@ -123,9 +200,6 @@ func (c *Cluster) readNext() {
 	if err != nil {
 		c.err = traceError(c.sc, err)
 		return
-	}
-	if req.Arrival < c.q.Now() {
-		panic(fmt.Sprintf("sim: request %d arrives at %v, before %v", req.ID, req.Arrival, c.q.Now()))
 	}
 	c.next = req
 	c.q.Schedule(req.Arrival, des.PhaseArrival, uint64(req.ID), (*arrival)(c), 0)
@@ -152,32 +226,45 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	req := c.next
 	c.readNext()
 	c.stats.arrived(req)
+	r := &request{req: req, route: scheduler.Route{Worker: -1, HintSource: -1}}
 	e := c.sc.Cluster.Engine
 	if (e.MaxModelLen > 0 && req.InputTokens+req.OutputTokens > e.MaxModelLen) || !c.workers[0].w.Fits(req) {
-		c.end(&request{req: req, route: scheduler.Route{Worker: -1}}, report.OutcomeRejected, now)
+		c.end(r, report.OutcomeRejected, now)
 		return
 	}
-	rt, ok := c.router.Pick(now, req)
-	if !ok {
-		c.end(&request{req: req, route: scheduler.Route{Worker: -1}}, report.OutcomeRejected, now)
-		return
-	}
-	n := c.workers[rt.Worker]
-	r := &request{req: req, route: rt, seq: n.w.Enqueue(req)}
 	c.active[req.ID] = r
-	c.wake(rt.Worker, now)
+	if w, ok := c.route(now, r); ok {
+		c.wake(w, now, true)
+	}
 }
 
-// wake schedules a drive scan of worker w at now, once. When no other event
-// is pending at now, the scan would be the next event anyway: it runs at
-// once, saving a trip through the queue. Call it last in a handler.
-func (c *Cluster) wake(w int32, now des.Time) {
+// route sends an active request to a worker; with none schedulable it
+// fails.
+func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
+	rt, ok := c.router.Pick(now, r.req)
+	if !ok {
+		c.end(r, report.OutcomeFailed, now)
+		return -1, false
+	}
+	r.route = rt
+	if rt.HintSource >= 0 {
+		c.counts.hintsAttached++
+		r.hint = kvcr.Hint{Source: rt.HintSource, Move: c.sc.Router.Hints.Mode == "move"}
+	}
+	r.seq = c.workers[rt.Worker].w.Enqueue(r.req, rt.HintSource >= 0)
+	return rt.Worker, true
+}
+
+// wake makes worker w scan for work at now, once. inline runs the scan at
+// once when no other event is pending at now (it would be the next event
+// anyway); only the last action of a top-level handler may ask for it.
+func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	n := c.workers[w]
-	if n.drive || n.w.Busy() {
+	if n.drive || n.status == kvcr.Removed || n.w.Busy() {
 		return
 	}
 	n.drive = true
-	if next, ok := c.q.Peek(); !ok || next > now {
+	if next, ok := c.q.Peek(); inline && (!ok || next > now) {
 		(*drive)(c).Fire(now, uint64(w), 0)
 		return
 	}
@@ -191,7 +278,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(d)
 	n := c.workers[key]
 	n.drive = false
-	if n.w.Busy() || !n.w.HasWork() {
+	if n.status == kvcr.Removed || n.w.Busy() || !n.w.HasWork() {
 		return
 	}
 	if end, ok := n.w.StartPass(now); ok {
@@ -202,50 +289,37 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 
 type passDone Cluster
 
-// Fire ends a worker's pass and rescans it.
+// Fire ends a worker's pass, stores its new full blocks to G2 and rescans
+// it.
 func (p *passDone) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(p)
 	n := c.workers[key]
+	if n.status == kvcr.Removed {
+		return // the worker went with its pass
+	}
 	n.w.FinishPass(now)
+	if c.kv != nil && len(n.stored) > 0 {
+		c.kv.Store(now, n.id, n.stored)
+		n.stored = n.stored[:0]
+	}
 	c.check(n)
-	c.wake(int32(key), now)
+	c.maybeRetire(now, n)
+	c.wake(n.id, now, true)
 }
-
-// check verifies a worker's invariants after a pass starts or ends. A full
-// O(G1) check runs every max(128, G1 blocks / 8) passes, keeping its
-// amortised cost to a few operations a pass; the others get the
-// O(running) check, and every worker gets a full one at the end.
-func (c *Cluster) check(n *node) {
-	if !c.opt.Check || c.err != nil {
-		return
-	}
-	check := n.w.CheckQuick
-	if n.w.Passes()%int64(max(128, n.w.G1Capacity()/8)) == 0 {
-		check = n.w.Check
-	}
-	if err := check(); err != nil {
-		c.err = &InvariantError{At: c.q.Now(), Err: err}
-	}
-}
-
-// InvariantError is a broken model invariant found by --check.
-type InvariantError struct {
-	At  des.Time
-	Err error
-}
-
-func (e *InvariantError) Error() string {
-	return fmt.Sprintf("invariant violated at %v: %v", e.At, e.Err)
-}
-
-func (e *InvariantError) Unwrap() error { return e.Err }
 
 // observer receives the workers' reports.
 type observer Cluster
 
-func (o *observer) BlockStored(w int32, h uint64) { o.router.Stored(o.q.Now(), w, h) }
+func (o *observer) BlockStored(w int32, h uint64) {
+	c := (*Cluster)(o)
+	c.router.Stored(c.q.Now(), w, scheduler.G1, h)
+	if c.kv != nil {
+		n := c.workers[w]
+		n.stored = append(n.stored, h)
+	}
+}
 
-func (o *observer) BlockRemoved(w int32, h uint64) { o.router.Removed(o.q.Now(), w, h) }
+func (o *observer) BlockRemoved(w int32, h uint64) { o.router.Removed(o.q.Now(), w, scheduler.G1, h) }
 
 func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 	o.router.FirstToken(o.active[s.Req.ID].route)
@@ -257,6 +331,7 @@ func (o *observer) Finished(now des.Time, s *engine.Seq) {
 	c := (*Cluster)(o)
 	r := c.active[s.Req.ID]
 	c.router.Finished(r.route, true)
+	c.workers[s.Worker].completed++
 	c.end(r, report.OutcomeCompleted, now)
 }
 
@@ -266,53 +341,48 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	row := report.RequestRow{
 		RequestID: r.req.ID, Worker: r.route.Worker, ArrivalNs: int64(r.req.Arrival),
 		FirstTokenNs: -1, FinishNs: int64(now), InputTokens: int64(r.req.InputTokens),
-		OutputTokens: int64(r.req.OutputTokens), HintSource: -1, Outcome: outcome,
+		OutputTokens: int64(r.req.OutputTokens), HintSource: r.route.HintSource, Outcome: outcome,
+		Reroutes: r.reroutes, Preemptions: int32(r.carried.Preemptions),
+		ComputedPromptTokens: int64(r.carried.ComputedPromptTokens),
 	}
 	if s := r.seq; s != nil {
 		row.FirstTokenNs = int64(s.FirstTokenAt)
 		row.G1HitTokens = int64(s.G1HitTokens)
-		row.ComputedPromptTokens = int64(s.ComputedPromptTokens)
-		row.Preemptions = int32(s.Preemptions)
+		row.G2HitTokens = int64(s.G2HitTokens)
+		row.PulledTokens = int64(s.PulledTokens)
+		row.ComputedPromptTokens += int64(s.ComputedPromptTokens)
+		row.Preemptions += int32(s.Preemptions)
 	}
 	if outcome == report.OutcomeUnfinished {
 		row.FinishNs = -1
 	}
 	c.stats.ended++
 	c.stats.add(&row)
-	if err := c.rows.put(row, c.opt.Rows); err != nil && c.err == nil {
+	var sink func(*report.RequestRow) error
+	if c.opt.Sink != nil {
+		sink = c.opt.Sink.Request
+	}
+	if err := c.requests.put(row.RequestID, row, sink); err != nil && c.err == nil {
 		c.err = err
 	}
 }
 
-// finish ends the requests still active when the queue ran dry (none, unless
-// a worker can never admit them) and checks the run's invariants.
+// finish ends the requests still active when the queue ran dry (none,
+// unless a worker can never admit them), flushes the rows and checks the
+// run's invariants.
 func (c *Cluster) finish() error {
-	var ids []int64
-	for id := range c.active {
-		ids = append(ids, id)
-	}
-	sortInt64(ids) // map order must not reach the rows
-	for _, id := range ids {
+	for _, id := range sortedKeys(c.active) {
 		c.end(c.active[id], report.OutcomeUnfinished, c.q.Now())
 	}
 	if c.err != nil {
 		return c.err
 	}
-	if c.rows.pending() != 0 {
-		return fmt.Errorf("sim: %d request rows never written", c.rows.pending())
+	if n := c.requests.pending() + c.pulls.pending(); n != 0 {
+		return fmt.Errorf("sim: %d rows never written", n)
 	}
 	if c.opt.Check {
-		for _, n := range c.workers {
-			if err := n.w.Check(); err != nil {
-				return &InvariantError{At: c.q.Now(), Err: err}
-			}
-			if n.w.G1Used() != 0 || n.w.HasWork() {
-				return &InvariantError{At: c.q.Now(), Err: fmt.Errorf("worker %d ends with %d G1 blocks in use and %d requests",
-					n.w.ID(), n.w.G1Used(), n.w.Requests())}
-			}
-		}
-		if c.stats.ended != c.stats.arrivals {
-			return &InvariantError{At: c.q.Now(), Err: fmt.Errorf("%d requests arrived, %d ended", c.stats.arrivals, c.stats.ended)}
+		if err := c.checkEnd(); err != nil {
+			return &InvariantError{At: c.q.Now(), Err: err}
 		}
 	}
 	return nil

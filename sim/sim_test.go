@@ -15,10 +15,24 @@ import (
 )
 
 // rowSink keeps every row.
-type rowSink struct{ rows []report.RequestRow }
+type rowSink struct {
+	rows    []report.RequestRow
+	pulls   []report.PullRow
+	samples []report.SampleRow
+}
 
-func (s *rowSink) Append(r *report.RequestRow) error {
+func (s *rowSink) Request(r *report.RequestRow) error {
 	s.rows = append(s.rows, *r)
+	return nil
+}
+
+func (s *rowSink) Pull(r *report.PullRow) error {
+	s.pulls = append(s.pulls, *r)
+	return nil
+}
+
+func (s *rowSink) Sample(r *report.SampleRow) error {
+	s.samples = append(s.samples, *r)
 	return nil
 }
 
@@ -58,10 +72,11 @@ func runTrace(t *testing.T, body string, lines []traceLine, sets ...string) ([]r
 func run(t *testing.T, sc *scenarios.Scenario) ([]report.RequestRow, *Summary) {
 	t.Helper()
 	sink := &rowSink{}
-	sum, err := Run(context.Background(), sc, Options{Rows: sink, Check: true})
+	res, err := Run(context.Background(), sc, Options{Sink: sink, Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	sum := res.Summary
 	for i, r := range sink.rows {
 		if r.RequestID != int64(i) {
 			t.Fatalf("row %d has request_id %d", i, r.RequestID)

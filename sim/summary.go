@@ -21,11 +21,17 @@ type Summary struct {
 	Tokens struct {
 		Input        int64 `json:"input"`           // prompt tokens of completed requests
 		Output       int64 `json:"output"`          // output tokens of completed requests
-		G1Hit        int64 `json:"g1_hit"`          // prompt tokens hit in G1 at admission
+		G1Hit        int64 `json:"g1_hit"`          // prompt tokens hit in G1 at first admission
+		G2Hit        int64 `json:"g2_hit"`          // prompt tokens loaded from the worker's own G2
+		Pulled       int64 `json:"pulled"`          // prompt tokens a KVCR pull landed
 		ComputedPrpt int64 `json:"computed_prompt"` // prompt tokens computed, recompute included
 	} `json:"tokens"`
+	// HitRatio is the share of completed requests' prompt tokens served by
+	// each tier.
 	HitRatio struct {
-		G1 float64 `json:"g1"` // g1_hit / input
+		G1     float64 `json:"g1"`
+		G2     float64 `json:"g2"`
+		Pulled float64 `json:"pulled"`
 	} `json:"hit_ratio"`
 	TTFT report.Percentiles `json:"ttft"`
 	TPOT report.Percentiles `json:"tpot"`
@@ -40,10 +46,9 @@ type Summary struct {
 	EndNs      int64  `json:"end_ns"` // virtual time of the last event
 	Events     uint64 `json:"events"`
 	Preempted  int64  `json:"preemptions"`
-	// NotModeled lists scenario features this build accepts but does not
-	// simulate yet.
-	NotModeled []string `json:"not_modeled,omitempty"`
-	WallTimeS  float64  `json:"wall_time_s"` // set by the caller; outside any digest
+	// Counters are every run counter by name (counters.parquet).
+	Counters  map[string]int64 `json:"counters"`
+	WallTimeS float64          `json:"wall_time_s"` // set by the caller; outside any digest
 }
 
 // stats accumulates the summary as requests end.
@@ -76,6 +81,8 @@ func (st *stats) add(row *report.RequestRow) {
 		s.Tokens.Input += row.InputTokens
 		s.Tokens.Output += row.OutputTokens
 		s.Tokens.G1Hit += row.G1HitTokens
+		s.Tokens.G2Hit += row.G2HitTokens
+		s.Tokens.Pulled += row.PulledTokens
 		s.Tokens.ComputedPrpt += row.ComputedPromptTokens
 		st.ttft.Add(row.FirstTokenNs - row.ArrivalNs)
 		st.e2e.Add(row.FinishNs - row.ArrivalNs)
@@ -96,8 +103,10 @@ func (c *Cluster) summary() *Summary {
 	s := st.s
 	s.Scenario, s.Seed, s.Workers = c.sc.Name, c.sc.Seed, c.sc.Cluster.Workers
 	s.TTFT, s.TPOT, s.E2E, s.ITL = st.ttft.Percentiles(), st.tpot.Percentiles(), st.e2e.Percentiles(), st.itl.Percentiles()
-	if s.Tokens.Input > 0 {
-		s.HitRatio.G1 = float64(s.Tokens.G1Hit) / float64(s.Tokens.Input)
+	if in := float64(s.Tokens.Input); in > 0 {
+		s.HitRatio.G1 = float64(s.Tokens.G1Hit) / in
+		s.HitRatio.G2 = float64(s.Tokens.G2Hit) / in
+		s.HitRatio.Pulled = float64(s.Tokens.Pulled) / in
 	}
 	s.MakespanNs = st.lastEnd - st.firstArrival
 	if s.MakespanNs > 0 {
@@ -107,8 +116,9 @@ func (c *Cluster) summary() *Summary {
 	}
 	s.EndNs = int64(c.q.Now())
 	s.Events = c.q.Fired()
-	if c.sc.KVCR.Enabled {
-		s.NotModeled = append(s.NotModeled, "kvcr (G2 host pools, peer pulls, hints): enabled in the scenario, not simulated by this build")
+	s.Counters = map[string]int64{}
+	for _, r := range c.counterRows() {
+		s.Counters[r.Name] = r.Value
 	}
 	return &s
 }

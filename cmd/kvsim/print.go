@@ -17,8 +17,15 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	fmt.Fprintf(tw, "scenario\t%s (seed %d, %d workers)\n", s.Scenario, s.Seed, s.Workers)
 	fmt.Fprintf(tw, "requests\t%d: %d completed, %d rejected, %d failed, %d unfinished\n",
 		r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)
-	fmt.Fprintf(tw, "tokens\t%d in, %d out; G1 hit ratio %.3f; %d preemptions\n",
-		s.Tokens.Input, s.Tokens.Output, s.HitRatio.G1, s.Preempted)
+	fmt.Fprintf(tw, "tokens\t%d in, %d out; %d preemptions\n", s.Tokens.Input, s.Tokens.Output, s.Preempted)
+	fmt.Fprintf(tw, "prompt hits\tG1 %.3f, G2 %.3f, pulled %.3f\n", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)
+	c := s.Counters
+	if staged := c["pulls_staged"] + c["pulls_rejected_draining"] + c["pulls_rejected_removed"] +
+		c["pulls_rejected_not_ready"] + c["pulls_rejected_missing"]; c["hints_attached"] > 0 || staged > 0 {
+		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked; %.1f MB\n",
+			c["hints_attached"], c["pulls_staged"], c["pulls_success"], c["pulls_partial"], c["pulls_failed"],
+			c["pulls_expired"], staged-c["pulls_staged"], c["pulls_parked"], float64(c["bytes_pulled"])/1e6)
+	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
 		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)
 	fmt.Fprintf(tw, "\t\n")

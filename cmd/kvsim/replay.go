@@ -60,26 +60,28 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 			out.Abort()
 		}
 	}()
-	rows, err := report.NewRequestWriter(out.Path("requests.parquet"), 0)
+	tables, err := report.NewTables(out.Path)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	opt := sim.Options{Rows: rows, Check: f.check}
+	opt := sim.Options{Sink: tables, Check: f.check}
 	stderr := cmd.ErrOrStderr()
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		opt.Progress = progress(stderr, start)
 	}
-	sum, runErr := sim.Run(cmd.Context(), sc, opt)
+	res, runErr := sim.Run(cmd.Context(), sc, opt)
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	if err := rows.Close(); runErr == nil && err != nil {
-		runErr = err
-	}
 	if runErr != nil {
+		tables.Close(nil, nil)
 		return runErr
 	}
+	if err := tables.Close(res.Workers, res.Counters); err != nil {
+		return err
+	}
+	sum := res.Summary
 	sum.WallTimeS = time.Since(start).Seconds()
 	if err := report.WriteJSON(out.Path("summary.json"), sum); err != nil {
 		return err
@@ -88,9 +90,6 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 		return err
 	}
 	printSummary(cmd.OutOrStdout(), sum, dir)
-	for _, n := range sum.NotModeled {
-		fmt.Fprintln(stderr, "note: not modeled:", n)
-	}
 	return nil
 }
 

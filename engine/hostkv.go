@@ -1,0 +1,30 @@
+package engine
+
+import "github.com/kvsim/kvsim/sim/des"
+
+// HostKV is all a worker knows of KVCR: its own G2 host pool, loads from it,
+// and the staging of kv.fetch hints.
+type HostKV interface {
+	// Stage is called when the scheduler reaches a hinted request with a
+	// free sequence slot and token budget, and again at each later scan
+	// while its pull is parked. g1 is how many leading blocks of its chain
+	// G1 holds, limit how many may be reused.
+	Stage(now des.Time, s *Seq, g1, limit int) Staging
+	// HostPrefix counts the blocks of chain from index from on that the
+	// worker's G2 holds readable, up to the first it does not.
+	HostPrefix(chain []uint64, from int) int
+	// Load copies blocks [from, from+n) of s's chain from G2 to the G1
+	// blocks s holds for them. It reports true when they landed at once;
+	// otherwise the worker's LoadDone follows.
+	Load(now des.Time, s *Seq, from, n int) bool
+}
+
+// Staging is what staging a hinted request decided.
+type Staging uint8
+
+// The staging outcomes.
+const (
+	StageProceed Staging = iota // no pull: admit the request now
+	StageWait                   // a pull is in flight: skip it until PullDone
+	StageParked                 // no room for the pull yet: stage again next scan
+)

@@ -1,0 +1,170 @@
+package kvcr
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// fairNet shares bandwidth max-min fairly over two links a transfer: the
+// source's egress and the target's ingress. Rates come from progressive
+// filling: the link whose capacity split among its unfixed transfers is
+// smallest fixes those transfers at that share, which is taken off their
+// other link, until every transfer has a rate. Unlike Link's virtual clock
+// this recomputes every active transfer at each start, completion and
+// cancel (O(n x links)); it is used only when kvcr.ingress_gbps is set.
+type fairNet struct {
+	q       *des.Queue
+	egress  float64 // bytes per ns
+	ingress float64
+	act     []*flow // by start order
+	last    des.Time
+	gen     uint64
+	moved   []int64 // by source worker: bytes of completed transfers
+}
+
+type flow struct {
+	t        *Transfer
+	src, dst int32
+	left     float64 // bytes
+	rate     float64 // bytes per ns
+}
+
+func newFairNet(q *des.Queue, egressGbps, ingressGbps float64) *fairNet {
+	return &fairNet{q: q, egress: egressGbps, ingress: ingressGbps}
+}
+
+func (f *fairNet) start(now des.Time, t *Transfer, src, dst int32, done func(des.Time, *Transfer)) {
+	f.advance(now)
+	t.done, t.index = done, 0
+	f.act = append(f.act, &flow{t: t, src: src, dst: dst, left: float64(t.Bytes)})
+	f.reshare(now)
+}
+
+func (f *fairNet) cancel(now des.Time, t *Transfer) {
+	if !t.Active() {
+		return
+	}
+	f.advance(now)
+	for i, fl := range f.act {
+		if fl.t == t {
+			f.act = append(f.act[:i], f.act[i+1:]...)
+			break
+		}
+	}
+	t.index = -1
+	f.reshare(now)
+}
+
+func (f *fairNet) movedBy(w int32) int64 {
+	if int(w) < len(f.moved) {
+		return f.moved[w]
+	}
+	return 0
+}
+
+func (f *fairNet) advance(now des.Time) {
+	dt := float64(now - f.last)
+	for _, fl := range f.act {
+		fl.left -= float64(fl.rate * dt)
+	}
+	f.last = now
+}
+
+// linkKey names a link: egress of a worker (even) or ingress (odd).
+func egressKey(w int32) int64  { return 2 * int64(w) }
+func ingressKey(w int32) int64 { return 2*int64(w) + 1 }
+
+// reshare recomputes the rates and schedules the earliest completion.
+func (f *fairNet) reshare(now des.Time) {
+	f.gen++
+	if len(f.act) == 0 {
+		return
+	}
+	// Progressive filling over the links the active flows use.
+	type linkState struct {
+		key  int64
+		cap  float64
+		open int
+	}
+	var links []linkState
+	find := func(key int64, cap float64) int {
+		for i := range links {
+			if links[i].key == key {
+				return i
+			}
+		}
+		links = append(links, linkState{key: key, cap: cap})
+		return len(links) - 1
+	}
+	eg := make([]int, len(f.act))
+	in := make([]int, len(f.act))
+	for i, fl := range f.act {
+		eg[i] = find(egressKey(fl.src), f.egress)
+		in[i] = find(ingressKey(fl.dst), f.ingress)
+		links[eg[i]].open++
+		links[in[i]].open++
+	}
+	fixed := make([]bool, len(f.act))
+	for left := len(f.act); left > 0; {
+		best, share := -1, math.Inf(1)
+		for i, l := range links {
+			if l.open == 0 {
+				continue
+			}
+			s := l.cap / float64(l.open)
+			if s < share || (s == share && l.key < links[best].key) {
+				best, share = i, s
+			}
+		}
+		for i, fl := range f.act {
+			if fixed[i] || (eg[i] != best && in[i] != best) {
+				continue
+			}
+			fixed[i], fl.rate = true, share
+			left--
+			for _, li := range []int{eg[i], in[i]} {
+				links[li].cap -= share
+				links[li].open--
+			}
+		}
+	}
+	first, at := -1, des.MaxTime
+	for i, fl := range f.act {
+		t := des.AddSat(now, des.MustFromNanos(max(fl.left, 0)/fl.rate))
+		if first < 0 || t < at || (t == at && fl.t.ID < f.act[first].t.ID) {
+			first, at = i, t
+		}
+	}
+	f.q.Schedule(at, des.PhaseTransfer, f.act[first].t.ID, f, f.gen)
+}
+
+// Fire completes the flows that have received their bytes.
+func (f *fairNet) Fire(now des.Time, key, gen uint64) {
+	if gen != f.gen {
+		return
+	}
+	f.advance(now)
+	var done []*flow
+	kept := f.act[:0]
+	for _, fl := range f.act {
+		if fl.t.ID == key || fl.left <= completeSlack*float64(fl.t.Bytes) {
+			done = append(done, fl)
+		} else {
+			kept = append(kept, fl)
+		}
+	}
+	f.act = kept
+	f.reshare(now)
+	slices.SortFunc(done, func(a, b *flow) int { return cmp.Compare(a.t.ID, b.t.ID) })
+	for _, fl := range done {
+		fl.t.index = -1
+		for int(fl.src) >= len(f.moved) {
+			f.moved = append(f.moved, 0)
+		}
+		f.moved[fl.src] += fl.t.Bytes
+		fl.t.done(now, fl.t)
+	}
+}

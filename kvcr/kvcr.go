@@ -1,0 +1,714 @@
+package kvcr
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// Config holds KVCR's knobs, resolved from the scenario.
+type Config struct {
+	BlockBytes       int64   // bytes of one KV block: block_size x kv_bytes_per_token
+	G2Capacity       int     // blocks per worker; 0 disables G2
+	D2HGbps          float64 // G1 to G2 store link; 0 = instant
+	H2DGbps          float64 // G2 to G1 load link; 0 = instant
+	Latency          des.Time
+	BandwidthGbps    float64 // each worker's RDMA egress
+	IngressGbps      float64 // each worker's RDMA ingress; 0 = unbounded
+	OperationTimeout des.Time
+	AbandonTimeout   des.Time
+	MaxInflightPulls int // started pulls a target may have; 0 = unlimited
+}
+
+// Status is a worker's lifecycle state, as the staging guard sees it.
+type Status uint8
+
+// The statuses.
+const (
+	Starting Status = iota // added, not ready yet
+	Ready
+	Draining
+	Removed
+)
+
+// Outcome is how a pull ended.
+type Outcome uint8
+
+// The outcomes. Pending is a pull not ended yet.
+const (
+	Pending  Outcome = iota
+	Success          // every missing prompt block landed
+	Partial          // the pull landed a prefix of the missing blocks
+	Failed           // source cancelled or removed: nothing landed
+	Expired          // the target's deadline passed first
+	Rejected         // refused at staging
+)
+
+var outcomeNames = [...]string{"pending", "success", "partial", "failed", "expired", "rejected"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// OutcomeNames lists the outcomes of ended pulls, in Outcome order.
+func OutcomeNames() []string { return outcomeNames[1:] }
+
+// Hint is the router's kv.fetch hint for a request.
+type Hint struct {
+	Source int32
+	Move   bool
+}
+
+// StageResult tells the target's scheduler what to do with a hinted request.
+type StageResult uint8
+
+// The staging results.
+const (
+	Proceed StageResult = iota // no pull: admit the request now
+	Wait                       // a pull is in flight: skip the request until PullEnded
+	Parked                     // no room yet: skip it and stage again at the next scan
+)
+
+// Listener hears what KVCR does that the rest of the cluster must know.
+type Listener interface {
+	// Loaded: the H2D load for request req on worker w has landed in G1.
+	Loaded(now des.Time, w int32, req int64)
+	// PullEnded: request req on target w may be admitted. landed blocks,
+	// from block index from, are readable in w's G2.
+	PullEnded(now des.Time, w int32, req int64, from, landed int)
+	// Inventory: hash became readable (visible) in w's G2, or stopped being.
+	Inventory(now des.Time, w int32, hash uint64, visible bool)
+	// PullDone: p has its final outcome and times.
+	PullDone(p *Pull)
+	// Idle: w no longer takes part in any pull.
+	Idle(now des.Time, w int32)
+}
+
+// Pull is one peer pull, from staging (or its first parking) to its end.
+// The exported fields are its pulls.parquet row.
+type Pull struct {
+	ID          int64
+	Req         int64
+	Source      int32
+	Target      int32
+	Move        bool
+	Requested   int   // missing blocks at staging
+	Landed      int   // blocks that landed in the target's G2
+	Bytes       int64 // bytes of the transfer
+	StagedNs    des.Time
+	FirstByteNs des.Time // -1: none
+	EndNs       des.Time // transfer end (completion or cancel), or the outcome time
+	Outcome     Outcome
+
+	from           int      // index of the first missing block
+	hashes         []uint64 // the run the source sends
+	srcSlots       []int32
+	dstSlots       []int32 // target slots reserved, for the run's blocks the target had no slot for
+	dstHashes      []uint64
+	targetDeadline des.Time
+	sourceDeadline des.Time
+	t              Transfer
+	started        bool // pins taken, slots reserved
+	flowing        bool // on the network
+	targetDone     bool // the request has been released
+	invalidated    bool // move: blocks the target held were invalidated at the source
+}
+
+// node is KVCR's part of one worker.
+type node struct {
+	id       int32
+	status   Status
+	pool     *Pool
+	d2h, h2d *Link
+	egress   *Link // nil with fairNet
+	pulls    int   // live pulls it is the source (started) or target of
+	inflight int   // started pulls it is the target of
+	ops      []*op // loads and stores in flight
+}
+
+// op is a load or a store in flight on a worker's H2D or D2H link.
+type op struct {
+	t      Transfer
+	n      *node
+	store  bool
+	req    int64
+	slots  []int32
+	hashes []uint64
+	at     int // index in n.ops
+}
+
+// KVCR is every worker's G2 pool, links and pulls.
+type KVCR struct {
+	cfg      Config
+	q        *des.Queue
+	l        Listener
+	nodes    []*node
+	fair     *fairNet // nil: processor sharing per egress
+	parked   map[int64]*Pull
+	live     map[int64]*Pull
+	nextPull int64
+	nextXfer uint64
+	sent     []int64 // by worker: bytes of its pulls whose transfers completed
+	// C holds the run's counters.
+	C Counters
+}
+
+// New returns KVCR with no workers.
+func New(cfg Config, q *des.Queue, l Listener) *KVCR {
+	k := &KVCR{cfg: cfg, q: q, l: l, parked: map[int64]*Pull{}, live: map[int64]*Pull{}}
+	if cfg.IngressGbps > 0 {
+		k.fair = newFairNet(q, cfg.BandwidthGbps, cfg.IngressGbps)
+	}
+	return k
+}
+
+// AddWorker adds worker id (ids are dense, from 0) with an empty G2.
+func (k *KVCR) AddWorker(id int32, st Status) {
+	n := &node{id: id, status: st, pool: NewPool(k.cfg.G2Capacity),
+		d2h: NewLink(fmt.Sprintf("d2h/%d", id), k.cfg.D2HGbps, k.q),
+		h2d: NewLink(fmt.Sprintf("h2d/%d", id), k.cfg.H2DGbps, k.q)}
+	if k.fair == nil {
+		n.egress = NewLink(fmt.Sprintf("egress/%d", id), k.cfg.BandwidthGbps, k.q)
+	}
+	for int(id) >= len(k.nodes) {
+		k.nodes = append(k.nodes, nil)
+	}
+	k.nodes[id] = n
+	for int(id) >= len(k.sent) {
+		k.sent = append(k.sent, 0)
+	}
+}
+
+// SetStatus changes what the staging guard sees of w.
+func (k *KVCR) SetStatus(w int32, st Status) { k.nodes[w].status = st }
+
+// Pool is worker w's G2 pool.
+func (k *KVCR) Pool(w int32) *Pool { return k.nodes[w].pool }
+
+// ActivePulls is the number of live pulls w takes part in.
+func (k *KVCR) ActivePulls(w int32) int { return k.nodes[w].pulls }
+
+// Moved is the bytes of completed pull transfers sent by w.
+func (k *KVCR) Moved(w int32) int64 {
+	if k.fair != nil {
+		return k.fair.movedBy(w)
+	}
+	return k.nodes[w].egress.Moved()
+}
+
+func (k *KVCR) xferID() uint64 {
+	k.nextXfer++
+	return k.nextXfer
+}
+
+func (k *KVCR) evictedFrom(now des.Time, n *node) func(uint64) {
+	return func(h uint64) {
+		k.C.G2Evictions++
+		k.l.Inventory(now, n.id, h, false)
+	}
+}
+
+// Store writes the blocks a pass committed to w's G1 into its G2, as one
+// D2H transfer; they become readable (and visible) when it completes.
+// Blocks G2 already has are skipped; a block with no slot to take is
+// dropped.
+func (k *KVCR) Store(now des.Time, w int32, hashes []uint64) {
+	n := k.nodes[w]
+	if n.pool.Capacity() == 0 {
+		return
+	}
+	o := &op{n: n, store: true}
+	for _, h := range hashes {
+		if n.pool.Has(h) {
+			continue
+		}
+		if !n.pool.Room(1) {
+			k.C.G2StoresDropped++
+			continue
+		}
+		o.slots = append(o.slots, n.pool.Fill(h, k.evictedFrom(now, n)))
+		o.hashes = append(o.hashes, h)
+	}
+	if len(o.slots) > 0 {
+		k.startOp(now, o, n.d2h)
+	}
+}
+
+// HostPrefix counts the blocks of chain from index from on that w's G2
+// holds readable, up to the first it does not.
+func (k *KVCR) HostPrefix(w int32, chain []uint64, from int) int {
+	return k.nodes[w].pool.Prefix(chain, from)
+}
+
+// Load copies hashes (readable in w's G2) to w's G1 for request req over the
+// H2D link, pinning them meanwhile. It reports true when they landed at
+// once (instant link); otherwise Loaded follows.
+func (k *KVCR) Load(now des.Time, w int32, req int64, hashes []uint64) bool {
+	n := k.nodes[w]
+	o := &op{n: n, req: req, hashes: hashes}
+	for _, h := range hashes {
+		s := n.pool.slot(h)
+		n.pool.Pin(s)
+		o.slots = append(o.slots, s)
+	}
+	k.C.G2HitsBlocks += int64(len(hashes))
+	if n.h2d.Instant() {
+		k.finishLoad(o)
+		return true
+	}
+	k.startOp(now, o, n.h2d)
+	return false
+}
+
+func (k *KVCR) startOp(now des.Time, o *op, l *Link) {
+	o.t = Transfer{ID: k.xferID(), Bytes: int64(len(o.slots)) * k.cfg.BlockBytes}
+	o.at = len(o.n.ops)
+	o.n.ops = append(o.n.ops, o)
+	l.Start(now, &o.t, func(now des.Time, _ *Transfer) { k.opDone(now, o) })
+}
+
+func (k *KVCR) opDone(now des.Time, o *op) {
+	n := o.n
+	if o.at >= 0 { // instant links complete before startOp records the op
+		last := n.ops[len(n.ops)-1]
+		n.ops[o.at], last.at = last, o.at
+		n.ops = n.ops[:len(n.ops)-1]
+		o.at = -1
+	}
+	if o.store {
+		for i, s := range o.slots {
+			n.pool.MakeReady(s)
+			k.C.G2Stores++
+			k.l.Inventory(now, n.id, o.hashes[i], true)
+		}
+		return
+	}
+	k.finishLoad(o)
+	k.l.Loaded(now, n.id, o.req)
+}
+
+func (k *KVCR) finishLoad(o *op) {
+	for _, s := range o.slots {
+		o.n.pool.Unpin(s, true) // read: most recently used
+	}
+}
+
+// Stage is called when the target's scheduler reaches a hinted request with
+// a free sequence slot and token budget, and again at each later scan while
+// its pull is parked. chain is the request's block chain, limit how many
+// of its blocks may be reused, g1 how many the target holds in G1.
+func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limit, g1 int, h Hint) StageResult {
+	p := k.parked[req]
+	tn, sn := k.nodes[target], k.nodes[h.Source]
+	held := g1 + tn.pool.Prefix(chain[:limit], g1)
+	if held >= limit {
+		k.C.HintsNothingToFetch++
+		if p != nil { // parked earlier; the blocks arrived meanwhile
+			delete(k.parked, req)
+			p.from, p.Requested, p.targetDone = held, 0, true
+			k.end(now, p, Success)
+			k.release(now, tn)
+		}
+		return Proceed
+	}
+	if p == nil {
+		p = &Pull{ID: k.nextPull, Req: req, Source: h.Source, Target: target, Move: h.Move,
+			StagedNs: now, FirstByteNs: -1, EndNs: -1}
+		k.nextPull++
+		timeout := k.cfg.OperationTimeout
+		if h.Move {
+			timeout = k.cfg.AbandonTimeout
+		}
+		p.targetDeadline = des.AddSat(now, timeout)
+	}
+	p.from, p.Requested = held, limit-held
+	switch sn.status {
+	case Draining:
+		k.reject(now, p, tn, &k.C.PullsRejectedDraining)
+		return Proceed
+	case Removed:
+		k.reject(now, p, tn, &k.C.PullsRejectedRemoved)
+		return Proceed
+	case Starting:
+		k.reject(now, p, tn, &k.C.PullsRejectedNotReady)
+		return Proceed
+	}
+	if h.Move && !p.invalidated {
+		p.invalidated = true
+		for _, hash := range chain[:held] {
+			if s := sn.pool.slot(hash); s >= 0 {
+				k.markMoved(now, sn, s, hash)
+			}
+		}
+	}
+	run := min(sn.pool.Prefix(chain[:limit], held), tn.pool.Capacity())
+	if run == 0 {
+		k.reject(now, p, tn, &k.C.PullsRejectedMissing)
+		return Proceed
+	}
+	wasParked := k.parked[req] != nil
+	if (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) || !tn.pool.Room(absent(tn.pool, chain[held:held+run])) {
+		if !wasParked {
+			k.parked[req] = p
+			k.live[p.ID] = p
+			k.C.PullsParked++
+			tn.pulls++
+			k.q.Schedule(p.targetDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), targetDeadline)
+		}
+		return Parked
+	}
+	if wasParked {
+		delete(k.parked, req)
+	} else {
+		k.live[p.ID] = p
+		tn.pulls++
+		k.q.Schedule(p.targetDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), targetDeadline)
+	}
+	k.begin(now, p, tn, sn, chain[held:held+run])
+	return Wait
+}
+
+// absent counts the hashes pool has no slot for.
+func absent(pool *Pool, hashes []uint64) int {
+	n := 0
+	for _, h := range hashes {
+		if !pool.Has(h) {
+			n++
+		}
+	}
+	return n
+}
+
+// begin starts a pull: pins on the source's run, slots at the target, the
+// first byte one latency later, the source's deadline.
+func (k *KVCR) begin(now des.Time, p *Pull, tn, sn *node, run []uint64) {
+	k.C.PullsStaged++
+	p.started = true
+	p.hashes = slices.Clone(run)
+	for _, h := range run {
+		s := sn.pool.slot(h)
+		sn.pool.Pin(s)
+		p.srcSlots = append(p.srcSlots, s)
+	}
+	k.C.PinsAcquired += int64(len(run))
+	for _, h := range run {
+		if !tn.pool.Has(h) { // else already arriving by a store or another pull
+			p.dstSlots = append(p.dstSlots, tn.pool.Fill(h, k.evictedFrom(now, tn)))
+			p.dstHashes = append(p.dstHashes, h)
+		}
+	}
+	tn.inflight++
+	sn.pulls++
+	p.Bytes = int64(len(run)) * k.cfg.BlockBytes
+	p.t = Transfer{ID: k.xferID(), Bytes: p.Bytes, index: -1}
+	receipt := des.AddSat(now, k.cfg.Latency)
+	// The source's deadline runs from its receipt of the request for the
+	// shorter of its own operation timeout and the time the target had
+	// left when it sent the request.
+	p.sourceDeadline = des.AddSat(receipt, min(k.cfg.OperationTimeout, p.targetDeadline-now))
+	k.q.Schedule(receipt, des.PhaseTransfer, p.t.ID, (*firstByte)(k), uint64(p.ID))
+	k.q.Schedule(p.sourceDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), sourceDeadline)
+}
+
+func (k *KVCR) reject(now des.Time, p *Pull, tn *node, counter *int64) {
+	*counter++
+	if k.parked[p.Req] != nil {
+		delete(k.parked, p.Req)
+		k.release(now, tn)
+	}
+	p.targetDone = true
+	k.end(now, p, Rejected)
+}
+
+// markMoved makes a source block absent to readers after a move; it goes
+// when its last pin drops.
+func (k *KVCR) markMoved(now des.Time, sn *node, s int32, hash uint64) {
+	if sn.status == Removed || sn.pool.slots[s].st != ready {
+		return
+	}
+	k.l.Inventory(now, sn.id, hash, false)
+	if sn.pool.MarkPending(s) {
+		k.C.MoveRemovedBlocks++
+	}
+}
+
+type firstByte KVCR
+
+// Fire puts a pull's transfer on the network one latency after staging.
+func (f *firstByte) Fire(now des.Time, _, id uint64) {
+	k := (*KVCR)(f)
+	p := k.live[int64(id)]
+	if p == nil || k.ended(p) {
+		return // cancelled before its first byte
+	}
+	p.FirstByteNs, p.flowing = now, true
+	done := func(now des.Time, _ *Transfer) { k.arrived(now, p) }
+	if k.fair != nil {
+		k.fair.start(now, &p.t, p.Source, p.Target, done)
+	} else {
+		k.nodes[p.Source].egress.Start(now, &p.t, done)
+	}
+}
+
+// ended reports whether a started pull's transfer is over (cancelled).
+func (k *KVCR) ended(p *Pull) bool { return p.EndNs >= 0 }
+
+// arrived: the pull's last byte landed at the target.
+func (k *KVCR) arrived(now des.Time, p *Pull) {
+	p.flowing = false
+	p.EndNs = now
+	k.sent[p.Source] += p.Bytes
+	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
+	landed := !p.targetDone && now < p.targetDeadline
+	k.unpinSource(sn, p, landed)
+	if landed {
+		for i, s := range p.dstSlots {
+			tn.pool.MakeReady(s)
+			k.l.Inventory(now, tn.id, p.dstHashes[i], true)
+		}
+		p.Landed = len(p.hashes)
+		k.C.BlocksPulled += int64(p.Landed)
+		k.C.BytesPulled += p.Bytes
+	} else {
+		for _, s := range p.dstSlots {
+			tn.pool.Drop(s)
+		}
+	}
+	if p.Move { // the source saw a successful write and lets the blocks go
+		for i, s := range p.srcSlots {
+			if !landed && sn.pool.slots[s].st == ready {
+				k.C.MoveLostBlocks++ // gone at the source, not kept at the target
+			}
+			k.markMoved(now, sn, s, p.hashes[i])
+		}
+	}
+	tn.inflight--
+	if !p.targetDone {
+		p.targetDone = true
+		if landed {
+			out := Success
+			if p.Landed < p.Requested {
+				out = Partial
+			}
+			p.Outcome = out
+			k.l.PullEnded(now, tn.id, p.Req, p.from, p.Landed)
+		} else {
+			p.Outcome = Expired
+			k.l.PullEnded(now, tn.id, p.Req, p.from, 0)
+		}
+	}
+	k.finish(now, p)
+}
+
+// unpinSource drops the pull's pins at the source; after a landed pull
+// their recency is refreshed, in ascending hash order.
+func (k *KVCR) unpinSource(sn *node, p *Pull, refresh bool) {
+	k.C.PinsReleased += int64(len(p.srcSlots))
+	if sn.status == Removed {
+		return // the pins went with the worker's pool
+	}
+	order := make([]int, len(p.srcSlots))
+	for i := range order {
+		order[i] = i
+	}
+	if refresh {
+		slices.SortFunc(order, func(a, b int) int {
+			if p.hashes[a] < p.hashes[b] {
+				return -1
+			}
+			if p.hashes[a] > p.hashes[b] {
+				return 1
+			}
+			return 0
+		})
+	}
+	for _, i := range order {
+		if sn.pool.Unpin(p.srcSlots[i], refresh) {
+			k.C.MoveRemovedBlocks++
+		}
+	}
+}
+
+// The deadline kinds, carried in the event's arg.
+const (
+	targetDeadline = iota
+	sourceDeadline
+	sourceGone // a removed source's targets learn it one latency later
+)
+
+type deadline KVCR
+
+// Fire handles a pull's target deadline, source deadline or the news of its
+// source's removal.
+func (d *deadline) Fire(now des.Time, id, kind uint64) {
+	k := (*KVCR)(d)
+	p := k.live[int64(id)]
+	if p == nil {
+		return
+	}
+	tn := k.nodes[p.Target]
+	switch kind {
+	case targetDeadline:
+		if p.targetDone {
+			return
+		}
+		p.targetDone = true
+		p.Outcome = Expired
+		if k.parked[p.Req] == p {
+			delete(k.parked, p.Req)
+			p.EndNs = now
+			k.end(now, p, Expired)
+			k.release(now, tn)
+		}
+		k.l.PullEnded(now, tn.id, p.Req, p.from, 0)
+	case sourceDeadline:
+		if k.ended(p) {
+			return
+		}
+		k.cancel(now, p)
+		if !p.targetDone {
+			p.targetDone = true
+			p.Outcome = Failed
+			k.l.PullEnded(now, tn.id, p.Req, p.from, 0)
+		}
+		k.finish(now, p)
+	case sourceGone:
+		if !p.targetDone {
+			p.targetDone = true
+			p.Outcome = Failed
+			k.l.PullEnded(now, tn.id, p.Req, p.from, 0)
+		}
+		k.finish(now, p)
+	}
+}
+
+// cancel stops a started pull's transfer: pins released without refresh,
+// the target's slots freed.
+func (k *KVCR) cancel(now des.Time, p *Pull) {
+	if p.flowing {
+		if k.fair != nil {
+			k.fair.cancel(now, &p.t)
+		} else {
+			k.nodes[p.Source].egress.Cancel(now, &p.t)
+		}
+		p.flowing = false
+	}
+	p.EndNs = now
+	k.unpinSource(k.nodes[p.Source], p, false)
+	tn := k.nodes[p.Target]
+	if tn.status != Removed {
+		for _, s := range p.dstSlots {
+			tn.pool.Drop(s)
+		}
+	}
+	tn.inflight--
+}
+
+// finish closes a started pull whose transfer and outcome are both settled.
+func (k *KVCR) finish(now des.Time, p *Pull) {
+	if !p.targetDone || !k.ended(p) {
+		return
+	}
+	k.end(now, p, p.Outcome)
+	k.release(now, k.nodes[p.Source])
+	k.release(now, k.nodes[p.Target])
+}
+
+// end records a pull's outcome and hands its row over.
+func (k *KVCR) end(now des.Time, p *Pull, out Outcome) {
+	p.Outcome = out
+	if p.EndNs < 0 {
+		p.EndNs = now
+	}
+	switch out {
+	case Success:
+		k.C.PullsSuccess++
+	case Partial:
+		k.C.PullsPartial++
+	case Failed:
+		k.C.PullsFailed++
+	case Expired:
+		k.C.PullsExpired++
+	}
+	delete(k.live, p.ID)
+	k.l.PullDone(p)
+}
+
+// release drops one pull from w's count and says when it has none left.
+func (k *KVCR) release(now des.Time, n *node) {
+	n.pulls--
+	if n.pulls == 0 {
+		k.l.Idle(now, n.id)
+	}
+}
+
+// RemoveWorker is the abrupt loss of w: its loads and stores stop, pulls to
+// it fail at once, pulls from it stop now and their targets learn it one
+// latency later, and its G2 is gone (every readable block turns invisible).
+func (k *KVCR) RemoveWorker(now des.Time, w int32) {
+	n := k.nodes[w]
+	n.status = Removed
+	for _, o := range n.ops {
+		l := n.d2h
+		if !o.store {
+			l = n.h2d
+		}
+		l.Cancel(now, &o.t)
+	}
+	n.ops = nil
+	ids := make([]int64, 0, len(k.live))
+	for id := range k.live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // map order must not reach the model
+	for _, id := range ids {
+		p := k.live[id]
+		switch {
+		case p.Target == w && !p.started:
+			delete(k.parked, p.Req)
+			p.targetDone = true
+			k.end(now, p, Failed)
+			k.release(now, n)
+		case p.Target == w:
+			if !k.ended(p) {
+				k.cancel(now, p)
+			}
+			p.targetDone = true
+			p.Outcome = Failed
+			k.finish(now, p)
+		case p.Source == w && p.started && !k.ended(p):
+			k.cancel(now, p)
+			k.q.Schedule(des.AddSat(now, k.cfg.Latency), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), sourceGone)
+		}
+	}
+	for _, b := range n.pool.slots {
+		if b.st == ready {
+			k.l.Inventory(now, w, b.hash, false)
+		}
+	}
+}
+
+// CheckEnd verifies KVCR at the end of a run: no pull is live, every pin
+// acquired was released, no G2 block is pinned, and each worker's egress
+// sent exactly the bytes of the pulls whose transfers completed from it.
+func (k *KVCR) CheckEnd() error {
+	var errs []error
+	if len(k.live) > 0 {
+		errs = append(errs, fmt.Errorf("%d pulls never ended", len(k.live)))
+	}
+	if k.C.PinsAcquired != k.C.PinsReleased {
+		errs = append(errs, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
+	}
+	for _, n := range k.nodes {
+		if n.status == Removed {
+			continue
+		}
+		if p := n.pool.Pinned(); p != 0 {
+			errs = append(errs, fmt.Errorf("worker %d: %d G2 pins left", n.id, p))
+		}
+		if moved := k.Moved(n.id); moved != k.sent[n.id] {
+			errs = append(errs, fmt.Errorf("worker %d: egress moved %d bytes, its completed pulls %d", n.id, moved, k.sent[n.id]))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,169 @@
+// Package kvcr models KVCR, the runtime that moves KV-cache blocks between
+// a worker's GPU memory (G1), its host DRAM pool (G2) and peers' G2 pools
+// over RDMA: per-worker G2 pools with LRU eviction and pins, D2H stores and
+// H2D loads, hint staging, pulls with deadlines in copy or move mode, and
+// links whose bandwidth is shared by processor sharing.
+package kvcr
+
+import (
+	"container/heap"
+	"fmt"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// Transfer is one write over a link: all its bytes land together when the
+// last one arrives.
+type Transfer struct {
+	ID    uint64 // orders completions that fall on the same nanosecond
+	Bytes int64
+	done  func(now des.Time, t *Transfer)
+
+	tag   float64 // virtual service at which it completes
+	index int     // in its link's heap; -1 when not active
+	link  *Link
+}
+
+// Active reports whether the transfer is on a link.
+func (t *Transfer) Active() bool { return t.index >= 0 }
+
+// Link is a link of fixed bandwidth shared equally by its active transfers
+// (processor sharing): with n active, each receives rate/n, re-shared at
+// every start, completion and cancel. It keeps a virtual clock, the bytes
+// each active transfer has received since the link was last idle, so a
+// transfer completes when the clock reaches its tag (clock at start plus
+// its size). Only the earliest tag is scheduled: a start, completion or
+// cancel costs O(log n), never a rescheduling of every transfer.
+type Link struct {
+	Name  string
+	rate  float64 // bytes per ns; 0: instant
+	q     *des.Queue
+	v     float64 // virtual clock, bytes
+	last  des.Time
+	act   transferHeap
+	gen   uint64 // generation of the scheduled completion event
+	moved int64  // bytes of completed transfers
+}
+
+// NewLink returns an idle link of gbps GB/s (1e9 bytes a second); 0 means
+// transfers complete the instant they start.
+func NewLink(name string, gbps float64, q *des.Queue) *Link {
+	return &Link{Name: name, rate: gbps, q: q} // GB/s = bytes per ns
+}
+
+// Instant reports whether the link has no bandwidth limit.
+func (l *Link) Instant() bool { return l.rate == 0 }
+
+// Active is the number of transfers on the link.
+func (l *Link) Active() int { return len(l.act) }
+
+// Moved is the total size of the transfers that completed on the link.
+func (l *Link) Moved() int64 { return l.moved }
+
+// advance brings the virtual clock to now.
+func (l *Link) advance(now des.Time) {
+	if n := len(l.act); n > 0 {
+		l.v += float64(float64(now-l.last)*l.rate) / float64(n)
+	}
+	l.last = now
+}
+
+// Start puts t on the link at now; done is called when its last byte lands.
+// On an instant link it completes at once, before Start returns.
+func (l *Link) Start(now des.Time, t *Transfer, done func(des.Time, *Transfer)) {
+	t.done, t.link = done, l
+	if l.Instant() || t.Bytes == 0 {
+		t.index = -1
+		l.moved += t.Bytes
+		done(now, t)
+		return
+	}
+	l.advance(now)
+	t.tag = l.v + float64(t.Bytes)
+	heap.Push(&l.act, t)
+	l.reschedule(now)
+}
+
+// Cancel takes t off the link; its bytes so far are lost and it never
+// completes. Cancelling a transfer that is not active does nothing.
+func (l *Link) Cancel(now des.Time, t *Transfer) {
+	if !t.Active() {
+		return
+	}
+	l.advance(now)
+	heap.Remove(&l.act, t.index)
+	t.index = -1
+	l.reschedule(now)
+}
+
+// Remaining is how many bytes t still has to receive.
+func (l *Link) Remaining(now des.Time, t *Transfer) float64 {
+	if !t.Active() {
+		return 0
+	}
+	l.advance(now)
+	return t.tag - l.v
+}
+
+// reschedule schedules the completion of the earliest tag.
+func (l *Link) reschedule(now des.Time) {
+	l.gen++
+	if len(l.act) == 0 {
+		l.v = 0 // idle: restart the clock, keeping tags small
+		return
+	}
+	t := l.act[0]
+	left := max(t.tag-l.v, 0)
+	at := des.AddSat(now, des.MustFromNanos(float64(left*float64(len(l.act)))/l.rate))
+	l.q.Schedule(at, des.PhaseTransfer, t.ID, l, l.gen)
+}
+
+// completeSlack absorbs the rounding of completion times to nanoseconds:
+// transfers within this many bytes of their tag complete together.
+const completeSlack = 1e-6
+
+// Fire completes the transfers whose tag the clock has reached.
+func (l *Link) Fire(now des.Time, _, gen uint64) {
+	if gen != l.gen {
+		return // superseded by a later start, completion or cancel
+	}
+	l.advance(now)
+	first := true
+	for len(l.act) > 0 && (first || l.act[0].tag-l.v <= completeSlack*l.act[0].tag) {
+		t := heap.Pop(&l.act).(*Transfer)
+		t.index = -1
+		l.moved += t.Bytes
+		first = false
+		l.reschedule(now) // before done: done may start or cancel transfers
+		t.done(now, t)
+	}
+}
+
+func (l *Link) String() string { return fmt.Sprintf("link %s (%d active)", l.Name, len(l.act)) }
+
+// transferHeap orders active transfers by (tag, id).
+type transferHeap []*Transfer
+
+func (h transferHeap) Len() int { return len(h) }
+func (h transferHeap) Less(i, j int) bool {
+	if h[i].tag != h[j].tag {
+		return h[i].tag < h[j].tag
+	}
+	return h[i].ID < h[j].ID
+}
+func (h transferHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *transferHeap) Push(x any) {
+	t := x.(*Transfer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *transferHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return t
+}

@@ -1,0 +1,149 @@
+package kvcr
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+const (
+	us = des.Microsecond
+	ms = des.Millisecond
+	mb = 1_000_000
+)
+
+// schedule records the completion time of each transfer.
+type linkRun struct {
+	q    des.Queue
+	l    *Link
+	done map[uint64]des.Time
+}
+
+func newLinkRun(gbps float64) *linkRun {
+	r := &linkRun{done: map[uint64]des.Time{}}
+	r.l = NewLink("test", gbps, &r.q)
+	return r
+}
+
+type startAt struct {
+	r   *linkRun
+	t   *Transfer
+	fin func(des.Time, *Transfer)
+}
+
+func (s *startAt) Fire(now des.Time, _, _ uint64) { s.r.l.Start(now, s.t, s.fin) }
+
+type cancelAt struct {
+	r *linkRun
+	t *Transfer
+}
+
+func (c *cancelAt) Fire(now des.Time, _, _ uint64) { c.r.l.Cancel(now, c.t) }
+
+func (r *linkRun) start(at des.Time, id uint64, bytes int64) *Transfer {
+	t := &Transfer{ID: id, Bytes: bytes}
+	r.q.Schedule(at, des.PhaseTransfer, id, &startAt{r, t, func(now des.Time, t *Transfer) { r.done[t.ID] = now }}, 0)
+	return t
+}
+
+func (r *linkRun) cancel(at des.Time, t *Transfer) {
+	r.q.Schedule(at, des.PhaseDeadline, t.ID, &cancelAt{r, t}, 0)
+}
+
+func TestProcessorSharing(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(r *linkRun)
+		want  map[uint64]des.Time
+	}{
+		// Two 1 MB transfers at 1 GB/s from 1 ms (the first byte after 1 ms
+		// latency): 0.5 GB/s each, 2 ms each: both end at 3 ms.
+		{"two equal", func(r *linkRun) {
+			r.start(1*ms, 1, mb)
+			r.start(1*ms, 2, mb)
+		}, map[uint64]des.Time{1: 3 * ms, 2: 3 * ms}},
+		// Cancelling one at 2 ms: the other has 0.5 MB left at the full
+		// 1 GB/s: it ends at 2.5 ms.
+		{"cancel re-shares", func(r *linkRun) {
+			r.start(1*ms, 1, mb)
+			b := r.start(1*ms, 2, mb)
+			r.cancel(2*ms, b)
+		}, map[uint64]des.Time{1: 2500 * us}},
+		// Three 1 MB at once: 1/3 GB/s each, 3 ms.
+		{"three equal", func(r *linkRun) {
+			r.start(0, 1, mb)
+			r.start(0, 2, mb)
+			r.start(0, 3, mb)
+		}, map[uint64]des.Time{1: 3 * ms, 2: 3 * ms, 3: 3 * ms}},
+		// 1, 2 and 3 MB at once: three share until the 1 MB one has its
+		// 1 MB (3 ms); two share the 1 and 2 MB left until 5 ms; the last
+		// MB goes alone: 6 ms, the 6 MB total at 1 GB/s.
+		{"three unequal", func(r *linkRun) {
+			r.start(0, 1, mb)
+			r.start(0, 2, 2*mb)
+			r.start(0, 3, 3*mb)
+		}, map[uint64]des.Time{1: 3 * ms, 2: 5 * ms, 3: 6 * ms}},
+		// Staggered: A alone for 0.5 ms (0.5 MB), then both at 0.5 GB/s;
+		// A's last 0.5 MB takes 1 ms (1.5 ms), B then has 0.5 MB alone
+		// (2 ms).
+		{"staggered", func(r *linkRun) {
+			r.start(0, 1, mb)
+			r.start(500*us, 2, mb)
+		}, map[uint64]des.Time{1: 1500 * us, 2: 2 * ms}},
+	} {
+		r := newLinkRun(1)
+		c.setup(r)
+		r.q.Run(nil)
+		if len(r.done) != len(c.want) {
+			t.Errorf("%s: completions %v, want %v", c.name, r.done, c.want)
+		}
+		for id, want := range c.want {
+			if got, ok := r.done[id]; !ok || got != want {
+				t.Errorf("%s: transfer %d ended at %v, want %v", c.name, id, got, want)
+			}
+		}
+		if r.l.Active() != 0 {
+			t.Errorf("%s: %d still active", c.name, r.l.Active())
+		}
+	}
+}
+
+// TestMovedBytes: a link's moved bytes are the sizes of the transfers that
+// completed, not of those cancelled.
+func TestMovedBytes(t *testing.T) {
+	r := newLinkRun(2)
+	r.start(0, 1, 3*mb)
+	b := r.start(0, 2, 5*mb)
+	r.cancel(1*ms, b)
+	r.q.Run(nil)
+	// 1 ms at 1 GB/s each (2 MB sent in all), then A's last 2 MB at 2 GB/s: 2 ms.
+	if r.done[1] != 2*ms || r.l.Moved() != 3*mb {
+		t.Errorf("A ended %v, moved %d", r.done[1], r.l.Moved())
+	}
+}
+
+// TestInstantLink completes transfers when they start.
+func TestInstantLink(t *testing.T) {
+	r := newLinkRun(0)
+	r.start(7*ms, 1, mb)
+	r.q.Run(nil)
+	if r.done[1] != 7*ms {
+		t.Errorf("ended %v", r.done[1])
+	}
+}
+
+// BenchmarkLink measures a start and a completion with 1024 transfers
+// active.
+func BenchmarkLink(b *testing.B) {
+	var q des.Queue
+	l := NewLink("b", 50, &q)
+	nop := func(des.Time, *Transfer) {}
+	for i := range 1024 {
+		l.Start(0, &Transfer{ID: uint64(i), Bytes: int64(1e6 + i)}, nop)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l.Start(q.Now(), &Transfer{ID: uint64(2000 + i), Bytes: 2e6}, nop)
+		q.Step()
+	}
+}

@@ -1,0 +1,253 @@
+package kvcr
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvsim/kvsim/sim/u64map"
+)
+
+// state is a G2 block's state.
+type state uint8
+
+const (
+	free    state = iota
+	filling       // reserved for a store or pull in flight: not readable
+	ready         // readable, visible to the router and peers
+	pending       // moved away: absent to readers, removed when its last pin drops
+)
+
+// Pool is one worker's G2 host pool of fixed capacity in blocks. Ready
+// blocks sit on an LRU list, least recently used first; eviction takes the
+// first unpinned one. Filling and pending blocks are never victims.
+type Pool struct {
+	idx       u64map.Map[int32] // hash -> slot + 1
+	slots     []slot
+	head      int32
+	tail      int32
+	freeSlots []int32
+	evictable int // ready and unpinned
+	peak      int
+}
+
+// slot is one G2 block; its fields share a cache line.
+type slot struct {
+	hash       uint64
+	pins       int32
+	prev, next int32 // LRU links over ready blocks; -1 none
+	st         state
+}
+
+// NewPool returns an empty pool of capacity blocks.
+func NewPool(capacity int) *Pool {
+	p := &Pool{slots: make([]slot, capacity), head: -1, tail: -1, freeSlots: make([]int32, capacity)}
+	for i := range capacity {
+		p.freeSlots[i] = int32(capacity - 1 - i) // slot 0 is taken first
+	}
+	return p
+}
+
+// Capacity is the pool size in blocks.
+func (p *Pool) Capacity() int { return len(p.slots) }
+
+// Used is the number of slots taken (filling, ready or pending).
+func (p *Pool) Used() int { return len(p.slots) - len(p.freeSlots) }
+
+// Peak is the largest Used seen.
+func (p *Pool) Peak() int { return p.peak }
+
+// slot returns hash's slot, or -1.
+func (p *Pool) slot(hash uint64) int32 {
+	s, _ := p.idx.Get(hash)
+	return s - 1
+}
+
+// Ready reports whether hash is readable.
+func (p *Pool) Ready(hash uint64) bool {
+	s := p.slot(hash)
+	return s >= 0 && p.slots[s].st == ready
+}
+
+// Has reports whether hash has a slot in any state.
+func (p *Pool) Has(hash uint64) bool { return p.slot(hash) >= 0 }
+
+// Prefix counts the readable blocks of chain from index from on, up to the
+// first that is not readable.
+func (p *Pool) Prefix(chain []uint64, from int) int {
+	n := 0
+	for from+n < len(chain) && p.Ready(chain[from+n]) {
+		n++
+	}
+	return n
+}
+
+// Room reports whether n slots can be had, counting free slots and
+// evictable blocks.
+func (p *Pool) Room(n int) bool { return n <= len(p.freeSlots)+p.evictable }
+
+// take returns a free slot, evicting the least recently used unpinned ready
+// block when none is free; evicted receives its hash. The caller has checked
+// Room.
+func (p *Pool) take(evicted func(uint64)) int32 {
+	if len(p.freeSlots) == 0 {
+		v := p.head
+		for p.slots[v].pins > 0 {
+			v = p.slots[v].next
+		}
+		h := p.slots[v].hash
+		p.remove(v)
+		evicted(h)
+	}
+	s := p.freeSlots[len(p.freeSlots)-1]
+	p.freeSlots = p.freeSlots[:len(p.freeSlots)-1]
+	p.peak = max(p.peak, p.Used())
+	return s
+}
+
+// Fill reserves a slot for hash in the filling state.
+func (p *Pool) Fill(hash uint64, evicted func(uint64)) int32 {
+	s := p.take(evicted)
+	p.slots[s] = slot{hash: hash, st: filling}
+	p.idx.Put(hash, s+1)
+	return s
+}
+
+// MakeReady turns a filling slot readable, most recently used.
+func (p *Pool) MakeReady(s int32) {
+	p.slots[s].st = ready
+	p.pushTail(s)
+	p.evictable++
+}
+
+// remove frees a slot in any state.
+func (p *Pool) remove(s int32) {
+	if p.slots[s].st == ready {
+		p.unlink(s)
+		if p.slots[s].pins == 0 {
+			p.evictable--
+		}
+	}
+	p.idx.Delete(p.slots[s].hash)
+	p.slots[s] = slot{}
+	p.freeSlots = append(p.freeSlots, s)
+}
+
+// Drop frees a filling slot whose data never arrived.
+func (p *Pool) Drop(s int32) { p.remove(s) }
+
+// Pin keeps a ready or pending block from eviction and removal.
+func (p *Pool) Pin(s int32) {
+	if p.slots[s].st == ready && p.slots[s].pins == 0 {
+		p.evictable--
+	}
+	p.slots[s].pins++
+}
+
+// Unpin drops a pin; refresh moves a ready block to the most recent end. It
+// reports whether the block was removed: a pending block goes with its last
+// pin.
+func (p *Pool) Unpin(s int32, refresh bool) bool {
+	b := &p.slots[s]
+	b.pins--
+	switch {
+	case b.st == pending && b.pins == 0:
+		p.remove(s)
+		return true
+	case b.st == ready:
+		if b.pins == 0 {
+			p.evictable++
+		}
+		if refresh {
+			p.unlink(s)
+			p.pushTail(s)
+		}
+	}
+	return false
+}
+
+// MarkPending makes a ready block absent to readers; it is removed now when
+// unpinned, else when its last pin drops. It reports whether it was removed
+// now.
+func (p *Pool) MarkPending(s int32) bool {
+	if p.slots[s].st != ready {
+		return false
+	}
+	if p.slots[s].pins == 0 {
+		p.remove(s)
+		return true
+	}
+	p.unlink(s)
+	p.slots[s].st = pending
+	return false
+}
+
+func (p *Pool) pushTail(s int32) {
+	p.slots[s].prev, p.slots[s].next = p.tail, -1
+	if p.tail >= 0 {
+		p.slots[p.tail].next = s
+	} else {
+		p.head = s
+	}
+	p.tail = s
+}
+
+func (p *Pool) unlink(s int32) {
+	b := &p.slots[s]
+	if b.prev >= 0 {
+		p.slots[b.prev].next = b.next
+	} else {
+		p.head = b.next
+	}
+	if b.next >= 0 {
+		p.slots[b.next].prev = b.prev
+	} else {
+		p.tail = b.prev
+	}
+}
+
+// Pinned is the total of pins on the pool's blocks.
+func (p *Pool) Pinned() int {
+	n := 0
+	for _, b := range p.slots {
+		n += int(b.pins)
+	}
+	return n
+}
+
+// Check verifies the pool's bookkeeping: the index maps each used slot's
+// hash to it, the LRU list holds exactly the ready blocks, and the
+// evictable count matches. O(capacity).
+func (p *Pool) Check() error {
+	var errs []error
+	readyN, evictable, used := 0, 0, 0
+	for s, b := range p.slots {
+		if b.st == free {
+			continue
+		}
+		used++
+		if p.slot(b.hash) != int32(s) {
+			errs = append(errs, fmt.Errorf("slot %d holds %x, which the index maps elsewhere", s, b.hash))
+		}
+		if b.st == ready {
+			readyN++
+			if b.pins == 0 {
+				evictable++
+			}
+		}
+		if b.pins < 0 {
+			errs = append(errs, fmt.Errorf("slot %d has %d pins", s, b.pins))
+		}
+	}
+	listed := 0
+	for s := p.head; s >= 0; s = p.slots[s].next {
+		if p.slots[s].st != ready {
+			errs = append(errs, fmt.Errorf("slot %d on the LRU list is not ready", s))
+		}
+		listed++
+	}
+	if listed != readyN || evictable != p.evictable || used != p.Used() || p.idx.Len() != used {
+		errs = append(errs, fmt.Errorf("LRU %d / ready %d, evictable %d / counted %d, used %d / %d, index %d",
+			listed, readyN, evictable, p.evictable, used, p.Used(), p.idx.Len()))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,85 @@
+package sim
+
+import (
+	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scheduler"
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// hostKV is one worker's engine.HostKV: its slice of KVCR.
+type hostKV struct {
+	c *Cluster
+	w int32
+}
+
+func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Staging {
+	r := h.c.active[s.Req.ID]
+	switch h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Blocks, limit, g1, r.hint) {
+	case kvcr.Wait:
+		return engine.StageWait
+	case kvcr.Parked:
+		return engine.StageParked
+	}
+	return engine.StageProceed
+}
+
+func (h *hostKV) HostPrefix(chain []uint64, from int) int { return h.c.kv.HostPrefix(h.w, chain, from) }
+
+func (h *hostKV) Load(now des.Time, s *engine.Seq, from, n int) bool {
+	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Blocks[from:from+n])
+}
+
+// kvListener receives KVCR's reports.
+type kvListener Cluster
+
+// seqOn returns request req's sequence when it is still on worker w.
+func (l *kvListener) seqOn(w int32, req int64) *engine.Seq {
+	r := l.active[req]
+	if r == nil || r.seq == nil || r.seq.Worker != w {
+		return nil // ended or rerouted meanwhile
+	}
+	return r.seq
+}
+
+func (l *kvListener) Loaded(now des.Time, w int32, req int64) {
+	if s := l.seqOn(w, req); s != nil {
+		l.workers[w].w.LoadDone(s)
+		(*Cluster)(l).wake(w, now, false)
+	}
+}
+
+func (l *kvListener) PullEnded(now des.Time, w int32, req int64, from, landed int) {
+	if s := l.seqOn(w, req); s != nil {
+		l.workers[w].w.PullDone(s, from, landed)
+		(*Cluster)(l).wake(w, now, false)
+	}
+}
+
+func (l *kvListener) Inventory(now des.Time, w int32, hash uint64, visible bool) {
+	if visible {
+		l.router.Stored(now, w, scheduler.G2, hash)
+	} else {
+		l.router.Removed(now, w, scheduler.G2, hash)
+	}
+}
+
+func (l *kvListener) PullDone(p *kvcr.Pull) {
+	c := (*Cluster)(l)
+	var sink func(*report.PullRow) error
+	if c.opt.Sink != nil {
+		sink = c.opt.Sink.Pull
+	}
+	if err := c.pulls.put(p.ID, pullRow(p), sink); err != nil && c.err == nil {
+		c.err = err
+	}
+	// A pull's end frees slots and inflight room: parked pulls may go.
+	now := c.q.Now()
+	c.wake(p.Target, now, false)
+	c.wake(p.Source, now, false)
+}
+
+func (l *kvListener) Idle(now des.Time, w int32) {
+	(*Cluster)(l).maybeRetire(now, l.workers[w])
+}

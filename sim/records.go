@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"slices"
+
+	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// reorder releases rows in id order: requests and pulls end out of order,
+// the report and the digest read them in order. It holds only rows that
+// end before an earlier one.
+type reorder[R any] struct {
+	next int64
+	held map[int64]R
+}
+
+// put holds row until every earlier id is out, then writes the run of rows
+// it completes. sink may be nil.
+func (r *reorder[R]) put(id int64, row R, sink func(*R) error) error {
+	if id != r.next {
+		if r.held == nil {
+			r.held = map[int64]R{}
+		}
+		r.held[id] = row
+		return nil
+	}
+	for {
+		if sink != nil {
+			if err := sink(&row); err != nil {
+				return err
+			}
+		}
+		r.next++
+		next, ok := r.held[r.next]
+		if !ok {
+			return nil
+		}
+		delete(r.held, r.next)
+		row = next
+	}
+}
+
+func (r *reorder[R]) pending() int { return len(r.held) }
+
+// sortedKeys returns a map's keys in order, so map order never reaches the
+// model.
+func sortedKeys[V any](m map[int64]V) []int64 {
+	keys := make([]int64, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+type sampler Cluster
+
+// Fire writes one time-series row a worker present now, and schedules the
+// next sample while anything else is pending.
+func (s *sampler) Fire(now des.Time, _, _ uint64) {
+	c := (*Cluster)(s)
+	if c.opt.Sink != nil {
+		for _, n := range c.workers {
+			if n.status == kvcr.Removed {
+				continue
+			}
+			row := report.SampleRow{TimeNs: int64(now), Worker: n.id, Running: int32(n.w.Running()),
+				Waiting: int32(n.w.Waiting()), G1Blocks: int64(n.w.G1Used())}
+			if c.kv != nil {
+				row.G2Blocks = int64(c.kv.Pool(n.id).Used())
+				row.ActivePulls = int32(c.kv.ActivePulls(n.id))
+			}
+			if err := c.opt.Sink.Sample(&row); err != nil && c.err == nil {
+				c.err = err
+			}
+		}
+	}
+	if c.q.Len() > 0 {
+		c.q.Schedule(des.AddSat(now, des.Time(c.sc.Report.SampleInterval)), des.PhaseSample, 0, s, 0)
+	}
+}
+
+// pullRow is a finished pull's pulls.parquet row.
+func pullRow(p *kvcr.Pull) report.PullRow {
+	mode := "copy"
+	if p.Move {
+		mode = "move"
+	}
+	return report.PullRow{
+		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: mode,
+		BlocksRequested: int64(p.Requested), BlocksLanded: int64(p.Landed), Bytes: p.Bytes,
+		StagedNs: int64(p.StagedNs), FirstByteNs: int64(p.FirstByteNs), EndNs: int64(p.EndNs),
+		Outcome: p.Outcome.String(),
+	}
+}
+
+func (c *Cluster) workerRows() []report.WorkerRow {
+	rows := make([]report.WorkerRow, len(c.workers))
+	for i, n := range c.workers {
+		rows[i] = report.WorkerRow{
+			Worker: n.id, AddedNs: int64(n.addedNs), ReadyNs: int64(n.readyNs), DrainNs: int64(n.drainNs),
+			RemovedNs: int64(n.removedNs), Passes: n.w.Passes(), BusyNs: int64(n.w.BusyTime()),
+			RequestsCompleted: n.completed,
+		}
+		if c.kv != nil {
+			rows[i].G2PeakBlocks = int64(c.kv.Pool(n.id).Peak())
+		}
+	}
+	return rows
+}
+
+// counts are the simulation's own counters, beside KVCR's.
+type counts struct {
+	hintsAttached int64
+	rerouted      int64
+	workersAdded  int64
+	drained       int64
+	removed       int64
+}
+
+// counterRows lists every counter in report order: hints_attached and
+// KVCR's, then the cluster's. KVCR's are zero when it is off.
+func (c *Cluster) counterRows() []report.CounterRow {
+	var kc kvcr.Counters
+	if c.kv != nil {
+		kc = c.kv.C
+	}
+	rows := []report.CounterRow{{Name: "hints_attached", Value: c.counts.hintsAttached}}
+	for _, k := range kc.List() {
+		rows = append(rows, report.CounterRow{Name: k.Name, Value: k.Value})
+	}
+	s := &c.stats.s
+	return append(rows,
+		report.CounterRow{Name: "requests_total", Value: s.Requests.Total},
+		report.CounterRow{Name: "requests_completed", Value: s.Requests.Completed},
+		report.CounterRow{Name: "requests_rejected", Value: s.Requests.Rejected},
+		report.CounterRow{Name: "requests_failed", Value: s.Requests.Failed},
+		report.CounterRow{Name: "requests_unfinished", Value: s.Requests.Unfinished},
+		report.CounterRow{Name: "requests_rerouted", Value: c.counts.rerouted},
+		report.CounterRow{Name: "preemptions", Value: s.Preempted},
+		report.CounterRow{Name: "workers_added", Value: c.counts.workersAdded},
+		report.CounterRow{Name: "workers_drained", Value: c.counts.drained},
+		report.CounterRow{Name: "workers_removed", Value: c.counts.removed},
+	)
+}
