@@ -149,6 +149,7 @@ type KVCR struct {
 	nextPull int64
 	nextXfer uint64
 	sent     []int64 // by worker: bytes of its pulls whose transfers completed
+	broken   error   // the first block served while not readable
 	// C holds the run's counters.
 	C Counters
 }
@@ -248,6 +249,7 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, hashes []uint64) bool {
 	o := &op{n: n, req: req, hashes: hashes}
 	for _, h := range hashes {
 		s := n.pool.slot(h)
+		k.mustServe(now, n, s, h, fmt.Sprintf("load for request %d", req))
 		n.pool.Pin(s)
 		o.slots = append(o.slots, s)
 	}
@@ -368,6 +370,14 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 	return Wait
 }
 
+// mustServe records the first time a block that is not readable (absent,
+// filling, or removed by a move) is served: an invariant violation.
+func (k *KVCR) mustServe(now des.Time, n *node, s int32, h uint64, what string) {
+	if (s < 0 || n.pool.slots[s].st != ready) && k.broken == nil {
+		k.broken = fmt.Errorf("at %v worker %d served block %x to %s while not readable", now, n.id, h, what)
+	}
+}
+
 // absent counts the hashes pool has no slot for.
 func absent(pool *Pool, hashes []uint64) int {
 	n := 0
@@ -387,6 +397,7 @@ func (k *KVCR) begin(now des.Time, p *Pull, tn, sn *node, run []uint64) {
 	p.hashes = slices.Clone(run)
 	for _, h := range run {
 		s := sn.pool.slot(h)
+		k.mustServe(now, sn, s, h, fmt.Sprintf("pull %d", p.ID))
 		sn.pool.Pin(s)
 		p.srcSlots = append(p.srcSlots, s)
 	}
@@ -688,11 +699,12 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	}
 }
 
-// CheckEnd verifies KVCR at the end of a run: no pull is live, every pin
-// acquired was released, no G2 block is pinned, and each worker's egress
-// sent exactly the bytes of the pulls whose transfers completed from it.
+// CheckEnd verifies KVCR at the end of a run: no block was served while
+// not readable, no pull is live, every pin acquired was released, no G2
+// block is pinned, and each worker's egress sent exactly the bytes of the
+// pulls whose transfers completed from it.
 func (k *KVCR) CheckEnd() error {
-	var errs []error
+	errs := []error{k.broken}
 	if len(k.live) > 0 {
 		errs = append(errs, fmt.Errorf("%d pulls never ended", len(k.live)))
 	}

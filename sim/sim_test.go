@@ -48,6 +48,13 @@ type traceLine struct {
 // invariant checks on, and returns the rows in request_id order.
 func runTrace(t *testing.T, body string, lines []traceLine, sets ...string) ([]report.RequestRow, *Summary) {
 	t.Helper()
+	sink, res := runTraceSink(t, body, lines, sets...)
+	return sink.rows, res.Summary
+}
+
+// runTraceSink is runTrace returning every streamed row and the result.
+func runTraceSink(t *testing.T, body string, lines []traceLine, sets ...string) (*rowSink, *Result) {
+	t.Helper()
 	dir := t.TempDir()
 	var b strings.Builder
 	for _, l := range lines {
@@ -61,28 +68,43 @@ func runTrace(t *testing.T, body string, lines []traceLine, sets ...string) ([]r
 	if err := os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	y := "name: t\nworkload: {trace: {path: t.jsonl, block_size: 16}}\nkvcr: {enabled: false}\n" + body
+	y := "name: t\nworkload: {trace: {path: t.jsonl, block_size: 16}}\n" + body
+	if !strings.Contains(body, "kvcr:") {
+		y += "kvcr: {enabled: false}\n"
+	}
 	sc, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), []byte(y), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return run(t, sc)
+	return runSink(t, sc)
 }
 
 func run(t *testing.T, sc *scenarios.Scenario) ([]report.RequestRow, *Summary) {
+	t.Helper()
+	sink, res := runSink(t, sc)
+	return sink.rows, res.Summary
+}
+
+// runSink runs a scenario with invariant checks and checks the rows come
+// in id order.
+func runSink(t *testing.T, sc *scenarios.Scenario) (*rowSink, *Result) {
 	t.Helper()
 	sink := &rowSink{}
 	res, err := Run(context.Background(), sc, Options{Sink: sink, Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := res.Summary
 	for i, r := range sink.rows {
 		if r.RequestID != int64(i) {
 			t.Fatalf("row %d has request_id %d", i, r.RequestID)
 		}
 	}
-	return sink.rows, sum
+	for i, p := range sink.pulls {
+		if p.PullID != int64(i) {
+			t.Fatalf("pull row %d has pull_id %d", i, p.PullID)
+		}
+	}
+	return sink, res
 }
 
 const fixed10x5 = `cluster:

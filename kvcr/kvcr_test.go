@@ -1,0 +1,327 @@
+package kvcr
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// recorder is a Listener that logs what KVCR reports.
+type recorder struct {
+	ended   map[int64]string // request -> "time landed"
+	pulls   map[int64]*Pull  // by request
+	visible map[string]bool  // "worker/hash"
+	idle    []int32
+}
+
+func newRecorder() *recorder {
+	return &recorder{ended: map[int64]string{}, pulls: map[int64]*Pull{}, visible: map[string]bool{}}
+}
+
+func (r *recorder) Loaded(des.Time, int32, int64) {}
+func (r *recorder) PullEnded(now des.Time, w int32, req int64, from, landed int) {
+	r.ended[req] = fmt.Sprintf("%v %d", now, landed)
+}
+func (r *recorder) Inventory(_ des.Time, w int32, h uint64, visible bool) {
+	r.visible[fmt.Sprintf("%d/%d", w, h)] = visible
+}
+func (r *recorder) PullDone(p *Pull)         { r.pulls[p.Req] = p }
+func (r *recorder) Idle(_ des.Time, w int32) { r.idle = append(r.idle, w) }
+
+// rig is KVCR over three ready workers with instant G2 links, 1 GB/s
+// egress, 1 ms latency and 0.5 MB blocks.
+type rig struct {
+	q des.Queue
+	k *KVCR
+	r *recorder
+}
+
+func newRig(cfg Config) *rig {
+	g := &rig{r: newRecorder()}
+	if cfg.BlockBytes == 0 {
+		cfg.BlockBytes = 500_000
+	}
+	if cfg.G2Capacity == 0 {
+		cfg.G2Capacity = 100
+	}
+	cfg.Latency, cfg.BandwidthGbps = ms, 1
+	if cfg.OperationTimeout == 0 {
+		cfg.OperationTimeout, cfg.AbandonTimeout = 4*ms, 8*ms
+	}
+	g.k = New(cfg, &g.q, g.r)
+	for w := range int32(3) {
+		g.k.AddWorker(w, Ready)
+	}
+	return g
+}
+
+// chain is blocks first..first+n-1.
+func chain(first, n int) []uint64 {
+	c := make([]uint64, n)
+	for i := range c {
+		c[i] = uint64(first + i)
+	}
+	return c
+}
+
+// stageAt stages request req on target at time at, pulling from source.
+type stageAt struct {
+	g      *rig
+	target int32
+	req    int64
+	c      []uint64
+	h      Hint
+	got    *StageResult
+}
+
+func (s *stageAt) Fire(now des.Time, _, _ uint64) {
+	*s.got = s.g.k.Stage(now, s.target, s.req, s.c, len(s.c), 0, s.h)
+}
+
+func (g *rig) stage(at des.Time, target int32, req int64, c []uint64, h Hint) *StageResult {
+	var res StageResult
+	g.q.Schedule(at, des.PhaseDrive, uint64(req), &stageAt{g, target, req, c, h, &res}, 0)
+	return &res
+}
+
+func (g *rig) check(t *testing.T) {
+	t.Helper()
+	if err := g.k.CheckEnd(); err != nil {
+		t.Error(err)
+	}
+	for w := range int32(3) {
+		if err := g.k.Pool(w).Check(); err != nil {
+			t.Errorf("worker %d: %v", w, err)
+		}
+	}
+}
+
+func wantPull(t *testing.T, p *Pull, out Outcome, firstByte, end des.Time, landed int) {
+	t.Helper()
+	if p == nil {
+		t.Fatal("no pull row")
+	}
+	if p.Outcome != out || p.FirstByteNs != firstByte || p.EndNs != end || p.Landed != landed {
+		t.Errorf("pull %d: %v first byte %v end %v landed %d; want %v %v %v %d",
+			p.ID, p.Outcome, p.FirstByteNs, p.EndNs, p.Landed, out, firstByte, end, landed)
+	}
+}
+
+// TestConcurrentPullsShareEgress: worker 0 holds every block. Two pulls of
+// 2 blocks (1 MB) to workers 1 and 2 staged at 0: first bytes at 1 ms, 0.5
+// GB/s each, so 2 ms each: both land at 3 ms. Three pulls of 2, 4 and 6
+// blocks (1, 2, 3 MB) from 0: three share until the 1 MB one has its MB (1
+// + 3 = 4 ms), two share the 1 and 2 MB left until 6 ms, the last MB goes
+// alone: 7 ms (with timeouts long enough: landing at or after a 4 ms
+// deadline would not count).
+func TestConcurrentPullsShareEgress(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, chain(1, 20))
+	h := Hint{Source: 0}
+	g.stage(0, 1, 10, chain(1, 2), h)
+	g.stage(0, 2, 11, chain(1, 2), h)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[10], Success, ms, 3*ms, 2)
+	wantPull(t, g.r.pulls[11], Success, ms, 3*ms, 2)
+	if g.r.ended[10] != "3ms 2" || !g.r.visible["1/2"] {
+		t.Errorf("request 10 ended %q; block 2 visible at worker 1: %v", g.r.ended[10], g.r.visible["1/2"])
+	}
+	g.check(t)
+
+	g = newRig(Config{G2Capacity: 20, OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
+	g.k.Store(0, 0, chain(1, 20))
+	g.stage(0, 1, 20, chain(1, 2), h)
+	g.stage(0, 2, 21, chain(1, 4), h)
+	g.stage(0, 1, 22, chain(11, 6), h)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[20], Success, ms, 4*ms, 2)
+	wantPull(t, g.r.pulls[21], Success, ms, 6*ms, 4)
+	wantPull(t, g.r.pulls[22], Success, ms, 7*ms, 6)
+	g.check(t)
+}
+
+// TestCancelReshares: operation timeout 4 ms. A (20 blocks, 10 MB) staged
+// at 0: first byte 1 ms, target deadline 4 ms, source deadline 1 + 4 = 5
+// ms. B (3 blocks, 1.5 MB) staged at 2 ms: first byte 3 ms. A is alone for
+// 1-3 ms (2 MB); both get 0.5 GB/s from 3 ms. At 4 ms A's target deadline
+// passes: it expires, but its bytes keep flowing until its source cancels
+// at 5 ms, by when B has 1 MB. Alone, B's last 0.5 MB takes 0.5 ms: it
+// lands at 5.5 ms (it would land at 6 ms had A not been cancelled). A
+// lands nothing, its target slots are freed, its pins released.
+func TestCancelReshares(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, chain(1, 30))
+	h := Hint{Source: 0}
+	g.stage(0, 1, 1, chain(1, 20), h)
+	g.stage(2*ms, 2, 2, chain(21, 3), h)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Expired, ms, 5*ms, 0)
+	wantPull(t, g.r.pulls[2], Success, 3*ms, 5500*des.Microsecond, 3)
+	if g.r.ended[1] != "4ms 0" {
+		t.Errorf("A released at %q, want at its 4 ms deadline", g.r.ended[1])
+	}
+	if g.k.Pool(1).Used() != 0 || g.k.C.PullsExpired != 1 || g.k.C.BytesPulled != 1_500_000 {
+		t.Errorf("target slots %d, expired %d, bytes %d", g.k.Pool(1).Used(), g.k.C.PullsExpired, g.k.C.BytesPulled)
+	}
+	g.check(t)
+}
+
+// TestPartialPull: the request's chain has 4 blocks past the target's
+// prefix; the source holds only the first 2: the pull is partial (2 of 4
+// requested landed).
+func TestPartialPull(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, chain(1, 2))
+	g.stage(0, 1, 1, chain(1, 4), Hint{Source: 0})
+	g.q.Run(nil)
+	p := g.r.pulls[1]
+	wantPull(t, p, Partial, ms, 2*ms, 2) // 1 MB alone at 1 GB/s
+	if p.Requested != 4 {
+		t.Errorf("requested %d", p.Requested)
+	}
+	g.check(t)
+}
+
+// TestParkedPull: max_inflight_pulls 1. A pull to worker 1 starts at 0 (1
+// MB: lands at 2 ms); a second one to worker 1, staged at 0.5 ms, is parked.
+// Staged again at a later scan (3 ms), it starts: first byte 4 ms, lands at
+// 5 ms. Its staged time stays the first attempt.
+func TestParkedPull(t *testing.T) {
+	g := newRig(Config{MaxInflightPulls: 1, OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
+	g.k.Store(0, 0, chain(1, 10))
+	h := Hint{Source: 0}
+	first := g.stage(0, 1, 1, chain(1, 2), h)
+	parked := g.stage(500*des.Microsecond, 1, 2, chain(5, 2), h)
+	again := g.stage(3*ms, 1, 2, chain(5, 2), h)
+	g.q.Run(nil)
+	if *first != Wait || *parked != Parked || *again != Wait {
+		t.Errorf("results %v %v %v", *first, *parked, *again)
+	}
+	wantPull(t, g.r.pulls[2], Success, 4*ms, 5*ms, 2)
+	if p := g.r.pulls[2]; p.StagedNs != 500*des.Microsecond || g.k.C.PullsParked != 1 {
+		t.Errorf("staged %v parked %d", p.StagedNs, g.k.C.PullsParked)
+	}
+	g.check(t)
+}
+
+// TestParkedPullExpires: no room ever appears (a target G2 of 1 block, the
+// pull needs 2): the parked pull expires at its deadline, 4 ms after its
+// first staging, having pinned nothing.
+func TestParkedPullExpires(t *testing.T) {
+	g := newRig(Config{G2Capacity: 2})
+	g.k.Store(0, 0, chain(1, 2))
+	g.k.Store(0, 1, chain(50, 2))
+	g.k.Pool(1).Pin(g.k.Pool(1).slot(50)) // worker 1's pool: full, one block pinned
+	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0})
+	g.q.Run(nil)
+	if *res != Parked || g.r.ended[1] != "4ms 0" {
+		t.Errorf("result %v, ended %q", *res, g.r.ended[1])
+	}
+	wantPull(t, g.r.pulls[1], Expired, -1, 4*ms, 0)
+	if g.k.C.PinsAcquired != 0 {
+		t.Errorf("pins %d", g.k.C.PinsAcquired)
+	}
+}
+
+// TestStagingGuard: a draining, removed or starting source is rejected at
+// staging and nothing is pinned; a source without the blocks is rejected
+// as missing; a target holding everything needs no pull.
+func TestStagingGuard(t *testing.T) {
+	for _, c := range []struct {
+		st      Status
+		counter func(*Counters) int64
+	}{
+		{Draining, func(c *Counters) int64 { return c.PullsRejectedDraining }},
+		{Removed, func(c *Counters) int64 { return c.PullsRejectedRemoved }},
+		{Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
+	} {
+		g := newRig(Config{})
+		g.k.Store(0, 0, chain(1, 4))
+		g.k.SetStatus(0, c.st)
+		if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed {
+			t.Errorf("%v: %v", c.st, res)
+		}
+		if c.counter(&g.k.C) != 1 || g.k.C.PinsAcquired != 0 || g.r.pulls[1].Outcome != Rejected {
+			t.Errorf("%v: counters %+v", c.st, g.k.C)
+		}
+	}
+	g := newRig(Config{})
+	g.k.Store(0, 1, chain(1, 4))
+	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
+		t.Errorf("nothing to fetch: %v %+v", res, g.k.C)
+	}
+	if res := g.k.Stage(0, 2, 2, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed || g.k.C.PullsRejectedMissing != 1 {
+		t.Errorf("missing: %v %+v", res, g.k.C)
+	}
+}
+
+// TestMoveWithTargetHoldingSome: the target holds blocks 1-2 in G2, the
+// source 1-4. Staging a move invalidates the source's 1-2 at once, pulls
+// 3-4 (1 MB: lands at 2 ms), then removes the source's 3-4: four blocks
+// removed, none left at the source, all four readable at the target.
+func TestMoveWithTargetHoldingSome(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, chain(1, 4))
+	g.k.Store(0, 1, chain(1, 2))
+	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Move: true}); res != Wait {
+		t.Fatalf("stage: %v", res)
+	}
+	if g.k.C.MoveRemovedBlocks != 2 || g.r.visible["0/1"] {
+		t.Errorf("at staging: removed %d, block 1 still visible at the source", g.k.C.MoveRemovedBlocks)
+	}
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Success, ms, 2*ms, 2)
+	if g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 || g.k.Pool(1).Prefix(chain(1, 4), 0) != 4 {
+		t.Errorf("removed %d, source used %d, target prefix %d", g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used(), g.k.Pool(1).Prefix(chain(1, 4), 0))
+	}
+	g.check(t)
+}
+
+// TestMoveLost: max_inflight_pulls 1; worker 2 is busy with a 2 MB pull
+// until 3 ms, so a move to it staged at 0 is parked. A parked pull's target
+// deadline runs from its first staging: 0 + abandon 8 ms. Staged again at
+// 7 ms it starts with 1 ms left: its source deadline is 7 + 1 (latency) +
+// min(4, 1) = 9 ms, its first byte at 8 ms, and its 0.5 MB lands at 8.5
+// ms: after the target gave up at 8 ms. The source saw a successful write
+// and removed its copy; the target dropped the data: the block is lost.
+func TestMoveLost(t *testing.T) {
+	g := newRig(Config{MaxInflightPulls: 1})
+	g.k.Store(0, 0, chain(1, 30))
+	g.stage(0, 2, 0, chain(25, 4), Hint{Source: 0})
+	g.stage(0, 2, 1, chain(1, 1), Hint{Source: 0, Move: true})
+	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true})
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8500*des.Microsecond, 0)
+	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(1) || g.k.Pool(2).Has(1) {
+		t.Errorf("ended %q, lost %d; source has block 1: %v; target has it: %v",
+			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(1), g.k.Pool(2).Has(1))
+	}
+	g.check(t)
+}
+
+// TestRemoveSource: the source of a pull in flight is removed at 2 ms: the
+// transfer stops at once, the target learns it one latency later (3 ms):
+// failed.
+func TestRemoveSource(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, chain(1, 10))
+	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0})
+	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g.k, 0}, 0)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Failed, ms, 2*ms, 0)
+	if g.r.ended[1] != "3ms 0" || g.k.Pool(1).Used() != 0 {
+		t.Errorf("ended %q, target slots %d", g.r.ended[1], g.k.Pool(1).Used())
+	}
+	if !slices.Contains(g.r.idle, 1) {
+		t.Error("target never idle")
+	}
+}
+
+type removeAt struct {
+	k *KVCR
+	w int32
+}
+
+func (r removeAt) Fire(now des.Time, _, _ uint64) { r.k.RemoveWorker(now, r.w) }

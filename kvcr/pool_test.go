@@ -1,0 +1,66 @@
+package kvcr
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestPoolEviction: a pool of 4 with blocks 1-4 stored in order (1 least
+// recently used). 1 is pinned; 2 is pinned and moved (pending). Filling 5
+// and 6 evicts the least recent unpinned ready blocks, 3 then 4. With the
+// slots holding 1 (pinned), 2 (pending), 5 and 6 (filling) there is no room;
+// once 6 is ready there is.
+func TestPoolEviction(t *testing.T) {
+	p := NewPool(4)
+	var evicted []uint64
+	ev := func(h uint64) { evicted = append(evicted, h) }
+	for h := uint64(1); h <= 4; h++ {
+		p.MakeReady(p.Fill(h, ev))
+	}
+	p.Pin(p.slot(1))
+	p.Pin(p.slot(2))
+	if p.MarkPending(p.slot(2)) || p.Ready(2) || !p.Has(2) {
+		t.Fatal("pinned block removed at once, or still readable")
+	}
+	p.Fill(5, ev) // evicts 3: 1 pinned, 2 pending
+	f6 := p.Fill(6, ev)
+	if !slices.Equal(evicted, []uint64{3, 4}) {
+		t.Errorf("evicted %v, want [3 4]", evicted)
+	}
+	if p.Room(1) {
+		t.Error("room with every block pinned, pending or filling")
+	}
+	p.MakeReady(f6)
+	if !p.Room(1) {
+		t.Error("no room with block 6 ready and unpinned")
+	}
+	if !p.Unpin(p.slot(2), false) || p.Has(2) {
+		t.Error("pending block kept after its last pin")
+	}
+	if p.Peak() != 4 || p.Used() != 3 {
+		t.Errorf("peak %d used %d", p.Peak(), p.Used())
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestPoolRefresh: unpinning with refresh moves a block to the most recent
+// end; without, it keeps its place.
+func TestPoolRefresh(t *testing.T) {
+	p := NewPool(3)
+	var evicted []uint64
+	ev := func(h uint64) { evicted = append(evicted, h) }
+	for h := uint64(1); h <= 3; h++ {
+		p.MakeReady(p.Fill(h, ev))
+	}
+	p.Pin(p.slot(1))
+	p.Unpin(p.slot(1), true) // 1 is now most recent
+	p.Pin(p.slot(2))
+	p.Unpin(p.slot(2), false) // 2 stays least recent
+	p.Fill(4, ev)
+	p.Fill(5, ev)
+	if !slices.Equal(evicted, []uint64{2, 3}) {
+		t.Errorf("evicted %v, want [2 3]", evicted)
+	}
+}

@@ -1,0 +1,184 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/kvsim/kvsim/report"
+)
+
+// kvBody: 3 workers, round robin, fixed timing (10 ms prefill, 5 ms
+// decode), 16-token blocks of 1 MB (62,500 bytes a token), instant G2
+// links, KVCR at 1 GB/s with 1 ms latency: a block alone takes 1 ms.
+const kvBody = `cluster:
+  workers: 3
+  engine: {block_size: 16, gpu_blocks: 1000, kv_bytes_per_token: 62500, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+  g2: {capacity_blocks: 1000, d2h_gbps: 0, h2d_gbps: 0}
+router: {policy: round_robin, hints: {enabled: true, mode: copy}}
+kvcr: {enabled: true, latency: 1ms, bandwidth_gbps: 1, operation_timeout: 100ms, abandon_timeout: 200ms}
+`
+
+// runKV runs kvBody on a trace.
+func runKV(t *testing.T, lines []traceLine, sets ...string) ([]report.RequestRow, *rowSink, *Result) {
+	t.Helper()
+	sink, res := runTraceSink(t, kvBody, lines, sets...)
+	return sink.rows, sink, res
+}
+
+// TestPartialFollowUp: R0 (64 tokens, ids 1-4) runs on worker 0 (0-10 ms);
+// its 4 blocks go to worker 0's G2. The follow-up R1 (128 tokens, ids 1-8)
+// goes to worker 1 at 20 ms with a hint naming worker 0. Staged at once:
+// 7 blocks missing (8 full, the last token always recomputed), worker 0
+// holds 4: a partial pull of 4 MB, first byte 21 ms, landing 25 ms. R1 then
+// loads them (instant H2D) and computes 64 tokens: 25-35 ms.
+func TestPartialFollowUp(t *testing.T) {
+	rows, sink, res := runKV(t, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)}})
+	r := rows[1]
+	if r.Worker != 1 || r.HintSource != 0 || r.PulledTokens != 64 || r.G2HitTokens != 0 ||
+		r.ComputedPromptTokens != 64 || r.FirstTokenNs != 35*ms {
+		t.Errorf("R1 %+v", r)
+	}
+	want := report.PullRow{PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
+		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 25 * ms, Outcome: "partial"}
+	if len(sink.pulls) != 1 || sink.pulls[0] != want {
+		t.Errorf("pulls %+v\nwant %+v", sink.pulls, want)
+	}
+	if s := res.Summary; s.HitRatio.Pulled != 64.0/192 || s.Counters["pulls_partial"] != 1 || s.Counters["hints_attached"] != 1 {
+		t.Errorf("summary %+v %v", s.HitRatio, s.Counters)
+	}
+}
+
+// TestMoveNamesNewHolder: as TestPartialFollowUp in move mode. When R1's
+// pull lands (25 ms), worker 0 removes blocks 1-4 from its G2. R1's pass
+// (25-35 ms) commits its 8 blocks on worker 1, so at 50 ms R2 (the same
+// 128 tokens) routed to worker 2 gets a hint naming worker 1: 7 blocks
+// (success), 7 MB from 51 ms, landing at 58 ms; worker 1 then removes them.
+// Moved blocks: 4 + 7.
+func TestMoveNamesNewHolder(t *testing.T) {
+	rows, sink, res := runKV(t, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)}, {50, 128, 1, ids(1, 8)}},
+		"router.hints.mode=move")
+	if rows[2].Worker != 2 || rows[2].HintSource != 1 || rows[2].PulledTokens != 112 {
+		t.Errorf("R2 %+v", rows[2])
+	}
+	if p := sink.pulls[1]; p.Source != 1 || p.Outcome != "success" || p.BlocksLanded != 7 || p.EndNs != 58*ms || p.Mode != "move" {
+		t.Errorf("second pull %+v", p)
+	}
+	if c := res.Summary.Counters; c["move_removed_blocks"] != 11 || c["pulls_success"] != 1 || c["pulls_partial"] != 1 {
+		t.Errorf("counters %v", c)
+	}
+}
+
+// TestLocalG2Hit: one worker with a G1 of 8 blocks and a 1 GB/s H2D link.
+// R0 (ids 1-4, 64 tokens) runs 0-10 ms; its 4 blocks reach G2. R1 (112
+// tokens, 16 output tokens) fills G1: 7 blocks at its prefill (20-30 ms),
+// the 8th at its first decode; R0's blocks are all evicted from G1, and R1
+// decodes until 105 ms holding every block. R2 (ids 1-4) arrives at 40 ms
+// and waits for room. At 105 ms it finds 3 blocks in G2 (the last token is
+// recomputed): they load in 3 ms, then it computes 16 tokens, 108-118 ms.
+// G2 stores: R0's 4 blocks and R1's 7; R2's 4th block is R0's 4th, still
+// in G2.
+func TestLocalG2Hit(t *testing.T) {
+	rows, _, res := runKV(t, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 112, 16, ids(10, 7)}, {40, 64, 1, ids(1, 4)}},
+		"cluster.workers=1", "cluster.engine.gpu_blocks=8", "cluster.g2.h2d_gbps=1")
+	r := rows[2]
+	if r.G1HitTokens != 0 || r.G2HitTokens != 48 || r.ComputedPromptTokens != 16 || r.FirstTokenNs != 118*ms {
+		t.Errorf("R2 %+v", r)
+	}
+	if c := res.Summary.Counters; c["g2_hits_blocks"] != 3 || c["g2_stores"] != 11 {
+		t.Errorf("counters %v", c)
+	}
+}
+
+// drainLines: every worker runs one request at a time. R0 (ids 1-4) on
+// worker 0, 0-10 ms. R1 (20 output tokens) keeps worker 1 busy 1-106 ms.
+// R2 (30 output tokens) runs on worker 0 10-165 ms. R3 (ids 1-8) arrives
+// at 15 ms for worker 1 with a hint naming worker 0 and waits behind R1.
+// Worker 0 drains at 30 ms.
+var drainLines = []traceLine{
+	{0, 64, 1, ids(1, 4)}, {1, 64, 20, ids(20, 4)}, {2, 32, 30, ids(30, 2)}, {15, 128, 1, ids(1, 8)},
+}
+
+const drainSets = "events=[{at: 30ms, drain: [0]}]"
+
+// TestDrainRejectsStaging is the drain regression. When worker 1 reaches R3
+// at 106 ms, worker 0 is draining: staging is rejected, nothing is pinned,
+// R3 computes all 128 tokens (106-116 ms). Worker 0 is removed when R2
+// ends, at 165 ms: the same time as with hints off.
+func TestDrainRejectsStaging(t *testing.T) {
+	rows, sink, res := runKV(t, drainLines, "cluster.workers=2", "cluster.engine.max_num_seqs=1", drainSets)
+	r := rows[3]
+	if r.HintSource != 0 || r.PulledTokens != 0 || r.ComputedPromptTokens != 128 || r.FinishNs != 116*ms {
+		t.Errorf("R3 %+v", r)
+	}
+	if len(sink.pulls) != 1 || sink.pulls[0].Outcome != "rejected" || sink.pulls[0].StagedNs != 106*ms {
+		t.Errorf("pulls %+v", sink.pulls)
+	}
+	c := res.Summary.Counters
+	if c["pulls_rejected_draining"] != 1 || c["pins_acquired"] != 0 || c["pulls_staged"] != 0 {
+		t.Errorf("counters %v", c)
+	}
+	w0 := res.Workers[0]
+	if w0.DrainNs != 30*ms || w0.RemovedNs != 165*ms {
+		t.Errorf("worker 0 %+v", w0)
+	}
+	_, off := runTraceSink(t, kvBody, drainLines, "cluster.workers=2", "cluster.engine.max_num_seqs=1", drainSets,
+		"router.hints.enabled=false")
+	if got := off.Workers[0].RemovedNs; got != w0.RemovedNs {
+		t.Errorf("hints off: worker 0 removed at %d, hints on at %d", got, w0.RemovedNs)
+	}
+}
+
+// lifeBody: 2 workers, one request at a time, round robin, KVCR off.
+const lifeBody = `cluster:
+  workers: 2
+  engine: {max_num_seqs: 1, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+router: {policy: round_robin}
+`
+
+// lifeLines: R0 on worker 0 (0-55 ms: a 10 ms prefill and 9 decodes), R1
+// on worker 1 (1-56 ms), R2 at 45 ms.
+var lifeLines = []traceLine{{0, 32, 10, ids(1, 2)}, {1, 32, 10, ids(3, 2)}, {45, 32, 1, ids(5, 2)}}
+
+// TestRemoveAndAdd: worker 1 is removed at 20 ms; R1 is routed again, to
+// worker 0, where it waits for R0 (55 ms) and starts over: 55-110 ms. A
+// worker added at 30 ms with a 10 ms startup is ready at 40 ms, and round
+// robin over workers 0 and 2 gives it R2: 45-55 ms.
+func TestRemoveAndAdd(t *testing.T) {
+	rows, res := runTrace(t, lifeBody, lifeLines,
+		"events=[{at: 20ms, remove: [1]}, {at: 30ms, add: 1, startup: 10ms}]")
+	if r := rows[1]; r.Worker != 0 || r.Reroutes != 1 || r.FinishNs != 110*ms || r.Outcome != "completed" {
+		t.Errorf("R1 %+v", r)
+	}
+	if r := rows[2]; r.Worker != 2 || r.FinishNs != 55*ms {
+		t.Errorf("R2 %+v", r)
+	}
+	_ = res
+}
+
+// TestRemoveFail: with on_remove: fail, R1 fails when its worker goes.
+func TestRemoveFail(t *testing.T) {
+	rows, sum := runTrace(t, lifeBody, lifeLines, "events=[{at: 20ms, remove: [1], on_remove: fail}]")
+	if r := rows[1]; r.Outcome != "failed" || r.FinishNs != 20*ms || sum.Requests.Failed != 1 {
+		t.Errorf("R1 %+v", r)
+	}
+}
+
+// TestDrainTimeout: worker 0 drains at 20 ms; without a timeout it finishes
+// R0 and goes at 55 ms. With drain_timeout 10 ms it is removed at 30 ms and
+// R0 is routed again (to worker 1, busy with R1 until 56 ms): 56-111 ms.
+func TestDrainTimeout(t *testing.T) {
+	_, sink := runTraceSink(t, lifeBody, lifeLines, "events=[{at: 20ms, drain: [0]}]")
+	if w := sink.Workers[0]; w.RemovedNs != 55*ms {
+		t.Errorf("no timeout: worker 0 %+v", w)
+	}
+	s, res := runTraceSink(t, lifeBody, lifeLines, "events=[{at: 20ms, drain: [0], drain_timeout: 10ms}]")
+	if w := res.Workers[0]; w.RemovedNs != 30*ms || w.DrainNs != 20*ms {
+		t.Errorf("timeout: worker 0 %+v", w)
+	}
+	if r := s.rows[0]; r.Worker != 1 || r.FinishNs != 111*ms || r.Reroutes != 1 {
+		t.Errorf("R0 %+v", r)
+	}
+	if !slices.ContainsFunc(s.samples, func(r report.SampleRow) bool { return r.Worker == 0 && r.TimeNs == 0 }) {
+		t.Error("no time-series row for worker 0 at 0")
+	}
+}
