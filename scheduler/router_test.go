@@ -194,3 +194,61 @@ func TestIndexAgainstReference(t *testing.T) {
 		}
 	}
 }
+
+// TestHintSelection: 4 workers, round robin, hints on with min_blocks 2.
+// The request has 6 blocks. Worker 0 (the target) holds 1 in G1 and 2 in
+// G2; worker 1 holds 3 in G2 (only 1 more: below min_blocks); worker 2
+// holds 5 and worker 3 holds 5 in G2: the longest, ties to the lowest id:
+// worker 2. Once worker 2 stops being schedulable (draining), worker 3.
+func TestHintSelection(t *testing.T) {
+	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2}, nil)
+	for i := range int32(4) {
+		r.AddWorker(i)
+	}
+	chain := []uint64{1, 2, 3, 4, 5, 6}
+	r.Stored(0, 0, G1, 1)
+	for _, h := range chain[:2] {
+		r.Stored(0, 0, G2, h)
+	}
+	for _, h := range chain[:3] {
+		r.Stored(0, 1, G2, h)
+	}
+	for _, h := range chain[:5] {
+		r.Stored(0, 2, G2, h)
+		r.Stored(0, 3, G2, h)
+	}
+	rt := pick(t, r, rq(96, chain...))
+	if rt.Worker != 0 || rt.G1Overlap != 1 || rt.G2Overlap != 2 || rt.HintSource != 2 || rt.HintBlocks != 5 {
+		t.Errorf("route %+v", rt)
+	}
+	r.SetSchedulable(2, false)
+	r.next = 0
+	if rt := pick(t, r, rq(96, chain...)); rt.HintSource != 3 {
+		t.Errorf("with worker 2 draining: %+v", rt)
+	}
+	// Round robin goes on over workers 0, 1 and 3. Worker 1 holds 3 blocks:
+	// worker 3's 5 are 2 more, a hint. Worker 3 itself holds the longest
+	// prefix: a hint never names the target, and no other worker is 2
+	// blocks longer: none.
+	if rt := pick(t, r, rq(96, chain...)); rt.Worker != 1 || rt.HintSource != 3 {
+		t.Errorf("third: %+v", rt)
+	}
+	if rt := pick(t, r, rq(96, chain...)); rt.Worker != 3 || rt.HintSource != -1 {
+		t.Errorf("fourth: %+v", rt)
+	}
+}
+
+// TestG2Credit: kv_aware with host_hit_weight 0.75. A 4-block request;
+// worker 0 holds 2 blocks in G1, worker 1 holds 4 in G2 only. Costs:
+// worker 0: 4 - 2 = 2; worker 1: 4 - 0.75 x 4 = 1: worker 1.
+func TestG2Credit(t *testing.T) {
+	r := newRouter(t, KVAware, 2)
+	r.Stored(0, 0, G1, 1)
+	r.Stored(0, 0, G1, 2)
+	for h := uint64(1); h <= 4; h++ {
+		r.Stored(0, 1, G2, h)
+	}
+	if rt := pick(t, r, rq(64, 1, 2, 3, 4)); rt.Worker != 1 || rt.G2Overlap != 4 {
+		t.Errorf("route %+v", rt)
+	}
+}
