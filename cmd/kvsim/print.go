@@ -22,9 +22,9 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	c := s.Counters
 	if staged := c["pulls_staged"] + c["pulls_rejected_draining"] + c["pulls_rejected_removed"] +
 		c["pulls_rejected_not_ready"] + c["pulls_rejected_missing"]; c["hints_attached"] > 0 || staged > 0 {
-		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked; %.1f MB\n",
+		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked; %.1f GB pulled\n",
 			c["hints_attached"], c["pulls_staged"], c["pulls_success"], c["pulls_partial"], c["pulls_failed"],
-			c["pulls_expired"], staged-c["pulls_staged"], c["pulls_parked"], float64(c["bytes_pulled"])/1e6)
+			c["pulls_expired"], staged-c["pulls_staged"], c["pulls_parked"], float64(c["bytes_pulled"])/1e9)
 	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
 		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)
