@@ -135,19 +135,6 @@ func (ix *Index) Remove(w int32, t Tier, hash uint64) {
 // Len is the number of distinct hashes held by any worker in any tier.
 func (ix *Index) Len() int { return ix.heads.Len() }
 
-// holds reports whether the entry hs lists w in tier t.
-func (ix *Index) holds(hs holders, w int32, bit uint8) bool {
-	if hs.first.worker() == w {
-		return hs.first.mask()&bit != 0
-	}
-	for n := hs.rest; n != 0; n = ix.nodes[n-1].next {
-		if who := ix.nodes[n-1].who; who.worker() >= w {
-			return who.worker() == w && who.mask()&bit != 0
-		}
-	}
-	return false
-}
-
 // Overlap is the number of leading blocks of a chain one worker holds.
 type Overlap struct {
 	Worker int32
@@ -156,36 +143,48 @@ type Overlap struct {
 
 // Overlaps appends to dst, in worker id order, every worker holding at least
 // the first block of chain in tier t, with the length of the prefix it
-// holds there.
+// holds there. Each block costs one lookup and a merge of its holder list
+// with the workers still matching: O(prefix x holders), never a scan of
+// the cluster.
 func (ix *Index) Overlaps(chain []uint64, t Tier, dst []Overlap) []Overlap {
 	if len(chain) == 0 {
 		return dst
 	}
 	bit := uint8(1) << t
-	first, _ := ix.heads.Get(chain[0])
 	start := len(dst)
-	if first.first != 0 && first.first.mask()&bit != 0 {
-		dst = append(dst, Overlap{Worker: first.first.worker(), Blocks: 1})
-	}
-	for n := first.rest; n != 0; n = ix.nodes[n-1].next {
-		if who := ix.nodes[n-1].who; who.mask()&bit != 0 {
+	hs, _ := ix.heads.Get(chain[0])
+	for who, n := hs.first, hs.rest; who != 0; {
+		if who.mask()&bit != 0 {
 			dst = append(dst, Overlap{Worker: who.worker(), Blocks: 1})
 		}
+		if n == 0 {
+			break
+		}
+		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
 	}
-	live := dst[start:] // workers still matching, a prefix of dst[start:]
-	for k := 1; k < len(chain) && len(live) > 0; k++ {
+	out := dst[start:]
+	live := len(out) // out[:live] still match, in worker order; the rest are final
+	for k := 1; k < len(chain) && live > 0; k++ {
 		hs, _ := ix.heads.Get(chain[k])
-		// Keep the live workers that hold block k; move the others behind.
-		n := 0
-		for i := range live {
-			if ix.holds(hs, live[i].Worker, bit) {
-				live[i].Blocks++
-				live[i], live[n] = live[n], live[i]
-				n++
+		who, n := hs.first, hs.rest
+		kept := 0
+		for i := 0; i < live; i++ {
+			w := out[i].Worker
+			for who != 0 && who.worker() < w { // advance the holder list to w
+				if n == 0 {
+					who = 0
+					break
+				}
+				who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
+			}
+			if who != 0 && who.worker() == w && who.mask()&bit != 0 {
+				out[i].Blocks++
+				out[kept], out[i] = out[i], out[kept]
+				kept++
 			}
 		}
-		live = live[:n]
+		live = kept
 	}
-	slices.SortFunc(dst[start:], func(a, b Overlap) int { return int(a.Worker - b.Worker) })
+	slices.SortFunc(out, func(a, b Overlap) int { return int(a.Worker - b.Worker) })
 	return dst
 }
