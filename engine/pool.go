@@ -13,9 +13,9 @@ type blockPool struct {
 	nfree  int
 	refsum int               // sum of refs, kept for the cheap invariant check
 	cached u64map.Map[int32] // hash -> block + 1 (0: absent)
-	// evicted is called with the hash of a cached block that allocation
-	// reuses; the block leaves the prefix cache.
-	evicted func(hash uint64)
+	// evicted collects the hashes of cached blocks that allocation reused:
+	// they left the prefix cache. The worker reports and clears it.
+	evicted []uint64
 }
 
 // block is one G1 block; its fields share a cache line.
@@ -25,8 +25,8 @@ type block struct {
 	prev, next int32 // free-list links; -1 none
 }
 
-func newBlockPool(n int, evicted func(uint64)) *blockPool {
-	p := &blockPool{blocks: make([]block, n), head: -1, tail: -1, evicted: evicted}
+func newBlockPool(n int) *blockPool {
+	p := &blockPool{blocks: make([]block, n), head: -1, tail: -1}
 	for i := range n {
 		p.pushTail(int32(i))
 	}
@@ -88,7 +88,7 @@ func (p *blockPool) alloc() int32 {
 	if h := blk.hash; h != 0 {
 		p.cached.Delete(h)
 		blk.hash = 0
-		p.evicted(h)
+		p.evicted = append(p.evicted, h)
 	}
 	blk.refs = 1
 	p.refsum++

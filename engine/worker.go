@@ -41,13 +41,16 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Observer hears what a worker does. Calls happen inside StartPass and
-// FinishPass, in a deterministic order.
+// Observer hears what a worker does. Calls happen inside StartPass,
+// FinishPass, LoadDone and Drop, in a deterministic order. Cache changes
+// come in batches at the end of each call, removals first; the slices are
+// only valid during the call.
 type Observer interface {
-	// BlockStored: a full prompt block entered the worker's prefix cache.
-	BlockStored(worker int32, hash uint64)
-	// BlockRemoved: a cached block was evicted for reuse.
-	BlockRemoved(worker int32, hash uint64)
+	// BlocksStored: full prompt blocks entered the worker's prefix cache.
+	BlocksStored(worker int32, hashes []uint64)
+	// BlocksRemoved: cached blocks were evicted for reuse (or the worker
+	// was dropped).
+	BlocksRemoved(worker int32, hashes []uint64)
 	// FirstToken: the pass ending now finished s's prompt.
 	FirstToken(now des.Time, s *Seq)
 	// Token: a later output token of s, gap after the one before it.
@@ -109,10 +112,11 @@ type Worker struct {
 	pool   *blockPool
 
 	waiting deque
-	running []*Seq  // admission order; preemption takes the last
-	batch   []*Seq  // scheduled in the pass in progress
-	hits    []int32 // scratch: the blocks a request being admitted hits
-	holding []*Seq  // waiting requests that hold blocks (loading or loaded)
+	running []*Seq   // admission order; preemption takes the last
+	batch   []*Seq   // scheduled in the pass in progress
+	hits    []int32  // scratch: the blocks a request being admitted hits
+	stored  []uint64 // hashes committed in the current call, reported at its end
+	holding []*Seq   // waiting requests that hold blocks (loading or loaded)
 	busy    bool
 
 	passes int64
@@ -126,7 +130,7 @@ func New(cfg Config, timing Timing, obs Observer, kv HostKV) (*Worker, error) {
 		return nil, fmt.Errorf("worker %d: %w", cfg.ID, err)
 	}
 	w := &Worker{cfg: cfg, timing: timing, obs: obs, kv: kv}
-	w.pool = newBlockPool(cfg.GPUBlocks, func(h uint64) { obs.BlockRemoved(cfg.ID, h) })
+	w.pool = newBlockPool(cfg.GPUBlocks)
 	return w, nil
 }
 
@@ -245,6 +249,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		budget -= n
 		w.batch = append(w.batch, s)
 	}
+	w.reportKV()
 	if len(w.batch) == 0 {
 		return 0, false
 	}
@@ -366,6 +371,20 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 func (w *Worker) LoadDone(s *Seq) {
 	w.landLoad(s)
 	s.wait = waitNone
+	w.reportKV()
+}
+
+// reportKV hands the cache changes of the current call to the observer,
+// removals first.
+func (w *Worker) reportKV() {
+	if len(w.pool.evicted) > 0 {
+		w.obs.BlocksRemoved(w.cfg.ID, w.pool.evicted)
+		w.pool.evicted = w.pool.evicted[:0]
+	}
+	if len(w.stored) > 0 {
+		w.obs.BlocksStored(w.cfg.ID, w.stored)
+		w.stored = w.stored[:0]
+	}
 }
 
 // landLoad commits loaded blocks to the prefix cache.
@@ -373,7 +392,7 @@ func (w *Worker) landLoad(s *Seq) {
 	end := s.loadFrom + s.loadN
 	for k := s.loadFrom; k < end; k++ {
 		if w.pool.commit(s.blocks[k], s.Req.Blocks[k]) {
-			w.obs.BlockStored(w.cfg.ID, s.Req.Blocks[k])
+			w.stored = append(w.stored, s.Req.Blocks[k])
 		}
 	}
 	s.computed, s.committed = end*w.cfg.BlockSize, end
@@ -438,7 +457,7 @@ func (w *Worker) FinishPass(now des.Time) {
 			for ; s.committed < full; s.committed++ {
 				h := s.Req.Blocks[s.committed]
 				if w.pool.commit(s.blocks[s.committed], h) {
-					w.obs.BlockStored(w.cfg.ID, h)
+					w.stored = append(w.stored, h)
 				}
 			}
 		}
@@ -476,6 +495,7 @@ func (w *Worker) FinishPass(now des.Time) {
 	}
 	clear(w.batch)
 	w.batch = w.batch[:0]
+	w.reportKV()
 }
 
 // Drop empties a removed worker: every request leaves (running ones in
@@ -492,9 +512,10 @@ func (w *Worker) Drop() []*Seq {
 	}
 	for _, b := range w.pool.blocks {
 		if b.hash != 0 {
-			w.obs.BlockRemoved(w.cfg.ID, b.hash)
+			w.pool.evicted = append(w.pool.evicted, b.hash)
 		}
 	}
+	w.reportKV()
 	w.running, w.batch, w.holding, w.waiting = nil, nil, nil, deque{}
 	w.busy = false
 	return out

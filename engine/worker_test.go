@@ -15,8 +15,8 @@ type log struct {
 	removed int
 }
 
-func (l *log) BlockStored(int32, uint64)  { l.stored++ }
-func (l *log) BlockRemoved(int32, uint64) { l.removed++ }
+func (l *log) BlocksStored(_ int32, h []uint64)  { l.stored += len(h) }
+func (l *log) BlocksRemoved(_ int32, h []uint64) { l.removed += len(h) }
 func (l *log) FirstToken(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v first %d", now, s.Req.ID))
 }

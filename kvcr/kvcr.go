@@ -76,8 +76,9 @@ type Listener interface {
 	// PullEnded: request req on target w may be admitted. landed blocks,
 	// from block index from, are readable in w's G2.
 	PullEnded(now des.Time, w int32, req int64, from, landed int)
-	// Inventory: hash became readable (visible) in w's G2, or stopped being.
-	Inventory(now des.Time, w int32, hash uint64, visible bool)
+	// Inventory: hashes became readable (visible) in w's G2, or stopped
+	// being. The slice is only valid during the call.
+	Inventory(now des.Time, w int32, hashes []uint64, visible bool)
 	// PullDone: p has its final outcome and times.
 	PullDone(p *Pull)
 	// Idle: w no longer takes part in any pull.
@@ -150,6 +151,7 @@ type KVCR struct {
 	nextXfer uint64
 	sent     []int64 // by worker: bytes of its pulls whose transfers completed
 	broken   error   // the first block served while not readable
+	one      [1]uint64
 	// C holds the run's counters.
 	C Counters
 }
@@ -202,10 +204,12 @@ func (k *KVCR) xferID() uint64 {
 	return k.nextXfer
 }
 
-func (k *KVCR) evictedFrom(now des.Time, n *node) func(uint64) {
-	return func(h uint64) {
-		k.C.G2Evictions++
-		k.l.Inventory(now, n.id, h, false)
+// reportEvicted tells the router which blocks eviction took from n's pool.
+func (k *KVCR) reportEvicted(now des.Time, n *node) {
+	if ev := n.pool.evicted; len(ev) > 0 {
+		k.C.G2Evictions += int64(len(ev))
+		k.l.Inventory(now, n.id, ev, false)
+		n.pool.evicted = ev[:0]
 	}
 }
 
@@ -227,9 +231,10 @@ func (k *KVCR) Store(now des.Time, w int32, hashes []uint64) {
 			k.C.G2StoresDropped++
 			continue
 		}
-		o.slots = append(o.slots, n.pool.Fill(h, k.evictedFrom(now, n)))
+		o.slots = append(o.slots, n.pool.Fill(h))
 		o.hashes = append(o.hashes, h)
 	}
+	k.reportEvicted(now, n)
 	if len(o.slots) > 0 {
 		k.startOp(now, o, n.d2h)
 	}
@@ -278,11 +283,11 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 		o.at = -1
 	}
 	if o.store {
-		for i, s := range o.slots {
+		for _, s := range o.slots {
 			n.pool.MakeReady(s)
-			k.C.G2Stores++
-			k.l.Inventory(now, n.id, o.hashes[i], true)
 		}
+		k.C.G2Stores += int64(len(o.slots))
+		k.l.Inventory(now, n.id, o.hashes, true)
 		return
 	}
 	k.finishLoad(o)
@@ -404,10 +409,11 @@ func (k *KVCR) begin(now des.Time, p *Pull, tn, sn *node, run []uint64) {
 	k.C.PinsAcquired += int64(len(run))
 	for _, h := range run {
 		if !tn.pool.Has(h) { // else already arriving by a store or another pull
-			p.dstSlots = append(p.dstSlots, tn.pool.Fill(h, k.evictedFrom(now, tn)))
+			p.dstSlots = append(p.dstSlots, tn.pool.Fill(h))
 			p.dstHashes = append(p.dstHashes, h)
 		}
 	}
+	k.reportEvicted(now, tn)
 	tn.inflight++
 	sn.pulls++
 	p.Bytes = int64(len(run)) * k.cfg.BlockBytes
@@ -437,7 +443,8 @@ func (k *KVCR) markMoved(now des.Time, sn *node, s int32, hash uint64) {
 	if sn.status == Removed || sn.pool.slots[s].st != ready {
 		return
 	}
-	k.l.Inventory(now, sn.id, hash, false)
+	k.one[0] = hash
+	k.l.Inventory(now, sn.id, k.one[:], false)
 	if sn.pool.MarkPending(s) {
 		k.C.MoveRemovedBlocks++
 	}
@@ -473,10 +480,10 @@ func (k *KVCR) arrived(now des.Time, p *Pull) {
 	landed := !p.targetDone && now < p.targetDeadline
 	k.unpinSource(sn, p, landed)
 	if landed {
-		for i, s := range p.dstSlots {
+		for _, s := range p.dstSlots {
 			tn.pool.MakeReady(s)
-			k.l.Inventory(now, tn.id, p.dstHashes[i], true)
 		}
+		k.l.Inventory(now, tn.id, p.dstHashes, true)
 		p.Landed = len(p.hashes)
 		k.C.BlocksPulled += int64(p.Landed)
 		k.C.BytesPulled += p.Bytes
@@ -692,11 +699,13 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 			k.q.Schedule(des.AddSat(now, k.cfg.Latency), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), sourceGone)
 		}
 	}
+	var gone []uint64
 	for _, b := range n.pool.slots {
 		if b.st == ready {
-			k.l.Inventory(now, w, b.hash, false)
+			gone = append(gone, b.hash)
 		}
 	}
+	k.l.Inventory(now, w, gone, false)
 }
 
 // CheckEnd verifies KVCR at the end of a run: no block was served while

@@ -24,8 +24,10 @@ func (r *recorder) Loaded(des.Time, int32, int64) {}
 func (r *recorder) PullEnded(now des.Time, w int32, req int64, from, landed int) {
 	r.ended[req] = fmt.Sprintf("%v %d", now, landed)
 }
-func (r *recorder) Inventory(_ des.Time, w int32, h uint64, visible bool) {
-	r.visible[fmt.Sprintf("%d/%d", w, h)] = visible
+func (r *recorder) Inventory(_ des.Time, w int32, hs []uint64, visible bool) {
+	for _, h := range hs {
+		r.visible[fmt.Sprintf("%d/%d", w, h)] = visible
+	}
 }
 func (r *recorder) PullDone(p *Pull)         { r.pulls[p.Req] = p }
 func (r *recorder) Idle(_ des.Time, w int32) { r.idle = append(r.idle, w) }

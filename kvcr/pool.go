@@ -28,6 +28,9 @@ type Pool struct {
 	freeSlots []int32
 	evictable int // ready and unpinned
 	peak      int
+	// Evicted collects the hashes of blocks eviction took; KVCR reports and
+	// clears it.
+	evicted []uint64
 }
 
 // slot is one G2 block; its fields share a cache line.
@@ -86,17 +89,16 @@ func (p *Pool) Prefix(chain []uint64, from int) int {
 func (p *Pool) Room(n int) bool { return n <= len(p.freeSlots)+p.evictable }
 
 // take returns a free slot, evicting the least recently used unpinned ready
-// block when none is free; evicted receives its hash. The caller has checked
-// Room.
-func (p *Pool) take(evicted func(uint64)) int32 {
+// block when none is free (its hash goes to p.evicted). The caller has
+// checked Room.
+func (p *Pool) take() int32 {
 	if len(p.freeSlots) == 0 {
 		v := p.head
 		for p.slots[v].pins > 0 {
 			v = p.slots[v].next
 		}
-		h := p.slots[v].hash
+		p.evicted = append(p.evicted, p.slots[v].hash)
 		p.remove(v)
-		evicted(h)
 	}
 	s := p.freeSlots[len(p.freeSlots)-1]
 	p.freeSlots = p.freeSlots[:len(p.freeSlots)-1]
@@ -104,9 +106,9 @@ func (p *Pool) take(evicted func(uint64)) int32 {
 	return s
 }
 
-// Fill reserves a slot for hash in the filling state.
-func (p *Pool) Fill(hash uint64, evicted func(uint64)) int32 {
-	s := p.take(evicted)
+// Fill reserves a slot for hash in the filling state, evicting when full.
+func (p *Pool) Fill(hash uint64) int32 {
+	s := p.take()
 	p.slots[s] = slot{hash: hash, st: filling}
 	p.idx.Put(hash, s+1)
 	return s

@@ -12,20 +12,18 @@ import (
 // once 6 is ready there is.
 func TestPoolEviction(t *testing.T) {
 	p := NewPool(4)
-	var evicted []uint64
-	ev := func(h uint64) { evicted = append(evicted, h) }
 	for h := uint64(1); h <= 4; h++ {
-		p.MakeReady(p.Fill(h, ev))
+		p.MakeReady(p.Fill(h))
 	}
 	p.Pin(p.slot(1))
 	p.Pin(p.slot(2))
 	if p.MarkPending(p.slot(2)) || p.Ready(2) || !p.Has(2) {
 		t.Fatal("pinned block removed at once, or still readable")
 	}
-	p.Fill(5, ev) // evicts 3: 1 pinned, 2 pending
-	f6 := p.Fill(6, ev)
-	if !slices.Equal(evicted, []uint64{3, 4}) {
-		t.Errorf("evicted %v, want [3 4]", evicted)
+	p.Fill(5) // evicts 3: 1 pinned, 2 pending
+	f6 := p.Fill(6)
+	if !slices.Equal(p.evicted, []uint64{3, 4}) {
+		t.Errorf("evicted %v, want [3 4]", p.evicted)
 	}
 	if p.Room(1) {
 		t.Error("room with every block pinned, pending or filling")
@@ -49,18 +47,16 @@ func TestPoolEviction(t *testing.T) {
 // end; without, it keeps its place.
 func TestPoolRefresh(t *testing.T) {
 	p := NewPool(3)
-	var evicted []uint64
-	ev := func(h uint64) { evicted = append(evicted, h) }
 	for h := uint64(1); h <= 3; h++ {
-		p.MakeReady(p.Fill(h, ev))
+		p.MakeReady(p.Fill(h))
 	}
 	p.Pin(p.slot(1))
 	p.Unpin(p.slot(1), true) // 1 is now most recent
 	p.Pin(p.slot(2))
 	p.Unpin(p.slot(2), false) // 2 stays least recent
-	p.Fill(4, ev)
-	p.Fill(5, ev)
-	if !slices.Equal(evicted, []uint64{2, 3}) {
-		t.Errorf("evicted %v, want [2 3]", evicted)
+	p.Fill(4)
+	p.Fill(5)
+	if !slices.Equal(p.evicted, []uint64{2, 3}) {
+		t.Errorf("evicted %v, want [2 3]", p.evicted)
 	}
 }

@@ -107,22 +107,26 @@ func (r *Router) SetSchedulable(id int32, on bool) {
 // Schedulable reports how many workers the router may use.
 func (r *Router) Schedulable() int { return len(r.schedulable) }
 
-// Stored is a KV event: worker w's tier gained hash.
-func (r *Router) Stored(now des.Time, w int32, tier Tier, hash uint64) {
-	r.event(now, w, tier, hash, true)
+// Stored is a batch of KV events: worker w's tier gained hashes.
+func (r *Router) Stored(now des.Time, w int32, tier Tier, hashes []uint64) {
+	r.events(now, w, tier, hashes, true)
 }
 
-// Removed is a KV event: worker w's tier lost hash.
-func (r *Router) Removed(now des.Time, w int32, tier Tier, hash uint64) {
-	r.event(now, w, tier, hash, false)
+// Removed is a batch of KV events: worker w's tier lost hashes.
+func (r *Router) Removed(now des.Time, w int32, tier Tier, hashes []uint64) {
+	r.events(now, w, tier, hashes, false)
 }
 
-func (r *Router) event(now des.Time, w int32, tier Tier, hash uint64, stored bool) {
+func (r *Router) events(now des.Time, w int32, tier Tier, hashes []uint64, stored bool) {
 	if r.cfg.EventDelay == 0 {
-		r.apply(w, tier, hash, stored)
+		for _, h := range hashes {
+			r.apply(w, tier, h, stored)
+		}
 		return
 	}
-	r.pending = append(r.pending, kvEvent{at: now, worker: w, tier: tier, hash: hash, stored: stored})
+	for _, h := range hashes {
+		r.pending = append(r.pending, kvEvent{at: now, worker: w, tier: tier, hash: h, stored: stored})
+	}
 }
 
 func (r *Router) apply(w int32, tier Tier, hash uint64, stored bool) {

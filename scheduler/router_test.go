@@ -124,7 +124,7 @@ func TestRandomIsSeeded(t *testing.T) {
 func TestKVAware(t *testing.T) {
 	r := newRouter(t, KVAware, 3)
 	for _, h := range []uint64{1, 2, 3} {
-		r.Stored(0, 1, G1, h)
+		r.Stored(0, 1, G1, []uint64{h})
 	}
 	first := pick(t, r, rq(64, 1, 2, 3, 4))
 	if first.Worker != 1 || first.G1Overlap != 3 {
@@ -145,7 +145,7 @@ func TestEventDelay(t *testing.T) {
 	r, _ := New(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16}, nil)
 	r.AddWorker(0)
 	r.AddWorker(1)
-	r.Stored(0, 1, G1, 42)
+	r.Stored(0, 1, G1, []uint64{42})
 	if rt, _ := r.Pick(4*des.Millisecond, rq(16, 42)); rt.Worker != 0 || rt.G1Overlap != 0 {
 		t.Errorf("at 4ms: %+v", rt)
 	}
@@ -206,16 +206,16 @@ func TestHintSelection(t *testing.T) {
 		r.AddWorker(i)
 	}
 	chain := []uint64{1, 2, 3, 4, 5, 6}
-	r.Stored(0, 0, G1, 1)
+	r.Stored(0, 0, G1, []uint64{1})
 	for _, h := range chain[:2] {
-		r.Stored(0, 0, G2, h)
+		r.Stored(0, 0, G2, []uint64{h})
 	}
 	for _, h := range chain[:3] {
-		r.Stored(0, 1, G2, h)
+		r.Stored(0, 1, G2, []uint64{h})
 	}
 	for _, h := range chain[:5] {
-		r.Stored(0, 2, G2, h)
-		r.Stored(0, 3, G2, h)
+		r.Stored(0, 2, G2, []uint64{h})
+		r.Stored(0, 3, G2, []uint64{h})
 	}
 	rt := pick(t, r, rq(96, chain...))
 	if rt.Worker != 0 || rt.G1Overlap != 1 || rt.G2Overlap != 2 || rt.HintSource != 2 || rt.HintBlocks != 5 {
@@ -243,10 +243,10 @@ func TestHintSelection(t *testing.T) {
 // worker 0: 4 - 2 = 2; worker 1: 4 - 0.75 x 4 = 1: worker 1.
 func TestG2Credit(t *testing.T) {
 	r := newRouter(t, KVAware, 2)
-	r.Stored(0, 0, G1, 1)
-	r.Stored(0, 0, G1, 2)
+	r.Stored(0, 0, G1, []uint64{1})
+	r.Stored(0, 0, G1, []uint64{2})
 	for h := uint64(1); h <= 4; h++ {
-		r.Stored(0, 1, G2, h)
+		r.Stored(0, 1, G2, []uint64{h})
 	}
 	if rt := pick(t, r, rq(64, 1, 2, 3, 4)); rt.Worker != 1 || rt.G2Overlap != 4 {
 		t.Errorf("route %+v", rt)

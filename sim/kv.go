@@ -57,11 +57,11 @@ func (l *kvListener) PullEnded(now des.Time, w int32, req int64, from, landed in
 	}
 }
 
-func (l *kvListener) Inventory(now des.Time, w int32, hash uint64, visible bool) {
+func (l *kvListener) Inventory(now des.Time, w int32, hashes []uint64, visible bool) {
 	if visible {
-		l.router.Stored(now, w, scheduler.G2, hash)
+		l.router.Stored(now, w, scheduler.G2, hashes)
 	} else {
-		l.router.Removed(now, w, scheduler.G2, hash)
+		l.router.Removed(now, w, scheduler.G2, hashes)
 	}
 }
 

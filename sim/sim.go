@@ -310,16 +310,18 @@ func (p *passDone) Fire(now des.Time, key, _ uint64) {
 // observer receives the workers' reports.
 type observer Cluster
 
-func (o *observer) BlockStored(w int32, h uint64) {
+func (o *observer) BlocksStored(w int32, hs []uint64) {
 	c := (*Cluster)(o)
-	c.router.Stored(c.q.Now(), w, scheduler.G1, h)
+	c.router.Stored(c.q.Now(), w, scheduler.G1, hs)
 	if c.kv != nil {
 		n := c.workers[w]
-		n.stored = append(n.stored, h)
+		n.stored = append(n.stored, hs...)
 	}
 }
 
-func (o *observer) BlockRemoved(w int32, h uint64) { o.router.Removed(o.q.Now(), w, scheduler.G1, h) }
+func (o *observer) BlocksRemoved(w int32, hs []uint64) {
+	o.router.Removed(o.q.Now(), w, scheduler.G1, hs)
+}
 
 func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 	o.router.FirstToken(o.active[s.Req.ID].route)
