@@ -3,7 +3,6 @@ package sim
 import (
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
-	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
 )
@@ -67,11 +66,7 @@ func (l *kvListener) Inventory(now des.Time, w int32, hashes []uint64, visible b
 
 func (l *kvListener) PullDone(p *kvcr.Pull) {
 	c := (*Cluster)(l)
-	var sink func(*report.PullRow) error
-	if c.opt.Sink != nil {
-		sink = c.opt.Sink.Pull
-	}
-	if err := c.pulls.put(p.ID, pullRow(p), sink); err != nil && c.err == nil {
+	if err := c.pulls.put(p.ID, pullRow(p), c.releasePull); err != nil && c.err == nil {
 		c.err = err
 	}
 	// A pull's end frees slots and inflight room: parked pulls may go.

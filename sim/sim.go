@@ -56,6 +56,7 @@ type Cluster struct {
 	active   map[int64]*request
 	requests reorder[report.RequestRow]
 	pulls    reorder[report.PullRow]
+	digest   *report.Digest
 	stats    stats
 	counts   counts
 	err      error
@@ -121,13 +122,15 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 	if err := c.finish(); err != nil {
 		return nil, err
 	}
-	return &Result{Summary: c.summary(), Workers: c.workerRows(), Counters: c.counterRows()}, nil
+	res := &Result{Summary: c.summary(), Workers: c.workerRows(), Counters: c.counterRows()}
+	res.Summary.Digest = c.digest.Sum(res.Counters)
+	return res, nil
 }
 
 // build wires workers, router and KVCR for a scenario.
 func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 	rng := des.NewRNG(sc.Seed)
-	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc)}
+	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc), digest: report.NewDigest()}
 	e := sc.Cluster.Engine
 	kvOn := sc.KVCR.Enabled
 	r, err := scheduler.New(scheduler.Config{
@@ -360,13 +363,28 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	}
 	c.stats.ended++
 	c.stats.add(&row)
-	var sink func(*report.RequestRow) error
-	if c.opt.Sink != nil {
-		sink = c.opt.Sink.Request
-	}
-	if err := c.requests.put(row.RequestID, row, sink); err != nil && c.err == nil {
+	if err := c.requests.put(row.RequestID, row, c.releaseRequest); err != nil && c.err == nil {
 		c.err = err
 	}
+}
+
+// releaseRequest is where request rows leave, in request_id order: into
+// the digest and the sink.
+func (c *Cluster) releaseRequest(r *report.RequestRow) error {
+	c.digest.Request(r)
+	if c.opt.Sink == nil {
+		return nil
+	}
+	return c.opt.Sink.Request(r)
+}
+
+// releasePull is releaseRequest for pull rows, in pull_id order.
+func (c *Cluster) releasePull(r *report.PullRow) error {
+	c.digest.Pull(r)
+	if c.opt.Sink == nil {
+		return nil
+	}
+	return c.opt.Sink.Pull(r)
 }
 
 // finish ends the requests still active when the queue ran dry (none,

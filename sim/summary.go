@@ -10,6 +10,9 @@ import (
 type Summary struct {
 	Scenario string `json:"scenario"`
 	Seed     uint64 `json:"seed"`
+	// Digest is the run's kvsim-digest-v1 (docs/digest.md): equal digests,
+	// equal behaviour.
+	Digest   string `json:"digest"`
 	Workers  int    `json:"workers"`
 	Requests struct {
 		Total      int64 `json:"total"`

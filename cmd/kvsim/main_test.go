@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim"
 )
 
@@ -113,5 +114,38 @@ func TestExampleScenarios(t *testing.T) {
 		if code, _, stderr := kvsim(t, "validate", f); code != exitOK {
 			t.Errorf("%s: %s", f, stderr)
 		}
+	}
+}
+
+// TestDigest: the digest is printed and stored, recomputes from the Parquet
+// files alone, repeats run to run, and --expect-digest fails on a mismatch
+// (exit 1) after writing the report.
+func TestDigest(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if code, _, stderr := kvsim(t, "replay", "-o", a, "--set", small); code != exitOK {
+		t.Fatal(stderr)
+	}
+	var s sim.Summary
+	raw, _ := os.ReadFile(filepath.Join(a, "summary.json"))
+	json.Unmarshal(raw, &s)
+	if len(s.Digest) != 64 {
+		t.Fatalf("digest %q", s.Digest)
+	}
+	got, err := report.DigestDir(func(n string) string { return filepath.Join(a, n) })
+	if err != nil || got != s.Digest {
+		t.Errorf("recomputed from Parquet: %s, %v; summary says %s", got, err, s.Digest)
+	}
+	code, out, _ := kvsim(t, "replay", "-o", b, "--set", small, "--expect-digest", s.Digest)
+	if code != exitOK || !strings.Contains(out, s.Digest) {
+		t.Errorf("same run, expected digest: exit %d\n%s", code, out)
+	}
+	code, _, stderr := kvsim(t, "replay", "-o", filepath.Join(dir, "c"), "--set", small, "--set", "seed=7",
+		"--set", "router.policy=random", "--expect-digest", s.Digest)
+	if code != exitFailed || !strings.Contains(stderr, "digest mismatch") || !strings.Contains(stderr, s.Digest) {
+		t.Errorf("other seed: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c", "summary.json")); err != nil {
+		t.Error("mismatched run left no report")
 	}
 }

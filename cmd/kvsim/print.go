@@ -38,6 +38,7 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", row.name, p.P50, p.P90, p.P95, p.P99, p.Max)
 	}
 	fmt.Fprintf(tw, "\t\n")
+	fmt.Fprintf(tw, "digest\t%s\n", s.Digest)
 	fmt.Fprintf(tw, "events\t%d in %.2fs wall\n", s.Events, s.WallTimeS)
 	fmt.Fprintf(tw, "output\t%s\n", dir)
 	tw.Flush()

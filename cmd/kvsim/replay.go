@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,10 +16,11 @@ import (
 )
 
 type replayFlags struct {
-	out   string
-	sets  []string
-	check bool
-	force bool
+	out    string
+	sets   []string
+	check  bool
+	force  bool
+	expect string
 }
 
 func newReplay() *cobra.Command {
@@ -39,6 +41,7 @@ func newReplay() *cobra.Command {
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key: --set cluster.workers=32 (repeatable)")
 	fl.BoolVar(&f.check, "check", false, "verify model invariants during the run; a violation fails it (exit 1)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing output directory once the run succeeds")
+	fl.StringVar(&f.expect, "expect-digest", "", "fail (exit 1) unless the run's digest is HEX; the report is still written")
 	return cmd
 }
 
@@ -90,6 +93,9 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 		return err
 	}
 	printSummary(cmd.OutOrStdout(), sum, dir)
+	if f.expect != "" && !strings.EqualFold(f.expect, sum.Digest) {
+		return fmt.Errorf("digest mismatch: the run's digest is %s, expected %s (kvsim compare shows what changed)", sum.Digest, f.expect)
+	}
 	return nil
 }
 

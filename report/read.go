@@ -1,0 +1,123 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// readTable streams the rows of a table kvsim wrote, in file order, to fn.
+// The row type's fields are the table's columns in order (every row type
+// here is declared so); the file's column names must match cols.
+func readTable[R any](path string, cols []Column[R], fn func(*R) error) error {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	if schema.NumFields() != len(cols) {
+		return fmt.Errorf("report: %s: %d columns, want %d", path, schema.NumFields(), len(cols))
+	}
+	for i, c := range cols {
+		if schema.Field(i).Name != c.Name {
+			return fmt.Errorf("report: %s: column %d is %q, want %q", path, i, schema.Field(i).Name, c.Name)
+		}
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	defer rr.Release()
+	var row R
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		for j := range int(rec.NumRows()) {
+			v := reflect.ValueOf(&row).Elem()
+			for i := range cols {
+				if err := setField(v.Field(i), rec.Column(i), j); err != nil {
+					return fmt.Errorf("report: %s: column %q: %w", path, cols[i].Name, err)
+				}
+			}
+			if err := fn(&row); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rr.Err(); err != nil {
+		return fmt.Errorf("report: %s: %w", path, err)
+	}
+	return nil
+}
+
+func setField(f reflect.Value, col arrow.Array, j int) error {
+	switch c := col.(type) {
+	case *array.Int64:
+		f.SetInt(c.Value(j))
+	case *array.Int32:
+		f.SetInt(int64(c.Value(j)))
+	case *array.String:
+		f.SetString(c.Value(j))
+	case *array.Dictionary:
+		d, ok := c.Dictionary().(*array.String)
+		if !ok {
+			return fmt.Errorf("dictionary of %s", c.Dictionary().DataType())
+		}
+		f.SetString(d.Value(c.GetValueIndex(j)))
+	default:
+		return fmt.Errorf("unexpected type %s", col.DataType())
+	}
+	return nil
+}
+
+// ReadRequests streams requests.parquet rows to fn.
+func ReadRequests(path string, fn func(*RequestRow) error) error {
+	return readTable(path, requestColumns, fn)
+}
+
+// ReadPulls streams pulls.parquet rows to fn.
+func ReadPulls(path string, fn func(*PullRow) error) error {
+	return readTable(path, pullColumns, fn)
+}
+
+// ReadCounters returns counters.parquet's rows.
+func ReadCounters(path string) ([]CounterRow, error) {
+	var out []CounterRow
+	cols := []Column[CounterRow]{{Name: "name"}, {Name: "value"}}
+	err := readTable(path, cols, func(r *CounterRow) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// DigestDir recomputes the digest of a run directory from its Parquet files,
+// independently of the run: the check that the digest is reproducible from
+// the report alone.
+func DigestDir(dir func(name string) string) (string, error) {
+	d := NewDigest()
+	if err := ReadRequests(dir("requests.parquet"), func(r *RequestRow) error { d.Request(r); return nil }); err != nil {
+		return "", err
+	}
+	if err := ReadPulls(dir("pulls.parquet"), func(r *PullRow) error { d.Pull(r); return nil }); err != nil {
+		return "", err
+	}
+	cs, err := ReadCounters(dir("counters.parquet"))
+	if err != nil {
+		return "", err
+	}
+	return d.Sum(cs), nil
+}
