@@ -42,6 +42,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	if errors.Is(err, errDiffer) {
+		return exitFailed // compare printed the differences
+	}
 	fmt.Fprintln(stderr, "kvsim:", err)
 	var ie *scenarios.InputError
 	var ue usageError
@@ -64,7 +67,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplay(), newValidate())
+	root.AddCommand(newReplay(), newValidate(), newCompare())
 	return root
 }
 

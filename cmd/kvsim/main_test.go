@@ -149,3 +149,35 @@ func TestDigest(t *testing.T) {
 		t.Error("mismatched run left no report")
 	}
 }
+
+// TestCompare: equal runs exit 0; runs that differ exit 1 with the counters
+// that moved, the first differing rows and the percentile shifts; a
+// directory that is not a run is bad input.
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	a, b, c := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "c")
+	for _, run := range []struct {
+		out  string
+		sets []string
+	}{{a, nil}, {b, nil}, {c, []string{"--set", "router.policy=least_loaded"}}} {
+		args := append([]string{"replay", "-o", run.out, "--set", small}, run.sets...)
+		if code, _, stderr := kvsim(t, args...); code != exitOK {
+			t.Fatal(stderr)
+		}
+	}
+	if code, out, _ := kvsim(t, "compare", a, b); code != exitOK || !strings.Contains(out, "digests match") {
+		t.Errorf("equal runs: exit %d\n%s", code, out)
+	}
+	code, out, _ := kvsim(t, "compare", a, c)
+	for _, want := range []string{"digests differ", "hints_attached", "requests.parquet: first difference at row", "ttft p99 ms"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+	if code != exitFailed {
+		t.Errorf("different runs: exit %d", code)
+	}
+	if code, _, stderr := kvsim(t, "compare", a, dir); code != exitBadInput || !strings.Contains(stderr, "not a kvsim run directory") {
+		t.Errorf("not a run: exit %d %s", code, stderr)
+	}
+}
