@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,10 @@ import (
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
+
+// The golden tests of scenarios/golden re-record with -update; defined here
+// too so that go test ./scenarios/... -run Golden -update accepts it.
+var _ = flag.Bool("update", false, "re-record scenarios/golden/*.golden (used by scenarios/golden)")
 
 const base = `name: t
 workload:
