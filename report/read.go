@@ -69,6 +69,8 @@ func setField(f reflect.Value, col arrow.Array, j int) error {
 		f.SetInt(c.Value(j))
 	case *array.Int32:
 		f.SetInt(int64(c.Value(j)))
+	case *array.Float64:
+		f.SetFloat(c.Value(j))
 	case *array.String:
 		f.SetString(c.Value(j))
 	case *array.Dictionary:

@@ -27,7 +27,9 @@ const DefaultRowGroupRows = 65536
 type Column[R any] struct {
 	Name  string
 	Int64 func(*R) int64 // an int64 column
-	Int32 func(*R) int32 // an int32 column
+	Int32   func(*R) int32   // an int32 column
+	Float64 func(*R) float64 // a float64 column
+	String  func(*R) string  // a plain string column
 	// Dict makes a dictionary-encoded string column whose values must be
 	// one of Values. The dictionary holds Values in that order in every row
 	// group, with int8 indices (int16 past 128 values); readers see a
@@ -101,7 +103,7 @@ func NewTableWriter[R any](path string, cols []Column[R], rowGroupRows int) (*Ta
 // dataType returns the Arrow type c's getter selects.
 func (c Column[R]) dataType() (arrow.DataType, error) {
 	set := 0
-	for _, ok := range []bool{c.Int64 != nil, c.Int32 != nil, c.Dict != nil} {
+	for _, ok := range []bool{c.Int64 != nil, c.Int32 != nil, c.Float64 != nil, c.String != nil, c.Dict != nil} {
 		if ok {
 			set++
 		}
@@ -114,6 +116,10 @@ func (c Column[R]) dataType() (arrow.DataType, error) {
 		return arrow.PrimitiveTypes.Int64, nil
 	case c.Int32 != nil:
 		return arrow.PrimitiveTypes.Int32, nil
+	case c.Float64 != nil:
+		return arrow.PrimitiveTypes.Float64, nil
+	case c.String != nil:
+		return arrow.BinaryTypes.String, nil
 	case len(c.Values) == 0:
 		return nil, fmt.Errorf("column %q: dictionary without values", c.Name)
 	case len(c.Values) <= 128:
@@ -134,6 +140,12 @@ func (c Column[R]) appender(b array.Builder) (func(*R) error, error) {
 		return func(r *R) error { b.Append(get(r)); return nil }, nil
 	case c.Int32 != nil:
 		b, get := b.(*array.Int32Builder), c.Int32
+		return func(r *R) error { b.Append(get(r)); return nil }, nil
+	case c.Float64 != nil:
+		b, get := b.(*array.Float64Builder), c.Float64
+		return func(r *R) error { b.Append(get(r)); return nil }, nil
+	case c.String != nil:
+		b, get := b.(*array.StringBuilder), c.String
 		return func(r *R) error { b.Append(get(r)); return nil }, nil
 	}
 	db, get, name, values := b.(*array.BinaryDictionaryBuilder), c.Dict, c.Name, c.Values

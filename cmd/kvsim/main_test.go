@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -179,5 +180,47 @@ func TestCompare(t *testing.T) {
 	}
 	if code, _, stderr := kvsim(t, "compare", a, dir); code != exitBadInput || !strings.Contains(stderr, "not a kvsim run directory") {
 		t.Errorf("not a run: exit %d %s", code, stderr)
+	}
+}
+
+// TestSweep: a 2 x 2 grid gives the same sweep.parquet with -j 1 and -j 2,
+// and as two shards merged; a merge missing a part is refused.
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	grid := []string{"--set", "workload.synthetic.requests=120", "--vary", "router.policy=kv_aware,least_loaded",
+		"--vary", "events=[],[{at: 3s, drain: [1]}]", "../../scenarios/golden/drain.yaml"}
+	sweepTo := func(out string, extra ...string) {
+		t.Helper()
+		args := append(append([]string{"sweep", "-o", out}, extra...), grid...)
+		if code, _, stderr := kvsim(t, args...); code != exitOK {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+	}
+	sweepTo(filepath.Join(dir, "j1"), "-j", "1")
+	sweepTo(filepath.Join(dir, "j2"), "-j", "2")
+	sweepTo(filepath.Join(dir, "s1"), "--shard", "1/2")
+	sweepTo(filepath.Join(dir, "s2"), "--shard", "2/2")
+	if code, _, stderr := kvsim(t, "sweep", "merge", "-o", filepath.Join(dir, "m"), filepath.Join(dir, "s1"), filepath.Join(dir, "s2")); code != exitOK {
+		t.Fatal(stderr)
+	}
+	read := func(d string) []report.SweepRow {
+		keys, rows, err := report.ReadSweep(filepath.Join(dir, d, "sweep.parquet"))
+		if err != nil || len(keys) != 2 || len(rows) != 4 {
+			t.Fatalf("%s: %v keys %v rows %d", d, err, keys, len(rows))
+		}
+		return rows
+	}
+	j1 := read("j1")
+	for _, d := range []string{"j2", "m"} {
+		if got := read(d); !reflect.DeepEqual(got, j1) {
+			t.Errorf("%s differs from -j 1:\n%+v\n%+v", d, got, j1)
+		}
+	}
+	if j1[3].Params[1] != "[{at: 3s, drain: [1]}]" || j1[3].WorkersRemoved != 1 || j1[0].WorkersRemoved != 0 {
+		t.Errorf("grid order or values: %+v", j1)
+	}
+	code, _, stderr := kvsim(t, "sweep", "merge", "-o", filepath.Join(dir, "m2"), filepath.Join(dir, "s1"))
+	if code != exitBadInput || !strings.Contains(stderr, "runs 0,2") {
+		t.Errorf("incomplete merge: exit %d %s", code, stderr)
 	}
 }
