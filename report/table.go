@@ -25,8 +25,8 @@ const DefaultRowGroupRows = 65536
 // exactly one getter, which picks the column's type. Every column is
 // non-nullable (Parquet REQUIRED); "none" is a value such as -1.
 type Column[R any] struct {
-	Name  string
-	Int64 func(*R) int64 // an int64 column
+	Name    string
+	Int64   func(*R) int64   // an int64 column
 	Int32   func(*R) int32   // an int32 column
 	Float64 func(*R) float64 // a float64 column
 	String  func(*R) string  // a plain string column
