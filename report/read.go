@@ -123,3 +123,18 @@ func DigestDir(dir func(name string) string) (string, error) {
 	}
 	return d.Sum(cs), nil
 }
+
+// ReadWorkers returns workers.parquet's rows.
+func ReadWorkers(path string) ([]WorkerRow, error) {
+	var out []WorkerRow
+	err := readTable(path, workerColumns, func(r *WorkerRow) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// ReadSamples streams timeseries.parquet rows to fn.
+func ReadSamples(path string, fn func(*SampleRow) error) error {
+	return readTable(path, sampleColumns, fn)
+}

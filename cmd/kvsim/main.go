@@ -67,7 +67,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplay(), newValidate(), newCompare(), newSweep())
+	root.AddCommand(newReplay(), newValidate(), newCompare(), newSweep(), newPlot())
 	return root
 }
 

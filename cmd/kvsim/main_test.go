@@ -224,3 +224,41 @@ func TestSweep(t *testing.T) {
 		t.Errorf("incomplete merge: exit %d %s", code, stderr)
 	}
 }
+
+// TestPlot: a run's charts and a sweep's charts are written as PNG and SVG.
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if code, _, stderr := kvsim(t, "replay", "../../scenarios/golden/drain.yaml", "-o", run); code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, out, stderr := kvsim(t, "plot", run)
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	for _, name := range []string{"ttft", "queue", "pulls", "g1", "g2"} {
+		for _, ext := range []string{"png", "svg"} {
+			f := filepath.Join(run, "charts", name+"."+ext)
+			if st, err := os.Stat(f); err != nil || st.Size() < 1000 || !strings.Contains(out, f) {
+				t.Errorf("%s: %v", f, err)
+			}
+		}
+	}
+	sw := filepath.Join(dir, "sweep")
+	if code, _, stderr := kvsim(t, "sweep", "../../scenarios/golden/drain.yaml", "-o", sw, "--set", "workload.synthetic.requests=60",
+		"--vary", "router.policy=kv_aware,round_robin"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := kvsim(t, "plot", sw, "--metric", "e2e_p99_ms"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if _, err := os.Stat(filepath.Join(sw, "charts", "sweep-e2e_p99_ms.svg")); err != nil {
+		t.Error(err)
+	}
+	if code, _, _ := kvsim(t, "plot", sw, "--metric", "digest"); code != exitFailed {
+		t.Errorf("non-numeric metric: exit %d", code)
+	}
+	if code, _, _ := kvsim(t, "plot", dir); code != exitBadInput {
+		t.Errorf("not a run: exit %d", code)
+	}
+}

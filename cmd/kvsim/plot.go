@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kvsim/kvsim/report/chart"
+)
+
+func newPlot() *cobra.Command {
+	var metrics []string
+	cmd := &cobra.Command{
+		Use:   "plot DIR",
+		Short: "Render a run's or a sweep's charts (PNG and SVG) into DIR/charts",
+		Long: "plot reads a run directory (requests, pulls, workers and time-series tables) and draws\n" +
+			"TTFT and requests in the cluster over time with lifecycle events marked, pulls by\n" +
+			"outcome over time, and G1 and G2 occupancy per worker. For a sweep directory it draws\n" +
+			"each --metric against the first varied key, a line per value of the others.",
+		Args: positional(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			var files []string
+			var err error
+			switch {
+			case exists(filepath.Join(dir, "sweep.parquet")):
+				if len(metrics) == 0 {
+					metrics = chart.DefaultSweepMetrics
+				}
+				files, err = chart.Sweep(dir, metrics)
+			case exists(filepath.Join(dir, "summary.json")):
+				files, err = chart.Run(dir)
+			default:
+				return usageError{fmt.Errorf("%s is neither a run nor a sweep directory", dir)}
+			}
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				fmt.Fprintln(cmd.OutOrStdout(), f)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "sweep.parquet column to chart (repeatable; default ttft_p50_ms, ttft_p99_ms, hit_ratio_pulled)")
+	return cmd
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
