@@ -19,6 +19,16 @@ const (
 	G2
 )
 
+// Tiers is a set of tiers, for prefix queries.
+type Tiers uint8
+
+// The tier sets.
+const (
+	InG1     Tiers = 1 << G1
+	InG2     Tiers = 1 << G2
+	InEither       = InG1 | InG2
+)
+
 // Index is the router's view of which workers hold which blocks in which
 // tier: one map from chained block hash to the workers holding it, sorted
 // by id, each with a tier mask. The first holder sits in the map entry
@@ -142,15 +152,15 @@ type Overlap struct {
 }
 
 // Overlaps appends to dst, in worker id order, every worker holding at least
-// the first block of chain in tier t, with the length of the prefix it
-// holds there. Each block costs one lookup and a merge of its holder list
-// with the workers still matching: O(prefix x holders), never a scan of
-// the cluster.
-func (ix *Index) Overlaps(chain []uint64, t Tier, dst []Overlap) []Overlap {
+// the first block of chain in one of the tiers, with the length of the
+// prefix whose every block it holds in one of them. Each block costs one
+// lookup and a merge of its holder list with the workers still matching:
+// O(prefix x holders), never a scan of the cluster.
+func (ix *Index) Overlaps(chain []uint64, tiers Tiers, dst []Overlap) []Overlap {
 	if len(chain) == 0 {
 		return dst
 	}
-	bit := uint8(1) << t
+	bit := uint8(tiers)
 	start := len(dst)
 	hs, _ := ix.heads.Get(chain[0])
 	for who, n := hs.first, hs.rest; who != 0; {

@@ -44,7 +44,9 @@ type load struct {
 type Route struct {
 	Worker    int32
 	G1Overlap int // leading blocks the worker held in G1 at routing time, as the router saw it
-	G2Overlap int // leading blocks it held in G2
+	// HostOverlap is how many blocks past the G1 overlap the worker's G1
+	// and G2 together held: what a local G2 hit can add.
+	HostOverlap int
 	// HintSource is the worker named by the request's kv.fetch hint, -1
 	// for none; HintBlocks the prefix the router saw there.
 	HintSource    int32
@@ -71,7 +73,7 @@ type Router struct {
 	schedulable []int32 // sorted ids the router may use
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
-	g1, g2      []Overlap // scratch: overlaps of the request being routed
+	g1, gc, run []Overlap // scratch: G1, combined and hint-run overlaps of the request being routed
 }
 
 // New returns a router with no workers. rng feeds the random policy.
@@ -160,10 +162,10 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	r.catchUp(now)
 	rt := Route{HintSource: -1, promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
 	if r.cfg.Policy == KVAware || r.cfg.Hints {
-		r.g1 = r.index.Overlaps(req.Blocks, G1, r.g1[:0])
-		r.g2 = r.index.Overlaps(req.Blocks, G2, r.g2[:0])
+		r.g1 = r.index.Overlaps(req.Blocks, InG1, r.g1[:0])
+		r.gc = r.index.Overlaps(req.Blocks, InEither, r.gc[:0])
 	} else {
-		r.g1, r.g2 = r.g1[:0], r.g2[:0]
+		r.g1, r.gc = r.g1[:0], r.gc[:0]
 	}
 	switch r.cfg.Policy {
 	case RoundRobin:
@@ -182,9 +184,10 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	case KVAware:
 		rt.Worker = r.kvAware(rt.promptBlocks)
 	}
-	rt.G1Overlap, rt.G2Overlap = overlapOf(r.g1, rt.Worker), overlapOf(r.g2, rt.Worker)
+	rt.G1Overlap = overlapOf(r.g1, rt.Worker)
+	rt.HostOverlap = overlapOf(r.gc, rt.Worker) - rt.G1Overlap
 	if r.cfg.Hints {
-		r.hint(&rt)
+		r.hint(&rt, req.Blocks)
 	}
 	rt.prefillBlocks = max(0, rt.promptBlocks-rt.G1Overlap)
 	l := &r.loads[rt.Worker]
@@ -202,44 +205,51 @@ func overlapOf(overlaps []Overlap, w int32) int {
 	return overlaps[i].Blocks
 }
 
-// hint names the source for rt's target: a schedulable worker other than
-// the target whose visible G2 holds a prefix at least HintMinBlocks longer
-// than the target's G1 and G2 prefix; the longest wins, ties to the lowest
-// id.
-func (r *Router) hint(rt *Route) {
-	want := max(rt.G1Overlap, rt.G2Overlap) + r.cfg.HintMinBlocks
-	for _, o := range r.g2 {
-		if o.Worker == rt.Worker || o.Blocks < want || o.Blocks <= rt.HintBlocks {
+// hint names the source for rt's target. The target holds a prefix of T
+// blocks in G1 and G2 together; a source is a schedulable worker other than
+// the target whose visible G2 holds blocks T, T+1, ... in a run of at least
+// HintMinBlocks: what staging can pull. The longest run wins, ties to the
+// lowest id. (Only the run must be in the source's G2: a prefix the source
+// keeps hot in G1 need not be in its G2 too.)
+func (r *Router) hint(rt *Route, chain []uint64) {
+	t := rt.G1Overlap + rt.HostOverlap
+	if t >= len(chain) {
+		return
+	}
+	r.run = r.index.Overlaps(chain[t:], InG2, r.run[:0])
+	best := 0
+	for _, o := range r.run {
+		if o.Worker == rt.Worker || o.Blocks < r.cfg.HintMinBlocks || o.Blocks <= best {
 			continue
 		}
 		if _, ok := slices.BinarySearch(r.schedulable, o.Worker); ok {
-			rt.HintSource, rt.HintBlocks = o.Worker, o.Blocks
+			rt.HintSource, rt.HintBlocks, best = o.Worker, t+o.Blocks, o.Blocks
 		}
 	}
 }
 
 // kvAware picks the lowest cost = prefill_load_scale * max(0, pending
 // prefill blocks + request blocks - credit) + active decode blocks, with
-// credit = overlap_credit * G1 overlap + host_hit_weight * the blocks its G2
-// holds beyond its G1 overlap; ties go to the lowest id.
+// credit = overlap_credit * G1 overlap + host_hit_weight * the blocks past
+// it that G1 and G2 together hold; ties go to the lowest id.
 func (r *Router) kvAware(blocks int) int32 {
 	best, bestCost := int32(-1), 0.0
-	g1, g2 := r.g1, r.g2
+	g1, gc := r.g1, r.gc
 	for _, w := range r.schedulable {
 		for len(g1) > 0 && g1[0].Worker < w {
 			g1 = g1[1:]
 		}
-		for len(g2) > 0 && g2[0].Worker < w {
-			g2 = g2[1:]
+		for len(gc) > 0 && gc[0].Worker < w {
+			gc = gc[1:]
 		}
-		o1, o2 := 0, 0
+		o1, oc := 0, 0
 		if len(g1) > 0 && g1[0].Worker == w {
 			o1 = g1[0].Blocks
 		}
-		if len(g2) > 0 && g2[0].Worker == w {
-			o2 = g2[0].Blocks
+		if len(gc) > 0 && gc[0].Worker == w {
+			oc = gc[0].Blocks
 		}
-		credit := float64(r.cfg.OverlapCredit*float64(o1)) + float64(r.cfg.HostHitWeight*float64(max(0, o2-o1)))
+		credit := float64(r.cfg.OverlapCredit*float64(o1)) + float64(r.cfg.HostHitWeight*float64(oc-o1))
 		l := &r.loads[w]
 		cost := float64(r.cfg.PrefillLoadScale*max(0, float64(l.prefillBlocks+blocks)-credit)) + float64(l.decodeBlocks)
 		if best < 0 || cost < bestCost {

@@ -23,14 +23,14 @@ func TestIndexOverlaps(t *testing.T) {
 	ix.Add(5, G1, 12)
 	ix.Add(3, G1, 11)
 	ix.Add(3, G1, 11) // idempotent
-	got := ix.Overlaps(chain, G1, nil)
+	got := ix.Overlaps(chain, InG1, nil)
 	want := []Overlap{{0, 2}, {2, 4}, {5, 1}}
 	if !slices.Equal(got, want) {
 		t.Errorf("overlaps %v want %v", got, want)
 	}
 	ix.Remove(2, G1, 12)
 	ix.Remove(2, G1, 99) // absent: no-op
-	if got := ix.Overlaps(chain, G1, nil); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
+	if got := ix.Overlaps(chain, InG1, nil); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
 		t.Errorf("after remove: %v", got)
 	}
 	if ix.Len() != 4 {
@@ -187,7 +187,7 @@ func TestIndexAgainstReference(t *testing.T) {
 						want = append(want, Overlap{w, 1})
 					}
 				}
-				if got := ix.Overlaps([]uint64{h}, tier, nil); !slices.Equal(got, want) {
+				if got := ix.Overlaps([]uint64{h}, Tiers(1)<<tier, nil); !slices.Equal(got, want) {
 					t.Fatalf("step %d hash %d tier %d: %v want %v", step, h, tier, got, want)
 				}
 			}
@@ -196,10 +196,11 @@ func TestIndexAgainstReference(t *testing.T) {
 }
 
 // TestHintSelection: 4 workers, round robin, hints on with min_blocks 2.
-// The request has 6 blocks. Worker 0 (the target) holds 1 in G1 and 2 in
-// G2; worker 1 holds 3 in G2 (only 1 more: below min_blocks); worker 2
-// holds 5 and worker 3 holds 5 in G2: the longest, ties to the lowest id:
-// worker 2. Once worker 2 stops being schedulable (draining), worker 3.
+// The request has 6 blocks. Worker 0 (the target) holds block 1 in G1 and
+// 1-2 in G2: its G1+G2 prefix is 2. From block 3 on, worker 1's G2 holds 1
+// block (below min_blocks), workers 2 and 3 hold 3 (blocks 3-5): the
+// longest, ties to the lowest id: worker 2, a hint for a 5-block prefix.
+// Once worker 2 stops being schedulable (draining), worker 3.
 func TestHintSelection(t *testing.T) {
 	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2}, nil)
 	for i := range int32(4) {
@@ -218,7 +219,7 @@ func TestHintSelection(t *testing.T) {
 		r.Stored(0, 3, G2, []uint64{h})
 	}
 	rt := pick(t, r, rq(96, chain...))
-	if rt.Worker != 0 || rt.G1Overlap != 1 || rt.G2Overlap != 2 || rt.HintSource != 2 || rt.HintBlocks != 5 {
+	if rt.Worker != 0 || rt.G1Overlap != 1 || rt.HostOverlap != 1 || rt.HintSource != 2 || rt.HintBlocks != 5 {
 		t.Errorf("route %+v", rt)
 	}
 	r.SetSchedulable(2, false)
@@ -248,7 +249,23 @@ func TestG2Credit(t *testing.T) {
 	for h := uint64(1); h <= 4; h++ {
 		r.Stored(0, 1, G2, []uint64{h})
 	}
-	if rt := pick(t, r, rq(64, 1, 2, 3, 4)); rt.Worker != 1 || rt.G2Overlap != 4 {
+	if rt := pick(t, r, rq(64, 1, 2, 3, 4)); rt.Worker != 1 || rt.HostOverlap != 4 {
+		t.Errorf("route %+v", rt)
+	}
+}
+
+// TestHintFromG1Prefix: a source need not hold the shared prefix in G2.
+// The target (worker 0) holds blocks 1-2 in G1; worker 1 keeps 1-2 hot in
+// G1 only and holds 3-6 in G2: a run of 4 from the target's prefix, a hint
+// for the whole 6-block prefix.
+func TestHintFromG1Prefix(t *testing.T) {
+	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 1}, nil)
+	r.AddWorker(0)
+	r.AddWorker(1)
+	r.Stored(0, 0, G1, []uint64{1, 2})
+	r.Stored(0, 1, G1, []uint64{1, 2})
+	r.Stored(0, 1, G2, []uint64{3, 4, 5, 6})
+	if rt := pick(t, r, rq(96, 1, 2, 3, 4, 5, 6)); rt.Worker != 0 || rt.HintSource != 1 || rt.HintBlocks != 6 {
 		t.Errorf("route %+v", rt)
 	}
 }
