@@ -11,14 +11,15 @@ import (
 )
 
 func newPlot() *cobra.Command {
-	var metrics []string
+	var opt chart.SweepOptions
 	cmd := &cobra.Command{
 		Use:   "plot DIR",
 		Short: "Render a run's or a sweep's charts (PNG and SVG) into DIR/charts",
 		Long: "plot reads a run directory (requests, pulls, workers and time-series tables) and draws\n" +
 			"TTFT and requests in the cluster over time with lifecycle events marked, pulls by\n" +
 			"outcome over time, and G1 and G2 occupancy per worker. For a sweep directory it draws\n" +
-			"each --metric against the first varied key, a line per value of the others.",
+			"each --metric against --x, a line per combination of the --by keys; long values on\n" +
+			"the x axis are numbered (#0, #1, ...) in grid order.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -26,10 +27,10 @@ func newPlot() *cobra.Command {
 			var err error
 			switch {
 			case exists(filepath.Join(dir, "sweep.parquet")):
-				if len(metrics) == 0 {
-					metrics = chart.DefaultSweepMetrics
+				if len(opt.Metrics) == 0 {
+					opt.Metrics = chart.DefaultSweepMetrics
 				}
-				files, err = chart.Sweep(dir, metrics)
+				files, err = chart.Sweep(dir, opt)
 			case exists(filepath.Join(dir, "summary.json")):
 				files, err = chart.Run(dir)
 			default:
@@ -44,7 +45,10 @@ func newPlot() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&metrics, "metric", nil, "sweep.parquet column to chart (repeatable; default ttft_p50_ms, ttft_p99_ms, hit_ratio_pulled)")
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opt.Metrics, "metric", nil, "sweep: a numeric sweep.parquet column to chart (repeatable; default ttft_p50_ms, ttft_p99_ms, hit_ratio_pulled)")
+	fl.StringVar(&opt.X, "x", "", "sweep: the x axis, a varied key or a numeric column (default: the first varied key)")
+	fl.StringSliceVar(&opt.By, "by", nil, "sweep: varied keys making one line each (default: every varied key but --x)")
 	return cmd
 }
 

@@ -53,16 +53,18 @@ type event struct {
 	label string
 }
 
-// markEvents draws each event as a labelled dashed vertical line up to top.
+// markEvents draws each event as a labelled dashed vertical line up to top;
+// labels step down so that events close together stay readable.
 func markEvents(p *plot.Plot, evs []event, top float64) error {
-	for _, e := range evs {
+	for i, e := range evs {
 		l, err := plotter.NewLine(plotter.XYs{{X: e.t, Y: 0}, {X: e.t, Y: top}})
 		if err != nil {
 			return err
 		}
 		l.Color = color.Gray{Y: 96}
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: e.t, Y: top}}, Labels: []string{e.label}})
+		y := top * float64(1-0.06*float64(i%6))
+		lb, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: e.t, Y: y}}, Labels: []string{e.label}})
 		if err != nil {
 			return err
 		}
