@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/sim/des"
@@ -208,5 +209,27 @@ func TestLRUEviction(t *testing.T) {
 	seqs := run(t, w, []*workload.Request{req(0, 0, 32, 1, 1), req(1, 20*des.Millisecond, 32, 1, 2), req(2, 40*des.Millisecond, 40, 1, 1)})
 	if l.removed != 3 || seqs[2].G1HitTokens != 16 {
 		t.Errorf("removed %d, C hit %d; want 3 and 16", l.removed, seqs[2].G1HitTokens)
+	}
+}
+
+// TestCheckFindsCorruption: a reference count that no longer matches the
+// requests holding the block is reported, naming the worker and the block.
+func TestCheckFindsCorruption(t *testing.T) {
+	w, _ := newWorker(t, cfg(), fixed)
+	w.Enqueue(req(0, 0, 100, 3, 1), false)
+	if _, ok := w.StartPass(0); !ok {
+		t.Fatal("no pass")
+	}
+	if err := w.Check(); err != nil {
+		t.Fatal(err)
+	}
+	w.pool.blocks[3].refs++
+	w.pool.refsum++
+	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "worker 0: block 3 has 2 references, 1 holders") {
+		t.Errorf("got %v", err)
+	}
+	w.pool.refsum += 5
+	if err := w.CheckQuick(); err == nil || !strings.Contains(err.Error(), "running requests hold 7 block references, the pool counts 13") {
+		t.Errorf("quick: %v", err)
 	}
 }

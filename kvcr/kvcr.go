@@ -1,7 +1,6 @@
 package kvcr
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -708,28 +707,52 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	k.l.Inventory(now, w, gone, false)
 }
 
-// CheckEnd verifies KVCR at the end of a run: no block was served while
-// not readable, no pull is live, every pin acquired was released, no G2
-// block is pinned, and each worker's egress sent exactly the bytes of the
-// pulls whose transfers completed from it.
-func (k *KVCR) CheckEnd() error {
-	errs := []error{k.broken}
+// The invariants KVCR checks, by name.
+const (
+	InvServedReadable = "blocks are served only when readable"
+	InvPullsEnd       = "every pull ends exactly once"
+	InvPinsReleased   = "every pin is released"
+	InvLinkBytes      = "a link moves the bytes of its completed transfers"
+)
+
+// Violation is a broken invariant: its name and what broke.
+type Violation struct {
+	Invariant string
+	Err       error
+}
+
+// CheckEnd verifies KVCR at the end of a run and returns every violation:
+// no block was served while not readable, no pull is live, every pin
+// acquired was released and no G2 block stays pinned, and each worker's
+// egress moved exactly the bytes of the pulls whose transfers completed
+// from it.
+func (k *KVCR) CheckEnd() []Violation {
+	var vs []Violation
+	add := func(inv string, err error) { vs = append(vs, Violation{inv, err}) }
+	if k.broken != nil {
+		add(InvServedReadable, k.broken)
+	}
 	if len(k.live) > 0 {
-		errs = append(errs, fmt.Errorf("%d pulls never ended", len(k.live)))
+		ids := make([]int64, 0, len(k.live))
+		for id := range k.live {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		add(InvPullsEnd, fmt.Errorf("%d pulls never ended, the first pull %d (request %d)", len(ids), ids[0], k.live[ids[0]].Req))
 	}
 	if k.C.PinsAcquired != k.C.PinsReleased {
-		errs = append(errs, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
+		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}
 	for _, n := range k.nodes {
 		if n.status == Removed {
 			continue
 		}
 		if p := n.pool.Pinned(); p != 0 {
-			errs = append(errs, fmt.Errorf("worker %d: %d G2 pins left", n.id, p))
+			add(InvPinsReleased, fmt.Errorf("worker %d: %d G2 pins left", n.id, p))
 		}
 		if moved := k.Moved(n.id); moved != k.sent[n.id] {
-			errs = append(errs, fmt.Errorf("worker %d: egress moved %d bytes, its completed pulls %d", n.id, moved, k.sent[n.id]))
+			add(InvLinkBytes, fmt.Errorf("worker %d: egress moved %d bytes, its completed pulls %d", n.id, moved, k.sent[n.id]))
 		}
 	}
-	return errors.Join(errs...)
+	return vs
 }

@@ -3,6 +3,7 @@ package kvcr
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/sim/des"
@@ -90,8 +91,8 @@ func (g *rig) stage(at des.Time, target int32, req int64, c []uint64, h Hint) *S
 
 func (g *rig) check(t *testing.T) {
 	t.Helper()
-	if err := g.k.CheckEnd(); err != nil {
-		t.Error(err)
+	for _, v := range g.k.CheckEnd() {
+		t.Errorf("%s: %v", v.Invariant, v.Err)
 	}
 	for w := range int32(3) {
 		if err := g.k.Pool(w).Check(); err != nil {
@@ -327,3 +328,16 @@ type removeAt struct {
 }
 
 func (r removeAt) Fire(now des.Time, _, _ uint64) { r.k.RemoveWorker(now, r.w) }
+
+// TestCheckEndFindsLivePull: a pull still in flight at the end is a
+// violation naming the pull and its request, and so are its pins.
+func TestCheckEndFindsLivePull(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, chain(1, 4))
+	g.k.Stage(0, 1, 7, chain(1, 4), 4, 0, Hint{Source: 0})
+	vs := g.k.CheckEnd()
+	if len(vs) < 2 || vs[0].Invariant != InvPullsEnd || !strings.Contains(vs[0].Err.Error(), "pull 0 (request 7)") ||
+		vs[1].Invariant != InvPinsReleased {
+		t.Errorf("violations %+v", vs)
+	}
+}

@@ -8,15 +8,26 @@ import (
 	"github.com/kvsim/kvsim/sim/des"
 )
 
-// InvariantError is a broken model invariant found by Options.Check.
+// InvariantError is a broken model invariant found by Options.Check: which
+// one, when, and what broke (naming the worker, request or pull).
 type InvariantError struct {
-	At  des.Time
-	Err error
+	Invariant string
+	At        des.Time
+	Err       error
 }
 
 func (e *InvariantError) Error() string {
-	return fmt.Sprintf("invariant violated at %v: %v", e.At, e.Err)
+	return fmt.Sprintf("invariant %q violated at %v: %v", e.Invariant, e.At, e.Err)
 }
+
+// The invariants the simulation checks besides KVCR's.
+const (
+	invG1Blocks      = "G1 block references balance"
+	invG2Blocks      = "G2 pool accounting balances"
+	invWorkersEmpty  = "workers end empty"
+	invRequestsOnce  = "every request ends exactly once"
+	invTimeMonotonic = "virtual time never goes back"
+)
 
 func (e *InvariantError) Unwrap() error { return e.Err }
 
@@ -28,23 +39,28 @@ func (c *Cluster) check(n *node) {
 	if !c.opt.Check || c.err != nil {
 		return
 	}
-	err := n.w.CheckQuick()
-	if err == nil && n.w.Passes()%int64(max(128, n.w.G1Capacity()/8)) == 0 {
-		err = c.checkWorker(n)
+	if err := n.w.CheckQuick(); err != nil {
+		c.err = &InvariantError{Invariant: invG1Blocks, At: c.q.Now(), Err: err}
+		return
 	}
-	if err != nil {
-		c.err = &InvariantError{At: c.q.Now(), Err: err}
+	if n.w.Passes()%int64(max(128, n.w.G1Capacity()/8)) == 0 {
+		if err := c.checkWorker(n); err != nil {
+			c.err = err
+		}
 	}
 }
 
+// checkWorker is the full check of one worker's G1 and G2.
 func (c *Cluster) checkWorker(n *node) error {
-	err := n.w.Check()
-	if c.kv != nil && err == nil {
-		if e := c.kv.Pool(n.id).Check(); e != nil {
-			err = fmt.Errorf("worker %d G2: %w", n.id, e)
+	if err := n.w.Check(); err != nil {
+		return &InvariantError{Invariant: invG1Blocks, At: c.q.Now(), Err: err}
+	}
+	if c.kv != nil {
+		if err := c.kv.Pool(n.id).Check(); err != nil {
+			return &InvariantError{Invariant: invG2Blocks, At: c.q.Now(), Err: fmt.Errorf("worker %d: %w", n.id, err)}
 		}
 	}
-	return err
+	return nil
 }
 
 // checkEnd verifies the run's end state: every worker empty with balanced
@@ -52,6 +68,7 @@ func (c *Cluster) checkWorker(n *node) error {
 // its completed transfers, every request ended once.
 func (c *Cluster) checkEnd() error {
 	var errs []error
+	now := c.q.Now()
 	for _, n := range c.workers {
 		if n.status == kvcr.Removed {
 			continue
@@ -60,15 +77,18 @@ func (c *Cluster) checkEnd() error {
 			errs = append(errs, err)
 		}
 		if n.w.G1Used() != 0 || n.w.HasWork() {
-			errs = append(errs, fmt.Errorf("worker %d ends with %d G1 blocks in use and %d requests",
-				n.id, n.w.G1Used(), n.w.Requests()))
+			errs = append(errs, &InvariantError{Invariant: invWorkersEmpty, At: now, Err: fmt.Errorf(
+				"worker %d ends with %d G1 blocks in use and %d requests", n.id, n.w.G1Used(), n.w.Requests())})
 		}
 	}
 	if c.kv != nil {
-		errs = append(errs, c.kv.CheckEnd())
+		for _, v := range c.kv.CheckEnd() {
+			errs = append(errs, &InvariantError{Invariant: v.Invariant, At: now, Err: v.Err})
+		}
 	}
 	if c.stats.ended != c.stats.arrivals {
-		errs = append(errs, fmt.Errorf("%d requests arrived, %d ended", c.stats.arrivals, c.stats.ended))
+		errs = append(errs, &InvariantError{Invariant: invRequestsOnce, At: now,
+			Err: fmt.Errorf("%d requests arrived, %d ended", c.stats.arrivals, c.stats.ended)})
 	}
 	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
@@ -87,12 +88,26 @@ type request struct {
 }
 
 // Run simulates the scenario to the end. Cancelling ctx stops the run with
-// ctx's error.
-func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
+// ctx's error. A model bug that panics becomes an error: an InvariantError
+// when an event was scheduled in the past, an internal error otherwise.
+func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result, err error) {
 	c, err := build(sc, opt)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		res = nil
+		if pe, ok := r.(des.PastError); ok {
+			err = &InvariantError{Invariant: invTimeMonotonic, At: pe.Now, Err: pe}
+			return
+		}
+		err = fmt.Errorf("internal error at virtual time %v: %v (a kvsim bug: please report it with the scenario)\n%s",
+			c.q.Now(), r, debug.Stack())
+	}()
 	src, closer, err := openSource(sc, des.NewRNG(sc.Seed))
 	if err != nil {
 		return nil, err
@@ -122,7 +137,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 	if err := c.finish(); err != nil {
 		return nil, err
 	}
-	res := &Result{Summary: c.summary(), Workers: c.workerRows(), Counters: c.counterRows()}
+	res = &Result{Summary: c.summary(), Workers: c.workerRows(), Counters: c.counterRows()}
 	res.Summary.Digest = c.digest.Sum(res.Counters)
 	return res, nil
 }
@@ -401,9 +416,7 @@ func (c *Cluster) finish() error {
 		return fmt.Errorf("sim: %d rows never written", n)
 	}
 	if c.opt.Check {
-		if err := c.checkEnd(); err != nil {
-			return &InvariantError{At: c.q.Now(), Err: err}
-		}
+		return c.checkEnd()
 	}
 	return nil
 }

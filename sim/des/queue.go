@@ -73,12 +73,23 @@ func (q *Queue) Len() int { return len(q.heap) }
 // Fired is the number of events fired so far.
 func (q *Queue) Fired() uint64 { return q.fired }
 
-// Schedule adds an event. Scheduling before Now panics: virtual time never
-// goes back. key orders events of one phase at one time (a worker, pull or
-// request id) and must not exceed MaxKey.
+// PastError is the panic of a model that schedules an event before the
+// current time: virtual time never goes back.
+type PastError struct {
+	Phase   Phase
+	At, Now Time
+}
+
+func (e PastError) Error() string {
+	return fmt.Sprintf("a %s event scheduled at %v when the time is %v", e.Phase, e.At, e.Now)
+}
+
+// Schedule adds an event. Scheduling before Now panics with a PastError:
+// virtual time never goes back. key orders events of one phase at one time
+// (a worker, pull or request id) and must not exceed MaxKey.
 func (q *Queue) Schedule(at Time, phase Phase, key uint64, h Handler, arg uint64) {
 	if at < q.now {
-		panic(fmt.Sprintf("des: %s event at %v scheduled at %v: time goes back", phase, at, q.now))
+		panic(PastError{Phase: phase, At: at, Now: q.now})
 	}
 	if key > MaxKey {
 		panic(fmt.Sprintf("des: key %d exceeds MaxKey", key))
