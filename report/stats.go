@@ -38,20 +38,47 @@ func percentilesMs(q [4]int64, maxNs int64) Percentiles {
 // sample that at least a fraction p of the samples are at or below, the
 // sample of rank ceil(p*n) in ascending order. This equals gonum's
 // stat.Quantile(p, stat.Empirical, ...); it never interpolates, so every
-// percentile is a sample. For very many samples use Histogram.
+// percentile is a sample. Past DistExactLimit samples it moves them into a
+// Histogram and goes on there, so its memory stays bounded on long runs;
+// its percentiles are then within 1/128 above the exact ones.
 type Dist struct {
 	s []int64
+	h *Histogram // non-nil past DistExactLimit samples
 }
 
+// DistExactLimit is how many samples a Dist keeps exactly.
+const DistExactLimit = 1 << 20
+
 // Add records one sample, in nanoseconds.
-func (d *Dist) Add(ns int64) { d.s = append(d.s, ns) }
+func (d *Dist) Add(ns int64) {
+	if d.h != nil {
+		d.h.Add(ns)
+		return
+	}
+	d.s = append(d.s, ns)
+	if len(d.s) > DistExactLimit {
+		d.h = &Histogram{}
+		for _, v := range d.s {
+			d.h.Add(v)
+		}
+		d.s = nil
+	}
+}
 
 // Count returns the number of samples.
-func (d *Dist) Count() int { return len(d.s) }
+func (d *Dist) Count() int {
+	if d.h != nil {
+		return int(d.h.Count())
+	}
+	return len(d.s)
+}
 
 // Percentiles returns p50, p90, p95, p99 and the maximum. It sorts the
-// samples in place.
+// exact samples in place.
 func (d *Dist) Percentiles() Percentiles {
+	if d.h != nil {
+		return d.h.Percentiles()
+	}
 	n := int64(len(d.s))
 	if n == 0 {
 		return Percentiles{}

@@ -177,3 +177,21 @@ func BenchmarkHistogramAdd(b *testing.B) {
 		h.Add(int64(i&0xffff) * 1000)
 	}
 }
+
+// TestDistBounded: past DistExactLimit samples a Dist keeps a histogram:
+// the count stays exact, percentiles stay within 1/128 above the exact
+// ones. Samples 1..N ms: p50 is N/2 ms.
+func TestDistBounded(t *testing.T) {
+	var d Dist
+	n := DistExactLimit + 1000
+	for i := 1; i <= n; i++ {
+		d.Add(int64(i) * 1_000_000)
+	}
+	if d.h == nil || d.s != nil || d.Count() != n {
+		t.Fatalf("histogram %v, exact samples %d, count %d", d.h != nil, len(d.s), d.Count())
+	}
+	want := float64((n+1)/2) * 1.0 // ms, nearest rank of 0.5
+	if p := d.Percentiles(); p.P50 < want || p.P50 > want*(1+1.0/128) || p.Max != float64(n) {
+		t.Errorf("p50 %.3f (exact %.0f), max %.0f", p.P50, want, p.Max)
+	}
+}

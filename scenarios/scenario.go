@@ -42,6 +42,7 @@ type Trace struct {
 	BlockSize int     `yaml:"block_size"` // tokens per trace hash id
 	TimeScale float64 `yaml:"time_scale"` // arrival times are multiplied by it
 	Limit     int     `yaml:"limit"`      // first N requests; 0 = all
+	Sort      bool    `yaml:"sort"`       // sort by timestamp (reads the whole trace first)
 }
 
 // Synthetic generates a seeded workload; see workload.Synthetic.

@@ -146,7 +146,9 @@ func (sc *Scenario) validate() error {
 			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
 	}
 	sc.validateEvents(c)
-	c.atLeast("report.sample_interval", int64(sc.Report.SampleInterval), 1)
+	if sc.Report.SampleInterval < Duration(des.Millisecond) {
+		c.fail("report.sample_interval", "must be at least 1ms (one time-series row a worker a sample), got %v", des.Time(sc.Report.SampleInterval))
+	}
 	return errors.Join(c.errs...)
 }
 

@@ -59,11 +59,19 @@ func openSource(sc *scenarios.Scenario, rng des.RNG) (workload.Source, io.Closer
 		return nil, nil, &scenarios.InputError{File: displayFile(sc), Key: "workload.trace.path",
 			Err: fmt.Errorf("cannot open trace: %w", err)}
 	}
-	opt := workload.TraceOptions{TraceBlockSize: t.BlockSize, EngineBlockSize: e.BlockSize, TimeScale: t.TimeScale, Limit: t.Limit}
+	opt := workload.TraceOptions{TraceBlockSize: t.BlockSize, EngineBlockSize: e.BlockSize, TimeScale: t.TimeScale,
+		Limit: t.Limit, Unsorted: t.Sort}
+	var src workload.Source = workload.NewMooncake(f, opt)
 	if t.Format == "azure" {
-		return workload.NewAzure(f, opt), f, nil
+		src = workload.NewAzure(f, opt)
 	}
-	return workload.NewMooncake(f, opt), f, nil
+	if t.Sort {
+		if src, err = workload.Sorted(src); err != nil {
+			f.Close()
+			return nil, nil, traceError(sc, err)
+		}
+	}
+	return src, f, nil
 }
 
 // traceFile names the workload's source in errors: the trace, or the

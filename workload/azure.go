@@ -110,15 +110,18 @@ func (a *Azure) Next() (*Request, error) {
 		a.first, a.started = ts, true
 	}
 	since := ts.Sub(a.first)
-	if since < 0 {
-		return nil, bad("TIMESTAMP", "goes backwards (before the first row)")
+	if since < 0 && !a.opt.Unsorted {
+		return nil, bad("TIMESTAMP", "goes backwards (before the first row); set workload.trace.sort: true to sort the trace")
 	}
-	at, err := a.opt.arrival(float64(since.Nanoseconds()) / 1e6)
+	at, err := a.opt.arrival(float64(abs(since).Nanoseconds()) / 1e6)
 	if err != nil {
 		return nil, bad("TIMESTAMP", "%v", err)
 	}
-	if at < a.last {
-		return nil, bad("TIMESTAMP", "goes backwards (%v after %v)", at, a.last)
+	if since < 0 {
+		at = -at // before the first row: Sorted shifts every arrival
+	}
+	if at < a.last && !a.opt.Unsorted {
+		return nil, bad("TIMESTAMP", "goes backwards (%v after %v); set workload.trace.sort: true to sort the trace", at, a.last)
 	}
 	a.last = at
 	req := &Request{
@@ -130,6 +133,13 @@ func (a *Azure) Next() (*Request, error) {
 	}
 	a.nextID++
 	return req, nil
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // uniqueChain is the hash chain of n blocks of content no other request

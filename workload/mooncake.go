@@ -15,6 +15,7 @@ type TraceOptions struct {
 	EngineBlockSize int     // tokens per engine block
 	TimeScale       float64 // arrival times are multiplied by it (0.5 = twice as fast)
 	Limit           int     // stop after this many requests; 0 = all
+	Unsorted        bool    // accept timestamps that go backwards (the caller sorts)
 }
 
 func (o TraceOptions) arrival(ms float64) (des.Time, error) {
@@ -107,8 +108,8 @@ func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
 	if err != nil {
 		return nil, bad("timestamp", "%v", err)
 	}
-	if at < m.last {
-		return nil, bad("timestamp", "goes backwards (%v after %v)", at, m.last)
+	if at < m.last && !m.opt.Unsorted {
+		return nil, bad("timestamp", "goes backwards (%v after %v); set workload.trace.sort: true to sort the trace", at, m.last)
 	}
 	m.last = at
 	in := int(*rec.InputLength)

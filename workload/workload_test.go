@@ -86,7 +86,7 @@ func TestMooncake(t *testing.T) {
 	if len(got) != 1 {
 		t.Errorf("limit 1 gave %d", len(got))
 	}
-	got = readAll(t, NewMooncake(strings.NewReader(in), TraceOptions{512, 16, 0.5, 0}))
+	got = readAll(t, NewMooncake(strings.NewReader(in), TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 0.5}))
 	if got[1].Arrival != 750*des.Millisecond {
 		t.Errorf("time_scale 0.5: arrival %v want 750ms", got[1].Arrival)
 	}
@@ -235,5 +235,41 @@ func TestSyntheticConstantSingleTurn(t *testing.T) {
 		if r.Arrival != des.Time(i)*100*des.Millisecond || r.InputTokens != 100 || r.OutputTokens != 10 {
 			t.Errorf("request %d: %v %d %d", i, r.Arrival, r.InputTokens, r.OutputTokens)
 		}
+	}
+}
+
+// TestSorted: with Unsorted, a trace whose timestamps go backwards reads,
+// and Sorted serves it by arrival, ties in trace order, renumbered; an
+// Azure trace whose first row is not the earliest is shifted to start at 0.
+func TestSorted(t *testing.T) {
+	in := `{"timestamp": 30, "input_length": 16, "output_length": 1, "hash_ids": [1]}
+{"timestamp": 10, "input_length": 16, "output_length": 2, "hash_ids": [2]}
+{"timestamp": 30, "input_length": 16, "output_length": 3, "hash_ids": [3]}
+`
+	o := opt
+	o.Unsorted = true
+	src, err := Sorted(NewMooncake(strings.NewReader(in), o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, src)
+	var outs []int
+	for i, r := range got {
+		if r.ID != int64(i) {
+			t.Errorf("request %d has id %d", i, r.ID)
+		}
+		outs = append(outs, r.OutputTokens)
+	}
+	if !slices.Equal(outs, []int{2, 1, 3}) || got[0].Arrival != 10*des.Millisecond {
+		t.Errorf("order %v, first at %v", outs, got[0].Arrival)
+	}
+	az := "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:05.0,32,1\n2023-11-16 18:17:03.5,32,2\n"
+	src, err = Sorted(NewAzure(strings.NewReader(az), o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = readAll(t, src)
+	if got[0].OutputTokens != 2 || got[0].Arrival != 0 || got[1].Arrival != 1500*des.Millisecond {
+		t.Errorf("azure sorted: %+v %+v", got[0], got[1])
 	}
 }
