@@ -45,6 +45,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, errDiffer) {
 		return exitFailed // compare printed the differences
 	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(stderr, "kvsim: interrupted: the run stopped and its output was removed")
+		return exitFailed
+	}
 	fmt.Fprintln(stderr, "kvsim:", err)
 	var ie *scenarios.InputError
 	var ue usageError

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim"
@@ -260,5 +263,55 @@ func TestPlot(t *testing.T) {
 	}
 	if code, _, _ := kvsim(t, "plot", dir); code != exitBadInput {
 		t.Errorf("not a run: exit %d", code)
+	}
+}
+
+// TestMain lets a test run the kvsim command in a child process (to send
+// it signals): with KVSIM_TEST_MAIN set, the test binary is kvsim.
+func TestMain(m *testing.M) {
+	if os.Getenv("KVSIM_TEST_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestInterruptLeavesNothing: SIGINT during a long run stops it with exit
+// 1 and leaves neither the output directory nor its temporary one.
+func TestInterruptLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	cmd := exec.Command(os.Args[0], "replay", "-o", out, "--set", "workload.synthetic.requests=2000000")
+	cmd.Env = append(os.Environ(), "KVSIM_TEST_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the run has started writing (its temporary directory
+	// exists), then interrupt it.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".run.tmp-*")); len(tmp) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the run never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %v, stderr %q", err, stderr.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
