@@ -227,10 +227,10 @@ func (sc *Scenario) validateEvents(c *check) {
 		if ev.At < 0 {
 			c.fail(key+".at", "must not be negative, got %v", des.Time(ev.At))
 		}
-		if ev.At < last {
+		if ev.At >= 0 && ev.At < last {
 			c.fail(key+".at", "events must be in time order (%v before %v)", des.Time(ev.At), des.Time(last))
 		}
-		last = ev.At
+		last = max(last, ev.At)
 		if ev.DrainTimeout != 0 && ev.Drain == nil {
 			c.fail(key+".drain_timeout", "only applies to drain")
 		}

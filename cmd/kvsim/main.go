@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -52,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "kvsim:", err)
 	var ie *scenarios.InputError
 	var ue usageError
-	if errors.As(err, &ie) || errors.As(err, &ue) {
+	if errors.As(err, &ie) || errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		return exitBadInput
 	}
 	return exitFailed

@@ -83,6 +83,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", "--set", "cluster.workers=-1", "-o", filepath.Join(dir, "o3")}, exitBadInput, "--set: cluster.workers: must be at least 1"},
 		{[]string{"replay", "a.yaml", "b.yaml"}, exitBadInput, "accepts at most 1 arg"},
 		{[]string{"replay", "--bogus"}, exitBadInput, "unknown flag"},
+		{[]string{"bogus"}, exitBadInput, "unknown command"},
 	} {
 		code, _, stderr := kvsim(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.stderr) {
