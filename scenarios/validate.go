@@ -11,6 +11,7 @@ import (
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // errAt builds an InputError for key, at the line where key (or the nearest
@@ -99,11 +100,13 @@ func (sc *Scenario) validate() error {
 		c.atLeast("workload.synthetic.requests", int64(s.Requests), 1)
 		c.positive("workload.synthetic.rate", s.Rate)
 		c.oneOf("workload.synthetic.arrival", s.Arrival, "poisson", "constant")
-		if s.Input.Mean < 1 {
-			c.fail("workload.synthetic.input.mean", "must be at least 1, got %g", s.Input.Mean)
-		}
-		if s.Output.Mean < 1 {
-			c.fail("workload.synthetic.output.mean", "must be at least 1, got %g", s.Output.Mean)
+		for _, l := range []struct {
+			key  string
+			mean float64
+		}{{"workload.synthetic.input.mean", s.Input.Mean}, {"workload.synthetic.output.mean", s.Output.Mean}} {
+			if !(l.mean >= 1 && l.mean <= workload.MaxTokens) {
+				c.fail(l.key, "must be from 1 to %d tokens, got %g", workload.MaxTokens, l.mean)
+			}
 		}
 		c.nonNegative("workload.synthetic.input.sigma", s.Input.Sigma)
 		c.nonNegative("workload.synthetic.output.sigma", s.Output.Sigma)

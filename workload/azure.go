@@ -99,12 +99,12 @@ func (a *Azure) Next() (*Request, error) {
 		return nil, bad("TIMESTAMP", "want %q, got %q", azureTimeLayout, rec[a.col[0]])
 	}
 	in, err := strconv.Atoi(rec[a.col[1]])
-	if err != nil || in < 1 {
-		return nil, bad("ContextTokens", "want a positive integer, got %q", rec[a.col[1]])
+	if err != nil || in < 1 || in > MaxTokens {
+		return nil, bad("ContextTokens", "want an integer from 1 to %d, got %q", MaxTokens, rec[a.col[1]])
 	}
 	out, err := strconv.Atoi(rec[a.col[2]])
-	if err != nil || out < 1 || out > 1<<31-1 {
-		return nil, bad("GeneratedTokens", "want a positive integer, got %q", rec[a.col[2]])
+	if err != nil || out < 1 || out > MaxTokens {
+		return nil, bad("GeneratedTokens", "want an integer from 1 to %d, got %q", MaxTokens, rec[a.col[2]])
 	}
 	if !a.started {
 		a.first, a.started = ts, true

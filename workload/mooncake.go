@@ -98,11 +98,13 @@ func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
 		return nil, bad("output_length", "must be at least 1, got %d", *rec.OutputLength)
 	case len(rec.HashIDs) == 0:
 		return nil, bad("hash_ids", "empty")
+	case *rec.InputLength > MaxTokens:
+		return nil, bad("input_length", "%d exceeds the %d-token limit", *rec.InputLength, MaxTokens)
 	case *rec.InputLength > int64(m.opt.TraceBlockSize)*int64(len(rec.HashIDs)):
 		return nil, bad("input_length", "%d exceeds block_size %d x %d hash_ids",
 			*rec.InputLength, m.opt.TraceBlockSize, len(rec.HashIDs))
-	case *rec.OutputLength > 1<<31-1:
-		return nil, bad("output_length", "%d is too large", *rec.OutputLength)
+	case *rec.OutputLength > MaxTokens:
+		return nil, bad("output_length", "%d exceeds the %d-token limit", *rec.OutputLength, MaxTokens)
 	}
 	at, err := m.opt.arrival(*rec.Timestamp)
 	if err != nil {

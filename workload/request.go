@@ -21,6 +21,11 @@ type Request struct {
 	Blocks []uint64
 }
 
+// MaxTokens bounds a request's prompt and output lengths (16,777,216
+// tokens): far above any model's context, low enough that one request's
+// block chain stays a few megabytes.
+const MaxTokens = 1 << 24
+
 // Source yields requests in arrival order. Next returns io.EOF after the
 // last request.
 type Source interface {

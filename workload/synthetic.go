@@ -100,8 +100,9 @@ func logNormal(mean, sigma float64, src rand.Source) distuv.LogNormal {
 	return distuv.LogNormal{Mu: math.Log(mean) - float64(sigma*sigma)/2, Sigma: sigma, Src: src}
 }
 
+// draw is a length from d, in [1, MaxTokens] and at most cfg.MaxTokens.
 func (g *Generator) draw(d distuv.LogNormal) int {
-	n := int(math.Round(d.Rand()))
+	n := int(min(math.Round(d.Rand()), MaxTokens))
 	if n < 1 {
 		n = 1
 	}
@@ -150,6 +151,7 @@ func (g *Generator) follow(s *session) *Request {
 // turn emits the session's next request with a prompt of n tokens and
 // queues the turn after it.
 func (g *Generator) turn(s *session, n int) *Request {
+	n = min(n, MaxTokens)
 	if g.cfg.MaxTokens > 0 && n > g.cfg.MaxTokens {
 		n = g.cfg.MaxTokens
 	}
