@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/kvsim/kvsim/workload"
 )
 
 // CheckQuick is the O(running requests) part of Check: the references held
@@ -73,7 +75,7 @@ func (w *Worker) Check() error {
 			continue
 		}
 		hashed++
-		if got := p.lookup(h); got != int32(b) {
+		if got := p.lookup(workload.Ref{Hash: h, Place: blk.place}); got != int32(b) {
 			errs = append(errs, fmt.Errorf("worker %d: block %d holds %x, which the cache maps to block %d", w.cfg.ID, b, h, got))
 		}
 	}

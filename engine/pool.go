@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/kvsim/kvsim/sim/u64map"
+import (
+	"github.com/kvsim/kvsim/sim/u64map"
+	"github.com/kvsim/kvsim/workload"
+)
 
 // blockPool is the G1 block pool: reference-counted blocks, a prefix cache
 // from chained hash to block, and an LRU free list. A freed block keeps its
@@ -13,14 +16,15 @@ type blockPool struct {
 	nfree  int
 	refsum int               // sum of refs, kept for the cheap invariant check
 	cached u64map.Map[int32] // hash -> block + 1 (0: absent)
-	// evicted collects the hashes of cached blocks that allocation reused:
-	// they left the prefix cache. The worker reports and clears it.
-	evicted []uint64
+	// evicted collects the cached blocks that allocation reused: they left
+	// the prefix cache. The worker reports and clears it.
+	evicted []workload.Ref
 }
 
 // block is one G1 block; its fields share a cache line.
 type block struct {
 	hash       uint64 // 0: not in the prefix cache
+	place      uint32 // the hash's place (workload.Ref)
 	refs       int32
 	prev, next int32 // free-list links; -1 none
 }
@@ -63,9 +67,9 @@ func (p *blockPool) unlink(b int32) {
 	p.nfree--
 }
 
-// lookup returns the block caching hash, or -1.
-func (p *blockPool) lookup(hash uint64) int32 {
-	b, _ := p.cached.Get(hash)
+// lookup returns the block caching r, or -1.
+func (p *blockPool) lookup(r workload.Ref) int32 {
+	b, _ := p.cached.Get(r.Hash, r.Place)
 	return b - 1
 }
 
@@ -86,9 +90,9 @@ func (p *blockPool) alloc() int32 {
 	p.unlink(b)
 	blk := &p.blocks[b]
 	if h := blk.hash; h != 0 {
-		p.cached.Delete(h)
+		p.cached.Delete(h, blk.place)
 		blk.hash = 0
-		p.evicted = append(p.evicted, h)
+		p.evicted = append(p.evicted, workload.Ref{Hash: h, Place: blk.place})
 	}
 	blk.refs = 1
 	p.refsum++
@@ -105,14 +109,14 @@ func (p *blockPool) release(b int32) {
 	}
 }
 
-// commit enters a full block into the prefix cache under hash. It reports
+// commit enters a full block into the prefix cache under r. It reports
 // false when another block already caches that hash (vLLM keeps the first).
-func (p *blockPool) commit(b int32, hash uint64) bool {
-	slot := p.cached.Insert(hash)
+func (p *blockPool) commit(b int32, r workload.Ref) bool {
+	slot := p.cached.Insert(r.Hash, r.Place)
 	if *slot != 0 {
 		return false
 	}
 	*slot = b + 1
-	p.blocks[b].hash = hash
+	p.blocks[b].hash, p.blocks[b].place = r.Hash, r.Place
 	return true
 }

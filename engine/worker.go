@@ -47,10 +47,10 @@ func (c Config) Validate() error {
 // only valid during the call.
 type Observer interface {
 	// BlocksStored: full prompt blocks entered the worker's prefix cache.
-	BlocksStored(worker int32, hashes []uint64)
+	BlocksStored(worker int32, blocks []workload.Ref)
 	// BlocksRemoved: cached blocks were evicted for reuse (or the worker
 	// was dropped).
-	BlocksRemoved(worker int32, hashes []uint64)
+	BlocksRemoved(worker int32, blocks []workload.Ref)
 	// FirstToken: the pass ending now finished s's prompt.
 	FirstToken(now des.Time, s *Seq)
 	// Token: a later output token of s, gap after the one before it.
@@ -112,11 +112,11 @@ type Worker struct {
 	pool   *blockPool
 
 	waiting deque
-	running []*Seq   // admission order; preemption takes the last
-	batch   []*Seq   // scheduled in the pass in progress
-	hits    []int32  // scratch: the blocks a request being admitted hits
-	stored  []uint64 // hashes committed in the current call, reported at its end
-	holding []*Seq   // waiting requests that hold blocks (loading or loaded)
+	running []*Seq         // admission order; preemption takes the last
+	batch   []*Seq         // scheduled in the pass in progress
+	hits    []int32        // scratch: the blocks a request being admitted hits
+	stored  []workload.Ref // blocks committed in the current call, reported at its end
+	holding []*Seq         // waiting requests that hold blocks (loading or loaded)
 	busy    bool
 
 	passes int64
@@ -279,7 +279,7 @@ func (w *Worker) reusable(s *Seq) int {
 // g1Prefix counts the leading blocks of s's chain cached in G1.
 func (w *Worker) g1Prefix(s *Seq) int {
 	n, limit := 0, w.reusable(s)
-	for n < limit && w.pool.lookup(s.Req.Blocks[n]) >= 0 {
+	for n < limit && w.pool.lookup(workload.RefOf(s.Req.Blocks, n)) >= 0 {
 		n++
 	}
 	return n
@@ -306,7 +306,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	if !loaded && w.cfg.PrefixCaching {
 		limit := w.reusable(s)
 		for len(hits) < limit {
-			b := w.pool.lookup(s.Req.Blocks[len(hits)])
+			b := w.pool.lookup(workload.RefOf(s.Req.Blocks, len(hits)))
 			if b < 0 {
 				break
 			}
@@ -391,8 +391,8 @@ func (w *Worker) reportKV() {
 func (w *Worker) landLoad(s *Seq) {
 	end := s.loadFrom + s.loadN
 	for k := s.loadFrom; k < end; k++ {
-		if w.pool.commit(s.blocks[k], s.Req.Blocks[k]) {
-			w.stored = append(w.stored, s.Req.Blocks[k])
+		if r := workload.RefOf(s.Req.Blocks, k); w.pool.commit(s.blocks[k], r) {
+			w.stored = append(w.stored, r)
 		}
 	}
 	s.computed, s.committed = end*w.cfg.BlockSize, end
@@ -455,9 +455,8 @@ func (w *Worker) FinishPass(now des.Time) {
 		if w.cfg.PrefixCaching {
 			full := min(len(s.Req.Blocks), s.computed/bs)
 			for ; s.committed < full; s.committed++ {
-				h := s.Req.Blocks[s.committed]
-				if w.pool.commit(s.blocks[s.committed], h) {
-					w.stored = append(w.stored, h)
+				if r := workload.RefOf(s.Req.Blocks, s.committed); w.pool.commit(s.blocks[s.committed], r) {
+					w.stored = append(w.stored, r)
 				}
 			}
 		}
@@ -512,7 +511,7 @@ func (w *Worker) Drop() []*Seq {
 	}
 	for _, b := range w.pool.blocks {
 		if b.hash != 0 {
-			w.pool.evicted = append(w.pool.evicted, b.hash)
+			w.pool.evicted = append(w.pool.evicted, workload.Ref{Hash: b.hash, Place: b.place})
 		}
 	}
 	w.reportKV()

@@ -16,8 +16,8 @@ type log struct {
 	removed int
 }
 
-func (l *log) BlocksStored(_ int32, h []uint64)  { l.stored += len(h) }
-func (l *log) BlocksRemoved(_ int32, h []uint64) { l.removed += len(h) }
+func (l *log) BlocksStored(_ int32, h []workload.Ref)  { l.stored += len(h) }
+func (l *log) BlocksRemoved(_ int32, h []workload.Ref) { l.removed += len(h) }
 func (l *log) FirstToken(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v first %d", now, s.Req.ID))
 }

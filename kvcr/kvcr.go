@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // Config holds KVCR's knobs, resolved from the scenario.
@@ -75,9 +76,9 @@ type Listener interface {
 	// PullEnded: request req on target w may be admitted. landed blocks,
 	// from block index from, are readable in w's G2.
 	PullEnded(now des.Time, w int32, req int64, from, landed int)
-	// Inventory: hashes became readable (visible) in w's G2, or stopped
+	// Inventory: blocks became readable (visible) in w's G2, or stopped
 	// being. The slice is only valid during the call.
-	Inventory(now des.Time, w int32, hashes []uint64, visible bool)
+	Inventory(now des.Time, w int32, blocks []workload.Ref, visible bool)
 	// PullDone: p has its final outcome and times.
 	PullDone(p *Pull)
 	// Idle: w no longer takes part in any pull.
@@ -100,11 +101,11 @@ type Pull struct {
 	EndNs       des.Time // transfer end (completion or cancel), or the outcome time
 	Outcome     Outcome
 
-	from           int      // index of the first missing block
-	hashes         []uint64 // the run the source sends
+	from           int            // index of the first missing block
+	blocks         []workload.Ref // the run the source sends
 	srcSlots       []int32
 	dstSlots       []int32 // target slots reserved, for the run's blocks the target had no slot for
-	dstHashes      []uint64
+	dstBlocks      []workload.Ref
 	targetDeadline des.Time
 	sourceDeadline des.Time
 	t              Transfer
@@ -133,7 +134,7 @@ type op struct {
 	store  bool
 	req    int64
 	slots  []int32
-	hashes []uint64
+	blocks []workload.Ref
 	at     int // index in n.ops
 }
 
@@ -150,7 +151,7 @@ type KVCR struct {
 	nextXfer uint64
 	sent     []int64 // by worker: bytes of its pulls whose transfers completed
 	broken   error   // the first block served while not readable
-	one      [1]uint64
+	one      [1]workload.Ref
 	// C holds the run's counters.
 	C Counters
 }
@@ -216,22 +217,22 @@ func (k *KVCR) reportEvicted(now des.Time, n *node) {
 // D2H transfer; they become readable (and visible) when it completes.
 // Blocks G2 already has are skipped; a block with no slot to take is
 // dropped.
-func (k *KVCR) Store(now des.Time, w int32, hashes []uint64) {
+func (k *KVCR) Store(now des.Time, w int32, blocks []workload.Ref) {
 	n := k.nodes[w]
 	if n.pool.Capacity() == 0 {
 		return
 	}
 	o := &op{n: n, store: true}
-	for _, h := range hashes {
-		if n.pool.Has(h) {
+	for _, b := range blocks {
+		if n.pool.Has(b) {
 			continue
 		}
 		if !n.pool.Room(1) {
 			k.C.G2StoresDropped++
 			continue
 		}
-		o.slots = append(o.slots, n.pool.Fill(h))
-		o.hashes = append(o.hashes, h)
+		o.slots = append(o.slots, n.pool.Fill(b))
+		o.blocks = append(o.blocks, b)
 	}
 	k.reportEvicted(now, n)
 	if len(o.slots) > 0 {
@@ -245,19 +246,21 @@ func (k *KVCR) HostPrefix(w int32, chain []uint64, from int) int {
 	return k.nodes[w].pool.Prefix(chain, from)
 }
 
-// Load copies hashes (readable in w's G2) to w's G1 for request req over the
-// H2D link, pinning them meanwhile. It reports true when they landed at
-// once (instant link); otherwise Loaded follows.
-func (k *KVCR) Load(now des.Time, w int32, req int64, hashes []uint64) bool {
+// Load copies blocks [from, from+count) of chain (readable in w's G2) to w's
+// G1 for request req over the H2D link, pinning them meanwhile. It reports
+// true when they landed at once (instant link); otherwise Loaded follows.
+func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, from, count int) bool {
 	n := k.nodes[w]
-	o := &op{n: n, req: req, hashes: hashes}
-	for _, h := range hashes {
-		s := n.pool.slot(h)
-		k.mustServe(now, n, s, h, fmt.Sprintf("load for request %d", req))
+	o := &op{n: n, req: req}
+	for i := from; i < from+count; i++ {
+		b := workload.RefOf(chain, i)
+		s := n.pool.slot(b)
+		k.mustServe(now, n, s, b, fmt.Sprintf("load for request %d", req))
 		n.pool.Pin(s)
 		o.slots = append(o.slots, s)
+		o.blocks = append(o.blocks, b)
 	}
-	k.C.G2HitsBlocks += int64(len(hashes))
+	k.C.G2HitsBlocks += int64(count)
 	if n.h2d.Instant() {
 		k.finishLoad(o)
 		return true
@@ -286,7 +289,7 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 			n.pool.MakeReady(s)
 		}
 		k.C.G2Stores += int64(len(o.slots))
-		k.l.Inventory(now, n.id, o.hashes, true)
+		k.l.Inventory(now, n.id, o.blocks, true)
 		return
 	}
 	k.finishLoad(o)
@@ -341,9 +344,10 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 	}
 	if h.Move && !p.invalidated {
 		p.invalidated = true
-		for _, hash := range chain[:held] {
-			if s := sn.pool.slot(hash); s >= 0 {
-				k.markMoved(now, sn, s, hash)
+		for i := range held {
+			b := workload.RefOf(chain, i)
+			if s := sn.pool.slot(b); s >= 0 {
+				k.markMoved(now, sn, s, b)
 			}
 		}
 	}
@@ -353,7 +357,11 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 		return Proceed
 	}
 	wasParked := k.parked[req] != nil
-	if (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) || !tn.pool.Room(absent(tn.pool, chain[held:held+run])) {
+	runBlocks := make([]workload.Ref, run)
+	for i := range runBlocks {
+		runBlocks[i] = workload.RefOf(chain, held+i)
+	}
+	if (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) || !tn.pool.Room(absent(tn.pool, runBlocks)) {
 		if !wasParked {
 			k.parked[req] = p
 			k.live[p.ID] = p
@@ -370,23 +378,23 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 		tn.pulls++
 		k.q.Schedule(p.targetDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), targetDeadline)
 	}
-	k.begin(now, p, tn, sn, chain[held:held+run])
+	k.begin(now, p, tn, sn, runBlocks)
 	return Wait
 }
 
 // mustServe records the first time a block that is not readable (absent,
 // filling, or removed by a move) is served: an invariant violation.
-func (k *KVCR) mustServe(now des.Time, n *node, s int32, h uint64, what string) {
+func (k *KVCR) mustServe(now des.Time, n *node, s int32, b workload.Ref, what string) {
 	if (s < 0 || n.pool.slots[s].st != ready) && k.broken == nil {
-		k.broken = fmt.Errorf("at %v worker %d served block %x to %s while not readable", now, n.id, h, what)
+		k.broken = fmt.Errorf("at %v worker %d served block %x to %s while not readable", now, n.id, b.Hash, what)
 	}
 }
 
-// absent counts the hashes pool has no slot for.
-func absent(pool *Pool, hashes []uint64) int {
+// absent counts the blocks pool has no slot for.
+func absent(pool *Pool, blocks []workload.Ref) int {
 	n := 0
-	for _, h := range hashes {
-		if !pool.Has(h) {
+	for _, b := range blocks {
+		if !pool.Has(b) {
 			n++
 		}
 	}
@@ -395,21 +403,21 @@ func absent(pool *Pool, hashes []uint64) int {
 
 // begin starts a pull: pins on the source's run, slots at the target, the
 // first byte one latency later, the source's deadline.
-func (k *KVCR) begin(now des.Time, p *Pull, tn, sn *node, run []uint64) {
+func (k *KVCR) begin(now des.Time, p *Pull, tn, sn *node, run []workload.Ref) {
 	k.C.PullsStaged++
 	p.started = true
-	p.hashes = slices.Clone(run)
-	for _, h := range run {
-		s := sn.pool.slot(h)
-		k.mustServe(now, sn, s, h, fmt.Sprintf("pull %d", p.ID))
+	p.blocks = run
+	for _, b := range run {
+		s := sn.pool.slot(b)
+		k.mustServe(now, sn, s, b, fmt.Sprintf("pull %d", p.ID))
 		sn.pool.Pin(s)
 		p.srcSlots = append(p.srcSlots, s)
 	}
 	k.C.PinsAcquired += int64(len(run))
-	for _, h := range run {
-		if !tn.pool.Has(h) { // else already arriving by a store or another pull
-			p.dstSlots = append(p.dstSlots, tn.pool.Fill(h))
-			p.dstHashes = append(p.dstHashes, h)
+	for _, b := range run {
+		if !tn.pool.Has(b) { // else already arriving by a store or another pull
+			p.dstSlots = append(p.dstSlots, tn.pool.Fill(b))
+			p.dstBlocks = append(p.dstBlocks, b)
 		}
 	}
 	k.reportEvicted(now, tn)
@@ -438,11 +446,11 @@ func (k *KVCR) reject(now des.Time, p *Pull, tn *node, counter *int64) {
 
 // markMoved makes a source block absent to readers after a move; it goes
 // when its last pin drops.
-func (k *KVCR) markMoved(now des.Time, sn *node, s int32, hash uint64) {
+func (k *KVCR) markMoved(now des.Time, sn *node, s int32, b workload.Ref) {
 	if sn.status == Removed || sn.pool.slots[s].st != ready {
 		return
 	}
-	k.one[0] = hash
+	k.one[0] = b
 	k.l.Inventory(now, sn.id, k.one[:], false)
 	if sn.pool.MarkPending(s) {
 		k.C.MoveRemovedBlocks++
@@ -482,8 +490,8 @@ func (k *KVCR) arrived(now des.Time, p *Pull) {
 		for _, s := range p.dstSlots {
 			tn.pool.MakeReady(s)
 		}
-		k.l.Inventory(now, tn.id, p.dstHashes, true)
-		p.Landed = len(p.hashes)
+		k.l.Inventory(now, tn.id, p.dstBlocks, true)
+		p.Landed = len(p.blocks)
 		k.C.BlocksPulled += int64(p.Landed)
 		k.C.BytesPulled += p.Bytes
 	} else {
@@ -496,7 +504,7 @@ func (k *KVCR) arrived(now des.Time, p *Pull) {
 			if !landed && sn.pool.slots[s].st == ready {
 				k.C.MoveLostBlocks++ // gone at the source, not kept at the target
 			}
-			k.markMoved(now, sn, s, p.hashes[i])
+			k.markMoved(now, sn, s, p.blocks[i])
 		}
 	}
 	tn.inflight--
@@ -530,10 +538,10 @@ func (k *KVCR) unpinSource(sn *node, p *Pull, refresh bool) {
 	}
 	if refresh {
 		slices.SortFunc(order, func(a, b int) int {
-			if p.hashes[a] < p.hashes[b] {
+			if p.blocks[a].Hash < p.blocks[b].Hash {
 				return -1
 			}
-			if p.hashes[a] > p.hashes[b] {
+			if p.blocks[a].Hash > p.blocks[b].Hash {
 				return 1
 			}
 			return 0
@@ -698,10 +706,10 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 			k.q.Schedule(des.AddSat(now, k.cfg.Latency), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), sourceGone)
 		}
 	}
-	var gone []uint64
-	for _, b := range n.pool.slots {
+	var gone []workload.Ref
+	for s, b := range n.pool.slots {
 		if b.st == ready {
-			gone = append(gone, b.hash)
+			gone = append(gone, n.pool.ref(int32(s)))
 		}
 	}
 	k.l.Inventory(now, w, gone, false)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // recorder is a Listener that logs what KVCR reports.
@@ -25,9 +26,9 @@ func (r *recorder) Loaded(des.Time, int32, int64) {}
 func (r *recorder) PullEnded(now des.Time, w int32, req int64, from, landed int) {
 	r.ended[req] = fmt.Sprintf("%v %d", now, landed)
 }
-func (r *recorder) Inventory(_ des.Time, w int32, hs []uint64, visible bool) {
-	for _, h := range hs {
-		r.visible[fmt.Sprintf("%d/%d", w, h)] = visible
+func (r *recorder) Inventory(_ des.Time, w int32, bs []workload.Ref, visible bool) {
+	for _, b := range bs {
+		r.visible[fmt.Sprintf("%d/%d", w, b.Hash)] = visible
 	}
 }
 func (r *recorder) PullDone(p *Pull)         { r.pulls[p.Req] = p }
@@ -69,23 +70,38 @@ func chain(first, n int) []uint64 {
 	return c
 }
 
-// stageAt stages request req on target at time at, pulling from source.
+// refs are a chain's blocks as refs, for stores.
+func refs(c []uint64) []workload.Ref {
+	out := make([]workload.Ref, len(c))
+	for k := range c {
+		out[k] = workload.RefOf(c, k)
+	}
+	return out
+}
+
+// stageAt stages request req on target at time at, pulling from source;
+// the target holds the chain's first g1 blocks in G1.
 type stageAt struct {
 	g      *rig
 	target int32
 	req    int64
 	c      []uint64
+	g1     int
 	h      Hint
 	got    *StageResult
 }
 
 func (s *stageAt) Fire(now des.Time, _, _ uint64) {
-	*s.got = s.g.k.Stage(now, s.target, s.req, s.c, len(s.c), 0, s.h)
+	*s.got = s.g.k.Stage(now, s.target, s.req, s.c, len(s.c), s.g1, s.h)
 }
 
 func (g *rig) stage(at des.Time, target int32, req int64, c []uint64, h Hint) *StageResult {
+	return g.stageHeld(at, target, req, c, 0, h)
+}
+
+func (g *rig) stageHeld(at des.Time, target int32, req int64, c []uint64, g1 int, h Hint) *StageResult {
 	var res StageResult
-	g.q.Schedule(at, des.PhaseDrive, uint64(req), &stageAt{g, target, req, c, h, &res}, 0)
+	g.q.Schedule(at, des.PhaseDrive, uint64(req), &stageAt{g, target, req, c, g1, h, &res}, 0)
 	return &res
 }
 
@@ -121,7 +137,7 @@ func wantPull(t *testing.T, p *Pull, out Outcome, firstByte, end des.Time, lande
 // deadline would not count).
 func TestConcurrentPullsShareEgress(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, chain(1, 20))
+	g.k.Store(0, 0, refs(chain(1, 20)))
 	h := Hint{Source: 0}
 	g.stage(0, 1, 10, chain(1, 2), h)
 	g.stage(0, 2, 11, chain(1, 2), h)
@@ -134,10 +150,10 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 	g.check(t)
 
 	g = newRig(Config{G2Capacity: 20, OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
-	g.k.Store(0, 0, chain(1, 20))
+	g.k.Store(0, 0, refs(chain(1, 20)))
 	g.stage(0, 1, 20, chain(1, 2), h)
 	g.stage(0, 2, 21, chain(1, 4), h)
-	g.stage(0, 1, 22, chain(11, 6), h)
+	g.stageHeld(0, 1, 22, chain(1, 16), 10, h) // blocks 11-16: worker 1's G1 holds 1-10
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[20], Success, ms, 4*ms, 2)
 	wantPull(t, g.r.pulls[21], Success, ms, 6*ms, 4)
@@ -155,10 +171,10 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 // lands nothing, its target slots are freed, its pins released.
 func TestCancelReshares(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, chain(1, 30))
+	g.k.Store(0, 0, refs(chain(1, 30)))
 	h := Hint{Source: 0}
 	g.stage(0, 1, 1, chain(1, 20), h)
-	g.stage(2*ms, 2, 2, chain(21, 3), h)
+	g.stageHeld(2*ms, 2, 2, chain(1, 23), 20, h) // blocks 21-23
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, ms, 5*ms, 0)
 	wantPull(t, g.r.pulls[2], Success, 3*ms, 5500*des.Microsecond, 3)
@@ -176,7 +192,7 @@ func TestCancelReshares(t *testing.T) {
 // requested landed).
 func TestPartialPull(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, chain(1, 2))
+	g.k.Store(0, 0, refs(chain(1, 2)))
 	g.stage(0, 1, 1, chain(1, 4), Hint{Source: 0})
 	g.q.Run(nil)
 	p := g.r.pulls[1]
@@ -193,11 +209,11 @@ func TestPartialPull(t *testing.T) {
 // 5 ms. Its staged time stays the first attempt.
 func TestParkedPull(t *testing.T) {
 	g := newRig(Config{MaxInflightPulls: 1, OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
-	g.k.Store(0, 0, chain(1, 10))
+	g.k.Store(0, 0, refs(chain(1, 10)))
 	h := Hint{Source: 0}
 	first := g.stage(0, 1, 1, chain(1, 2), h)
-	parked := g.stage(500*des.Microsecond, 1, 2, chain(5, 2), h)
-	again := g.stage(3*ms, 1, 2, chain(5, 2), h)
+	parked := g.stageHeld(500*des.Microsecond, 1, 2, chain(1, 6), 4, h) // blocks 5-6
+	again := g.stageHeld(3*ms, 1, 2, chain(1, 6), 4, h)
 	g.q.Run(nil)
 	if *first != Wait || *parked != Parked || *again != Wait {
 		t.Errorf("results %v %v %v", *first, *parked, *again)
@@ -214,9 +230,9 @@ func TestParkedPull(t *testing.T) {
 // first staging, having pinned nothing.
 func TestParkedPullExpires(t *testing.T) {
 	g := newRig(Config{G2Capacity: 2})
-	g.k.Store(0, 0, chain(1, 2))
-	g.k.Store(0, 1, chain(50, 2))
-	g.k.Pool(1).Pin(g.k.Pool(1).slot(50)) // worker 1's pool: full, one block pinned
+	g.k.Store(0, 0, refs(chain(1, 2)))
+	g.k.Store(0, 1, refs(chain(50, 2)))
+	g.k.Pool(1).Pin(g.k.Pool(1).slot(workload.RefOf(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
 	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0})
 	g.q.Run(nil)
 	if *res != Parked || g.r.ended[1] != "4ms 0" {
@@ -241,7 +257,7 @@ func TestStagingGuard(t *testing.T) {
 		{Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
 	} {
 		g := newRig(Config{})
-		g.k.Store(0, 0, chain(1, 4))
+		g.k.Store(0, 0, refs(chain(1, 4)))
 		g.k.SetStatus(0, c.st)
 		if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed {
 			t.Errorf("%v: %v", c.st, res)
@@ -251,7 +267,7 @@ func TestStagingGuard(t *testing.T) {
 		}
 	}
 	g := newRig(Config{})
-	g.k.Store(0, 1, chain(1, 4))
+	g.k.Store(0, 1, refs(chain(1, 4)))
 	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
 		t.Errorf("nothing to fetch: %v %+v", res, g.k.C)
 	}
@@ -266,8 +282,8 @@ func TestStagingGuard(t *testing.T) {
 // removed, none left at the source, all four readable at the target.
 func TestMoveWithTargetHoldingSome(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, chain(1, 4))
-	g.k.Store(0, 1, chain(1, 2))
+	g.k.Store(0, 0, refs(chain(1, 4)))
+	g.k.Store(0, 1, refs(chain(1, 2)))
 	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Move: true}); res != Wait {
 		t.Fatalf("stage: %v", res)
 	}
@@ -291,15 +307,15 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 // and removed its copy; the target dropped the data: the block is lost.
 func TestMoveLost(t *testing.T) {
 	g := newRig(Config{MaxInflightPulls: 1})
-	g.k.Store(0, 0, chain(1, 30))
-	g.stage(0, 2, 0, chain(25, 4), Hint{Source: 0})
+	g.k.Store(0, 0, refs(chain(1, 30)))
+	g.stageHeld(0, 2, 0, chain(1, 28), 24, Hint{Source: 0}) // blocks 25-28
 	g.stage(0, 2, 1, chain(1, 1), Hint{Source: 0, Move: true})
 	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true})
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8500*des.Microsecond, 0)
-	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(1) || g.k.Pool(2).Has(1) {
+	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(workload.RefOf(chain(1, 1), 0)) || g.k.Pool(2).Has(workload.RefOf(chain(1, 1), 0)) {
 		t.Errorf("ended %q, lost %d; source has block 1: %v; target has it: %v",
-			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(1), g.k.Pool(2).Has(1))
+			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(workload.RefOf(chain(1, 1), 0)), g.k.Pool(2).Has(workload.RefOf(chain(1, 1), 0)))
 	}
 	g.check(t)
 }
@@ -309,7 +325,7 @@ func TestMoveLost(t *testing.T) {
 // failed.
 func TestRemoveSource(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, chain(1, 10))
+	g.k.Store(0, 0, refs(chain(1, 10)))
 	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0})
 	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g.k, 0}, 0)
 	g.q.Run(nil)
@@ -333,7 +349,7 @@ func (r removeAt) Fire(now des.Time, _, _ uint64) { r.k.RemoveWorker(now, r.w) }
 // violation naming the pull and its request, and so are its pins.
 func TestCheckEndFindsLivePull(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, chain(1, 4))
+	g.k.Store(0, 0, refs(chain(1, 4)))
 	g.k.Stage(0, 1, 7, chain(1, 4), 4, 0, Hint{Source: 0})
 	vs := g.k.CheckEnd()
 	if len(vs) < 2 || vs[0].Invariant != InvPullsEnd || !strings.Contains(vs[0].Err.Error(), "pull 0 (request 7)") ||

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/sim/u64map"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // state is a G2 block's state.
@@ -28,14 +29,14 @@ type Pool struct {
 	freeSlots []int32
 	evictable int // ready and unpinned
 	peak      int
-	// Evicted collects the hashes of blocks eviction took; KVCR reports and
-	// clears it.
-	evicted []uint64
+	// evicted collects the blocks eviction took; KVCR reports and clears it.
+	evicted []workload.Ref
 }
 
 // slot is one G2 block; its fields share a cache line.
 type slot struct {
 	hash       uint64
+	place      uint32 // the hash's place (workload.Ref)
 	pins       int32
 	prev, next int32 // LRU links over ready blocks; -1 none
 	st         state
@@ -59,26 +60,31 @@ func (p *Pool) Used() int { return len(p.slots) - len(p.freeSlots) }
 // Peak is the largest Used seen.
 func (p *Pool) Peak() int { return p.peak }
 
-// slot returns hash's slot, or -1.
-func (p *Pool) slot(hash uint64) int32 {
-	s, _ := p.idx.Get(hash)
+// slot returns r's slot, or -1.
+func (p *Pool) slot(r workload.Ref) int32 {
+	s, _ := p.idx.Get(r.Hash, r.Place)
 	return s - 1
 }
 
-// Ready reports whether hash is readable.
-func (p *Pool) Ready(hash uint64) bool {
-	s := p.slot(hash)
+// Ready reports whether r is readable.
+func (p *Pool) Ready(r workload.Ref) bool {
+	s := p.slot(r)
 	return s >= 0 && p.slots[s].st == ready
 }
 
-// Has reports whether hash has a slot in any state.
-func (p *Pool) Has(hash uint64) bool { return p.slot(hash) >= 0 }
+// Has reports whether r has a slot in any state.
+func (p *Pool) Has(r workload.Ref) bool { return p.slot(r) >= 0 }
+
+// ref is slot s's block.
+func (p *Pool) ref(s int32) workload.Ref {
+	return workload.Ref{Hash: p.slots[s].hash, Place: p.slots[s].place}
+}
 
 // Prefix counts the readable blocks of chain from index from on, up to the
 // first that is not readable.
 func (p *Pool) Prefix(chain []uint64, from int) int {
 	n := 0
-	for from+n < len(chain) && p.Ready(chain[from+n]) {
+	for from+n < len(chain) && p.Ready(workload.RefOf(chain, from+n)) {
 		n++
 	}
 	return n
@@ -97,7 +103,7 @@ func (p *Pool) take() int32 {
 		for p.slots[v].pins > 0 {
 			v = p.slots[v].next
 		}
-		p.evicted = append(p.evicted, p.slots[v].hash)
+		p.evicted = append(p.evicted, p.ref(v))
 		p.remove(v)
 	}
 	s := p.freeSlots[len(p.freeSlots)-1]
@@ -106,11 +112,11 @@ func (p *Pool) take() int32 {
 	return s
 }
 
-// Fill reserves a slot for hash in the filling state, evicting when full.
-func (p *Pool) Fill(hash uint64) int32 {
+// Fill reserves a slot for r in the filling state, evicting when full.
+func (p *Pool) Fill(r workload.Ref) int32 {
 	s := p.take()
-	p.slots[s] = slot{hash: hash, st: filling}
-	p.idx.Put(hash, s+1)
+	p.slots[s] = slot{hash: r.Hash, place: r.Place, st: filling}
+	p.idx.Put(r.Hash, r.Place, s+1)
 	return s
 }
 
@@ -129,7 +135,7 @@ func (p *Pool) remove(s int32) {
 			p.evictable--
 		}
 	}
-	p.idx.Delete(p.slots[s].hash)
+	p.idx.Delete(p.slots[s].hash, p.slots[s].place)
 	p.slots[s] = slot{}
 	p.freeSlots = append(p.freeSlots, s)
 }
@@ -227,7 +233,7 @@ func (p *Pool) Check() error {
 			continue
 		}
 		used++
-		if p.slot(b.hash) != int32(s) {
+		if p.slot(p.ref(int32(s))) != int32(s) {
 			errs = append(errs, fmt.Errorf("slot %d holds %x, which the index maps elsewhere", s, b.hash))
 		}
 		if b.st == ready {

@@ -3,7 +3,21 @@ package kvcr
 import (
 	"slices"
 	"testing"
+
+	"github.com/kvsim/kvsim/workload"
 )
+
+// r is block h as a ref with a place of its own.
+func r(h uint64) workload.Ref { return workload.Ref{Hash: h, Place: uint32(h)} }
+
+// hashes lists refs' hashes.
+func hashes(rs []workload.Ref) []uint64 {
+	var out []uint64
+	for _, x := range rs {
+		out = append(out, x.Hash)
+	}
+	return out
+}
 
 // TestPoolEviction: a pool of 4 with blocks 1-4 stored in order (1 least
 // recently used). 1 is pinned; 2 is pinned and moved (pending). Filling 5
@@ -13,17 +27,17 @@ import (
 func TestPoolEviction(t *testing.T) {
 	p := NewPool(4)
 	for h := uint64(1); h <= 4; h++ {
-		p.MakeReady(p.Fill(h))
+		p.MakeReady(p.Fill(r(h)))
 	}
-	p.Pin(p.slot(1))
-	p.Pin(p.slot(2))
-	if p.MarkPending(p.slot(2)) || p.Ready(2) || !p.Has(2) {
+	p.Pin(p.slot(r(1)))
+	p.Pin(p.slot(r(2)))
+	if p.MarkPending(p.slot(r(2))) || p.Ready(r(2)) || !p.Has(r(2)) {
 		t.Fatal("pinned block removed at once, or still readable")
 	}
-	p.Fill(5) // evicts 3: 1 pinned, 2 pending
-	f6 := p.Fill(6)
-	if !slices.Equal(p.evicted, []uint64{3, 4}) {
-		t.Errorf("evicted %v, want [3 4]", p.evicted)
+	p.Fill(r(5)) // evicts 3: 1 pinned, 2 pending
+	f6 := p.Fill(r(6))
+	if !slices.Equal(hashes(p.evicted), []uint64{3, 4}) {
+		t.Errorf("evicted %v, want [3 4]", hashes(p.evicted))
 	}
 	if p.Room(1) {
 		t.Error("room with every block pinned, pending or filling")
@@ -32,7 +46,7 @@ func TestPoolEviction(t *testing.T) {
 	if !p.Room(1) {
 		t.Error("no room with block 6 ready and unpinned")
 	}
-	if !p.Unpin(p.slot(2), false) || p.Has(2) {
+	if !p.Unpin(p.slot(r(2)), false) || p.Has(r(2)) {
 		t.Error("pending block kept after its last pin")
 	}
 	if p.Peak() != 4 || p.Used() != 3 {
@@ -48,15 +62,15 @@ func TestPoolEviction(t *testing.T) {
 func TestPoolRefresh(t *testing.T) {
 	p := NewPool(3)
 	for h := uint64(1); h <= 3; h++ {
-		p.MakeReady(p.Fill(h))
+		p.MakeReady(p.Fill(r(h)))
 	}
-	p.Pin(p.slot(1))
-	p.Unpin(p.slot(1), true) // 1 is now most recent
-	p.Pin(p.slot(2))
-	p.Unpin(p.slot(2), false) // 2 stays least recent
-	p.Fill(4)
-	p.Fill(5)
-	if !slices.Equal(p.evicted, []uint64{2, 3}) {
-		t.Errorf("evicted %v, want [2 3]", p.evicted)
+	p.Pin(p.slot(r(1)))
+	p.Unpin(p.slot(r(1)), true) // 1 is now most recent
+	p.Pin(p.slot(r(2)))
+	p.Unpin(p.slot(r(2)), false) // 2 stays least recent
+	p.Fill(r(4))
+	p.Fill(r(5))
+	if !slices.Equal(hashes(p.evicted), []uint64{2, 3}) {
+		t.Errorf("evicted %v, want [2 3]", hashes(p.evicted))
 	}
 }

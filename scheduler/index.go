@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/kvsim/kvsim/sim/u64map"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // Tier is where a worker holds a block: GPU memory (G1) or its host pool
@@ -76,10 +77,10 @@ func (ix *Index) node(who packed, next int32) int32 {
 	return int32(len(ix.nodes))
 }
 
-// Add records that worker w holds hash in tier t.
-func (ix *Index) Add(w int32, t Tier, hash uint64) {
+// Add records that worker w holds block r in tier t.
+func (ix *Index) Add(w int32, t Tier, r workload.Ref) {
 	bit := uint8(1) << t
-	hs := ix.heads.Insert(hash)
+	hs := ix.heads.Insert(r.Hash, r.Place)
 	switch f := hs.first; {
 	case f == 0:
 		hs.first = pack(w, bit)
@@ -105,10 +106,10 @@ func (ix *Index) Add(w int32, t Tier, hash uint64) {
 	ix.nodes[n-1].next, *link = *link, n
 }
 
-// Remove records that worker w no longer holds hash in tier t.
-func (ix *Index) Remove(w int32, t Tier, hash uint64) {
+// Remove records that worker w no longer holds block r in tier t.
+func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 	bit := uint8(1) << t
-	hs := ix.heads.Ptr(hash)
+	hs := ix.heads.Ptr(r.Hash, r.Place)
 	if hs == nil {
 		return
 	}
@@ -118,7 +119,7 @@ func (ix *Index) Remove(w int32, t Tier, hash uint64) {
 			return
 		}
 		if hs.rest == 0 {
-			ix.heads.Delete(hash)
+			ix.heads.Delete(r.Hash, r.Place)
 			return
 		}
 		i := hs.rest - 1 // the next holder becomes the first
@@ -151,18 +152,18 @@ type Overlap struct {
 	Blocks int
 }
 
-// Overlaps appends to dst, in worker id order, every worker holding at least
-// the first block of chain in one of the tiers, with the length of the
-// prefix whose every block it holds in one of them. Each block costs one
+// Overlaps appends to dst, in worker id order, every worker holding block
+// from of chain in one of the tiers, with the length of the run of blocks
+// from there that it holds, each in one of them. Each block costs one
 // lookup and a merge of its holder list with the workers still matching:
-// O(prefix x holders), never a scan of the cluster.
-func (ix *Index) Overlaps(chain []uint64, tiers Tiers, dst []Overlap) []Overlap {
-	if len(chain) == 0 {
+// O(run x holders), never a scan of the cluster.
+func (ix *Index) Overlaps(chain []uint64, from int, tiers Tiers, dst []Overlap) []Overlap {
+	if from >= len(chain) {
 		return dst
 	}
 	bit := uint8(tiers)
 	start := len(dst)
-	hs, _ := ix.heads.Get(chain[0])
+	hs, _ := ix.heads.Get(chain[from], workload.PlaceOf(chain, from))
 	for who, n := hs.first, hs.rest; who != 0; {
 		if who.mask()&bit != 0 {
 			dst = append(dst, Overlap{Worker: who.worker(), Blocks: 1})
@@ -174,8 +175,8 @@ func (ix *Index) Overlaps(chain []uint64, tiers Tiers, dst []Overlap) []Overlap 
 	}
 	out := dst[start:]
 	live := len(out) // out[:live] still match, in worker order; the rest are final
-	for k := 1; k < len(chain) && live > 0; k++ {
-		hs, _ := ix.heads.Get(chain[k])
+	for k := from + 1; k < len(chain) && live > 0; k++ {
+		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
 		who, n := hs.first, hs.rest
 		kept := 0
 		for i := 0; i < live; i++ {

@@ -58,7 +58,7 @@ type Route struct {
 type kvEvent struct {
 	at     des.Time
 	worker int32
-	hash   uint64
+	block  workload.Ref
 	tier   Tier
 	stored bool
 }
@@ -109,33 +109,33 @@ func (r *Router) SetSchedulable(id int32, on bool) {
 // Schedulable reports how many workers the router may use.
 func (r *Router) Schedulable() int { return len(r.schedulable) }
 
-// Stored is a batch of KV events: worker w's tier gained hashes.
-func (r *Router) Stored(now des.Time, w int32, tier Tier, hashes []uint64) {
-	r.events(now, w, tier, hashes, true)
+// Stored is a batch of KV events: worker w's tier gained blocks.
+func (r *Router) Stored(now des.Time, w int32, tier Tier, blocks []workload.Ref) {
+	r.events(now, w, tier, blocks, true)
 }
 
-// Removed is a batch of KV events: worker w's tier lost hashes.
-func (r *Router) Removed(now des.Time, w int32, tier Tier, hashes []uint64) {
-	r.events(now, w, tier, hashes, false)
+// Removed is a batch of KV events: worker w's tier lost blocks.
+func (r *Router) Removed(now des.Time, w int32, tier Tier, blocks []workload.Ref) {
+	r.events(now, w, tier, blocks, false)
 }
 
-func (r *Router) events(now des.Time, w int32, tier Tier, hashes []uint64, stored bool) {
+func (r *Router) events(now des.Time, w int32, tier Tier, blocks []workload.Ref, stored bool) {
 	if r.cfg.EventDelay == 0 {
-		for _, h := range hashes {
-			r.apply(w, tier, h, stored)
+		for _, b := range blocks {
+			r.apply(w, tier, b, stored)
 		}
 		return
 	}
-	for _, h := range hashes {
-		r.pending = append(r.pending, kvEvent{at: now, worker: w, tier: tier, hash: h, stored: stored})
+	for _, b := range blocks {
+		r.pending = append(r.pending, kvEvent{at: now, worker: w, tier: tier, block: b, stored: stored})
 	}
 }
 
-func (r *Router) apply(w int32, tier Tier, hash uint64, stored bool) {
+func (r *Router) apply(w int32, tier Tier, b workload.Ref, stored bool) {
 	if stored {
-		r.index.Add(w, tier, hash)
+		r.index.Add(w, tier, b)
 	} else {
-		r.index.Remove(w, tier, hash)
+		r.index.Remove(w, tier, b)
 	}
 }
 
@@ -144,7 +144,7 @@ func (r *Router) catchUp(now des.Time) {
 	n := 0
 	for n < len(r.pending) && r.pending[n].at+r.cfg.EventDelay <= now {
 		e := r.pending[n]
-		r.apply(e.worker, e.tier, e.hash, e.stored)
+		r.apply(e.worker, e.tier, e.block, e.stored)
 		n++
 	}
 	if n > 0 {
@@ -162,8 +162,8 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	r.catchUp(now)
 	rt := Route{HintSource: -1, promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
 	if r.cfg.Policy == KVAware || r.cfg.Hints {
-		r.g1 = r.index.Overlaps(req.Blocks, InG1, r.g1[:0])
-		r.gc = r.index.Overlaps(req.Blocks, InEither, r.gc[:0])
+		r.g1 = r.index.Overlaps(req.Blocks, 0, InG1, r.g1[:0])
+		r.gc = r.index.Overlaps(req.Blocks, 0, InEither, r.gc[:0])
 	} else {
 		r.g1, r.gc = r.g1[:0], r.gc[:0]
 	}
@@ -216,7 +216,7 @@ func (r *Router) hint(rt *Route, chain []uint64) {
 	if t >= len(chain) {
 		return
 	}
-	r.run = r.index.Overlaps(chain[t:], InG2, r.run[:0])
+	r.run = r.index.Overlaps(chain, t, InG2, r.run[:0])
 	best := 0
 	for _, o := range r.run {
 		if o.Worker == rt.Worker || o.Blocks < r.cfg.HintMinBlocks || o.Blocks <= best {

@@ -14,28 +14,38 @@ func TestIndexOverlaps(t *testing.T) {
 	chain := []uint64{10, 11, 12, 13}
 	// Worker 2 holds blocks 0-3, worker 0 holds 0-1, worker 5 holds 0 and 2
 	// (a gap: its prefix is 1 block), worker 3 holds only block 1 (no prefix).
-	for _, h := range chain {
-		ix.Add(2, G1, h)
+	at := func(k int) workload.Ref { return workload.RefOf(chain, k) }
+	for k := range chain {
+		ix.Add(2, G1, at(k))
 	}
-	ix.Add(0, G1, 10)
-	ix.Add(0, G1, 11)
-	ix.Add(5, G1, 10)
-	ix.Add(5, G1, 12)
-	ix.Add(3, G1, 11)
-	ix.Add(3, G1, 11) // idempotent
-	got := ix.Overlaps(chain, InG1, nil)
+	ix.Add(0, G1, at(0))
+	ix.Add(0, G1, at(1))
+	ix.Add(5, G1, at(0))
+	ix.Add(5, G1, at(2))
+	ix.Add(3, G1, at(1))
+	ix.Add(3, G1, at(1)) // idempotent
+	got := ix.Overlaps(chain, 0, InG1, nil)
 	want := []Overlap{{0, 2}, {2, 4}, {5, 1}}
 	if !slices.Equal(got, want) {
 		t.Errorf("overlaps %v want %v", got, want)
 	}
-	ix.Remove(2, G1, 12)
-	ix.Remove(2, G1, 99) // absent: no-op
-	if got := ix.Overlaps(chain, InG1, nil); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
+	ix.Remove(2, G1, at(2))
+	ix.Remove(2, G1, workload.Ref{Hash: 99, Place: 99}) // absent: no-op
+	if got := ix.Overlaps(chain, 0, InG1, nil); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
 		t.Errorf("after remove: %v", got)
 	}
 	if ix.Len() != 4 {
 		t.Errorf("len %d want 4", ix.Len())
 	}
+}
+
+// blocks are blocks from..to-1 of chain as refs.
+func blocks(chain []uint64, from, to int) []workload.Ref {
+	var out []workload.Ref
+	for k := from; k < to; k++ {
+		out = append(out, workload.RefOf(chain, k))
+	}
+	return out
 }
 
 func newRouter(t *testing.T, policy string, n int) *Router {
@@ -123,9 +133,7 @@ func TestRandomIsSeeded(t *testing.T) {
 // 5 on worker 1 against 4 + 4 = 8 on worker 0 and 4 on worker 2: worker 2.
 func TestKVAware(t *testing.T) {
 	r := newRouter(t, KVAware, 3)
-	for _, h := range []uint64{1, 2, 3} {
-		r.Stored(0, 1, G1, []uint64{h})
-	}
+	r.Stored(0, 1, G1, blocks([]uint64{1, 2, 3, 4}, 0, 3))
 	first := pick(t, r, rq(64, 1, 2, 3, 4))
 	if first.Worker != 1 || first.G1Overlap != 3 {
 		t.Fatalf("first: %+v", first)
@@ -145,7 +153,7 @@ func TestEventDelay(t *testing.T) {
 	r, _ := New(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16}, nil)
 	r.AddWorker(0)
 	r.AddWorker(1)
-	r.Stored(0, 1, G1, []uint64{42})
+	r.Stored(0, 1, G1, blocks([]uint64{42}, 0, 1))
 	if rt, _ := r.Pick(4*des.Millisecond, rq(16, 42)); rt.Worker != 0 || rt.G1Overlap != 0 {
 		t.Errorf("at 4ms: %+v", rt)
 	}
@@ -172,11 +180,12 @@ func TestIndexAgainstReference(t *testing.T) {
 		if ref[k] == nil {
 			ref[k] = map[int32]bool{}
 		}
+		b := workload.RefOf([]uint64{k.h}, 0)
 		if r.IntN(3) == 0 {
-			ix.Remove(w, k.tier, k.h)
+			ix.Remove(w, k.tier, b)
 			delete(ref[k], w)
 		} else {
-			ix.Add(w, k.tier, k.h)
+			ix.Add(w, k.tier, b)
 			ref[k][w] = true
 		}
 		for h := uint64(1); h <= 40; h++ {
@@ -187,7 +196,7 @@ func TestIndexAgainstReference(t *testing.T) {
 						want = append(want, Overlap{w, 1})
 					}
 				}
-				if got := ix.Overlaps([]uint64{h}, Tiers(1)<<tier, nil); !slices.Equal(got, want) {
+				if got := ix.Overlaps([]uint64{h}, 0, Tiers(1)<<tier, nil); !slices.Equal(got, want) {
 					t.Fatalf("step %d hash %d tier %d: %v want %v", step, h, tier, got, want)
 				}
 			}
@@ -207,17 +216,11 @@ func TestHintSelection(t *testing.T) {
 		r.AddWorker(i)
 	}
 	chain := []uint64{1, 2, 3, 4, 5, 6}
-	r.Stored(0, 0, G1, []uint64{1})
-	for _, h := range chain[:2] {
-		r.Stored(0, 0, G2, []uint64{h})
-	}
-	for _, h := range chain[:3] {
-		r.Stored(0, 1, G2, []uint64{h})
-	}
-	for _, h := range chain[:5] {
-		r.Stored(0, 2, G2, []uint64{h})
-		r.Stored(0, 3, G2, []uint64{h})
-	}
+	r.Stored(0, 0, G1, blocks(chain, 0, 1))
+	r.Stored(0, 0, G2, blocks(chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(chain, 0, 3))
+	r.Stored(0, 2, G2, blocks(chain, 0, 5))
+	r.Stored(0, 3, G2, blocks(chain, 0, 5))
 	rt := pick(t, r, rq(96, chain...))
 	if rt.Worker != 0 || rt.G1Overlap != 1 || rt.HostOverlap != 1 || rt.HintSource != 2 || rt.HintBlocks != 5 {
 		t.Errorf("route %+v", rt)
@@ -244,11 +247,9 @@ func TestHintSelection(t *testing.T) {
 // worker 0: 4 - 2 = 2; worker 1: 4 - 0.75 x 4 = 1: worker 1.
 func TestG2Credit(t *testing.T) {
 	r := newRouter(t, KVAware, 2)
-	r.Stored(0, 0, G1, []uint64{1})
-	r.Stored(0, 0, G1, []uint64{2})
-	for h := uint64(1); h <= 4; h++ {
-		r.Stored(0, 1, G2, []uint64{h})
-	}
+	chain := []uint64{1, 2, 3, 4}
+	r.Stored(0, 0, G1, blocks(chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(chain, 0, 4))
 	if rt := pick(t, r, rq(64, 1, 2, 3, 4)); rt.Worker != 1 || rt.HostOverlap != 4 {
 		t.Errorf("route %+v", rt)
 	}
@@ -262,9 +263,10 @@ func TestHintFromG1Prefix(t *testing.T) {
 	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 1}, nil)
 	r.AddWorker(0)
 	r.AddWorker(1)
-	r.Stored(0, 0, G1, []uint64{1, 2})
-	r.Stored(0, 1, G1, []uint64{1, 2})
-	r.Stored(0, 1, G2, []uint64{3, 4, 5, 6})
+	chain := []uint64{1, 2, 3, 4, 5, 6}
+	r.Stored(0, 0, G1, blocks(chain, 0, 2))
+	r.Stored(0, 1, G1, blocks(chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(chain, 2, 6))
 	if rt := pick(t, r, rq(96, 1, 2, 3, 4, 5, 6)); rt.Worker != 0 || rt.HintSource != 1 || rt.HintBlocks != 6 {
 		t.Errorf("route %+v", rt)
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // hostKV is one worker's engine.HostKV: its slice of KVCR.
@@ -27,7 +28,7 @@ func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Stagin
 func (h *hostKV) HostPrefix(chain []uint64, from int) int { return h.c.kv.HostPrefix(h.w, chain, from) }
 
 func (h *hostKV) Load(now des.Time, s *engine.Seq, from, n int) bool {
-	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Blocks[from:from+n])
+	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Blocks, from, n)
 }
 
 // kvListener receives KVCR's reports.
@@ -56,11 +57,11 @@ func (l *kvListener) PullEnded(now des.Time, w int32, req int64, from, landed in
 	}
 }
 
-func (l *kvListener) Inventory(now des.Time, w int32, hashes []uint64, visible bool) {
+func (l *kvListener) Inventory(now des.Time, w int32, blocks []workload.Ref, visible bool) {
 	if visible {
-		l.router.Stored(now, w, scheduler.G2, hashes)
+		l.router.Stored(now, w, scheduler.G2, blocks)
 	} else {
-		l.router.Removed(now, w, scheduler.G2, hashes)
+		l.router.Removed(now, w, scheduler.G2, blocks)
 	}
 }
 

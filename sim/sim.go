@@ -69,7 +69,7 @@ type node struct {
 	w         *engine.Worker
 	status    kvcr.Status
 	drive     bool // a drive scan is scheduled at the current time
-	stored    []uint64
+	stored    []workload.Ref
 	addedNs   des.Time
 	readyNs   des.Time
 	drainNs   des.Time
@@ -328,7 +328,7 @@ func (p *passDone) Fire(now des.Time, key, _ uint64) {
 // observer receives the workers' reports.
 type observer Cluster
 
-func (o *observer) BlocksStored(w int32, hs []uint64) {
+func (o *observer) BlocksStored(w int32, hs []workload.Ref) {
 	c := (*Cluster)(o)
 	c.router.Stored(c.q.Now(), w, scheduler.G1, hs)
 	if c.kv != nil {
@@ -337,7 +337,7 @@ func (o *observer) BlocksStored(w int32, hs []uint64) {
 	}
 }
 
-func (o *observer) BlocksRemoved(w int32, hs []uint64) {
+func (o *observer) BlocksRemoved(w int32, hs []workload.Ref) {
 	o.router.Removed(o.q.Now(), w, scheduler.G1, hs)
 }
 
