@@ -151,6 +151,7 @@ type KVCR struct {
 	nextXfer uint64
 	sent     []int64 // by worker: bytes of its pulls whose transfers completed
 	broken   error   // the first block served while not readable
+	spare    []*op   // finished loads and stores, for reuse
 	one      [1]workload.Ref
 	// C holds the run's counters.
 	C Counters
@@ -222,7 +223,7 @@ func (k *KVCR) Store(now des.Time, w int32, blocks []workload.Ref) {
 	if n.pool.Capacity() == 0 {
 		return
 	}
-	o := &op{n: n, store: true}
+	o := k.newOp(n, true, 0)
 	for _, b := range blocks {
 		if n.pool.Has(b) {
 			continue
@@ -235,9 +236,25 @@ func (k *KVCR) Store(now des.Time, w int32, blocks []workload.Ref) {
 		o.blocks = append(o.blocks, b)
 	}
 	k.reportEvicted(now, n)
-	if len(o.slots) > 0 {
-		k.startOp(now, o, n.d2h)
+	if len(o.slots) == 0 {
+		k.spare = append(k.spare, o)
+		return
 	}
+	k.startOp(now, o, n.d2h)
+}
+
+// newOp returns a load or store to fill, reusing a finished one.
+func (k *KVCR) newOp(n *node, store bool, req int64) *op {
+	var o *op
+	if len(k.spare) > 0 {
+		o = k.spare[len(k.spare)-1]
+		k.spare = k.spare[:len(k.spare)-1]
+		o.slots, o.blocks = o.slots[:0], o.blocks[:0]
+	} else {
+		o = &op{}
+	}
+	o.n, o.store, o.req, o.at = n, store, req, -1
+	return o
 }
 
 // HostPrefix counts the blocks of chain from index from on that w's G2
@@ -251,11 +268,11 @@ func (k *KVCR) HostPrefix(w int32, chain []uint64, from int) int {
 // true when they landed at once (instant link); otherwise Loaded follows.
 func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, from, count int) bool {
 	n := k.nodes[w]
-	o := &op{n: n, req: req}
+	o := k.newOp(n, false, req)
 	for i := from; i < from+count; i++ {
 		b := workload.RefOf(chain, i)
 		s := n.pool.slot(b)
-		k.mustServe(now, n, s, b, fmt.Sprintf("load for request %d", req))
+		k.mustServe(now, n, s, b, "load for request", req)
 		n.pool.Pin(s)
 		o.slots = append(o.slots, s)
 		o.blocks = append(o.blocks, b)
@@ -263,6 +280,7 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, from, coun
 	k.C.G2HitsBlocks += int64(count)
 	if n.h2d.Instant() {
 		k.finishLoad(o)
+		k.spare = append(k.spare, o)
 		return true
 	}
 	k.startOp(now, o, n.h2d)
@@ -290,10 +308,12 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 		}
 		k.C.G2Stores += int64(len(o.slots))
 		k.l.Inventory(now, n.id, o.blocks, true)
+		k.spare = append(k.spare, o)
 		return
 	}
 	k.finishLoad(o)
 	k.l.Loaded(now, n.id, o.req)
+	k.spare = append(k.spare, o)
 }
 
 func (k *KVCR) finishLoad(o *op) {
@@ -384,9 +404,9 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 
 // mustServe records the first time a block that is not readable (absent,
 // filling, or removed by a move) is served: an invariant violation.
-func (k *KVCR) mustServe(now des.Time, n *node, s int32, b workload.Ref, what string) {
+func (k *KVCR) mustServe(now des.Time, n *node, s int32, b workload.Ref, what string, id int64) {
 	if (s < 0 || n.pool.slots[s].st != ready) && k.broken == nil {
-		k.broken = fmt.Errorf("at %v worker %d served block %x to %s while not readable", now, n.id, b.Hash, what)
+		k.broken = fmt.Errorf("at %v worker %d served block %x to %s %d while not readable", now, n.id, b.Hash, what, id)
 	}
 }
 
@@ -409,7 +429,7 @@ func (k *KVCR) begin(now des.Time, p *Pull, tn, sn *node, run []workload.Ref) {
 	p.blocks = run
 	for _, b := range run {
 		s := sn.pool.slot(b)
-		k.mustServe(now, sn, s, b, fmt.Sprintf("pull %d", p.ID))
+		k.mustServe(now, sn, s, b, "pull", p.ID)
 		sn.pool.Pin(s)
 		p.srcSlots = append(p.srcSlots, s)
 	}
