@@ -31,6 +31,7 @@ type block struct {
 
 func newBlockPool(n int) *blockPool {
 	p := &blockPool{blocks: make([]block, n), head: -1, tail: -1}
+	p.cached.Reserve(n) // a block caches one hash at most
 	for i := range n {
 		p.pushTail(int32(i))
 	}

@@ -199,3 +199,63 @@ func (ix *Index) Overlaps(chain []uint64, from int, tiers Tiers, dst []Overlap) 
 	slices.SortFunc(out, func(a, b Overlap) int { return int(a.Worker - b.Worker) })
 	return dst
 }
+
+// Prefix is how much of a chain one worker holds: the leading blocks in G1,
+// and the leading blocks each in G1 or G2.
+type Prefix struct {
+	Worker int32
+	G1     int
+	Either int
+}
+
+// Prefixes appends to dst, in worker id order, every worker holding the
+// first block of chain in either tier, with its G1 and G1+G2 prefixes: the
+// two Overlaps queries the router needs, in one walk of the chain.
+func (ix *Index) Prefixes(chain []uint64, dst []Prefix) []Prefix {
+	if len(chain) == 0 {
+		return dst
+	}
+	g1 := uint8(InG1)
+	start := len(dst)
+	hs, _ := ix.heads.Get(chain[0], workload.PlaceOf(chain, 0))
+	for who, n := hs.first, hs.rest; who != 0; {
+		p := Prefix{Worker: who.worker(), Either: 1}
+		if who.mask()&g1 != 0 {
+			p.G1 = 1
+		}
+		dst = append(dst, p)
+		if n == 0 {
+			break
+		}
+		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
+	}
+	out := dst[start:]
+	live := len(out) // out[:live] still match, in worker order; the rest are final
+	for k := 1; k < len(chain) && live > 0; k++ {
+		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
+		who, n := hs.first, hs.rest
+		kept := 0
+		for i := 0; i < live; i++ {
+			p := &out[i]
+			for who != 0 && who.worker() < p.Worker { // advance the holder list
+				if n == 0 {
+					who = 0
+					break
+				}
+				who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
+			}
+			if who == 0 || who.worker() != p.Worker {
+				continue
+			}
+			if p.G1 == k && who.mask()&g1 != 0 { // its G1 run is still unbroken
+				p.G1++
+			}
+			p.Either++
+			out[kept], out[i] = out[i], out[kept]
+			kept++
+		}
+		live = kept
+	}
+	slices.SortFunc(out, func(a, b Prefix) int { return int(a.Worker - b.Worker) })
+	return dst
+}

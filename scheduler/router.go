@@ -73,7 +73,8 @@ type Router struct {
 	schedulable []int32 // sorted ids the router may use
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
-	g1, gc, run []Overlap // scratch: G1, combined and hint-run overlaps of the request being routed
+	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block
+	run         []Overlap // scratch: the hint runs
 }
 
 // New returns a router with no workers. rng feeds the random policy.
@@ -161,11 +162,9 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	}
 	r.catchUp(now)
 	rt := Route{HintSource: -1, promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
+	r.prefixes = r.prefixes[:0]
 	if r.cfg.Policy == KVAware || r.cfg.Hints {
-		r.g1 = r.index.Overlaps(req.Blocks, 0, InG1, r.g1[:0])
-		r.gc = r.index.Overlaps(req.Blocks, 0, InEither, r.gc[:0])
-	} else {
-		r.g1, r.gc = r.g1[:0], r.gc[:0]
+		r.prefixes = r.index.Prefixes(req.Blocks, r.prefixes)
 	}
 	switch r.cfg.Policy {
 	case RoundRobin:
@@ -184,8 +183,9 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	case KVAware:
 		rt.Worker = r.kvAware(rt.promptBlocks)
 	}
-	rt.G1Overlap = overlapOf(r.g1, rt.Worker)
-	rt.HostOverlap = overlapOf(r.gc, rt.Worker) - rt.G1Overlap
+	if i, ok := slices.BinarySearchFunc(r.prefixes, rt.Worker, func(p Prefix, w int32) int { return int(p.Worker - w) }); ok {
+		rt.G1Overlap, rt.HostOverlap = r.prefixes[i].G1, r.prefixes[i].Either-r.prefixes[i].G1
+	}
 	if r.cfg.Hints {
 		r.hint(&rt, req.Blocks)
 	}
@@ -194,15 +194,6 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	l.outstanding++
 	l.prefillBlocks += rt.prefillBlocks
 	return rt, true
-}
-
-// overlapOf is w's entry in overlaps (sorted by worker), 0 when absent.
-func overlapOf(overlaps []Overlap, w int32) int {
-	i, ok := slices.BinarySearchFunc(overlaps, w, func(o Overlap, w int32) int { return int(o.Worker - w) })
-	if !ok {
-		return 0
-	}
-	return overlaps[i].Blocks
 }
 
 // hint names the source for rt's target. The target holds a prefix of T
@@ -234,20 +225,14 @@ func (r *Router) hint(rt *Route, chain []uint64) {
 // it that G1 and G2 together hold; ties go to the lowest id.
 func (r *Router) kvAware(blocks int) int32 {
 	best, bestCost := int32(-1), 0.0
-	g1, gc := r.g1, r.gc
+	ps := r.prefixes
 	for _, w := range r.schedulable {
-		for len(g1) > 0 && g1[0].Worker < w {
-			g1 = g1[1:]
-		}
-		for len(gc) > 0 && gc[0].Worker < w {
-			gc = gc[1:]
+		for len(ps) > 0 && ps[0].Worker < w {
+			ps = ps[1:]
 		}
 		o1, oc := 0, 0
-		if len(g1) > 0 && g1[0].Worker == w {
-			o1 = g1[0].Blocks
-		}
-		if len(gc) > 0 && gc[0].Worker == w {
-			oc = gc[0].Blocks
+		if len(ps) > 0 && ps[0].Worker == w {
+			o1, oc = ps[0].G1, ps[0].Either
 		}
 		credit := float64(r.cfg.OverlapCredit*float64(o1)) + float64(r.cfg.HostHitWeight*float64(oc-o1))
 		l := &r.loads[w]

@@ -271,3 +271,33 @@ func TestHintFromG1Prefix(t *testing.T) {
 		t.Errorf("route %+v", rt)
 	}
 }
+
+// TestPrefixesMatchOverlaps: one Prefixes walk gives what the two Overlaps
+// queries give, on random holdings of random chains.
+func TestPrefixesMatchOverlaps(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 300 {
+		ix := NewIndex()
+		chain := make([]uint64, 1+r.IntN(12))
+		for i := range chain {
+			chain[i] = uint64(1 + r.IntN(1<<30))
+		}
+		for range r.IntN(60) {
+			ix.Add(int32(r.IntN(6)), Tier(r.IntN(2)), workload.RefOf(chain, r.IntN(len(chain))))
+		}
+		g1, either := ix.Overlaps(chain, 0, InG1, nil), ix.Overlaps(chain, 0, InEither, nil)
+		var want []Prefix
+		for _, e := range either {
+			p := Prefix{Worker: e.Worker, Either: e.Blocks}
+			for _, o := range g1 {
+				if o.Worker == e.Worker {
+					p.G1 = o.Blocks
+				}
+			}
+			want = append(want, p)
+		}
+		if got := ix.Prefixes(chain, nil); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: %v want %v", trial, got, want)
+		}
+	}
+}
