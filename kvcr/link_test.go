@@ -1,6 +1,7 @@
 package kvcr
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/kvsim/kvsim/sim/des"
@@ -132,18 +133,22 @@ func TestInstantLink(t *testing.T) {
 	}
 }
 
-// BenchmarkLink measures a start and a completion with 1024 transfers
-// active.
+// BenchmarkLink measures a transfer start and a completion on one link
+// with 1 to 1024 transfers active.
 func BenchmarkLink(b *testing.B) {
-	var q des.Queue
-	l := NewLink("b", 50, &q)
-	nop := func(des.Time, *Transfer) {}
-	for i := range 1024 {
-		l.Start(0, &Transfer{ID: uint64(i), Bytes: int64(1e6 + i)}, nop)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		l.Start(q.Now(), &Transfer{ID: uint64(2000 + i), Bytes: 2e6}, nop)
-		q.Step()
+	for _, n := range []int{1, 16, 256, 1024} {
+		b.Run(fmt.Sprintf("active=%d", n), func(b *testing.B) {
+			var q des.Queue
+			l := NewLink("b", 50, &q)
+			nop := func(des.Time, *Transfer) {}
+			for i := range n {
+				l.Start(0, &Transfer{ID: uint64(i), Bytes: int64(1e6 + i)}, nop)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				l.Start(q.Now(), &Transfer{ID: uint64(2000 + i), Bytes: 2e6}, nop)
+				q.Step()
+			}
+		})
 	}
 }

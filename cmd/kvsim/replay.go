@@ -16,11 +16,13 @@ import (
 )
 
 type replayFlags struct {
-	out    string
-	sets   []string
-	check  bool
-	force  bool
-	expect string
+	out     string
+	sets    []string
+	check   bool
+	force   bool
+	expect  string
+	cpuProf string
+	memProf string
 }
 
 func newReplay() *cobra.Command {
@@ -42,6 +44,8 @@ func newReplay() *cobra.Command {
 	fl.BoolVar(&f.check, "check", false, "verify model invariants during the run; a violation fails it (exit 1)")
 	fl.BoolVar(&f.force, "force", false, "replace an existing output directory once the run succeeds")
 	fl.StringVar(&f.expect, "expect-digest", "", "fail (exit 1) unless the run's digest is HEX; the report is still written")
+	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run to FILE")
+	fl.StringVar(&f.memProf, "memprofile", "", "write a pprof heap profile (in use at the run's last garbage collection) to FILE")
 	return cmd
 }
 
@@ -73,7 +77,17 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		opt.Progress = progress(stderr, start)
 	}
+	stopProfile, err := startCPUProfile(f.cpuProf)
+	if err != nil {
+		return err
+	}
 	res, runErr := sim.Run(cmd.Context(), sc, opt)
+	stopProfile()
+	if runErr == nil && f.memProf != "" {
+		if err := writeHeapProfile(f.memProf); err != nil {
+			return err
+		}
+	}
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// refill counts finished sequences, so the benchmark can replace them.
+type refill struct{ done int }
+
+func (*refill) BlocksStored(int32, []workload.Ref)  {}
+func (*refill) BlocksRemoved(int32, []workload.Ref) {}
+func (*refill) FirstToken(des.Time, *Seq)           {}
+func (*refill) Token(des.Time, *Seq, des.Time)      {}
+func (r *refill) Finished(des.Time, *Seq)           { r.done++ }
+
+// BenchmarkPass measures one engine pass (StartPass and FinishPass) of a
+// worker keeping 256 requests running: 1024-token prompts sharing a
+// 512-token prefix, 256 output tokens each, the roofline h100 +
+// llama-3.1-8b timing; each request that finishes is replaced, so the
+// batch is mostly decode with a prefill chunk now and then, as on a busy
+// worker.
+func BenchmarkPass(b *testing.B) {
+	gpu, _ := FindGPU("h100")
+	model, _ := FindModel("llama-3.1-8b")
+	tm := Roofline{GPU: gpu, Model: model, TP: 1, MFU: 0.5, MBU: 0.7}
+	obs := &refill{}
+	w, err := New(Config{BlockSize: 16, GPUBlocks: 26674, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
+		ChunkedPrefill: true, PrefixCaching: true}, tm, obs, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := int64(0)
+	add := func() {
+		r := req(id, 0, 1024, 256, 0)
+		for k := 32; k < len(r.Blocks); k++ { // the second half is the request's own
+			r.Blocks[k] = workload.ChainHash(r.Blocks[k-1], uint64(id), uint64(k))
+		}
+		w.Enqueue(r, false)
+		id++
+	}
+	for range 256 {
+		add()
+	}
+	now := des.Time(0)
+	pass := func() {
+		end, ok := w.StartPass(now)
+		if !ok {
+			b.Fatal("idle worker")
+		}
+		now = end
+		w.FinishPass(now)
+		for ; obs.done > 0; obs.done-- {
+			add()
+		}
+	}
+	for range 1000 { // past the first prefills, into the steady state
+		pass()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pass()
+	}
+	b.StopTimer()
+	if w.Requests() != 256 || w.Running() < 200 {
+		b.Fatalf("%d requests, %d running; want 256, most running", w.Requests(), w.Running())
+	}
+}

@@ -1,0 +1,60 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvsim/kvsim/workload"
+)
+
+// benchChain is the engine-block chain of a request whose first 32 blocks
+// are prefix group g's and whose next 32 are its own (id).
+func benchChain(g, id int) []uint64 {
+	chain := make([]uint64, 64)
+	var h uint64
+	for k := range chain {
+		content := uint64(g)
+		if k >= 32 {
+			content = uint64(1<<32 + id)
+		}
+		h = workload.ChainHash(h, content, uint64(k))
+		chain[k] = h
+	}
+	return chain
+}
+
+// BenchmarkRoute measures one kv_aware pick with hint selection and its
+// finish, at 8 to 2048 workers. Every worker holds in G1 and G2 the full
+// chains of four earlier requests of its own prefix groups (of 64), so a
+// request's first block is held by about workers/16 workers and the
+// prefix walk, the cost scan and the hint scan all have work to do.
+func BenchmarkRoute(b *testing.B) {
+	for _, n := range []int{8, 32, 128, 512, 2048} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			r, err := New(Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
+				BlockSize: 16, Hints: true, HintMinBlocks: 1}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for w := range int32(n) {
+				r.AddWorker(w)
+				for i := range 4 {
+					chain := benchChain(int(w+int32(i)*17)%64, int(w)*4+i)
+					r.Stored(0, w, G1, blocks(chain, 0, len(chain)))
+					r.Stored(0, w, G2, blocks(chain, 0, len(chain)))
+				}
+			}
+			rng := rand.New(rand.NewPCG(1, 1))
+			reqs := make([]*workload.Request, 1024)
+			for i := range reqs {
+				reqs[i] = &workload.Request{InputTokens: 1024, OutputTokens: 128, Blocks: benchChain(rng.IntN(64), 1<<20+i)}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rt, _ := r.Pick(0, reqs[i&1023])
+				r.Finished(rt, false)
+			}
+		})
+	}
+}
