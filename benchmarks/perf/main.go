@@ -1,0 +1,194 @@
+// Command perf runs the whole-run benchmark cases of issue 6 with one or
+// more kvsim binaries, interleaved so machine noise spreads evenly, and
+// prints a markdown table: wall time (median), simulated requests per
+// second, peak RSS and events of every case and binary, the wall-time ratio
+// of each binary to the first, and whether every binary gave the same
+// digest. benchmarks/run.sh builds the binaries and calls it; see
+// docs/performance.md.
+//
+//	go run ./benchmarks/perf -runs 3 -bin before=/tmp/kvsim-old -bin after=/tmp/kvsim
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// A run case is a scenario and its overrides.
+type runCase struct {
+	name     string
+	scenario string
+	workers  int
+	sets     []string
+}
+
+// cases are the issue-6 whole-run cases: the Mooncake conversation trace at
+// 16 and 128 workers, a million synthetic requests at 64 workers, and the
+// scaling series, whose rate and request count grow with the workers.
+func cases() []runCase {
+	cs := []runCase{
+		{"conversation-16", "scenarios/conversation-16w.yaml", 16, nil},
+		{"conversation-128", "scenarios/conversation-16w.yaml", 128, []string{"cluster.workers=128"}},
+		{"synthetic-1m", "benchmarks/scenarios/synthetic-1m.yaml", 64, nil},
+	}
+	for _, w := range []int{8, 32, 128, 512, 2048} {
+		f := w / 8
+		cs = append(cs, runCase{fmt.Sprintf("scaling-%d", w), "benchmarks/scenarios/scaling.yaml", w, []string{
+			fmt.Sprintf("cluster.workers=%d", w),
+			fmt.Sprintf("workload.synthetic.rate=%d", 125*f),
+			fmt.Sprintf("workload.synthetic.requests=%d", 2000*f),
+		}})
+	}
+	return cs
+}
+
+type binary struct{ name, path string }
+
+type binFlag []binary
+
+func (b *binFlag) String() string { return fmt.Sprint(*b) }
+func (b *binFlag) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok {
+		return fmt.Errorf("-bin wants NAME=PATH, got %q", v)
+	}
+	*b = append(*b, binary{name, path})
+	return nil
+}
+
+// result is one run's measurements.
+type result struct {
+	wall     time.Duration
+	rssKB    int64
+	requests int64
+	events   uint64
+	digest   string
+}
+
+func main() {
+	var bins binFlag
+	flag.Var(&bins, "bin", "NAME=PATH of a kvsim binary (repeatable; the first is the baseline of the ratios)")
+	runs := flag.Int("runs", 3, "runs of every case and binary")
+	only := flag.String("cases", "", "comma-separated case names to run (default all)")
+	flag.Parse()
+	if len(bins) == 0 || *runs < 1 {
+		fmt.Fprintln(os.Stderr, "usage: perf -bin NAME=PATH [-bin NAME=PATH...] [-runs N] [-cases a,b]")
+		os.Exit(2)
+	}
+	tmp, err := os.MkdirTemp("", "kvsim-perf-")
+	if err != nil {
+		fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	var selected []runCase
+	for _, c := range cases() {
+		if *only == "" || slices.Contains(strings.Split(*only, ","), c.name) {
+			selected = append(selected, c)
+		}
+	}
+	fmt.Printf("| case | workers | requests | events | %s | same digest |\n", columns(bins))
+	fmt.Printf("|---|---|---|---|%s---|\n", strings.Repeat("---|", 4*len(bins)-1))
+	for _, c := range selected {
+		res := make([][]result, len(bins))
+		for r := range *runs {
+			for i, b := range bins {
+				fmt.Fprintf(os.Stderr, "%s: %s run %d\n", c.name, b.name, r+1)
+				out, err := run(b.path, c, filepath.Join(tmp, "out"))
+				if err != nil {
+					fatal(fmt.Errorf("%s with %s: %w", c.name, b.name, err))
+				}
+				res[i] = append(res[i], out)
+			}
+		}
+		fmt.Println(row(c, bins, res))
+	}
+}
+
+func columns(bins binFlag) string {
+	var cols []string
+	for i, b := range bins {
+		cols = append(cols, b.name+" wall s", b.name+" requests/s", b.name+" peak RSS MB")
+		if i > 0 {
+			cols = append(cols, bins[0].name+"/"+b.name)
+		}
+	}
+	return strings.Join(cols, " | ")
+}
+
+func row(c runCase, bins binFlag, res [][]result) string {
+	first := res[0][0]
+	cells := []string{c.name, fmt.Sprint(c.workers), fmt.Sprint(first.requests), fmt.Sprint(first.events)}
+	same := true
+	base := median(res[0])
+	for i := range bins {
+		m := median(res[i])
+		var rss int64
+		for _, r := range res[i] {
+			rss = max(rss, r.rssKB)
+			same = same && r.digest == first.digest
+		}
+		cells = append(cells, fmt.Sprintf("%.2f", m.Seconds()),
+			fmt.Sprintf("%.0f", float64(first.requests)/m.Seconds()), fmt.Sprint(rss/1024))
+		if i > 0 {
+			cells = append(cells, fmt.Sprintf("%.2fx", base.Seconds()/m.Seconds()))
+		}
+	}
+	cells = append(cells, map[bool]string{true: "yes", false: "**no**"}[same])
+	return "| " + strings.Join(cells, " | ") + " |"
+}
+
+func median(rs []result) time.Duration {
+	w := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		w[i] = r.wall
+	}
+	slices.Sort(w)
+	return w[len(w)/2]
+}
+
+// run replays c with the binary at path into out and measures it.
+func run(path string, c runCase, out string) (result, error) {
+	args := []string{"replay", c.scenario, "-o", out, "--force"}
+	for _, s := range c.sets {
+		args = append(args, "--set", s)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return result{}, err
+	}
+	r := result{wall: time.Since(start)}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		r.rssKB = ru.Maxrss // kilobytes on Linux
+	}
+	var s struct {
+		Digest   string `json:"digest"`
+		Events   uint64 `json:"events"`
+		Requests struct {
+			Total int64 `json:"total"`
+		} `json:"requests"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		return result{}, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return result{}, err
+	}
+	r.requests, r.events, r.digest = s.Requests.Total, s.Events, s.Digest
+	return r, nil
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "perf:", err)
+	os.Exit(1)
+}
