@@ -4,8 +4,6 @@
 package scheduler
 
 import (
-	"slices"
-
 	"github.com/kvsim/kvsim/sim/u64map"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -31,17 +29,33 @@ const (
 )
 
 // Index is the router's view of which workers hold which blocks in which
-// tier: one map from chained block hash to the workers holding it, sorted
-// by id, each with a tier mask. The first holder sits in the map entry
-// itself (most blocks have one); the others form a list in a node arena, so
-// no block allocates, and a block held in both tiers costs one entry. Its
-// cost per query grows with the matched prefix and the few workers holding
-// it, not with the cluster size.
+// tier: one map from chained block hash to the workers holding it, each
+// with a tier mask, so a block held in both tiers costs one entry. A block
+// held by a few workers keeps them in a list sorted by id: the first in the
+// map entry itself (most blocks have one), the others in a node arena, so
+// no block allocates. A block held by more than maxList workers (a shared
+// system prompt on a large cluster) switches to a bit set per tier, so
+// adding or removing a holder costs O(1) and a prefix walk tests 64 workers
+// a word. A query's cost grows with the matched prefix and the workers
+// holding it, never with a scan of the cluster.
 type Index struct {
 	heads u64map.Map[holders]
 	nodes []holder
 	free  int32 // first free node + 1
+
+	words    int      // 64-bit words per tier of a bit set
+	sets     []uint64 // bit sets, 2 x words each: the G1 words, then the G2 words
+	freeSets []int32
+
+	// scratch of the bit-set walk
+	live, liveIn, start, outer, inner []uint64
+	runOuter, runInner                []int32 // by worker
+	overlaps                          []Prefix
 }
+
+// maxList is the most holders a block keeps in a list before it switches
+// to bit sets.
+const maxList = 8
 
 // A holder packs a worker id and its tier mask: (worker + 1) | mask << 29.
 type packed uint32
@@ -52,10 +66,12 @@ func pack(w int32, mask uint8) packed { return packed(w+1) | packed(mask)<<tierS
 func (p packed) worker() int32        { return int32(p&(1<<tierShift-1)) - 1 }
 func (p packed) mask() uint8          { return uint8(p >> tierShift) }
 
-// holders is a map entry: the lowest holder and the list of the others.
+// holders is a map entry. In list mode (rest >= 0) first is the lowest
+// holder and rest the list of the others; in set mode (rest < 0) first
+// counts the holding workers and rest is -(bit set + 1).
 type holders struct {
-	first packed // 0: none
-	rest  int32  // node + 1; 0: none
+	first packed // list: 0 none
+	rest  int32  // list: node + 1, 0 none
 }
 
 type holder struct {
@@ -77,10 +93,93 @@ func (ix *Index) node(who packed, next int32) int32 {
 	return int32(len(ix.nodes))
 }
 
+func (ix *Index) freeNode(i int32) { ix.nodes[i-1].next, ix.free = ix.free, i }
+
+// set returns bit set s's G1 and G2 words.
+func (ix *Index) set(s int32) (g1, g2 []uint64) {
+	b := int(s) * 2 * ix.words
+	return ix.sets[b : b+ix.words], ix.sets[b+ix.words : b+2*ix.words]
+}
+
+// setOf is hs's bit set (hs in set mode).
+func setOf(hs *holders) int32 { return -hs.rest - 1 }
+
+// widen makes bit sets hold worker w, moving every set to the new width.
+func (ix *Index) widen(w int32) {
+	words := int(w)/64 + 1
+	if words <= ix.words {
+		return
+	}
+	n := len(ix.sets) / max(1, 2*ix.words)
+	sets := make([]uint64, n*2*words)
+	for s := range n {
+		g1, g2 := ix.set(int32(s))
+		copy(sets[s*2*words:], g1)
+		copy(sets[s*2*words+words:], g2)
+	}
+	ix.sets, ix.words = sets, words
+	for _, b := range []*[]uint64{&ix.live, &ix.liveIn, &ix.start, &ix.outer, &ix.inner} {
+		*b = make([]uint64, words)
+	}
+	ix.runOuter, ix.runInner = make([]int32, 64*words), make([]int32, 64*words)
+}
+
+// toSet moves hs's holders from its list to a new bit set.
+func (ix *Index) toSet(hs *holders) {
+	last := hs.first.worker()
+	for n := hs.rest; n != 0; n = ix.nodes[n-1].next {
+		last = ix.nodes[n-1].who.worker() // the list is sorted: the last is the highest
+	}
+	ix.widen(last)
+	var s int32
+	if n := len(ix.freeSets); n > 0 {
+		s, ix.freeSets = ix.freeSets[n-1], ix.freeSets[:n-1]
+		g1, g2 := ix.set(s)
+		clear(g1)
+		clear(g2)
+	} else {
+		s = int32(len(ix.sets) / (2 * ix.words))
+		ix.sets = append(ix.sets, make([]uint64, 2*ix.words)...)
+	}
+	g1, g2 := ix.set(s)
+	put := func(who packed) {
+		w, m := who.worker(), who.mask()
+		if m&(1<<G1) != 0 {
+			g1[w/64] |= 1 << (w % 64)
+		}
+		if m&(1<<G2) != 0 {
+			g2[w/64] |= 1 << (w % 64)
+		}
+	}
+	put(hs.first)
+	count := 1
+	for n := hs.rest; n != 0; count++ {
+		nd := ix.nodes[n-1]
+		put(nd.who)
+		ix.freeNode(n)
+		n = nd.next
+	}
+	hs.first, hs.rest = packed(count), -s-1
+}
+
+// setMask is worker w's tier mask in bit set s.
+func (ix *Index) setMask(s int32, w int32) uint8 {
+	if int(w) >= 64*ix.words {
+		return 0
+	}
+	g1, g2 := ix.set(s)
+	i, b := w/64, uint(w%64)
+	return uint8(g1[i]>>b&1)<<G1 | uint8(g2[i]>>b&1)<<G2
+}
+
 // Add records that worker w holds block r in tier t.
 func (ix *Index) Add(w int32, t Tier, r workload.Ref) {
 	bit := uint8(1) << t
 	hs := ix.heads.Insert(r.Hash, r.Place)
+	if hs.rest < 0 {
+		ix.setAdd(hs, w, t)
+		return
+	}
 	switch f := hs.first; {
 	case f == 0:
 		hs.first = pack(w, bit)
@@ -88,22 +187,47 @@ func (ix *Index) Add(w int32, t Tier, r workload.Ref) {
 	case f.worker() == w:
 		hs.first = pack(w, f.mask()|bit)
 		return
-	case w < f.worker(): // w becomes the first; the old first joins the list
+	}
+	prev, count := int32(0), 1 // prev: the node w goes after (0: the head of the list)
+	for n := hs.rest; n != 0; n = ix.nodes[n-1].next {
+		h := &ix.nodes[n-1]
+		switch hw := h.who.worker(); {
+		case hw == w:
+			h.who = pack(w, h.who.mask()|bit)
+			return
+		case hw < w:
+			prev = n
+		}
+		count++
+	}
+	switch f := hs.first; {
+	case count == maxList:
+		ix.toSet(hs)
+		ix.setAdd(hs, w, t)
+	case w < f.worker(): // w becomes the first; the old first heads the list
 		hs.first = pack(w, bit)
-		w, bit = f.worker(), f.mask()
+		hs.rest = ix.node(f, hs.rest)
+	case prev == 0:
+		hs.rest = ix.node(pack(w, bit), hs.rest)
+	default:
+		n := ix.node(pack(w, bit), ix.nodes[prev-1].next)
+		ix.nodes[prev-1].next = n
 	}
-	n := ix.node(pack(w, bit), 0) // before taking pointers into nodes: it may grow them
-	link := &hs.rest
-	for *link != 0 && ix.nodes[*link-1].who.worker() < w {
-		link = &ix.nodes[*link-1].next
+}
+
+// setAdd adds w's tier t to hs's bit set.
+func (ix *Index) setAdd(hs *holders, w int32, t Tier) {
+	ix.widen(w)
+	g1, g2 := ix.set(setOf(hs))
+	i, b := w/64, uint64(1)<<(w%64)
+	if (g1[i]|g2[i])&b == 0 {
+		hs.first++
 	}
-	if *link != 0 && ix.nodes[*link-1].who.worker() == w {
-		h := &ix.nodes[*link-1]
-		h.who = pack(w, h.who.mask()|bit)
-		ix.nodes[n-1].next, ix.free = ix.free, n // not needed after all
-		return
+	if t == G1 {
+		g1[i] |= b
+	} else {
+		g2[i] |= b
 	}
-	ix.nodes[n-1].next, *link = *link, n
 }
 
 // Remove records that worker w no longer holds block r in tier t.
@@ -111,6 +235,29 @@ func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 	bit := uint8(1) << t
 	hs := ix.heads.Ptr(r.Hash, r.Place)
 	if hs == nil {
+		return
+	}
+	if hs.rest < 0 {
+		if int(w) >= 64*ix.words {
+			return
+		}
+		s := setOf(hs)
+		g1, g2 := ix.set(s)
+		i, b := w/64, uint64(1)<<(w%64)
+		if (g1[i]|g2[i])&b == 0 {
+			return
+		}
+		if t == G1 {
+			g1[i] &^= b
+		} else {
+			g2[i] &^= b
+		}
+		if (g1[i]|g2[i])&b == 0 {
+			if hs.first--; hs.first == 0 {
+				ix.freeSets = append(ix.freeSets, s)
+				ix.heads.Delete(r.Hash, r.Place)
+			}
+		}
 		return
 	}
 	if f := hs.first; f.worker() == w {
@@ -122,9 +269,9 @@ func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 			ix.heads.Delete(r.Hash, r.Place)
 			return
 		}
-		i := hs.rest - 1 // the next holder becomes the first
-		hs.first, hs.rest = ix.nodes[i].who, ix.nodes[i].next
-		ix.nodes[i].next, ix.free = ix.free, i+1
+		i := hs.rest // the next holder becomes the first
+		hs.first, hs.rest = ix.nodes[i-1].who, ix.nodes[i-1].next
+		ix.freeNode(i)
 		return
 	}
 	link := &hs.rest
@@ -134,128 +281,14 @@ func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 	if *link == 0 || ix.nodes[*link-1].who.worker() != w {
 		return
 	}
-	i := *link - 1
-	if m := ix.nodes[i].who.mask() &^ bit; m != 0 {
-		ix.nodes[i].who = pack(w, m)
+	i := *link
+	if m := ix.nodes[i-1].who.mask() &^ bit; m != 0 {
+		ix.nodes[i-1].who = pack(w, m)
 		return
 	}
-	*link = ix.nodes[i].next
-	ix.nodes[i].next, ix.free = ix.free, i+1
+	*link = ix.nodes[i-1].next
+	ix.freeNode(i)
 }
 
 // Len is the number of distinct hashes held by any worker in any tier.
 func (ix *Index) Len() int { return ix.heads.Len() }
-
-// Overlap is the number of leading blocks of a chain one worker holds.
-type Overlap struct {
-	Worker int32
-	Blocks int
-}
-
-// Overlaps appends to dst, in worker id order, every worker holding block
-// from of chain in one of the tiers, with the length of the run of blocks
-// from there that it holds, each in one of them. Each block costs one
-// lookup and a merge of its holder list with the workers still matching:
-// O(run x holders), never a scan of the cluster.
-func (ix *Index) Overlaps(chain []uint64, from int, tiers Tiers, dst []Overlap) []Overlap {
-	if from >= len(chain) {
-		return dst
-	}
-	bit := uint8(tiers)
-	start := len(dst)
-	hs, _ := ix.heads.Get(chain[from], workload.PlaceOf(chain, from))
-	for who, n := hs.first, hs.rest; who != 0; {
-		if who.mask()&bit != 0 {
-			dst = append(dst, Overlap{Worker: who.worker(), Blocks: 1})
-		}
-		if n == 0 {
-			break
-		}
-		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
-	}
-	out := dst[start:]
-	live := len(out) // out[:live] still match, in worker order; the rest are final
-	for k := from + 1; k < len(chain) && live > 0; k++ {
-		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
-		who, n := hs.first, hs.rest
-		kept := 0
-		for i := 0; i < live; i++ {
-			w := out[i].Worker
-			for who != 0 && who.worker() < w { // advance the holder list to w
-				if n == 0 {
-					who = 0
-					break
-				}
-				who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
-			}
-			if who != 0 && who.worker() == w && who.mask()&bit != 0 {
-				out[i].Blocks++
-				out[kept], out[i] = out[i], out[kept]
-				kept++
-			}
-		}
-		live = kept
-	}
-	slices.SortFunc(out, func(a, b Overlap) int { return int(a.Worker - b.Worker) })
-	return dst
-}
-
-// Prefix is how much of a chain one worker holds: the leading blocks in G1,
-// and the leading blocks each in G1 or G2.
-type Prefix struct {
-	Worker int32
-	G1     int
-	Either int
-}
-
-// Prefixes appends to dst, in worker id order, every worker holding the
-// first block of chain in either tier, with its G1 and G1+G2 prefixes: the
-// two Overlaps queries the router needs, in one walk of the chain.
-func (ix *Index) Prefixes(chain []uint64, dst []Prefix) []Prefix {
-	if len(chain) == 0 {
-		return dst
-	}
-	g1 := uint8(InG1)
-	start := len(dst)
-	hs, _ := ix.heads.Get(chain[0], workload.PlaceOf(chain, 0))
-	for who, n := hs.first, hs.rest; who != 0; {
-		p := Prefix{Worker: who.worker(), Either: 1}
-		if who.mask()&g1 != 0 {
-			p.G1 = 1
-		}
-		dst = append(dst, p)
-		if n == 0 {
-			break
-		}
-		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
-	}
-	out := dst[start:]
-	live := len(out) // out[:live] still match, in worker order; the rest are final
-	for k := 1; k < len(chain) && live > 0; k++ {
-		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
-		who, n := hs.first, hs.rest
-		kept := 0
-		for i := 0; i < live; i++ {
-			p := &out[i]
-			for who != 0 && who.worker() < p.Worker { // advance the holder list
-				if n == 0 {
-					who = 0
-					break
-				}
-				who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
-			}
-			if who == 0 || who.worker() != p.Worker {
-				continue
-			}
-			if p.G1 == k && who.mask()&g1 != 0 { // its G1 run is still unbroken
-				p.G1++
-			}
-			p.Either++
-			out[kept], out[i] = out[i], out[kept]
-			kept++
-		}
-		live = kept
-	}
-	slices.SortFunc(out, func(a, b Prefix) int { return int(a.Worker - b.Worker) })
-	return dst
-}

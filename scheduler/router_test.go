@@ -164,9 +164,11 @@ func TestEventDelay(t *testing.T) {
 }
 
 // TestIndexAgainstReference applies random adds and removes in both tiers
-// to an Index and to a plain set, and compares every hash's holders in each
-// tier after each step; lists grow past the node arena's capacity many
-// times.
+// by 200 workers (ids across four 64-bit words, the high ones showing up
+// late so bit sets widen) to an Index and to a plain set, and compares
+// every hash's holders in each tier after each step. Hashes pass between
+// list mode (up to 8 holders) and bit sets, and lists grow past the node
+// arena's capacity many times.
 func TestIndexAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	ix := NewIndex()
@@ -175,23 +177,28 @@ func TestIndexAgainstReference(t *testing.T) {
 		tier Tier
 	}
 	ref := map[key]map[int32]bool{}
-	for step := range 20000 {
-		w, k := int32(r.IntN(10)), key{uint64(1 + r.IntN(40)), Tier(r.IntN(2))}
+	const workers, hashes = 200, 40
+	for step := range 30000 {
+		w := int32(r.IntN(min(workers, 10+step/50)))
+		k := key{uint64(1 + r.IntN(hashes)), Tier(r.IntN(2))}
 		if ref[k] == nil {
 			ref[k] = map[int32]bool{}
 		}
 		b := workload.RefOf([]uint64{k.h}, 0)
-		if r.IntN(3) == 0 {
+		if r.IntN(5) < 2 {
 			ix.Remove(w, k.tier, b)
 			delete(ref[k], w)
 		} else {
 			ix.Add(w, k.tier, b)
 			ref[k][w] = true
 		}
-		for h := uint64(1); h <= 40; h++ {
+		if step%7 != 0 {
+			continue
+		}
+		for h := uint64(1); h <= hashes; h++ {
 			for _, tier := range []Tier{G1, G2} {
 				var want []Overlap
-				for w := range int32(10) {
+				for w := range int32(workers) {
 					if ref[key{h, tier}][w] {
 						want = append(want, Overlap{w, 1})
 					}
@@ -272,32 +279,96 @@ func TestHintFromG1Prefix(t *testing.T) {
 	}
 }
 
-// TestPrefixesMatchOverlaps: one Prefixes walk gives what the two Overlaps
-// queries give, on random holdings of random chains.
-func TestPrefixesMatchOverlaps(t *testing.T) {
+// TestPrefixesAgainstReference: on random holdings of random chains by up
+// to 300 workers (few holders, so lists, and many, so bit sets), Prefixes
+// and Overlaps from every block give what a brute-force walk of a plain
+// set gives.
+func TestPrefixesAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for trial := range 300 {
+	for trial := range 200 {
 		ix := NewIndex()
 		chain := make([]uint64, 1+r.IntN(12))
 		for i := range chain {
 			chain[i] = uint64(1 + r.IntN(1<<30))
 		}
-		for range r.IntN(60) {
-			ix.Add(int32(r.IntN(6)), Tier(r.IntN(2)), workload.RefOf(chain, r.IntN(len(chain))))
+		workers := 1 + r.IntN(300)
+		type key struct {
+			w    int32
+			k    int
+			tier Tier
 		}
-		g1, either := ix.Overlaps(chain, 0, InG1, nil), ix.Overlaps(chain, 0, InEither, nil)
-		var want []Prefix
-		for _, e := range either {
-			p := Prefix{Worker: e.Worker, Either: e.Blocks}
-			for _, o := range g1 {
-				if o.Worker == e.Worker {
-					p.G1 = o.Blocks
-				}
+		held := map[key]bool{}
+		for range r.IntN(40 * workers) {
+			w, k := int32(r.IntN(workers)), r.IntN(len(chain))
+			k = min(k, r.IntN(len(chain))) // favour leading blocks, as real holdings do
+			ky := key{w, k, Tier(r.IntN(2))}
+			if r.IntN(4) == 0 {
+				ix.Remove(ky.w, ky.tier, workload.RefOf(chain, k))
+				delete(held, ky)
+			} else {
+				ix.Add(ky.w, ky.tier, workload.RefOf(chain, k))
+				held[ky] = true
 			}
-			want = append(want, p)
+		}
+		has := func(w int32, k int, tiers Tiers) bool {
+			return tiers&InG1 != 0 && held[key{w, k, G1}] || tiers&InG2 != 0 && held[key{w, k, G2}]
+		}
+		run := func(w int32, from int, tiers Tiers) int {
+			n := 0
+			for from+n < len(chain) && has(w, from+n, tiers) {
+				n++
+			}
+			return n
+		}
+		var want []Prefix
+		for w := range int32(workers) {
+			if e := run(w, 0, InEither); e > 0 {
+				want = append(want, Prefix{Worker: w, G1: run(w, 0, InG1), Either: e})
+			}
 		}
 		if got := ix.Prefixes(chain, nil); !slices.Equal(got, want) {
-			t.Fatalf("trial %d: %v want %v", trial, got, want)
+			t.Fatalf("trial %d (%d workers): prefixes %v want %v", trial, workers, got, want)
 		}
+		for from := range chain {
+			for _, tiers := range []Tiers{InG1, InG2, InEither} {
+				var want []Overlap
+				for w := range int32(workers) {
+					if n := run(w, from, tiers); n > 0 {
+						want = append(want, Overlap{w, n})
+					}
+				}
+				if got := ix.Overlaps(chain, from, tiers, nil); !slices.Equal(got, want) {
+					t.Fatalf("trial %d (%d workers) from %d tiers %d: %v want %v", trial, workers, from, tiers, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestBitSetReuse: block a gets 9 holders (workers 0-8: past maxList, so a
+// bit set) and loses them all, freeing the set; block b then gets workers
+// 10-18 and reuses it: it must hold exactly those, nothing of a's.
+func TestBitSetReuse(t *testing.T) {
+	ix := NewIndex()
+	a, b := workload.RefOf([]uint64{1}, 0), workload.RefOf([]uint64{2}, 0)
+	for w := range int32(9) {
+		ix.Add(w, G1, a)
+	}
+	for w := range int32(9) {
+		ix.Remove(w, G1, a)
+	}
+	if ix.Len() != 0 || len(ix.freeSets) != 1 {
+		t.Fatalf("len %d, free sets %d; want 0, 1", ix.Len(), len(ix.freeSets))
+	}
+	var want []Overlap
+	for w := int32(10); w < 19; w++ {
+		ix.Add(w, G2, b)
+		want = append(want, Overlap{w, 1})
+	}
+	if got := ix.Overlaps([]uint64{2}, 0, InEither, nil); !slices.Equal(got, want) {
+		t.Errorf("b held by %v, want %v", got, want)
+	}
+	if got := ix.Overlaps([]uint64{2}, 0, InG1, nil); len(got) != 0 {
+		t.Errorf("b in G1: %v", got)
 	}
 }

@@ -1,0 +1,203 @@
+package scheduler
+
+import (
+	"math/bits"
+
+	"github.com/kvsim/kvsim/workload"
+)
+
+// Overlap is the number of leading blocks of a chain one worker holds.
+type Overlap struct {
+	Worker int32
+	Blocks int
+}
+
+// Prefix is how much of a chain one worker holds: the leading blocks in G1,
+// and the leading blocks each in G1 or G2.
+type Prefix struct {
+	Worker int32
+	G1     int
+	Either int
+}
+
+// Overlaps appends to dst, in worker id order, every worker holding block
+// from of chain in one of the tiers, with the length of the run of blocks
+// from there that it holds, each in one of them.
+func (ix *Index) Overlaps(chain []uint64, from int, tiers Tiers, dst []Overlap) []Overlap {
+	ix.overlaps = ix.runs(chain, from, uint8(tiers), 0, ix.overlaps[:0])
+	for _, p := range ix.overlaps {
+		dst = append(dst, Overlap{Worker: p.Worker, Blocks: p.Either})
+	}
+	return dst
+}
+
+// Prefixes appends to dst, in worker id order, every worker holding the
+// first block of chain in either tier, with its G1 and G1+G2 prefixes: the
+// two Overlaps queries the router needs, in one walk of the chain.
+func (ix *Index) Prefixes(chain []uint64, dst []Prefix) []Prefix {
+	return ix.runs(chain, 0, uint8(InEither), uint8(InG1), dst)
+}
+
+// runs appends to dst, in worker order, every worker holding block from of
+// chain in a tier of outer, with the run of blocks from there it holds each
+// in a tier of outer (Either) and the run it holds each in a tier of inner
+// (G1; inner is a subset of outer, 0 for none). Each block costs one
+// lookup; a block in list mode a merge with the workers still in their
+// runs, a block in set mode one AND a word of 64 workers when the first
+// block is in set mode too.
+func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix) []Prefix {
+	if from >= len(chain) {
+		return dst
+	}
+	hs, _ := ix.heads.Get(chain[from], workload.PlaceOf(chain, from))
+	if hs.rest < 0 {
+		return ix.setRuns(chain, from, outer, inner, setOf(&hs), dst)
+	}
+	start := len(dst)
+	for who, n := hs.first, hs.rest; who != 0; {
+		if m := who.mask(); m&outer != 0 {
+			p := Prefix{Worker: who.worker(), Either: 1}
+			if m&inner != 0 {
+				p.G1 = 1
+			}
+			dst = append(dst, p)
+		}
+		if n == 0 {
+			break
+		}
+		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
+	}
+	out := dst[start:]
+	live := len(out) // out[:live] are still in their runs, in worker order; the rest are final
+	for k := from + 1; k < len(chain) && live > 0; k++ {
+		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
+		who, n := hs.first, hs.rest
+		kept := 0
+		for i := 0; i < live; i++ {
+			p := &out[i]
+			var m uint8
+			if hs.rest < 0 {
+				m = ix.setMask(setOf(&hs), p.Worker)
+			} else {
+				for who != 0 && who.worker() < p.Worker { // advance the holder list
+					if n == 0 {
+						who = 0
+						break
+					}
+					who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
+				}
+				if who != 0 && who.worker() == p.Worker {
+					m = who.mask()
+				}
+			}
+			if m&outer == 0 {
+				continue
+			}
+			if p.G1 == k-from && m&inner != 0 { // its inner run is still unbroken
+				p.G1++
+			}
+			p.Either++
+			out[kept], out[i] = out[i], out[kept]
+			kept++
+		}
+		live = kept
+	}
+	sortByWorker(out)
+	return dst
+}
+
+// sortByWorker sorts a few prefixes by worker (insertion sort: at most
+// maxList of them, mostly in order).
+func sortByWorker(ps []Prefix) {
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && ps[j].Worker < ps[j-1].Worker; j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+}
+
+// holderBits sets dst to block hs's holders in the tiers of mask, as bits.
+func (ix *Index) holderBits(hs holders, mask uint8, dst []uint64) {
+	if hs.rest < 0 {
+		g1, g2 := ix.set(setOf(&hs))
+		switch mask {
+		case uint8(InG1):
+			copy(dst, g1)
+		case uint8(InG2):
+			copy(dst, g2)
+		case uint8(InEither):
+			for i := range dst {
+				dst[i] = g1[i] | g2[i]
+			}
+		default:
+			clear(dst)
+		}
+		return
+	}
+	clear(dst)
+	for who, n := hs.first, hs.rest; who != 0; {
+		if w := who.worker(); who.mask()&mask != 0 && int(w) < 64*len(dst) { // higher ids are in no run
+			dst[w/64] |= 1 << (w % 64)
+		}
+		if n == 0 {
+			break
+		}
+		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
+	}
+}
+
+// endRuns keeps in live the workers that hold the block (bits held) and
+// ends the runs of the others at n blocks. It reports whether any worker
+// is still live.
+func endRuns(live, held []uint64, run []int32, n int32) bool {
+	any := false
+	for i, word := range live {
+		if word == 0 {
+			continue
+		}
+		now := word & held[i]
+		for gone := word &^ now; gone != 0; gone &= gone - 1 {
+			run[i*64+bits.TrailingZeros64(gone)] = n
+		}
+		live[i] = now
+		any = any || now != 0
+	}
+	return any
+}
+
+// setRuns is runs when block from is in set mode (bit set s): the workers
+// still in their runs are a bit set, ANDed with each later block's holders
+// a word at a time; a worker's run ends at the block whose AND drops it.
+func (ix *Index) setRuns(chain []uint64, from int, outer, inner uint8, s int32, dst []Prefix) []Prefix {
+	first := holders{rest: -s - 1}
+	ix.holderBits(first, outer, ix.start)
+	copy(ix.live, ix.start)
+	ix.holderBits(first, inner, ix.liveIn)
+	for i, word := range ix.start {
+		for ; word != 0; word &= word - 1 {
+			ix.runInner[i*64+bits.TrailingZeros64(word)] = 0
+		}
+	}
+	k := from + 1
+	for ; k < len(chain); k++ {
+		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
+		ix.holderBits(hs, outer, ix.outer)
+		ix.holderBits(hs, inner, ix.inner)
+		endRuns(ix.liveIn, ix.inner, ix.runInner, int32(k-from))
+		if !endRuns(ix.live, ix.outer, ix.runOuter, int32(k-from)) {
+			break
+		}
+	}
+	if k == len(chain) { // the runs still going reach the chain's end
+		clear(ix.outer)
+		endRuns(ix.liveIn, ix.outer, ix.runInner, int32(k-from))
+		endRuns(ix.live, ix.outer, ix.runOuter, int32(k-from))
+	}
+	for i, word := range ix.start {
+		for ; word != 0; word &= word - 1 {
+			w := i*64 + bits.TrailingZeros64(word)
+			dst = append(dst, Prefix{Worker: int32(w), G1: int(ix.runInner[w]), Either: int(ix.runOuter[w])})
+		}
+	}
+	return dst
+}
