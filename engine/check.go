@@ -31,7 +31,7 @@ func (w *Worker) CheckQuick() error {
 // block carrying it. It costs O(blocks) and is meant for tests and --check.
 func (w *Worker) Check() error {
 	p := w.pool
-	holders := make([]int32, p.capacity())
+	holders := make([]int32, len(p.blocks))
 	each := func(s *Seq) {
 		for _, b := range s.blocks {
 			holders[b]++
@@ -65,8 +65,8 @@ func (w *Worker) Check() error {
 		}
 		n++
 	}
-	if n != free || n != p.nfree {
-		errs = append(errs, fmt.Errorf("worker %d: free list has %d blocks, counter %d, unreferenced %d", w.cfg.ID, n, p.nfree, free))
+	if fresh := p.size - len(p.blocks); n != free || n+fresh != p.nfree {
+		errs = append(errs, fmt.Errorf("worker %d: free list has %d blocks and %d are fresh, counter %d, unreferenced %d", w.cfg.ID, n, fresh, p.nfree, free))
 	}
 	hashed := 0
 	for b, blk := range p.blocks {

@@ -8,12 +8,18 @@ import (
 // blockPool is the G1 block pool: reference-counted blocks, a prefix cache
 // from chained hash to block, and an LRU free list. A freed block keeps its
 // hash and can still be hit until allocation reuses it (vLLM V1's
-// BlockPool and FreeKVCacheBlockQueue).
+// BlockPool and FreeKVCacheBlockQueue). vLLM's queue starts with every
+// block in id order, and a block never used has no hash, so it never
+// leaves the queue but from the head: the queue is always the blocks never
+// used, in id order, then the released ones. Blocks are therefore made on
+// first use, and memory follows the blocks a run touches, not the
+// capacity.
 type blockPool struct {
-	blocks []block
-	head   int32 // least recently freed: the next victim
+	blocks []block // the blocks used so far; ids len(blocks)..size-1 are fresh
+	size   int
+	head   int32 // released blocks, least recently first; head is the next victim once no block is fresh
 	tail   int32
-	nfree  int
+	nfree  int               // fresh and released blocks
 	refsum int               // sum of refs, kept for the cheap invariant check
 	cached u64map.Map[int32] // hash -> block + 1 (0: absent)
 	// evicted collects the cached blocks that allocation reused: they left
@@ -30,17 +36,12 @@ type block struct {
 }
 
 func newBlockPool(n int) *blockPool {
-	p := &blockPool{blocks: make([]block, n), head: -1, tail: -1}
-	p.cached.Reserve(n) // a block caches one hash at most
-	for i := range n {
-		p.pushTail(int32(i))
-	}
-	return p
+	return &blockPool{size: n, nfree: n, head: -1, tail: -1}
 }
 
-func (p *blockPool) capacity() int { return len(p.blocks) }
+func (p *blockPool) capacity() int { return p.size }
 func (p *blockPool) free() int     { return p.nfree }
-func (p *blockPool) used() int     { return len(p.blocks) - p.nfree }
+func (p *blockPool) used() int     { return p.size - p.nfree }
 
 func (p *blockPool) pushTail(b int32) {
 	p.blocks[b].prev, p.blocks[b].next = p.tail, -1
@@ -84,9 +85,15 @@ func (p *blockPool) touch(b int32) {
 	p.refsum++
 }
 
-// alloc takes the least recently freed block, evicting its cached hash. The
-// caller has checked free() > 0.
+// alloc takes the next fresh block, or else the least recently freed one,
+// evicting its cached hash. The caller has checked free() > 0.
 func (p *blockPool) alloc() int32 {
+	if len(p.blocks) < p.size {
+		p.blocks = append(p.blocks, block{refs: 1, prev: -1, next: -1})
+		p.nfree--
+		p.refsum++
+		return int32(len(p.blocks) - 1)
+	}
 	b := p.head
 	p.unlink(b)
 	blk := &p.blocks[b]

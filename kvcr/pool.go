@@ -20,14 +20,17 @@ const (
 
 // Pool is one worker's G2 host pool of fixed capacity in blocks. Ready
 // blocks sit on an LRU list, least recently used first; eviction takes the
-// first unpinned one. Filling and pending blocks are never victims.
+// first unpinned one. Filling and pending blocks are never victims. Slots
+// are made on first use, so memory follows the blocks a run stores, not the
+// capacity.
 type Pool struct {
 	idx       u64map.Map[int32] // hash -> slot + 1
-	slots     []slot
+	slots     []slot            // the slots used so far; up to size
+	size      int
 	head      int32
 	tail      int32
-	freeSlots []int32
-	evictable int // ready and unpinned
+	freeSlots []int32 // released slots, taken before fresh ones, the last first
+	evictable int     // ready and unpinned
 	peak      int
 	// evicted collects the blocks eviction took; KVCR reports and clears it.
 	evicted []workload.Ref
@@ -44,15 +47,11 @@ type slot struct {
 
 // NewPool returns an empty pool of capacity blocks.
 func NewPool(capacity int) *Pool {
-	p := &Pool{slots: make([]slot, capacity), head: -1, tail: -1, freeSlots: make([]int32, capacity)}
-	for i := range capacity {
-		p.freeSlots[i] = int32(capacity - 1 - i) // slot 0 is taken first
-	}
-	return p
+	return &Pool{size: capacity, head: -1, tail: -1}
 }
 
 // Capacity is the pool size in blocks.
-func (p *Pool) Capacity() int { return len(p.slots) }
+func (p *Pool) Capacity() int { return p.size }
 
 // Used is the number of slots taken (filling, ready or pending).
 func (p *Pool) Used() int { return len(p.slots) - len(p.freeSlots) }
@@ -92,12 +91,17 @@ func (p *Pool) Prefix(chain []uint64, from int) int {
 
 // Room reports whether n slots can be had, counting free slots and
 // evictable blocks.
-func (p *Pool) Room(n int) bool { return n <= len(p.freeSlots)+p.evictable }
+func (p *Pool) Room(n int) bool { return n <= p.size-len(p.slots)+len(p.freeSlots)+p.evictable }
 
-// take returns a free slot, evicting the least recently used unpinned ready
-// block when none is free (its hash goes to p.evicted). The caller has
-// checked Room.
+// take returns a released slot, else a fresh one, else evicts the least
+// recently used unpinned ready block (its hash goes to p.evicted) and
+// returns its slot. The caller has checked Room.
 func (p *Pool) take() int32 {
+	if len(p.freeSlots) == 0 && len(p.slots) < p.size {
+		p.slots = append(p.slots, slot{})
+		p.peak = max(p.peak, p.Used())
+		return int32(len(p.slots) - 1)
+	}
 	if len(p.freeSlots) == 0 {
 		v := p.head
 		for p.slots[v].pins > 0 {

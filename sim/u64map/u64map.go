@@ -114,19 +114,6 @@ func (m *Map[V]) Delete(k uint64, place uint32) {
 	m.n--
 }
 
-// Reserve sizes an empty map for n keys, so it never grows below that.
-func (m *Map[V]) Reserve(n int) {
-	if m.n != 0 {
-		panic("u64map: Reserve on a non-empty map")
-	}
-	size := 2 * Group
-	for size < 2*(n+1) {
-		size *= 2
-	}
-	m.slots = nil
-	m.resize(size)
-}
-
 func (m *Map[V]) grow() { m.resize(max(2*Group, 2*len(m.slots))) }
 
 // resize moves every key into a table of size slots.

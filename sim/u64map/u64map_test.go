@@ -99,26 +99,3 @@ func BenchmarkChurn(b *testing.B) {
 		m.Get(q, place(q))
 	}
 }
-
-// TestReserve: a map reserved for 1000 keys holds 2048 slots (the smallest
-// power of two with load at most 1/2 for 1001 keys) and inserting 1000
-// keys never replaces the table.
-func TestReserve(t *testing.T) {
-	var m Map[int]
-	m.Reserve(1000)
-	if len(m.slots) != 2048 {
-		t.Fatalf("reserved %d slots, want 2048", len(m.slots))
-	}
-	first := &m.slots[0]
-	for k := range uint64(1000) {
-		m.Put(k+1, place(k+1), int(k))
-	}
-	if &m.slots[0] != first {
-		t.Error("table reallocated within the reservation")
-	}
-	for k := range uint64(1000) {
-		if v, ok := m.Get(k+1, place(k+1)); !ok || v != int(k) {
-			t.Fatalf("key %d: got %d %v", k+1, v, ok)
-		}
-	}
-}
