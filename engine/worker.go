@@ -60,8 +60,20 @@ type Observer interface {
 }
 
 // Seq is a request inside a worker. The exported fields are its record.
+// The fields every pass reads come first, so they share a cache line and a
+// pass over a large batch need not touch the requests themselves.
 type Seq struct {
-	Req                  *workload.Request
+	Req       *workload.Request
+	input     int // Req.InputTokens
+	output    int // Req.OutputTokens
+	chain     int // len(Req.Blocks)
+	computed  int // tokens whose KV is in G1
+	generated int // output tokens emitted
+	committed int // leading prompt blocks in the prefix cache
+	sched     int // tokens scheduled in the current pass
+	lastToken des.Time
+	blocks    []int32 // G1 blocks held, in token order
+
 	Worker               int32
 	FirstTokenAt         des.Time // -1 until the first token
 	FinishedAt           des.Time // -1 until the last token
@@ -73,19 +85,12 @@ type Seq struct {
 
 	hinted     bool // has a kv.fetch hint to stage
 	staged     bool // the hint has been dealt with
+	admitted   bool // looked up at least once
 	wait       wait
 	pullFrom   int // first block the pull fetched
 	pullLanded int // blocks the pull landed
 	loadFrom   int // first block of the H2D load in flight
 	loadN      int
-
-	admitted  bool    // looked up at least once
-	blocks    []int32 // G1 blocks held, in token order
-	computed  int     // tokens whose KV is in G1
-	generated int     // output tokens emitted
-	committed int     // leading prompt blocks in the prefix cache
-	sched     int     // tokens scheduled in the current pass
-	lastToken des.Time
 }
 
 // wait is what a waiting request waits for besides budget and blocks.
@@ -98,7 +103,7 @@ const (
 )
 
 // tokens is the request's current length: prompt plus generated tokens.
-func (s *Seq) tokens() int { return s.Req.InputTokens + s.generated }
+func (s *Seq) tokens() int { return s.input + s.generated }
 
 // Generated is the number of output tokens emitted so far.
 func (s *Seq) Generated() int { return s.generated }
@@ -177,7 +182,7 @@ func (w *Worker) Fits(r *workload.Request) bool {
 // Enqueue adds a request at the back of the waiting queue. hinted says it
 // carries a kv.fetch hint, staged when the scheduler first reaches it.
 func (w *Worker) Enqueue(r *workload.Request, hinted bool) *Seq {
-	s := &Seq{Req: r, Worker: w.cfg.ID, FirstTokenAt: -1, FinishedAt: -1, hinted: hinted && w.kv != nil}
+	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: len(r.Blocks), Worker: w.cfg.ID, FirstTokenAt: -1, FinishedAt: -1, hinted: hinted && w.kv != nil}
 	w.waiting.pushBack(s)
 	return s
 }
@@ -255,7 +260,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 	}
 	w.stats = Batch{Seqs: len(w.batch), UsedBlocks: w.pool.used(), TotalBlocks: w.pool.capacity()}
 	for _, s := range w.batch {
-		if s.computed < s.Req.InputTokens || s.computed+s.sched < s.tokens() || s.sched > 1 {
+		if s.computed < s.input || s.computed+s.sched < s.tokens() || s.sched > 1 {
 			w.stats.PrefillTokens += s.sched
 		} else {
 			w.stats.DecodeTokens += s.sched
@@ -447,13 +452,13 @@ func (w *Worker) FinishPass(now des.Time) {
 	bs := w.cfg.BlockSize
 	finished := false
 	for _, s := range w.batch {
-		if s.computed < s.Req.InputTokens {
-			s.ComputedPromptTokens += min(s.computed+s.sched, s.Req.InputTokens) - s.computed
+		if s.computed < s.input {
+			s.ComputedPromptTokens += min(s.computed+s.sched, s.input) - s.computed
 		}
 		s.computed += s.sched
 		s.sched = 0
 		if w.cfg.PrefixCaching {
-			full := min(len(s.Req.Blocks), s.computed/bs)
+			full := min(s.chain, s.computed/bs)
 			for ; s.committed < full; s.committed++ {
 				if r := workload.RefOf(s.Req.Blocks, s.committed); w.pool.commit(s.blocks[s.committed], r) {
 					w.stored = append(w.stored, r)
@@ -471,7 +476,7 @@ func (w *Worker) FinishPass(now des.Time) {
 			w.obs.Token(now, s, now-s.lastToken)
 		}
 		s.lastToken = now
-		if s.generated == s.Req.OutputTokens {
+		if s.generated == s.output {
 			s.FinishedAt = now
 			w.freeBlocks(s)
 			finished = true
