@@ -29,22 +29,23 @@ const (
 )
 
 // Index is the router's view of which workers hold which blocks in which
-// tier: one map from chained block hash to the workers holding it, each
-// with a tier mask, so a block held in both tiers costs one entry. A block
-// held by a few workers keeps them in a list sorted by id: the first in the
-// map entry itself (most blocks have one), the others in a node arena, so
-// no block allocates. A block held by more than maxList workers (a shared
-// system prompt on a large cluster) switches to a bit set per tier, so
-// adding or removing a holder costs O(1) and a prefix walk tests 64 workers
-// a word. A query's cost grows with the matched prefix and the workers
-// holding it, never with a scan of the cluster.
+// tier: one map from chained block hash to a 4-byte entry naming the
+// workers holding it, each with a tier mask, so a block held in both tiers
+// costs one 16-byte slot. Most blocks have one holder, packed in the entry
+// itself. A block held by two to maxList workers keeps them in a list
+// sorted by id in a node arena, so no block allocates. A block held by more
+// (a shared system prompt on a large cluster) switches to a bit set per
+// tier, so adding or removing a holder costs O(1) and a prefix walk tests
+// 64 workers a word. A query's cost grows with the matched prefix and the
+// workers holding it, never with a scan of the cluster.
 type Index struct {
-	heads u64map.Map[holders]
+	heads u64map.Map[entry]
 	nodes []holder
 	free  int32 // first free node + 1
 
 	words    int      // 64-bit words per tier of a bit set
 	sets     []uint64 // bit sets, 2 x words each: the G1 words, then the G2 words
+	setCount []int32  // by set: the workers holding its block
 	freeSets []int32
 
 	// scratch of the bit-set walk
@@ -57,22 +58,28 @@ type Index struct {
 // to bit sets.
 const maxList = 8
 
-// A holder packs a worker id and its tier mask: (worker + 1) | mask << 29.
+// A holder packs a worker id and its tier mask: (worker + 1) | mask << 28.
 type packed uint32
 
-const tierShift = 29
+const tierShift = 28
 
 func pack(w int32, mask uint8) packed { return packed(w+1) | packed(mask)<<tierShift }
 func (p packed) worker() int32        { return int32(p&(1<<tierShift-1)) - 1 }
 func (p packed) mask() uint8          { return uint8(p >> tierShift) }
 
-// holders is a map entry. In list mode (rest >= 0) first is the lowest
-// holder and rest the list of the others; in set mode (rest < 0) first
-// counts the holding workers and rest is -(bit set + 1).
-type holders struct {
-	first packed // list: 0 none
-	rest  int32  // list: node + 1, 0 none
-}
+// entry is a block's holders: by its top two bits, one holder (the packed
+// holder itself; 0: none), a list (node + 1) or a bit set (its number).
+type entry uint32
+
+const (
+	modeOne  entry = 0
+	modeList entry = 1 << 30
+	modeSet  entry = 2 << 30
+	modeMask entry = 3 << 30
+)
+
+func (e entry) mode() entry  { return e & modeMask }
+func (e entry) index() int32 { return int32(e &^ modeMask) }
 
 type holder struct {
 	who  packed
@@ -81,6 +88,16 @@ type holder struct {
 
 // NewIndex returns an empty index.
 func NewIndex() *Index { return &Index{} }
+
+// holders returns the first holder of a one- or list-mode entry and the
+// node after it (0: none); no holder is packed 0.
+func (ix *Index) holders(e entry) (packed, int32) {
+	if e.mode() == modeList {
+		n := ix.nodes[e.index()-1]
+		return n.who, n.next
+	}
+	return packed(e), 0
+}
 
 func (ix *Index) node(who packed, next int32) int32 {
 	if ix.free != 0 {
@@ -101,18 +118,14 @@ func (ix *Index) set(s int32) (g1, g2 []uint64) {
 	return ix.sets[b : b+ix.words], ix.sets[b+ix.words : b+2*ix.words]
 }
 
-// setOf is hs's bit set (hs in set mode).
-func setOf(hs *holders) int32 { return -hs.rest - 1 }
-
 // widen makes bit sets hold worker w, moving every set to the new width.
 func (ix *Index) widen(w int32) {
 	words := int(w)/64 + 1
 	if words <= ix.words {
 		return
 	}
-	n := len(ix.sets) / max(1, 2*ix.words)
-	sets := make([]uint64, n*2*words)
-	for s := range n {
+	sets := make([]uint64, len(ix.setCount)*2*words)
+	for s := range ix.setCount {
 		g1, g2 := ix.set(int32(s))
 		copy(sets[s*2*words:], g1)
 		copy(sets[s*2*words+words:], g2)
@@ -124,10 +137,10 @@ func (ix *Index) widen(w int32) {
 	ix.runOuter, ix.runInner = make([]int32, 64*words), make([]int32, 64*words)
 }
 
-// toSet moves hs's holders from its list to a new bit set.
-func (ix *Index) toSet(hs *holders) {
-	last := hs.first.worker()
-	for n := hs.rest; n != 0; n = ix.nodes[n-1].next {
+// toSet moves a list entry's holders to a new bit set.
+func (ix *Index) toSet(e *entry) {
+	var last int32
+	for n := e.index(); n != 0; n = ix.nodes[n-1].next {
 		last = ix.nodes[n-1].who.worker() // the list is sorted: the last is the highest
 	}
 	ix.widen(last)
@@ -138,28 +151,26 @@ func (ix *Index) toSet(hs *holders) {
 		clear(g1)
 		clear(g2)
 	} else {
-		s = int32(len(ix.sets) / (2 * ix.words))
+		s = int32(len(ix.setCount))
+		ix.setCount = append(ix.setCount, 0)
 		ix.sets = append(ix.sets, make([]uint64, 2*ix.words)...)
 	}
 	g1, g2 := ix.set(s)
-	put := func(who packed) {
-		w, m := who.worker(), who.mask()
+	count := int32(0)
+	for n := e.index(); n != 0; count++ {
+		h := ix.nodes[n-1]
+		w, m := h.who.worker(), h.who.mask()
 		if m&(1<<G1) != 0 {
 			g1[w/64] |= 1 << (w % 64)
 		}
 		if m&(1<<G2) != 0 {
 			g2[w/64] |= 1 << (w % 64)
 		}
-	}
-	put(hs.first)
-	count := 1
-	for n := hs.rest; n != 0; count++ {
-		nd := ix.nodes[n-1]
-		put(nd.who)
 		ix.freeNode(n)
-		n = nd.next
+		n = h.next
 	}
-	hs.first, hs.rest = packed(count), -s-1
+	ix.setCount[s] = count
+	*e = modeSet | entry(s)
 }
 
 // setMask is worker w's tier mask in bit set s.
@@ -175,53 +186,56 @@ func (ix *Index) setMask(s int32, w int32) uint8 {
 // Add records that worker w holds block r in tier t.
 func (ix *Index) Add(w int32, t Tier, r workload.Ref) {
 	bit := uint8(1) << t
-	hs := ix.heads.Insert(r.Hash, r.Place)
-	if hs.rest < 0 {
-		ix.setAdd(hs, w, t)
-		return
-	}
-	switch f := hs.first; {
-	case f == 0:
-		hs.first = pack(w, bit)
-		return
-	case f.worker() == w:
-		hs.first = pack(w, f.mask()|bit)
-		return
-	}
-	prev, count := int32(0), 1 // prev: the node w goes after (0: the head of the list)
-	for n := hs.rest; n != 0; n = ix.nodes[n-1].next {
-		h := &ix.nodes[n-1]
-		switch hw := h.who.worker(); {
-		case hw == w:
-			h.who = pack(w, h.who.mask()|bit)
-			return
-		case hw < w:
-			prev = n
+	e := ix.heads.Insert(r.Hash, r.Place)
+	switch e.mode() {
+	case modeSet:
+		ix.setAdd(e, w, t)
+	case modeOne:
+		f := packed(*e)
+		switch {
+		case f == 0:
+			*e = entry(pack(w, bit))
+		case f.worker() == w:
+			*e = entry(pack(w, f.mask()|bit))
+		case w < f.worker():
+			*e = modeList | entry(ix.node(pack(w, bit), ix.node(f, 0)))
+		default:
+			*e = modeList | entry(ix.node(f, ix.node(pack(w, bit), 0)))
 		}
-		count++
-	}
-	switch f := hs.first; {
-	case count == maxList:
-		ix.toSet(hs)
-		ix.setAdd(hs, w, t)
-	case w < f.worker(): // w becomes the first; the old first heads the list
-		hs.first = pack(w, bit)
-		hs.rest = ix.node(f, hs.rest)
-	case prev == 0:
-		hs.rest = ix.node(pack(w, bit), hs.rest)
-	default:
-		n := ix.node(pack(w, bit), ix.nodes[prev-1].next)
-		ix.nodes[prev-1].next = n
+	case modeList:
+		prev, count := int32(0), 0 // prev: the node w goes after (0: the head)
+		for n := e.index(); n != 0; n = ix.nodes[n-1].next {
+			h := &ix.nodes[n-1]
+			switch hw := h.who.worker(); {
+			case hw == w:
+				h.who = pack(w, h.who.mask()|bit)
+				return
+			case hw < w:
+				prev = n
+			}
+			count++
+		}
+		switch {
+		case count == maxList:
+			ix.toSet(e)
+			ix.setAdd(e, w, t)
+		case prev == 0:
+			*e = modeList | entry(ix.node(pack(w, bit), e.index()))
+		default:
+			n := ix.node(pack(w, bit), ix.nodes[prev-1].next)
+			ix.nodes[prev-1].next = n
+		}
 	}
 }
 
-// setAdd adds w's tier t to hs's bit set.
-func (ix *Index) setAdd(hs *holders, w int32, t Tier) {
+// setAdd adds w's tier t to a set entry.
+func (ix *Index) setAdd(e *entry, w int32, t Tier) {
 	ix.widen(w)
-	g1, g2 := ix.set(setOf(hs))
+	s := e.index()
+	g1, g2 := ix.set(s)
 	i, b := w/64, uint64(1)<<(w%64)
 	if (g1[i]|g2[i])&b == 0 {
-		hs.first++
+		ix.setCount[s]++
 	}
 	if t == G1 {
 		g1[i] |= b
@@ -233,15 +247,16 @@ func (ix *Index) setAdd(hs *holders, w int32, t Tier) {
 // Remove records that worker w no longer holds block r in tier t.
 func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 	bit := uint8(1) << t
-	hs := ix.heads.Ptr(r.Hash, r.Place)
-	if hs == nil {
+	e := ix.heads.Ptr(r.Hash, r.Place)
+	if e == nil {
 		return
 	}
-	if hs.rest < 0 {
+	switch e.mode() {
+	case modeSet:
 		if int(w) >= 64*ix.words {
 			return
 		}
-		s := setOf(hs)
+		s := e.index()
 		g1, g2 := ix.set(s)
 		i, b := w/64, uint64(1)<<(w%64)
 		if (g1[i]|g2[i])&b == 0 {
@@ -253,41 +268,44 @@ func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 			g2[i] &^= b
 		}
 		if (g1[i]|g2[i])&b == 0 {
-			if hs.first--; hs.first == 0 {
+			if ix.setCount[s]--; ix.setCount[s] == 0 {
 				ix.freeSets = append(ix.freeSets, s)
 				ix.heads.Delete(r.Hash, r.Place)
 			}
 		}
-		return
-	}
-	if f := hs.first; f.worker() == w {
+	case modeOne:
+		f := packed(*e)
+		if f.worker() != w {
+			return
+		}
 		if m := f.mask() &^ bit; m != 0 {
-			hs.first = pack(w, m)
-			return
-		}
-		if hs.rest == 0 {
+			*e = entry(pack(w, m))
+		} else {
 			ix.heads.Delete(r.Hash, r.Place)
+		}
+	case modeList:
+		prev, n := int32(0), e.index()
+		for n != 0 && ix.nodes[n-1].who.worker() < w {
+			prev, n = n, ix.nodes[n-1].next
+		}
+		if n == 0 || ix.nodes[n-1].who.worker() != w {
 			return
 		}
-		i := hs.rest // the next holder becomes the first
-		hs.first, hs.rest = ix.nodes[i-1].who, ix.nodes[i-1].next
-		ix.freeNode(i)
-		return
+		if m := ix.nodes[n-1].who.mask() &^ bit; m != 0 {
+			ix.nodes[n-1].who = pack(w, m)
+			return
+		}
+		if next := ix.nodes[n-1].next; prev == 0 {
+			*e = modeList | entry(next)
+		} else {
+			ix.nodes[prev-1].next = next
+		}
+		ix.freeNode(n)
+		if h := e.index(); ix.nodes[h-1].next == 0 { // one holder left: back in the entry
+			*e = entry(ix.nodes[h-1].who)
+			ix.freeNode(h)
+		}
 	}
-	link := &hs.rest
-	for *link != 0 && ix.nodes[*link-1].who.worker() < w {
-		link = &ix.nodes[*link-1].next
-	}
-	if *link == 0 || ix.nodes[*link-1].who.worker() != w {
-		return
-	}
-	i := *link
-	if m := ix.nodes[i-1].who.mask() &^ bit; m != 0 {
-		ix.nodes[i-1].who = pack(w, m)
-		return
-	}
-	*link = ix.nodes[i-1].next
-	ix.freeNode(i)
 }
 
 // Len is the number of distinct hashes held by any worker in any tier.

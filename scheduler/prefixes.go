@@ -49,12 +49,12 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 	if from >= len(chain) {
 		return dst
 	}
-	hs, _ := ix.heads.Get(chain[from], workload.PlaceOf(chain, from))
-	if hs.rest < 0 {
-		return ix.setRuns(chain, from, outer, inner, setOf(&hs), dst)
+	e, _ := ix.heads.Get(chain[from], workload.PlaceOf(chain, from))
+	if e.mode() == modeSet {
+		return ix.setRuns(chain, from, outer, inner, e, dst)
 	}
 	start := len(dst)
-	for who, n := hs.first, hs.rest; who != 0; {
+	for who, n := ix.holders(e); who != 0; {
 		if m := who.mask(); m&outer != 0 {
 			p := Prefix{Worker: who.worker(), Either: 1}
 			if m&inner != 0 {
@@ -70,14 +70,19 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 	out := dst[start:]
 	live := len(out) // out[:live] are still in their runs, in worker order; the rest are final
 	for k := from + 1; k < len(chain) && live > 0; k++ {
-		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
-		who, n := hs.first, hs.rest
+		e, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
+		set := e.mode() == modeSet
+		var who packed
+		var n int32
+		if !set {
+			who, n = ix.holders(e)
+		}
 		kept := 0
 		for i := 0; i < live; i++ {
 			p := &out[i]
 			var m uint8
-			if hs.rest < 0 {
-				m = ix.setMask(setOf(&hs), p.Worker)
+			if set {
+				m = ix.setMask(e.index(), p.Worker)
 			} else {
 				for who != 0 && who.worker() < p.Worker { // advance the holder list
 					if n == 0 {
@@ -116,10 +121,10 @@ func sortByWorker(ps []Prefix) {
 	}
 }
 
-// holderBits sets dst to block hs's holders in the tiers of mask, as bits.
-func (ix *Index) holderBits(hs holders, mask uint8, dst []uint64) {
-	if hs.rest < 0 {
-		g1, g2 := ix.set(setOf(&hs))
+// holderBits sets dst to entry e's holders in the tiers of mask, as bits.
+func (ix *Index) holderBits(e entry, mask uint8, dst []uint64) {
+	if e.mode() == modeSet {
+		g1, g2 := ix.set(e.index())
 		switch mask {
 		case uint8(InG1):
 			copy(dst, g1)
@@ -135,7 +140,7 @@ func (ix *Index) holderBits(hs holders, mask uint8, dst []uint64) {
 		return
 	}
 	clear(dst)
-	for who, n := hs.first, hs.rest; who != 0; {
+	for who, n := ix.holders(e); who != 0; {
 		if w := who.worker(); who.mask()&mask != 0 && int(w) < 64*len(dst) { // higher ids are in no run
 			dst[w/64] |= 1 << (w % 64)
 		}
@@ -165,11 +170,10 @@ func endRuns(live, held []uint64, run []int32, n int32) bool {
 	return any
 }
 
-// setRuns is runs when block from is in set mode (bit set s): the workers
+// setRuns is runs when block from is in set mode (entry first): the workers
 // still in their runs are a bit set, ANDed with each later block's holders
 // a word at a time; a worker's run ends at the block whose AND drops it.
-func (ix *Index) setRuns(chain []uint64, from int, outer, inner uint8, s int32, dst []Prefix) []Prefix {
-	first := holders{rest: -s - 1}
+func (ix *Index) setRuns(chain []uint64, from int, outer, inner uint8, first entry, dst []Prefix) []Prefix {
 	ix.holderBits(first, outer, ix.start)
 	copy(ix.live, ix.start)
 	ix.holderBits(first, inner, ix.liveIn)
@@ -180,9 +184,9 @@ func (ix *Index) setRuns(chain []uint64, from int, outer, inner uint8, s int32, 
 	}
 	k := from + 1
 	for ; k < len(chain); k++ {
-		hs, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
-		ix.holderBits(hs, outer, ix.outer)
-		ix.holderBits(hs, inner, ix.inner)
+		e, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
+		ix.holderBits(e, outer, ix.outer)
+		ix.holderBits(e, inner, ix.inner)
 		endRuns(ix.liveIn, ix.inner, ix.runInner, int32(k-from))
 		if !endRuns(ix.live, ix.outer, ix.runOuter, int32(k-from)) {
 			break
