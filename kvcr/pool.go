@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kvsim/kvsim/sim/u64map"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -24,8 +23,8 @@ const (
 // are made on first use, so memory follows the blocks a run stores, not the
 // capacity.
 type Pool struct {
-	idx       u64map.Map[int32] // hash -> slot + 1
-	slots     []slot            // the slots used so far; up to size
+	idx       slotIndex // hash -> slot
+	slots     []slot    // the slots used so far; up to size
 	size      int
 	head      int32
 	tail      int32
@@ -61,8 +60,7 @@ func (p *Pool) Peak() int { return p.peak }
 
 // slot returns r's slot, or -1.
 func (p *Pool) slot(r workload.Ref) int32 {
-	s, _ := p.idx.Get(r.Hash, r.Place)
-	return s - 1
+	return p.idx.find(p.slots, r.Hash, r.Place)
 }
 
 // Ready reports whether r is readable.
@@ -116,11 +114,12 @@ func (p *Pool) take() int32 {
 	return s
 }
 
-// Fill reserves a slot for r in the filling state, evicting when full.
+// Fill reserves a slot for r, which must not be in the pool, in the
+// filling state, evicting when full.
 func (p *Pool) Fill(r workload.Ref) int32 {
 	s := p.take()
 	p.slots[s] = slot{hash: r.Hash, place: r.Place, st: filling}
-	p.idx.Put(r.Hash, r.Place, s+1)
+	p.idx.insert(p.slots, s)
 	return s
 }
 
@@ -139,7 +138,7 @@ func (p *Pool) remove(s int32) {
 			p.evictable--
 		}
 	}
-	p.idx.Delete(p.slots[s].hash, p.slots[s].place)
+	p.idx.remove(p.slots, s)
 	p.slots[s] = slot{}
 	p.freeSlots = append(p.freeSlots, s)
 }
@@ -257,9 +256,9 @@ func (p *Pool) Check() error {
 		}
 		listed++
 	}
-	if listed != readyN || evictable != p.evictable || used != p.Used() || p.idx.Len() != used {
+	if listed != readyN || evictable != p.evictable || used != p.Used() || p.idx.n != used {
 		errs = append(errs, fmt.Errorf("LRU %d / ready %d, evictable %d / counted %d, used %d / %d, index %d",
-			listed, readyN, evictable, p.evictable, used, p.Used(), p.idx.Len()))
+			listed, readyN, evictable, p.evictable, used, p.Used(), p.idx.n))
 	}
 	return errors.Join(errs...)
 }

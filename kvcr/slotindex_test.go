@@ -1,0 +1,61 @@
+package kvcr
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvsim/kvsim/workload"
+)
+
+// TestSlotIndexAgainstMap fills and frees 3000 slots at random with the
+// blocks of random 20-block chains (so keys crowd their places' groups as
+// real chains do) and checks after every step that the index finds
+// exactly the slots a plain map says hold each hash, absent hashes
+// included. The table grows many times and deletes shift long runs.
+func TestSlotIndexAgainstMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var refs []workload.Ref
+	for range 400 {
+		chain := make([]uint64, 20)
+		for i := range chain {
+			chain[i] = r.Uint64() | 1
+		}
+		for k := range chain {
+			refs = append(refs, workload.RefOf(chain, k))
+		}
+	}
+	slots := make([]slot, 3000)
+	var x slotIndex
+	want := map[uint64]int32{}
+	for step := range 20000 {
+		s := int32(r.IntN(len(slots)))
+		if slots[s].hash != 0 {
+			x.remove(slots, s)
+			delete(want, slots[s].hash)
+			slots[s] = slot{}
+		} else {
+			ref := refs[r.IntN(len(refs))]
+			if _, ok := want[ref.Hash]; ok {
+				continue
+			}
+			slots[s] = slot{hash: ref.Hash, place: ref.Place}
+			x.insert(slots, s)
+			want[ref.Hash] = s
+		}
+		if x.n != len(want) {
+			t.Fatalf("step %d: %d entries, want %d", step, x.n, len(want))
+		}
+		if step%50 != 0 {
+			continue
+		}
+		for _, ref := range refs {
+			w, ok := want[ref.Hash]
+			if !ok {
+				w = -1
+			}
+			if got := x.find(slots, ref.Hash, ref.Place); got != w {
+				t.Fatalf("step %d: hash %x in slot %d, want %d", step, ref.Hash, got, w)
+			}
+		}
+	}
+}
