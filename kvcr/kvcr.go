@@ -50,9 +50,6 @@ var outcomeNames = [...]string{"pending", "success", "partial", "failed", "expir
 
 func (o Outcome) String() string { return outcomeNames[o] }
 
-// OutcomeNames lists the outcomes of ended pulls, in Outcome order.
-func OutcomeNames() []string { return outcomeNames[1:] }
-
 // Hint is the router's kv.fetch hint for a request.
 type Hint struct {
 	Source int32

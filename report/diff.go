@@ -40,8 +40,9 @@ func rows[R any](path string, cols []Column[R]) iter.Seq2[R, error] {
 }
 
 // firstDiff walks two tables in step and returns the first row that
-// differs, or nil when they are equal.
-func firstDiff[R any](pathA, pathB string, cols []Column[R]) (*RowDiff, error) {
+// differs, or nil when they are equal. Equal rows are skipped without
+// formatting their cells.
+func firstDiff[R comparable](pathA, pathB string, cols []Column[R]) (*RowDiff, error) {
 	nextA, stopA := iter.Pull2(rows(pathA, cols))
 	defer stopA()
 	nextB, stopB := iter.Pull2(rows(pathB, cols))
@@ -54,6 +55,9 @@ func firstDiff[R any](pathA, pathB string, cols []Column[R]) (*RowDiff, error) {
 		}
 		if !okA && !okB {
 			return nil, nil
+		}
+		if okA && okB && a == b {
+			continue
 		}
 		d := &RowDiff{Row: i}
 		va, vb := reflect.ValueOf(a), reflect.ValueOf(b)

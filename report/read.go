@@ -16,6 +16,28 @@ import (
 // The row type's fields are the table's columns in order (every row type
 // here is declared so); the file's column names must match cols.
 func readTable[R any](path string, cols []Column[R], fn func(*R) error) error {
+	check := func(names []string) error { return checkColumns(path, names, cols) }
+	field := func(row reflect.Value, i int) reflect.Value { return row.Field(i) }
+	return readRows(path, check, field, fn)
+}
+
+// checkColumns reports whether a file's column names are cols'.
+func checkColumns[R any](path string, names []string, cols []Column[R]) error {
+	if len(names) != len(cols) {
+		return fmt.Errorf("report: %s: %d columns, want %d", path, len(names), len(cols))
+	}
+	for i, c := range cols {
+		if names[i] != c.Name {
+			return fmt.Errorf("report: %s: column %d is %q, want %q", path, i, names[i], c.Name)
+		}
+	}
+	return nil
+}
+
+// readRows streams a table's rows to fn, one reused row: check vets the
+// file's column names first, and field(row, i) is the field of the row
+// (a struct value) that column i fills.
+func readRows[R any](path string, check func(names []string) error, field func(row reflect.Value, i int) reflect.Value, fn func(*R) error) error {
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
@@ -29,13 +51,12 @@ func readTable[R any](path string, cols []Column[R], fn func(*R) error) error {
 	if err != nil {
 		return fmt.Errorf("report: %s: %w", path, err)
 	}
-	if schema.NumFields() != len(cols) {
-		return fmt.Errorf("report: %s: %d columns, want %d", path, schema.NumFields(), len(cols))
+	names := make([]string, schema.NumFields())
+	for i := range names {
+		names[i] = schema.Field(i).Name
 	}
-	for i, c := range cols {
-		if schema.Field(i).Name != c.Name {
-			return fmt.Errorf("report: %s: column %d is %q, want %q", path, i, schema.Field(i).Name, c.Name)
-		}
+	if err := check(names); err != nil {
+		return err
 	}
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
@@ -43,13 +64,13 @@ func readTable[R any](path string, cols []Column[R], fn func(*R) error) error {
 	}
 	defer rr.Release()
 	var row R
+	v := reflect.ValueOf(&row).Elem()
 	for rr.Next() {
 		rec := rr.RecordBatch()
 		for j := range int(rec.NumRows()) {
-			v := reflect.ValueOf(&row).Elem()
-			for i := range cols {
-				if err := setField(v.Field(i), rec.Column(i), j); err != nil {
-					return fmt.Errorf("report: %s: column %q: %w", path, cols[i].Name, err)
+			for i, name := range names {
+				if err := setField(field(v, i), rec.Column(i), j); err != nil {
+					return fmt.Errorf("report: %s: column %q: %w", path, name, err)
 				}
 			}
 			if err := fn(&row); err != nil {
@@ -98,8 +119,7 @@ func ReadPulls(path string, fn func(*PullRow) error) error {
 // ReadCounters returns counters.parquet's rows.
 func ReadCounters(path string) ([]CounterRow, error) {
 	var out []CounterRow
-	cols := []Column[CounterRow]{{Name: "name"}, {Name: "value"}}
-	err := readTable(path, cols, func(r *CounterRow) error {
+	err := readTable(path, counterColumns(nil), func(r *CounterRow) error {
 		out = append(out, *r)
 		return nil
 	})

@@ -1,14 +1,9 @@
 package report
 
 import (
-	"context"
 	"fmt"
-
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"reflect"
+	"slices"
 )
 
 // SweepRow is one row of sweep.parquet: one run of a sweep, its varied
@@ -98,91 +93,38 @@ func WriteSweep(path string, keys []string, rows []SweepRow) error {
 
 // ReadSweep reads a sweep.parquet: its varied keys and rows.
 func ReadSweep(path string) ([]string, []SweepRow, error) {
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("report: %w", err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, nil, fmt.Errorf("report: %s: %w", path, err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return nil, nil, fmt.Errorf("report: %s: %w", path, err)
-	}
-	defer tbl.Release()
-	nk := int(tbl.NumCols()) - 1 - len(sweepMetrics)
-	if nk < 0 || tbl.Schema().Field(0).Name != "run" {
-		return nil, nil, fmt.Errorf("report: %s is not a sweep table", path)
-	}
-	keys := make([]string, nk)
-	for i := range keys {
-		keys[i] = tbl.Schema().Field(1 + i).Name
-	}
-	cols := SweepColumns(keys)
-	for i, c := range cols {
-		if tbl.Schema().Field(i).Name != c.Name {
-			return nil, nil, fmt.Errorf("report: %s: column %d is %q, want %q", path, i, tbl.Schema().Field(i).Name, c.Name)
+	var keys []string
+	check := func(names []string) error {
+		nk := len(names) - 1 - len(sweepMetrics)
+		if nk < 0 || names[0] != "run" {
+			return fmt.Errorf("report: %s is not a sweep table", path)
 		}
+		keys = slices.Clone(names[1 : 1+nk])
+		return checkColumns(path, names, SweepColumns(keys))
 	}
-	rows := make([]SweepRow, tbl.NumRows())
-	for i := range rows {
-		rows[i].Params = make([]string, nk)
-	}
-	for c := range cols {
-		j := 0
-		for _, chunk := range tbl.Column(c).Data().Chunks() {
-			for k := range chunk.Len() {
-				if err := setSweep(&rows[j], c, nk, chunk, k); err != nil {
-					return nil, nil, fmt.Errorf("report: %s: %w", path, err)
-				}
-				j++
+	// Columns: run, one a key (into Params), then the metrics, which are
+	// SweepRow's fields after Params in order.
+	field := func(row reflect.Value, i int) reflect.Value {
+		switch {
+		case i == 0:
+			return row.Field(0)
+		case i <= len(keys):
+			params := row.Field(1)
+			if params.Len() != len(keys) {
+				params.Set(reflect.ValueOf(make([]string, len(keys))))
 			}
+			return params.Index(i - 1)
 		}
+		return row.Field(i - len(keys) + 1)
+	}
+	var rows []SweepRow
+	err := readRows(path, check, field, func(r *SweepRow) error {
+		rows = append(rows, *r)
+		r.Params = nil // the next row gets its own
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return keys, rows, nil
-}
-
-// setSweep sets column c of a sweep row from an Arrow array.
-func setSweep(r *SweepRow, c, nk int, a arrow.Array, k int) error {
-	switch {
-	case c == 0:
-		r.Run = a.(*array.Int64).Value(k)
-		return nil
-	case c <= nk:
-		r.Params[c-1] = a.(*array.String).Value(k)
-		return nil
-	}
-	m := sweepMetrics[c-1-nk]
-	switch v := a.(type) {
-	case *array.Int64:
-		*int64Field(r, m.Name) = v.Value(k)
-	case *array.Float64:
-		*float64Field(r, m.Name) = v.Value(k)
-	case *array.String:
-		r.Digest = v.Value(k)
-	default:
-		return fmt.Errorf("column %q: unexpected type %s", m.Name, a.DataType())
-	}
-	return nil
-}
-
-func int64Field(r *SweepRow, name string) *int64 {
-	return map[string]*int64{
-		"requests_completed": &r.Completed, "requests_rejected": &r.Rejected, "requests_failed": &r.Failed,
-		"requests_unfinished": &r.Unfinished, "pulls_staged": &r.PullsStaged, "pulls_success": &r.PullsSuccess,
-		"pulls_partial": &r.PullsPartial, "pulls_failed": &r.PullsFailed, "pulls_expired": &r.PullsExpired,
-		"pulls_rejected": &r.PullsRejected, "pulls_parked": &r.PullsParked, "bytes_pulled": &r.BytesPulled,
-		"requests_rerouted": &r.Rerouted, "workers_removed": &r.WorkersRemoved, "makespan_ns": &r.MakespanNs,
-	}[name]
-}
-
-func float64Field(r *SweepRow, name string) *float64 {
-	return map[string]*float64{
-		"ttft_p50_ms": &r.TTFTP50, "ttft_p90_ms": &r.TTFTP90, "ttft_p99_ms": &r.TTFTP99, "tpot_p50_ms": &r.TPOTP50,
-		"tpot_p99_ms": &r.TPOTP99, "itl_p99_ms": &r.ITLP99, "e2e_p50_ms": &r.E2EP50, "e2e_p99_ms": &r.E2EP99,
-		"hit_ratio_g1": &r.HitG1, "hit_ratio_g2": &r.HitG2, "hit_ratio_pulled": &r.HitPulled,
-		"requests_per_s": &r.RequestsPerS, "output_tokens_per_s": &r.OutputTokensPerS,
-	}[name]
 }

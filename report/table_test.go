@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -326,4 +328,42 @@ func BenchmarkRequestWriter(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// TestSweepRoundTrip writes two sweep rows whose every field holds a
+// different value (set through reflection, so a field added later is
+// covered too) and reads them back unchanged, keys included.
+func TestSweepRoundTrip(t *testing.T) {
+	keys := []string{"cluster.workers", "router.policy"}
+	rows := make([]SweepRow, 2)
+	next := 0
+	for i := range rows {
+		v := reflect.ValueOf(&rows[i]).Elem()
+		for f := range v.NumField() {
+			next++
+			switch fv := v.Field(f); fv.Kind() {
+			case reflect.Int64:
+				fv.SetInt(int64(next))
+			case reflect.Float64:
+				fv.SetFloat(float64(next) + 0.5)
+			case reflect.String:
+				fv.SetString(fmt.Sprintf("s%d", next))
+			case reflect.Slice:
+				fv.Set(reflect.ValueOf([]string{fmt.Sprintf("p%d", next), fmt.Sprintf("q%d", next)}))
+			default:
+				t.Fatalf("field %s: kind %s not covered", v.Type().Field(f).Name, fv.Kind())
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "sweep.parquet")
+	if err := WriteSweep(path, keys, rows); err != nil {
+		t.Fatal(err)
+	}
+	gotKeys, got, err := ReadSweep(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gotKeys, keys) || !reflect.DeepEqual(got, rows) {
+		t.Errorf("read back %v %+v\nwant %v %+v", gotKeys, got, keys, rows)
+	}
 }

@@ -29,9 +29,11 @@ var pullColumns = []Column[PullRow]{
 	{Name: "staged_ns", Int64: func(r *PullRow) int64 { return r.StagedNs }},
 	{Name: "first_byte_ns", Int64: func(r *PullRow) int64 { return r.FirstByteNs }},
 	{Name: "end_ns", Int64: func(r *PullRow) int64 { return r.EndNs }},
-	{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome },
-		Values: []string{"success", "partial", "failed", "expired", "rejected"}},
+	{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome }, Values: PullOutcomes},
 }
+
+// PullOutcomes are the values of pulls.parquet's outcome column.
+var PullOutcomes = []string{"success", "partial", "failed", "expired", "rejected"}
 
 // WorkerRow is one row of workers.parquet: one worker's life and totals.
 type WorkerRow struct {
@@ -56,6 +58,15 @@ var workerColumns = []Column[WorkerRow]{
 	{Name: "busy_ns", Int64: func(r *WorkerRow) int64 { return r.BusyNs }},
 	{Name: "requests_completed", Int64: func(r *WorkerRow) int64 { return r.RequestsCompleted }},
 	{Name: "g2_peak_blocks", Int64: func(r *WorkerRow) int64 { return r.G2PeakBlocks }},
+}
+
+// counterColumns is counters.parquet's schema; names are the counters, in
+// row order, for the name column's dictionary.
+func counterColumns(names []string) []Column[CounterRow] {
+	return []Column[CounterRow]{
+		{Name: "name", Dict: func(r *CounterRow) string { return r.Name }, Values: names},
+		{Name: "value", Int64: func(r *CounterRow) int64 { return r.Value }},
+	}
 }
 
 // CounterRow is one row of counters.parquet.
@@ -133,11 +144,7 @@ func (t *Tables) Close(workers []WorkerRow, counters []CounterRow) error {
 	for i, c := range counters {
 		names[i] = c.Name
 	}
-	counterColumns := []Column[CounterRow]{
-		{Name: "name", Dict: func(r *CounterRow) string { return r.Name }, Values: names},
-		{Name: "value", Int64: func(r *CounterRow) int64 { return r.Value }},
-	}
-	errs = append(errs, writeAll(t.dir("counters.parquet"), counterColumns, counters))
+	errs = append(errs, writeAll(t.dir("counters.parquet"), counterColumns(names), counters))
 	for _, err := range errs {
 		if err != nil {
 			return err

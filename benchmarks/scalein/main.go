@@ -8,7 +8,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -42,11 +41,12 @@ func sweep(dir string, at, window int64) error {
 	if err != nil {
 		return err
 	}
+	modeKey := slices.Index(keys, "router.hints.mode")
 	for _, r := range rows {
 		run := filepath.Join(dir, "runs", fmt.Sprintf("run-%03d", r.Run))
 		mode := "off"
-		if i := slices.Index(keys, "router.hints.mode"); i >= 0 {
-			mode = r.Params[i]
+		if modeKey >= 0 {
+			mode = r.Params[modeKey]
 		}
 		workers, err := report.ReadWorkers(filepath.Join(run, "workers.parquet"))
 		if err != nil {
@@ -75,24 +75,23 @@ func sweep(dir string, at, window int64) error {
 		if err != nil {
 			return err
 		}
-		var s struct {
-			Counters map[string]int64 `json:"counters"`
-		}
-		raw, err := os.ReadFile(filepath.Join(run, "summary.json"))
+		counters, err := report.ReadCounters(filepath.Join(run, "counters.parquet"))
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return err
+		var refused int64 // staging refused because the source was draining
+		for _, c := range counters {
+			if c.Name == "pulls_rejected_draining" {
+				refused = c.Value
+			}
 		}
-		c := s.Counters
 		b, a := before.Percentiles(), after.Percentiles()
 		goneText := "—"
 		if drained > 0 {
 			goneText = time.Duration(gone).Round(time.Millisecond).String()
 		}
 		fmt.Printf("| %s | %d | %d / %d / %d / %d | %d | %s | %.1f / %.1f | %.1f / %.1f |\n", mode, drained,
-			c["pulls_success"], c["pulls_partial"], c["pulls_failed"], c["pulls_expired"], c["pulls_rejected_draining"],
+			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, refused,
 			goneText, b.P50, a.P50, b.P99, a.P99)
 	}
 	return nil

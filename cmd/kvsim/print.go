@@ -10,6 +10,11 @@ import (
 	"github.com/kvsim/kvsim/sim"
 )
 
+// pullsRejected is the staging refusals of every reason.
+func pullsRejected(c map[string]int64) int64 {
+	return c["pulls_rejected_draining"] + c["pulls_rejected_removed"] + c["pulls_rejected_not_ready"] + c["pulls_rejected_missing"]
+}
+
 // printSummary writes the run's summary as a table.
 func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -20,11 +25,10 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	fmt.Fprintf(tw, "tokens\t%d in, %d out; %d preemptions\n", s.Tokens.Input, s.Tokens.Output, s.Preempted)
 	fmt.Fprintf(tw, "prompt hits\tG1 %.3f, G2 %.3f, pulled %.3f\n", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)
 	c := s.Counters
-	if staged := c["pulls_staged"] + c["pulls_rejected_draining"] + c["pulls_rejected_removed"] +
-		c["pulls_rejected_not_ready"] + c["pulls_rejected_missing"]; c["hints_attached"] > 0 || staged > 0 {
+	if rej := pullsRejected(c); c["hints_attached"] > 0 || c["pulls_staged"]+rej > 0 {
 		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked; %.1f GB pulled\n",
 			c["hints_attached"], c["pulls_staged"], c["pulls_success"], c["pulls_partial"], c["pulls_failed"],
-			c["pulls_expired"], staged-c["pulls_staged"], c["pulls_parked"], float64(c["bytes_pulled"])/1e9)
+			c["pulls_expired"], rej, c["pulls_parked"], float64(c["bytes_pulled"])/1e9)
 	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
 		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)

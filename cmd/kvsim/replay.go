@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/sim/des"
 )
@@ -67,41 +69,27 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 			out.Abort()
 		}
 	}()
-	tables, err := report.NewTables(out.Path)
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	opt := sim.Options{Sink: tables, Check: f.check}
+	opt := sim.Options{Check: f.check}
 	stderr := cmd.ErrOrStderr()
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
-		opt.Progress = progress(stderr, start)
+		opt.Progress = progress(stderr, time.Now())
 	}
 	stopProfile, err := startCPUProfile(f.cpuProf)
 	if err != nil {
 		return err
 	}
-	res, runErr := sim.Run(cmd.Context(), sc, opt)
+	sum, err := runTo(cmd.Context(), out.Path, sc, opt)
 	stopProfile()
-	if runErr == nil && f.memProf != "" {
-		if err := writeHeapProfile(f.memProf); err != nil {
-			return err
-		}
-	}
 	if opt.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	if runErr != nil {
-		tables.Close(nil, nil)
-		return runErr
-	}
-	if err := tables.Close(res.Workers, res.Counters); err != nil {
+	if err != nil {
 		return err
 	}
-	sum := res.Summary
-	sum.WallTimeS = time.Since(start).Seconds()
-	if err := report.WriteJSON(out.Path("summary.json"), sum); err != nil {
-		return err
+	if f.memProf != "" {
+		if err := writeHeapProfile(f.memProf); err != nil {
+			return err
+		}
 	}
 	if err := out.Commit(); err != nil {
 		return err
@@ -111,6 +99,28 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 		return fmt.Errorf("digest mismatch: the run's digest is %s, expected %s (kvsim compare shows what changed)", sum.Digest, f.expect)
 	}
 	return nil
+}
+
+// runTo runs sc, writing its tables through path, and writes summary.json
+// beside them with the wall time the run took. It returns the summary.
+func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Scenario, opt sim.Options) (*sim.Summary, error) {
+	start := time.Now()
+	tables, err := report.NewTables(path)
+	if err != nil {
+		return nil, err
+	}
+	opt.Sink = tables
+	res, err := sim.Run(ctx, sc, opt)
+	if err != nil {
+		tables.Close(nil, nil)
+		return nil, err
+	}
+	if err := tables.Close(res.Workers, res.Counters); err != nil {
+		return nil, err
+	}
+	sum := res.Summary
+	sum.WallTimeS = time.Since(start).Seconds()
+	return sum, report.WriteJSON(path("summary.json"), sum)
 }
 
 func isTerminal(f *os.File) bool {

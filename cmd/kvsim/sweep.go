@@ -213,16 +213,23 @@ func sweep(cmd *cobra.Command, scenario string, f sweepFlags) error {
 			return fmt.Errorf("run %d (%s): %w", pts[i].run, strings.Join(spec.sets(pts[i])[len(f.sets):], " "), e)
 		}
 	}
-	if err = report.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
+	err = finishSweep(cmd.OutOrStdout(), out, spec, keys, rows)
+	return err
+}
+
+// finishSweep writes sweep.parquet and sweep.json into out, commits it and
+// prints the table.
+func finishSweep(w io.Writer, out *report.OutDir, spec *sweepSpec, keys []string, rows []report.SweepRow) error {
+	if err := report.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
 		return err
 	}
-	if err = report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
+	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
 		return err
 	}
-	if err = out.Commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return err
 	}
-	printSweep(cmd.OutOrStdout(), keys, rows)
+	printSweep(w, keys, rows)
 	return nil
 }
 
@@ -240,22 +247,11 @@ func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, p point) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return report.SweepRow{}, err
 	}
-	tables, err := report.NewTables(func(n string) string { return filepath.Join(dir, n) })
+	sum, err := runTo(ctx, func(n string) string { return filepath.Join(dir, n) }, sc, sim.Options{})
 	if err != nil {
 		return report.SweepRow{}, err
 	}
-	res, err := sim.Run(ctx, sc, sim.Options{Sink: tables})
-	if err != nil {
-		tables.Close(nil, nil)
-		return report.SweepRow{}, err
-	}
-	if err := tables.Close(res.Workers, res.Counters); err != nil {
-		return report.SweepRow{}, err
-	}
-	if err := report.WriteJSON(filepath.Join(dir, "summary.json"), res.Summary); err != nil {
-		return report.SweepRow{}, err
-	}
-	return sweepRow(p, res.Summary), nil
+	return sweepRow(p, sum), nil
 }
 
 func sweepRow(p point, s *sim.Summary) report.SweepRow {
@@ -270,9 +266,8 @@ func sweepRow(p point, s *sim.Summary) report.SweepRow {
 		RequestsPerS: s.Throughput.RequestsPerS, OutputTokensPerS: s.Throughput.OutputTokensPerS,
 		PullsStaged: c["pulls_staged"], PullsSuccess: c["pulls_success"], PullsPartial: c["pulls_partial"],
 		PullsFailed: c["pulls_failed"], PullsExpired: c["pulls_expired"],
-		PullsRejected: c["pulls_rejected_draining"] + c["pulls_rejected_removed"] + c["pulls_rejected_not_ready"] +
-			c["pulls_rejected_missing"],
-		PullsParked: c["pulls_parked"], BytesPulled: c["bytes_pulled"], Rerouted: c["requests_rerouted"],
+		PullsRejected: pullsRejected(c),
+		PullsParked:   c["pulls_parked"], BytesPulled: c["bytes_pulled"], Rerouted: c["requests_rerouted"],
 		WorkersRemoved: c["workers_removed"], MakespanNs: s.MakespanNs, Digest: s.Digest,
 	}
 }
@@ -352,17 +347,8 @@ func merge(w io.Writer, dirs []string, outDir string, force bool) (err error) {
 			out.Abort()
 		}
 	}()
-	if err = report.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
-		return err
-	}
-	if err = report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
-		return err
-	}
-	if err = out.Commit(); err != nil {
-		return err
-	}
-	printSweep(w, keys, rows)
-	return nil
+	err = finishSweep(w, out, spec, keys, rows)
+	return err
 }
 
 func runList(rows []report.SweepRow) string {

@@ -123,9 +123,22 @@ func Run(dir string) ([]string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
+	var samples []report.SampleRow // read once for the queue and occupancy charts
+	err = report.ReadSamples(path("timeseries.parquet"), func(r *report.SampleRow) error {
+		samples = append(samples, *r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var files []string
-	for _, draw := range []func(func(string) string, []event, string) ([]string, error){drawTTFT, drawQueue, drawPulls, drawOccupancy} {
-		f, err := draw(path, evs, out)
+	for _, draw := range []func() ([]string, error){
+		func() ([]string, error) { return drawTTFT(path, evs, out) },
+		func() ([]string, error) { return drawQueue(samples, evs, out) },
+		func() ([]string, error) { return drawPulls(path, evs, out) },
+		func() ([]string, error) { return drawOccupancy(samples, evs, out) },
+	} {
+		f, err := draw()
 		if err != nil {
 			return nil, err
 		}
@@ -213,9 +226,9 @@ func drawTTFT(path func(string) string, evs []event, out string) ([]string, erro
 	return save(p, out, "ttft")
 }
 
-func drawQueue(path func(string) string, evs []event, out string) ([]string, error) {
+func drawQueue(samples []report.SampleRow, evs []event, out string) ([]string, error) {
 	running, waiting := series{name: "running"}, series{name: "waiting"}
-	err := report.ReadSamples(path("timeseries.parquet"), func(r *report.SampleRow) error {
+	for _, r := range samples {
 		x := float64(r.TimeNs) / 1e9
 		if n := len(running.xys); n == 0 || running.xys[n-1].X != x {
 			running.xys = append(running.xys, plotter.XY{X: x})
@@ -223,10 +236,6 @@ func drawQueue(path func(string) string, evs []event, out string) ([]string, err
 		}
 		running.xys[len(running.xys)-1].Y += float64(r.Running)
 		waiting.xys[len(waiting.xys)-1].Y += float64(r.Waiting)
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	p, err := lines("Requests in the cluster", "time (s)", "requests", []series{running, waiting}, evs)
 	if err != nil {
@@ -236,27 +245,34 @@ func drawQueue(path func(string) string, evs []event, out string) ([]string, err
 }
 
 func drawPulls(path func(string) string, evs []event, out string) ([]string, error) {
-	var ends []int64
-	var outcomes []string
+	type end struct {
+		ns      int64
+		outcome int
+	}
+	var ends []end
+	last := int64(0)
 	err := report.ReadPulls(path("pulls.parquet"), func(r *report.PullRow) error {
-		ends, outcomes = append(ends, r.EndNs), append(outcomes, r.Outcome)
+		if o := slices.Index(report.PullOutcomes, r.Outcome); o >= 0 {
+			ends = append(ends, end{r.EndNs, o})
+			last = max(last, r.EndNs)
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	bw := bucketWidth(slices.Max(append(ends, 0)))
-	nb := int(slices.Max(append(ends, 0))/bw) + 1
+	bw := bucketWidth(last)
+	counts := make([][]float64, len(report.PullOutcomes)) // by outcome, then bucket
+	for o := range counts {
+		counts[o] = make([]float64, last/bw+1)
+	}
+	for _, e := range ends {
+		counts[e.outcome][e.ns/bw]++
+	}
 	var ss []series
-	for _, o := range []string{"success", "partial", "failed", "expired", "rejected"} {
-		counts := make([]float64, nb)
-		for i, e := range ends {
-			if outcomes[i] == o {
-				counts[e/bw]++
-			}
-		}
-		s := series{name: o}
-		for b, c := range counts {
+	for o, name := range report.PullOutcomes {
+		s := series{name: name}
+		for b, c := range counts[o] {
 			s.xys = append(s.xys, plotter.XY{X: float64(int64(b)*bw+bw/2) / 1e9, Y: c})
 		}
 		ss = append(ss, s)
@@ -268,18 +284,16 @@ func drawPulls(path func(string) string, evs []event, out string) ([]string, err
 	return save(p, out, "pulls")
 }
 
-func drawOccupancy(path func(string) string, evs []event, out string) ([]string, error) {
-	type point struct {
-		t      float64
-		g1, g2 float64
-	}
+// point is one worker's sample for the occupancy charts.
+type point struct {
+	t      float64
+	g1, g2 float64
+}
+
+func drawOccupancy(samples []report.SampleRow, evs []event, out string) ([]string, error) {
 	byWorker := map[int32][]point{}
-	err := report.ReadSamples(path("timeseries.parquet"), func(r *report.SampleRow) error {
+	for _, r := range samples {
 		byWorker[r.Worker] = append(byWorker[r.Worker], point{float64(r.TimeNs) / 1e9, float64(r.G1Blocks), float64(r.G2Blocks)})
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	ids := make([]int32, 0, len(byWorker))
 	for w := range byWorker {
@@ -306,7 +320,7 @@ func drawOccupancy(path func(string) string, evs []event, out string) ([]string,
 		} else {
 			ss = envelope(ids, byWorker, func(p point) (float64, float64) { return p.t, val(p) })
 		}
-		p, err := lines(fmt.Sprintf("%s blocks in use per worker", map[string]string{"g1": "G1", "g2": "G2"}[tier]),
+		p, err := lines(fmt.Sprintf("%s blocks in use per worker", strings.ToUpper(tier)),
 			"time (s)", "blocks", ss, evs)
 		if err != nil {
 			return nil, err
@@ -322,7 +336,7 @@ func drawOccupancy(path func(string) string, evs []event, out string) ([]string,
 
 // envelope reduces many workers' series to their minimum, mean and maximum
 // at each time.
-func envelope[P any](ids []int32, byWorker map[int32][]P, xy func(P) (float64, float64)) []series {
+func envelope(ids []int32, byWorker map[int32][]point, xy func(point) (float64, float64)) []series {
 	type acc struct{ lo, hi, sum, n float64 }
 	at := map[float64]*acc{}
 	for _, w := range ids {

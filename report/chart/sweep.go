@@ -41,7 +41,7 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 	cols := report.SweepColumns(keys)
 	numeric := func(name string) (func(*report.SweepRow) float64, error) {
 		i := slices.IndexFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
-		if i < 0 || (cols[i].Int64 == nil && cols[i].Float64 == nil) || (i > 0 && i <= len(keys)) {
+		if i < 0 || cols[i].Int64 == nil && cols[i].Float64 == nil { // key columns are strings
 			return nil, fmt.Errorf("chart: %q is not a numeric column of %s", name, table)
 		}
 		c := cols[i]
