@@ -177,48 +177,36 @@ func FuzzParse(f *testing.F) {
 	f.Add(defaultYAML, "events=[{at: 1s, add: 1}]")
 	f.Add([]byte("events:\n  - {at: 1s, drain: [0]}\n"+base), "router.hints.mode=move")
 	f.Add([]byte("a: [\n"), "x")
-	f.Fuzz(func(t *testing.T, data []byte, set string) {
-		sc, err := Parse("f.yaml", data, []string{set})
-		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("error is not an InputError: %v", err)
-			}
-			return
-		}
-		out, err := sc.YAML()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Parse("f.yaml", out, nil); err != nil {
-			t.Fatalf("resolved scenario rejected: %v\n%s", err, out)
-		}
-	})
+	f.Fuzz(roundTrip)
 }
 
-// FuzzSet: no --set override makes the loader panic; a refused one is an
-// InputError naming --set, and an accepted one renders to YAML the loader
-// accepts again.
+// FuzzSet: no --set override of a valid scenario makes the loader panic; a
+// refused one is an InputError, and an accepted one renders to YAML the
+// loader accepts again.
 func FuzzSet(f *testing.F) {
 	for _, s := range []string{"cluster.workers=3", "events=[{at: 1s, add: 1}]", "events[0].at=2s",
 		"router.hints={enabled: false}", "kvcr.latency=1.5ms", "a.b.c=", "=1", "cluster=[1", "workload.trace.path=x"} {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, set string) {
-		sc, err := Parse("f.yaml", []byte(base), []string{set})
-		if err != nil {
-			var ie *InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("error is not an InputError: %v", err)
-			}
-			return
+	f.Fuzz(func(t *testing.T, set string) { roundTrip(t, []byte(base), set) })
+}
+
+// roundTrip: the loader refuses data with set with an InputError or
+// accepts it, and then accepts the YAML it renders.
+func roundTrip(t *testing.T, data []byte, set string) {
+	sc, err := Parse("f.yaml", data, []string{set})
+	if err != nil {
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Fatalf("error is not an InputError: %v", err)
 		}
-		out, err := sc.YAML()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := Parse("f.yaml", out, nil); err != nil {
-			t.Fatalf("resolved scenario rejected: %v\n%s", err, out)
-		}
-	})
+		return
+	}
+	out, err := sc.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("f.yaml", out, nil); err != nil {
+		t.Fatalf("resolved scenario rejected: %v\n%s", err, out)
+	}
 }

@@ -42,7 +42,7 @@ func engineConfig(sc *scenarios.Scenario, id int32) engine.Config {
 
 // openSource opens the scenario's workload. The returned closer releases the
 // trace file.
-func openSource(sc *scenarios.Scenario, rng des.RNG) (workload.Source, io.Closer, error) {
+func openSource(sc *scenarios.Scenario) (workload.Source, io.Closer, error) {
 	e := sc.Cluster.Engine
 	if s := sc.Workload.Synthetic; s != nil {
 		g := workload.NewGenerator(workload.Synthetic{
@@ -50,7 +50,7 @@ func openSource(sc *scenarios.Scenario, rng des.RNG) (workload.Source, io.Closer
 			InputMean: s.Input.Mean, InputSigma: s.Input.Sigma, OutputMean: s.Output.Mean, OutputSigma: s.Output.Sigma,
 			PrefixGroups: s.PrefixGroups, SharedPrefix: s.SharedPrefix, Turns: s.Turns,
 			ThinkTime: des.Time(s.ThinkTime), BlockSize: e.BlockSize, MaxTokens: e.MaxModelLen,
-		}, rng)
+		}, des.NewRNG(sc.Seed))
 		return g, io.NopCloser(nil), nil
 	}
 	t := sc.Workload.Trace

@@ -32,7 +32,7 @@ const (
 func (e *InvariantError) Unwrap() error { return e.Err }
 
 // check verifies a worker's invariants after a pass starts or ends. A full
-// O(G1 + G2) check runs every max(128, blocks / 8) passes, keeping its
+// O(G1 + G2) check runs every max(128, (G1 + G2 blocks) / 8) passes, keeping its
 // amortised cost to a few operations a pass; the others get the
 // O(running) check, and every worker gets a full one at the end.
 func (c *Cluster) check(n *node) {
@@ -43,7 +43,11 @@ func (c *Cluster) check(n *node) {
 		c.err = &InvariantError{Invariant: invG1Blocks, At: c.q.Now(), Err: err}
 		return
 	}
-	if n.w.Passes()%int64(max(128, n.w.G1Capacity()/8)) == 0 {
+	blocks := n.w.G1Capacity()
+	if c.kv != nil {
+		blocks += c.kv.Pool(n.id).Capacity()
+	}
+	if n.w.Passes()%int64(max(128, blocks/8)) == 0 {
 		if err := c.checkWorker(n); err != nil {
 			c.err = err
 		}
@@ -86,9 +90,9 @@ func (c *Cluster) checkEnd() error {
 			errs = append(errs, &InvariantError{Invariant: v.Invariant, At: now, Err: v.Err})
 		}
 	}
-	if c.stats.ended != c.stats.arrivals {
+	if ended := c.stats.s.Requests.Total; ended != c.stats.arrivals {
 		errs = append(errs, &InvariantError{Invariant: invRequestsOnce, At: now,
-			Err: fmt.Errorf("%d requests arrived, %d ended", c.stats.arrivals, c.stats.ended)})
+			Err: fmt.Errorf("%d requests arrived, %d ended", c.stats.arrivals, ended)})
 	}
 	return errors.Join(errs...)
 }

@@ -16,7 +16,8 @@ type hostKV struct {
 
 func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Staging {
 	r := h.c.active[s.Req.ID]
-	switch h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Blocks, limit, g1, r.hint) {
+	hint := kvcr.Hint{Source: r.route.HintSource, Move: h.c.moveHints}
+	switch h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Blocks, limit, g1, hint) {
 	case kvcr.Wait:
 		return engine.StageWait
 	case kvcr.Parked:

@@ -142,9 +142,10 @@ var lifeLines = []traceLine{{0, 32, 10, ids(1, 2)}, {1, 32, 10, ids(3, 2)}, {45,
 // TestRemoveAndAdd: worker 1 is removed at 20 ms; R1 is routed again, to
 // worker 0, where it waits for R0 (55 ms) and starts over: 55-110 ms. A
 // worker added at 30 ms with a 10 ms startup is ready at 40 ms, and round
-// robin over workers 0 and 2 gives it R2: 45-55 ms.
+// robin over workers 0 and 2 gives it R2: 45-55 ms. One worker added, one
+// removed, none drained; one request rerouted.
 func TestRemoveAndAdd(t *testing.T) {
-	rows, res := runTrace(t, lifeBody, lifeLines,
+	rows, sum := runTrace(t, lifeBody, lifeLines,
 		"events=[{at: 20ms, remove: [1]}, {at: 30ms, add: 1, startup: 10ms}]")
 	if r := rows[1]; r.Worker != 0 || r.Reroutes != 1 || r.FinishNs != 110*ms || r.Outcome != "completed" {
 		t.Errorf("R1 %+v", r)
@@ -152,7 +153,10 @@ func TestRemoveAndAdd(t *testing.T) {
 	if r := rows[2]; r.Worker != 2 || r.FinishNs != 55*ms {
 		t.Errorf("R2 %+v", r)
 	}
-	_ = res
+	c := sum.Counters
+	if c["workers_added"] != 1 || c["workers_removed"] != 1 || c["workers_drained"] != 0 || c["requests_rerouted"] != 1 {
+		t.Errorf("counters %v", c)
+	}
 }
 
 // TestRemoveFail: with on_remove: fail, R1 fails when its worker goes.
@@ -167,13 +171,16 @@ func TestRemoveFail(t *testing.T) {
 // R0 and goes at 55 ms. With drain_timeout 10 ms it is removed at 30 ms and
 // R0 is routed again (to worker 1, busy with R1 until 56 ms): 56-111 ms.
 func TestDrainTimeout(t *testing.T) {
-	_, sink := runTraceSink(t, lifeBody, lifeLines, "events=[{at: 20ms, drain: [0]}]")
-	if w := sink.Workers[0]; w.RemovedNs != 55*ms {
+	_, res0 := runTraceSink(t, lifeBody, lifeLines, "events=[{at: 20ms, drain: [0]}]")
+	if w := res0.Workers[0]; w.RemovedNs != 55*ms {
 		t.Errorf("no timeout: worker 0 %+v", w)
 	}
 	s, res := runTraceSink(t, lifeBody, lifeLines, "events=[{at: 20ms, drain: [0], drain_timeout: 10ms}]")
 	if w := res.Workers[0]; w.RemovedNs != 30*ms || w.DrainNs != 20*ms {
 		t.Errorf("timeout: worker 0 %+v", w)
+	}
+	if c := res.Summary.Counters; c["workers_drained"] != 1 || c["workers_removed"] != 1 || c["workers_added"] != 0 {
+		t.Errorf("counters %v", c)
 	}
 	if r := s.rows[0]; r.Worker != 1 || r.FinishNs != 111*ms || r.Reroutes != 1 {
 		t.Errorf("R0 %+v", r)

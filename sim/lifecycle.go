@@ -48,7 +48,6 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 				c.err = err
 				return
 			}
-			c.counts.workersAdded++
 			if ev.Startup > 0 {
 				id := uint64(len(c.workers) - 1)
 				c.q.Schedule(des.AddSat(now, des.Time(ev.Startup)), des.PhaseLifecycle, key, l, lifeReady|id<<8)
@@ -80,7 +79,6 @@ func (c *Cluster) drain(now des.Time, n *node) {
 		return
 	}
 	n.status, n.drainNs = kvcr.Draining, now
-	c.counts.drained++
 	c.router.SetSchedulable(n.id, false)
 	if c.kv != nil {
 		c.kv.SetStatus(n.id, kvcr.Draining)
@@ -106,7 +104,6 @@ func (c *Cluster) remove(now des.Time, n *node, fail bool) {
 		return
 	}
 	n.status, n.removedNs = kvcr.Removed, now
-	c.counts.removed++
 	c.router.SetSchedulable(n.id, false)
 	seqs := n.w.Drop()
 	if c.kv != nil {
@@ -115,8 +112,8 @@ func (c *Cluster) remove(now des.Time, n *node, fail bool) {
 	for _, s := range seqs {
 		r := c.active[s.Req.ID]
 		c.router.Finished(r.route, s.FirstTokenAt >= 0)
-		r.carried.Preemptions += s.Preemptions
-		r.carried.ComputedPromptTokens += s.ComputedPromptTokens
+		r.priorPreemptions += s.Preemptions
+		r.priorComputed += s.ComputedPromptTokens
 		r.seq = nil
 		if fail {
 			c.end(r, report.OutcomeFailed, now)
@@ -124,7 +121,6 @@ func (c *Cluster) remove(now des.Time, n *node, fail bool) {
 		}
 		r.reroutes++
 		c.counts.rerouted++
-		r.hint = kvcr.Hint{}
 		if w, ok := c.route(now, r); ok {
 			c.wake(w, now, false)
 		}

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"slices"
-
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim/des"
@@ -17,7 +15,7 @@ type reorder[R any] struct {
 }
 
 // put holds row until every earlier id is out, then writes the run of rows
-// it completes. sink may be nil.
+// it completes.
 func (r *reorder[R]) put(id int64, row R, sink func(*R) error) error {
 	if id != r.next {
 		if r.held == nil {
@@ -27,10 +25,8 @@ func (r *reorder[R]) put(id int64, row R, sink func(*R) error) error {
 		return nil
 	}
 	for {
-		if sink != nil {
-			if err := sink(&row); err != nil {
-				return err
-			}
+		if err := sink(&row); err != nil {
+			return err
 		}
 		r.next++
 		next, ok := r.held[r.next]
@@ -43,17 +39,6 @@ func (r *reorder[R]) put(id int64, row R, sink func(*R) error) error {
 }
 
 func (r *reorder[R]) pending() int { return len(r.held) }
-
-// sortedKeys returns a map's keys in order, so map order never reaches the
-// model.
-func sortedKeys[V any](m map[int64]V) []int64 {
-	keys := make([]int64, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
 
 type sampler Cluster
 
@@ -111,13 +96,11 @@ func (c *Cluster) workerRows() []report.WorkerRow {
 	return rows
 }
 
-// counts are the simulation's own counters, beside KVCR's.
+// counts are the simulation's own running counters, beside KVCR's; the
+// workers' counters come from the workers at the end.
 type counts struct {
 	hintsAttached int64
 	rerouted      int64
-	workersAdded  int64
-	drained       int64
-	removed       int64
 }
 
 // counterRows lists every counter in report order: hints_attached and
@@ -131,6 +114,15 @@ func (c *Cluster) counterRows() []report.CounterRow {
 	for _, k := range kc.List() {
 		rows = append(rows, report.CounterRow{Name: k.Name, Value: k.Value})
 	}
+	var drained, removed int64
+	for _, n := range c.workers {
+		if n.drainNs >= 0 {
+			drained++
+		}
+		if n.removedNs >= 0 {
+			removed++
+		}
+	}
 	s := &c.stats.s
 	return append(rows,
 		report.CounterRow{Name: "requests_total", Value: s.Requests.Total},
@@ -140,8 +132,8 @@ func (c *Cluster) counterRows() []report.CounterRow {
 		report.CounterRow{Name: "requests_unfinished", Value: s.Requests.Unfinished},
 		report.CounterRow{Name: "requests_rerouted", Value: c.counts.rerouted},
 		report.CounterRow{Name: "preemptions", Value: s.Preempted},
-		report.CounterRow{Name: "workers_added", Value: c.counts.workersAdded},
-		report.CounterRow{Name: "workers_drained", Value: c.counts.drained},
-		report.CounterRow{Name: "workers_removed", Value: c.counts.removed},
+		report.CounterRow{Name: "workers_added", Value: int64(len(c.workers) - c.sc.Cluster.Workers)},
+		report.CounterRow{Name: "workers_drained", Value: drained},
+		report.CounterRow{Name: "workers_removed", Value: removed},
 	)
 }

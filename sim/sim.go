@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime/debug"
+	"slices"
 
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
@@ -45,22 +47,23 @@ type Result struct {
 
 // Cluster is one run in progress.
 type Cluster struct {
-	sc       *scenarios.Scenario
-	opt      Options
-	q        des.Queue
-	workers  []*node
-	timing   engine.Timing
-	router   *scheduler.Router
-	kv       *kvcr.KVCR // nil when KVCR is off
-	source   workload.Source
-	next     *workload.Request // read ahead: the next arrival
-	active   map[int64]*request
-	requests reorder[report.RequestRow]
-	pulls    reorder[report.PullRow]
-	digest   *report.Digest
-	stats    stats
-	counts   counts
-	err      error
+	sc        *scenarios.Scenario
+	opt       Options
+	q         des.Queue
+	workers   []*node
+	timing    engine.Timing
+	router    *scheduler.Router
+	kv        *kvcr.KVCR // nil when KVCR is off
+	moveHints bool       // hints ask for move pulls (router.hints.mode)
+	source    workload.Source
+	next      *workload.Request // read ahead: the next arrival
+	active    map[int64]*request
+	requests  reorder[report.RequestRow]
+	pulls     reorder[report.PullRow]
+	digest    *report.Digest
+	stats     stats
+	counts    counts
+	err       error
 }
 
 // node is a worker and what the simulation keeps beside it.
@@ -82,9 +85,10 @@ type request struct {
 	req      *workload.Request
 	route    scheduler.Route
 	seq      *engine.Seq
-	hint     kvcr.Hint
 	reroutes int32
-	carried  engine.Seq // preemptions and computed tokens of earlier attempts
+	// of earlier attempts, on workers since removed
+	priorPreemptions int
+	priorComputed    int
 }
 
 // Run simulates the scenario to the end. Cancelling ctx stops the run with
@@ -108,7 +112,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result,
 		err = fmt.Errorf("internal error at virtual time %v: %v (a kvsim bug: please report it with the scenario)\n%s",
 			c.q.Now(), r, debug.Stack())
 	}()
-	src, closer, err := openSource(sc, des.NewRNG(sc.Seed))
+	src, closer, err := openSource(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +127,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result,
 	c.q.Run(func() bool {
 		if c.q.Fired()%ProgressEvery == 0 {
 			if opt.Progress != nil {
-				opt.Progress(c.stats.ended, c.q.Now())
+				opt.Progress(c.stats.s.Requests.Total, c.q.Now())
 			}
 			if err := ctx.Err(); err != nil && c.err == nil {
 				c.err = err
@@ -137,15 +141,17 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result,
 	if err := c.finish(); err != nil {
 		return nil, err
 	}
-	res = &Result{Summary: c.summary(), Workers: c.workerRows(), Counters: c.counterRows()}
-	res.Summary.Digest = c.digest.Sum(res.Counters)
+	cs := c.counterRows()
+	res = &Result{Summary: c.summary(cs), Workers: c.workerRows(), Counters: cs}
+	res.Summary.Digest = c.digest.Sum(cs)
 	return res, nil
 }
 
 // build wires workers, router and KVCR for a scenario.
 func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 	rng := des.NewRNG(sc.Seed)
-	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc), digest: report.NewDigest()}
+	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc), digest: report.NewDigest(),
+		moveHints: sc.Router.Hints.Mode == "move"}
 	e := sc.Cluster.Engine
 	kvOn := sc.KVCR.Enabled
 	r, err := scheduler.New(scheduler.Config{
@@ -267,7 +273,6 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	r.route = rt
 	if rt.HintSource >= 0 {
 		c.counts.hintsAttached++
-		r.hint = kvcr.Hint{Source: rt.HintSource, Move: c.sc.Router.Hints.Mode == "move"}
 	}
 	r.seq = c.workers[rt.Worker].w.Enqueue(r.req, rt.HintSource >= 0)
 	return rt.Worker, true
@@ -362,8 +367,8 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 		RequestID: r.req.ID, Worker: r.route.Worker, ArrivalNs: int64(r.req.Arrival),
 		FirstTokenNs: -1, FinishNs: int64(now), InputTokens: int64(r.req.InputTokens),
 		OutputTokens: int64(r.req.OutputTokens), HintSource: r.route.HintSource, Outcome: outcome,
-		Reroutes: r.reroutes, Preemptions: int32(r.carried.Preemptions),
-		ComputedPromptTokens: int64(r.carried.ComputedPromptTokens),
+		Reroutes: r.reroutes, Preemptions: int32(r.priorPreemptions),
+		ComputedPromptTokens: int64(r.priorComputed),
 	}
 	if s := r.seq; s != nil {
 		row.FirstTokenNs = int64(s.FirstTokenAt)
@@ -376,7 +381,6 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	if outcome == report.OutcomeUnfinished {
 		row.FinishNs = -1
 	}
-	c.stats.ended++
 	c.stats.add(&row)
 	if err := c.requests.put(row.RequestID, row, c.releaseRequest); err != nil && c.err == nil {
 		c.err = err
@@ -406,7 +410,7 @@ func (c *Cluster) releasePull(r *report.PullRow) error {
 // unless a worker can never admit them), flushes the rows and checks the
 // run's invariants.
 func (c *Cluster) finish() error {
-	for _, id := range sortedKeys(c.active) {
+	for _, id := range slices.Sorted(maps.Keys(c.active)) { // map order never reaches the model
 		c.end(c.active[id], report.OutcomeUnfinished, c.q.Now())
 	}
 	if c.err != nil {

@@ -5,8 +5,8 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
-// Summary is a run's summary.json, less what the caller adds (digest in a
-// later version, wall time).
+// Summary is a run's summary.json, less the wall time, which the caller
+// adds.
 type Summary struct {
 	Scenario string `json:"scenario"`
 	Seed     uint64 `json:"seed"`
@@ -57,7 +57,6 @@ type Summary struct {
 // stats accumulates the summary as requests end.
 type stats struct {
 	arrivals     int64
-	ended        int64
 	firstArrival int64
 	lastEnd      int64
 	s            Summary
@@ -101,7 +100,8 @@ func (st *stats) add(row *report.RequestRow) {
 	}
 }
 
-func (c *Cluster) summary() *Summary {
+// summary is the run's summary, its counters cs.
+func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 	st := &c.stats
 	s := st.s
 	s.Scenario, s.Seed, s.Workers = c.sc.Name, c.sc.Seed, c.sc.Cluster.Workers
@@ -120,7 +120,7 @@ func (c *Cluster) summary() *Summary {
 	s.EndNs = int64(c.q.Now())
 	s.Events = c.q.Fired()
 	s.Counters = map[string]int64{}
-	for _, r := range c.counterRows() {
+	for _, r := range cs {
 		s.Counters[r.Name] = r.Value
 	}
 	return &s

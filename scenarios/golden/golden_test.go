@@ -159,13 +159,14 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v (record it with -update)", err)
 			}
+			if bytes.Equal(data, got.text()) { // the text holds the digest
+				return
+			}
 			want, err := parse(data)
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			if want.digest != got.digest || !bytes.Equal(want.text(), got.text()) {
-				t.Errorf("%s changed; if deliberate, re-record with go test ./scenarios/... -run Golden -update\n%s", path, explain(want, got))
-			}
+			t.Errorf("%s changed; if deliberate, re-record with go test ./scenarios/... -run Golden -update\n%s", path, explain(want, got))
 		})
 	}
 }
@@ -177,7 +178,11 @@ func TestGoldenSameEveryRun(t *testing.T) {
 	done := make(chan string, 4)
 	for range 4 {
 		go func() {
-			sc, _ := scenarios.Load("drain.yaml", nil)
+			sc, err := scenarios.Load("drain.yaml", nil)
+			if err != nil {
+				done <- err.Error()
+				return
+			}
 			res, err := sim.Run(context.Background(), sc, sim.Options{})
 			if err != nil {
 				done <- err.Error()
