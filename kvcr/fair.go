@@ -23,6 +23,20 @@ type fairNet struct {
 	last    des.Time
 	gen     uint64
 	moved   []int64 // by source worker: bytes of completed transfers
+
+	// scratch of reshare and Fire
+	links  []linkState
+	eg, in []int // by flow: its egress and ingress in links
+	fixed  []bool
+	done   []*flow
+}
+
+// linkState is one link in progressive filling: its capacity left and its
+// flows not fixed yet.
+type linkState struct {
+	key  int64
+	cap  float64
+	open int
 }
 
 type flow struct {
@@ -73,7 +87,8 @@ func (f *fairNet) advance(now des.Time) {
 	f.last = now
 }
 
-// linkKey names a link: egress of a worker (even) or ingress (odd).
+// egressKey and ingressKey name a link: a worker's egress (even) or
+// ingress (odd).
 func egressKey(w int32) int64  { return 2 * int64(w) }
 func ingressKey(w int32) int64 { return 2*int64(w) + 1 }
 
@@ -84,12 +99,7 @@ func (f *fairNet) reshare(now des.Time) {
 		return
 	}
 	// Progressive filling over the links the active flows use.
-	type linkState struct {
-		key  int64
-		cap  float64
-		open int
-	}
-	var links []linkState
+	links := f.links[:0]
 	find := func(key int64, cap float64) int {
 		for i := range links {
 			if links[i].key == key {
@@ -99,15 +109,16 @@ func (f *fairNet) reshare(now des.Time) {
 		links = append(links, linkState{key: key, cap: cap})
 		return len(links) - 1
 	}
-	eg := make([]int, len(f.act))
-	in := make([]int, len(f.act))
+	eg, in := resize(f.eg, len(f.act)), resize(f.in, len(f.act))
+	fixed := resize(f.fixed, len(f.act))
+	clear(fixed)
 	for i, fl := range f.act {
 		eg[i] = find(egressKey(fl.src), f.egress)
 		in[i] = find(ingressKey(fl.dst), f.ingress)
 		links[eg[i]].open++
 		links[in[i]].open++
 	}
-	fixed := make([]bool, len(f.act))
+	f.links, f.eg, f.in, f.fixed = links, eg, in, fixed
 	for left := len(f.act); left > 0; {
 		best, share := -1, math.Inf(1)
 		for i, l := range links {
@@ -147,7 +158,7 @@ func (f *fairNet) Fire(now des.Time, key, gen uint64) {
 		return
 	}
 	f.advance(now)
-	var done []*flow
+	done := f.done[:0]
 	kept := f.act[:0]
 	for _, fl := range f.act {
 		if fl.t.ID == key || fl.left <= completeSlack*float64(fl.t.Bytes) {
@@ -167,4 +178,14 @@ func (f *fairNet) Fire(now des.Time, key, gen uint64) {
 		f.moved[fl.src] += fl.t.Bytes
 		fl.t.done(now, fl.t)
 	}
+	clear(done)
+	f.done = done[:0]
+}
+
+// resize returns s with length n, reusing its array when large enough.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }

@@ -1,7 +1,9 @@
 package kvcr
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/kvsim/kvsim/sim/des"
@@ -107,8 +109,6 @@ type Pull struct {
 	sourceDeadline des.Time
 	t              Transfer
 	started        bool // pins taken, slots reserved
-	flowing        bool // on the network
-	targetDone     bool // the request has been released
 	invalidated    bool // move: blocks the target held were invalidated at the source
 }
 
@@ -118,10 +118,10 @@ type node struct {
 	status   Status
 	pool     *Pool
 	d2h, h2d *Link
-	egress   *Link // nil with fairNet
 	pulls    int   // live pulls it is the source (started) or target of
 	inflight int   // started pulls it is the target of
 	ops      []*op // loads and stores in flight
+	sent     int64 // bytes of its pulls whose transfers completed
 }
 
 // op is a load or a store in flight on a worker's H2D or D2H link.
@@ -133,6 +133,7 @@ type op struct {
 	slots  []int32
 	blocks []workload.Ref
 	at     int // index in n.ops
+	done   func(des.Time, *Transfer)
 }
 
 // KVCR is every worker's G2 pool, links and pulls.
@@ -141,15 +142,15 @@ type KVCR struct {
 	q        *des.Queue
 	l        Listener
 	nodes    []*node
-	fair     *fairNet // nil: processor sharing per egress
+	net      network // carries the pulls
 	parked   map[int64]*Pull
 	live     map[int64]*Pull
 	nextPull int64
 	nextXfer uint64
-	sent     []int64 // by worker: bytes of its pulls whose transfers completed
-	broken   error   // the first block served while not readable
-	spare    []*op   // finished loads and stores, for reuse
-	one      [1]workload.Ref
+	broken   error          // the first block served while not readable
+	spare    []*op          // finished loads and stores, for reuse
+	moved    []workload.Ref // scratch: blocks a move made absent
+	order    []int          // scratch: pinned blocks in hash order
 	// C holds the run's counters.
 	C Counters
 }
@@ -158,7 +159,9 @@ type KVCR struct {
 func New(cfg Config, q *des.Queue, l Listener) *KVCR {
 	k := &KVCR{cfg: cfg, q: q, l: l, parked: map[int64]*Pull{}, live: map[int64]*Pull{}}
 	if cfg.IngressGbps > 0 {
-		k.fair = newFairNet(q, cfg.BandwidthGbps, cfg.IngressGbps)
+		k.net = newFairNet(q, cfg.BandwidthGbps, cfg.IngressGbps)
+	} else {
+		k.net = &egressLinks{q: q, gbps: cfg.BandwidthGbps}
 	}
 	return k
 }
@@ -168,16 +171,10 @@ func (k *KVCR) AddWorker(id int32, st Status) {
 	n := &node{id: id, status: st, pool: NewPool(k.cfg.G2Capacity),
 		d2h: NewLink(fmt.Sprintf("d2h/%d", id), k.cfg.D2HGbps, k.q),
 		h2d: NewLink(fmt.Sprintf("h2d/%d", id), k.cfg.H2DGbps, k.q)}
-	if k.fair == nil {
-		n.egress = NewLink(fmt.Sprintf("egress/%d", id), k.cfg.BandwidthGbps, k.q)
-	}
 	for int(id) >= len(k.nodes) {
 		k.nodes = append(k.nodes, nil)
 	}
 	k.nodes[id] = n
-	for int(id) >= len(k.sent) {
-		k.sent = append(k.sent, 0)
-	}
 }
 
 // SetStatus changes what the staging guard sees of w.
@@ -191,10 +188,7 @@ func (k *KVCR) ActivePulls(w int32) int { return k.nodes[w].pulls }
 
 // Moved is the bytes of completed pull transfers sent by w.
 func (k *KVCR) Moved(w int32) int64 {
-	if k.fair != nil {
-		return k.fair.movedBy(w)
-	}
-	return k.nodes[w].egress.Moved()
+	return k.net.movedBy(w)
 }
 
 func (k *KVCR) xferID() uint64 {
@@ -249,8 +243,9 @@ func (k *KVCR) newOp(n *node, store bool, req int64) *op {
 		o.slots, o.blocks = o.slots[:0], o.blocks[:0]
 	} else {
 		o = &op{}
+		o.done = func(now des.Time, _ *Transfer) { k.opDone(now, o) }
 	}
-	o.n, o.store, o.req, o.at = n, store, req, -1
+	o.n, o.store, o.req = n, store, req
 	return o
 }
 
@@ -288,17 +283,14 @@ func (k *KVCR) startOp(now des.Time, o *op, l *Link) {
 	o.t = Transfer{ID: k.xferID(), Bytes: int64(len(o.slots)) * k.cfg.BlockBytes}
 	o.at = len(o.n.ops)
 	o.n.ops = append(o.n.ops, o)
-	l.Start(now, &o.t, func(now des.Time, _ *Transfer) { k.opDone(now, o) })
+	l.Start(now, &o.t, o.done)
 }
 
 func (k *KVCR) opDone(now des.Time, o *op) {
 	n := o.n
-	if o.at >= 0 { // instant links complete before startOp records the op
-		last := n.ops[len(n.ops)-1]
-		n.ops[o.at], last.at = last, o.at
-		n.ops = n.ops[:len(n.ops)-1]
-		o.at = -1
-	}
+	last := n.ops[len(n.ops)-1]
+	n.ops[o.at], last.at = last, o.at
+	n.ops = n.ops[:len(n.ops)-1]
 	if o.store {
 		for _, s := range o.slots {
 			n.pool.MakeReady(s)
@@ -325,13 +317,14 @@ func (k *KVCR) finishLoad(o *op) {
 // of its blocks may be reused, g1 how many the target holds in G1.
 func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limit, g1 int, h Hint) StageResult {
 	p := k.parked[req]
+	wasParked := p != nil
 	tn, sn := k.nodes[target], k.nodes[h.Source]
 	held := g1 + tn.pool.Prefix(chain[:limit], g1)
 	if held >= limit {
 		k.C.HintsNothingToFetch++
 		if p != nil { // parked earlier; the blocks arrived meanwhile
 			delete(k.parked, req)
-			p.from, p.Requested, p.targetDone = held, 0, true
+			p.from, p.Requested = held, 0
 			k.end(now, p, Success)
 			k.release(now, tn)
 		}
@@ -364,21 +357,17 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 		for i := range held {
 			b := workload.RefOf(chain, i)
 			if s := sn.pool.slot(b); s >= 0 {
-				k.markMoved(now, sn, s, b)
+				k.markMoved(sn, s, b)
 			}
 		}
+		k.reportMoved(now, sn)
 	}
 	run := min(sn.pool.Prefix(chain[:limit], held), tn.pool.Capacity())
 	if run == 0 {
 		k.reject(now, p, tn, &k.C.PullsRejectedMissing)
 		return Proceed
 	}
-	wasParked := k.parked[req] != nil
-	runBlocks := make([]workload.Ref, run)
-	for i := range runBlocks {
-		runBlocks[i] = workload.RefOf(chain, held+i)
-	}
-	if (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) || !tn.pool.Room(absent(tn.pool, runBlocks)) {
+	if (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) || !tn.pool.Room(absent(tn.pool, chain, held, run)) {
 		if !wasParked {
 			k.parked[req] = p
 			k.live[p.ID] = p
@@ -395,6 +384,10 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 		tn.pulls++
 		k.q.Schedule(p.targetDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), targetDeadline)
 	}
+	runBlocks := make([]workload.Ref, run)
+	for i := range runBlocks {
+		runBlocks[i] = workload.RefOf(chain, held+i)
+	}
 	k.begin(now, p, tn, sn, runBlocks)
 	return Wait
 }
@@ -407,15 +400,16 @@ func (k *KVCR) mustServe(now des.Time, n *node, s int32, b workload.Ref, what st
 	}
 }
 
-// absent counts the blocks pool has no slot for.
-func absent(pool *Pool, blocks []workload.Ref) int {
-	n := 0
-	for _, b := range blocks {
-		if !pool.Has(b) {
-			n++
+// absent counts the blocks [from, from+n) of chain that pool has no slot
+// for.
+func absent(pool *Pool, chain []uint64, from, n int) int {
+	count := 0
+	for i := from; i < from+n; i++ {
+		if !pool.Has(workload.RefOf(chain, i)) {
+			count++
 		}
 	}
-	return n
+	return count
 }
 
 // begin starts a pull: pins on the source's run, slots at the target, the
@@ -457,20 +451,26 @@ func (k *KVCR) reject(now des.Time, p *Pull, tn *node, counter *int64) {
 		delete(k.parked, p.Req)
 		k.release(now, tn)
 	}
-	p.targetDone = true
 	k.end(now, p, Rejected)
 }
 
 // markMoved makes a source block absent to readers after a move; it goes
-// when its last pin drops.
-func (k *KVCR) markMoved(now des.Time, sn *node, s int32, b workload.Ref) {
+// when its last pin drops. reportMoved tells the router.
+func (k *KVCR) markMoved(sn *node, s int32, b workload.Ref) {
 	if sn.status == Removed || sn.pool.slots[s].st != ready {
 		return
 	}
-	k.one[0] = b
-	k.l.Inventory(now, sn.id, k.one[:], false)
+	k.moved = append(k.moved, b)
 	if sn.pool.MarkPending(s) {
 		k.C.MoveRemovedBlocks++
+	}
+}
+
+// reportMoved tells the router which blocks markMoved made absent.
+func (k *KVCR) reportMoved(now des.Time, sn *node) {
+	if len(k.moved) > 0 {
+		k.l.Inventory(now, sn.id, k.moved, false)
+		k.moved = k.moved[:0]
 	}
 }
 
@@ -483,13 +483,9 @@ func (f *firstByte) Fire(now des.Time, _, id uint64) {
 	if p == nil || k.ended(p) {
 		return // cancelled before its first byte
 	}
-	p.FirstByteNs, p.flowing = now, true
+	p.FirstByteNs = now
 	done := func(now des.Time, _ *Transfer) { k.arrived(now, p) }
-	if k.fair != nil {
-		k.fair.start(now, &p.t, p.Source, p.Target, done)
-	} else {
-		k.nodes[p.Source].egress.Start(now, &p.t, done)
-	}
+	k.net.start(now, &p.t, p.Source, p.Target, done)
 }
 
 // ended reports whether a started pull's transfer is over (cancelled).
@@ -497,11 +493,10 @@ func (k *KVCR) ended(p *Pull) bool { return p.EndNs >= 0 }
 
 // arrived: the pull's last byte landed at the target.
 func (k *KVCR) arrived(now des.Time, p *Pull) {
-	p.flowing = false
 	p.EndNs = now
-	k.sent[p.Source] += p.Bytes
 	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
-	landed := !p.targetDone && now < p.targetDeadline
+	sn.sent += p.Bytes
+	landed := p.Outcome == Pending && now < p.targetDeadline
 	k.unpinSource(sn, p, landed)
 	if landed {
 		for _, s := range p.dstSlots {
@@ -521,23 +516,18 @@ func (k *KVCR) arrived(now des.Time, p *Pull) {
 			if !landed && sn.pool.slots[s].st == ready {
 				k.C.MoveLostBlocks++ // gone at the source, not kept at the target
 			}
-			k.markMoved(now, sn, s, p.blocks[i])
+			k.markMoved(sn, s, p.blocks[i])
 		}
+		k.reportMoved(now, sn)
 	}
 	tn.inflight--
-	if !p.targetDone {
-		p.targetDone = true
-		if landed {
-			out := Success
-			if p.Landed < p.Requested {
-				out = Partial
-			}
-			p.Outcome = out
-			k.l.PullEnded(now, tn.id, p.Req, p.from, p.Landed)
-		} else {
-			p.Outcome = Expired
-			k.l.PullEnded(now, tn.id, p.Req, p.from, 0)
-		}
+	switch {
+	case !landed:
+		k.settle(now, p, Expired)
+	case p.Landed < p.Requested:
+		k.settle(now, p, Partial)
+	default:
+		k.settle(now, p, Success)
 	}
 	k.finish(now, p)
 }
@@ -549,22 +539,14 @@ func (k *KVCR) unpinSource(sn *node, p *Pull, refresh bool) {
 	if sn.status == Removed {
 		return // the pins went with the worker's pool
 	}
-	order := make([]int, len(p.srcSlots))
-	for i := range order {
-		order[i] = i
+	k.order = k.order[:0]
+	for i := range p.srcSlots {
+		k.order = append(k.order, i)
 	}
 	if refresh {
-		slices.SortFunc(order, func(a, b int) int {
-			if p.blocks[a].Hash < p.blocks[b].Hash {
-				return -1
-			}
-			if p.blocks[a].Hash > p.blocks[b].Hash {
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(k.order, func(a, b int) int { return cmp.Compare(p.blocks[a].Hash, p.blocks[b].Hash) })
 	}
-	for _, i := range order {
+	for _, i := range k.order {
 		if sn.pool.Unpin(p.srcSlots[i], refresh) {
 			k.C.MoveRemovedBlocks++
 		}
@@ -591,14 +573,12 @@ func (d *deadline) Fire(now des.Time, id, kind uint64) {
 	tn := k.nodes[p.Target]
 	switch kind {
 	case targetDeadline:
-		if p.targetDone {
+		if p.Outcome != Pending {
 			return
 		}
-		p.targetDone = true
 		p.Outcome = Expired
 		if k.parked[p.Req] == p {
 			delete(k.parked, p.Req)
-			p.EndNs = now
 			k.end(now, p, Expired)
 			k.release(now, tn)
 		}
@@ -608,33 +588,33 @@ func (d *deadline) Fire(now des.Time, id, kind uint64) {
 			return
 		}
 		k.cancel(now, p)
-		if !p.targetDone {
-			p.targetDone = true
-			p.Outcome = Failed
-			k.l.PullEnded(now, tn.id, p.Req, p.from, 0)
-		}
+		k.settle(now, p, Failed)
 		k.finish(now, p)
 	case sourceGone:
-		if !p.targetDone {
-			p.targetDone = true
-			p.Outcome = Failed
-			k.l.PullEnded(now, tn.id, p.Req, p.from, 0)
-		}
+		k.settle(now, p, Failed)
 		k.finish(now, p)
 	}
+}
+
+// settle gives a pull's request its outcome, unless it already has one:
+// the blocks landed (none unless Success or Partial) and the request goes
+// on.
+func (k *KVCR) settle(now des.Time, p *Pull, out Outcome) {
+	if p.Outcome != Pending {
+		return
+	}
+	p.Outcome = out
+	landed := 0
+	if out == Success || out == Partial {
+		landed = p.Landed
+	}
+	k.l.PullEnded(now, p.Target, p.Req, p.from, landed)
 }
 
 // cancel stops a started pull's transfer: pins released without refresh,
 // the target's slots freed.
 func (k *KVCR) cancel(now des.Time, p *Pull) {
-	if p.flowing {
-		if k.fair != nil {
-			k.fair.cancel(now, &p.t)
-		} else {
-			k.nodes[p.Source].egress.Cancel(now, &p.t)
-		}
-		p.flowing = false
-	}
+	k.net.cancel(now, &p.t)
 	p.EndNs = now
 	k.unpinSource(k.nodes[p.Source], p, false)
 	tn := k.nodes[p.Target]
@@ -648,7 +628,7 @@ func (k *KVCR) cancel(now des.Time, p *Pull) {
 
 // finish closes a started pull whose transfer and outcome are both settled.
 func (k *KVCR) finish(now des.Time, p *Pull) {
-	if !p.targetDone || !k.ended(p) {
+	if p.Outcome == Pending || !k.ended(p) {
 		return
 	}
 	k.end(now, p, p.Outcome)
@@ -691,32 +671,21 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	n := k.nodes[w]
 	n.status = Removed
 	for _, o := range n.ops {
-		l := n.d2h
-		if !o.store {
-			l = n.h2d
-		}
-		l.Cancel(now, &o.t)
+		o.t.link.Cancel(now, &o.t)
 	}
 	n.ops = nil
-	ids := make([]int64, 0, len(k.live))
-	for id := range k.live {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids) // map order must not reach the model
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
 		p := k.live[id]
 		switch {
 		case p.Target == w && !p.started:
 			delete(k.parked, p.Req)
-			p.targetDone = true
 			k.end(now, p, Failed)
 			k.release(now, n)
 		case p.Target == w:
 			if !k.ended(p) {
 				k.cancel(now, p)
 			}
-			p.targetDone = true
-			p.Outcome = Failed
+			p.Outcome = Failed // even when it had expired: its target is gone
 			k.finish(now, p)
 		case p.Source == w && p.started && !k.ended(p):
 			k.cancel(now, p)
@@ -758,11 +727,7 @@ func (k *KVCR) CheckEnd() []Violation {
 		add(InvServedReadable, k.broken)
 	}
 	if len(k.live) > 0 {
-		ids := make([]int64, 0, len(k.live))
-		for id := range k.live {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
+		ids := slices.Sorted(maps.Keys(k.live))
 		add(InvPullsEnd, fmt.Errorf("%d pulls never ended, the first pull %d (request %d)", len(ids), ids[0], k.live[ids[0]].Req))
 	}
 	if k.C.PinsAcquired != k.C.PinsReleased {
@@ -775,8 +740,8 @@ func (k *KVCR) CheckEnd() []Violation {
 		if p := n.pool.Pinned(); p != 0 {
 			add(InvPinsReleased, fmt.Errorf("worker %d: %d G2 pins left", n.id, p))
 		}
-		if moved := k.Moved(n.id); moved != k.sent[n.id] {
-			add(InvLinkBytes, fmt.Errorf("worker %d: egress moved %d bytes, its completed pulls %d", n.id, moved, k.sent[n.id]))
+		if moved := k.Moved(n.id); moved != n.sent {
+			add(InvLinkBytes, fmt.Errorf("worker %d: egress moved %d bytes, its completed pulls %d", n.id, moved, n.sent))
 		}
 	}
 	return vs

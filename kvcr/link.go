@@ -21,7 +21,7 @@ type Transfer struct {
 
 	tag   float64 // virtual service at which it completes
 	index int     // in its link's heap; -1 when not active
-	link  *Link
+	link  *Link   // the link it was started on (not with fairNet)
 }
 
 // Active reports whether the transfer is on a link.
@@ -94,15 +94,6 @@ func (l *Link) Cancel(now des.Time, t *Transfer) {
 	heap.Remove(&l.act, t.index)
 	t.index = -1
 	l.reschedule(now)
-}
-
-// Remaining is how many bytes t still has to receive.
-func (l *Link) Remaining(now des.Time, t *Transfer) float64 {
-	if !t.Active() {
-		return 0
-	}
-	l.advance(now)
-	return t.tag - l.v
 }
 
 // reschedule schedules the completion of the earliest tag.

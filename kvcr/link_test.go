@@ -13,7 +13,7 @@ const (
 	mb = 1_000_000
 )
 
-// schedule records the completion time of each transfer.
+// linkRun records the completion time of each transfer on one link.
 type linkRun struct {
 	q    des.Queue
 	l    *Link

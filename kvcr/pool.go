@@ -97,7 +97,6 @@ func (p *Pool) Room(n int) bool { return n <= p.size-len(p.slots)+len(p.freeSlot
 func (p *Pool) take() int32 {
 	if len(p.freeSlots) == 0 && len(p.slots) < p.size {
 		p.slots = append(p.slots, slot{})
-		p.peak = max(p.peak, p.Used())
 		return int32(len(p.slots) - 1)
 	}
 	if len(p.freeSlots) == 0 {
@@ -110,7 +109,6 @@ func (p *Pool) take() int32 {
 	}
 	s := p.freeSlots[len(p.freeSlots)-1]
 	p.freeSlots = p.freeSlots[:len(p.freeSlots)-1]
-	p.peak = max(p.peak, p.Used())
 	return s
 }
 
@@ -118,6 +116,7 @@ func (p *Pool) take() int32 {
 // filling state, evicting when full.
 func (p *Pool) Fill(r workload.Ref) int32 {
 	s := p.take()
+	p.peak = max(p.peak, p.Used())
 	p.slots[s] = slot{hash: r.Hash, place: r.Place, st: filling}
 	p.idx.insert(p.slots, s)
 	return s
