@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/kvsim/kvsim/workload"
 )
@@ -12,11 +11,8 @@ import (
 // by running requests and by waiting ones that loaded blocks add up to the
 // pool's reference count.
 func (w *Worker) CheckQuick() error {
-	held := 0
+	held := w.waitingHeld
 	for _, s := range w.running {
-		held += len(s.blocks)
-	}
-	for _, s := range w.holding {
 		held += len(s.blocks)
 	}
 	if held != w.pool.refsum {
@@ -40,13 +36,14 @@ func (w *Worker) Check() error {
 	for _, s := range w.running {
 		each(s)
 	}
-	for _, s := range w.holding {
-		each(s)
-	}
+	waitingHeld := 0
 	for i := range w.waiting.len() {
-		if s := w.waiting.at(i); len(s.blocks) > 0 && !slices.Contains(w.holding, s) {
-			return fmt.Errorf("worker %d: waiting request %d holds %d blocks", w.cfg.ID, s.Req.ID, len(s.blocks))
-		}
+		s := w.waiting.at(i)
+		each(s)
+		waitingHeld += len(s.blocks)
+	}
+	if waitingHeld != w.waitingHeld {
+		return fmt.Errorf("worker %d: waiting requests hold %d blocks, the worker counts %d", w.cfg.ID, waitingHeld, w.waitingHeld)
 	}
 	var errs []error
 	free := 0

@@ -46,15 +46,12 @@ func (d *deque) popFront() *Seq {
 	return s
 }
 
-// removeAt removes the i-th request, keeping the order of the others.
+// removeAt removes the i-th request, keeping the order of the others. It
+// shifts the i requests in front of it, not the ones behind: admission
+// removes near the front of a long queue.
 func (d *deque) removeAt(i int) {
-	if i == 0 {
-		d.popFront()
-		return
+	for j := i; j > 0; j-- {
+		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j-1)%len(d.buf)]
 	}
-	for j := i; j < d.n-1; j++ {
-		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
-	}
-	d.buf[(d.head+d.n-1)%len(d.buf)] = nil
-	d.n--
+	d.popFront()
 }

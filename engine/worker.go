@@ -116,13 +116,13 @@ type Worker struct {
 	kv     HostKV // nil without KVCR
 	pool   *blockPool
 
-	waiting deque
-	running []*Seq         // admission order; preemption takes the last
-	batch   []*Seq         // scheduled in the pass in progress
-	hits    []int32        // scratch: the blocks a request being admitted hits
-	stored  []workload.Ref // blocks committed in the current call, reported at its end
-	holding []*Seq         // waiting requests that hold blocks (loading or loaded)
-	busy    bool
+	waiting     deque
+	running     []*Seq         // admission order; preemption takes the last
+	batch       []*Seq         // scheduled in the pass in progress
+	hits        []int32        // scratch: the blocks a request being admitted hits
+	stored      []workload.Ref // blocks committed in the current call, reported at its end
+	waitingHeld int            // blocks held by waiting requests (their G2 hits, loading or loaded)
+	busy        bool
 
 	passes int64
 	busyNs des.Time
@@ -359,13 +359,13 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 			s.loadFrom, s.loadN = len(hits), g2
 			if !w.kv.Load(now, s, len(hits), g2) {
 				s.wait = waitLoad
-				w.holding = append(w.holding, s)
+				w.waitingHeld += len(s.blocks)
 				return 0, admitLoading
 			}
 			w.landLoad(s)
 		}
 	} else {
-		w.dropHolding(s)
+		w.waitingHeld -= len(s.blocks) // running from now on
 	}
 	w.grow(s, need)
 	return n, admitRun
@@ -409,12 +409,6 @@ func (w *Worker) landLoad(s *Seq) {
 func (w *Worker) PullDone(s *Seq, from, landed int) {
 	s.wait, s.staged = waitNone, true
 	s.pullFrom, s.pullLanded = from, landed
-}
-
-func (w *Worker) dropHolding(s *Seq) {
-	if i := slices.Index(w.holding, s); i >= 0 {
-		w.holding = slices.Delete(w.holding, i, i+1)
-	}
 }
 
 func (w *Worker) grow(s *Seq, n int) {
@@ -520,7 +514,7 @@ func (w *Worker) Drop() []*Seq {
 		}
 	}
 	w.reportKV()
-	w.running, w.batch, w.holding, w.waiting = nil, nil, nil, deque{}
+	w.running, w.batch, w.waiting, w.waitingHeld = nil, nil, deque{}, 0
 	w.busy = false
 	return out
 }

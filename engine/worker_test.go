@@ -214,6 +214,9 @@ func TestLRUEviction(t *testing.T) {
 
 // TestCheckFindsCorruption: a reference count that no longer matches the
 // requests holding the block is reported, naming the worker and the block.
+// The 100-token prompt holds ceil(100/16) = 7 blocks; one extra reference
+// on block 3, then 5 more on the pool's sum, make the pool count 7+1+5 = 13
+// against the 7 the running request holds.
 func TestCheckFindsCorruption(t *testing.T) {
 	w, _ := newWorker(t, cfg(), fixed)
 	w.Enqueue(req(0, 0, 100, 3, 1), false)

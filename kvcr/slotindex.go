@@ -1,6 +1,10 @@
 package kvcr
 
-import "github.com/kvsim/kvsim/sim/u64map"
+import (
+	"math/bits"
+
+	"github.com/kvsim/kvsim/sim/u64map"
+)
 
 // slotIndex finds a pool slot by its block's hash: an open-addressing table
 // of slot numbers whose keys are the slots' own hash and place, so an entry
@@ -71,10 +75,7 @@ func (x *slotIndex) grow(slots []slot) {
 	old := x.tab
 	size := max(2*u64map.Group, 2*len(old))
 	x.tab = make([]int32, size)
-	x.bits = 0
-	for 1<<x.bits < size {
-		x.bits++
-	}
+	x.bits = uint(bits.TrailingZeros(uint(size)))
 	for _, s := range old {
 		if s != 0 {
 			x.place(slots, s-1)

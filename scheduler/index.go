@@ -51,7 +51,6 @@ type Index struct {
 	// scratch of the bit-set walk
 	live, liveIn, start, outer, inner []uint64
 	runOuter, runInner                []int32 // by worker
-	overlaps                          []Prefix
 }
 
 // maxList is the most holders a block keeps in a list before it switches
@@ -99,6 +98,15 @@ func (ix *Index) holders(e entry) (packed, int32) {
 	return packed(e), 0
 }
 
+// after returns the holder in node n and the node after it; (0, 0) when n
+// is 0, the end of a list.
+func (ix *Index) after(n int32) (packed, int32) {
+	if n == 0 {
+		return 0, 0
+	}
+	return ix.nodes[n-1].who, ix.nodes[n-1].next
+}
+
 func (ix *Index) node(who packed, next int32) int32 {
 	if ix.free != 0 {
 		i := ix.free - 1
@@ -137,11 +145,12 @@ func (ix *Index) widen(w int32) {
 	ix.runOuter, ix.runInner = make([]int32, 64*words), make([]int32, 64*words)
 }
 
-// toSet moves a list entry's holders to a new bit set.
-func (ix *Index) toSet(e *entry) {
-	var last int32
+// toSet moves a list entry's holders to a new bit set wide enough for them
+// and for worker w, about to join.
+func (ix *Index) toSet(e *entry, w int32) {
+	last := w
 	for n := e.index(); n != 0; n = ix.nodes[n-1].next {
-		last = ix.nodes[n-1].who.worker() // the list is sorted: the last is the highest
+		last = max(last, ix.nodes[n-1].who.worker())
 	}
 	ix.widen(last)
 	var s int32
@@ -217,7 +226,7 @@ func (ix *Index) Add(w int32, t Tier, r workload.Ref) {
 		}
 		switch {
 		case count == maxList:
-			ix.toSet(e)
+			ix.toSet(e, w)
 			ix.setAdd(e, w, t)
 		case prev == 0:
 			*e = modeList | entry(ix.node(pack(w, bit), e.index()))
@@ -231,17 +240,31 @@ func (ix *Index) Add(w int32, t Tier, r workload.Ref) {
 // setAdd adds w's tier t to a set entry.
 func (ix *Index) setAdd(e *entry, w int32, t Tier) {
 	ix.widen(w)
-	s := e.index()
+	ix.setBit(e.index(), w, t, true)
+}
+
+// setBit sets (on) or clears worker w's tier t in bit set s, counting the
+// workers that hold the block in either tier; it returns that count.
+func (ix *Index) setBit(s int32, w int32, t Tier, on bool) int32 {
 	g1, g2 := ix.set(s)
+	tier := g1
+	if t == G2 {
+		tier = g2
+	}
 	i, b := w/64, uint64(1)<<(w%64)
-	if (g1[i]|g2[i])&b == 0 {
-		ix.setCount[s]++
-	}
-	if t == G1 {
-		g1[i] |= b
+	held := (g1[i]|g2[i])&b != 0
+	if on {
+		tier[i] |= b
 	} else {
-		g2[i] |= b
+		tier[i] &^= b
 	}
+	switch now := (g1[i]|g2[i])&b != 0; {
+	case now && !held:
+		ix.setCount[s]++
+	case held && !now:
+		ix.setCount[s]--
+	}
+	return ix.setCount[s]
 }
 
 // Remove records that worker w no longer holds block r in tier t.
@@ -256,22 +279,9 @@ func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 		if int(w) >= 64*ix.words {
 			return
 		}
-		s := e.index()
-		g1, g2 := ix.set(s)
-		i, b := w/64, uint64(1)<<(w%64)
-		if (g1[i]|g2[i])&b == 0 {
-			return
-		}
-		if t == G1 {
-			g1[i] &^= b
-		} else {
-			g2[i] &^= b
-		}
-		if (g1[i]|g2[i])&b == 0 {
-			if ix.setCount[s]--; ix.setCount[s] == 0 {
-				ix.freeSets = append(ix.freeSets, s)
-				ix.heads.Delete(r.Hash, r.Place)
-			}
+		if s := e.index(); ix.setBit(s, w, t, false) == 0 {
+			ix.freeSets = append(ix.freeSets, s)
+			ix.heads.Delete(r.Hash, r.Place)
 		}
 	case modeOne:
 		f := packed(*e)

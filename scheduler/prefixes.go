@@ -6,12 +6,6 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
-// Overlap is the number of leading blocks of a chain one worker holds.
-type Overlap struct {
-	Worker int32
-	Blocks int
-}
-
 // Prefix is how much of a chain one worker holds: the leading blocks in G1,
 // and the leading blocks each in G1 or G2.
 type Prefix struct {
@@ -20,20 +14,9 @@ type Prefix struct {
 	Either int
 }
 
-// Overlaps appends to dst, in worker id order, every worker holding block
-// from of chain in one of the tiers, with the length of the run of blocks
-// from there that it holds, each in one of them.
-func (ix *Index) Overlaps(chain []uint64, from int, tiers Tiers, dst []Overlap) []Overlap {
-	ix.overlaps = ix.runs(chain, from, uint8(tiers), 0, ix.overlaps[:0])
-	for _, p := range ix.overlaps {
-		dst = append(dst, Overlap{Worker: p.Worker, Blocks: p.Either})
-	}
-	return dst
-}
-
 // Prefixes appends to dst, in worker id order, every worker holding the
-// first block of chain in either tier, with its G1 and G1+G2 prefixes: the
-// two Overlaps queries the router needs, in one walk of the chain.
+// first block of chain in either tier, with its G1 and its G1+G2 prefix,
+// in one walk of the chain.
 func (ix *Index) Prefixes(chain []uint64, dst []Prefix) []Prefix {
 	return ix.runs(chain, 0, uint8(InEither), uint8(InG1), dst)
 }
@@ -54,7 +37,7 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 		return ix.setRuns(chain, from, outer, inner, e, dst)
 	}
 	start := len(dst)
-	for who, n := ix.holders(e); who != 0; {
+	for who, n := ix.holders(e); who != 0; who, n = ix.after(n) {
 		if m := who.mask(); m&outer != 0 {
 			p := Prefix{Worker: who.worker(), Either: 1}
 			if m&inner != 0 {
@@ -62,10 +45,6 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 			}
 			dst = append(dst, p)
 		}
-		if n == 0 {
-			break
-		}
-		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
 	}
 	out := dst[start:]
 	live := len(out) // out[:live] are still in their runs, in worker order; the rest are final
@@ -85,11 +64,7 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 				m = ix.setMask(e.index(), p.Worker)
 			} else {
 				for who != 0 && who.worker() < p.Worker { // advance the holder list
-					if n == 0 {
-						who = 0
-						break
-					}
-					who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
+					who, n = ix.after(n)
 				}
 				if who != 0 && who.worker() == p.Worker {
 					m = who.mask()
@@ -140,14 +115,10 @@ func (ix *Index) holderBits(e entry, mask uint8, dst []uint64) {
 		return
 	}
 	clear(dst)
-	for who, n := ix.holders(e); who != 0; {
+	for who, n := ix.holders(e); who != 0; who, n = ix.after(n) {
 		if w := who.worker(); who.mask()&mask != 0 && int(w) < 64*len(dst) { // higher ids are in no run
 			dst[w/64] |= 1 << (w % 64)
 		}
-		if n == 0 {
-			break
-		}
-		who, n = ix.nodes[n-1].who, ix.nodes[n-1].next
 	}
 }
 
@@ -186,8 +157,10 @@ func (ix *Index) setRuns(chain []uint64, from int, outer, inner uint8, first ent
 	for ; k < len(chain); k++ {
 		e, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
 		ix.holderBits(e, outer, ix.outer)
-		ix.holderBits(e, inner, ix.inner)
-		endRuns(ix.liveIn, ix.inner, ix.runInner, int32(k-from))
+		if inner != 0 {
+			ix.holderBits(e, inner, ix.inner)
+			endRuns(ix.liveIn, ix.inner, ix.runInner, int32(k-from))
+		}
 		if !endRuns(ix.live, ix.outer, ix.runOuter, int32(k-from)) {
 			break
 		}

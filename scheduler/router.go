@@ -73,8 +73,8 @@ type Router struct {
 	schedulable []int32 // sorted ids the router may use
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
-	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block
-	run         []Overlap // scratch: the hint runs
+	prefixes    []Prefix // scratch: the request's prefixes on the workers holding its first block
+	run         []Prefix // scratch: the hint runs (Either)
 }
 
 // New returns a router with no workers. rng feeds the random policy.
@@ -207,14 +207,14 @@ func (r *Router) hint(rt *Route, chain []uint64) {
 	if t >= len(chain) {
 		return
 	}
-	r.run = r.index.Overlaps(chain, t, InG2, r.run[:0])
+	r.run = r.index.runs(chain, t, uint8(InG2), 0, r.run[:0])
 	best := 0
 	for _, o := range r.run {
-		if o.Worker == rt.Worker || o.Blocks < r.cfg.HintMinBlocks || o.Blocks <= best {
+		if o.Worker == rt.Worker || o.Either < r.cfg.HintMinBlocks || o.Either <= best {
 			continue
 		}
 		if _, ok := slices.BinarySearch(r.schedulable, o.Worker); ok {
-			rt.HintSource, rt.HintBlocks, best = o.Worker, t+o.Blocks, o.Blocks
+			rt.HintSource, rt.HintBlocks, best = o.Worker, t+o.Either, o.Either
 		}
 	}
 }

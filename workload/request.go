@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/u64map"
 )
 
 // Request is one inference request as the cluster sees it.
@@ -104,7 +105,7 @@ type Ref struct {
 }
 
 // PlaceGroup is how many consecutive blocks share a place leader.
-const PlaceGroup = 8
+const PlaceGroup = u64map.Group
 
 // PlaceOf is the place of block k of chain: the top bits of its group
 // leader's hash, mixed, with the block's offset in the group as the low

@@ -9,6 +9,8 @@
 // into results.
 package u64map
 
+import "math/bits"
+
 // Group is the number of neighbouring slots a place's group spans.
 const Group = 8
 
@@ -118,16 +120,12 @@ func (m *Map[V]) Delete(k uint64, place uint32) {
 	m.n--
 }
 
-func (m *Map[V]) grow() { m.resize(max(2*Group, 2*len(m.slots))) }
-
-// resize moves every key into a table of size slots.
-func (m *Map[V]) resize(size int) {
+// grow doubles the table and moves every key into it.
+func (m *Map[V]) grow() {
 	old := m.slots
+	size := max(2*Group, 2*len(old))
 	m.slots = make([]slot[V], size)
-	m.bits = 0
-	for 1<<m.bits < size {
-		m.bits++
-	}
+	m.bits = uint(bits.TrailingZeros(uint(size)))
 	mask := size - 1
 	for _, s := range old {
 		if s.key == 0 {
