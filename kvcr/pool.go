@@ -46,7 +46,7 @@ type slot struct {
 
 // NewPool returns an empty pool of capacity blocks.
 func NewPool(capacity int) *Pool {
-	return &Pool{size: capacity, head: -1, tail: -1}
+	return &Pool{idx: newSlotIndex(capacity), size: capacity, head: -1, tail: -1}
 }
 
 // Capacity is the pool size in blocks.

@@ -11,8 +11,15 @@ import (
 // blocks of random 20-block chains (so keys crowd their places' groups as
 // real chains do) and checks after every step that the index finds
 // exactly the slots a plain map says hold each hash, absent hashes
-// included. The table grows many times and deletes shift long runs.
+// included. The table grows many times and deletes shift long runs. It
+// runs with distances in 20 bits (never too far to store) and in 2
+// (distances of 3 and more read from the slots).
 func TestSlotIndexAgainstMap(t *testing.T) {
+	t.Run("exact", func(t *testing.T) { testSlotIndex(t, newSlotIndex(3000)) })
+	t.Run("saturated", func(t *testing.T) { testSlotIndex(t, slotIndex{slotBits: 30}) })
+}
+
+func testSlotIndex(t *testing.T, x slotIndex) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var refs []workload.Ref
 	for range 400 {
@@ -25,7 +32,6 @@ func TestSlotIndexAgainstMap(t *testing.T) {
 		}
 	}
 	slots := make([]slot, 3000)
-	var x slotIndex
 	want := map[uint64]int32{}
 	for step := range 20000 {
 		s := int32(r.IntN(len(slots)))
