@@ -71,6 +71,7 @@ type Router struct {
 	index       *Index
 	loads       []load  // by worker id
 	schedulable []int32 // sorted ids the router may use
+	usable      []bool  // by worker id: whether it is in schedulable
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
 	prefixes    []Prefix // scratch: the request's prefixes on the workers holding its first block
@@ -89,12 +90,14 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 func (r *Router) AddWorker(id int32) {
 	for int(id) >= len(r.loads) {
 		r.loads = append(r.loads, load{})
+		r.usable = append(r.usable, false)
 	}
 	r.SetSchedulable(id, true)
 }
 
 // SetSchedulable adds id to or removes it from the workers the router uses.
 func (r *Router) SetSchedulable(id int32, on bool) {
+	r.usable[id] = on
 	i, found := slices.BinarySearch(r.schedulable, id)
 	switch {
 	case on && !found:
@@ -213,7 +216,7 @@ func (r *Router) hint(rt *Route, chain []uint64) {
 		if o.Worker == rt.Worker || o.Either < r.cfg.HintMinBlocks || o.Either <= best {
 			continue
 		}
-		if _, ok := slices.BinarySearch(r.schedulable, o.Worker); ok {
+		if r.usable[o.Worker] {
 			rt.HintSource, rt.HintBlocks, best = o.Worker, t+o.Either, o.Either
 		}
 	}
@@ -223,25 +226,36 @@ func (r *Router) hint(rt *Route, chain []uint64) {
 // prefill blocks + request blocks - credit) + active decode blocks, with
 // credit = overlap_credit * G1 overlap + host_hit_weight * the blocks past
 // it that G1 and G2 together hold; ties go to the lowest id.
+//
+// It scores every schedulable worker without credit, then the workers
+// holding a prefix with theirs. Credit is never negative, so a worker's
+// credited cost is at most its uncredited one, and the second scoring can
+// only lower it: the winner is the same as scoring each worker once, and
+// the loop over the whole cluster stays free of the prefix list.
 func (r *Router) kvAware(blocks int) int32 {
-	best, bestCost := int32(-1), 0.0
-	ps := r.prefixes
-	for _, w := range r.schedulable {
-		for len(ps) > 0 && ps[0].Worker < w {
-			ps = ps[1:]
+	best := r.schedulable[0]
+	bestCost := r.cost(best, blocks, 0)
+	for _, w := range r.schedulable[1:] {
+		if c := r.cost(w, blocks, 0); c < bestCost {
+			best, bestCost = w, c
 		}
-		o1, oc := 0, 0
-		if len(ps) > 0 && ps[0].Worker == w {
-			o1, oc = ps[0].G1, ps[0].Either
+	}
+	for _, p := range r.prefixes {
+		if !r.usable[p.Worker] {
+			continue
 		}
-		credit := float64(r.cfg.OverlapCredit*float64(o1)) + float64(r.cfg.HostHitWeight*float64(oc-o1))
-		l := &r.loads[w]
-		cost := float64(r.cfg.PrefillLoadScale*max(0, float64(l.prefillBlocks+blocks)-credit)) + float64(l.decodeBlocks)
-		if best < 0 || cost < bestCost {
-			best, bestCost = w, cost
+		credit := float64(r.cfg.OverlapCredit*float64(p.G1)) + float64(r.cfg.HostHitWeight*float64(p.Either-p.G1))
+		if c := r.cost(p.Worker, blocks, credit); c < bestCost || c == bestCost && p.Worker < best {
+			best, bestCost = p.Worker, c
 		}
 	}
 	return best
+}
+
+// cost is worker w's kv_aware cost for a request of blocks with credit.
+func (r *Router) cost(w int32, blocks int, credit float64) float64 {
+	l := &r.loads[w]
+	return float64(r.cfg.PrefillLoadScale*max(0, float64(l.prefillBlocks+blocks)-credit)) + float64(l.decodeBlocks)
 }
 
 // FirstToken moves a routed request's blocks from prefill to decode load.

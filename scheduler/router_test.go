@@ -163,6 +163,62 @@ func TestKVAware(t *testing.T) {
 	}
 }
 
+// TestKVAwareAgainstReference checks the two-loop kvAware against scoring
+// every schedulable worker once with its own credit, ties to the lowest id,
+// over random loads, prefixes, weights and unschedulable workers. Loads
+// and prefixes are small integers so that ties are common, and some
+// weights make credit exceed the prompt (the max(0, ...) clamp).
+func TestKVAwareAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	weights := []float64{0, 0.5, 0.75, 1, 2, 1e300}
+	for trial := range 20000 {
+		n := 1 + rng.IntN(12)
+		r, err := New(Config{Policy: KVAware, OverlapCredit: weights[rng.IntN(len(weights))],
+			HostHitWeight: weights[rng.IntN(len(weights))], PrefillLoadScale: weights[rng.IntN(len(weights)-1)], BlockSize: 16},
+			rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w := range int32(n) {
+			r.AddWorker(w)
+			r.loads[w] = load{prefillBlocks: rng.IntN(4), decodeBlocks: rng.IntN(4)}
+		}
+		for w := range int32(n) {
+			if rng.IntN(4) == 0 && r.Schedulable() > 1 {
+				r.SetSchedulable(w, false)
+			}
+		}
+		r.prefixes = r.prefixes[:0]
+		for w := range int32(n) {
+			if rng.IntN(2) == 0 {
+				g1 := rng.IntN(4)
+				r.prefixes = append(r.prefixes, Prefix{Worker: w, G1: g1, Either: g1 + rng.IntN(3)})
+			}
+		}
+		blocks := rng.IntN(5)
+		// The reference: one pass over the schedulable workers, each with
+		// its credit from the prefix list (0 when it holds none).
+		want, wantCost := int32(-1), 0.0
+		for _, w := range r.schedulable {
+			credit := 0.0
+			for _, p := range r.prefixes {
+				if p.Worker == w {
+					credit = float64(r.cfg.OverlapCredit*float64(p.G1)) + float64(r.cfg.HostHitWeight*float64(p.Either-p.G1))
+				}
+			}
+			l := r.loads[w]
+			c := float64(r.cfg.PrefillLoadScale*max(0, float64(l.prefillBlocks+blocks)-credit)) + float64(l.decodeBlocks)
+			if want < 0 || c < wantCost {
+				want, wantCost = w, c
+			}
+		}
+		if got := r.kvAware(blocks); got != want {
+			t.Fatalf("trial %d: picked %d, want %d (config %+v, loads %+v, schedulable %v, prefixes %+v, blocks %d)",
+				trial, got, want, r.cfg, r.loads, r.schedulable, r.prefixes, blocks)
+		}
+	}
+}
+
 // TestEventDelay: with a 5 ms delay, a block stored at 0 is invisible to a
 // request routed at 4 ms and visible at 5 ms.
 func TestEventDelay(t *testing.T) {
