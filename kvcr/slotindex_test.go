@@ -12,11 +12,15 @@ import (
 // real chains do) and checks after every step that the index finds
 // exactly the slots a plain map says hold each hash, absent hashes
 // included. The table grows many times and deletes shift long runs. It
-// runs with distances in 20 bits (never too far to store) and in 2
-// (distances of 3 and more read from the slots).
+// runs with the layout a 3000-block pool gets (7 distance bits, a 13-bit
+// tag) and with layouts that exercise the fallbacks: distances of 3 and
+// more read from the slots, a 1-bit tag that matches half the other
+// hashes, and no tag at all.
 func TestSlotIndexAgainstMap(t *testing.T) {
-	t.Run("exact", func(t *testing.T) { testSlotIndex(t, newSlotIndex(3000)) })
-	t.Run("saturated", func(t *testing.T) { testSlotIndex(t, slotIndex{slotBits: 30}) })
+	t.Run("pool of 3000", func(t *testing.T) { testSlotIndex(t, newSlotIndex(3000)) })
+	t.Run("2 distance bits", func(t *testing.T) { testSlotIndex(t, newSlotIndexBits(20, 2)) })
+	t.Run("1 tag bit", func(t *testing.T) { testSlotIndex(t, newSlotIndexBits(24, 7)) })
+	t.Run("no tag", func(t *testing.T) { testSlotIndex(t, newSlotIndexBits(30, 2)) })
 }
 
 func testSlotIndex(t *testing.T, x slotIndex) {
