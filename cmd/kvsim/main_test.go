@@ -277,15 +277,28 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestInterruptLeavesNothing: SIGINT during a long run stops it with exit
-// 1 and leaves neither the output directory nor its temporary one.
+// TestInterruptLeavesNothing: SIGINT during a long replay, or a sweep of
+// two long runs side by side, stops it with exit 1 and leaves neither the
+// output directory nor its temporary one.
 func TestInterruptLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
+	t.Run("replay", func(t *testing.T) {
+		interrupt(t, "replay", "--set", "workload.synthetic.requests=2000000")
+	})
+	t.Run("sweep", func(t *testing.T) {
+		interrupt(t, "sweep", "../../scenarios/default.yaml", "-j", "2",
+			"--vary", "workload.synthetic.requests=2000000,2000001")
+	})
+}
+
+// interrupt runs kvsim with args and -o, interrupts it once its output
+// has begun, and checks the exit and that nothing is left.
+func interrupt(t *testing.T, args ...string) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
-	cmd := exec.Command(os.Args[0], "replay", "-o", out, "--set", "workload.synthetic.requests=2000000")
+	cmd := exec.Command(os.Args[0], append(args, "-o", out)...)
 	cmd.Env = append(os.Environ(), "KVSIM_TEST_MAIN=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

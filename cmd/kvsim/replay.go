@@ -64,11 +64,7 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 	if err != nil {
 		return usageError{err}
 	}
-	defer func() {
-		if err != nil {
-			out.Abort()
-		}
-	}()
+	defer out.Abort() // no-op after Commit
 	opt := sim.Options{Check: f.check}
 	stderr := cmd.ErrOrStderr()
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {

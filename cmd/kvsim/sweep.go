@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -180,11 +182,7 @@ func sweep(cmd *cobra.Command, scenario string, f sweepFlags) error {
 	if err != nil {
 		return usageError{err}
 	}
-	defer func() {
-		if err != nil {
-			out.Abort()
-		}
-	}()
+	defer out.Abort() // no-op after Commit
 	rows := make([]report.SweepRow, len(pts))
 	errs := make([]error, len(pts))
 	ctx, cancel := context.WithCancel(cmd.Context())
@@ -196,6 +194,9 @@ func sweep(cmd *cobra.Command, scenario string, f sweepFlags) error {
 		go func() {
 			defer wg.Done()
 			for i := range work {
+				if ctx.Err() != nil {
+					continue // a run failed or the sweep was interrupted: start no more
+				}
 				rows[i], errs[i] = runPoint(ctx, out.Path(filepath.Join("runs", fmt.Sprintf("run-%03d", pts[i].run))), scs[i], pts[i])
 				if errs[i] != nil {
 					cancel()
@@ -208,13 +209,22 @@ func sweep(cmd *cobra.Command, scenario string, f sweepFlags) error {
 	}
 	close(work)
 	wg.Wait()
+	// A failed run cancels the others: report its error, not theirs.
+	var cancelled error
 	for i, e := range errs {
-		if e != nil {
-			return fmt.Errorf("run %d (%s): %w", pts[i].run, strings.Join(spec.sets(pts[i])[len(f.sets):], " "), e)
+		if e == nil {
+			continue
 		}
+		e = fmt.Errorf("run %d (%s): %w", pts[i].run, strings.Join(spec.sets(pts[i])[len(f.sets):], " "), e)
+		if !errors.Is(e, context.Canceled) {
+			return e
+		}
+		cancelled = cmp.Or(cancelled, e)
 	}
-	err = finishSweep(cmd.OutOrStdout(), out, spec, keys, rows)
-	return err
+	if err := cmp.Or(cancelled, cmd.Context().Err()); err != nil {
+		return err // interrupted, perhaps between runs
+	}
+	return finishSweep(cmd.OutOrStdout(), out, spec, keys, rows)
 }
 
 // finishSweep writes sweep.parquet and sweep.json into out, commits it and
@@ -342,13 +352,8 @@ func merge(w io.Writer, dirs []string, outDir string, force bool) (err error) {
 	if err != nil {
 		return usageError{err}
 	}
-	defer func() {
-		if err != nil {
-			out.Abort()
-		}
-	}()
-	err = finishSweep(w, out, spec, keys, rows)
-	return err
+	defer out.Abort() // no-op after Commit
+	return finishSweep(w, out, spec, keys, rows)
 }
 
 func runList(rows []report.SweepRow) string {
