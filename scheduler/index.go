@@ -155,10 +155,7 @@ func (ix *Index) toSet(e *entry, w int32) {
 	ix.widen(last)
 	var s int32
 	if n := len(ix.freeSets); n > 0 {
-		s, ix.freeSets = ix.freeSets[n-1], ix.freeSets[:n-1]
-		g1, g2 := ix.set(s)
-		clear(g1)
-		clear(g2)
+		s, ix.freeSets = ix.freeSets[n-1], ix.freeSets[:n-1] // freed empty: no bit to clear
 	} else {
 		s = int32(len(ix.setCount))
 		ix.setCount = append(ix.setCount, 0)

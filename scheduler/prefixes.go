@@ -46,9 +46,9 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 			dst = append(dst, p)
 		}
 	}
-	out := dst[start:]
-	live := len(out) // out[:live] are still in their runs, in worker order; the rest are final
-	for k := from + 1; k < len(chain) && live > 0; k++ {
+	out := dst[start:]              // at most maxList (< 64) workers, in worker order
+	live := uint64(1)<<len(out) - 1 // bit i: out[i] is still in its run
+	for k := from + 1; k < len(chain) && live != 0; k++ {
 		e, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
 		set := e.mode() == modeSet
 		var who packed
@@ -56,8 +56,8 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 		if !set {
 			who, n = ix.holders(e)
 		}
-		kept := 0
-		for i := 0; i < live; i++ {
+		for l := live; l != 0; l &= l - 1 {
+			i := bits.TrailingZeros64(l)
 			p := &out[i]
 			var m uint8
 			if set {
@@ -71,29 +71,16 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 				}
 			}
 			if m&outer == 0 {
+				live &^= 1 << i
 				continue
 			}
 			if p.G1 == k-from && m&inner != 0 { // its inner run is still unbroken
 				p.G1++
 			}
 			p.Either++
-			out[kept], out[i] = out[i], out[kept]
-			kept++
 		}
-		live = kept
 	}
-	sortByWorker(out)
 	return dst
-}
-
-// sortByWorker sorts a few prefixes by worker (insertion sort: at most
-// maxList of them, mostly in order).
-func sortByWorker(ps []Prefix) {
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && ps[j].Worker < ps[j-1].Worker; j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
-		}
-	}
 }
 
 // holderBits sets dst to entry e's holders in the tiers of mask, as bits.
