@@ -367,7 +367,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 		k.reject(now, p, tn, &k.C.PullsRejectedMissing)
 		return Proceed
 	}
-	if (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) || !tn.pool.Room(absent(tn.pool, chain, held, run)) {
+	if (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) || !tn.pool.Room(slotsNeeded(tn.pool, chain, held, run)) {
 		if !wasParked {
 			k.parked[req] = p
 			k.live[p.ID] = p
@@ -400,12 +400,14 @@ func (k *KVCR) mustServe(now des.Time, n *node, s int32, b workload.Ref, what st
 	}
 }
 
-// absent counts the blocks [from, from+n) of chain that pool has no slot
-// for.
-func absent(pool *Pool, chain []uint64, from, n int) int {
+// slotsNeeded is how many slots a pull of blocks [from, from+n) of chain
+// may take in pool: one for each block it has no slot for, and one for
+// each it holds evictable, which filling an earlier block of the run may
+// evict before its turn comes.
+func slotsNeeded(pool *Pool, chain []uint64, from, n int) int {
 	count := 0
 	for i := from; i < from+n; i++ {
-		if !pool.Has(workload.RefOf(chain, i)) {
+		if s := pool.slot(workload.RefOf(chain, i)); s < 0 || pool.evictableSlot(s) {
 			count++
 		}
 	}

@@ -247,6 +247,27 @@ func TestParkedPullExpires(t *testing.T) {
 	}
 }
 
+// TestPullCountsRunBlocksItMayEvict: worker 1's G2 of 2 blocks holds a
+// pinned block and block 2 of the chain 1-2, not block 1. Pulling 1-2
+// needs a slot for block 1, which only evicting block 2 can give, and then
+// one for block 2 again: 2 slots, 1 to be had. The pull parks (it used to
+// take the one slot, evict its own block 2 and find no slot for it) and
+// expires at its deadline, 4 ms, having pinned nothing.
+func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
+	g := newRig(Config{G2Capacity: 2})
+	c := chain(1, 2)
+	g.k.Store(0, 0, refs(c))
+	g.k.Store(0, 1, refs(chain(50, 1)))
+	g.k.Pool(1).Pin(g.k.Pool(1).slot(workload.RefOf(chain(50, 1), 0)))
+	g.k.Store(0, 1, []workload.Ref{workload.RefOf(c, 1)})
+	res := g.stage(0, 1, 1, c, Hint{Source: 0})
+	g.q.Run(nil)
+	if *res != Parked || g.k.C.PinsAcquired != 0 {
+		t.Errorf("result %v, pins %d", *res, g.k.C.PinsAcquired)
+	}
+	wantPull(t, g.r.pulls[1], Expired, -1, 4*ms, 0)
+}
+
 // TestStagingGuard: a draining, removed or starting source is rejected at
 // staging and nothing is pinned; a source without the blocks is rejected
 // as missing; a target holding everything needs no pull.

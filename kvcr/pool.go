@@ -145,9 +145,13 @@ func (p *Pool) remove(s int32) {
 // Drop frees a filling slot whose data never arrived.
 func (p *Pool) Drop(s int32) { p.remove(s) }
 
+// evictableSlot reports whether eviction may take slot s: ready and
+// unpinned.
+func (p *Pool) evictableSlot(s int32) bool { return p.slots[s].st == ready && p.slots[s].pins == 0 }
+
 // Pin keeps a ready or pending block from eviction and removal.
 func (p *Pool) Pin(s int32) {
-	if p.slots[s].st == ready && p.slots[s].pins == 0 {
+	if p.evictableSlot(s) {
 		p.evictable--
 	}
 	p.slots[s].pins++
