@@ -27,7 +27,11 @@ func BenchmarkPass(b *testing.B) {
 	model, _ := FindModel("llama-3.1-8b")
 	tm := Roofline{GPU: gpu, Model: model, TP: 1, MFU: 0.5, MBU: 0.7}
 	obs := &refill{}
-	w, err := New(Config{BlockSize: 16, GPUBlocks: 26674, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
+	blocks, err := tm.GPUBlocks(16, model.KVBytesPerToken())
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, err := New(Config{BlockSize: 16, GPUBlocks: blocks, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
 		ChunkedPrefill: true, PrefixCaching: true}, tm, obs, nil)
 	if err != nil {
 		b.Fatal(err)

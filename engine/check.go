@@ -16,7 +16,7 @@ func (w *Worker) CheckQuick() error {
 		held += len(s.blocks)
 	}
 	if held != w.pool.refsum {
-		return fmt.Errorf("worker %d: running requests hold %d block references, the pool counts %d", w.cfg.ID, held, w.pool.refsum)
+		return fmt.Errorf("worker %d: requests hold %d block references, the pool counts %d", w.cfg.ID, held, w.pool.refsum)
 	}
 	return nil
 }
@@ -42,10 +42,10 @@ func (w *Worker) Check() error {
 		each(s)
 		waitingHeld += len(s.blocks)
 	}
-	if waitingHeld != w.waitingHeld {
-		return fmt.Errorf("worker %d: waiting requests hold %d blocks, the worker counts %d", w.cfg.ID, waitingHeld, w.waitingHeld)
-	}
 	var errs []error
+	if waitingHeld != w.waitingHeld {
+		errs = append(errs, fmt.Errorf("worker %d: waiting requests hold %d blocks, the worker counts %d", w.cfg.ID, waitingHeld, w.waitingHeld))
+	}
 	free := 0
 	for b := range holders {
 		if holders[b] != p.blocks[b].refs {

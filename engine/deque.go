@@ -10,8 +10,6 @@ type deque struct {
 
 func (d *deque) len() int { return d.n }
 
-func (d *deque) front() *Seq { return d.buf[d.head] }
-
 func (d *deque) at(i int) *Seq { return d.buf[(d.head+i)%len(d.buf)] }
 
 func (d *deque) grow() {

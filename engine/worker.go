@@ -278,7 +278,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 // reusable is how many leading blocks of s's chain a hit may cover: vLLM
 // computes at least the last token, so hits stop one token short.
 func (w *Worker) reusable(s *Seq) int {
-	return min(len(s.Req.Blocks), (s.tokens()-1)/w.cfg.BlockSize)
+	return min(s.chain, (s.tokens()-1)/w.cfg.BlockSize)
 }
 
 // g1Prefix counts the leading blocks of s's chain cached in G1.

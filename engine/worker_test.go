@@ -232,7 +232,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 	w.pool.refsum += 5
-	if err := w.CheckQuick(); err == nil || !strings.Contains(err.Error(), "running requests hold 7 block references, the pool counts 13") {
+	if err := w.CheckQuick(); err == nil || !strings.Contains(err.Error(), "requests hold 7 block references, the pool counts 13") {
 		t.Errorf("quick: %v", err)
 	}
 }

@@ -109,8 +109,8 @@ func (f *fairNet) reshare(now des.Time) {
 		links = append(links, linkState{key: key, cap: cap})
 		return len(links) - 1
 	}
-	eg, in := resize(f.eg, len(f.act)), resize(f.in, len(f.act))
-	fixed := resize(f.fixed, len(f.act))
+	n := len(f.act)
+	eg, in, fixed := slices.Grow(f.eg[:0], n)[:n], slices.Grow(f.in[:0], n)[:n], slices.Grow(f.fixed[:0], n)[:n]
 	clear(fixed)
 	for i, fl := range f.act {
 		eg[i] = find(egressKey(fl.src), f.egress)
@@ -180,12 +180,4 @@ func (f *fairNet) Fire(now des.Time, key, gen uint64) {
 	}
 	clear(done)
 	f.done = done[:0]
-}
-
-// resize returns s with length n, reusing its array when large enough.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
 }

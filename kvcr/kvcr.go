@@ -131,8 +131,8 @@ type op struct {
 	store  bool
 	req    int64
 	slots  []int32
-	blocks []workload.Ref
-	at     int // index in n.ops
+	blocks []workload.Ref // a store's blocks, reported when it lands
+	at     int            // index in n.ops
 	done   func(des.Time, *Transfer)
 }
 
@@ -267,7 +267,6 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, from, coun
 		k.mustServe(now, n, s, b, "load for request", req)
 		n.pool.Pin(s)
 		o.slots = append(o.slots, s)
-		o.blocks = append(o.blocks, b)
 	}
 	k.C.G2HitsBlocks += int64(count)
 	if n.h2d.Instant() {
@@ -541,15 +540,22 @@ func (k *KVCR) unpinSource(sn *node, p *Pull, refresh bool) {
 	if sn.status == Removed {
 		return // the pins went with the worker's pool
 	}
+	if !refresh {
+		for _, s := range p.srcSlots {
+			if sn.pool.Unpin(s, false) {
+				k.C.MoveRemovedBlocks++
+			}
+		}
+		return
+	}
+	// Refreshed in ascending hash order.
 	k.order = k.order[:0]
 	for i := range p.srcSlots {
 		k.order = append(k.order, i)
 	}
-	if refresh {
-		slices.SortFunc(k.order, func(a, b int) int { return cmp.Compare(p.blocks[a].Hash, p.blocks[b].Hash) })
-	}
+	slices.SortFunc(k.order, func(a, b int) int { return cmp.Compare(p.blocks[a].Hash, p.blocks[b].Hash) })
 	for _, i := range k.order {
-		if sn.pool.Unpin(p.srcSlots[i], refresh) {
+		if sn.pool.Unpin(p.srcSlots[i], true) {
 			k.C.MoveRemovedBlocks++
 		}
 	}
