@@ -12,7 +12,7 @@ import (
 
 // benchTrace reads every request of a trace file held in memory, once per
 // iteration, and reports requests per second.
-func benchTrace(b *testing.B, name string, open func(io.Reader) interface{ Next() (*Request, error) }) {
+func benchTrace(b *testing.B, name string, open func(io.Reader) Source) {
 	data, err := os.ReadFile(tracestest.Path(b, name))
 	if err != nil {
 		b.Fatal(err)
@@ -40,7 +40,7 @@ func benchTrace(b *testing.B, name string, open func(io.Reader) interface{ Next(
 // into requests with 16-token engine-block chains.
 func BenchmarkMooncake(b *testing.B) {
 	opt := TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1}
-	benchTrace(b, "conversation_trace.jsonl", func(r io.Reader) interface{ Next() (*Request, error) } {
+	benchTrace(b, "conversation_trace.jsonl", func(r io.Reader) Source {
 		return NewMooncake(r, opt)
 	})
 }
@@ -48,7 +48,7 @@ func BenchmarkMooncake(b *testing.B) {
 // BenchmarkAzure parses the Azure 2023 code trace.
 func BenchmarkAzure(b *testing.B) {
 	opt := TraceOptions{EngineBlockSize: 16, TimeScale: 1}
-	benchTrace(b, "azure_code_2023.csv", func(r io.Reader) interface{ Next() (*Request, error) } {
+	benchTrace(b, "azure_code_2023.csv", func(r io.Reader) Source {
 		return NewAzure(r, opt)
 	})
 }

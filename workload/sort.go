@@ -47,6 +47,8 @@ func (s *sorted) Next() (*Request, error) {
 	if s.next >= len(s.reqs) {
 		return nil, io.EOF
 	}
+	r := s.reqs[s.next]
+	s.reqs[s.next] = nil // served: the run owns it now
 	s.next++
-	return s.reqs[s.next-1], nil
+	return r, nil
 }

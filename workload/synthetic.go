@@ -102,12 +102,14 @@ func logNormal(mean, sigma float64, src rand.Source) distuv.LogNormal {
 
 // draw is a length from d, in [1, MaxTokens] and at most cfg.MaxTokens.
 func (g *Generator) draw(d distuv.LogNormal) int {
-	n := int(min(math.Round(d.Rand()), MaxTokens))
-	if n < 1 {
-		n = 1
-	}
-	if g.cfg.MaxTokens > 0 && n > g.cfg.MaxTokens {
-		n = g.cfg.MaxTokens
+	return g.clamp(max(int(min(math.Round(d.Rand()), MaxTokens)), 1))
+}
+
+// clamp caps a length at MaxTokens and at cfg.MaxTokens when it is set.
+func (g *Generator) clamp(n int) int {
+	n = min(n, MaxTokens)
+	if g.cfg.MaxTokens > 0 {
+		n = min(n, g.cfg.MaxTokens)
 	}
 	return n
 }
@@ -151,10 +153,7 @@ func (g *Generator) follow(s *session) *Request {
 // turn emits the session's next request with a prompt of n tokens and
 // queues the turn after it.
 func (g *Generator) turn(s *session, n int) *Request {
-	n = min(n, MaxTokens)
-	if g.cfg.MaxTokens > 0 && n > g.cfg.MaxTokens {
-		n = g.cfg.MaxTokens
-	}
+	n = g.clamp(n)
 	b := g.cfg.BlockSize
 	keep := min(s.prompt/b, n/b) // full blocks of the last prompt stay
 	chain := s.chain[:keep]
