@@ -337,6 +337,23 @@ func TestG2Credit(t *testing.T) {
 	}
 }
 
+// TestG2CreditPastG1: host credit counts the blocks past the G1 prefix that
+// G1 and G2 hold together, not a prefix of G2 alone. A 6-block request
+// (96 tokens); worker 0 holds blocks 1-3 in G1: cost 6 - 3 = 3. Worker 1
+// holds 1-2 in G1 and 3-6 in G2 only: credit 2 + 0.75 x 4 = 5, cost 1, so
+// worker 1. (Counting its G2 prefix, which is empty, would give credit 2,
+// cost 4, and worker 0.)
+func TestG2CreditPastG1(t *testing.T) {
+	r := newRouter(t, KVAware, 2)
+	chain := []uint64{1, 2, 3, 4, 5, 6}
+	r.Stored(0, 0, G1, blocks(chain, 0, 3))
+	r.Stored(0, 1, G1, blocks(chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(chain, 2, 6))
+	if rt := pick(t, r, rq(96, chain...)); rt.Worker != 1 || rt.G1Overlap != 2 || rt.HostOverlap != 4 {
+		t.Errorf("route %+v", rt)
+	}
+}
+
 // TestHintFromG1Prefix: a source need not hold the shared prefix in G2.
 // The target (worker 0) holds blocks 1-2 in G1; worker 1 keeps 1-2 hot in
 // G1 only and holds 3-6 in G2: a run of 4 from the target's prefix, a hint
