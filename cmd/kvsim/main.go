@@ -1,4 +1,5 @@
-// Command kvsim is the kvsim command line: replay a scenario, validate one.
+// Command kvsim is the kvsim command line: replay a scenario, validate one,
+// compare two runs, sweep a grid of variations, plot a run or a sweep.
 // See docs/cli.md.
 package main
 

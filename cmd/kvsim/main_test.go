@@ -259,7 +259,7 @@ func TestPlot(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(sw, "charts", "sweep-e2e_p99_ms.svg")); err != nil {
 		t.Error(err)
 	}
-	if code, _, _ := kvsim(t, "plot", sw, "--metric", "digest"); code != exitFailed {
+	if code, _, _ := kvsim(t, "plot", sw, "--metric", "digest"); code != exitBadInput {
 		t.Errorf("non-numeric metric: exit %d", code)
 	}
 	if code, _, _ := kvsim(t, "plot", dir); code != exitBadInput {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,14 +28,14 @@ func newPlot() *cobra.Command {
 			var err error
 			switch {
 			case exists(filepath.Join(dir, "sweep.parquet")):
-				if len(opt.Metrics) == 0 {
-					opt.Metrics = chart.DefaultSweepMetrics
-				}
 				files, err = chart.Sweep(dir, opt)
 			case exists(filepath.Join(dir, "summary.json")):
 				files, err = chart.Run(dir)
 			default:
 				return usageError{fmt.Errorf("%s is neither a run nor a sweep directory", dir)}
+			}
+			if errors.Is(err, chart.ErrOption) {
+				return usageError{err}
 			}
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -10,9 +11,16 @@ import (
 	"github.com/kvsim/kvsim/sim"
 )
 
-// pullsRejected is the staging refusals of every reason.
+// pullsRejected is the staging refusals of every reason: the counters
+// named pulls_rejected_* (a sum, so the map's order does not matter).
 func pullsRejected(c map[string]int64) int64 {
-	return c["pulls_rejected_draining"] + c["pulls_rejected_removed"] + c["pulls_rejected_not_ready"] + c["pulls_rejected_missing"]
+	n := int64(0)
+	for name, v := range c {
+		if strings.HasPrefix(name, "pulls_rejected_") {
+			n += v
+		}
+	}
+	return n
 }
 
 // printSummary writes the run's summary as a table.

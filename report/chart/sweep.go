@@ -2,6 +2,7 @@ package chart
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,12 +17,16 @@ import (
 	"github.com/kvsim/kvsim/report"
 )
 
-// DefaultSweepMetrics are the sweep charts drawn when none are asked for.
-var DefaultSweepMetrics = []string{"ttft_p50_ms", "ttft_p99_ms", "hit_ratio_pulled"}
+// defaultSweepMetrics are the sweep charts drawn when none are asked for.
+var defaultSweepMetrics = []string{"ttft_p50_ms", "ttft_p99_ms", "hit_ratio_pulled"}
+
+// ErrOption marks an error in SweepOptions: a column or key the sweep does
+// not have.
+var ErrOption = errors.New("bad chart option")
 
 // SweepOptions choose a sweep chart's axes.
 type SweepOptions struct {
-	Metrics []string // y: numeric sweep.parquet columns
+	Metrics []string // y: numeric sweep.parquet columns; nil means ttft_p50_ms, ttft_p99_ms, hit_ratio_pulled
 	// X is the x axis: a varied key (its values in grid order) or a numeric
 	// column; "" means the first varied key.
 	X string
@@ -42,13 +47,16 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 	numeric := func(name string) (func(*report.SweepRow) float64, error) {
 		i := slices.IndexFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
 		if i < 0 || cols[i].Int64 == nil && cols[i].Float64 == nil { // key columns are strings
-			return nil, fmt.Errorf("chart: %q is not a numeric column of %s", name, table)
+			return nil, fmt.Errorf("chart: %w: %q is not a numeric column of %s", ErrOption, name, table)
 		}
 		c := cols[i]
 		if c.Float64 != nil {
 			return c.Float64, nil
 		}
 		return func(r *report.SweepRow) float64 { return float64(c.Int64(r)) }, nil
+	}
+	if len(opt.Metrics) == 0 {
+		opt.Metrics = defaultSweepMetrics
 	}
 	if opt.X == "" {
 		opt.X = keys[0]
@@ -71,7 +79,7 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 	for _, k := range opt.By {
 		i := slices.Index(keys, k)
 		if i < 0 {
-			return nil, fmt.Errorf("chart: --by %q is not a varied key of %s (%s)", k, table, strings.Join(keys, ", "))
+			return nil, fmt.Errorf("chart: %w: --by %q is not a varied key of %s (%s)", ErrOption, k, table, strings.Join(keys, ", "))
 		}
 		by = append(by, i)
 	}
