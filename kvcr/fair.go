@@ -98,7 +98,23 @@ func (f *fairNet) reshare(now des.Time) {
 	if len(f.act) == 0 {
 		return
 	}
-	// Progressive filling over the links the active flows use.
+	f.fill()
+	first, at := -1, des.MaxTime
+	for i, fl := range f.act {
+		t := des.AddSat(now, des.MustFromNanos(fl.leftNs()))
+		if first < 0 || t < at || (t == at && fl.t.ID < f.act[first].t.ID) {
+			first, at = i, t
+		}
+	}
+	f.q.Schedule(at, des.PhaseTransfer, f.act[first].t.ID, f, f.gen)
+}
+
+// leftNs is the service time the flow still needs at its rate.
+func (fl *flow) leftNs() float64 { return max(fl.left, 0) / fl.rate }
+
+// fill sets every active flow's rate by progressive filling over the links
+// the flows use.
+func (f *fairNet) fill() {
 	links := f.links[:0]
 	find := func(key int64, cap float64) int {
 		for i := range links {
@@ -142,32 +158,38 @@ func (f *fairNet) reshare(now des.Time) {
 			}
 		}
 	}
-	first, at := -1, des.MaxTime
-	for i, fl := range f.act {
-		t := des.AddSat(now, des.MustFromNanos(max(fl.left, 0)/fl.rate))
-		if first < 0 || t < at || (t == at && fl.t.ID < f.act[first].t.ID) {
-			first, at = i, t
-		}
-	}
-	f.q.Schedule(at, des.PhaseTransfer, f.act[first].t.ID, f, f.gen)
 }
 
-// Fire completes the flows that have received their bytes.
+// Fire completes the flow scheduled now and, by the rule every link
+// follows (endsNow), every other whose remaining time at its rate after
+// each re-share rounds to now.
 func (f *fairNet) Fire(now des.Time, key, gen uint64) {
 	if gen != f.gen {
 		return
 	}
 	f.advance(now)
 	done := f.done[:0]
-	kept := f.act[:0]
-	for _, fl := range f.act {
-		if fl.t.ID == key || fl.left <= completeSlack*float64(fl.t.Bytes) {
-			done = append(done, fl)
-		} else {
-			kept = append(kept, fl)
+	if i := slices.IndexFunc(f.act, func(fl *flow) bool { return fl.t.ID == key }); i >= 0 {
+		done = append(done, f.act[i])
+		f.act = slices.Delete(f.act, i, i+1)
+	}
+	for len(f.act) > 0 {
+		f.fill() // the rates the rest have from now on
+		n := len(done)
+		kept := f.act[:0]
+		for _, fl := range f.act {
+			if endsNow(fl.leftNs()) {
+				done = append(done, fl)
+			} else {
+				kept = append(kept, fl)
+			}
+		}
+		clear(f.act[len(kept):])
+		f.act = kept
+		if len(done) == n {
+			break
 		}
 	}
-	f.act = kept
 	f.reshare(now)
 	slices.SortFunc(done, func(a, b *flow) int { return cmp.Compare(a.t.ID, b.t.ID) })
 	for _, fl := range done {

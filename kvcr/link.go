@@ -30,10 +30,12 @@ func (t *Transfer) Active() bool { return t.index >= 0 }
 // Link is a link of fixed bandwidth shared equally by its active transfers
 // (processor sharing): with n active, each receives rate/n, re-shared at
 // every start, completion and cancel. It keeps a virtual clock, the bytes
-// each active transfer has received since the link was last idle, so a
-// transfer completes when the clock reaches its tag (clock at start plus
-// its size). Only the earliest tag is scheduled: a start, completion or
-// cancel costs O(log n), never a rescheduling of every transfer.
+// each active transfer has received since a base point, so a transfer
+// completes when the clock reaches its tag (clock at start plus its size).
+// Only the earliest tag is scheduled: a start, completion or cancel costs
+// O(log n), never a rescheduling of every transfer. The clock is rebased to
+// zero whenever it passes rebaseBytes, so its rounding error stays the same
+// however long the link has been busy.
 type Link struct {
 	Name  string
 	rate  float64 // bytes per ns; 0: instant
@@ -60,12 +62,30 @@ func (l *Link) Active() int { return len(l.act) }
 // Moved is the total size of the transfers that completed on the link.
 func (l *Link) Moved() int64 { return l.moved }
 
+// rebaseBytes bounds the virtual clock: past it, every tag is shifted down
+// by the clock and the clock restarts at zero (O(n), once every 16 MB of
+// service to each active transfer).
+const rebaseBytes = 1 << 24
+
 // advance brings the virtual clock to now.
 func (l *Link) advance(now des.Time) {
 	if n := len(l.act); n > 0 {
 		l.v += float64(float64(now-l.last)*l.rate) / float64(n)
 	}
 	l.last = now
+	if l.v > rebaseBytes {
+		for _, t := range l.act {
+			t.tag -= l.v
+		}
+		l.v = 0
+		heap.Init(&l.act) // shifted tags may tie where they differed by less than their rounding
+	}
+}
+
+// left is the service time t still needs at the current share, in
+// nanoseconds.
+func (l *Link) left(t *Transfer) float64 {
+	return float64(max(t.tag-l.v, 0)*float64(len(l.act))) / l.rate
 }
 
 // Start puts t on the link at now; done is called when its last byte lands.
@@ -104,23 +124,25 @@ func (l *Link) reschedule(now des.Time) {
 		return
 	}
 	t := l.act[0]
-	left := max(t.tag-l.v, 0)
-	at := des.AddSat(now, des.MustFromNanos(float64(left*float64(len(l.act)))/l.rate))
-	l.q.Schedule(at, des.PhaseTransfer, t.ID, l, l.gen)
+	l.q.Schedule(des.AddSat(now, des.MustFromNanos(l.left(t))), des.PhaseTransfer, t.ID, l, l.gen)
 }
 
-// completeSlack absorbs the rounding of completion times to nanoseconds:
-// transfers within this many bytes of their tag complete together.
-const completeSlack = 1e-6
+// endsNow is the completion rule of every link and network: a transfer
+// ends at the nanosecond nearest to the instant its last byte is served,
+// so one whose remaining service time, at the rate it has from now on, is
+// under half a nanosecond ends now. The tolerance is that half nanosecond,
+// whatever the link's history.
+func endsNow(leftNs float64) bool { return leftNs < 0.5 }
 
-// Fire completes the transfers whose tag the clock has reached.
+// Fire completes the transfer scheduled now and every other whose
+// remaining time, re-shared after each completion, rounds to now.
 func (l *Link) Fire(now des.Time, _, gen uint64) {
 	if gen != l.gen {
 		return // superseded by a later start, completion or cancel
 	}
 	l.advance(now)
 	first := true
-	for len(l.act) > 0 && (first || l.act[0].tag-l.v <= completeSlack*l.act[0].tag) {
+	for len(l.act) > 0 && (first || endsNow(l.left(l.act[0]))) {
 		t := heap.Pop(&l.act).(*Transfer)
 		t.index = -1
 		l.moved += t.Bytes

@@ -152,3 +152,51 @@ func BenchmarkLink(b *testing.B) {
 		})
 	}
 }
+
+// TestOneCompletionRule runs the same cases through both networks: egress
+// links alone, and max-min fair sharing with an ingress too wide to bind.
+// Every link ends a transfer at the nanosecond its last byte is served.
+//
+//   - Long busy: B (2 TB) runs alone at 1 GB/s for 1,000 s; then X (10 MB)
+//     and Y (10.5 MB) start. Three share 1/3 GB/s: X ends 30 ms later; Y
+//     has 0.5 MB left, shared with B at 0.5 GB/s: 1 ms more, 31 ms. (With a
+//     tolerance of a millionth of the clock, 1 MB after 1,000 s, Y ended
+//     with X.)
+//   - Five bytes apart: A (10,000,000 bytes) and C (10,000,005) share 1
+//     GB/s: A ends at 20 ms; C's last 5 bytes alone take 5 ns: 20,000,005
+//     ns. (A tolerance of a millionth of the size, 10 bytes, ended C with
+//     A.)
+func TestOneCompletionRule(t *testing.T) {
+	const s = des.Second
+	for _, name := range []string{"egress", "fair"} {
+		var q des.Queue
+		var net network = &egressLinks{q: &q, gbps: 1}
+		if name == "fair" {
+			net = newFairNet(&q, 1, 1000)
+		}
+		done := map[uint64]des.Time{}
+		rec := func(now des.Time, t *Transfer) { done[t.ID] = now }
+		start := func(at des.Time, id uint64, bytes int64, src, dst int32) *Transfer {
+			t := &Transfer{ID: id, Bytes: bytes, index: -1}
+			q.Schedule(at, des.PhaseArrival, id, call(func(now des.Time) { net.start(now, t, src, dst, rec) }), 0)
+			return t
+		}
+		b := start(0, 1, 2_000_000_000_000, 0, 1)
+		start(1000*s, 2, 10*mb, 0, 2)
+		start(1000*s, 3, 10_500_000, 0, 3)
+		q.Schedule(1001*s, des.PhaseDeadline, 1, call(func(now des.Time) { net.cancel(now, b) }), 0)
+		start(2000*s, 4, 10*mb, 4, 5)
+		start(2000*s, 5, 10*mb+5, 4, 6)
+		for q.Step() {
+		}
+		want := map[uint64]des.Time{2: 1000*s + 30*ms, 3: 1000*s + 31*ms, 4: 2000*s + 20*ms, 5: 2000*s + 20*ms + 5}
+		for id, w := range want {
+			if done[id] != w {
+				t.Errorf("%s: transfer %d ended at %v, want %v", name, id, done[id], w)
+			}
+		}
+		if _, ok := done[1]; ok {
+			t.Errorf("%s: the cancelled transfer completed", name)
+		}
+	}
+}
