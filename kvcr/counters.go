@@ -9,11 +9,12 @@ type Counters struct {
 	PullsPartial          int64
 	PullsFailed           int64
 	PullsExpired          int64
+	PullsSuperseded       int64 // parked, then nothing left to fetch at a retry
 	PullsRejectedDraining int64 // source draining at staging
 	PullsRejectedRemoved  int64 // source removed at staging
 	PullsRejectedNotReady int64 // source not ready (starting) at staging
 	PullsRejectedMissing  int64 // source holds none of the missing blocks
-	HintsNothingToFetch   int64 // target already held every hinted block
+	HintsNothingToFetch   int64 // at first staging the target already held every block of the fetch
 	BlocksPulled          int64 // blocks landed by pulls
 	BytesPulled           int64
 	PinsAcquired          int64
@@ -41,6 +42,7 @@ func (c *Counters) List() []Counter {
 		{"pulls_partial", c.PullsPartial},
 		{"pulls_failed", c.PullsFailed},
 		{"pulls_expired", c.PullsExpired},
+		{"pulls_superseded", c.PullsSuperseded},
 		{"pulls_rejected_draining", c.PullsRejectedDraining},
 		{"pulls_rejected_removed", c.PullsRejectedRemoved},
 		{"pulls_rejected_not_ready", c.PullsRejectedNotReady},

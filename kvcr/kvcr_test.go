@@ -61,6 +61,9 @@ func newRig(cfg Config) *rig {
 	return g
 }
 
+// all is a hint length past every chain here: the hint lists every block.
+const all = 1000
+
 // chain is blocks first..first+n-1.
 func chain(first, n int) []uint64 {
 	c := make([]uint64, n)
@@ -141,7 +144,7 @@ func wantPull(t *testing.T, p *Pull, out Outcome, firstByte, end des.Time, lande
 func TestConcurrentPullsShareEgress(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 20)))
-	h := Hint{Source: 0}
+	h := Hint{Source: 0, Blocks: all}
 	g.stage(0, 1, 10, chain(1, 2), h)
 	g.stage(0, 2, 11, chain(1, 2), h)
 	g.q.Run(nil)
@@ -175,7 +178,7 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 func TestCancelReshares(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 30)))
-	h := Hint{Source: 0}
+	h := Hint{Source: 0, Blocks: all}
 	g.stage(0, 1, 1, chain(1, 20), h)
 	g.stageHeld(2*ms, 2, 2, chain(1, 23), 20, h) // blocks 21-23
 	g.q.Run(nil)
@@ -196,7 +199,7 @@ func TestCancelReshares(t *testing.T) {
 func TestPartialPull(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 2)))
-	g.stage(0, 1, 1, chain(1, 4), Hint{Source: 0})
+	g.stage(0, 1, 1, chain(1, 4), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	p := g.r.pulls[1]
 	wantPull(t, p, Partial, ms, 2*ms, 2) // 1 MB alone at 1 GB/s
@@ -213,7 +216,7 @@ func TestPartialPull(t *testing.T) {
 func TestParkedPull(t *testing.T) {
 	g := newRig(Config{MaxInflightPulls: 1, OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
 	g.k.Store(0, 0, refs(chain(1, 10)))
-	h := Hint{Source: 0}
+	h := Hint{Source: 0, Blocks: all}
 	first := g.stage(0, 1, 1, chain(1, 2), h)
 	parked := g.stageHeld(500*des.Microsecond, 1, 2, chain(1, 6), 4, h) // blocks 5-6
 	again := g.stageHeld(3*ms, 1, 2, chain(1, 6), 4, h)
@@ -236,7 +239,7 @@ func TestParkedPullExpires(t *testing.T) {
 	g.k.Store(0, 0, refs(chain(1, 2)))
 	g.k.Store(0, 1, refs(chain(50, 2)))
 	g.k.Pool(1).Pin(g.k.Pool(1).slot(workload.RefOf(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
-	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0})
+	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.r.ended[1] != "4ms 0" {
 		t.Errorf("result %v, ended %q", *res, g.r.ended[1])
@@ -248,11 +251,12 @@ func TestParkedPullExpires(t *testing.T) {
 }
 
 // TestPullCountsRunBlocksItMayEvict: worker 1's G2 of 2 blocks holds a
-// pinned block and block 2 of the chain 1-2, not block 1. Pulling 1-2
-// needs a slot for block 1, which only evicting block 2 can give, and then
-// one for block 2 again: 2 slots, 1 to be had. The pull parks (it used to
-// take the one slot, evict its own block 2 and find no slot for it) and
-// expires at its deadline, 4 ms, having pinned nothing.
+// pinned block and block 2 of the chain 1-2, not block 1. Block 2 is a
+// destination hit, held (pinned) for the pull's length so that reserving a
+// slot for block 1 cannot evict it; block 1 then needs a slot of its own:
+// 2 slots, 1 to be had. The pull parks (it once took the one slot, evicted
+// block 2 and found no slot left for it) and expires at its deadline, 4
+// ms, having pinned nothing.
 func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	g := newRig(Config{G2Capacity: 2})
 	c := chain(1, 2)
@@ -260,7 +264,7 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	g.k.Store(0, 1, refs(chain(50, 1)))
 	g.k.Pool(1).Pin(g.k.Pool(1).slot(workload.RefOf(chain(50, 1), 0)))
 	g.k.Store(0, 1, []workload.Ref{workload.RefOf(c, 1)})
-	res := g.stage(0, 1, 1, c, Hint{Source: 0})
+	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.k.C.PinsAcquired != 0 {
 		t.Errorf("result %v, pins %d", *res, g.k.C.PinsAcquired)
@@ -283,7 +287,7 @@ func TestStagingGuard(t *testing.T) {
 		g := newRig(Config{})
 		g.k.Store(0, 0, refs(chain(1, 4)))
 		g.k.SetStatus(0, c.st)
-		if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed {
+		if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed {
 			t.Errorf("%v: %v", c.st, res)
 		}
 		if c.counter(&g.k.C) != 1 || g.k.C.PinsAcquired != 0 || g.r.pulls[1].Outcome != Rejected {
@@ -292,10 +296,10 @@ func TestStagingGuard(t *testing.T) {
 	}
 	g := newRig(Config{})
 	g.k.Store(0, 1, refs(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
+	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
 		t.Errorf("nothing to fetch: %v %+v", res, g.k.C)
 	}
-	if res := g.k.Stage(0, 2, 2, chain(1, 4), 4, 0, Hint{Source: 0}); res != Proceed || g.k.C.PullsRejectedMissing != 1 {
+	if res := g.k.Stage(0, 2, 2, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.PullsRejectedMissing != 1 {
 		t.Errorf("missing: %v %+v", res, g.k.C)
 	}
 }
@@ -308,7 +312,7 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 4)))
 	g.k.Store(0, 1, refs(chain(1, 2)))
-	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Move: true}); res != Wait {
+	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Wait {
 		t.Fatalf("stage: %v", res)
 	}
 	if g.k.C.MoveRemovedBlocks != 2 || g.r.visible["0/1"] {
@@ -332,9 +336,9 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 func TestMoveLost(t *testing.T) {
 	g := newRig(Config{MaxInflightPulls: 1})
 	g.k.Store(0, 0, refs(chain(1, 30)))
-	g.stageHeld(0, 2, 0, chain(1, 28), 24, Hint{Source: 0}) // blocks 25-28
-	g.stage(0, 2, 1, chain(1, 1), Hint{Source: 0, Move: true})
-	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true})
+	g.stageHeld(0, 2, 0, chain(1, 28), 24, Hint{Source: 0, Blocks: all}) // blocks 25-28
+	g.stage(0, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
+	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8500*des.Microsecond, 0)
 	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(workload.RefOf(chain(1, 1), 0)) || g.k.Pool(2).Has(workload.RefOf(chain(1, 1), 0)) {
@@ -350,7 +354,7 @@ func TestMoveLost(t *testing.T) {
 func TestRemoveSource(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 10)))
-	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0})
+	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0, Blocks: all})
 	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g.k, 0}, 0)
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Failed, ms, 2*ms, 0)
@@ -375,10 +379,147 @@ func (r removeAt) Fire(now des.Time, _, _ uint64) { r.k.RemoveWorker(now, r.w) }
 func TestCheckEndFindsLivePull(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 4)))
-	g.k.Stage(0, 1, 7, chain(1, 4), 4, 0, Hint{Source: 0})
+	g.k.Stage(0, 1, 7, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all})
 	vs := g.k.CheckEnd()
-	if len(vs) < 2 || vs[0].Invariant != InvPullsEnd || !strings.Contains(vs[0].Err.Error(), "pull 0 (request 7)") ||
+	if len(vs) < 2 || vs[0].Invariant != InvPullsEnd || !strings.Contains(vs[0].Err.Error(), "pull 0 (request 7,") ||
 		vs[1].Invariant != InvPinsReleased {
 		t.Errorf("violations %+v", vs)
+	}
+}
+
+// TestMoveAllCached (rule: a move invalidates the destination hits at the
+// source, also when every block is a hit). Worker 1 holds blocks 1-4 in
+// G2, the source worker 0 holds them too. Staging a move of 1-4 finds
+// nothing missing: no pull, and worker 0 removes its four copies (the old
+// all-cached path returned before invalidating them). When worker 1 holds
+// the blocks in G1 instead, they are no part of the fetch: the source
+// keeps its copies.
+func TestMoveAllCached(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, refs(chain(1, 4)))
+	g.k.Store(0, 1, refs(chain(1, 4)))
+	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed {
+		t.Fatalf("stage: %v", res)
+	}
+	if g.k.C.HintsNothingToFetch != 1 || g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 ||
+		g.r.visible["0/1"] || len(g.r.pulls) != 0 {
+		t.Errorf("counters %+v; source used %d; block 1 visible at the source %v", g.k.C, g.k.Pool(0).Used(), g.r.visible["0/1"])
+	}
+	g.check(t)
+
+	g = newRig(Config{})
+	g.k.Store(0, 0, refs(chain(1, 4)))
+	g.k.Store(0, 1, refs(chain(1, 4)))
+	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 4, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed ||
+		g.k.C.MoveRemovedBlocks != 0 || g.k.Pool(0).Used() != 4 {
+		t.Errorf("G1 holds all: %v, removed %d, source used %d", res, g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used())
+	}
+}
+
+// probe is an event that runs a function, to look at the rig mid-run.
+type probe func(des.Time)
+
+func (p probe) Fire(now des.Time, _, _ uint64) { p(now) }
+
+// TestMoveRemovalPublishedWhenRemoved (rule: the router hears of a moved
+// block when it is removed, not when it is marked). Timeouts 100 and 200
+// ms. Worker 0 holds blocks
+// 1-6. A copy of 1-6 (3 MB) to worker 2 and a move of 1-2 (1 MB) to worker
+// 1 start at 0 and share the egress from 1 ms: the move lands at 3 ms, the
+// copy, alone for its last 2 MB, at 5 ms. At 3 ms the source marks blocks
+// 1-2 pending: absent to readers, but the copy still pins them, so they
+// are not removed and the router still sees them (at 4 ms). They go, and
+// the router hears it, when the copy's pins drop at 5 ms.
+func TestMoveRemovalPublishedWhenRemoved(t *testing.T) {
+	g := newRig(Config{OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
+	g.k.Store(0, 0, refs(chain(1, 6)))
+	g.stage(0, 2, 1, chain(1, 6), Hint{Source: 0, Blocks: all})
+	g.stage(0, 1, 2, chain(1, 2), Hint{Source: 0, Move: true, Blocks: all})
+	var readable, visible bool
+	g.q.Schedule(4*ms, des.PhaseSample, 0, probe(func(des.Time) {
+		readable, visible = g.k.Pool(0).Ready(workload.RefOf(chain(1, 2), 0)), g.r.visible["0/1"]
+	}), 0)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[2], Success, ms, 3*ms, 2)
+	wantPull(t, g.r.pulls[1], Success, ms, 5*ms, 6)
+	if readable || !visible {
+		t.Errorf("at 4 ms block 1 readable at the source %v (want false), visible to the router %v (want true)", readable, visible)
+	}
+	if g.r.visible["0/1"] || g.k.C.MoveRemovedBlocks != 2 || g.k.Pool(0).Used() != 4 {
+		t.Errorf("at the end: visible %v, removed %d, source used %d", g.r.visible["0/1"], g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used())
+	}
+	g.check(t)
+}
+
+// TestSourceFailureReachesTargetLater (rule: a failure the source detects
+// reaches the target one latency later). A move of 20 blocks (10 MB) staged
+// at 0: target deadline 0 + 8 ms (abandon), source deadline 1 (receipt) +
+// min(4, 8) = 5 ms. The transfer needs 10 ms from its first byte at 1 ms:
+// at 5 ms the source cancels (the transfer ends there, nothing landed, the
+// source keeps its blocks); the target hears it at 6 ms: failed. (The old
+// rule answered the target at 5 ms.)
+func TestSourceFailureReachesTargetLater(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, refs(chain(1, 20)))
+	g.stage(0, 1, 1, chain(1, 20), Hint{Source: 0, Move: true, Blocks: all})
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Failed, ms, 5*ms, 0)
+	if g.r.ended[1] != "6ms 0" || g.k.Pool(0).Used() != 20 || g.k.Pool(1).Used() != 0 || g.k.C.MoveRemovedBlocks != 0 {
+		t.Errorf("target answered %q; source used %d, target used %d, removed %d", g.r.ended[1],
+			g.k.Pool(0).Used(), g.k.Pool(1).Used(), g.k.C.MoveRemovedBlocks)
+	}
+	g.check(t)
+}
+
+// TestRefreshAfterLateLanding (rule: the source refreshes its blocks after
+// every completed write, whether or not the target still waited).
+// Operation timeout 2 ms. Worker 0's G2 of 4 blocks holds 1-4, block 1 the
+// least recently used. A copy of 1-2 (1 MB) staged at 0 lands at 2 ms
+// (first byte 1 ms), at its target's deadline: too late to count
+// (expired), but the write succeeded, so blocks 1 and 2 become the most
+// recently used. A store of block 9 at 3 ms then evicts block 3, not 1.
+// (The old rule refreshed only when the target accepted, and block 1 went.)
+func TestRefreshAfterLateLanding(t *testing.T) {
+	g := newRig(Config{G2Capacity: 4, OperationTimeout: 2 * ms, AbandonTimeout: 4 * ms})
+	c := chain(1, 4)
+	g.k.Store(0, 0, refs(c))
+	g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
+	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, refs(chain(9, 1))) }), 0)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Expired, ms, 2*ms, 0)
+	if !g.k.Pool(0).Ready(workload.RefOf(c, 0)) || g.k.Pool(0).Ready(workload.RefOf(c, 2)) {
+		t.Errorf("block 1 kept %v (want true), block 3 kept %v (want false)",
+			g.k.Pool(0).Ready(workload.RefOf(c, 0)), g.k.Pool(0).Ready(workload.RefOf(c, 2)))
+	}
+	g.check(t)
+}
+
+// TestIllegalTransitionsPanic: an event a pull's state does not allow
+// panics with a TransitionError naming the pull, its state and the event.
+func TestIllegalTransitionsPanic(t *testing.T) {
+	g := newRig(Config{})
+	for _, c := range []struct {
+		state pullState
+		event string
+		fire  func(*Pull)
+	}{
+		{parked, "first byte", func(p *Pull) { g.k.firstByte(0, p) }},
+		{requested, "transfer landed", func(p *Pull) { g.k.landed(0, p) }},
+		{requested, "source deadline", func(p *Pull) { g.k.sourceDeadline(0, p) }},
+		{flowing, "failure notice", func(p *Pull) { g.k.notice(0, p) }},
+		{abandonedFlowing, "target deadline", func(p *Pull) { g.k.targetDeadline(0, p) }},
+		{done, "target removed", func(p *Pull) { g.k.targetRemoved(0, p) }},
+		{requested, "park", func(p *Pull) { g.k.park(p) }},
+	} {
+		p := &Pull{ID: 7, state: c.state, targetDeadline: des.MaxTime}
+		func() {
+			defer func() {
+				te, ok := recover().(TransitionError)
+				if !ok || te.Pull != 7 || te.State != c.state.String() || te.Event != c.event {
+					t.Errorf("%s while %s: recovered %+v", c.event, c.state, te)
+				}
+			}()
+			c.fire(p)
+		}()
 	}
 }

@@ -14,7 +14,7 @@ type PullRow struct {
 	StagedNs        int64  // first staging (a parked pull keeps it)
 	FirstByteNs     int64  // first byte at the source's egress; -1 none
 	EndNs           int64  // transfer end, or the outcome time without a transfer
-	Outcome         string // success, partial, failed, expired, rejected
+	Outcome         string // one of PullOutcomes
 }
 
 var pullColumns = []Column[PullRow]{
@@ -33,7 +33,7 @@ var pullColumns = []Column[PullRow]{
 }
 
 // PullOutcomes are the values of pulls.parquet's outcome column.
-var PullOutcomes = []string{"success", "partial", "failed", "expired", "rejected"}
+var PullOutcomes = []string{"success", "partial", "failed", "expired", "rejected", "superseded"}
 
 // WorkerRow is one row of workers.parquet: one worker's life and totals.
 type WorkerRow struct {

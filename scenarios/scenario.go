@@ -140,6 +140,9 @@ type KVCR struct {
 	OperationTimeout Duration `yaml:"operation_timeout"`
 	AbandonTimeout   Duration `yaml:"abandon_timeout"`
 	MaxInflightPulls int      `yaml:"max_inflight_pulls"` // 0: unlimited
+	// OpportunisticQuery lets a pull also fetch, as copies, blocks past
+	// its hint that the source holds.
+	OpportunisticQuery bool `yaml:"opportunistic_query"`
 }
 
 // Event is one lifecycle event; exactly one of Drain, Remove and Add is set.

@@ -16,7 +16,7 @@ type hostKV struct {
 
 func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Staging {
 	r := h.c.active[s.Req.ID]
-	hint := kvcr.Hint{Source: r.route.HintSource, Move: h.c.moveHints}
+	hint := kvcr.Hint{Source: r.route.HintSource, Move: h.c.moveHints, Blocks: r.route.HintBlocks}
 	switch h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Blocks, limit, g1, hint) {
 	case kvcr.Wait:
 		return engine.StageWait
@@ -71,10 +71,6 @@ func (l *kvListener) PullDone(p *kvcr.Pull) {
 	if err := c.pulls.put(p.ID, pullRow(p), c.releasePull); err != nil && c.err == nil {
 		c.err = err
 	}
-	// A pull's end frees slots and inflight room: parked pulls may go.
-	now := c.q.Now()
-	c.wake(p.Target, now, false)
-	c.wake(p.Source, now, false)
 }
 
 func (l *kvListener) Idle(now des.Time, w int32) {

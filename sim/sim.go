@@ -55,6 +55,7 @@ type Cluster struct {
 	router    *scheduler.Router
 	kv        *kvcr.KVCR // nil when KVCR is off
 	moveHints bool       // hints ask for move pulls (router.hints.mode)
+	scanned   des.Time   // the last instant whose workers with parked pulls were woken
 	source    workload.Source
 	next      *workload.Request // read ahead: the next arrival
 	active    map[int64]*request
@@ -109,6 +110,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result,
 			err = &InvariantError{Invariant: invTimeMonotonic, At: pe.Now, Err: pe}
 			return
 		}
+		if te, ok := r.(kvcr.TransitionError); ok {
+			err = &InvariantError{Invariant: kvcr.InvTransitions, At: c.q.Now(), Err: te}
+			return
+		}
 		err = fmt.Errorf("internal error at virtual time %v: %v (a kvsim bug: please report it with the scenario)\n%s",
 			c.q.Now(), r, debug.Stack())
 	}()
@@ -125,6 +130,9 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result,
 	c.scheduleLifecycle()
 	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
 	c.q.Run(func() bool {
+		if c.q.Phase() < des.PhaseDrive {
+			c.scanParked(c.q.Now())
+		}
 		if c.q.Fired()%ProgressEvery == 0 {
 			if opt.Progress != nil {
 				opt.Progress(c.stats.s.Requests.Total, c.q.Now())
@@ -151,7 +159,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result,
 func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 	rng := des.NewRNG(sc.Seed)
 	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc), digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == "move"}
+		moveHints: sc.Router.Hints.Mode == "move", scanned: -1}
 	e := sc.Cluster.Engine
 	kvOn := sc.KVCR.Enabled
 	r, err := scheduler.New(scheduler.Config{
@@ -171,7 +179,7 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 			D2HGbps: sc.Cluster.G2.D2HGbps, H2DGbps: sc.Cluster.G2.H2DGbps, Latency: des.Time(k.Latency),
 			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
 			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
-			MaxInflightPulls: k.MaxInflightPulls,
+			MaxInflightPulls: k.MaxInflightPulls, Opportunistic: k.OpportunisticQuery,
 		}, &c.q, (*kvListener)(c))
 	}
 	for range sc.Cluster.Workers {
@@ -287,11 +295,32 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 		return
 	}
 	n.drive = true
+	if inline {
+		c.scanParked(now) // their scans come first when their ids are lower
+	}
 	if next, ok := c.q.Peek(); inline && (!ok || next > now) {
 		(*drive)(c).Fire(now, uint64(w), 0)
 		return
 	}
 	c.q.Schedule(now, des.PhaseDrive, uint64(w), (*drive)(c), 0)
+}
+
+// scanParked wakes, once an instant at which anything happened, every
+// worker with a parked pull: its drive scan stages the pull again. (Every
+// other worker's scan would change nothing unless something it waits for
+// happened to it, which wakes it.)
+func (c *Cluster) scanParked(now des.Time) {
+	if c.kv == nil || c.scanned == now {
+		return
+	}
+	targets := c.kv.ParkedTargets()
+	if len(targets) == 0 {
+		return
+	}
+	c.scanned = now
+	for _, w := range targets {
+		c.wake(w, now, false)
+	}
 }
 
 type drive Cluster

@@ -61,11 +61,15 @@ type Queue struct {
 	heap  []entry
 	seq   uint64
 	now   Time
+	phase Phase
 	fired uint64
 }
 
 // Now is the time of the event being fired, or of the last one fired.
 func (q *Queue) Now() Time { return q.now }
+
+// Phase is the phase of the event being fired, or of the last one fired.
+func (q *Queue) Phase() Phase { return q.phase }
 
 // Len is the number of pending events.
 func (q *Queue) Len() int { return len(q.heap) }
@@ -120,7 +124,7 @@ func (q *Queue) Step() bool {
 	if last > 0 {
 		q.down(0)
 	}
-	q.now = e.at
+	q.now, q.phase = e.at, Phase(e.ord>>56)
 	q.fired++
 	e.h.Fire(e.at, e.ord&MaxKey, e.arg)
 	return true

@@ -1,0 +1,232 @@
+package kvcr
+
+import (
+	"fmt"
+
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// Outcome is how a pull ended.
+type Outcome uint8
+
+// The outcomes. Pending is a pull whose target has no answer yet.
+const (
+	Pending    Outcome = iota
+	Success            // every missing prompt block landed
+	Partial            // the pull landed a prefix of the missing blocks
+	Failed             // the source cancelled or was removed: nothing landed
+	Expired            // the target's deadline passed first
+	Rejected           // refused at staging
+	Superseded         // parked, then found nothing left to fetch: the blocks reached the target otherwise
+)
+
+var outcomeNames = [...]string{"pending", "success", "partial", "failed", "expired", "rejected", "superseded"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// Pull is one peer pull, from its first staging to its end. The exported
+// fields are its pulls.parquet row.
+type Pull struct {
+	ID          int64
+	Req         int64
+	Source      int32
+	Target      int32
+	Move        bool
+	Requested   int   // blocks the target lacked at staging: the chain past its G1+G2 prefix
+	Landed      int   // blocks that landed in the target's G2
+	Bytes       int64 // bytes of the transfer
+	StagedNs    des.Time
+	FirstByteNs des.Time // -1: none
+	EndNs       des.Time // transfer end (completion or cancel), or the outcome time without a transfer
+	Outcome     Outcome
+
+	state          pullState
+	from           int            // first block the target lacked
+	whole          bool           // the fetch reaches the end of the reusable chain: landing is success
+	moves          int            // the first moves blocks of send are moved (hinted); the rest are copies
+	send           []workload.Ref // the blocks the transfer carries
+	srcSlots       []int32        // their slots at the source, pinned
+	dstSlots       []int32        // their slots at the target, filling
+	hits           []int32        // the target's slots of the fetch's blocks it held, pinned
+	targetDeadline des.Time
+	sourceDeadline des.Time
+	t              Transfer
+}
+
+// pullState is where a pull is in its life. docs/kvcr.md draws the
+// diagram; each event below is one function that takes the transitions
+// its state allows and panics on any other.
+//
+//	staging            -staged->          parked | requested | done (rejected)
+//	parked             -staged again->    parked | requested | done (rejected, superseded)
+//	parked             -target deadline-> done (expired)
+//	requested          -first byte->      flowing
+//	requested          -target deadline-> abandonedRequested
+//	flowing            -landed->          done (success, partial)
+//	flowing            -target deadline-> abandonedFlowing
+//	abandonedRequested -first byte->      abandonedFlowing
+//	abandonedFlowing   -landed->          done (expired; a move loses its blocks)
+//	requested, flowing -source deadline or removal-> cancelled
+//	abandoned*         -source deadline or removal-> done (expired)
+//	cancelled          -notice->          done (failed)
+//	cancelled          -target deadline-> done (expired)
+//	any                -target removed->  done (failed; expired once abandoned)
+type pullState uint8
+
+const (
+	staging            pullState = iota // its first staging is in progress
+	parked                              // holds nothing; waits for room, an inflight slot or target blocks to settle
+	requested                           // pins and target slots held; the request travels to the source
+	flowing                             // the transfer is on the network
+	abandonedRequested                  // the target gave up (expired) before the first byte; the transfer will still run
+	abandonedFlowing                    // the target gave up; the transfer runs on and lands nothing
+	cancelled                           // the source stopped the transfer; the target hears of it one latency later
+	done                                // outcome and row final
+)
+
+var stateNames = [...]string{"staging", "parked", "requested", "flowing", "abandoned before its first byte", "abandoned", "cancelled", "done"}
+
+func (s pullState) String() string { return stateNames[s] }
+
+// TransitionError is the panic of an event its pull's state does not
+// allow: a model bug.
+type TransitionError struct {
+	Pull  int64
+	State string
+	Event string
+}
+
+func (e TransitionError) Error() string {
+	return fmt.Sprintf("pull %d: %s while %s", e.Pull, e.Event, e.State)
+}
+
+func illegal(p *Pull, event string) {
+	panic(TransitionError{Pull: p.ID, State: p.state.String(), Event: event})
+}
+
+// firstByte: the request reached the source one latency after staging and
+// the transfer starts.
+func (k *KVCR) firstByte(now des.Time, p *Pull) {
+	switch p.state {
+	case requested:
+		p.state = flowing
+	case abandonedRequested:
+		p.state = abandonedFlowing
+	case cancelled:
+		return // the source was removed before the request reached it
+	default:
+		illegal(p, "first byte")
+	}
+	p.FirstByteNs = now
+	k.net.start(now, &p.t, p.Source, p.Target, func(now des.Time, _ *Transfer) { k.landed(now, p) })
+}
+
+// landed: the transfer's last byte arrived at the target. The source saw a
+// successful write, so it refreshes (copy) or removes (move) its blocks
+// whether or not the target still wanted them.
+func (k *KVCR) landed(now des.Time, p *Pull) {
+	if p.state == flowing && now >= p.targetDeadline {
+		// Data landing at the target's deadline does not count: the
+		// deadline comes first, though its event runs in a later phase.
+		k.targetDeadline(now, p)
+	}
+	switch p.state {
+	case flowing:
+		k.endTransfer(now, p, true)
+		out := Partial
+		if p.whole {
+			out = Success
+		}
+		k.answer(now, p, out)
+	case abandonedFlowing:
+		k.endTransfer(now, p, false)
+	default:
+		illegal(p, "transfer landed")
+	}
+	k.finish(now, p)
+}
+
+// targetDeadline: the target stops waiting; its request goes on without
+// the pull. A transfer still running lands nothing.
+func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
+	switch p.state {
+	case parked:
+		k.unpark(p)
+		k.answer(now, p, Expired)
+		k.finish(now, p)
+	case requested:
+		p.state = abandonedRequested
+		k.answer(now, p, Expired)
+	case flowing:
+		p.state = abandonedFlowing
+		k.answer(now, p, Expired)
+	case cancelled:
+		k.answer(now, p, Expired)
+		k.finish(now, p)
+	default:
+		illegal(p, "target deadline")
+	}
+}
+
+// sourceDeadline: the source gives up on a transfer still running. It
+// releases bandwidth and pins now; the target hears one latency later.
+func (k *KVCR) sourceDeadline(now des.Time, p *Pull) {
+	switch p.state {
+	case flowing:
+		k.cancelTransfer(now, p)
+		k.notify(now, p)
+	case abandonedFlowing:
+		k.cancelTransfer(now, p)
+		k.finish(now, p)
+	case cancelled:
+		// cancelled already: its source was removed
+	default:
+		illegal(p, "source deadline")
+	}
+}
+
+// sourceRemoved: the source is gone. A transfer stops at once and the
+// target hears one latency later; a parked pull holds nothing there and is
+// rejected at its next retry.
+func (k *KVCR) sourceRemoved(now des.Time, p *Pull) {
+	switch p.state {
+	case parked, cancelled:
+	case requested, flowing:
+		k.cancelTransfer(now, p)
+		k.notify(now, p)
+	case abandonedRequested, abandonedFlowing:
+		k.cancelTransfer(now, p)
+		k.finish(now, p)
+	default:
+		illegal(p, "source removed")
+	}
+}
+
+// notice: the target hears that the source stopped the transfer.
+func (k *KVCR) notice(now des.Time, p *Pull) {
+	if p.state != cancelled {
+		illegal(p, "failure notice")
+	}
+	k.answer(now, p, Failed)
+	k.finish(now, p)
+}
+
+// targetRemoved: the target is gone, and with it the request's wait; a
+// transfer to it stops at once. The pull fails unless its target had
+// already given up on it.
+func (k *KVCR) targetRemoved(now des.Time, p *Pull) {
+	switch p.state {
+	case parked:
+		k.unpark(p)
+	case requested, flowing, abandonedRequested, abandonedFlowing:
+		k.cancelTransfer(now, p)
+	case cancelled:
+	default:
+		illegal(p, "target removed")
+	}
+	if p.Outcome == Pending {
+		p.Outcome = Failed // no answer: the request left with its worker
+	}
+	k.finish(now, p)
+}

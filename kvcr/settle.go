@@ -1,0 +1,88 @@
+package kvcr
+
+import "github.com/kvsim/kvsim/sim/des"
+
+// The kinds of a pull's deadline events, carried in the event's arg.
+const (
+	evTargetDeadline = iota
+	evSourceDeadline
+	evNotice // the target hears that the source stopped the transfer
+)
+
+type deadline KVCR
+
+// Fire hands a pull its target deadline, its source deadline or the notice
+// of its source's failure. Events of pulls already done are stale.
+func (d *deadline) Fire(now des.Time, id, kind uint64) {
+	k := (*KVCR)(d)
+	p := k.live[int64(id)]
+	if p == nil {
+		return
+	}
+	switch kind {
+	case evTargetDeadline:
+		k.targetDeadline(now, p)
+	case evSourceDeadline:
+		k.sourceDeadline(now, p)
+	case evNotice:
+		k.notice(now, p)
+	}
+}
+
+// notify: the source stopped the transfer; its target hears one latency
+// later.
+func (k *KVCR) notify(now des.Time, p *Pull) {
+	p.state = cancelled
+	k.q.Schedule(des.AddSat(now, k.cfg.Latency), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evNotice)
+}
+
+// settle records the target's answer, once.
+func (k *KVCR) settle(p *Pull, out Outcome) {
+	if p.Outcome != Pending {
+		panic(TransitionError{Pull: p.ID, State: p.state.String(), Event: "second outcome " + out.String()})
+	}
+	p.Outcome = out
+}
+
+// answer settles the pull and lets its request go on, with the landed
+// blocks when the pull succeeded or was partial.
+func (k *KVCR) answer(now des.Time, p *Pull, out Outcome) {
+	k.settle(p, out)
+	landed := 0
+	if out == Success || out == Partial {
+		landed = p.Landed
+	}
+	k.l.PullEnded(now, p.Target, p.Req, p.from, landed)
+}
+
+// finish closes a pull whose answer and transfer are both over: it is
+// counted by outcome, its row handed over and its target's part released.
+func (k *KVCR) finish(now des.Time, p *Pull) {
+	p.state = done
+	if p.EndNs < 0 {
+		p.EndNs = now
+	}
+	switch p.Outcome {
+	case Success:
+		k.C.PullsSuccess++
+	case Partial:
+		k.C.PullsPartial++
+	case Failed:
+		k.C.PullsFailed++
+	case Expired:
+		k.C.PullsExpired++
+	case Superseded:
+		k.C.PullsSuperseded++
+	}
+	delete(k.live, p.ID)
+	k.l.PullDone(p)
+	k.release(now, k.nodes[p.Target])
+}
+
+// release drops one pull from w's count and says when it has none left.
+func (k *KVCR) release(now des.Time, n *node) {
+	n.pulls--
+	if n.pulls == 0 {
+		k.l.Idle(now, n.id)
+	}
+}

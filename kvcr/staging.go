@@ -1,0 +1,252 @@
+package kvcr
+
+import (
+	"slices"
+
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// fetch is what one staging attempt finds on the request's reusable chain
+// past the target's G1 prefix: the fetch. It is walked block by block from
+// the G1 prefix: a block the target holds ready in G2 is a destination hit
+// (not sent); a block the target is still filling, or whose removal is
+// pending there, must settle first; a missing block joins the transfer
+// when the hint listed it (or the query is opportunistic) and the source
+// holds it ready. The walk stops at the first block neither side can
+// supply.
+type fetch struct {
+	first     int            // first block the target lacks: the end of its G2 prefix
+	end       int            // the walk's end: every block of [g1, end) is a hit or sent
+	hits      []int32        // the target's slots of the hits
+	hitIdx    []int          // their block indices
+	send      []workload.Ref // the missing blocks the transfer carries, in chain order
+	srcSlots  []int32        // their slots at the source
+	moves     int            // the first moves blocks of send are the hint's
+	unsettled bool           // the walk stopped at a target block still filling or pending removal
+}
+
+// walk fills f for the fetch [g1, limit) of chain at target tn, with the
+// hint's first hintEnd blocks as remote candidates at src (nil: the source
+// may not be asked; only the target is walked, up to its first missing
+// block).
+func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hintEnd int) {
+	f.first, f.moves, f.unsettled = -1, 0, false
+	f.hits, f.hitIdx, f.send, f.srcSlots = f.hits[:0], f.hitIdx[:0], f.send[:0], f.srcSlots[:0]
+	capacity := tn.pool.Capacity()
+	i := g1
+	for ; i < limit; i++ {
+		b := workload.RefOf(chain, i)
+		s := tn.pool.slot(b)
+		if s >= 0 && tn.pool.slots[s].st == ready {
+			f.hits = append(f.hits, s)
+			f.hitIdx = append(f.hitIdx, i)
+			continue
+		}
+		if f.first < 0 {
+			f.first = i
+		}
+		if s >= 0 {
+			f.unsettled = true
+			break
+		}
+		if src == nil || len(f.send)+len(f.hits) >= capacity || (i >= hintEnd && !k.cfg.Opportunistic) {
+			break
+		}
+		ss := src.slot(b)
+		if ss < 0 || src.slots[ss].st != ready {
+			break
+		}
+		if i < hintEnd {
+			f.moves++
+		}
+		f.send = append(f.send, b)
+		f.srcSlots = append(f.srcSlots, ss)
+	}
+	if f.first < 0 {
+		f.first = i
+	}
+	f.end = i
+}
+
+// Stage is called when the target's scheduler reaches a hinted request with
+// a free sequence slot and token budget, and again at each later scan while
+// its pull is parked. chain is the request's block chain, limit how many
+// of its blocks may be reused, g1 how many the target holds in G1.
+func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limit, g1 int, h Hint) StageResult {
+	p := k.parked[req]
+	tn, sn := k.nodes[target], k.nodes[h.Source]
+	hintEnd := min(h.Blocks, limit)
+	var src *Pool
+	if sn.status == Ready {
+		src = sn.pool
+	}
+	f := &k.scratch
+	k.walk(f, tn, src, chain, g1, limit, hintEnd)
+	if src != nil && h.Move {
+		k.invalidateHits(now, sn, chain, f, hintEnd)
+	}
+	if f.first == limit { // nothing missing
+		if p == nil {
+			k.C.HintsNothingToFetch++
+			return Proceed
+		}
+		k.unpark(p)
+		k.settle(p, Superseded)
+		k.finish(now, p)
+		return Proceed
+	}
+	if p == nil {
+		p = k.newPull(now, target, req, h)
+	}
+	p.from, p.Requested = f.first, limit-f.first
+	switch {
+	case sn.status == Draining:
+		k.reject(now, p, &k.C.PullsRejectedDraining)
+		return Proceed
+	case sn.status == Removed:
+		k.reject(now, p, &k.C.PullsRejectedRemoved)
+		return Proceed
+	case sn.status == Starting:
+		k.reject(now, p, &k.C.PullsRejectedNotReady)
+		return Proceed
+	case len(f.send) == 0 && !f.unsettled:
+		k.reject(now, p, &k.C.PullsRejectedMissing)
+		return Proceed
+	case f.unsettled || (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) ||
+		!tn.pool.Room(len(f.send)+evictable(tn.pool, f.hits)):
+		k.park(p)
+		return Parked
+	}
+	p.whole = f.end == limit
+	k.start(now, p, tn, sn, f, h.Move)
+	return Wait
+}
+
+// evictable counts the slots among ss that eviction could take.
+func evictable(pool *Pool, ss []int32) int {
+	n := 0
+	for _, s := range ss {
+		if pool.evictableSlot(s) {
+			n++
+		}
+	}
+	return n
+}
+
+// invalidateHits removes at a move's source the blocks of the hint that
+// the target already holds in G2 (its destination hits): the target has
+// them, so the source lets its copies go.
+func (k *KVCR) invalidateHits(now des.Time, sn *node, chain []uint64, f *fetch, hintEnd int) {
+	for _, i := range f.hitIdx {
+		if i >= hintEnd {
+			break
+		}
+		if s := sn.pool.slot(workload.RefOf(chain, i)); s >= 0 {
+			k.markMoved(sn, s)
+		}
+	}
+	k.reportRemoved(now, sn)
+}
+
+// newPull opens a pull at its first staging: its target deadline runs from
+// now.
+func (k *KVCR) newPull(now des.Time, target int32, req int64, h Hint) *Pull {
+	p := &Pull{ID: k.nextPull, Req: req, Source: h.Source, Target: target, Move: h.Move,
+		StagedNs: now, FirstByteNs: -1, EndNs: -1}
+	k.nextPull++
+	timeout := k.cfg.OperationTimeout
+	if h.Move {
+		timeout = k.cfg.AbandonTimeout
+	}
+	p.targetDeadline = des.AddSat(now, timeout)
+	k.live[p.ID] = p
+	k.nodes[target].pulls++
+	k.q.Schedule(p.targetDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evTargetDeadline)
+	return p
+}
+
+// reject ends a pull at staging: its source failed the guard or holds none
+// of the missing blocks. Nothing is pinned; the request goes on.
+func (k *KVCR) reject(now des.Time, p *Pull, counter *int64) {
+	*counter++
+	k.unpark(p)
+	k.settle(p, Rejected)
+	k.finish(now, p)
+}
+
+// park makes a pull wait, holding nothing, until a later scan stages it
+// again.
+func (k *KVCR) park(p *Pull) {
+	switch p.state {
+	case parked:
+		return
+	case staging:
+	default:
+		illegal(p, "park")
+	}
+	p.state = parked
+	k.parked[p.Req] = p
+	k.C.PullsParked++
+	tn := k.nodes[p.Target]
+	if tn.parked++; tn.parked == 1 {
+		i, _ := slices.BinarySearch(k.targets, p.Target)
+		k.targets = slices.Insert(k.targets, i, p.Target)
+	}
+}
+
+// unpark takes a pull in staging off the parked list, if it is there.
+func (k *KVCR) unpark(p *Pull) {
+	switch p.state {
+	case staging:
+		return
+	case parked:
+	default:
+		illegal(p, "unpark")
+	}
+	p.state = staging
+	delete(k.parked, p.Req)
+	tn := k.nodes[p.Target]
+	if tn.parked--; tn.parked == 0 {
+		i, _ := slices.BinarySearch(k.targets, p.Target)
+		k.targets = slices.Delete(k.targets, i, i+1)
+	}
+}
+
+// start begins a pull's transfer: pins on the source's blocks and on the
+// target's hits, target slots reserved for the blocks sent (evicting as a
+// store does), the first byte one latency later, the source's deadline.
+func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
+	k.unpark(p)
+	p.state = requested
+	k.C.PullsStaged++
+	p.send = append(p.send[:0], f.send...)
+	p.srcSlots = append(p.srcSlots[:0], f.srcSlots...)
+	p.hits = append(p.hits[:0], f.hits...)
+	if move {
+		p.moves = f.moves
+	}
+	for i, s := range p.srcSlots {
+		k.mustServe(now, sn, s, p.send[i], "pull", p.ID)
+		sn.pool.Pin(s)
+	}
+	k.C.PinsAcquired += int64(len(p.srcSlots))
+	for _, s := range p.hits {
+		tn.pool.Pin(s)
+	}
+	for _, b := range p.send {
+		p.dstSlots = append(p.dstSlots, tn.pool.Fill(b))
+	}
+	k.reportEvicted(now, tn)
+	tn.inflight++
+	sn.pulls++
+	p.Bytes = int64(len(p.send)) * k.cfg.BlockBytes
+	p.t = Transfer{ID: k.xferID(), Bytes: p.Bytes, index: -1}
+	receipt := des.AddSat(now, k.cfg.Latency)
+	// The source's deadline runs from its receipt of the request for the
+	// shorter of its own operation timeout and the time the target had
+	// left when it sent the request.
+	p.sourceDeadline = des.AddSat(receipt, min(k.cfg.OperationTimeout, p.targetDeadline-now))
+	k.q.Schedule(receipt, des.PhaseTransfer, p.t.ID, (*firstByteEvent)(k), uint64(p.ID))
+	k.q.Schedule(p.sourceDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evSourceDeadline)
+}

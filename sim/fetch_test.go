@@ -1,0 +1,183 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/sim/des"
+)
+
+// The tests of this file are the KVCR runtime's rules that kvsim once bent
+// (docs/kvcr.md, "Runtime behaviour, kvsim rule, test"). Each runs kvBody:
+// fixed timing (10 ms prefill, 5 ms decode), 16-token blocks of 1 MB,
+// instant G2 links, pulls at 1 GB/s after 1 ms: a block alone takes 1 ms.
+// Round robin over 2 workers sends even requests to worker 0, odd ones to
+// worker 1.
+
+const us = int64(des.Microsecond)
+
+// wantPullRow compares a pull row with the fields a test works out.
+func wantPullRow(t *testing.T, got, want report.PullRow) {
+	t.Helper()
+	if got != want {
+		t.Errorf("pull\n got  %+v\n want %+v", got, want)
+	}
+}
+
+// TestMoveKeepsTargetG1Blocks (rule: a fetch starts past the target's G1
+// prefix). R0 (ids 1-8, 128 tokens) runs on worker 0, 0-10 ms, and stores
+// its 8 blocks in worker 0's G2. R1 (ids 1-4) runs on worker 1, 1-11 ms:
+// blocks 1-4 in its G1 (and G2). R2 is a filler on worker 0. R3 (ids 1-8)
+// reaches worker 1 at 30 ms with a move hint naming worker 0, whose G2
+// holds blocks 5-8 past worker 1's prefix of 4. Staged at once: G1 holds
+// 4 blocks, the reusable chain is 7 ((128-1)/16), so the fetch is blocks
+// 5-7: 3 MB from 31 ms, landing at 34 ms (success). Worker 0 then removes
+// its 5-7; its copies of 1-4 stay, for the target never fetched them (the
+// old rule invalidated them at staging: 7 removed). R3 computes its last
+// 16 tokens, 34-44 ms.
+func TestMoveKeepsTargetG1Blocks(t *testing.T) {
+	rows, sink, res := runKV(t, []traceLine{{0, 128, 1, ids(1, 8)}, {1, 64, 1, ids(1, 4)}, {20, 32, 1, ids(50, 2)},
+		{30, 128, 1, ids(1, 8)}}, "cluster.workers=2", "router.hints.mode=move")
+	if r := rows[3]; r.HintSource != 0 || r.G1HitTokens != 64 || r.PulledTokens != 48 || r.FirstTokenNs != 44*ms {
+		t.Errorf("R3 %+v", r)
+	}
+	if len(sink.pulls) != 1 {
+		t.Fatalf("pulls %+v", sink.pulls)
+	}
+	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "move",
+		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 30 * ms, FirstByteNs: 31 * ms, EndNs: 34 * ms,
+		Outcome: "success"})
+	if c := res.Summary.Counters; c["move_removed_blocks"] != 3 {
+		t.Errorf("move_removed_blocks %d, want 3", c["move_removed_blocks"])
+	}
+}
+
+// hintLines: R0 (ids 1-4) on worker 0, 0-10 ms. R1 keeps worker 1 (one
+// request at a time) busy 1-106 ms. R2 (ids 1-8) on worker 0 at 12 ms
+// extends worker 0's G2 to blocks 1-8 by 22 ms. R3 (ids 1-8) reaches
+// worker 1 at 13 ms with a hint naming worker 0, whose G2 then held blocks
+// 1-4: the hint lists 4 blocks.
+var hintLines = []traceLine{{0, 64, 1, ids(1, 4)}, {1, 64, 20, ids(20, 4)}, {12, 128, 1, ids(1, 8)}, {13, 128, 1, ids(1, 8)}}
+
+// TestPullLimitedToHint (rule: only blocks the hint listed are remote
+// candidates). R3 is staged when R1 ends, at 106 ms. Of its reusable 7
+// blocks worker 0 now holds all 7, but the hint listed 4: the pull takes
+// blocks 1-4, 4 MB, 107-111 ms: partial (4 of 7). R3 computes 64 tokens,
+// 111-121 ms. In move mode worker 0 removes those 4 blocks, not 7. (The
+// old rule pulled all 7, success, landing at 114 ms.) With
+// kvcr.opportunistic_query the source's blocks past the hint come too, as
+// copies: 7 blocks, success at 114 ms; a move removes only the hint's 4.
+func TestPullLimitedToHint(t *testing.T) {
+	sets := []string{"cluster.workers=2", "cluster.engine.max_num_seqs=1"}
+	rows, sink, _ := runKV(t, hintLines, sets...)
+	if r := rows[3]; r.HintSource != 0 || r.PulledTokens != 64 || r.FirstTokenNs != 121*ms {
+		t.Errorf("R3 %+v", r)
+	}
+	want := report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
+		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 111 * ms, Outcome: "partial"}
+	wantPullRow(t, sink.pulls[0], want)
+
+	_, sink, res := runKV(t, hintLines, append(sets, "router.hints.mode=move")...)
+	want.Mode = "move"
+	wantPullRow(t, sink.pulls[0], want)
+	if c := res.Summary.Counters; c["move_removed_blocks"] != 4 {
+		t.Errorf("move: move_removed_blocks %d, want 4", c["move_removed_blocks"])
+	}
+
+	for _, mode := range []string{"copy", "move"} {
+		rows, sink, res := runKV(t, hintLines, append(sets, "router.hints.mode="+mode, "kvcr.opportunistic_query=true")...)
+		if r := rows[3]; r.PulledTokens != 112 || r.FirstTokenNs != 124*ms {
+			t.Errorf("opportunistic %s: R3 %+v", mode, r)
+		}
+		want := report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: mode, BlocksRequested: 7,
+			BlocksLanded: 7, Bytes: 7_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 114 * ms, Outcome: "success"}
+		wantPullRow(t, sink.pulls[0], want)
+		if removed := res.Summary.Counters["move_removed_blocks"]; (mode == "move") != (removed == 4) || removed > 4 {
+			t.Errorf("opportunistic %s: move_removed_blocks %d", mode, removed)
+		}
+	}
+}
+
+// parkLines: worker 1's G2 holds 4 blocks, all filling until 15 ms. R0
+// (ids 1-4) on worker 0, 0-10 ms: its 4 blocks reach worker 0's G2 over a
+// 1 GB/s D2H link at 14 ms. R1 (ids 20-23) on worker 1, 1-11 ms: its 4
+// blocks fill worker 1's G2 from 11 ms to 15 ms. R2 is a filler on worker
+// 0. R3 (ids 1-4) reaches the idle worker 1 at 14 ms, just after worker
+// 0's store landed, with a hint naming worker 0; its pull needs 3 slots
+// and all 4 are filling: it parks.
+var parkLines = []traceLine{{0, 64, 1, ids(1, 4)}, {1, 64, 1, ids(20, 4)}, {13, 32, 1, ids(50, 2)}, {14, 64, 1, ids(1, 4)}}
+
+var parkSets = []string{"cluster.workers=2", "cluster.g2.capacity_blocks=4", "cluster.g2.d2h_gbps=1"}
+
+// TestParkedPullRetriesWhenStoreLands (rule: drive scans run at every
+// instant at which anything happened, a G2 store landing included). The
+// store to worker 1 lands
+// at 15 ms and the parked pull is staged again: 3 slots to be had by
+// evicting R1's blocks, 3 MB from 16 ms, landing at 19 ms (success); R3
+// computes 16 tokens, 19-29 ms. (Nothing woke the idle worker before: the
+// pull expired at its 100 ms deadline, 114 ms, and R3 computed everything,
+// 114-124 ms.)
+func TestParkedPullRetriesWhenStoreLands(t *testing.T) {
+	rows, sink, res := runKV(t, parkLines, parkSets...)
+	if r := rows[3]; r.HintSource != 0 || r.PulledTokens != 48 || r.FirstTokenNs != 29*ms {
+		t.Errorf("R3 %+v", r)
+	}
+	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
+		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 14 * ms, FirstByteNs: 16 * ms, EndNs: 19 * ms,
+		Outcome: "success"})
+	if c := res.Summary.Counters; c["pulls_parked"] != 1 {
+		t.Errorf("pulls_parked %d", c["pulls_parked"])
+	}
+}
+
+// TestParkedPullRejectedWhenSourceDrains: as above, with worker 0 draining
+// at 14.8 ms, before the store lands. The drain is an instant at which
+// something happened: the parked pull is staged again, its source is
+// draining, and it is rejected at 14.8 ms; R3 computes all 64 tokens,
+// 14.8-24.8 ms. (It used to wait for its deadline and expire.)
+func TestParkedPullRejectedWhenSourceDrains(t *testing.T) {
+	rows, sink, res := runKV(t, parkLines, append(parkSets, "events=[{at: 14800us, drain: [0]}]")...)
+	if r := rows[3]; r.PulledTokens != 0 || r.FirstTokenNs != 24800*us {
+		t.Errorf("R3 %+v", r)
+	}
+	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
+		BlocksRequested: 3, StagedNs: 14 * ms, FirstByteNs: -1, EndNs: 14800 * us, Outcome: "rejected"})
+	if c := res.Summary.Counters; c["pulls_rejected_draining"] != 1 || c["pulls_expired"] != 0 {
+		t.Errorf("counters %v", c)
+	}
+}
+
+// TestFillingBlocksSettleFirst (rules: target blocks still filling settle
+// first; a retry with nothing left to fetch is superseded). R0 (ids 1-4)
+// on worker 0, 0-10 ms. R1 keeps worker 1 (one request at a time) busy
+// 1-106 ms. R3 and R5 (both ids 1-4) reach worker 1 with hints naming
+// worker 0; R2 and R4 are fillers on worker 0. At 106 ms R3 is staged:
+// blocks 1-3, 3 MB, 107-110 ms, their slots at worker 1 filling. R5 is
+// staged next: its first block is filling, so it parks. At 110 ms R3's
+// blocks land and R3 runs, 110-120 ms (computing 16 tokens); at 120 ms R5
+// is staged again: worker 1's G1 now holds its reusable 3 blocks, nothing
+// is left to fetch: superseded. R5 computes 16 tokens, 120-130 ms. (The
+// old rule sent the 3 blocks twice: 6 MB sharing the egress, both landing
+// at 113 ms, both success.)
+func TestFillingBlocksSettleFirst(t *testing.T) {
+	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {1, 64, 20, ids(20, 4)}, {11, 32, 1, ids(50, 2)}, {12, 64, 1, ids(1, 4)},
+		{13, 32, 1, ids(60, 2)}, {14, 64, 1, ids(1, 4)}}
+	rows, sink, res := runKV(t, lines, "cluster.workers=2", "cluster.engine.max_num_seqs=1")
+	if r := rows[3]; r.PulledTokens != 48 || r.FirstTokenNs != 120*ms {
+		t.Errorf("R3 %+v", r)
+	}
+	if r := rows[5]; r.PulledTokens != 0 || r.G1HitTokens != 48 || r.FirstTokenNs != 130*ms {
+		t.Errorf("R5 %+v", r)
+	}
+	if len(sink.pulls) != 2 {
+		t.Fatalf("pulls %+v", sink.pulls)
+	}
+	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
+		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 110 * ms,
+		Outcome: "success"})
+	wantPullRow(t, sink.pulls[1], report.PullRow{PullID: 1, RequestID: 5, Source: 0, Target: 1, Mode: "copy",
+		BlocksRequested: 3, StagedNs: 106 * ms, FirstByteNs: -1, EndNs: 120 * ms, Outcome: "superseded"})
+	if c := res.Summary.Counters; c["pulls_superseded"] != 1 || c["bytes_pulled"] != 3_000_000 || c["pulls_parked"] != 1 {
+		t.Errorf("counters %v", c)
+	}
+}
