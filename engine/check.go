@@ -81,3 +81,13 @@ func (w *Worker) Check() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Cached calls f with every block in the worker's prefix cache, in block id
+// order: the blocks its KV events have announced and not withdrawn.
+func (w *Worker) Cached(f func(workload.Ref)) {
+	for _, b := range w.pool.blocks {
+		if b.hash != 0 {
+			f(workload.Ref{Hash: b.hash, Place: b.place})
+		}
+	}
+}

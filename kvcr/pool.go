@@ -265,3 +265,14 @@ func (p *Pool) Check() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Visible calls f with every block the router should see in the pool, in
+// slot order: the ready ones and those pending removal (announced removed
+// only once removed).
+func (p *Pool) Visible(f func(workload.Ref)) {
+	for s, b := range p.slots {
+		if b.st == ready || b.st == pending {
+			f(p.ref(int32(s)))
+		}
+	}
+}

@@ -4,6 +4,8 @@
 package scheduler
 
 import (
+	"math/bits"
+
 	"github.com/kvsim/kvsim/sim/u64map"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -317,3 +319,38 @@ func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 
 // Len is the number of distinct hashes held by any worker in any tier.
 func (ix *Index) Len() int { return ix.heads.Len() }
+
+// Mask is worker w's tiers holding block r, as a bit set of 1 << Tier.
+func (ix *Index) Mask(w int32, r workload.Ref) uint8 {
+	e, ok := ix.heads.Get(r.Hash, r.Place)
+	switch {
+	case !ok:
+		return 0
+	case e.mode() == modeSet:
+		return ix.setMask(e.index(), w)
+	}
+	for who, n := ix.holders(e); who != 0; who, n = ix.after(n) {
+		if who.worker() == w {
+			return who.mask()
+		}
+	}
+	return 0
+}
+
+// Facts counts the (worker, tier, block) holdings the index records. O(blocks).
+func (ix *Index) Facts() int {
+	return ix.heads.Sum(func(e entry) int {
+		n := 0
+		if e.mode() == modeSet {
+			g1, g2 := ix.set(e.index())
+			for i := range g1 {
+				n += bits.OnesCount64(g1[i]) + bits.OnesCount64(g2[i])
+			}
+			return n
+		}
+		for who, next := ix.holders(e); who != 0; who, next = ix.after(next) {
+			n += bits.OnesCount8(who.mask())
+		}
+		return n
+	})
+}

@@ -279,3 +279,29 @@ func (r *Router) Finished(rt Route, firstToken bool) {
 
 // Outstanding is the number of requests routed to w and not finished.
 func (r *Router) Outstanding(w int32) int { return r.loads[w].outstanding }
+
+// Holds reports whether the router's view has worker w holding block r in
+// tier t, once every KV event sent so far has reached it.
+func (r *Router) Holds(w int32, t Tier, b workload.Ref) bool {
+	r.catchUp(des.MaxTime - r.cfg.EventDelay)
+	return r.index.Mask(w, b)&(1<<t) != 0
+}
+
+// Facts is the number of (worker, tier, block) holdings in the router's
+// view, once every KV event sent so far has reached it.
+func (r *Router) Facts() int {
+	r.catchUp(des.MaxTime - r.cfg.EventDelay)
+	return r.index.Facts()
+}
+
+// CheckLoads reports a worker whose load (requests outstanding, prefill
+// and decode blocks) is not zero: at the end of a run every request has
+// left its worker.
+func (r *Router) CheckLoads() error {
+	for w, l := range r.loads {
+		if l != (load{}) {
+			return fmt.Errorf("worker %d: %d requests outstanding, %d prefill and %d decode blocks", w, l.outstanding, l.prefillBlocks, l.decodeBlocks)
+		}
+	}
+	return nil
+}

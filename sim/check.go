@@ -5,7 +5,10 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // InvariantError is a broken model invariant found by Options.Check: which
@@ -27,6 +30,9 @@ const (
 	invWorkersEmpty  = "workers end empty"
 	invRequestsOnce  = "every request ends exactly once"
 	invTimeMonotonic = "virtual time never goes back"
+	invCausal        = "a request arrives, then emits its first token, then finishes"
+	invRouterLoads   = "every router load returns to zero"
+	invRouterView    = "the router's view of each block's holders equals the pools"
 )
 
 func (e *InvariantError) Unwrap() error { return e.Err }
@@ -94,5 +100,60 @@ func (c *Cluster) checkEnd() error {
 		errs = append(errs, &InvariantError{Invariant: invRequestsOnce, At: now,
 			Err: fmt.Errorf("%d requests arrived, %d ended", c.stats.arrivals, ended)})
 	}
+	if err := c.router.CheckLoads(); err != nil {
+		errs = append(errs, &InvariantError{Invariant: invRouterLoads, At: now, Err: err})
+	}
+	if err := c.checkRouterView(); err != nil {
+		errs = append(errs, &InvariantError{Invariant: invRouterView, At: now, Err: err})
+	}
 	return errors.Join(errs...)
+}
+
+// checkRouterView compares the router's view with the pools: every block a
+// live worker caches in G1, or holds visible in G2, is recorded for it in
+// that tier, and the view records nothing else.
+func (c *Cluster) checkRouterView() error {
+	facts := 0
+	var missing error
+	for _, n := range c.workers {
+		if n.status == kvcr.Removed {
+			continue
+		}
+		look := func(t scheduler.Tier) func(workload.Ref) {
+			return func(b workload.Ref) {
+				facts++
+				if missing == nil && !c.router.Holds(n.id, t, b) {
+					missing = fmt.Errorf("worker %d holds block %x in %s; the router does not know", n.id, b.Hash, tierName[t])
+				}
+			}
+		}
+		n.w.Cached(look(scheduler.G1))
+		if c.kv != nil {
+			c.kv.Pool(n.id).Visible(look(scheduler.G2))
+		}
+	}
+	if missing != nil {
+		return missing
+	}
+	if got := c.router.Facts(); got != facts {
+		return fmt.Errorf("the router records %d block holdings, the pools hold %d", got, facts)
+	}
+	return nil
+}
+
+var tierName = [...]string{scheduler.G1: "G1", scheduler.G2: "G2"}
+
+// checkCausal verifies a request row's times: arrival, first token and
+// finish in that order, where they happened.
+func checkCausal(r *report.RequestRow) error {
+	first, finish := r.FirstTokenNs, r.FinishNs
+	switch {
+	case first >= 0 && first < r.ArrivalNs:
+		return fmt.Errorf("request %d: first token at %d before its arrival at %d", r.RequestID, first, r.ArrivalNs)
+	case finish >= 0 && finish < max(first, r.ArrivalNs):
+		return fmt.Errorf("request %d: finished at %d before its arrival (%d) or first token (%d)", r.RequestID, finish, r.ArrivalNs, first)
+	case r.Outcome == report.OutcomeCompleted && (first < 0 || finish < 0):
+		return fmt.Errorf("request %d: completed without a first token (%d) or finish (%d)", r.RequestID, first, finish)
+	}
+	return nil
 }

@@ -95,11 +95,17 @@ type request struct {
 // Run simulates the scenario to the end. Cancelling ctx stops the run with
 // ctx's error. A model bug that panics becomes an error: an InvariantError
 // when an event was scheduled in the past, an internal error otherwise.
-func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (res *Result, err error) {
+func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
 	c, err := build(sc, opt)
 	if err != nil {
 		return nil, err
 	}
+	return c.run(ctx)
+}
+
+// run simulates a built cluster to the end, as Run.
+func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
+	sc, opt := c.sc, c.opt
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -409,6 +415,11 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	}
 	if outcome == report.OutcomeUnfinished {
 		row.FinishNs = -1
+	}
+	if c.opt.Check && c.err == nil {
+		if err := checkCausal(&row); err != nil {
+			c.err = &InvariantError{Invariant: invCausal, At: now, Err: err}
+		}
 	}
 	c.stats.add(&row)
 	if err := c.requests.put(row.RequestID, row, c.releaseRequest); err != nil && c.err == nil {

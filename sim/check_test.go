@@ -1,0 +1,77 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/scheduler"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// TestCheckCausal: a row's times must run arrival, first token, finish.
+func TestCheckCausal(t *testing.T) {
+	for _, c := range []struct {
+		row report.RequestRow
+		bad bool
+	}{
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, false},
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: 7, Outcome: "completed"}, false},
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: -1, FinishNs: 5, Outcome: "rejected"}, false},
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: -1, Outcome: "unfinished"}, false},
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 4, FinishNs: 9, Outcome: "completed"}, true},
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: 6, Outcome: "completed"}, true},
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: -1, FinishNs: 4, Outcome: "failed"}, true},
+		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: -1, FinishNs: 9, Outcome: "completed"}, true},
+	} {
+		if err := checkCausal(&c.row); (err != nil) != c.bad {
+			t.Errorf("%+v: %v", c.row, err)
+		}
+	}
+}
+
+// TestRouterViewCheck runs a small KVCR scenario to its end (the checks
+// pass), then breaks the router's view one way and the other: a block a
+// worker holds that the router lost, and a holding the router invented.
+func TestRouterViewCheck(t *testing.T) {
+	y := "name: v\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}, prefix_groups: 2, shared_prefix: 64}}\n" + kvBody
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "v.yaml"), []byte(y), []string{"router.event_delay=3ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := build(sc, Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var held workload.Ref
+	c.workers[1].w.Cached(func(b workload.Ref) { held = b })
+	if held.Hash == 0 {
+		t.Fatal("worker 1 caches nothing")
+	}
+	now := c.q.Now()
+	c.router.Removed(now, 1, scheduler.G1, []workload.Ref{held})
+	if err := c.checkRouterView(); err == nil || !strings.Contains(err.Error(), "worker 1 holds block") {
+		t.Errorf("lost holding: %v", err)
+	}
+	c.router.Stored(now, 1, scheduler.G1, []workload.Ref{held})
+	c.router.Stored(now, 2, scheduler.G1, []workload.Ref{{Hash: 12345, Place: 6}})
+	if err := c.checkRouterView(); err == nil || !strings.Contains(err.Error(), "the router records") {
+		t.Errorf("invented holding: %v", err)
+	}
+	c.router.Removed(now, 2, scheduler.G1, []workload.Ref{{Hash: 12345, Place: 6}})
+	if err := c.checkRouterView(); err != nil {
+		t.Errorf("mended: %v", err)
+	}
+	c.router.Finished(scheduler.Route{Worker: 0}, false)
+	var ie *InvariantError
+	if err := c.checkEnd(); !errors.As(err, &ie) || ie.Invariant != invRouterLoads {
+		t.Errorf("load left: %v", err)
+	}
+}
