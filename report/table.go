@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -219,3 +221,35 @@ func (w *TableWriter[R]) Close() error {
 	}
 	return w.err
 }
+
+// Text is row r as "name=value" pairs in column order, for records a
+// person reads (the golden files).
+func Text[R any](cols []Column[R], r *R) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(c.Name)
+		b.WriteByte('=')
+		switch {
+		case c.Int64 != nil:
+			b.WriteString(strconv.FormatInt(c.Int64(r), 10))
+		case c.Int32 != nil:
+			b.WriteString(strconv.FormatInt(int64(c.Int32(r)), 10))
+		case c.Float64 != nil:
+			b.WriteString(strconv.FormatFloat(c.Float64(r), 'g', -1, 64))
+		case c.String != nil:
+			b.WriteString(c.String(r))
+		default:
+			b.WriteString(c.Dict(r))
+		}
+	}
+	return b.String()
+}
+
+// RequestText is a requests.parquet row as Text.
+func RequestText(r *RequestRow) string { return Text(requestColumns, r) }
+
+// PullText is a pulls.parquet row as Text.
+func PullText(r *PullRow) string { return Text(pullColumns, r) }

@@ -6,6 +6,10 @@ package scenarios
 
 import (
 	_ "embed"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/sim/des"
@@ -22,6 +26,10 @@ type Scenario struct {
 	KVCR     KVCR     `yaml:"kvcr"`
 	Events   []Event  `yaml:"events,omitempty"`
 	Report   Report   `yaml:"report"`
+	// Expect states what a run must show, one counter condition an entry
+	// ("pulls_rejected_draining > 0"); replay fails (exit 1) when one does
+	// not hold.
+	Expect []string `yaml:"expect,omitempty"`
 
 	// File is the scenario's path ("" for the embedded default); relative
 	// trace paths resolve against its directory.
@@ -222,4 +230,58 @@ func timingDefaults(t *Timing) {
 		t.GPU, t.ModelPreset, t.TP = "h100", "llama-3.1-8b", 1
 		t.MFU, t.MBU, t.Overhead = engine.DefaultMFU, engine.DefaultMBU, Duration(engine.DefaultOverhead)
 	}
+}
+
+// Expectation is one entry of expect: a counter, a comparison and a value.
+type Expectation struct {
+	Counter string
+	Op      string // ==, !=, <, <=, >, >=
+	Value   int64
+}
+
+// ParseExpectation reads "counter op value", as in "move_lost_blocks > 0".
+func ParseExpectation(s string) (Expectation, error) {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return Expectation{}, fmt.Errorf("%q: want \"counter op value\", as in \"pulls_failed > 0\"", s)
+	}
+	v, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return Expectation{}, fmt.Errorf("%q: the value %q is not an integer", s, f[2])
+	}
+	e := Expectation{Counter: f[0], Op: f[1], Value: v}
+	if !slices.Contains(expectOps, e.Op) {
+		return Expectation{}, fmt.Errorf("%q: the comparison %q is not one of %s", s, e.Op, strings.Join(expectOps, " "))
+	}
+	return e, nil
+}
+
+var expectOps = []string{"==", "!=", "<", "<=", ">", ">="}
+
+// Holds reports whether a counter's value meets the expectation.
+func (e Expectation) Holds(v int64) bool {
+	switch e.Op {
+	case "==":
+		return v == e.Value
+	case "!=":
+		return v != e.Value
+	case "<":
+		return v < e.Value
+	case "<=":
+		return v <= e.Value
+	case ">":
+		return v > e.Value
+	}
+	return v >= e.Value
+}
+
+func (e Expectation) String() string { return fmt.Sprintf("%s %s %d", e.Counter, e.Op, e.Value) }
+
+// Expectations parses the scenario's expect entries (validated at load).
+func (sc *Scenario) Expectations() []Expectation {
+	out := make([]Expectation, len(sc.Expect))
+	for i, s := range sc.Expect {
+		out[i], _ = ParseExpectation(s)
+	}
+	return out
 }

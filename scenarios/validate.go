@@ -14,9 +14,9 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
-// errAt builds an InputError for key, at the line where key (or the nearest
-// enclosing key) was written.
-func (sc *Scenario) errAt(key, format string, a ...any) error {
+// ErrAt is bad input at key: an InputError naming the file and the line
+// where key (or the nearest enclosing key) was written.
+func (sc *Scenario) ErrAt(key, format string, a ...any) error {
 	file := displayName(sc.File)
 	for k := key; k != ""; {
 		if l, ok := sc.pos[k]; ok {
@@ -43,7 +43,7 @@ type check struct {
 }
 
 func (c *check) fail(key, format string, a ...any) {
-	c.errs = append(c.errs, c.sc.errAt(key, format, a...))
+	c.errs = append(c.errs, c.sc.ErrAt(key, format, a...))
 }
 
 func (c *check) atLeast(key string, v, lo int64) {
@@ -149,6 +149,11 @@ func (sc *Scenario) validate() error {
 			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
 	}
 	sc.validateEvents(c)
+	for i, s := range sc.Expect {
+		if _, err := ParseExpectation(s); err != nil {
+			c.fail(fmt.Sprintf("expect[%d]", i), "%v", err)
+		}
+	}
 	if sc.Report.SampleInterval < Duration(des.Millisecond) {
 		c.fail("report.sample_interval", "must be at least 1ms (one time-series row a worker a sample), got %v", des.Time(sc.Report.SampleInterval))
 	}
@@ -285,7 +290,7 @@ func (sc *Scenario) resolve() error {
 		})
 		fromEnv := strings.HasPrefix(t.Path, "$KVSIM_TRACES") || strings.HasPrefix(t.Path, "${KVSIM_TRACES}")
 		if (fromEnv || strings.Contains(t.Path, "$KVSIM_TRACES") || strings.Contains(t.Path, "${KVSIM_TRACES}")) && os.Getenv("KVSIM_TRACES") == "" {
-			return sc.errAt("workload.trace.path", "uses $KVSIM_TRACES, which is not set: set it to the traces folder or pass --set workload.trace.path=FILE")
+			return sc.ErrAt("workload.trace.path", "uses $KVSIM_TRACES, which is not set: set it to the traces folder or pass --set workload.trace.path=FILE")
 		}
 		// A path from the command line or from $KVSIM_TRACES is relative to
 		// the working directory; one written in the file, to the file.
@@ -308,13 +313,13 @@ func (sc *Scenario) resolve() error {
 			r := engine.Roofline{GPU: gpu, Model: model, TP: e.Timing.TP}
 			n, err := r.GPUBlocks(e.BlockSize, e.KVBytesPerToken)
 			if err != nil {
-				return sc.errAt("cluster.engine.timing", "%v", err)
+				return sc.ErrAt("cluster.engine.timing", "%v", err)
 			}
 			e.GPUBlocks = n
 		}
 	} else {
 		if e.KVBytesPerToken == 0 {
-			return sc.errAt("cluster.engine.kv_bytes_per_token", "required when timing.model is %s (no model preset to derive it from)", e.Timing.Model)
+			return sc.ErrAt("cluster.engine.kv_bytes_per_token", "required when timing.model is %s (no model preset to derive it from)", e.Timing.Model)
 		}
 		if e.GPUBlocks == 0 {
 			e.GPUBlocks = 16384

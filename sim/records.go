@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim/des"
 )
 
@@ -101,6 +104,28 @@ func (c *Cluster) workerRows() []report.WorkerRow {
 type counts struct {
 	hintsAttached int64
 	rerouted      int64
+}
+
+// CounterNames lists the counters every run reports, in report order.
+func CounterNames() []string {
+	c := &Cluster{sc: &scenarios.Scenario{}}
+	var names []string
+	for _, r := range c.counterRows() {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+// Unmet lists the scenario's expectations that the counters do not meet,
+// as "move_lost_blocks is 0, expected move_lost_blocks > 0".
+func Unmet(sc *scenarios.Scenario, counters map[string]int64) []string {
+	var out []string
+	for _, e := range sc.Expectations() {
+		if v := counters[e.Counter]; !e.Holds(v) {
+			out = append(out, fmt.Sprintf("%s is %d, expected %v", e.Counter, v, e))
+		}
+	}
+	return out
 }
 
 // counterRows lists every counter in report order: hints_attached and

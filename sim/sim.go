@@ -8,6 +8,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
@@ -163,6 +164,9 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 
 // build wires workers, router and KVCR for a scenario.
 func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
+	if err := checkExpect(sc); err != nil {
+		return nil, err
+	}
 	rng := des.NewRNG(sc.Seed)
 	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc), digest: report.NewDigest(),
 		moveHints: sc.Router.Hints.Mode == "move", scanned: -1}
@@ -194,6 +198,18 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkExpect reports an expect entry naming no counter.
+func checkExpect(sc *scenarios.Scenario) error {
+	names := CounterNames()
+	for i, e := range sc.Expectations() {
+		if !slices.Contains(names, e.Counter) {
+			return sc.ErrAt(fmt.Sprintf("expect[%d]", i), "no counter is named %q (counters.parquet lists them: %s)",
+				e.Counter, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // addWorker creates the next worker, ready at once or starting.

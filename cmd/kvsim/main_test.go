@@ -81,6 +81,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", filepath.Join(dir, "none.yaml")}, exitBadInput, "cannot read scenario"},
 		{[]string{"replay", missingTrace, "-o", filepath.Join(dir, "o2")}, exitBadInput, "workload.trace.path: cannot open trace"},
 		{[]string{"replay", "--set", "cluster.workers=-1", "-o", filepath.Join(dir, "o3")}, exitBadInput, "--set: cluster.workers: must be at least 1"},
+		{[]string{"replay", "--set", `expect=["no_such_counter > 0"]`, "-o", filepath.Join(dir, "o4")}, exitBadInput,
+			`--set: expect[0]: no counter is named "no_such_counter"`},
+		{[]string{"replay", "--set", `expect=["pulls_failed >> 0"]`, "-o", filepath.Join(dir, "o5")}, exitBadInput,
+			`expect[0]: "pulls_failed >> 0": the comparison ">>" is not one of == != < <= > >=`},
 		{[]string{"replay", "a.yaml", "b.yaml"}, exitBadInput, "accepts at most 1 arg"},
 		{[]string{"replay", "--bogus"}, exitBadInput, "unknown flag"},
 		{[]string{"bogus"}, exitBadInput, "unknown command"},
@@ -90,13 +94,28 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d, %q", c.args, code, stderr, c.code, c.stderr)
 		}
 	}
-	for _, o := range []string{"o1", "o2", "o3"} {
+	for _, o := range []string{"o1", "o2", "o3", "o4", "o5"} {
 		if _, err := os.Stat(filepath.Join(dir, o)); err == nil {
 			t.Errorf("bad input left output directory %s", o)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 		t.Errorf("files after bad runs: %v", entries)
+	}
+}
+
+// TestExpect: a run that does not show what its scenario expects fails
+// (exit 1) naming each unmet entry; its report is still written.
+func TestExpect(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r")
+	code, _, stderr := kvsim(t, "replay", "-o", dir, "--set", small, "--set",
+		`expect=["requests_completed == 200", "pulls_failed > 0", "preemptions >= 1"]`)
+	want := "pulls_failed is 0, expected pulls_failed > 0; preemptions is 0, expected preemptions >= 1"
+	if code != exitFailed || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
+		t.Errorf("no report: %v", err)
 	}
 }
 

@@ -94,6 +94,9 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 	if f.expect != "" && !strings.EqualFold(f.expect, sum.Digest) {
 		return fmt.Errorf("digest mismatch: the run's digest is %s, expected %s (kvsim compare shows what changed)", sum.Digest, f.expect)
 	}
+	if unmet := sim.Unmet(sc, sum.Counters); len(unmet) > 0 {
+		return fmt.Errorf("the run does not show what the scenario expects: %s", strings.Join(unmet, "; "))
+	}
 	return nil
 }
 
