@@ -34,6 +34,7 @@ type SweepRow struct {
 	PullsPartial     int64
 	PullsFailed      int64
 	PullsExpired     int64
+	PullsSuperseded  int64
 	PullsRejected    int64 // all rejection reasons
 	PullsParked      int64
 	BytesPulled      int64
@@ -67,6 +68,7 @@ var sweepMetrics = []Column[SweepRow]{
 	{Name: "pulls_partial", Int64: func(r *SweepRow) int64 { return r.PullsPartial }},
 	{Name: "pulls_failed", Int64: func(r *SweepRow) int64 { return r.PullsFailed }},
 	{Name: "pulls_expired", Int64: func(r *SweepRow) int64 { return r.PullsExpired }},
+	{Name: "pulls_superseded", Int64: func(r *SweepRow) int64 { return r.PullsSuperseded }},
 	{Name: "pulls_rejected", Int64: func(r *SweepRow) int64 { return r.PullsRejected }},
 	{Name: "pulls_parked", Int64: func(r *SweepRow) int64 { return r.PullsParked }},
 	{Name: "bytes_pulled", Int64: func(r *SweepRow) int64 { return r.BytesPulled }},

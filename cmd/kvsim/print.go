@@ -34,9 +34,9 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	fmt.Fprintf(tw, "prompt hits\tG1 %.3f, G2 %.3f, pulled %.3f\n", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)
 	c := s.Counters
 	if rej := pullsRejected(c); c["hints_attached"] > 0 || c["pulls_staged"]+rej > 0 {
-		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked; %.1f GB pulled\n",
+		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled\n",
 			c["hints_attached"], c["pulls_staged"], c["pulls_success"], c["pulls_partial"], c["pulls_failed"],
-			c["pulls_expired"], rej, c["pulls_parked"], float64(c["bytes_pulled"])/1e9)
+			c["pulls_expired"], rej, c["pulls_parked"], c["pulls_superseded"], float64(c["bytes_pulled"])/1e9)
 	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
 		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)

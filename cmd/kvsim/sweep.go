@@ -275,7 +275,7 @@ func sweepRow(p point, s *sim.Summary) report.SweepRow {
 		HitG1: s.HitRatio.G1, HitG2: s.HitRatio.G2, HitPulled: s.HitRatio.Pulled,
 		RequestsPerS: s.Throughput.RequestsPerS, OutputTokensPerS: s.Throughput.OutputTokensPerS,
 		PullsStaged: c["pulls_staged"], PullsSuccess: c["pulls_success"], PullsPartial: c["pulls_partial"],
-		PullsFailed: c["pulls_failed"], PullsExpired: c["pulls_expired"],
+		PullsFailed: c["pulls_failed"], PullsExpired: c["pulls_expired"], PullsSuperseded: c["pulls_superseded"],
 		PullsRejected: pullsRejected(c),
 		PullsParked:   c["pulls_parked"], BytesPulled: c["bytes_pulled"], Rerouted: c["requests_rerouted"],
 		WorkersRemoved: c["workers_removed"], MakespanNs: s.MakespanNs, Digest: s.Digest,
