@@ -12,6 +12,7 @@ const (
 	lifeScenario     = iota // the scenario's event itself
 	lifeReady               // an added worker finished starting (arg: kind | worker<<8)
 	lifeDrainTimeout        // a drained worker's drain_timeout passed
+	lifeRetire              // a draining worker's last pull ended (arg: kind | worker<<8)
 )
 
 // scheduleLifecycle puts the scenario's events on the queue.
@@ -38,6 +39,9 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 		if n := c.workers[w]; n.status == kvcr.Draining {
 			c.remove(now, n, c.sc.Events[key].OnRemove == "fail")
 		}
+		return
+	case lifeRetire:
+		c.maybeRetire(now, c.workers[w])
 		return
 	}
 	ev := c.sc.Events[key]
