@@ -1,6 +1,6 @@
 // Command scalein tabulates a scale-in study from kvsim sweep directories:
 // for every run, the pulls by outcome, staging refused because the source
-// was draining, how long the drained workers took to go, and TTFT of the
+// was draining, the blocks moves removed and lost, how long the drained workers took to go, and TTFT of the
 // requests arriving in a window before and after the drain. It prints a
 // markdown table; docs/studies/scale-in.md shows how it was produced.
 //
@@ -26,8 +26,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: scalein -at DURATION [-window DURATION] SWEEP_DIR...")
 		os.Exit(2)
 	}
-	fmt.Println("| KVCR | drained | pulls success / partial / failed / expired | staging refused (draining) | drained workers gone after (max) | TTFT p50 before / after (ms) | TTFT p99 before / after (ms) |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| KVCR | drained | pulls success / partial / failed / expired / rejected / superseded | staging refused (draining) | move removed / lost blocks | drained workers gone after (max) | TTFT p50 before / after (ms) | TTFT p99 before / after (ms) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for _, dir := range flag.Args() {
 		if err := sweep(dir, int64(*at), int64(*window)); err != nil {
 			fmt.Fprintln(os.Stderr, "scalein:", err)
@@ -79,20 +79,18 @@ func sweep(dir string, at, window int64) error {
 		if err != nil {
 			return err
 		}
-		var refused int64 // staging refused because the source was draining
+		count := map[string]int64{}
 		for _, c := range counters {
-			if c.Name == "pulls_rejected_draining" {
-				refused = c.Value
-			}
+			count[c.Name] = c.Value
 		}
 		b, a := before.Percentiles(), after.Percentiles()
 		goneText := "—"
 		if drained > 0 {
 			goneText = time.Duration(gone).Round(time.Millisecond).String()
 		}
-		fmt.Printf("| %s | %d | %d / %d / %d / %d | %d | %s | %.1f / %.1f | %.1f / %.1f |\n", mode, drained,
-			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, refused,
-			goneText, b.P50, a.P50, b.P99, a.P99)
+		fmt.Printf("| %s | %d | %d / %d / %d / %d / %d / %d | %d | %d / %d | %s | %.1f / %.1f | %.1f / %.1f |\n", mode, drained,
+			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.PullsSuperseded,
+			count["pulls_rejected_draining"], count["move_removed_blocks"], count["move_lost_blocks"], goneText, b.P50, a.P50, b.P99, a.P99)
 	}
 	return nil
 }
