@@ -67,8 +67,10 @@ type Pull struct {
 //	flowing            -target deadline-> abandonedFlowing
 //	abandonedRequested -first byte->      abandonedFlowing
 //	abandonedFlowing   -landed->          done (expired; a move loses its blocks)
-//	requested, flowing -source deadline or removal-> cancelled
+//	requested          -source removed->  cancelled
+//	flowing            -source deadline or removal-> cancelled
 //	abandoned*         -source deadline or removal-> done (expired)
+//	cancelled          -first byte, source deadline or removal-> cancelled (already over)
 //	cancelled          -notice->          done (failed)
 //	cancelled          -target deadline-> done (expired)
 //	any                -target removed->  done (failed; expired once abandoned)

@@ -209,6 +209,24 @@ func TestRemoveAndAdd(t *testing.T) {
 	}
 }
 
+// TestRemoveSeveral: one event removes workers 0 and 1 of 3 at 20 ms. R0
+// (0-55 ms on worker 0) and R1 (1-56 ms on worker 1) are routed again once
+// both are gone, so both go to worker 2, once each, behind R2 (2-57 ms):
+// R0 57-112 ms, R1 112-167 ms. (kvsim once rerouted R0 to worker 1 before
+// removing it, and again to worker 2: 3 reroutes.)
+func TestRemoveSeveral(t *testing.T) {
+	lines := []traceLine{{0, 32, 10, ids(1, 2)}, {1, 32, 10, ids(3, 2)}, {2, 32, 10, ids(5, 2)}}
+	rows, sum := runTrace(t, lifeBody, lines, "cluster.workers=3", "events=[{at: 20ms, remove: [0, 1]}]")
+	for i, finish := range []int64{112 * ms, 167 * ms} {
+		if r := rows[i]; r.Worker != 2 || r.Reroutes != 1 || r.FinishNs != finish {
+			t.Errorf("R%d %+v", i, r)
+		}
+	}
+	if c := sum.Counters; c["requests_rerouted"] != 2 || c["workers_removed"] != 2 {
+		t.Errorf("counters %v", c)
+	}
+}
+
 // TestRemoveFail: with on_remove: fail, R1 fails when its worker goes.
 func TestRemoveFail(t *testing.T) {
 	rows, sum := runTrace(t, lifeBody, lifeLines, "events=[{at: 20ms, remove: [1], on_remove: fail}]")

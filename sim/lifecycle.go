@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim/des"
@@ -70,9 +71,11 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 			c.maybeRetire(now, c.workers[id])
 		}
 	case ev.Remove != nil:
+		var seqs []*engine.Seq // every removed worker goes before any request is routed again
 		for _, id := range ev.Remove {
-			c.remove(now, c.workers[id], ev.OnRemove == "fail")
+			seqs = append(seqs, c.takeOut(now, c.workers[id])...)
 		}
+		c.requeue(now, seqs, ev.OnRemove == "fail")
 	}
 }
 
@@ -104,8 +107,13 @@ func (c *Cluster) maybeRetire(now des.Time, n *node) {
 // remove takes a worker out at once: its G1 and G2 are gone, its pulls fail
 // and its requests are routed again (or fail).
 func (c *Cluster) remove(now des.Time, n *node, fail bool) {
+	c.requeue(now, c.takeOut(now, n), fail)
+}
+
+// takeOut removes a worker and returns the requests it held.
+func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	if n.status == kvcr.Removed {
-		return
+		return nil
 	}
 	n.status, n.removedNs = kvcr.Removed, now
 	c.router.SetSchedulable(n.id, false)
@@ -113,6 +121,12 @@ func (c *Cluster) remove(now des.Time, n *node, fail bool) {
 	if c.kv != nil {
 		c.kv.RemoveWorker(now, n.id)
 	}
+	return seqs
+}
+
+// requeue routes the requests of removed workers again, in order, or fails
+// them.
+func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) {
 	for _, s := range seqs {
 		r := c.active[s.Req.ID]
 		c.router.Finished(r.route, s.FirstTokenAt >= 0)
