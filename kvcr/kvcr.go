@@ -55,6 +55,9 @@ const (
 )
 
 // Listener hears what KVCR does that the rest of the cluster must know.
+// Its calls come in the middle of a pull's transition: a listener must not
+// call back into KVCR (stage, store, remove a worker) before it returns;
+// it schedules such work as an event.
 type Listener interface {
 	// Loaded: the H2D load for request req on worker w has landed in G1.
 	Loaded(now des.Time, w int32, req int64)
@@ -66,7 +69,8 @@ type Listener interface {
 	Inventory(now des.Time, w int32, blocks []workload.Ref, visible bool)
 	// PullDone: p has its final outcome and times.
 	PullDone(p *Pull)
-	// Idle: w no longer takes part in any pull.
+	// Idle: w no longer takes part in any pull (a draining w may go, in an
+	// event of its own).
 	Idle(now des.Time, w int32)
 }
 

@@ -75,7 +75,8 @@ func (l *kvListener) PullDone(p *kvcr.Pull) {
 
 // Idle checks, in an event of its own at the same instant, whether a
 // draining w can go: removing it here, inside the KVCR transition that
-// ended its last pull, would hand that pull a second transition.
+// ended its last pull, would hand that pull a second transition (see
+// kvcr.Listener).
 func (l *kvListener) Idle(now des.Time, w int32) {
 	if l.workers[w].status == kvcr.Draining {
 		l.q.Schedule(now, des.PhaseLifecycle, uint64(len(l.sc.Events)), (*lifecycle)(l), lifeRetire|uint64(w)<<8)

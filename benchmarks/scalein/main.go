@@ -1,8 +1,9 @@
 // Command scalein tabulates a scale-in study from kvsim sweep directories:
 // for every run, the pulls by outcome, staging refused because the source
-// was draining, the blocks moves removed and lost, how long the drained workers took to go, and TTFT of the
-// requests arriving in a window before and after the drain. It prints a
-// markdown table; docs/studies/scale-in.md shows how it was produced.
+// was draining, the blocks moves removed and lost, how long the drained
+// workers took to go, and TTFT of the requests arriving in a window before
+// and after the drain. It prints a markdown table; docs/studies/scale-in.md
+// shows how it was produced.
 //
 //	go run ./benchmarks/scalein -at 36m1s -window 3m out/study-off out/study-kvcr
 package main
