@@ -2,7 +2,6 @@ package engine
 
 import (
 	"slices"
-	"strings"
 )
 
 // GPU is an accelerator preset. Figures are NVIDIA's datasheet values for
@@ -79,19 +78,19 @@ func FindModel(name string) (Model, bool) {
 }
 
 // GPUNames and ModelNames list the preset names, for error messages.
-func GPUNames() string {
+func GPUNames() []string {
 	var n []string
 	for _, g := range GPUs {
 		n = append(n, g.Name)
 	}
-	return strings.Join(n, ", ")
+	return n
 }
 
 // ModelNames lists the model preset names.
-func ModelNames() string {
+func ModelNames() []string {
 	var n []string
 	for _, m := range Models {
 		n = append(n, m.Name)
 	}
-	return strings.Join(n, ", ")
+	return n
 }

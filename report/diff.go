@@ -9,16 +9,17 @@ import (
 
 // ColumnChange is one column that differs between two rows.
 type ColumnChange struct {
-	Column string
-	A, B   string
+	Column string `json:"column"`
+	A      string `json:"a"`
+	B      string `json:"b"`
 }
 
 // RowDiff is the first row where two tables differ: its position, and the
 // columns that differ (a row missing on one side has every column and A or
 // B "missing").
 type RowDiff struct {
-	Row     int64
-	Changes []ColumnChange
+	Row     int64          `json:"row"`
+	Changes []ColumnChange `json:"changes"`
 }
 
 var errStop = errors.New("stop")

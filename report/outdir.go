@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 )
 
@@ -31,7 +33,8 @@ type OutDir struct {
 }
 
 // Create makes the temporary directory for final, creating final's parent
-// directories as needed. It refuses if final exists, unless force.
+// directories as needed. It refuses (a *RefusedError) if final exists,
+// unless force and final is a directory kvsim wrote (see Replaceable).
 func Create(final string, force bool) (*OutDir, error) {
 	final = filepath.Clean(final)
 	if err := checkAbsent(final, force); err != nil {
@@ -53,7 +56,8 @@ func Create(final string, force bool) (*OutDir, error) {
 	}
 }
 
-// checkAbsent returns an error if final exists and force is false.
+// checkAbsent returns an error if final exists, unless force and final is
+// replaceable.
 func checkAbsent(final string, force bool) error {
 	_, err := os.Lstat(final)
 	switch {
@@ -62,9 +66,12 @@ func checkAbsent(final string, force bool) error {
 	case err != nil:
 		return fmt.Errorf("report: %w", err)
 	case !force:
-		return fmt.Errorf("output %s already exists; use --force to replace it", final)
+		if err := checkNotWorkDir(final); err != nil {
+			return err
+		}
+		return refused("output %s already exists; use --force to replace it", final)
 	}
-	return nil
+	return Replaceable(final)
 }
 
 // Path returns the path of the file name inside the temporary directory.
@@ -124,6 +131,122 @@ func WriteJSON(path string, v any) error {
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// RefusedError is an output kvsim will not write: it exists and was not
+// asked to be replaced, or replacing it could lose files kvsim did not
+// write.
+type RefusedError struct{ msg string }
+
+func (e *RefusedError) Error() string { return e.msg }
+
+func refused(format string, a ...any) error {
+	return &RefusedError{fmt.Sprintf(format, a...)}
+}
+
+// The files and directories kvsim writes into an output directory; any
+// other entry belongs to the user.
+var (
+	outputFiles = []string{"requests.parquet", "pulls.parquet", "workers.parquet", "counters.parquet",
+		"timeseries.parquet", "summary.json", "scenario.yaml", "sweep.parquet", "sweep.json"}
+	chartExts = []string{".png", ".svg"}
+)
+
+// Replaceable returns nil if dir may be removed to make way for new output:
+// it is a directory kvsim wrote (its summary.json or sweep.json carries
+// kvsim's manifest), everything in it is a file kvsim writes (tables,
+// summaries, charts, a sweep's runs), and it is neither the working
+// directory nor one of its parents. Otherwise a *RefusedError says why.
+func Replaceable(dir string) error {
+	if err := checkNotWorkDir(dir); err != nil {
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if !st.IsDir() {
+		return refused("refusing to replace %s: it is not a directory kvsim wrote", dir)
+	}
+	owned := false
+	for _, name := range []string{"summary.json", "sweep.json"} {
+		if m, err := ReadManifest(filepath.Join(dir, name)); err == nil && m != nil && m.Tool == Tool {
+			owned = true
+		}
+	}
+	if !owned {
+		return refused("refusing to replace %s: kvsim did not write it (no kvsim manifest in its summary.json or sweep.json); remove it yourself or choose another output", dir)
+	}
+	return filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if path == dir || kvsimWrote(path, e) {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		return refused("refusing to replace %s: it holds %s, which kvsim did not write; move it out or choose another output", dir, rel)
+	})
+}
+
+// kvsimWrote reports whether an entry of an output directory is one kvsim
+// writes: a table or summary, a chart in charts/, a sweep's runs/ and its
+// run-NNN directories, or a run's temporary directory left by an
+// interrupted sweep.
+func kvsimWrote(path string, e fs.DirEntry) bool {
+	name := e.Name()
+	parent := filepath.Base(filepath.Dir(path))
+	switch {
+	case e.IsDir():
+		return name == "charts" || name == "runs" || (parent == "runs" && (isRunName(name) || isTempOf(name)))
+	case !e.Type().IsRegular():
+		return false
+	case parent == "charts":
+		return slices.Contains(chartExts, filepath.Ext(name))
+	}
+	return slices.Contains(outputFiles, name)
+}
+
+// isRunName reports whether name is a sweep run's directory: run-NNN.
+func isRunName(name string) bool {
+	n, ok := strings.CutPrefix(name, "run-")
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isTempOf reports whether name is one of Create's temporary directories.
+func isTempOf(name string) bool {
+	return strings.HasPrefix(name, ".") && (strings.Contains(name, ".tmp-") || strings.Contains(name, ".old-"))
+}
+
+// checkNotWorkDir refuses dir when it is the working directory, one of its
+// parents, or the root: replacing it would take the user's files with it.
+func checkNotWorkDir(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	if abs == filepath.Dir(abs) || abs == wd || strings.HasPrefix(wd, abs+string(filepath.Separator)) {
+		return refused("refusing to use %s as an output directory: it is the working directory or contains it", dir)
 	}
 	return nil
 }

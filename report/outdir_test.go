@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,13 +124,16 @@ func TestOutDirRefusesAtCommit(t *testing.T) {
 	}
 }
 
+// kvsimManifest is a summary.json that marks a directory as kvsim's.
+const kvsimManifest = `{"digest": "x", "manifest": {"tool": "kvsim"}}`
+
 func TestOutDirForce(t *testing.T) {
 	parent := t.TempDir()
 	final := filepath.Join(parent, "run")
 	if err := os.Mkdir(final, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(final, "old"), "old")
+	writeFile(t, filepath.Join(final, "summary.json"), kvsimManifest)
 
 	// A forced run that fails leaves the old output alone.
 	d, err := Create(final, true)
@@ -140,8 +144,8 @@ func TestOutDirForce(t *testing.T) {
 	if err := d.Abort(); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, final); !slices.Equal(got, []string{"old"}) {
-		t.Errorf("after aborted forced run final holds %q, want [old]", got)
+	if got := entries(t, final); !slices.Equal(got, []string{"summary.json"}) {
+		t.Errorf("after aborted forced run final holds %q, want the old summary.json", got)
 	}
 
 	// A forced run that succeeds replaces it whole.
@@ -150,8 +154,8 @@ func TestOutDirForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, d.Path("new"), "new")
-	if got := entries(t, final); !slices.Equal(got, []string{"old"}) {
-		t.Errorf("before Commit final holds %q, want [old]", got)
+	if got := readFile(t, filepath.Join(final, "summary.json")); got != kvsimManifest {
+		t.Errorf("before Commit final holds %q, want the old summary.json", got)
 	}
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
@@ -161,6 +165,61 @@ func TestOutDirForce(t *testing.T) {
 	}
 	if got := entries(t, parent); !slices.Equal(got, []string{"run"}) {
 		t.Errorf("parent holds %q, want only run", got)
+	}
+}
+
+// TestForceKeepsUserFiles: --force replaces only a directory kvsim wrote
+// and holding nothing else; a folder of the user's files, a kvsim run the
+// user added a note to, the working directory and its parents are refused
+// and left exactly as they were.
+func TestForceKeepsUserFiles(t *testing.T) {
+	parent := t.TempDir()
+	notes := filepath.Join(parent, "notes")
+	os.MkdirAll(filepath.Join(notes, "data"), 0o755)
+	writeFile(t, filepath.Join(notes, "todo.md"), "keep me")
+	writeFile(t, filepath.Join(notes, "data", "x.csv"), "1,2")
+	// A kvsim run the user added a file to, deep in a sweep.
+	run := filepath.Join(parent, "sweep", "runs", "run-000")
+	os.MkdirAll(filepath.Join(run, "charts"), 0o755)
+	writeFile(t, filepath.Join(parent, "sweep", "sweep.json"), `{"manifest": {"tool": "kvsim"}}`)
+	writeFile(t, filepath.Join(run, "summary.json"), kvsimManifest)
+	writeFile(t, filepath.Join(run, "charts", "ttft.png"), "png")
+	writeFile(t, filepath.Join(run, "charts", "analysis.txt"), "mine")
+	// A file kvsim would write, but in a directory without a manifest.
+	plain := filepath.Join(parent, "plain")
+	os.Mkdir(plain, 0o755)
+	writeFile(t, filepath.Join(plain, "summary.json"), `{"digest": "x"}`)
+
+	work := filepath.Join(parent, "work")
+	os.Mkdir(work, 0o755)
+	t.Chdir(work)
+	for _, c := range []struct{ dir, want string }{
+		{notes, "kvsim did not write it"},
+		{filepath.Join(parent, "sweep"), "it holds runs/run-000/charts/analysis.txt, which kvsim did not write"},
+		{plain, "kvsim did not write it"},
+		{".", "working directory"},
+		{"..", "working directory"},
+		{"/", "working directory"},
+	} {
+		for _, force := range []bool{false, true} {
+			_, err := Create(c.dir, force)
+			var re *RefusedError
+			if !errors.As(err, &re) || (force && !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("Create(%s, force %v) = %v, want a refusal saying %q", c.dir, force, err, c.want)
+			}
+		}
+	}
+	if got := readFile(t, filepath.Join(notes, "todo.md")) + readFile(t, filepath.Join(notes, "data", "x.csv")) +
+		readFile(t, filepath.Join(run, "charts", "analysis.txt")); got != "keep me1,2mine" {
+		t.Errorf("user files now %q", got)
+	}
+	if got := entries(t, parent); !slices.Equal(got, []string{"notes", "plain", "sweep", "work"}) {
+		t.Errorf("parent holds %q", got)
+	}
+	// Without the user's file the sweep is kvsim's and may be replaced.
+	os.Remove(filepath.Join(run, "charts", "analysis.txt"))
+	if err := Replaceable(filepath.Join(parent, "sweep")); err != nil {
+		t.Errorf("kvsim's own sweep: %v", err)
 	}
 }
 

@@ -5,6 +5,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -253,3 +255,39 @@ func RequestText(r *RequestRow) string { return Text(requestColumns, r) }
 
 // PullText is a pulls.parquet row as Text.
 func PullText(r *PullRow) string { return Text(pullColumns, r) }
+
+// RowJSON renders r as a JSON object whose members are the columns, named
+// and ordered as in the table, so that --json output and the Parquet file
+// share one schema.
+func RowJSON[R any](cols []Column[R], r *R) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(c.Name)
+		b.Write(name)
+		b.WriteByte(':')
+		var v any
+		switch {
+		case c.Int64 != nil:
+			v = c.Int64(r)
+		case c.Int32 != nil:
+			v = c.Int32(r)
+		case c.Float64 != nil:
+			v = c.Float64(r)
+		case c.String != nil:
+			v = c.String(r)
+		default:
+			v = c.Dict(r)
+		}
+		val, err := json.Marshal(v)
+		if err != nil { // NaN or an infinity
+			val = []byte("null")
+		}
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}

@@ -87,15 +87,15 @@ func Parse(file string, data []byte, sets []string) (*Scenario, error) {
 		root = &yaml.Node{Kind: yaml.MappingNode}
 	}
 	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]bool{}}
+	var errs []error
 	for _, s := range sets {
-		if err := d.applySet(root, s); err != nil {
-			return nil, err
-		}
+		errs = append(errs, d.applySet(root, s))
 	}
-	sc := defaults()
-	if err := d.decode(root, reflect.ValueOf(&sc).Elem(), ""); err != nil {
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	sc := defaults()
+	decodeErr := d.decode(root, reflect.ValueOf(&sc).Elem(), "")
 	sc.File, sc.pos = file, d.pos
 	if sc.Name == "" {
 		sc.Name = "default"
@@ -103,7 +103,9 @@ func Parse(file string, data []byte, sets []string) (*Scenario, error) {
 			sc.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 		}
 	}
-	if err := sc.validate(); err != nil {
+	// Every error at once: those of decoding, then those of validating
+	// what did decode.
+	if err := errors.Join(decodeErr, sc.validate()); err != nil {
 		return nil, err
 	}
 	if err := sc.resolve(); err != nil {
@@ -199,17 +201,16 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
 			return d.fail(n, key, "want a list, got %s", describe(n))
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		var errs []error
 		for i, c := range n.Content {
 			el := s.Index(i)
 			if el.Type() == reflect.TypeOf(Event{}) {
 				el.Set(reflect.ValueOf(eventDefaults()))
 			}
-			if err := d.decode(c, el, fmt.Sprintf("%s[%d]", key, i)); err != nil {
-				return err
-			}
+			errs = append(errs, d.decode(c, el, fmt.Sprintf("%s[%d]", key, i)))
 		}
 		v.Set(s)
-		return nil
+		return errors.Join(errs...)
 	}
 	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
 		return d.fail(n, key, "want %s, got %s", kindName(v.Kind()), describe(n))
@@ -271,22 +272,22 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string) error 
 	}
 	fields := yamlFields(v.Type())
 	seen := map[string]bool{}
+	var errs []error // every key's, in the file's order
 	for i := 0; i < len(n.Content); i += 2 {
 		kn, vn := n.Content[i], n.Content[i+1]
 		k := kn.Value
 		idx, ok := fields[k]
-		if !ok {
-			return d.fail(kn, join(key, k), "unknown key%s", suggest(k, fields))
-		}
-		if seen[k] {
-			return d.fail(kn, join(key, k), "key given twice")
-		}
-		seen[k] = true
-		if err := d.decode(vn, v.Field(idx), join(key, k)); err != nil {
-			return err
+		switch {
+		case !ok:
+			errs = append(errs, d.fail(kn, join(key, k), "unknown key%s", suggest(k, fields)))
+		case seen[k]:
+			errs = append(errs, d.fail(kn, join(key, k), "key given twice"))
+		default:
+			seen[k] = true
+			errs = append(errs, d.decode(vn, v.Field(idx), join(key, k)))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // duration parses a Go-style duration ("1h30m", "250ms", "0.5ns") into

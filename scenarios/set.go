@@ -95,21 +95,31 @@ func mark(n *yaml.Node, set map[*yaml.Node]bool) {
 // suggest returns ` (did you mean "x"?)` for the known key closest to k,
 // when it is close enough to be a likely typo.
 func suggest(k string, known map[string]int) string {
-	best, bestD := "", 3
 	names := make([]string, 0, len(known))
 	for name := range known {
 		names = append(names, name)
 	}
 	slices.Sort(names) // map order must not pick among equal distances
+	if best := closest(k, names); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return fmt.Sprintf(" (known keys: %s)", strings.Join(names, ", "))
+}
+
+// closest returns the first of names nearest to k, when it is close enough
+// to be a likely typo (edit distance at most 2, or k differs only in case);
+// otherwise "".
+func closest(k string, names []string) string {
+	best, bestD := "", 3
 	for _, name := range names {
+		if strings.EqualFold(k, name) {
+			return name
+		}
 		if d := editDistance(k, name); d < bestD {
 			best, bestD = name, d
 		}
 	}
-	if best == "" {
-		return fmt.Sprintf(" (known keys: %s)", strings.Join(names, ", "))
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -64,10 +64,16 @@ func (c *check) nonNegative(key string, v float64) {
 	}
 }
 
+// oneOf checks an enum value, suggesting the allowed value nearest a typo.
 func (c *check) oneOf(key, v string, allowed ...string) {
-	if !slices.Contains(allowed, v) {
-		c.fail(key, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	if slices.Contains(allowed, v) {
+		return
 	}
+	hint := ""
+	if best := closest(v, allowed); best != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	c.fail(key, "%q is not one of %s%s", v, strings.Join(allowed, ", "), hint)
 }
 
 // validate checks every value's range and the combinations of keys. Errors
@@ -171,12 +177,13 @@ var timingKeys = map[string][]string{
 func (sc *Scenario) validateTiming(c *check) {
 	t := &sc.Cluster.Engine.Timing
 	const p = "cluster.engine.timing."
+	models := []string{"fixed", "linear", "polynomial", "roofline"}
 	keys, ok := timingKeys[t.Model]
 	if !ok {
-		c.fail(p+"model", "%q is not one of fixed, linear, polynomial, roofline", t.Model)
+		c.oneOf(p+"model", t.Model, models...)
 		return
 	}
-	for _, model := range []string{"fixed", "linear", "polynomial", "roofline"} {
+	for _, model := range models {
 		for _, key := range timingKeys[model] {
 			if model != t.Model && sc.Has(p+key) && !slices.Contains(keys, key) {
 				c.fail(p+key, "belongs to timing model %s, not %s", model, t.Model)
@@ -195,12 +202,8 @@ func (sc *Scenario) validateTiming(c *check) {
 	case "polynomial":
 		c.positive(p+"speedup_ratio", t.SpeedupRatio)
 	case "roofline":
-		if _, ok := engine.FindGPU(t.GPU); !ok {
-			c.fail(p+"gpu", "%q is not one of %s", t.GPU, engine.GPUNames())
-		}
-		if _, ok := engine.FindModel(t.ModelPreset); !ok {
-			c.fail(p+"model_preset", "%q is not one of %s", t.ModelPreset, engine.ModelNames())
-		}
+		c.oneOf(p+"gpu", t.GPU, engine.GPUNames()...)
+		c.oneOf(p+"model_preset", t.ModelPreset, engine.ModelNames()...)
 		c.atLeast(p+"tp", int64(t.TP), 1)
 		if !(t.MFU > 0 && t.MFU <= 1) {
 			c.fail(p+"mfu", "must be in (0, 1], got %g", t.MFU)
@@ -210,6 +213,37 @@ func (sc *Scenario) validateTiming(c *check) {
 		}
 		c.atLeast(p+"overhead", int64(t.Overhead), 0)
 	}
+}
+
+// Warnings lists what in a valid scenario is probably not what its author
+// meant, each naming the file, line and key as an error does. (A lifecycle
+// event after the last arrival is known only once the workload has been
+// read; replay warns of it after the run.)
+func (sc *Scenario) Warnings() []string {
+	var w []string
+	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled {
+		w = append(w, sc.ErrAt("router.hints.enabled", "hints are on but kvcr.enabled is false: the router attaches hints that nothing pulls").Error())
+	}
+	t := sc.Cluster.Engine.Timing
+	if (t.Model == "fixed" && t.Prefill == 0 && t.Decode == 0) ||
+		(t.Model == "linear" && t.Base == 0 && t.PerPrefillToken == 0 && t.PerDecodeToken == 0 && t.PerContextToken == 0) {
+		w = append(w, sc.ErrAt("cluster.engine.timing", "the %s timing model takes no time: every pass is instant, so every latency is 0", t.Model).Error())
+	}
+	return w
+}
+
+// LateEvents warns of the lifecycle events after lastArrival, the virtual
+// time the workload's last request arrived: no request is routed after
+// them, so they change only where the work in flight ends.
+func (sc *Scenario) LateEvents(lastArrival des.Time) []string {
+	var w []string
+	for i, ev := range sc.Events {
+		if des.Time(ev.At) > lastArrival {
+			w = append(w, sc.ErrAt(fmt.Sprintf("events[%d].at", i), "%v is after the last arrival (%v): no request arrives after this event",
+				des.Time(ev.At), lastArrival).Error())
+		}
+	}
+	return w
 }
 
 // validateEvents checks each event in order against the workers that exist

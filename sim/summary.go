@@ -45,10 +45,12 @@ type Summary struct {
 		RequestsPerS     float64 `json:"requests_per_s"`
 		OutputTokensPerS float64 `json:"output_tokens_per_s"`
 	} `json:"throughput"`
-	MakespanNs int64  `json:"makespan_ns"`
-	EndNs      int64  `json:"end_ns"` // virtual time of the last event
-	Events     uint64 `json:"events"`
-	Preempted  int64  `json:"preemptions"`
+	MakespanNs int64 `json:"makespan_ns"`
+	// LastArrivalNs is the virtual time the last request arrived.
+	LastArrivalNs int64  `json:"last_arrival_ns"`
+	EndNs         int64  `json:"end_ns"` // virtual time of the last event
+	Events        uint64 `json:"events"`
+	Preempted     int64  `json:"preemptions"`
 	// Counters are every run counter by name (counters.parquet).
 	Counters  map[string]int64 `json:"counters"`
 	WallTimeS float64          `json:"wall_time_s"` // set by the caller; outside any digest
@@ -70,6 +72,7 @@ func (st *stats) arrived(r *workload.Request) {
 		st.firstArrival = int64(r.Arrival)
 	}
 	st.arrivals++
+	st.s.LastArrivalNs = int64(r.Arrival)
 }
 
 func (st *stats) add(row *report.RequestRow) {

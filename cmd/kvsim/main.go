@@ -4,7 +4,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,17 +18,20 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 )
 
-// version is kvsim's release; golden digests are tied to it.
+// version is kvsim's release; golden digests are tied to it. The commit a
+// binary was built from comes from the Go build info (report.ReadBuild).
 const version = "0.1.0-dev"
 
-// Exit codes.
+// Exit codes, as docs/cli.md tables them.
 const (
-	exitOK       = 0
-	exitFailed   = 1 // the run failed or a check did not hold
-	exitBadInput = 2 // the scenario, a trace or a flag is wrong
+	exitOK          = 0
+	exitFailed      = 1   // the run failed, a check did not hold, an output could not be written, compare found differences
+	exitBadInput    = 2   // the scenario, a trace, a flag or the output directory is wrong
+	exitInterrupted = 130 // Ctrl-C or SIGTERM: 128 + SIGINT, the shell's convention
 )
 
 // gcPercent is kvsim's GOGC unless the environment sets one. A run's heap
@@ -48,45 +53,124 @@ func main() {
 
 // run executes one command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRoot()
+	root := newRoot(append([]string{"kvsim"}, args...))
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return exitOK
+	code := exitCode(err)
+	switch {
+	case err == nil, errors.Is(err, errDiffer): // compare printed the differences
+	case code == exitInterrupted:
+		var ie *interruptedError
+		if !errors.As(err, &ie) {
+			ie = &interruptedError{"the run stopped and its output was removed"}
+		}
+		printError(stderr, ie)
+	default:
+		printError(stderr, err)
 	}
-	if errors.Is(err, errDiffer) {
-		return exitFailed // compare printed the differences
-	}
-	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stderr, "kvsim: interrupted: the run stopped and its output was removed")
-		return exitFailed
-	}
-	fmt.Fprintln(stderr, "kvsim:", err)
+	return code
+}
+
+// exitCode maps a command's error to the process's exit code.
+func exitCode(err error) int {
 	var ie *scenarios.InputError
 	var ue usageError
-	if errors.As(err, &ie) || errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
+	var re *report.RefusedError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.As(err, &ie), errors.As(err, &ue), errors.As(err, &re), isCobraUsage(err):
 		return exitBadInput
 	}
 	return exitFailed
 }
 
+// isCobraUsage reports whether err is one of cobra's own command-line
+// errors, which it returns as plain errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "required flag")
+}
+
+// printError writes err with every line prefixed "kvsim: ", so that each
+// of several validation errors is one grep-able line.
+func printError(w io.Writer, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintln(w, "kvsim:", line)
+	}
+}
+
+// warn writes warnings, one a line, prefixed "kvsim: warning: ".
+func warn(w io.Writer, warnings []string) {
+	for _, s := range warnings {
+		fmt.Fprintln(w, "kvsim: warning:", s)
+	}
+}
+
+// interruptedError is a run stopped by a signal; its message says what was
+// kept.
+type interruptedError struct{ msg string }
+
+func (e *interruptedError) Error() string        { return "interrupted: " + e.msg }
+func (e *interruptedError) Is(target error) bool { return target == context.Canceled }
+
 // usageError is a bad command line.
 type usageError struct{ error }
 
-func newRoot() *cobra.Command {
+// newRoot builds the command tree; cmdline is the command line, recorded
+// in every output's manifest.
+func newRoot(cmdline []string) *cobra.Command {
+	build := report.ReadBuild(version)
 	root := &cobra.Command{
 		Use:           "kvsim",
 		Short:         "Deterministic simulator of KV-aware LLM serving clusters",
 		Long:          "kvsim replays request traces across simulated vLLM workers behind a KV-aware router\nand writes Parquet reports. See docs/ for the model and the scenario reference.",
-		Version:       version,
+		Version:       build.String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplay(), newValidate(), newCompare(), newSweep(), newPlot())
+	root.AddCommand(newReplay(cmdline), newValidate(), newCompare(), newSweep(cmdline), newPlot(), newVersion(build))
 	return root
+}
+
+func newVersion(b report.Build) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print kvsim's version, the commit it was built from and the Go version",
+		Args:  positional(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			if asJSON {
+				return printJSON(w, b)
+			}
+			fmt.Fprintf(w, "kvsim %s\n", b.Version)
+			commit := cmp.Or(b.Commit, "unknown (not built from a git checkout)")
+			if b.Modified {
+				commit += " (with uncommitted changes)"
+			}
+			fmt.Fprintf(w, "commit %s\n", commit)
+			if b.CommitTime != "" {
+				fmt.Fprintf(w, "commit time %s\n", b.CommitTime)
+			}
+			fmt.Fprintf(w, "go %s\n", b.GoVersion)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+// printJSON writes v to w as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // positional wraps cobra's argument checks so that a wrong count is a usage

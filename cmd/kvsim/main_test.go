@@ -296,25 +296,36 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestInterruptLeavesNothing: SIGINT during a long replay, or a sweep of
-// two long runs side by side, stops it with exit 1 and leaves neither the
-// output directory nor its temporary one.
+// TestInterruptLeavesNothing: SIGINT during a long replay stops it with
+// exit 130 and leaves neither the output directory nor its temporary one;
+// a sweep of two long runs side by side keeps its directory, with its
+// sweep.json and no partial run, for --resume.
 func TestInterruptLeavesNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
 	t.Run("replay", func(t *testing.T) {
-		interrupt(t, "replay", "--set", "workload.synthetic.requests=2000000")
+		dir := interrupt(t, ".run.tmp-*", "replay", "--set", "workload.synthetic.requests=2000000")
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("left behind: %v", entries)
+		}
 	})
 	t.Run("sweep", func(t *testing.T) {
-		interrupt(t, "sweep", "../../scenarios/default.yaml", "-j", "2",
+		dir := interrupt(t, "run/runs/.run-*.tmp-*", "sweep", "../../scenarios/default.yaml", "-j", "2",
 			"--vary", "workload.synthetic.requests=2000000,2000001")
+		if entries, _ := os.ReadDir(filepath.Join(dir, "run", "runs")); len(entries) != 0 {
+			t.Errorf("partial runs left behind: %v", entries)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "run", "sweep.json")); err != nil {
+			t.Errorf("sweep.json: %v", err)
+		}
 	})
 }
 
-// interrupt runs kvsim with args and -o, interrupts it once its output
-// has begun, and checks the exit and that nothing is left.
-func interrupt(t *testing.T, args ...string) {
+// interrupt runs kvsim with args and -o DIR/run, interrupts it once a
+// temporary directory matching tmpGlob (in DIR) exists, checks the exit
+// code and message, and returns DIR.
+func interrupt(t *testing.T, tmpGlob string, args ...string) string {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
 	cmd := exec.Command(os.Args[0], append(args, "-o", out)...)
@@ -328,7 +339,7 @@ func interrupt(t *testing.T, args ...string) {
 	// exists), then interrupt it.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if tmp, _ := filepath.Glob(filepath.Join(dir, ".run.tmp-*")); len(tmp) > 0 {
+		if tmp, _ := filepath.Glob(filepath.Join(dir, tmpGlob)); len(tmp) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -341,10 +352,8 @@ func interrupt(t *testing.T, args ...string) {
 	cmd.Process.Signal(os.Interrupt)
 	err := cmd.Wait()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed || !strings.Contains(stderr.String(), "interrupted") {
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted || !strings.HasPrefix(stderr.String(), "kvsim: interrupted") {
 		t.Errorf("exit %v, stderr %q", err, stderr.String())
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("left behind: %v", entries)
-	}
+	return dir
 }

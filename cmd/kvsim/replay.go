@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,34 +23,44 @@ type replayFlags struct {
 	expect  string
 	cpuProf string
 	memProf string
+	quiet   bool
+	json    bool
 }
 
-func newReplay() *cobra.Command {
+func newReplay(cmdline []string) *cobra.Command {
 	var f replayFlags
 	cmd := &cobra.Command{
 		Use:   "replay [SCENARIO]",
 		Short: "Run a scenario (the built-in default without one) and write its report",
-		Long: "replay runs a scenario and writes requests.parquet and summary.json to a new\n" +
-			"directory (default out/<name>), atomically. Without SCENARIO it runs the embedded\n" +
-			"default scenario.",
+		Long: "replay runs a scenario and writes its tables, scenario.yaml (resolved) and\n" +
+			"summary.json (with the manifest of what produced them) to a new directory\n" +
+			"(default out/<name>), atomically. Without SCENARIO it runs the embedded default.",
 		Args: positional(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return replay(cmd, first(args), f)
+			return replay(cmd, cmdline, first(args), f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", "output directory (default out/<scenario name>)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key: --set cluster.workers=32 (repeatable)")
 	fl.BoolVar(&f.check, "check", false, "verify model invariants during the run; a violation fails it (exit 1)")
-	fl.BoolVar(&f.force, "force", false, "replace an existing output directory once the run succeeds")
+	fl.BoolVar(&f.force, "force", false, "replace an output directory kvsim wrote, once the run succeeds")
 	fl.StringVar(&f.expect, "expect-digest", "", "fail (exit 1) unless the run's digest is HEX; the report is still written")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run to FILE")
 	fl.StringVar(&f.memProf, "memprofile", "", "write a pprof heap profile (in use at the run's last garbage collection) to FILE")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.json, "json", false, "print the summary (summary.json) as JSON on stdout instead of the table")
 	return cmd
 }
 
-func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
+func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (err error) {
 	sc, err := loadScenario(path, f.sets)
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	warn(stderr, sc.Warnings())
+	m, err := newManifest(cmdline, path, f.sets, sc)
 	if err != nil {
 		return err
 	}
@@ -62,23 +70,21 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 	}
 	out, err := report.Create(dir, f.force)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	defer out.Abort() // no-op after Commit
 	opt := sim.Options{Check: f.check}
-	stderr := cmd.ErrOrStderr()
-	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
-		opt.Progress = progress(stderr, time.Now())
+	if showProgress(stderr, f.quiet) {
+		bar := newBar(stderr, requestCount(sc), "requests")
+		defer bar.Clear()
+		opt.Progress = replayProgress(bar)
 	}
 	stopProfile, err := startCPUProfile(f.cpuProf)
 	if err != nil {
 		return err
 	}
-	sum, err := runTo(cmd.Context(), out.Path, sc, opt)
+	sum, err := runTo(cmd.Context(), out.Path, sc, opt, m)
 	stopProfile()
-	if opt.Progress != nil {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
 	if err != nil {
 		return err
 	}
@@ -90,7 +96,14 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	printSummary(cmd.OutOrStdout(), sum, dir)
+	warn(stderr, sc.LateEvents(des.Time(sum.LastArrivalNs)))
+	if f.json {
+		if err := printJSON(cmd.OutOrStdout(), sum); err != nil {
+			return err
+		}
+	} else {
+		printSummary(cmd.OutOrStdout(), sum.Summary, dir)
+	}
 	if f.expect != "" && !strings.EqualFold(f.expect, sum.Digest) {
 		return fmt.Errorf("digest mismatch: the run's digest is %s, expected %s (kvsim compare shows what changed)", sum.Digest, f.expect)
 	}
@@ -100,10 +113,14 @@ func replay(cmd *cobra.Command, path string, f replayFlags) (err error) {
 	return nil
 }
 
-// runTo runs sc, writing its tables through path, and writes summary.json
-// beside them with the wall time the run took. It returns the summary.
-func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Scenario, opt sim.Options) (*sim.Summary, error) {
+// runTo runs sc, writing its tables through path, and writes scenario.yaml
+// and summary.json beside them, the summary with the wall time the run
+// took and the manifest m. It returns the summary.
+func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Scenario, opt sim.Options, m *report.Manifest) (*runSummary, error) {
 	start := time.Now()
+	if err := writeScenario(path("scenario.yaml"), sc); err != nil {
+		return nil, err
+	}
 	tables, err := report.NewTables(path)
 	if err != nil {
 		return nil, err
@@ -117,28 +134,7 @@ func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Sce
 	if err := tables.Close(res.Workers, res.Counters); err != nil {
 		return nil, err
 	}
-	sum := res.Summary
+	sum := &runSummary{Summary: res.Summary, Manifest: m}
 	sum.WallTimeS = time.Since(start).Seconds()
 	return sum, report.WriteJSON(path("summary.json"), sum)
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progress returns a callback that redraws one status line at most every
-// 200 ms of wall time.
-func progress(w io.Writer, start time.Time) func(int64, des.Time) {
-	last := start
-	return func(done int64, now des.Time) {
-		t := time.Now()
-		if t.Sub(last) < 200*time.Millisecond {
-			return
-		}
-		last = t
-		el := t.Sub(start).Seconds()
-		fmt.Fprintf(w, "\r\033[K%d requests done, virtual %v, %.0f requests/s, wall %.1fs",
-			done, time.Duration(now).Round(time.Millisecond), float64(done)/el, el)
-	}
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"cmp"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +17,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
@@ -24,8 +25,9 @@ import (
 	"github.com/kvsim/kvsim/sim"
 )
 
-// sweepSpec is a sweep's grid, written to DIR/sweep.json so that the parts
-// of a sharded sweep can be checked and merged.
+// sweepSpec is a sweep's grid, written to DIR/sweep.json when the sweep
+// starts, so that an interrupted sweep can be resumed and the parts of a
+// sharded sweep can be checked and merged.
 type sweepSpec struct {
 	Scenario string     `json:"scenario"`
 	Sets     []string   `json:"sets"`
@@ -33,6 +35,17 @@ type sweepSpec struct {
 	Values   [][]string `json:"values"` // by key
 	Runs     int        `json:"runs"`
 	Shard    string     `json:"shard,omitempty"` // "I/N"
+	// Manifest records the command that started the sweep; each run's
+	// summary.json holds its own.
+	Manifest *report.Manifest `json:"manifest,omitempty"`
+}
+
+// sameGrid reports whether two specs describe the same runs: they differ at
+// most in their manifests.
+func (s *sweepSpec) sameGrid(o *sweepSpec) bool {
+	a, b := *s, *o
+	a.Manifest, b.Manifest = nil, nil
+	return reflect.DeepEqual(a, b)
 }
 
 // point is one run of the grid: its index and one value a key.
@@ -114,28 +127,32 @@ func parseShard(s string) (int, int, error) {
 }
 
 type sweepFlags struct {
-	vary  []string
-	sets  []string
-	jobs  int
-	out   string
-	shard string
-	force bool
+	vary   []string
+	sets   []string
+	jobs   int
+	out    string
+	shard  string
+	force  bool
+	resume bool
+	quiet  bool
+	json   bool
 }
 
-func newSweep() *cobra.Command {
+func newSweep(cmdline []string) *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
 		Use:   "sweep SCENARIO --vary key=v1,v2 [--vary ...] -o DIR",
 		Short: "Run the cartesian grid of scenario variations, in parallel, into one table",
 		Long: "sweep runs SCENARIO once for every combination of the --vary values (the first key\n" +
 			"varies slowest), each run independent and deterministic, -j at a time. Each run's\n" +
-			"report goes to DIR/runs/run-NNN; DIR/sweep.parquet has one row a run: the varied\n" +
-			"values, the summary metrics and the digest. --shard I/N runs only the runs whose\n" +
-			"index is I-1 modulo N, so a large grid can be split across machines; 'kvsim sweep\n" +
-			"merge' joins the parts.",
+			"report goes to DIR/runs/run-NNN as it finishes; DIR/sweep.parquet, written at the\n" +
+			"end, has one row a run: the varied values, the summary metrics and the digest. An\n" +
+			"interrupted or failed sweep keeps its finished runs, and --resume runs only the rest.\n" +
+			"--shard I/N runs only the runs whose index is I-1 modulo N, so a large grid can be\n" +
+			"split across machines; 'kvsim sweep merge' joins the parts.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return sweep(cmd, args[0], f)
+			return sweep(cmd, cmdline, args[0], f)
 		},
 	}
 	fl := cmd.Flags()
@@ -144,22 +161,39 @@ func newSweep() *cobra.Command {
 	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs at a time")
 	fl.StringVarP(&f.out, "out", "o", "", "output directory (required)")
 	fl.StringVar(&f.shard, "shard", "", "run only part I of N: I/N")
-	fl.BoolVar(&f.force, "force", false, "replace an existing output directory once the sweep succeeds")
-	cmd.MarkFlagRequired("out")
-	cmd.AddCommand(newSweepMerge())
+	fl.BoolVar(&f.force, "force", false, "remove an existing sweep directory kvsim wrote before starting")
+	fl.BoolVar(&f.resume, "resume", false, "finish the sweep in DIR: run only the runs it does not hold yet")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.json, "json", false, "print the sweep's rows as JSON on stdout instead of the table")
+	cmd.AddCommand(newSweepMerge(cmdline))
 	return cmd
 }
 
-func sweep(cmd *cobra.Command, scenario string, f sweepFlags) error {
+// sweepRun is one run of a sweep: its grid point, scenario and manifest,
+// and its row once it has run or was found done.
+type sweepRun struct {
+	point
+	sc  *scenarios.Scenario
+	m   *report.Manifest
+	dir string
+	row *report.SweepRow
+}
+
+func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) error {
+	if f.out == "" {
+		return usageError{fmt.Errorf("sweep needs -o DIR")}
+	}
 	keys, values, err := parseVary(f.vary)
 	if err != nil {
 		return err
 	}
-	if len(keys) == 0 {
+	switch {
+	case len(keys) == 0:
 		return usageError{fmt.Errorf("sweep needs at least one --vary")}
-	}
-	if f.jobs < 1 {
+	case f.jobs < 1:
 		return usageError{fmt.Errorf("-j %d: want at least 1", f.jobs)}
+	case f.resume && f.force:
+		return usageError{fmt.Errorf("--resume keeps the finished runs and --force removes them: give one")}
 	}
 	spec := &sweepSpec{Scenario: scenario, Sets: f.sets, Keys: keys, Values: values, Shard: f.shard}
 	pts := spec.grid()
@@ -172,24 +206,127 @@ func sweep(cmd *cobra.Command, scenario string, f sweepFlags) error {
 		pts = slices.DeleteFunc(pts, func(p point) bool { return p.run%n != i-1 })
 	}
 	// Load every variation first: bad input fails before anything runs.
-	scs := make([]*scenarios.Scenario, len(pts))
+	runs := make([]*sweepRun, len(pts))
+	var warnings []string
 	for i, p := range pts {
-		if scs[i], err = scenarios.Load(scenario, spec.sets(p)); err != nil {
+		sets := spec.sets(p)
+		sc, err := scenarios.Load(scenario, sets)
+		if err != nil {
+			return err
+		}
+		m, err := newManifest(cmdline, scenario, sets, sc)
+		if err != nil {
+			return err
+		}
+		for _, w := range sc.Warnings() {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
+		runs[i] = &sweepRun{point: p, sc: sc, m: m, dir: filepath.Join(f.out, "runs", fmt.Sprintf("run-%03d", p.run))}
+	}
+	warn(cmd.ErrOrStderr(), warnings)
+	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
+		Scenario: scenario, Sets: append([]string{}, f.sets...)}
+	if f.resume {
+		if err := checkResumable(f.out, spec); err != nil {
+			return err
+		}
+	} else if err := startSweepDir(f.out, f.force, spec); err != nil {
+		return err
+	}
+	var todo []*sweepRun
+	for _, r := range runs {
+		if f.resume {
+			if r.row, err = doneRow(r); err != nil {
+				return err
+			}
+		}
+		if r.row == nil {
+			todo = append(todo, r)
+		}
+	}
+	if err := runAll(cmd, todo, f); err != nil {
+		return err
+	}
+	rows := make([]report.SweepRow, len(runs))
+	for i, r := range runs {
+		rows[i] = *r.row
+	}
+	return finishSweep(cmd.OutOrStdout(), f.out, keys, rows, f.json)
+}
+
+// startSweepDir creates dir with the sweep's spec in dir/sweep.json and an
+// empty dir/runs. An existing dir is refused unless force and kvsim wrote
+// it, when it is removed first.
+func startSweepDir(dir string, force bool, spec *sweepSpec) error {
+	if _, err := os.Lstat(dir); err == nil {
+		if !force {
+			return usageError{fmt.Errorf("output %s already exists: add --resume to finish the sweep it holds, or --force to replace it", dir)}
+		}
+		if err := report.Replaceable(dir); err != nil {
+			return err
+		}
+		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
 	}
-	out, err := report.Create(f.out, f.force)
-	if err != nil {
-		return usageError{err}
+	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+		return err
 	}
-	defer out.Abort() // no-op after Commit
-	rows := make([]report.SweepRow, len(pts))
-	errs := make([]error, len(pts))
+	return writeAtomically(filepath.Join(dir, "sweep.json"), func(path string) error { return report.WriteJSON(path, spec) })
+}
+
+// checkResumable checks that dir holds a sweep of the same grid.
+func checkResumable(dir string, spec *sweepSpec) error {
+	old, err := readSweepSpec(dir)
+	if err != nil {
+		return err
+	}
+	if !old.sameGrid(spec) {
+		return usageError{fmt.Errorf("--resume: %s holds another sweep (its sweep.json has another scenario, --set, --vary or --shard); give the command that started it, or another -o", dir)}
+	}
+	return nil
+}
+
+// doneRow returns the row of a run its directory already holds, or nil
+// when the run must be done: a run counts as done when its summary.json's
+// manifest describes this grid point (same build, scenario, --set values
+// and trace) and its scenario.yaml is this point's scenario, resolved.
+func doneRow(r *sweepRun) (*report.SweepRow, error) {
+	s, err := readRunSummary(r.dir)
+	if err != nil || s.Manifest == nil || !s.Manifest.SameRun(r.m) {
+		return nil, nil
+	}
+	want, err := r.sc.YAML()
+	if err != nil {
+		return nil, err
+	}
+	if got, err := os.ReadFile(filepath.Join(r.dir, "scenario.yaml")); err != nil || !bytes.Equal(got, want) {
+		return nil, nil
+	}
+	row := sweepRow(r.point, s.Summary)
+	return &row, nil
+}
+
+// testHookRunDone, when set by a test, is called after each run of a sweep
+// has finished, in the goroutine that ran it.
+var testHookRunDone func()
+
+// runAll runs the runs, -j at a time, each into its directory. The first
+// failure or an interrupt stops the sweep; the runs finished by then stay.
+func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
+	var bar *progressbar.ProgressBar
+	if stderr := cmd.ErrOrStderr(); showProgress(stderr, f.quiet) && len(todo) > 0 {
+		bar = newBar(stderr, int64(len(todo)), "runs")
+		defer bar.Clear()
+	}
+	errs := make([]error, len(todo))
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range min(f.jobs, len(pts)) {
+	for range min(f.jobs, len(todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -197,50 +334,62 @@ func sweep(cmd *cobra.Command, scenario string, f sweepFlags) error {
 				if ctx.Err() != nil {
 					continue // a run failed or the sweep was interrupted: start no more
 				}
-				rows[i], errs[i] = runPoint(ctx, out.Path(filepath.Join("runs", fmt.Sprintf("run-%03d", pts[i].run))), scs[i], pts[i])
-				if errs[i] != nil {
+				todo[i].row, errs[i] = runPoint(ctx, todo[i])
+				switch {
+				case errs[i] != nil:
 					cancel()
+				case bar != nil:
+					bar.Add(1)
+				}
+				if errs[i] == nil && testHookRunDone != nil {
+					testHookRunDone()
 				}
 			}
 		}()
 	}
-	for i := range pts {
+	for i := range todo {
 		work <- i
 	}
 	close(work)
 	wg.Wait()
+	finished := 0
+	for _, r := range todo {
+		if r.row != nil {
+			finished++
+		}
+	}
+	kept := fmt.Sprintf("%d of the %d runs to do finished and are kept in %s; add --resume to the same command to run the rest", finished, len(todo), f.out)
 	// A failed run cancels the others: report its error, not theirs.
-	var cancelled error
 	for i, e := range errs {
-		if e == nil {
-			continue
+		if e != nil && !errors.Is(e, context.Canceled) {
+			return fmt.Errorf("run %d (%s): %w\n%s", todo[i].run, strings.Join(todo[i].m.Sets[len(f.sets):], " "), e, kept)
 		}
-		e = fmt.Errorf("run %d (%s): %w", pts[i].run, strings.Join(spec.sets(pts[i])[len(f.sets):], " "), e)
-		if !errors.Is(e, context.Canceled) {
-			return e
-		}
-		cancelled = cmp.Or(cancelled, e)
 	}
-	if err := cmp.Or(cancelled, cmd.Context().Err()); err != nil {
-		return err // interrupted, perhaps between runs
+	if cmd.Context().Err() != nil || slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		return &interruptedError{kept}
 	}
-	return finishSweep(cmd.OutOrStdout(), out, spec, keys, rows)
+	return nil
 }
 
-// finishSweep writes sweep.parquet and sweep.json into out, commits it and
-// prints the table.
-func finishSweep(w io.Writer, out *report.OutDir, spec *sweepSpec, keys []string, rows []report.SweepRow) error {
-	if err := report.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
+// finishSweep writes dir/sweep.parquet, last and atomically (its presence
+// says the sweep is complete), and prints the table, or the rows as JSON.
+func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow, asJSON bool) error {
+	err := writeAtomically(filepath.Join(dir, "sweep.parquet"), func(path string) error { return report.WriteSweep(path, keys, rows) })
+	if err != nil {
 		return err
 	}
-	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
+	return printSweep(w, keys, rows, asJSON)
+}
+
+// writeAtomically writes path through write into a temporary file beside
+// it, renamed into place once complete.
+func writeAtomically(path string, write func(tmp string) error) error {
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid()))
+	if err := write(tmp); err != nil {
+		os.Remove(tmp)
 		return err
 	}
-	if err := out.Commit(); err != nil {
-		return err
-	}
-	printSweep(w, keys, rows)
-	return nil
+	return os.Rename(tmp, path)
 }
 
 // sets are a point's overrides: the sweep's --set, then one a varied key.
@@ -252,16 +401,23 @@ func (s *sweepSpec) sets(p point) []string {
 	return out
 }
 
-// runPoint runs one scenario of the grid into dir and returns its row.
-func runPoint(ctx context.Context, dir string, sc *scenarios.Scenario, p point) (report.SweepRow, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return report.SweepRow{}, err
-	}
-	sum, err := runTo(ctx, func(n string) string { return filepath.Join(dir, n) }, sc, sim.Options{})
+// runPoint runs one run of the grid into its directory, atomically, and
+// returns its row.
+func runPoint(ctx context.Context, r *sweepRun) (*report.SweepRow, error) {
+	out, err := report.Create(r.dir, true) // a run not done may replace a stale one
 	if err != nil {
-		return report.SweepRow{}, err
+		return nil, err
 	}
-	return sweepRow(p, sum), nil
+	defer out.Abort() // no-op after Commit
+	sum, err := runTo(ctx, out.Path, r.sc, sim.Options{}, r.m)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.Commit(); err != nil {
+		return nil, err
+	}
+	row := sweepRow(r.point, sum.Summary)
+	return &row, nil
 }
 
 func sweepRow(p point, s *sim.Summary) report.SweepRow {
@@ -282,7 +438,17 @@ func sweepRow(p point, s *sim.Summary) report.SweepRow {
 	}
 }
 
-func printSweep(w io.Writer, keys []string, rows []report.SweepRow) {
+// printSweep prints the rows as a table, or as JSON objects named by
+// sweep.parquet's columns.
+func printSweep(w io.Writer, keys []string, rows []report.SweepRow, asJSON bool) error {
+	if asJSON {
+		cols := report.SweepColumns(keys)
+		out := make([]json.RawMessage, len(rows))
+		for i := range rows {
+			out[i] = report.RowJSON(cols, &rows[i])
+		}
+		return printJSON(w, out)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "run\t%s\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\tdigest\n", strings.Join(keys, "\t"))
 	for _, r := range rows {
@@ -290,12 +456,12 @@ func printSweep(w io.Writer, keys []string, rows []report.SweepRow) {
 			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.HitG1, r.HitG2, r.HitPulled,
 			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.Digest[:12])
 	}
-	tw.Flush()
+	return tw.Flush()
 }
 
-func newSweepMerge() *cobra.Command {
+func newSweepMerge(cmdline []string) *cobra.Command {
 	var out string
-	var force bool
+	var force, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "merge DIR... -o OUT",
 		Short: "Join the parts of a sharded sweep into one sweep.parquet",
@@ -304,33 +470,45 @@ func newSweepMerge() *cobra.Command {
 			"(rows in run order) and OUT/sweep.json.",
 		Args: positional(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return merge(cmd.OutOrStdout(), args, out, force)
+			if out == "" {
+				return usageError{fmt.Errorf("sweep merge needs -o OUT")}
+			}
+			return merge(cmd.OutOrStdout(), cmdline, args, out, force, asJSON)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (required)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace an existing output directory")
-	cmd.MarkFlagRequired("out")
+	cmd.Flags().BoolVar(&force, "force", false, "replace an output directory kvsim wrote")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the rows as JSON on stdout instead of the table")
 	return cmd
 }
 
-func merge(w io.Writer, dirs []string, outDir string, force bool) (err error) {
+// readSweepSpec reads dir/sweep.json.
+func readSweepSpec(dir string) (*sweepSpec, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s is not a sweep directory: %w", dir, err)}
+	}
+	var s sweepSpec
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)}
+	}
+	return &s, nil
+}
+
+func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON bool) (err error) {
 	var spec *sweepSpec
 	var keys []string
 	var rows []report.SweepRow
 	for _, d := range dirs {
-		raw, err := os.ReadFile(filepath.Join(d, "sweep.json"))
+		s, err := readSweepSpec(d)
 		if err != nil {
-			return usageError{fmt.Errorf("%s is not a sweep directory: %w", d, err)}
-		}
-		var s sweepSpec
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return usageError{fmt.Errorf("%s: %w", filepath.Join(d, "sweep.json"), err)}
+			return err
 		}
 		shard := s.Shard
 		s.Shard = ""
 		if spec == nil {
-			spec = &s
-		} else if !reflect.DeepEqual(*spec, s) {
+			spec = s
+		} else if !spec.sameGrid(s) {
 			return usageError{fmt.Errorf("%s (shard %s) is part of another sweep than %s", d, shard, dirs[0])}
 		}
 		k, r, err := report.ReadSweep(filepath.Join(d, "sweep.parquet"))
@@ -350,10 +528,21 @@ func merge(w io.Writer, dirs []string, outDir string, force bool) (err error) {
 	}
 	out, err := report.Create(outDir, force)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	defer out.Abort() // no-op after Commit
-	return finishSweep(w, out, spec, keys, rows)
+	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
+		Scenario: spec.Scenario, Sets: spec.Sets}
+	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
+		return err
+	}
+	if err := report.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
+		return err
+	}
+	if err := out.Commit(); err != nil {
+		return err
+	}
+	return printSweep(w, keys, rows, asJSON)
 }
 
 func runList(rows []report.SweepRow) string {

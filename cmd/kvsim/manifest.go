@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/sim"
+)
+
+// runSummary is summary.json: the run's summary and the manifest of what
+// produced it.
+type runSummary struct {
+	*sim.Summary
+	Manifest *report.Manifest `json:"manifest"`
+}
+
+// traceIDs caches the identity of each trace file, so that a sweep hashes
+// its trace once, not once a run.
+var traceIDs sync.Map // path -> *report.FileID
+
+// newManifest returns the manifest of a run of sc, loaded from the scenario
+// file path ("" for the embedded default) with sets.
+func newManifest(cmdline []string, path string, sets []string, sc *scenarios.Scenario) (*report.Manifest, error) {
+	m := &report.Manifest{
+		Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
+		Scenario: path, Sets: append([]string{}, sets...),
+	}
+	if t := sc.Workload.Trace; t != nil {
+		if id, ok := traceIDs.Load(t.Path); ok {
+			m.Trace = id.(*report.FileID)
+			return m, nil
+		}
+		id, err := report.IdentifyFile(t.Path)
+		if err != nil {
+			return nil, sc.ErrAt("workload.trace.path", "cannot open trace: %v", err)
+		}
+		traceIDs.Store(t.Path, id)
+		m.Trace = id
+	}
+	return m, nil
+}
+
+// writeScenario writes sc, resolved as validate prints it, to path.
+func writeScenario(path string, sc *scenarios.Scenario) error {
+	b, err := sc.YAML()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// readRunSummary reads dir/summary.json.
+func readRunSummary(dir string) (*runSummary, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s is not a kvsim run directory: %w", dir, err)}
+	}
+	s := &runSummary{Summary: &sim.Summary{}}
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)}
+	}
+	return s, nil
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kvsim/kvsim/report"
+)
+
+// userFolder makes dir holding files of the user's and returns a function
+// that fails the test unless they are all still there, unchanged.
+func userFolder(t *testing.T, dir string) func() {
+	t.Helper()
+	files := map[string]string{"notes.md": "my notes", "data/results.csv": "a,b\n1,2\n", "summary.json": `{"mine": true}`}
+	for name, text := range files {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return func() {
+		t.Helper()
+		for name, text := range files {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || string(b) != text {
+				t.Errorf("user file %s: %q, %v", name, b, err)
+			}
+		}
+	}
+}
+
+// TestForceNeverTakesUserFiles: replay and sweep with --force refuse a
+// folder of the user's files, the working directory and its parent (exit
+// 2, before running), and leave every file as it was and no temporary
+// directory behind.
+func TestForceNeverTakesUserFiles(t *testing.T) {
+	parent := t.TempDir()
+	scenario, _ := filepath.Abs("../../scenarios/default.yaml")
+	notes := filepath.Join(parent, "notes")
+	intact := userFolder(t, notes)
+	work := filepath.Join(parent, "work")
+	intactWork := userFolder(t, work)
+	t.Chdir(work)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--set", small, "-o", notes, "--force"}, "kvsim did not write it"},
+		{[]string{"sweep", scenario, "--vary", "cluster.workers=2,3", "-o", notes, "--force"}, "kvsim did not write it"},
+		{[]string{"sweep", scenario, "--vary", "cluster.workers=2,3", "-o", notes, "--resume"}, "not a sweep directory"},
+		{[]string{"replay", "--set", small, "-o", ".", "--force"}, "working directory"},
+		{[]string{"replay", "--set", small, "-o", "..", "--force"}, "working directory"},
+		{[]string{"sweep", scenario, "--vary", "cluster.workers=2", "-o", ".", "--force"}, "working directory"},
+	} {
+		code, _, stderr := kvsim(t, c.args...)
+		if code != exitBadInput || !strings.Contains(stderr, c.want) || !strings.HasPrefix(stderr, "kvsim: ") {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	intact()
+	intactWork()
+	if got := names(t, parent); !slices.Equal(got, []string{"notes", "work"}) {
+		t.Errorf("%s holds %v", parent, got)
+	}
+	// kvsim's own output is replaced by --force; once the user adds a file
+	// to it, it is not.
+	run := filepath.Join(parent, "run")
+	for range 2 {
+		if code, _, stderr := kvsim(t, "replay", "--set", small, "-o", run, "--force"); code != exitOK {
+			t.Fatalf("forced replay over kvsim's run: %s", stderr)
+		}
+	}
+	os.WriteFile(filepath.Join(run, "analysis.txt"), []byte("mine"), 0o644)
+	if code, _, stderr := kvsim(t, "replay", "--set", small, "-o", run, "--force"); code != exitBadInput || !strings.Contains(stderr, "analysis.txt") {
+		t.Errorf("forced replay over a run holding a user file: exit %d %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(run, "analysis.txt")); string(b) != "mine" {
+		t.Error("the user's file in the run was lost")
+	}
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestRunExplainsItself: a run directory holds its scenario resolved (as
+// validate prints it) and a manifest naming the build, the command line,
+// the --set values and the trace's path, size and SHA-256; kvsim version
+// prints the same build.
+func TestRunExplainsItself(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	text := `{"timestamp": 0, "input_length": 1024, "output_length": 8, "hash_ids": [1, 2]}
+{"timestamp": 500, "input_length": 1024, "output_length": 8, "hash_ids": [1, 3]}
+`
+	os.WriteFile(trace, []byte(text), 0o644)
+	sets := []string{"--set", "workload={trace: {path: " + trace + "}}", "--set", "cluster.workers=2"}
+	out := filepath.Join(dir, "run")
+	args := append([]string{"replay", "-o", out}, sets...)
+	if code, _, stderr := kvsim(t, args...); code != exitOK {
+		t.Fatal(stderr)
+	}
+	_, resolved, _ := kvsim(t, append([]string{"validate"}, sets...)...)
+	if got, err := os.ReadFile(filepath.Join(out, "scenario.yaml")); err != nil || string(got) != resolved {
+		t.Errorf("scenario.yaml is not validate's output: %v\n%s\nwant\n%s", err, got, resolved)
+	}
+	s, err := readRunSummary(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(text))
+	m := s.Manifest
+	wantTrace := &report.FileID{Path: trace, Bytes: int64(len(text)), SHA256: hex.EncodeToString(sum[:])}
+	if m == nil || m.Tool != "kvsim" || m.Build != report.ReadBuild(version) || m.Build.GoVersion == "" ||
+		!slices.Equal(m.Command, append([]string{"kvsim"}, args...)) || !slices.Equal(m.Sets, []string{sets[1], sets[3]}) ||
+		m.Scenario != "" || !reflect.DeepEqual(m.Trace, wantTrace) {
+		t.Errorf("manifest %+v (trace %+v), want trace %+v", m, m.Trace, wantTrace)
+	}
+	_, vout, _ := kvsim(t, "version", "--json")
+	var b report.Build
+	if err := json.Unmarshal([]byte(vout), &b); err != nil || b != m.Build {
+		t.Errorf("version --json %q (%v), manifest build %+v", vout, err, m.Build)
+	}
+	if _, vout, _ = kvsim(t, "version"); !strings.Contains(vout, "kvsim "+version) || !strings.Contains(vout, "go "+m.Build.GoVersion) {
+		t.Errorf("version: %q", vout)
+	}
+}
+
+// TestSweepResume: a sweep interrupted after two of its four runs keeps
+// them (exit 130, saying how to resume); --resume runs only the other two
+// and writes the sweep.parquet of an uninterrupted sweep, byte for byte. A
+// run whose recorded scenario no longer matches its grid point is run
+// again; a --resume with another grid is refused.
+func TestSweepResume(t *testing.T) {
+	dir := t.TempDir()
+	grid := []string{"../../scenarios/golden/drain.yaml", "-j", "1", "--set", "workload.synthetic.requests=60",
+		"--vary", "router.policy=kv_aware,least_loaded", "--vary", "cluster.workers=3,4"}
+	whole := filepath.Join(dir, "whole")
+	if code, _, stderr := kvsim(t, append([]string{"sweep", "-o", whole}, grid...)...); code != exitOK {
+		t.Fatal(stderr)
+	}
+	var done atomic.Int64
+	t.Cleanup(func() { testHookRunDone = nil })
+	part := filepath.Join(dir, "part")
+	ctx, cancel := context.WithCancel(context.Background())
+	testHookRunDone = func() {
+		if done.Add(1) == 2 {
+			cancel()
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, append([]string{"sweep", "-o", part}, grid...), &stdout, &stderr)
+	if code != exitInterrupted || !strings.Contains(stderr.String(), "2 of the 4 runs to do finished") || !strings.Contains(stderr.String(), "--resume") {
+		t.Fatalf("interrupted sweep: exit %d, %q", code, stderr.String())
+	}
+	if got := names(t, filepath.Join(part, "runs")); !slices.Equal(got, []string{"run-000", "run-001"}) {
+		t.Errorf("kept runs %v, want run-000 and run-001", got)
+	}
+	if _, err := os.Stat(filepath.Join(part, "sweep.parquet")); err == nil {
+		t.Error("an interrupted sweep wrote sweep.parquet")
+	}
+	resume := func(wantRuns int64, extra ...string) {
+		t.Helper()
+		done.Store(0)
+		testHookRunDone = func() { done.Add(1) }
+		code, _, stderr := kvsim(t, append(append([]string{"sweep", "-o", part, "--resume"}, grid...), extra...)...)
+		if code != exitOK || done.Load() != wantRuns {
+			t.Fatalf("resume: exit %d, %d runs, want %d: %s", code, done.Load(), wantRuns, stderr)
+		}
+		want, _ := os.ReadFile(filepath.Join(whole, "sweep.parquet"))
+		if got, err := os.ReadFile(filepath.Join(part, "sweep.parquet")); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("resumed sweep.parquet differs from the uninterrupted one: %v", err)
+		}
+	}
+	resume(2)
+	resume(0)
+	// A run whose scenario.yaml is not its grid point's is not done.
+	stale := filepath.Join(part, "runs", "run-002", "scenario.yaml")
+	b, _ := os.ReadFile(stale)
+	os.WriteFile(stale, bytes.Replace(b, []byte("workers: 3"), []byte("workers: 5"), 1), 0o644)
+	resume(1)
+	if code, _, stderr := kvsim(t, "sweep", "-o", part, "--resume", "../../scenarios/golden/drain.yaml", "--vary", "cluster.workers=3,4"); code != exitBadInput || !strings.Contains(stderr, "another sweep") {
+		t.Errorf("resume with another grid: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := kvsim(t, append([]string{"sweep", "-o", part}, grid...)...); code != exitBadInput || !strings.Contains(stderr, "--resume") {
+		t.Errorf("sweep into an existing sweep: exit %d %s", code, stderr)
+	}
+}
+
+// TestErrorsAsDocumented: the exit codes and messages of docs/cli.md.
+func TestErrorsAsDocumented(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("cluster:\n  wrokers: 2\n  engine: {block_size: 0}\nrouter: {policy: kv_awre}\n"), 0o644)
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr []string // each a whole line
+	}{
+		// Every error at once, each line prefixed; did-you-mean for values.
+		{[]string{"validate", bad}, exitBadInput, []string{
+			"kvsim: " + bad + `:2: cluster.wrokers: unknown key (did you mean "workers"?)`,
+			"kvsim: " + bad + ":3: cluster.engine.block_size: must be at least 1, got 0",
+			"kvsim: " + bad + `:4: router.policy: "kv_awre" is not one of round_robin, random, least_loaded, kv_aware (did you mean "kv_aware"?)`,
+		}},
+		{[]string{"validate", "--set", "router.hints.mode=mvoe", "--set", "cluster.engine.timing.gpu=H100"}, exitBadInput, []string{
+			`kvsim: --set: router.hints.mode: "mvoe" is not one of copy, move (did you mean "move"?)`,
+		}},
+		{[]string{"sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2"}, exitBadInput, []string{"kvsim: sweep needs -o DIR"}},
+		{[]string{"sweep", "merge", dir}, exitBadInput, []string{"kvsim: sweep merge needs -o OUT"}},
+		// An output that cannot be written is a failed run, not bad input.
+		{[]string{"replay", "--set", small, "-o", filepath.Join(file, "run")}, exitFailed, nil},
+	} {
+		code, _, stderr := kvsim(t, c.args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		for _, want := range c.stderr {
+			if !slices.Contains(lines, want) {
+				t.Errorf("%v: stderr lacks the line %q:\n%s", c.args, want, stderr)
+			}
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "kvsim: ") {
+				t.Errorf("%v: line without the kvsim: prefix: %q", c.args, l)
+			}
+		}
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, stderr)
+		}
+	}
+}
+
+// TestWarnings: suspicious but valid scenarios run (exit 0) with a warning
+// naming the key.
+func TestWarnings(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := kvsim(t, "replay", "-o", filepath.Join(dir, "r"), "--set", "workload.synthetic.requests=50",
+		"--set", "kvcr.enabled=false", "--set", "router.hints.enabled=true",
+		"--set", "cluster.engine={kv_bytes_per_token: 1024, timing: {model: fixed, prefill: 0s, decode: 0s}}",
+		"--set", "events=[{at: 1h, drain: [1]}]")
+	for _, want := range []string{
+		"kvsim: warning: --set: router.hints.enabled: hints are on but kvcr.enabled is false",
+		"kvsim: warning: --set: cluster.engine.timing: the fixed timing model takes no time",
+		"kvsim: warning: --set: events[0].at: 1h0m0s is after the last arrival",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if code != exitOK {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// TestJSONOutput: --json prints replay's summary.json, compare's findings
+// and sweep's rows (named by sweep.parquet's columns) on stdout.
+func TestJSONOutput(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	code, out, stderr := kvsim(t, "replay", "--json", "-o", a, "--set", small)
+	var s runSummary
+	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil || s.Summary == nil || s.Manifest == nil {
+		t.Fatalf("replay --json: exit %d, %v: %s%s", code, err, out, stderr)
+	}
+	file, _ := readRunSummary(a)
+	if s.Digest != file.Digest || s.Requests.Completed != 200 {
+		t.Errorf("replay --json digest %s, summary.json %s", s.Digest, file.Digest)
+	}
+	kvsim(t, "replay", "-o", b, "--set", small, "--set", "cluster.workers=3")
+	// The default scenario has 8 workers.
+	code, out, _ = kvsim(t, "compare", "--json", a, b)
+	var c comparison
+	if err := json.Unmarshal([]byte(out), &c); code != exitFailed || err != nil || c.Equal || c.Requests == nil {
+		t.Fatalf("compare --json: exit %d, %v: %s", code, err, out)
+	}
+	if !reflect.DeepEqual(c.Scenario, []keyChange{{Key: "cluster.workers", A: "8", B: "3"}}) {
+		t.Errorf("scenario changes %+v, want cluster.workers 8 -> 3", c.Scenario)
+	}
+	code, out, _ = kvsim(t, "sweep", "--json", "-o", filepath.Join(dir, "s"), "--set", small, "--vary", "cluster.workers=8,3", "../../scenarios/default.yaml")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); code != exitOK || err != nil || len(rows) != 2 {
+		t.Fatalf("sweep --json: exit %d, %v: %s", code, err, out)
+	}
+	if rows[1]["cluster.workers"] != "3" || rows[1]["requests_completed"] != 200.0 || rows[0]["digest"] != s.Digest {
+		t.Errorf("sweep --json rows %v", rows)
+	}
+}
+
+// TestCompareScenarioFirst: compare's table names the differing scenario
+// keys before anything else.
+func TestCompareScenarioFirst(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	kvsim(t, "replay", "-o", a, "--set", small)
+	kvsim(t, "replay", "-o", b, "--set", small, "--set", "router.policy=round_robin")
+	_, out, _ := kvsim(t, "compare", a, b)
+	first, _, _ := strings.Cut(out, "\n\n")
+	if !strings.HasPrefix(first, "scenario key") || !strings.Contains(first, "router.policy") || !strings.Contains(first, "round_robin") {
+		t.Errorf("compare does not start with the scenario keys:\n%s", out)
+	}
+}
+
+// TestProgress: the replay bar shows requests done of the total, virtual
+// time, the rate and the time left; progress goes only to a terminal.
+func TestProgress(t *testing.T) {
+	var w bytes.Buffer
+	bar := newBar(&w, 200, "requests")
+	bar.Set64(1) // starts the clock the rate and estimate use
+	time.Sleep(10 * time.Millisecond)
+	replayProgress(bar)(50, 90e9)
+	got := w.String()
+	for _, want := range []string{"50/200", "requests/", "virtual 1m30s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("bar %q lacks %q", got, want)
+		}
+	}
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if showProgress(&w, false) || showProgress(f, false) {
+		t.Error("progress shown on a buffer or a file")
+	}
+	if n, err := countRecords(strings.NewReader("a\n\n  \nb\r\nc")); n != 3 || err != nil {
+		t.Errorf("countRecords = %d, %v; want 3", n, err)
+	}
+}

@@ -1,0 +1,132 @@
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"slices"
+)
+
+// Tool is the value of a manifest's "tool" field. A directory whose
+// summary.json or sweep.json carries it was written by kvsim, and only such
+// a directory may be replaced by --force.
+const Tool = "kvsim"
+
+// Build identifies the kvsim binary: its release and, when it was built
+// from a git checkout (go build, go install, go run), the commit.
+type Build struct {
+	Version    string `json:"version"`
+	Commit     string `json:"commit,omitempty"`
+	CommitTime string `json:"commit_time,omitempty"`
+	// Modified: the checkout had uncommitted changes.
+	Modified  bool   `json:"modified,omitempty"`
+	GoVersion string `json:"go_version"`
+}
+
+// ReadBuild returns the running binary's identity, version being kvsim's
+// release (the Go build info holds no release for a development build).
+func ReadBuild(version string) Build {
+	b := Build{Version: version}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return b
+	}
+	b.GoVersion = info.GoVersion
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.Commit = s.Value
+		case "vcs.time":
+			b.CommitTime = s.Value
+		case "vcs.modified":
+			b.Modified = s.Value == "true"
+		}
+	}
+	return b
+}
+
+// String is the build on one line: "0.1.0-dev (commit 70cc3fb…, modified, go1.26.8)".
+func (b Build) String() string {
+	s := b.Version + " ("
+	if b.Commit != "" {
+		s += "commit " + b.Commit
+		if b.Modified {
+			s += ", modified"
+		}
+	} else {
+		s += "commit unknown"
+	}
+	return s + ", " + b.GoVersion + ")"
+}
+
+// Manifest records what produced an output directory, so that it can be
+// reproduced: the build, the command line, the scenario file and its --set
+// overrides, and the trace it replayed.
+type Manifest struct {
+	Tool  string `json:"tool"`
+	Build Build  `json:"build"`
+	// Command is the command line, the program's name first.
+	Command []string `json:"command"`
+	// Scenario is the scenario file as given; "" for the embedded default.
+	Scenario string   `json:"scenario"`
+	Sets     []string `json:"sets"`
+	// Trace is the replayed trace; nil for a synthetic workload.
+	Trace *FileID `json:"trace,omitempty"`
+}
+
+// FileID identifies a file's contents.
+type FileID struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// IdentifyFile reads path and returns its size and SHA-256.
+func IdentifyFile(path string) (*FileID, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &FileID{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// SameRun reports whether two manifests describe the same run: the same
+// build, scenario, overrides and trace contents. The command line may
+// differ (a sweep resumed with other flags).
+func (m *Manifest) SameRun(o *Manifest) bool {
+	return m.Tool == o.Tool && m.Build == o.Build && m.Scenario == o.Scenario &&
+		slices.Equal(m.Sets, o.Sets) && sameFile(m.Trace, o.Trace)
+}
+
+func sameFile(a, b *FileID) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// ReadManifest reads the "manifest" field of a JSON file (summary.json,
+// sweep.json). It returns nil and no error when the file has none.
+func ReadManifest(path string) (*Manifest, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Manifest *Manifest `json:"manifest"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return v.Manifest, nil
+}
