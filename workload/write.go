@@ -248,6 +248,9 @@ func azureExact(d des.Time) bool {
 	return readsBack(float64(d)/1e6, d)
 }
 
+// Lossless reports whether nothing would be lost so far.
+func (l *AzureLoss) Lossless() bool { return l.Shared == 0 && l.Offset == 0 && l.Inexact == 0 }
+
 // Err describes what would be lost, or is nil when nothing would be.
 func (l *AzureLoss) Err() error {
 	var what []string

@@ -85,7 +85,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplay(), newValidate(), newCompare(), newSweep(), newPlot())
+	root.AddCommand(newReplay(), newValidate(), newCompare(), newSweep(), newPlot(), newTrace())
 	return root
 }
 
