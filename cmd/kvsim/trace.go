@@ -1,0 +1,592 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+func newTrace() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "trace",
+		Short: "Describe, generate and convert request traces",
+		Long: "trace stats describes a trace or a scenario's workload; trace gen writes a scenario's\n" +
+			"synthetic workload as a Mooncake trace that replays to the same digest; trace convert\n" +
+			"converts between the Mooncake and Azure formats where the target can hold the source.",
+		Args: positional(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			return usageError{errors.New("trace: name a subcommand: stats, gen or convert")}
+		},
+	}
+	cmd.AddCommand(newTraceStats(), newTraceGen(), newTraceConvert())
+	return cmd
+}
+
+// traceSource is a workload being read: a trace file or a scenario's.
+type traceSource struct {
+	name       string // the trace file, or the scenario of a synthetic workload
+	format     string // mooncake, azure or synthetic
+	scenario   *scenarios.Scenario
+	src        workload.Source
+	closer     io.Closer
+	block      int // tokens per block of the requests' chains
+	traceBlock int // tokens per hash id of a mooncake trace; 0 otherwise
+}
+
+// next reads the next request; a bad record is an *scenarios.InputError
+// naming the file, the line and the field.
+func (t *traceSource) next() (*workload.Request, error) {
+	r, err := t.src.Next()
+	var pe *workload.ParseError
+	if errors.As(err, &pe) {
+		key := pe.Key
+		if key == "" && t.scenario != nil {
+			key = "workload.trace"
+		}
+		return nil, &scenarios.InputError{File: t.name, Line: pe.Line, Key: key, Err: pe.Err}
+	}
+	return r, err
+}
+
+// each calls fn on every request, stopping early when ctx is cancelled.
+func (t *traceSource) each(ctx context.Context, fn func(*workload.Request) error) error {
+	for i := 0; ; i++ {
+		if i%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r, err := t.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+}
+
+// inputKind is what a path holds: "scenario", "mooncake" or "azure", from
+// the format flag (named flag) when given, else the name, else the
+// contents.
+func inputKind(path, format, flag string) (string, error) {
+	if format != "" {
+		if format != "mooncake" && format != "azure" {
+			return "", usageError{fmt.Errorf("--%s %q: want mooncake or azure", flag, format)}
+		}
+		return format, nil
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml":
+		return "scenario", nil
+	}
+	if k := workload.DetectFormat(path, nil); k != "" {
+		return k, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", &scenarios.InputError{File: path, Err: fmt.Errorf("cannot open: %w", errors.Unwrap(err))}
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	if k := workload.DetectFormat(path, head[:n]); k != "" {
+		return k, nil
+	}
+	return "", usageError{fmt.Errorf("%s: cannot tell its format from its name or contents: give --format mooncake or azure (or a .yaml scenario)", path)}
+}
+
+// openTrace opens a trace file of a known format.
+func openTrace(path, format string, opt workload.TraceOptions) (*traceSource, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &scenarios.InputError{File: path, Err: fmt.Errorf("cannot open trace: %w", errors.Unwrap(err))}
+	}
+	t := &traceSource{name: path, format: format, closer: f, block: opt.EngineBlockSize}
+	if format == "azure" {
+		t.src = workload.NewAzure(f, opt)
+	} else {
+		t.src, t.traceBlock = workload.NewMooncake(f, opt), opt.TraceBlockSize
+	}
+	return t, nil
+}
+
+// openScenario opens a scenario's workload as a run reads it.
+func openScenario(sc *scenarios.Scenario) (*traceSource, error) {
+	src, closer, err := sim.OpenSource(sc)
+	if err != nil {
+		return nil, err
+	}
+	t := &traceSource{scenario: sc, src: src, closer: closer, block: sc.Cluster.Engine.BlockSize}
+	if tr := sc.Workload.Trace; tr != nil {
+		t.name, t.format = tr.Path, tr.Format
+		if tr.Format == "mooncake" {
+			t.traceBlock = tr.BlockSize
+		}
+	} else {
+		t.name, t.format = scenarioName(sc), "synthetic"
+	}
+	return t, nil
+}
+
+func scenarioName(sc *scenarios.Scenario) string {
+	if sc.File == "" {
+		return "default scenario"
+	}
+	return sc.File
+}
+
+type statsFlags struct {
+	format     string
+	block      int
+	traceBlock int
+	bucket     time.Duration
+	json       bool
+	sets       []string
+}
+
+func newTraceStats() *cobra.Command {
+	var f statsFlags
+	cmd := &cobra.Command{
+		Use:   "stats [FILE]",
+		Short: "Describe a trace, or a scenario's workload: arrivals, lengths, sessions, prefix hits",
+		Long: "stats reads a Mooncake or Azure trace, or the workload of a scenario (.yaml; the\n" +
+			"default scenario without FILE), and prints its requests, time span and arrival rate,\n" +
+			"input and output length percentiles, sessions, and the share of prompt blocks an\n" +
+			"infinite prefix cache would hit. See docs/cli.md.",
+		Args: positional(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return traceStats(cmd, first(args), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "", "the file's format, mooncake or azure (default: from its name or contents)")
+	fl.IntVar(&f.block, "block-size", 16, "tokens per engine block for the prefix hits; for a scenario, sets cluster.engine.block_size")
+	fl.IntVar(&f.traceBlock, "trace-block-size", 512, "tokens per hash id of a Mooncake trace file")
+	fl.DurationVar(&f.bucket, "bucket", 0, "width of the arrival-rate buckets (default: 1s to 24h, at most 60 buckets)")
+	fl.BoolVar(&f.json, "json", false, "print the figures as JSON")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a key of the scenario: --set workload.synthetic.requests=500 (repeatable)")
+	return cmd
+}
+
+func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
+	if f.block < 1 || f.traceBlock < 1 {
+		return usageError{errors.New("--block-size and --trace-block-size must be at least 1")}
+	}
+	if f.bucket < 0 {
+		return usageError{fmt.Errorf("--bucket %v: must not be negative", f.bucket)}
+	}
+	kind := "scenario"
+	if path != "" {
+		var err error
+		if kind, err = inputKind(path, f.format, "format"); err != nil {
+			return err
+		}
+	}
+	var t *traceSource
+	var err error
+	if kind == "scenario" {
+		if cmd.Flags().Changed("trace-block-size") {
+			return usageError{errors.New("--trace-block-size is for trace files: a scenario's trace says its own (--set workload.trace.block_size=N)")}
+		}
+		sets := f.sets
+		if cmd.Flags().Changed("block-size") {
+			sets = append(sets[:len(sets):len(sets)], "cluster.engine.block_size="+strconv.Itoa(f.block))
+		}
+		sc, err := loadScenario(path, sets)
+		if err != nil {
+			return err
+		}
+		t, err = openScenario(sc)
+		if err != nil {
+			return err
+		}
+	} else {
+		if len(f.sets) > 0 {
+			return usageError{errors.New("--set is for scenarios, not trace files")}
+		}
+		t, err = openTrace(path, kind, workload.TraceOptions{TraceBlockSize: f.traceBlock, EngineBlockSize: f.block, TimeScale: 1})
+		if err != nil {
+			return err
+		}
+	}
+	defer t.closer.Close()
+	b := workload.NewStatsBuilder(t.block)
+	if err := t.each(cmd.Context(), func(r *workload.Request) error { b.Add(r); return nil }); err != nil {
+		return err
+	}
+	s := b.Stats(des.Time(f.bucket))
+	if g, ok := t.src.(*workload.Generator); ok {
+		n := g.Sessions()
+		s.Sessions = &n
+	}
+	if f.json {
+		return printStatsJSON(cmd.OutOrStdout(), t, s)
+	}
+	printStats(cmd.OutOrStdout(), t, s)
+	return nil
+}
+
+// statsJSON is the --json output: the source, then the figures.
+type statsJSON struct {
+	Source         string `json:"source"`
+	Format         string `json:"format"`
+	Scenario       string `json:"scenario,omitempty"`
+	TraceBlockSize int    `json:"trace_block_size,omitempty"`
+	*workload.Stats
+}
+
+func printStatsJSON(w io.Writer, t *traceSource, s *workload.Stats) error {
+	out := statsJSON{Source: t.name, Format: t.format, TraceBlockSize: t.traceBlock, Stats: s}
+	if t.scenario != nil {
+		out.Scenario = t.scenario.Name
+	}
+	if s.Arrivals == nil {
+		s.Arrivals = []workload.Bucket{}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// describe says what the source is, as the first line of stats.
+func (t *traceSource) describe() string {
+	var b strings.Builder
+	b.WriteString(t.name)
+	switch {
+	case t.format == "synthetic":
+		fmt.Fprintf(&b, " (synthetic workload of scenario %s, seed %d)", t.scenario.Name, t.scenario.Seed)
+		return b.String()
+	case t.traceBlock > 0:
+		fmt.Fprintf(&b, " (mooncake, %d tokens per hash id", t.traceBlock)
+	default:
+		fmt.Fprintf(&b, " (%s", t.format)
+	}
+	if sc := t.scenario; sc != nil {
+		tr := sc.Workload.Trace
+		fmt.Fprintf(&b, "; as scenario %s reads it: time_scale %g", sc.Name, tr.TimeScale)
+		if tr.Limit > 0 {
+			fmt.Fprintf(&b, ", limit %d", tr.Limit)
+		}
+		if tr.Sort {
+			b.WriteString(", sorted")
+		}
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// seconds formats a duration in seconds as a Go duration, to the
+// millisecond.
+func seconds(s float64) string {
+	return time.Duration(s * 1e9).Round(time.Millisecond).String()
+}
+
+func printStats(w io.Writer, t *traceSource, s *workload.Stats) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "source\t%s\n", t.describe())
+	fmt.Fprintf(tw, "requests\t%d\n", s.Requests)
+	if s.Requests == 0 {
+		tw.Flush()
+		return
+	}
+	rate := "n/a (one instant)"
+	if s.MeanRate > 0 {
+		rate = fmt.Sprintf("%.3f requests/s", s.MeanRate)
+	}
+	fmt.Fprintf(tw, "time span\t%s (first arrival %s, last %s)\n", seconds(s.SpanS), seconds(s.FirstArrivalS), seconds(s.LastArrivalS))
+	fmt.Fprintf(tw, "mean rate\t%s\n", rate)
+	if s.Sessions != nil {
+		fmt.Fprintf(tw, "sessions\t%d (%.2f requests each)\n", *s.Sessions, float64(s.Requests)/float64(max(*s.Sessions, 1)))
+	} else {
+		fmt.Fprintf(tw, "sessions\tn/a (the %s format has no session id)\n", t.format)
+	}
+	fmt.Fprintf(tw, "prefix hits\t%.4f of %d-token blocks (%d of %d), %.4f of prompt tokens: an infinite cache, in arrival order\n",
+		s.HitRatio, s.BlockSize, s.HitBlocks, s.Blocks, s.HitTokenRatio)
+	fmt.Fprintf(tw, "\t\n")
+	fmt.Fprintf(tw, "tokens\tp50\tp90\tp99\tmax\tmean\ttotal\n")
+	for _, row := range []struct {
+		name string
+		l    workload.Lengths
+	}{{"input", s.Input}, {"output", s.Output}} {
+		l := row.l
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%.1f\t%d\n", row.name, l.P50, l.P90, l.P99, l.Max, l.Mean, l.Total)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\narrivals per %s (virtual time from 0; the last bucket may be partial)\n", seconds(s.BucketS))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "start\trequests\tper s\t\n")
+	var most int64
+	for _, b := range s.Arrivals {
+		most = max(most, b.Requests)
+	}
+	for _, b := range s.Arrivals {
+		bar := strings.Repeat("#", int((b.Requests*40+most-1)/max(most, 1)))
+		fmt.Fprintf(tw, "%s\t%d\t%.2f\t %s\n", seconds(b.StartS), b.Requests, b.Rate, bar)
+	}
+	tw.Flush()
+}
+
+// writeAtomic writes path through fill: to a temporary file beside it,
+// renamed over path once fill has succeeded. An existing path is refused
+// (exit 2) unless force.
+func writeAtomic(path string, force bool, fill func(io.Writer) error) (err error) {
+	if !force {
+		if _, err := os.Lstat(path); err == nil {
+			return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return usageError{fmt.Errorf("cannot write %s: %w", path, err)}
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	if err := fill(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if !force {
+		if _, err := os.Lstat(path); err == nil {
+			return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
+		}
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+type genFlags struct {
+	out   string
+	force bool
+	sets  []string
+}
+
+func newTraceGen() *cobra.Command {
+	var f genFlags
+	cmd := &cobra.Command{
+		Use:   "gen [SCENARIO] -o FILE",
+		Short: "Write a scenario's synthetic workload as a Mooncake trace that replays to the same digest",
+		Long: "gen writes the synthetic workload of a scenario (the default scenario without one) as a\n" +
+			"Mooncake JSONL trace with one hash id per engine block. Replaying the trace in place of the\n" +
+			"synthetic workload, with block_size set to the engine's, gives the same run and digest;\n" +
+			"gen prints the workload to put in the scenario. The file is written atomically.",
+		Args: positional(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return traceGen(cmd, first(args), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", "", "the trace file to write (required)")
+	fl.BoolVar(&f.force, "force", false, "replace an existing file")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key: --set workload.synthetic.requests=500 (repeatable)")
+	return cmd
+}
+
+func traceGen(cmd *cobra.Command, path string, f genFlags) error {
+	if f.out == "" {
+		return usageError{errors.New("trace gen: -o FILE is required")}
+	}
+	sc, err := loadScenario(path, f.sets)
+	if err != nil {
+		return err
+	}
+	if sc.Workload.Synthetic == nil {
+		return &scenarios.InputError{File: scenarioName(sc), Key: "workload",
+			Err: errors.New("is a trace, not synthetic: trace gen writes synthetic workloads (trace convert converts a trace)")}
+	}
+	t, err := openScenario(sc)
+	if err != nil {
+		return err
+	}
+	defer t.closer.Close()
+	var n int64
+	err = writeAtomic(f.out, f.force, func(w io.Writer) error {
+		mw := workload.NewMooncakeWriter(w, t.block)
+		if err := t.each(cmd.Context(), mw.Write); err != nil {
+			return err
+		}
+		n = mw.Written()
+		return mw.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	sessions := t.src.(*workload.Generator).Sessions()
+	stderr := cmd.ErrOrStderr()
+	fmt.Fprintf(stderr, "wrote %s: %d requests, %d sessions, Mooncake JSONL with one hash id per %d-token block\n",
+		f.out, n, sessions, t.block)
+	abs, err := filepath.Abs(f.out)
+	if err != nil {
+		abs = f.out
+	}
+	fmt.Fprintf(stderr, "replay it in place of the synthetic workload (same run, same digest) with:\n"+
+		"  workload:\n    trace: {path: %s, block_size: %d}\n", yamlString(abs), t.block)
+	args := []string{"kvsim", "replay"}
+	if path != "" {
+		args = append(args, path)
+	}
+	for _, s := range f.sets {
+		if !strings.HasPrefix(strings.TrimSpace(s), "workload") {
+			args = append(args, "--set", shellQuote(s))
+		}
+	}
+	args = append(args, "--set", shellQuote(fmt.Sprintf("workload={trace: {path: %s, block_size: %d}}", yamlString(f.out), t.block)))
+	fmt.Fprintf(stderr, "or, from this directory:\n  %s\n", strings.Join(args, " "))
+	return nil
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./-]+$`)
+
+// yamlString writes s as a YAML flow scalar.
+func yamlString(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+type convertFlags struct {
+	out        string
+	to, from   string
+	traceBlock int
+	force      bool
+}
+
+func newTraceConvert() *cobra.Command {
+	var f convertFlags
+	cmd := &cobra.Command{
+		Use:   "convert IN -o OUT --to mooncake|azure",
+		Short: "Convert a trace between the Mooncake and Azure formats where the target can hold it",
+		Long: "convert rewrites a trace in the other format. Azure to Mooncake is lossless (prompts get\n" +
+			"hash ids of their own). Mooncake to Azure is refused, naming what would be lost, unless the\n" +
+			"trace has no shared prefix, starts at 0 and its arrivals are whole 100 ns.",
+		Args: positional(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return traceConvert(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.out, "out", "o", "", "the trace file to write (required)")
+	fl.StringVar(&f.to, "to", "", "the format to write: mooncake or azure (required)")
+	fl.StringVar(&f.from, "from", "", "the format of IN: mooncake or azure (default: from its name or contents)")
+	fl.IntVar(&f.traceBlock, "trace-block-size", 512, "tokens per hash id of the Mooncake side")
+	fl.BoolVar(&f.force, "force", false, "replace an existing file")
+	return cmd
+}
+
+func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
+	switch {
+	case f.out == "":
+		return usageError{errors.New("trace convert: -o OUT is required")}
+	case f.to != "mooncake" && f.to != "azure":
+		return usageError{fmt.Errorf("--to %q: want mooncake or azure", f.to)}
+	case f.traceBlock < 1:
+		return usageError{errors.New("--trace-block-size must be at least 1")}
+	}
+	from, err := inputKind(in, f.from, "from")
+	if err != nil {
+		return err
+	}
+	switch from {
+	case "scenario":
+		return usageError{fmt.Errorf("%s is a scenario: trace gen writes a scenario's synthetic workload", in)}
+	case f.to:
+		return usageError{fmt.Errorf("%s is already in the %s format", in, from)}
+	}
+	stderr := cmd.ErrOrStderr()
+	if f.to == "mooncake" {
+		t, err := openTrace(in, from, workload.TraceOptions{EngineBlockSize: f.traceBlock, TimeScale: 1})
+		if err != nil {
+			return err
+		}
+		defer t.closer.Close()
+		var n int64
+		err = writeAtomic(f.out, f.force, func(w io.Writer) error {
+			mw := workload.NewMooncakeWriter(w, f.traceBlock)
+			if err := t.each(cmd.Context(), mw.Write); err != nil {
+				return err
+			}
+			n = mw.Written()
+			return mw.Flush()
+		})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s: %d requests, Mooncake JSONL with one hash id per %d tokens; replay it with\n"+
+			"  workload:\n    trace: {path: %s, block_size: %d}\n", f.out, n, f.traceBlock, yamlString(f.out), f.traceBlock)
+		return nil
+	}
+	// Mooncake to Azure: chains at engine block size 1, so that prompts
+	// sharing any prefix show as equal first blocks.
+	t, err := openTrace(in, from, workload.TraceOptions{TraceBlockSize: f.traceBlock, EngineBlockSize: 1, TimeScale: 1})
+	if err != nil {
+		return err
+	}
+	defer t.closer.Close()
+	loss := workload.NewAzureLoss()
+	var n int64
+	err = writeAtomic(f.out, f.force, func(w io.Writer) error {
+		aw := workload.NewAzureWriter(w)
+		err := t.each(cmd.Context(), func(r *workload.Request) error {
+			loss.Add(r)
+			if !loss.Lossless() {
+				return nil // read on to say all that would be lost
+			}
+			return aw.Write(r)
+		})
+		if err != nil {
+			return err
+		}
+		if err := loss.Err(); err != nil {
+			return usageError{fmt.Errorf("%s: cannot convert to azure: %w; nothing written", in, err)}
+		}
+		n = aw.Written()
+		return aw.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s: %d requests, Azure CSV from %s\n", f.out, n, workload.AzureEpoch.Format(time.DateTime))
+	return nil
+}
