@@ -382,14 +382,19 @@ func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow,
 }
 
 // writeAtomically writes path through write into a temporary file beside
-// it, renamed into place once complete.
+// it (.NAME.tmp-PID), renamed over path once complete; a failed write
+// leaves neither.
 func writeAtomically(path string, write func(tmp string) error) error {
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid()))
 	if err := write(tmp); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // sets are a point's overrides: the sweep's --set, then one a varied key.

@@ -348,44 +348,28 @@ func printStats(w io.Writer, t *traceSource, s *workload.Stats) {
 	tw.Flush()
 }
 
-// writeAtomic writes path through fill: to a temporary file beside it,
-// renamed over path once fill has succeeded. An existing path is refused
-// (exit 2) unless force.
-func writeAtomic(path string, force bool, fill func(io.Writer) error) (err error) {
-	if !force {
-		if _, err := os.Lstat(path); err == nil {
-			return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
-		}
+// writeAtomic writes path through fill, atomically (writeAtomically),
+// creating its folder as needed. An existing path is refused (exit 2)
+// unless force.
+func writeAtomic(path string, force bool, fill func(io.Writer) error) error {
+	if !force && exists(path) {
+		return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return usageError{fmt.Errorf("cannot write %s: %w", path, err)}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
 	}
-	defer func() {
+	return writeAtomically(path, func(tmp string) error {
+		f, err := os.Create(tmp)
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			return err
 		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err := fill(bw); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if !force {
-		if _, err := os.Lstat(path); err == nil {
-			return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := errors.Join(fill(bw), bw.Flush()); err != nil {
+			f.Close()
+			return err
 		}
-	}
-	return os.Rename(tmp.Name(), path)
+		return f.Close()
+	})
 }
 
 type genFlags struct {
