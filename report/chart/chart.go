@@ -31,8 +31,10 @@ const maxPanels = 64
 // Run renders a run directory's charts into dir/charts and returns the
 // files written, sorted: ttft (p50 and p99 by arrival time, over a rolling
 // window, log axis), queue (requests running and waiting), pulls (pulls
-// ended by outcome), g1 and g2 (blocks in use, a panel per worker).
-// Lifecycle events are marked on them. A chart with no data is not drawn.
+// ended by outcome), g1 and g2 (blocks in use, a panel per worker),
+// cdf-ttft, cdf-tpot, cdf-itl and cdf-e2e (distributions). Lifecycle
+// events are marked on the charts over time. A chart with no data is not
+// drawn.
 func Run(dir string) ([]string, error) {
 	path := func(n string) string { return filepath.Join(dir, n) }
 	workers, err := report.ReadWorkers(path("workers.parquet"))
@@ -49,13 +51,18 @@ func Run(dir string) ([]string, error) {
 		return nil, err
 	}
 	var reqs []request
+	lat := &latencies{}
 	err = report.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
 		if r.Outcome == report.OutcomeCompleted {
 			reqs = append(reqs, request{r.ArrivalNs, r.FirstTokenNs - r.ArrivalNs})
 		}
+		lat.add(r)
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if lat.exactITL, err = readExactITL(path("summary.json")); err != nil {
 		return nil, err
 	}
 	var pulls []pullEnd
@@ -91,6 +98,11 @@ func Run(dir string) ([]string, error) {
 		}},
 	} {
 		if figs[c.name], err = c.draw(); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range cdfMetrics {
+		if figs[m.name], err = cdfFigure(m, []cdfLine{{"", lat, runStyle{color: blue}}}, m.title+" distribution (CDF)"); err != nil {
 			return nil, err
 		}
 	}

@@ -69,7 +69,7 @@ func TestRunCharts(t *testing.T) {
 		t.Errorf("files not sorted: %v", files)
 	}
 	var want []string
-	for _, n := range []string{"g1", "g2", "pulls", "queue", "ttft"} {
+	for _, n := range []string{"cdf-e2e", "cdf-itl", "cdf-tpot", "cdf-ttft", "g1", "g2", "pulls", "queue", "ttft"} {
 		want = append(want, n+".png", n+".svg")
 	}
 	if got := names(files); !slices.Equal(got, want) {

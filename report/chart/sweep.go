@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,8 +38,11 @@ type SweepOptions struct {
 }
 
 // Sweep renders into dir/charts each metric against X, a line per
-// combination of the By keys (sweep-<metric>); it returns the files
-// written, sorted.
+// combination of the By keys (sweep-<metric>), and the distributions of
+// TTFT, TPOT, ITL and E2E of every run whose directory dir/runs/run-NNN
+// holds requests.parquet, a line a run (cdf-ttft, cdf-tpot, cdf-itl,
+// cdf-e2e; none when no run directory is there, as after sweep merge). It
+// returns the files written, sorted.
 func Sweep(dir string, opt SweepOptions) ([]string, error) {
 	table := filepath.Join(dir, "sweep.parquet")
 	keys, rows, err := report.ReadSweep(table)
@@ -101,14 +106,107 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 		}
 		figs["sweep-"+m] = f
 	}
+	cdfs, err := sweepCDFs(dir, names, rows)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(figs, cdfs)
 	return saveAll(filepath.Join(dir, "charts"), figs)
 }
+
+// sweepCDFs draws the distributions of TTFT, TPOT, ITL and E2E of each run
+// whose directory holds requests.parquet, a line a run; a nil figure for
+// each when no run's is there.
+func sweepCDFs(dir string, names *valueNames, rows []report.SweepRow) (map[string]*figure, error) {
+	params := make([][]string, len(rows))
+	for i := range rows {
+		params[i] = rows[i].Params
+	}
+	styles := runStyles(names, params)
+	all := make([]int, len(names.keys))
+	for k := range all {
+		all[k] = k
+	}
+	var lines []cdfLine
+	var missing []string
+	for i := range rows {
+		run := filepath.Join(dir, "runs", fmt.Sprintf("run-%03d", rows[i].Run))
+		path := func(n string) string { return filepath.Join(run, n) }
+		if _, err := os.Stat(path("requests.parquet")); err != nil {
+			missing = append(missing, fmt.Sprint(rows[i].Run))
+			continue
+		}
+		l, err := readLatencies(path)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, cdfLine{fmt.Sprintf("%d: %s", rows[i].Run, names.label(all, rows[i].Params)), l, styles[i]})
+	}
+	figs := map[string]*figure{}
+	for _, m := range cdfMetrics {
+		figs[m.name] = nil
+		if len(lines) == 0 {
+			continue
+		}
+		f, err := cdfFigure(m, lines, m.title+" distribution (CDF) by run")
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			f.notes = append(f.notes, names.notes(all)...)
+			if len(missing) > 0 {
+				f.notes = append(f.notes, "Runs "+strings.Join(missing, ", ")+" have no requests.parquet here and are left out.")
+			}
+		}
+		figs[m.name] = f
+	}
+	return figs, nil
+}
+
+// runStyle is a line's colour and dash pattern.
+type runStyle struct {
+	color  plotColor
+	dashes []float64
+}
+
+func (s runStyle) get() (plotColor, []float64) { return s.color, s.dashes }
 
 // glyphShapes tell apart the points of lines that coincide.
 var glyphShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PlusGlyph{}}
 
 // lineDashes tell apart up to three lines of a colour.
 var lineDashes = [][]float64{nil, {6, 3}, {1.5, 2}}
+
+// runStyles are the styles of the runs with the given params. With two or
+// more varied keys, the first of at most three values, the runs that differ
+// only in the first key's value share a colour and the first key's value
+// sets the dash pattern (solid, dashed, dotted), so that such lines read as
+// a group; otherwise each run has a colour of its own (lineStyle).
+func runStyles(names *valueNames, params [][]string) []runStyle {
+	out := make([]runStyle, len(params))
+	if len(names.keys) < 2 || len(names.values[0]) > len(lineDashes) {
+		for i := range out {
+			c, d := lineStyle(i)
+			out[i] = runStyle{c, d}
+		}
+		return out
+	}
+	var rest []string // the other keys' values, in order of first use
+	for i, ps := range params {
+		r := strings.Join(ps[1:], "\x00")
+		k := slices.Index(rest, r)
+		if k < 0 {
+			rest = append(rest, r)
+			k = len(rest) - 1
+		}
+		c, d := lineStyle(k)
+		if d == nil {
+			d = lineDashes[slices.Index(names.values[0], ps[0])]
+		}
+		out[i] = runStyle{c, d}
+	}
+	return out
+}
 
 func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
 	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*figure, error) {
