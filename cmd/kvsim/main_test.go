@@ -259,7 +259,7 @@ func TestPlot(t *testing.T) {
 	if code != exitOK {
 		t.Fatal(stderr)
 	}
-	for _, name := range []string{"ttft", "queue", "pulls", "g1", "g2"} {
+	for _, name := range []string{"ttft", "queue", "pulls", "g1", "g2", "cdf-ttft", "cdf-tpot", "cdf-itl", "cdf-e2e"} {
 		for _, ext := range []string{"png", "svg"} {
 			f := filepath.Join(run, "charts", name+"."+ext)
 			if st, err := os.Stat(f); err != nil || st.Size() < 1000 || !strings.Contains(out, f) {
@@ -275,8 +275,10 @@ func TestPlot(t *testing.T) {
 	if code, _, stderr := kvsim(t, "plot", sw, "--metric", "e2e_p99_ms"); code != exitOK {
 		t.Fatal(stderr)
 	}
-	if _, err := os.Stat(filepath.Join(sw, "charts", "sweep-e2e_p99_ms.svg")); err != nil {
-		t.Error(err)
+	for _, name := range []string{"sweep-e2e_p99_ms.svg", "cdf-ttft.png", "cdf-e2e.svg"} {
+		if _, err := os.Stat(filepath.Join(sw, "charts", name)); err != nil {
+			t.Error(err)
+		}
 	}
 	if code, _, _ := kvsim(t, "plot", sw, "--metric", "digest"); code != exitBadInput {
 		t.Errorf("non-numeric metric: exit %d", code)

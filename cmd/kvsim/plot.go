@@ -16,11 +16,13 @@ func newPlot() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plot DIR",
 		Short: "Render a run's or a sweep's charts (PNG and SVG) into DIR/charts",
-		Long: "plot reads a run directory (requests, pulls, workers and time-series tables) and draws\n" +
-			"TTFT and requests in the cluster over time with lifecycle events marked, pulls by\n" +
-			"outcome over time, and G1 and G2 occupancy per worker. For a sweep directory it draws\n" +
-			"each --metric against --x, a line per combination of the --by keys; long values on\n" +
-			"the x axis are numbered (#0, #1, ...) in grid order.",
+		Long: "plot reads a run directory and draws TTFT p50 and p99 by arrival time (rolling\n" +
+			"window, log axis), requests running and waiting, pulls ended by outcome, G1 and G2\n" +
+			"blocks in use (a panel a worker) with lifecycle events marked, and the distributions\n" +
+			"(CDFs) of TTFT, TPOT, ITL and E2E. A chart with no data (no pulls, G2 never used) is\n" +
+			"not drawn. For a sweep directory it draws each --metric against --x, a line per\n" +
+			"combination of the --by keys (long values numbered #0, #1, ... in grid order), and the\n" +
+			"same distributions with a line a run. Legends and notes stand beside the data.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]

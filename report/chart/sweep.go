@@ -4,15 +4,17 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kvsim/kvsim/report"
 )
@@ -35,8 +37,12 @@ type SweepOptions struct {
 	By []string
 }
 
-// Sweep renders each metric against X, a line per combination of the By
-// keys, into dir/charts; it returns the files written.
+// Sweep renders into dir/charts each metric against X, a line per
+// combination of the By keys (sweep-<metric>), and the distributions of
+// TTFT, TPOT, ITL and E2E of every run whose directory dir/runs/run-NNN
+// holds requests.parquet, a line a run (cdf-ttft, cdf-tpot, cdf-itl,
+// cdf-e2e; none when no run directory is there, as after sweep merge). It
+// returns the files written, sorted.
 func Sweep(dir string, opt SweepOptions) ([]string, error) {
 	table := filepath.Join(dir, "sweep.parquet")
 	keys, rows, err := report.ReadSweep(table)
@@ -83,32 +89,130 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 		}
 		by = append(by, i)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "charts"), 0o755); err != nil {
-		return nil, err
+	params := make([][]string, len(rows))
+	for i := range rows {
+		params[i] = rows[i].Params
 	}
-	var files []string
+	names := newValueNames(keys, params)
+	figs := map[string]*figure{}
 	for _, m := range opt.Metrics {
 		y, err := numeric(m)
 		if err != nil {
 			return nil, err
 		}
-		p, err := sweepPlot(keys, rows, m, opt.X, xKey, xNum, by, y)
+		f, err := sweepFigure(names, rows, m, opt.X, xKey, xNum, by, y)
 		if err != nil {
 			return nil, err
 		}
-		f, err := save(p, filepath.Join(dir, "charts"), "sweep-"+m)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f...)
+		figs["sweep-"+m] = f
 	}
-	return files, nil
+	cdfs, err := sweepCDFs(dir, names, rows)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(figs, cdfs)
+	return saveAll(filepath.Join(dir, "charts"), figs)
 }
 
-func sweepPlot(keys []string, rows []report.SweepRow, metric, xName string, xKey int,
-	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*plot.Plot, error) {
+// sweepCDFs draws the distributions of TTFT, TPOT, ITL and E2E of each run
+// whose directory holds requests.parquet, a line a run; a nil figure for
+// each when no run's is there.
+func sweepCDFs(dir string, names *valueNames, rows []report.SweepRow) (map[string]*figure, error) {
+	params := make([][]string, len(rows))
+	for i := range rows {
+		params[i] = rows[i].Params
+	}
+	styles := runStyles(names, params)
+	all := make([]int, len(names.keys))
+	for k := range all {
+		all[k] = k
+	}
+	var lines []cdfLine
+	var missing []string
+	for i := range rows {
+		run := filepath.Join(dir, "runs", fmt.Sprintf("run-%03d", rows[i].Run))
+		path := func(n string) string { return filepath.Join(run, n) }
+		if _, err := os.Stat(path("requests.parquet")); err != nil {
+			missing = append(missing, fmt.Sprint(rows[i].Run))
+			continue
+		}
+		l, err := readLatencies(path)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, cdfLine{fmt.Sprintf("%d: %s", rows[i].Run, names.label(all, rows[i].Params)), l, styles[i]})
+	}
+	figs := map[string]*figure{}
+	for _, m := range cdfMetrics {
+		figs[m.name] = nil
+		if len(lines) == 0 {
+			continue
+		}
+		f, err := cdfFigure(m, lines, m.title+" distribution (CDF) by run")
+		if err != nil {
+			return nil, err
+		}
+		if f != nil {
+			f.notes = append(f.notes, names.notes(all)...)
+			if len(missing) > 0 {
+				f.notes = append(f.notes, "Runs "+strings.Join(missing, ", ")+" have no requests.parquet here and are left out.")
+			}
+		}
+		figs[m.name] = f
+	}
+	return figs, nil
+}
+
+// runStyle is a line's colour and dash pattern.
+type runStyle struct {
+	color  plotColor
+	dashes []float64
+}
+
+func (s runStyle) get() (plotColor, []float64) { return s.color, s.dashes }
+
+// glyphShapes tell apart the points of lines that coincide.
+var glyphShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PlusGlyph{}}
+
+// lineDashes tell apart up to three lines of a colour.
+var lineDashes = [][]float64{nil, {6, 3}, {1.5, 2}}
+
+// runStyles are the styles of the runs with the given params. With two or
+// more varied keys, the first of at most three values, the runs that differ
+// only in the first key's value share a colour and the first key's value
+// sets the dash pattern (solid, dashed, dotted), so that such lines read as
+// a group; otherwise each run has a colour of its own (lineStyle).
+func runStyles(names *valueNames, params [][]string) []runStyle {
+	out := make([]runStyle, len(params))
+	if len(names.keys) < 2 || len(names.values[0]) > len(lineDashes) {
+		for i := range out {
+			c, d := lineStyle(i)
+			out[i] = runStyle{c, d}
+		}
+		return out
+	}
+	var rest []string // the other keys' values, in order of first use
+	for i, ps := range params {
+		r := strings.Join(ps[1:], "\x00")
+		k := slices.Index(rest, r)
+		if k < 0 {
+			rest = append(rest, r)
+			k = len(rest) - 1
+		}
+		c, d := lineStyle(k)
+		if d == nil {
+			d = lineDashes[slices.Index(names.values[0], ps[0])]
+		}
+		out[i] = runStyle{c, d}
+	}
+	return out
+}
+
+func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
+	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*figure, error) {
+	yq, xq := quantityOf(metric), quantityOf(xName)
 	var xs []string // a key's values, in grid order, when X is a key
-	var names []string
+	var order []string
 	lines := map[string]plotter.XYs{}
 	for i := range rows {
 		r := &rows[i]
@@ -119,59 +223,59 @@ func sweepPlot(keys []string, rows []report.SweepRow, metric, xName string, xKey
 			}
 			x = float64(slices.Index(xs, r.Params[xKey]))
 		} else {
-			x = xNum(r)
+			x = xNum(r) * xq.scale
 		}
-		var parts []string
-		for _, k := range by {
-			parts = append(parts, keys[k]+"="+r.Params[k])
-		}
-		name := strings.Join(parts, ", ")
-		if name == "" {
-			name = metric
-		}
+		name := names.label(by, r.Params)
 		if _, ok := lines[name]; !ok {
-			names = append(names, name)
+			order = append(order, name)
 		}
-		lines[name] = append(lines[name], plotter.XY{X: x, Y: y(r)})
+		lines[name] = append(lines[name], plotter.XY{X: x, Y: y(r) * yq.scale})
 	}
-	var ss []series
-	for _, n := range names {
+	p := newPlot(xq.axis(), yq.axis())
+	f := &figure{
+		title:  yq.name + " by " + xq.inTitle(),
+		panels: []*plot.Plot{p},
+	}
+	top, xlo, xhi := 0.0, math.Inf(1), math.Inf(-1)
+	for i, n := range order {
 		xys := lines[n]
 		slices.SortStableFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
-		ss = append(ss, series{name: n, xys: xys})
-	}
-	p, err := lines2(metric+" by "+xName, xName, metric, ss)
-	if err != nil {
-		return nil, err
-	}
-	if xKey >= 0 {
-		var ticks plot.ConstantTicks
-		for i, x := range xs {
-			label := x
-			if len(label) > 24 { // long YAML values: number them, in grid order
-				label = "#" + strconv.Itoa(i)
-			}
-			ticks = append(ticks, plot.Tick{Value: float64(i), Label: label})
-		}
-		p.X.Tick.Marker = ticks
-		p.X.Min, p.X.Max = -0.3, float64(len(xs))-0.7
-	}
-	return p, nil
-}
-
-// lines2 is lines without lifecycle events, with the points marked.
-func lines2(title, x, y string, ss []series) (*plot.Plot, error) {
-	p, err := lines(title, x, y, ss, nil)
-	if err != nil {
-		return nil, err
-	}
-	for i, s := range ss {
-		sc, err := plotter.NewScatter(s.xys)
+		// Lines that coincide stay apart: each has its own colour, dash
+		// pattern and point shape.
+		col, _ := lineStyle(i)
+		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err
 		}
-		sc.Color = plotutil.Color(i)
-		p.Add(sc)
+		l.Color, l.Width, l.Dashes = col, vg.Points(1.5), points(lineDashes[i%len(lineDashes)])
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: glyphShapes[i%len(glyphShapes)]}
+		p.Add(l, sc)
+		if n != "" {
+			f.legend = append(f.legend, entry{n, []plot.Thumbnailer{l, sc}})
+		}
+		for _, v := range xys {
+			top, xlo, xhi = max(top, v.Y), min(xlo, v.X), max(xhi, v.X)
+		}
 	}
-	return p, nil
+	if top >= 0 {
+		p.Y.Min, p.Y.Max = 0, top*1.08
+	}
+	if xKey < 0 && xhi > xlo { // room for the points at the ends
+		p.X.Min, p.X.Max = xlo-0.03*(xhi-xlo), xhi+0.03*(xhi-xlo)
+	}
+	f.notes = names.notes(by)
+	if xKey >= 0 {
+		var ticks plot.ConstantTicks
+		for _, x := range xs {
+			ticks = append(ticks, plot.Tick{Value: float64(len(ticks)), Label: names.value(xKey, x)})
+		}
+		p.X.Tick.Marker = ticks
+		p.X.Min, p.X.Max = -0.3, float64(len(xs))-0.7
+		f.notes = append(f.notes, names.notes([]int{xKey})...)
+	}
+	return f, nil
 }
