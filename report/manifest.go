@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"sync"
 )
 
 // Tool is the value of a manifest's "tool" field. A directory whose
@@ -25,6 +26,10 @@ type Build struct {
 	// Modified: the checkout had uncommitted changes.
 	Modified  bool   `json:"modified,omitempty"`
 	GoVersion string `json:"go_version"`
+	// ExecutableSHA256 is the SHA-256 of the kvsim binary itself: equal
+	// for two builds of the same source (Go builds are reproducible),
+	// different when anything in it changed, commit or not.
+	ExecutableSHA256 string `json:"executable_sha256,omitempty"`
 }
 
 // ReadBuild returns the running binary's identity, version being kvsim's
@@ -46,6 +51,25 @@ func ReadBuild(version string) Build {
 			b.Modified = s.Value == "true"
 		}
 	}
+	return b
+}
+
+// exeSHA256 is the running executable's SHA-256, computed once.
+var exeSHA256 = sync.OnceValue(func() string {
+	path, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	id, err := IdentifyFile(path)
+	if err != nil {
+		return ""
+	}
+	return id.SHA256
+})
+
+// WithExecutable returns b with the running executable's SHA-256.
+func (b Build) WithExecutable() Build {
+	b.ExecutableSHA256 = exeSHA256()
 	return b
 }
 
@@ -95,13 +119,14 @@ func IdentifyFile(path string) (*FileID, error) {
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return &FileID{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // SameRun reports whether two manifests describe the same run: the same
-// build, scenario, overrides and trace contents. The command line may
+// build (down to the executable's bytes), scenario, overrides and trace
+// contents. The command line may
 // differ (a sweep resumed with other flags).
 func (m *Manifest) SameRun(o *Manifest) bool {
 	return m.Tool == o.Tool && m.Build == o.Build && m.Scenario == o.Scenario &&

@@ -177,7 +177,7 @@ func Replaceable(dir string) error {
 		}
 	}
 	if !owned {
-		return refused("refusing to replace %s: kvsim did not write it (no kvsim manifest in its summary.json or sweep.json); remove it yourself or choose another output", dir)
+		return refused("refusing to replace %s: kvsim did not write it (no kvsim manifest in its summary.json or sweep.json; output of a kvsim older than the manifest has none either); remove it yourself or choose another output", dir)
 	}
 	return filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {

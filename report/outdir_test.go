@@ -272,3 +272,30 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestSameRun: a run is the same only with the same executable, scenario,
+// overrides and trace; the command line may differ.
+func TestSameRun(t *testing.T) {
+	base := func() *Manifest {
+		return &Manifest{Tool: Tool, Build: Build{Version: "v", ExecutableSHA256: "e1"}, Command: []string{"kvsim", "sweep"},
+			Scenario: "s.yaml", Sets: []string{"a=1"}, Trace: &FileID{Path: "t", Bytes: 1, SHA256: "x"}}
+	}
+	other := base()
+	other.Command = []string{"kvsim", "sweep", "--resume"}
+	if !base().SameRun(other) {
+		t.Error("another command line made a different run")
+	}
+	for name, change := range map[string]func(*Manifest){
+		"executable": func(m *Manifest) { m.Build.ExecutableSHA256 = "e2" },
+		"scenario":   func(m *Manifest) { m.Scenario = "t.yaml" },
+		"sets":       func(m *Manifest) { m.Sets = []string{"a=2"} },
+		"trace":      func(m *Manifest) { m.Trace = &FileID{Path: "t", Bytes: 1, SHA256: "y"} },
+		"no trace":   func(m *Manifest) { m.Trace = nil },
+	} {
+		m := base()
+		change(m)
+		if base().SameRun(m) {
+			t.Errorf("another %s made the same run", name)
+		}
+	}
+}

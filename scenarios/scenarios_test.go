@@ -112,8 +112,15 @@ func TestTracePath(t *testing.T) {
 		t.Errorf("trace %+v", tr)
 	}
 	sc, _ = Parse(file, []byte(y), []string{"workload.trace.path=b.jsonl"})
-	if tr := sc.Workload.Trace; tr.Path != "b.jsonl" || tr.Format != "mooncake" {
-		t.Errorf("--set path is relative to the working directory: %+v", tr)
+	wd, _ := os.Getwd()
+	if tr := sc.Workload.Trace; tr.Path != filepath.Join(wd, "b.jsonl") || tr.Format != "mooncake" {
+		t.Errorf("--set path is relative to the working directory, resolved absolute: %+v", tr)
+	}
+	// The resolved scenario names the same file from anywhere.
+	out, _ := sc.YAML()
+	t.Chdir(dir)
+	if again, err := Parse(filepath.Join(dir, "sub", "scenario.yaml"), out, nil); err != nil || again.Workload.Trace.Path != sc.Workload.Trace.Path {
+		t.Errorf("resolved scenario loaded elsewhere: %v", err)
 	}
 	t.Setenv("KVSIM_TRACES", "/data/traces")
 	sc, _ = Parse(file, []byte("workload: {trace: {path: $KVSIM_TRACES/c.jsonl}}\n"), nil)

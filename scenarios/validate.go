@@ -312,7 +312,7 @@ func (sc *Scenario) validateEvents(c *check) {
 	}
 }
 
-// resolve fills the derived values: trace path, G1 size, KV bytes per token,
+// resolve fills the derived values: trace path (made absolute), G1 size, KV bytes per token,
 // max_model_len and G2 capacity.
 func (sc *Scenario) resolve() error {
 	if t := sc.Workload.Trace; t != nil {
@@ -330,6 +330,11 @@ func (sc *Scenario) resolve() error {
 		// the working directory; one written in the file, to the file.
 		if !filepath.IsAbs(p) && sc.File != "" && !sc.isSet("workload.trace.path") && !fromEnv {
 			p = filepath.Join(filepath.Dir(sc.File), p)
+		}
+		// Absolute, so that the resolved scenario (a run's scenario.yaml)
+		// names the same file wherever it is loaded from.
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
 		}
 		t.Path = p
 	}

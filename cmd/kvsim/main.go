@@ -142,10 +142,11 @@ func newVersion(b report.Build) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
-		Short: "Print kvsim's version, the commit it was built from and the Go version",
+		Short: "Print kvsim's version, the commit it was built from, the Go version and the binary's SHA-256",
 		Args:  positional(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
+			b := b.WithExecutable()
 			if asJSON {
 				return printJSON(w, b)
 			}
@@ -159,6 +160,7 @@ func newVersion(b report.Build) *cobra.Command {
 				fmt.Fprintf(w, "commit time %s\n", b.CommitTime)
 			}
 			fmt.Fprintf(w, "go %s\n", b.GoVersion)
+			fmt.Fprintf(w, "executable sha256 %s\n", b.ExecutableSHA256)
 			return nil
 		},
 	}
@@ -203,6 +205,7 @@ func newValidate() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			warn(cmd.ErrOrStderr(), sc.Warnings())
 			out, err := sc.YAML()
 			if err != nil {
 				return err

@@ -27,7 +27,7 @@ var traceIDs sync.Map // path -> *report.FileID
 // file path ("" for the embedded default) with sets.
 func newManifest(cmdline []string, path string, sets []string, sc *scenarios.Scenario) (*report.Manifest, error) {
 	m := &report.Manifest{
-		Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
+		Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
 		Scenario: path, Sets: append([]string{}, sets...),
 	}
 	if t := sc.Workload.Trace; t != nil {

@@ -131,10 +131,15 @@ func TestRunExplainsItself(t *testing.T) {
 	sum := sha256.Sum256([]byte(text))
 	m := s.Manifest
 	wantTrace := &report.FileID{Path: trace, Bytes: int64(len(text)), SHA256: hex.EncodeToString(sum[:])}
-	if m == nil || m.Tool != "kvsim" || m.Build != report.ReadBuild(version) || m.Build.GoVersion == "" ||
+	if m == nil || m.Tool != "kvsim" || m.Build != report.ReadBuild(version).WithExecutable() || m.Build.GoVersion == "" || len(m.Build.ExecutableSHA256) != 64 ||
 		!slices.Equal(m.Command, append([]string{"kvsim"}, args...)) || !slices.Equal(m.Sets, []string{sets[1], sets[3]}) ||
 		m.Scenario != "" || !reflect.DeepEqual(m.Trace, wantTrace) {
 		t.Errorf("manifest %+v (trace %+v), want trace %+v", m, m.Trace, wantTrace)
+	}
+	// scenario.yaml runs again, from anywhere, to the same digest.
+	t.Chdir(t.TempDir())
+	if code, _, stderr := kvsim(t, "replay", filepath.Join(out, "scenario.yaml"), "-o", "again", "--expect-digest", s.Digest); code != exitOK {
+		t.Errorf("replaying scenario.yaml: %s", stderr)
 	}
 	_, vout, _ := kvsim(t, "version", "--json")
 	var b report.Build
@@ -172,6 +177,9 @@ func TestSweepResume(t *testing.T) {
 	code := run(ctx, append([]string{"sweep", "-o", part}, grid...), &stdout, &stderr)
 	if code != exitInterrupted || !strings.Contains(stderr.String(), "2 of the 4 runs to do finished") || !strings.Contains(stderr.String(), "--resume") {
 		t.Fatalf("interrupted sweep: exit %d, %q", code, stderr.String())
+	}
+	if code, _, stderr := kvsim(t, "sweep", "merge", "-o", filepath.Join(dir, "m"), part); code != exitBadInput || !strings.Contains(stderr, "unfinished sweep") {
+		t.Errorf("merging an unfinished sweep: exit %d %s", code, stderr)
 	}
 	if got := names(t, filepath.Join(part, "runs")); !slices.Equal(got, []string{"run-000", "run-001"}) {
 		t.Errorf("kept runs %v, want run-000 and run-001", got)
@@ -270,6 +278,10 @@ func TestWarnings(t *testing.T) {
 	}
 	if code != exitOK {
 		t.Errorf("exit %d", code)
+	}
+	_, _, stderr = kvsim(t, "validate", "--set", "kvcr.enabled=false", "--set", "router.hints.enabled=true")
+	if !strings.HasPrefix(stderr, "kvsim: warning: --set: router.hints.enabled") {
+		t.Errorf("validate does not warn: %q", stderr)
 	}
 }
 

@@ -14,7 +14,7 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("cpu profile: %w", err)}
+		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()

@@ -36,6 +36,7 @@ func newBar(w io.Writer, total int64, unit string) *progressbar.ProgressBar {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionSetWidth(24),
+		progressbar.OptionSetRenderBlankState(true), // drawn, and its clock started, at once
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionShowDescriptionAtLineEnd(),
 	)

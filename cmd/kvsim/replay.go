@@ -74,17 +74,20 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	}
 	defer out.Abort() // no-op after Commit
 	opt := sim.Options{Check: f.check}
+	clearBar := func() {}
 	if showProgress(stderr, f.quiet) {
 		bar := newBar(stderr, requestCount(sc), "requests")
-		defer bar.Clear()
+		clearBar = func() { bar.Clear() }
 		opt.Progress = replayProgress(bar)
 	}
 	stopProfile, err := startCPUProfile(f.cpuProf)
 	if err != nil {
+		clearBar()
 		return err
 	}
 	sum, err := runTo(cmd.Context(), out.Path, sc, opt, m)
 	stopProfile()
+	clearBar() // before anything else is printed
 	if err != nil {
 		return err
 	}

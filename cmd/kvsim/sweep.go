@@ -183,6 +183,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if f.out == "" {
 		return usageError{fmt.Errorf("sweep needs -o DIR")}
 	}
+	f.out = filepath.Clean(f.out) // "link/" is the symlink link, not the folder it names
 	keys, values, err := parseVary(f.vary)
 	if err != nil {
 		return err
@@ -226,7 +227,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		runs[i] = &sweepRun{point: p, sc: sc, m: m, dir: filepath.Join(f.out, "runs", fmt.Sprintf("run-%03d", p.run))}
 	}
 	warn(cmd.ErrOrStderr(), warnings)
-	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
+	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
 		Scenario: scenario, Sets: append([]string{}, f.sets...)}
 	if f.resume {
 		if err := checkResumable(f.out, spec); err != nil {
@@ -240,6 +241,11 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		if f.resume {
 			if r.row, err = doneRow(r); err != nil {
 				return err
+			}
+			if r.row == nil && exists(r.dir) {
+				if err := report.Replaceable(r.dir); err != nil {
+					return err // before anything runs
+				}
 			}
 		}
 		if r.row == nil {
@@ -319,7 +325,7 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 	var bar *progressbar.ProgressBar
 	if stderr := cmd.ErrOrStderr(); showProgress(stderr, f.quiet) && len(todo) > 0 {
 		bar = newBar(stderr, int64(len(todo)), "runs")
-		defer bar.Clear()
+		defer bar.Clear() // before the table is printed
 	}
 	errs := make([]error, len(todo))
 	ctx, cancel := context.WithCancel(cmd.Context())
@@ -516,6 +522,9 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 		} else if !spec.sameGrid(s) {
 			return usageError{fmt.Errorf("%s (shard %s) is part of another sweep than %s", d, shard, dirs[0])}
 		}
+		if !exists(filepath.Join(d, "sweep.parquet")) {
+			return usageError{fmt.Errorf("%s is an unfinished sweep (no sweep.parquet): finish it with the command that started it and --resume", d)}
+		}
 		k, r, err := report.ReadSweep(filepath.Join(d, "sweep.parquet"))
 		if err != nil {
 			return err
@@ -536,7 +545,7 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 		return err
 	}
 	defer out.Abort() // no-op after Commit
-	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
+	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
 		Scenario: spec.Scenario, Sets: spec.Sets}
 	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
 		return err
