@@ -20,6 +20,19 @@ type Request struct {
 	// Blocks[k] identifies block k and every block before it. Shared between
 	// requests where their prefixes are equal; never modified.
 	Blocks []uint64
+	// Measured is what a real server measured for this request, from a
+	// trace that carries measurements (otel); nil otherwise. The model
+	// never reads it: it is reported beside the simulated values.
+	Measured *Measured
+}
+
+// Measured is one request's latencies as a real vLLM server measured them,
+// in nanoseconds, each -1 when the trace lacks it. vLLM's definitions: TTFT
+// from arrival to the first token, E2E from arrival to the last, Queue from
+// arrival to first scheduling, Prefill from first scheduling to the first
+// token, Decode from the first token to the last.
+type Measured struct {
+	TTFT, E2E, Queue, Prefill, Decode des.Time
 }
 
 // MaxTokens bounds a request's prompt and output lengths (16,777,216
