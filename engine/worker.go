@@ -75,6 +75,7 @@ type Seq struct {
 	blocks    []int32 // G1 blocks held, in token order
 
 	Worker               int32
+	ScheduledAt          des.Time // first scheduled into a pass (vLLM's scheduled_ts); -1 until then
 	FirstTokenAt         des.Time // -1 until the first token
 	FinishedAt           des.Time // -1 until the last token
 	G1HitTokens          int      // prompt tokens hit in G1 at first admission
@@ -182,7 +183,7 @@ func (w *Worker) Fits(r *workload.Request) bool {
 // Enqueue adds a request at the back of the waiting queue. hinted says it
 // carries a kv.fetch hint, staged when the scheduler first reaches it.
 func (w *Worker) Enqueue(r *workload.Request, hinted bool) *Seq {
-	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: len(r.Blocks), Worker: w.cfg.ID, FirstTokenAt: -1, FinishedAt: -1, hinted: hinted && w.kv != nil}
+	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: len(r.Blocks), Worker: w.cfg.ID, ScheduledAt: -1, FirstTokenAt: -1, FinishedAt: -1, hinted: hinted && w.kv != nil}
 	w.waiting.pushBack(s)
 	return s
 }
@@ -250,6 +251,9 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		}
 		w.waiting.removeAt(i)
 		w.running = append(w.running, s)
+		if s.ScheduledAt < 0 {
+			s.ScheduledAt = now
+		}
 		s.sched = n
 		budget -= n
 		w.batch = append(w.batch, s)

@@ -27,6 +27,10 @@ type RequestRow struct {
 	HintSource           int32  // source worker of its kv.fetch hint; -1 none
 	Outcome              string // one of the Outcome constants
 	Reroutes             int32  // times it restarted on another worker after its worker was removed
+	ScheduledNs          int64  // first scheduled into a pass on the worker it ended on
+	// Measured latencies of a real server, from a trace that carries them
+	// (otel); -1 otherwise. Inputs, not behaviour: outside the digest.
+	MeasuredTTFTNs, MeasuredE2ENs, MeasuredQueueNs, MeasuredPrefillNs, MeasuredDecodeNs int64
 }
 
 // requestColumns is the schema of requests.parquet. The names are a public
@@ -48,6 +52,12 @@ var requestColumns = []Column[RequestRow]{
 	{Name: "outcome", Dict: func(r *RequestRow) string { return r.Outcome },
 		Values: []string{OutcomeCompleted, OutcomeRejected, OutcomeFailed, OutcomeUnfinished}},
 	{Name: "reroutes", Int32: func(r *RequestRow) int32 { return r.Reroutes }},
+	{Name: "scheduled_ns", Int64: func(r *RequestRow) int64 { return r.ScheduledNs }},
+	{Name: "measured_ttft_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredTTFTNs }},
+	{Name: "measured_e2e_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredE2ENs }},
+	{Name: "measured_queue_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredQueueNs }},
+	{Name: "measured_prefill_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredPrefillNs }},
+	{Name: "measured_decode_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredDecodeNs }},
 }
 
 // NewRequestWriter creates requests.parquet at path; rowGroupRows is as in

@@ -22,11 +22,11 @@ import (
 
 // testRequests has a distinct value in every cell, so a swapped column shows.
 var testRequests = []RequestRow{
-	{0, 3, 1_000, 5_000, 9_000, 2048, 128, 1024, 512, 256, 256, 0, -1, OutcomeCompleted, 0},
-	{1, 0, 2_000, -1, 2_500, 200_000, 16, 0, 0, 0, 0, 0, -1, OutcomeRejected, 1},
-	{2, 7, 3_000, 6_100, 7_700, 4096, 64, 2048, 16, 1024, 1008, 2, 5, OutcomeFailed, 2},
-	{3, 1, 4_000, 8_800, -1, 33, 1, 17, 0, 0, 16, 1, 6, OutcomeUnfinished, 3},
-	{4, 2, 5_000, 5_900, 12_345, 1, 2, 3, 4, 5, 6, 7, 8, OutcomeCompleted, 9},
+	{0, 3, 1_000, 5_000, 9_000, 2048, 128, 1024, 512, 256, 256, 0, -1, OutcomeCompleted, 0, 1_500, 11, 12, 13, 14, 15},
+	{1, 0, 2_000, -1, 2_500, 200_000, 16, 0, 0, 0, 0, 0, -1, OutcomeRejected, 1, -1, -1, -1, -1, -1, -1},
+	{2, 7, 3_000, 6_100, 7_700, 4096, 64, 2048, 16, 1024, 1008, 2, 5, OutcomeFailed, 2, 3_100, 21, 22, 23, 24, 25},
+	{3, 1, 4_000, 8_800, -1, 33, 1, 17, 0, 0, 16, 1, 6, OutcomeUnfinished, 3, 4_200, 31, 32, 33, 34, 35},
+	{4, 2, 5_000, 5_900, 12_345, 1, 2, 3, 4, 5, 6, 7, 8, OutcomeCompleted, 9, 5_100, 41, 42, 43, 44, 45},
 }
 
 // readRequests reads a requests.parquet back with arrow-go's reader,
@@ -89,6 +89,18 @@ func readRequests(t *testing.T, path string) (rows []RequestRow, types []string,
 					r.HintSource = chunk.(*array.Int32).Value(k)
 				case "reroutes":
 					r.Reroutes = chunk.(*array.Int32).Value(k)
+				case "scheduled_ns":
+					r.ScheduledNs = chunk.(*array.Int64).Value(k)
+				case "measured_ttft_ns":
+					r.MeasuredTTFTNs = chunk.(*array.Int64).Value(k)
+				case "measured_e2e_ns":
+					r.MeasuredE2ENs = chunk.(*array.Int64).Value(k)
+				case "measured_queue_ns":
+					r.MeasuredQueueNs = chunk.(*array.Int64).Value(k)
+				case "measured_prefill_ns":
+					r.MeasuredPrefillNs = chunk.(*array.Int64).Value(k)
+				case "measured_decode_ns":
+					r.MeasuredDecodeNs = chunk.(*array.Int64).Value(k)
 				case "outcome":
 					d := chunk.(*array.Dictionary)
 					r.Outcome = d.Dictionary().(*array.String).Value(d.GetValueIndex(k))
@@ -126,6 +138,8 @@ func TestRequestWriterRoundTrip(t *testing.T) {
 		"g2_hit_tokens int64", "pulled_tokens int64", "computed_prompt_tokens int64",
 		"preemptions int32", "hint_source int32",
 		"outcome dictionary<values=utf8, indices=int8, ordered=false>", "reroutes int32",
+		"scheduled_ns int64", "measured_ttft_ns int64", "measured_e2e_ns int64", "measured_queue_ns int64",
+		"measured_prefill_ns int64", "measured_decode_ns int64",
 	}
 	if !slices.Equal(types, wantTypes) {
 		t.Errorf("types:\n got %q\nwant %q", types, wantTypes)

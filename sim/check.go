@@ -143,11 +143,15 @@ func (c *Cluster) checkRouterView() error {
 
 var tierName = [...]string{scheduler.G1: "G1", scheduler.G2: "G2"}
 
-// checkCausal verifies a request row's times: arrival, first token and
-// finish in that order, where they happened.
+// checkCausal verifies a request row's times: arrival, first scheduling,
+// first token and finish in that order, where they happened.
 func checkCausal(r *report.RequestRow) error {
-	first, finish := r.FirstTokenNs, r.FinishNs
+	first, finish, sched := r.FirstTokenNs, r.FinishNs, r.ScheduledNs
 	switch {
+	case sched >= 0 && (sched < r.ArrivalNs || (first >= 0 && first < sched)):
+		return fmt.Errorf("request %d: first scheduled at %d, not between its arrival (%d) and first token (%d)", r.RequestID, sched, r.ArrivalNs, first)
+	case first >= 0 && sched < 0:
+		return fmt.Errorf("request %d: first token at %d without being scheduled", r.RequestID, first)
 	case first >= 0 && first < r.ArrivalNs:
 		return fmt.Errorf("request %d: first token at %d before its arrival at %d", r.RequestID, first, r.ArrivalNs)
 	case finish >= 0 && finish < max(first, r.ArrivalNs):

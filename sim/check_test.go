@@ -13,20 +13,25 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
-// TestCheckCausal: a row's times must run arrival, first token, finish.
+// TestCheckCausal: a row's times must run arrival, first scheduling, first
+// token, finish.
 func TestCheckCausal(t *testing.T) {
 	for _, c := range []struct {
 		row report.RequestRow
 		bad bool
 	}{
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, false},
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: 7, Outcome: "completed"}, false},
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: -1, FinishNs: 5, Outcome: "rejected"}, false},
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: -1, Outcome: "unfinished"}, false},
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 4, FinishNs: 9, Outcome: "completed"}, true},
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: 7, FinishNs: 6, Outcome: "completed"}, true},
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: -1, FinishNs: 4, Outcome: "failed"}, true},
-		{report.RequestRow{ArrivalNs: 5, FirstTokenNs: -1, FinishNs: 9, Outcome: "completed"}, true},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 6, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, false},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 5, FirstTokenNs: 7, FinishNs: 7, Outcome: "completed"}, false},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: -1, FirstTokenNs: -1, FinishNs: 5, Outcome: "rejected"}, false},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 7, FirstTokenNs: 7, FinishNs: -1, Outcome: "unfinished"}, false},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 6, FirstTokenNs: -1, FinishNs: -1, Outcome: "unfinished"}, false},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 4, FirstTokenNs: 4, FinishNs: 9, Outcome: "completed"}, true},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 6, FirstTokenNs: 7, FinishNs: 6, Outcome: "completed"}, true},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: -1, FirstTokenNs: -1, FinishNs: 4, Outcome: "failed"}, true},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: -1, FirstTokenNs: -1, FinishNs: 9, Outcome: "completed"}, true},
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 4, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true}, // scheduled before arrival
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 8, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true}, // first token before scheduling
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: -1, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true}, // never scheduled
 	} {
 		if err := checkCausal(&c.row); (err != nil) != c.bad {
 			t.Errorf("%+v: %v", c.row, err)

@@ -419,9 +419,15 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 		FirstTokenNs: -1, FinishNs: int64(now), InputTokens: int64(r.req.InputTokens),
 		OutputTokens: int64(r.req.OutputTokens), HintSource: r.route.HintSource, Outcome: outcome,
 		Reroutes: r.reroutes, Preemptions: int32(r.priorPreemptions),
-		ComputedPromptTokens: int64(r.priorComputed),
+		ComputedPromptTokens: int64(r.priorComputed), ScheduledNs: -1,
+		MeasuredTTFTNs: -1, MeasuredE2ENs: -1, MeasuredQueueNs: -1, MeasuredPrefillNs: -1, MeasuredDecodeNs: -1,
+	}
+	if m := r.req.Measured; m != nil {
+		row.MeasuredTTFTNs, row.MeasuredE2ENs, row.MeasuredQueueNs = int64(m.TTFT), int64(m.E2E), int64(m.Queue)
+		row.MeasuredPrefillNs, row.MeasuredDecodeNs = int64(m.Prefill), int64(m.Decode)
 	}
 	if s := r.seq; s != nil {
+		row.ScheduledNs = int64(s.ScheduledAt)
 		row.FirstTokenNs = int64(s.FirstTokenAt)
 		row.G1HitTokens = int64(s.G1HitTokens)
 		row.G2HitTokens = int64(s.G2HitTokens)

@@ -139,6 +139,21 @@ func TestSingleRequest(t *testing.T) {
 	}
 }
 
+// TestScheduledTime: one worker running one request at a time (fixed 10 ms
+// prefill, 5 ms decode). R0 arrives at 0 and is scheduled at once: first
+// token at 10 ms, its 3 tokens end at 20 ms. R1 arrives at 1 ms and waits
+// for the slot: scheduled by the pass starting at 20 ms, first token at
+// 30 ms, done at 40 ms. vLLM's measures then read queue 0 and 19 ms,
+// prefill 10 and 10 ms.
+func TestScheduledTime(t *testing.T) {
+	rows, _ := runTrace(t, fixed10x5, []traceLine{{0, 100, 3, ids(0, 7)}, {1, 100, 3, ids(10, 7)}}, "cluster.engine.max_num_seqs=1")
+	for i, want := range [][3]int64{{0, 10, 20}, {20, 30, 40}} {
+		if r := rows[i]; r.ScheduledNs != want[0]*ms || r.FirstTokenNs != want[1]*ms || r.FinishNs != want[2]*ms {
+			t.Errorf("R%d scheduled %d, first token %d, finish %d; want %v ms", i, r.ScheduledNs, r.FirstTokenNs, r.FinishNs, want)
+		}
+	}
+}
+
 // TestChunkedPrefill: budget 64 tokens; a 150-token prompt takes passes of
 // 64, 64 and 22 tokens (10 ms each, fixed), so its first token comes at
 // 30 ms and its second (a 5 ms decode pass) at 35 ms.

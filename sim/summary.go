@@ -51,6 +51,9 @@ type Summary struct {
 	EndNs         int64  `json:"end_ns"` // virtual time of the last event
 	Events        uint64 `json:"events"`
 	Preempted     int64  `json:"preemptions"`
+	// Fidelity compares the simulated latencies with those a real server
+	// measured, when the trace carries them (otel); absent otherwise.
+	Fidelity *report.Fidelity `json:"fidelity,omitempty"`
 	// Counters are every run counter by name (counters.parquet).
 	Counters  map[string]int64 `json:"counters"`
 	WallTimeS float64          `json:"wall_time_s"` // set by the caller; outside any digest
@@ -65,6 +68,7 @@ type stats struct {
 	ttft, tpot   report.Dist
 	e2e          report.Dist
 	itl          report.Histogram
+	fidelity     report.FidelityCollector
 }
 
 func (st *stats) arrived(r *workload.Request) {
@@ -78,6 +82,7 @@ func (st *stats) arrived(r *workload.Request) {
 func (st *stats) add(row *report.RequestRow) {
 	s := &st.s
 	s.Requests.Total++
+	st.fidelity.Add(row)
 	st.lastEnd = max(st.lastEnd, row.FinishNs)
 	s.Preempted += int64(row.Preemptions)
 	switch row.Outcome {
@@ -120,6 +125,7 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 		s.Throughput.RequestsPerS = float64(s.Requests.Completed) / secs
 		s.Throughput.OutputTokensPerS = float64(s.Tokens.Output) / secs
 	}
+	s.Fidelity = st.fidelity.Result()
 	s.EndNs = int64(c.q.Now())
 	s.Events = c.q.Fired()
 	s.Counters = map[string]int64{}

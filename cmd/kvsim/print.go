@@ -23,6 +23,9 @@ func pullsRejected(c map[string]int64) int64 {
 	return n
 }
 
+// fidelityLabels name report.FidelityMetrics in the summary table.
+var fidelityLabels = []string{"TTFT", "ITL", "E2E", "queue", "prefill", "decode"}
+
 // printSummary writes the run's summary as a table.
 func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -48,6 +51,15 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	}{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}} {
 		p := row.p
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n", row.name, p.P50, p.P90, p.P95, p.P99, p.Max)
+	}
+	if f := s.Fidelity; f != nil {
+		fmt.Fprintf(tw, "\t\n")
+		fmt.Fprintf(tw, "vs measured (ms)\trequests\tmean sim/real\tp50 sim/real\tp90 sim/real\tMAPE\n")
+		for i, name := range report.FidelityMetrics {
+			m := f.Metric(name)
+			fmt.Fprintf(tw, "%s\t%d\t%.1f / %.1f\t%.1f / %.1f\t%.1f / %.1f\t%.1f%%\n", fidelityLabels[i], m.Requests,
+				m.Simulated.Mean, m.Measured.Mean, m.Simulated.P50, m.Measured.P50, m.Simulated.P90, m.Measured.P90, 100*m.MAPE)
+		}
 	}
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "digest\t%s\n", s.Digest)
