@@ -29,8 +29,8 @@ func TestCheckCausal(t *testing.T) {
 		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 6, FirstTokenNs: 7, FinishNs: 6, Outcome: "completed"}, true},
 		{report.RequestRow{ArrivalNs: 5, ScheduledNs: -1, FirstTokenNs: -1, FinishNs: 4, Outcome: "failed"}, true},
 		{report.RequestRow{ArrivalNs: 5, ScheduledNs: -1, FirstTokenNs: -1, FinishNs: 9, Outcome: "completed"}, true},
-		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 4, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true}, // scheduled before arrival
-		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 8, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true}, // first token before scheduling
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 4, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true},  // scheduled before arrival
+		{report.RequestRow{ArrivalNs: 5, ScheduledNs: 8, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true},  // first token before scheduling
 		{report.RequestRow{ArrivalNs: 5, ScheduledNs: -1, FirstTokenNs: 7, FinishNs: 9, Outcome: "completed"}, true}, // never scheduled
 	} {
 		if err := checkCausal(&c.row); (err != nil) != c.bad {
