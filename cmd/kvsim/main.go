@@ -134,7 +134,7 @@ func newRoot(cmdline []string) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newReplay(cmdline), newValidate(), newCompare(), newSweep(cmdline), newPlot(), newTrace(), newVersion(build))
+	root.AddCommand(newReplay(cmdline), newValidate(), newCompare(), newSweep(cmdline), newPlot(), newTrace(), newCalibrate(), newVersion(build))
 	return root
 }
 

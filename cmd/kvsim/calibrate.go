@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/sim/calibrate"
+)
+
+func newCalibrate() *cobra.Command {
+	var sets []string
+	var opt calibrate.Options
+	cmd := &cobra.Command{
+		Use:   "calibrate SCENARIO",
+		Short: "Fit the scenario's timing model to the measurements of its trace",
+		Long: "calibrate replays the scenario's measured trace (workload.trace.format: otel) with\n" +
+			"candidate parameters of its timing model and keeps those whose simulated per-request\n" +
+			"prefill and decode times come closest to the measured ones. It prints the fitted\n" +
+			"timing on stdout as one YAML flow mapping, ready for\n" +
+			"  kvsim replay other.yaml --set \"cluster.engine.timing=$(kvsim calibrate train.yaml)\"\n" +
+			"and the fit report (each parameter, the error per metric before and after) on stderr.",
+		Args: positional(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := loadScenario(args[0], sets)
+			if err != nil {
+				return err
+			}
+			warn(cmd.ErrOrStderr(), sc.Warnings())
+			res, err := calibrate.Fit(cmd.Context(), sc, opt)
+			if err != nil {
+				return err
+			}
+			out, err := yaml.Marshal(res.Timing)
+			if err != nil {
+				return err
+			}
+			printFit(cmd.ErrOrStderr(), res)
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), strings.TrimSpace(string(out)))
+			return err
+		},
+	}
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key (repeatable)")
+	cmd.Flags().IntVar(&opt.Evaluations, "evaluations", 400, "replays the search may make at most")
+	return cmd
+}
+
+// printFit writes the fit report: the parameters, then each metric's
+// error against the measurements before and after.
+func printFit(w io.Writer, r *calibrate.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "parameter\tbefore\tafter\n")
+	for _, p := range r.Params {
+		fmt.Fprintf(tw, "%s\t%.6g\t%.6g\n", p.Key, p.Before, p.After)
+	}
+	fmt.Fprintf(tw, "loss\t%.4f\t%.4f\t(mean squared log error of prefill + that of ITL; %d replays)\n", r.LossBefore, r.LossAfter, r.Evaluations)
+	fmt.Fprintf(tw, "\t\n")
+	fmt.Fprintf(tw, "vs measured\tmean error before\tafter\tMAPE before\tafter\n")
+	for i, name := range report.FidelityMetrics {
+		b, a := r.Before.Metric(name), r.After.Metric(name)
+		fmt.Fprintf(tw, "%s\t%+.1f%%\t%+.1f%%\t%.1f%%\t%.1f%%\n", fidelityLabels[i],
+			100*relErr(b.Simulated.Mean, b.Measured.Mean), 100*relErr(a.Simulated.Mean, a.Measured.Mean), 100*b.MAPE, 100*a.MAPE)
+	}
+	tw.Flush()
+}
+
+// relErr is (sim − meas) / meas, 0 when meas is 0.
+func relErr(sim, meas float64) float64 {
+	if meas == 0 {
+		return 0
+	}
+	return (sim - meas) / meas
+}

@@ -1,0 +1,239 @@
+// Package calibrate fits a scenario's timing model to a measured trace: it
+// replays the trace with candidate parameters and minimises the error of
+// the simulated per-request prefill and decode times against those the
+// real server measured, with gonum's Nelder-Mead simplex method.
+package calibrate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/optimize"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/sim"
+)
+
+// Param is one free parameter of a timing model: a key under
+// cluster.engine.timing. Its value is either a fraction in (0, 1] or
+// positive and unbounded; the optimizer moves an unbounded coordinate
+// mapped into that range (logistic or exponential), so no candidate is
+// ever out of range.
+type Param struct {
+	Key      string
+	Fraction bool // in (0, 1]; otherwise > 0
+	get      func(*scenarios.Timing) float64
+	set      func(*scenarios.Timing, float64)
+	start    float64 // where the search starts when the scenario's value is 0
+}
+
+// value maps an optimizer coordinate to the parameter's value.
+func (p Param) value(x float64) float64 {
+	if p.Fraction {
+		return 1 / (1 + math.Exp(-x))
+	}
+	return math.Exp(x)
+}
+
+// coord maps a value to its optimizer coordinate.
+func (p Param) coord(v float64) float64 {
+	if v <= 0 {
+		v = p.start
+	}
+	if p.Fraction {
+		v = min(max(v, 1e-3), 0.999)
+		return math.Log(v / (1 - v))
+	}
+	return math.Log(v)
+}
+
+// Params returns the free parameters of a timing model: roofline's MFU, MBU
+// and per-pass overhead; linear's four coefficients; fixed's two times;
+// polynomial's speedup ratio.
+func Params(model string) []Param {
+	dur := func(key string, start float64, f func(*scenarios.Timing) *scenarios.Duration) Param {
+		return Param{Key: key, start: start,
+			get: func(t *scenarios.Timing) float64 { return float64(*f(t)) },
+			set: func(t *scenarios.Timing, v float64) { *f(t) = scenarios.Duration(math.Round(v)) }}
+	}
+	perToken := func(key string, start float64, f func(*scenarios.Timing) *scenarios.PerToken) Param {
+		return Param{Key: key, start: start,
+			get: func(t *scenarios.Timing) float64 { return float64(*f(t)) },
+			set: func(t *scenarios.Timing, v float64) { *f(t) = scenarios.PerToken(v) }}
+	}
+	fraction := func(key string, f func(*scenarios.Timing) *float64) Param {
+		return Param{Key: key, Fraction: true, start: 0.5,
+			get: func(t *scenarios.Timing) float64 { return *f(t) },
+			set: func(t *scenarios.Timing, v float64) { *f(t) = v }}
+	}
+	switch model {
+	case "roofline":
+		return []Param{
+			fraction("mfu", func(t *scenarios.Timing) *float64 { return &t.MFU }),
+			fraction("mbu", func(t *scenarios.Timing) *float64 { return &t.MBU }),
+			dur("overhead", 1e6, func(t *scenarios.Timing) *scenarios.Duration { return &t.Overhead }),
+		}
+	case "linear":
+		return []Param{
+			dur("base", 1e6, func(t *scenarios.Timing) *scenarios.Duration { return &t.Base }),
+			perToken("per_prefill_token", 1e4, func(t *scenarios.Timing) *scenarios.PerToken { return &t.PerPrefillToken }),
+			perToken("per_decode_token", 1e5, func(t *scenarios.Timing) *scenarios.PerToken { return &t.PerDecodeToken }),
+			perToken("per_context_token", 10, func(t *scenarios.Timing) *scenarios.PerToken { return &t.PerContextToken }),
+		}
+	case "fixed":
+		return []Param{
+			dur("prefill", 1e7, func(t *scenarios.Timing) *scenarios.Duration { return &t.Prefill }),
+			dur("decode", 1e7, func(t *scenarios.Timing) *scenarios.Duration { return &t.Decode }),
+		}
+	case "polynomial":
+		return []Param{{Key: "speedup_ratio", start: 1,
+			get: func(t *scenarios.Timing) float64 { return t.SpeedupRatio },
+			set: func(t *scenarios.Timing, v float64) { t.SpeedupRatio = v }}}
+	}
+	return nil
+}
+
+// Options tune a fit.
+type Options struct {
+	// Evaluations caps the replays the search makes (default 400).
+	Evaluations int
+}
+
+// Fitted is one parameter's value before and after the fit.
+type Fitted struct {
+	Key           string
+	Before, After float64
+}
+
+// Result is a fit: the fitted timing, each parameter, and the comparison
+// with the measurements before and after.
+type Result struct {
+	Timing                scenarios.Timing
+	Params                []Fitted
+	Before, After         *report.Fidelity
+	LossBefore, LossAfter float64
+	Evaluations           int
+}
+
+// epsilon (0.1 ms) keeps the log ratio of a near-zero time finite.
+const epsilon = 1e5
+
+// missingPenalty is the squared log error of a measured request the
+// candidate did not complete: as if it were off by a factor of ten.
+var missingPenalty = math.Pow(math.Log(10), 2)
+
+// Fit fits sc's timing model to its trace's measurements. The loss is the
+// mean squared log ratio, simulated over measured, of each request's
+// prefill time (first scheduling to first token) plus that of its mean
+// decode gap (ITL), over the completed requests that carry both; log
+// ratios weigh a request of 20 ms and one of 2 s alike. sc is not
+// modified.
+func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
+	params := Params(sc.Cluster.Engine.Timing.Model)
+	if len(params) == 0 {
+		return nil, fmt.Errorf("calibrate: timing model %q has no parameters to fit", sc.Cluster.Engine.Timing.Model)
+	}
+	s := *sc // a copy whose timing the search changes
+	var runErr error
+	eval := func(t scenarios.Timing) (float64, *report.Fidelity) {
+		s.Cluster.Engine.Timing = t
+		var c collector
+		if _, err := sim.Run(ctx, &s, sim.Options{Sink: &c}); err != nil {
+			runErr = cmp.Or(runErr, err)
+			return math.Inf(1), nil
+		}
+		return c.loss(), c.fidelity.Result()
+	}
+	res := &Result{}
+	start := sc.Cluster.Engine.Timing
+	res.LossBefore, res.Before = eval(start)
+	if runErr != nil {
+		return nil, runErr
+	}
+	if res.Before == nil {
+		return nil, errors.New("calibrate: the scenario's trace carries no measurements; calibrate needs a measured trace (workload.trace.format: otel)")
+	}
+	at := func(x []float64) scenarios.Timing {
+		t := start
+		for i, p := range params {
+			p.set(&t, p.value(x[i]))
+		}
+		return t
+	}
+	x0 := make([]float64, len(params))
+	for i, p := range params {
+		x0[i] = p.coord(p.get(&start))
+	}
+	problem := optimize.Problem{Func: func(x []float64) float64 {
+		l, _ := eval(at(x))
+		return l
+	}}
+	settings := &optimize.Settings{
+		FuncEvaluations: cmp.Or(opt.Evaluations, 400),
+		Converger:       &optimize.FunctionConverge{Relative: 1e-4, Iterations: 40},
+	}
+	out, err := optimize.Minimize(problem, x0, settings, &optimize.NelderMead{SimplexSize: 1})
+	if runErr != nil {
+		return nil, runErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("calibrate: %w", err)
+	}
+	res.Timing = at(out.X)
+	res.Evaluations = out.FuncEvaluations
+	res.LossAfter, res.After = eval(res.Timing)
+	if res.LossAfter > res.LossBefore { // the search never reports worse than its start
+		res.Timing, res.LossAfter, res.After = start, res.LossBefore, res.Before
+	}
+	for _, p := range params {
+		res.Params = append(res.Params, Fitted{Key: p.Key, Before: p.get(&start), After: p.get(&res.Timing)})
+	}
+	return res, nil
+}
+
+// collector is a run's sink: it keeps the loss terms and the comparison.
+type collector struct {
+	fidelity        report.FidelityCollector
+	prefill, decode []float64 // squared log ratios
+	missing         int       // measured requests that did not complete
+}
+
+func (c *collector) Request(r *report.RequestRow) error {
+	c.fidelity.Add(r)
+	if r.MeasuredPrefillNs < 0 || r.MeasuredDecodeNs < 0 {
+		return nil
+	}
+	if r.Outcome != report.OutcomeCompleted {
+		c.missing++
+		return nil
+	}
+	sq := func(sim, meas float64) float64 {
+		l := math.Log((sim + epsilon) / (meas + epsilon))
+		return l * l
+	}
+	c.prefill = append(c.prefill, sq(float64(r.FirstTokenNs-r.ScheduledNs), float64(r.MeasuredPrefillNs)))
+	if n := float64(r.OutputTokens - 1); n > 0 {
+		c.decode = append(c.decode, sq(float64(r.FinishNs-r.FirstTokenNs)/n, float64(r.MeasuredDecodeNs)/n))
+	}
+	return nil
+}
+
+func (c *collector) Pull(*report.PullRow) error     { return nil }
+func (c *collector) Sample(*report.SampleRow) error { return nil }
+
+// loss is the mean squared log error of prefill plus that of decode, each
+// missing request counting missingPenalty in both.
+func (c *collector) loss() float64 {
+	mean := func(v []float64) float64 {
+		s := float64(c.missing) * missingPenalty
+		for _, x := range v {
+			s += x
+		}
+		return s / float64(max(len(v)+c.missing, 1))
+	}
+	return mean(c.prefill) + mean(c.decode)
+}

@@ -1,0 +1,129 @@
+package calibrate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/sim"
+)
+
+// rows collects a run's request rows.
+type rows []report.RequestRow
+
+func (r *rows) Request(row *report.RequestRow) error { *r = append(*r, *row); return nil }
+func (r *rows) Pull(*report.PullRow) error           { return nil }
+func (r *rows) Sample(*report.SampleRow) error       { return nil }
+
+// writeOtel writes completed requests as the OTLP JSON lines vLLM's tracing
+// writes: one llm_request span a request, two spans a line, the lines in
+// reverse order (the reader must sort), with the run's own latencies as the
+// measurements.
+func writeOtel(t *testing.T, path string, rs rows) {
+	t.Helper()
+	const epoch = int64(1_769_000_000_000_000_000)
+	sec := func(ns int64) string { return fmt.Sprintf(`{"doubleValue":%.9f}`, float64(ns)/1e9) }
+	var spans []string
+	for _, r := range rs {
+		if r.Outcome != report.OutcomeCompleted {
+			t.Fatalf("request %d %s: the truth run must complete every request", r.RequestID, r.Outcome)
+		}
+		attr := func(k, v string) string { return fmt.Sprintf(`{"key":%q,"value":%s}`, k, v) }
+		spans = append(spans, fmt.Sprintf(`{"name":"llm_request","startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[%s]}`,
+			epoch+r.ArrivalNs, epoch+r.FinishNs, strings.Join([]string{
+				attr("gen_ai.usage.prompt_tokens", fmt.Sprintf(`{"intValue":"%d"}`, r.InputTokens)),
+				attr("gen_ai.usage.completion_tokens", fmt.Sprintf(`{"intValue":"%d"}`, r.OutputTokens)),
+				attr("gen_ai.latency.time_to_first_token", sec(r.FirstTokenNs-r.ArrivalNs)),
+				attr("gen_ai.latency.e2e", sec(r.FinishNs-r.ArrivalNs)),
+				attr("gen_ai.latency.time_in_queue", sec(r.ScheduledNs-r.ArrivalNs)),
+				attr("gen_ai.latency.time_in_model_prefill", sec(r.FirstTokenNs-r.ScheduledNs)),
+				attr("gen_ai.latency.time_in_model_decode", sec(r.FinishNs-r.FirstTokenNs)),
+			}, ",")))
+	}
+	var b strings.Builder
+	for i := len(spans); i > 0; i -= 2 {
+		b.WriteString(`{"resourceSpans":[{"scopeSpans":[{"spans":[` + strings.Join(spans[max(i-2, 0):i], ",") + `]}]}]}` + "\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cluster is one H100 serving Llama-3.1-8B with vLLM's default budget.
+const cluster = `cluster:
+  workers: 1
+  engine: {max_num_seqs: 64, max_batched_tokens: 2048, timing: {model: roofline, gpu: h100, model_preset: llama-3.1-8b}}
+kvcr: {enabled: false}
+`
+
+// TestFitRecoversKnownParameters: a trace kvsim made with MFU 0.3, MBU 0.45
+// and 4 ms overhead, fitted from the defaults (0.5, 0.7, 1 ms), gives back
+// each parameter within 2 %; the loss at the truth is 0.
+func TestFitRecoversKnownParameters(t *testing.T) {
+	dir := t.TempDir()
+	truth := []string{"cluster.engine.timing.mfu=0.3", "cluster.engine.timing.mbu=0.45", "cluster.engine.timing.overhead=4ms"}
+	synth := "name: truth\nseed: 7\nworkload: {synthetic: {requests: 300, rate: 12, input: {mean: 1500, sigma: 0.8}, output: {mean: 200, sigma: 0.8}}}\n" + cluster
+	sc, err := scenarios.Parse(filepath.Join(dir, "truth.yaml"), []byte(synth), truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs rows
+	if _, err := sim.Run(context.Background(), sc, sim.Options{Sink: &rs, Check: true}); err != nil {
+		t.Fatal(err)
+	}
+	writeOtel(t, filepath.Join(dir, "measured.json"), rs)
+	train := "name: train\nworkload: {trace: {path: measured.json, format: otel}}\n" + cluster
+	sc, err = scenarios.Parse(filepath.Join(dir, "train.yaml"), []byte(train), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(context.Background(), sc, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"mfu": 0.3, "mbu": 0.45, "overhead": 4e6}
+	for _, p := range res.Params {
+		if e := math.Abs(p.After-want[p.Key]) / want[p.Key]; e > 0.02 {
+			t.Errorf("%s fitted %g, truth %g (%.1f %% off)", p.Key, p.After, want[p.Key], 100*e)
+		}
+	}
+	if res.LossAfter >= res.LossBefore || res.After.TTFT.MAPE > 0.02 || res.After.E2E.MAPE > 0.02 {
+		t.Errorf("loss %g -> %g; after: TTFT MAPE %g, E2E MAPE %g", res.LossBefore, res.LossAfter, res.After.TTFT.MAPE, res.After.E2E.MAPE)
+	}
+	// At the truth the replay is the measured run itself.
+	sc2, _ := scenarios.Parse(filepath.Join(dir, "train.yaml"), []byte(train), truth)
+	var c collector
+	if _, err := sim.Run(context.Background(), sc2, sim.Options{Sink: &c}); err != nil || c.loss() != 0 {
+		t.Errorf("loss at the truth %g (%v), want 0", c.loss(), err)
+	}
+	t.Logf("fitted %+v in %d replays; loss %.4f -> %.6f", res.Params, res.Evaluations, res.LossBefore, res.LossAfter)
+}
+
+// TestParamCoordinates: every parameter's value survives the trip to the
+// optimizer's coordinate and back; fractions stay in (0, 1).
+func TestParamCoordinates(t *testing.T) {
+	for _, model := range []string{"roofline", "linear", "fixed", "polynomial"} {
+		for _, p := range Params(model) {
+			for _, v := range []float64{0.01, 0.3, 0.9, 5, 1e6} {
+				if p.Fraction && v >= 1 {
+					continue
+				}
+				if got := p.value(p.coord(v)); math.Abs(got-v) > 1e-9*v {
+					t.Errorf("%s %s: %g -> %g", model, p.Key, v, got)
+				}
+			}
+			if p.Fraction && (p.value(-50) <= 0 || p.value(50) > 1) {
+				t.Errorf("%s: fraction out of (0, 1]", p.Key)
+			}
+		}
+	}
+	if Params("nope") != nil {
+		t.Error("an unknown model has parameters")
+	}
+}
