@@ -46,11 +46,15 @@ type Workload struct {
 // Trace replays a recorded trace.
 type Trace struct {
 	Path      string  `yaml:"path"`       // relative to the scenario file; $KVSIM_TRACES expands
-	Format    string  `yaml:"format"`     // mooncake or azure; default by extension (.csv: azure)
+	Format    string  `yaml:"format"`     // mooncake, azure or otel; default otel by content, else by extension (.csv: azure)
 	BlockSize int     `yaml:"block_size"` // tokens per trace hash id
 	TimeScale float64 `yaml:"time_scale"` // arrival times are multiplied by it
 	Limit     int     `yaml:"limit"`      // first N requests; 0 = all
 	Sort      bool    `yaml:"sort"`       // sort by timestamp (reads the whole trace first)
+	// SharedPrefix is the tokens every prompt begins with, for otel
+	// traces, which do not record prompts; 0 = none. (Omitted when 0, so
+	// that the resolved scenarios of other formats are as they were.)
+	SharedPrefix int `yaml:"shared_prefix,omitempty"`
 }
 
 // Synthetic generates a seeded workload; see workload.Synthetic.

@@ -84,6 +84,12 @@ func TestErrors(t *testing.T) {
 		{base + "  engine: {timing: {model_preset: llama-3.1-70b, gpu: a100}}\n", nil, `leave no KV cache`},
 		{"name: t\ncluster: {workers: 1}\n", nil, `s.yaml: workload: set workload.trace or workload.synthetic`},
 		{"cluster: {workers: 1}\nworkload:\n  trace: {format: azure}\n", nil, `s.yaml:3: workload.trace.path: missing`},
+		{"cluster: {workers: 1}\nworkload:\n  trace: {path: t.jsonl, shared_prefix: 64}\n", nil,
+			`s.yaml:3: workload.trace.shared_prefix: applies only to format otel, whose prompts are unknown; a mooncake trace says what its prompts share`},
+		{"cluster: {workers: 1}\nworkload:\n  trace: {path: t.json, format: otel, shared_prefix: -1}\n", nil,
+			`s.yaml:3: workload.trace.shared_prefix: must be at least 0, got -1`},
+		{"cluster: {workers: 1}\nworkload:\n  trace: {path: t.json, format: otlp}\n", nil,
+			`workload.trace.format: "otlp" is not one of mooncake, azure, otel (did you mean "otel"?)`},
 		{"name: [1\n", nil, `s.yaml:1: malformed YAML`},
 		{"cluster:\n\tworkers: 1\n", nil, `s.yaml:2: malformed YAML`},
 		{base, []string{"cluster.workers=0"}, `--set: cluster.workers: must be at least 1, got 0`},
@@ -121,6 +127,21 @@ func TestTracePath(t *testing.T) {
 	t.Chdir(dir)
 	if again, err := Parse(filepath.Join(dir, "sub", "scenario.yaml"), out, nil); err != nil || again.Workload.Trace.Path != sc.Workload.Trace.Path {
 		t.Errorf("resolved scenario loaded elsewhere: %v", err)
+	}
+	// An OTLP JSON file is otel by its contents, whatever its name; the
+	// resolved scenario says so, with its shared_prefix.
+	os.WriteFile(filepath.Join(dir, "spans.json"), []byte(`{"resourceSpans":[]}`+"\n"), 0o644)
+	sc, err = Parse(file, []byte("workload: {trace: {path: spans.json, shared_prefix: 32}}\n"), nil)
+	if err != nil || sc.Workload.Trace.Format != "otel" || sc.Workload.Trace.SharedPrefix != 32 {
+		t.Fatalf("otel by content: %v %+v", err, sc.Workload.Trace)
+	}
+	if out, _ := sc.YAML(); !strings.Contains(string(out), "format: otel") || !strings.Contains(string(out), "shared_prefix: 32") {
+		t.Errorf("resolved otel scenario:\n%s", out)
+	}
+	if out, _ := Parse(file, []byte(y), nil); out != nil {
+		if y, _ := out.YAML(); strings.Contains(string(y), "shared_prefix") {
+			t.Errorf("shared_prefix written for a trace of another format:\n%s", y)
+		}
 	}
 	t.Setenv("KVSIM_TRACES", "/data/traces")
 	sc, _ = Parse(file, []byte("workload: {trace: {path: $KVSIM_TRACES/c.jsonl}}\n"), nil)

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,12 +96,18 @@ func (sc *Scenario) validate() error {
 			t.Format = "mooncake"
 			if strings.EqualFold(filepath.Ext(t.Path), ".csv") {
 				t.Format = "azure"
+			} else if p, err := sc.tracePath(); err == nil && t.Path != "" && isOtelFile(p) {
+				t.Format = "otel"
 			}
 		}
-		c.oneOf("workload.trace.format", t.Format, "mooncake", "azure")
+		c.oneOf("workload.trace.format", t.Format, "mooncake", "azure", "otel")
 		c.atLeast("workload.trace.block_size", int64(t.BlockSize), 1)
 		c.positive("workload.trace.time_scale", t.TimeScale)
 		c.atLeast("workload.trace.limit", int64(t.Limit), 0)
+		c.atLeast("workload.trace.shared_prefix", int64(t.SharedPrefix), 0)
+		if t.SharedPrefix != 0 && t.Format != "otel" {
+			c.fail("workload.trace.shared_prefix", "applies only to format otel, whose prompts are unknown; a %s trace says what its prompts share", t.Format)
+		}
 	}
 	if s := w.Synthetic; s != nil {
 		c.atLeast("workload.synthetic.requests", int64(s.Requests), 1)
@@ -316,25 +323,9 @@ func (sc *Scenario) validateEvents(c *check) {
 // max_model_len and G2 capacity.
 func (sc *Scenario) resolve() error {
 	if t := sc.Workload.Trace; t != nil {
-		p := os.Expand(t.Path, func(v string) string {
-			if v == "KVSIM_TRACES" {
-				return os.Getenv(v)
-			}
-			return "$" + v
-		})
-		fromEnv := strings.HasPrefix(t.Path, "$KVSIM_TRACES") || strings.HasPrefix(t.Path, "${KVSIM_TRACES}")
-		if (fromEnv || strings.Contains(t.Path, "$KVSIM_TRACES") || strings.Contains(t.Path, "${KVSIM_TRACES}")) && os.Getenv("KVSIM_TRACES") == "" {
-			return sc.ErrAt("workload.trace.path", "uses $KVSIM_TRACES, which is not set: set it to the traces folder or pass --set workload.trace.path=FILE")
-		}
-		// A path from the command line or from $KVSIM_TRACES is relative to
-		// the working directory; one written in the file, to the file.
-		if !filepath.IsAbs(p) && sc.File != "" && !sc.isSet("workload.trace.path") && !fromEnv {
-			p = filepath.Join(filepath.Dir(sc.File), p)
-		}
-		// Absolute, so that the resolved scenario (a run's scenario.yaml)
-		// names the same file wherever it is loaded from.
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
+		p, err := sc.tracePath()
+		if err != nil {
+			return err
 		}
 		t.Path = p
 	}
@@ -368,6 +359,50 @@ func (sc *Scenario) resolve() error {
 		sc.Cluster.G2.CapacityBlocks = 4 * e.GPUBlocks
 	}
 	return nil
+}
+
+// tracePath is the trace file: $KVSIM_TRACES expanded, relative to the
+// scenario file's folder when written in the file, made absolute.
+func (sc *Scenario) tracePath() (string, error) {
+	t := sc.Workload.Trace
+	p := os.Expand(t.Path, func(v string) string {
+		if v == "KVSIM_TRACES" {
+			return os.Getenv(v)
+		}
+		return "$" + v
+	})
+	fromEnv := strings.HasPrefix(t.Path, "$KVSIM_TRACES") || strings.HasPrefix(t.Path, "${KVSIM_TRACES}")
+	if (fromEnv || strings.Contains(t.Path, "$KVSIM_TRACES") || strings.Contains(t.Path, "${KVSIM_TRACES}")) && os.Getenv("KVSIM_TRACES") == "" {
+		return "", sc.ErrAt("workload.trace.path", "uses $KVSIM_TRACES, which is not set: set it to the traces folder or pass --set workload.trace.path=FILE")
+	}
+	// A path from the command line or from $KVSIM_TRACES is relative to
+	// the working directory; one written in the file, to the file.
+	if !filepath.IsAbs(p) && sc.File != "" && !sc.isSet("workload.trace.path") && !fromEnv {
+		p = filepath.Join(filepath.Dir(sc.File), p)
+	}
+	// Absolute, so that the resolved scenario (a run's scenario.yaml)
+	// names the same file wherever it is loaded from.
+	if abs, err := filepath.Abs(p); err == nil {
+		p = abs
+	}
+	return p, nil
+}
+
+// isOtelFile reports whether the regular file at path opens as OTLP JSON
+// (its format cannot be told from a .json name). A file that cannot be read
+// is not: opening the trace reports it.
+func isOtelFile(path string) bool {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	return workload.IsOtel(head[:n])
 }
 
 // isSet reports whether key came from --set (its paths are relative to the

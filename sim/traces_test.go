@@ -66,3 +66,42 @@ func TestConversationTrace(t *testing.T) {
 	}
 	t.Logf("G1 hit ratio %.4f, TTFT p50 %.1f ms p99 %.1f ms, %d events", sum.HitRatio.G1, sum.TTFT.P50, sum.TTFT.P99, sum.Events)
 }
+
+// TestVLLMTraceReplay replays the measured vLLM run of Llama-2-7B (an otel
+// trace, 282 requests) on one worker configured as that server was
+// (max_num_batched_tokens 4096, max_model_len 8192, chunked prefill and
+// prefix caching), with roofline timing for H100 and the Llama-3.1-8B
+// preset, the nearest preset: every request completes with the trace's
+// tokens, and no prompt hits the cache, since the workload shares no
+// prefix. With shared_prefix 1024 the prompts' first 64 blocks hit.
+func TestVLLMTraceReplay(t *testing.T) {
+	path := tracestest.VLLMPath(t, "jan21-llama7b-train-1/traces.json")
+	y := "workload: {trace: {path: " + path + ", format: otel}}\n" +
+		"cluster: {workers: 1, engine: {max_batched_tokens: 4096, max_model_len: 8192}}\n" +
+		"kvcr: {enabled: false}\nrouter: {hints: {enabled: false}}\n"
+	for _, c := range []struct {
+		sets   []string
+		g1Hits [2]float64
+	}{
+		{nil, [2]float64{0, 0}},
+		// 281 later prompts of 2..3500 tokens hit min(1024, prompt) tokens
+		// of whole blocks: about 0.5 of the 534,472 prompt tokens.
+		{[]string{"workload.trace.shared_prefix=1024"}, [2]float64{0.4, 0.6}},
+	} {
+		sc, err := scenarios.Parse("vllm.yaml", []byte(y), c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), sc, Options{Check: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := res.Summary
+		if sum.Requests.Completed != 282 || sum.Tokens.Input != 534_472 || sum.Tokens.Output != 122_941 ||
+			sum.HitRatio.G1 < c.g1Hits[0] || sum.HitRatio.G1 > c.g1Hits[1] {
+			t.Errorf("%v: requests %+v, tokens %+v, G1 hit ratio %.4f", c.sets, sum.Requests, sum.Tokens, sum.HitRatio.G1)
+		}
+		t.Logf("%v: TTFT p50 %.1f ms p90 %.1f ms (measured mean 88.1 ms), G1 hit ratio %.4f, digest %s",
+			c.sets, sum.TTFT.P50, sum.TTFT.P90, sum.HitRatio.G1, sum.Digest)
+	}
+}

@@ -144,11 +144,20 @@ func abs(d time.Duration) time.Duration {
 
 // uniqueChain is the hash chain of n blocks of content no other request
 // shares, keyed by owner.
-func uniqueChain(owner uint64, n int) []uint64 {
+func uniqueChain(owner uint64, n int) []uint64 { return extendUnique(nil, owner, n) }
+
+// extendUnique is the chain of n blocks that begins with prefix (a chain
+// of at most n blocks, copied) and goes on with content no other request
+// shares, keyed by owner. With an empty prefix it is uniqueChain.
+func extendUnique(prefix []uint64, owner uint64, n int) []uint64 {
 	out := make([]uint64, n)
+	copy(out, prefix)
 	var parent uint64
+	if len(prefix) > 0 {
+		parent = prefix[len(prefix)-1]
+	}
 	content := mix(owner ^ 0xa2f1b6c3d4e5f607)
-	for k := range out {
+	for k := len(prefix); k < n; k++ {
 		parent = ChainHash(parent, content, uint64(k))
 		out[k] = parent
 	}

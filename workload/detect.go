@@ -6,19 +6,24 @@ import (
 	"strings"
 )
 
-// DetectFormat names the trace format of a file from its name, else from
-// the head of its contents: "mooncake" for .jsonl and .json or a first
-// non-blank byte '{', "azure" for .csv or a first line naming TIMESTAMP,
-// ContextTokens or GeneratedTokens; "" when neither fits.
+// DetectFormat names the trace format of a file from the head of its
+// contents, else from its name: "otel" for a first line that starts with
+// {"resourceSpans" (OTLP JSON, whatever the name: .json is ambiguous),
+// "mooncake" for .jsonl and .json or a first non-blank byte '{', "azure"
+// for .csv or a first line naming TIMESTAMP, ContextTokens or
+// GeneratedTokens; "" when none fits. With a nil head only the name counts.
 func DetectFormat(name string, head []byte) string {
+	head = bytes.TrimPrefix(head, []byte("\ufeff"))
+	trimmed := bytes.TrimLeft(head, " \t\r\n")
+	if IsOtel(trimmed) {
+		return "otel"
+	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".jsonl", ".json":
 		return "mooncake"
 	case ".csv":
 		return "azure"
 	}
-	head = bytes.TrimPrefix(head, []byte("\ufeff"))
-	trimmed := bytes.TrimLeft(head, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		return "mooncake"
 	}
@@ -29,4 +34,12 @@ func DetectFormat(name string, head []byte) string {
 		}
 	}
 	return ""
+}
+
+// IsOtel reports whether a file's head (after any byte-order mark and
+// leading white space) opens an OTLP JSON object: {"resourceSpans".
+func IsOtel(head []byte) bool {
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n")
+	rest, ok := bytes.CutPrefix(head, []byte("{"))
+	return ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(`"resourceSpans"`))
 }

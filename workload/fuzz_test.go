@@ -3,8 +3,11 @@ package workload
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
 )
 
 // drain reads a source to its end; any error but io.EOF must be a
@@ -47,5 +50,57 @@ func FuzzAzure(f *testing.F) {
 	f.Add("TIMESTAMP\n\"unterminated\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		drain(t, NewAzure(strings.NewReader(in), TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1}))
+	})
+}
+
+// FuzzOtel: whatever the bytes, the otel reader returns requests in arrival
+// order from 0, numbered from 0, each measured latency a time or -1, chains
+// at the block size that share exactly the shared prefix's blocks; or a
+// *ParseError naming a line, or the file as a whole when it has no request.
+func FuzzOtel(f *testing.F) {
+	f.Add(otelSample)
+	f.Add(otelLineJSON(otelSpanJSON("llm_request", 7, tokens(100, 3)...), otelSpanJSON("llm_request", 3, tokens(33, 1)...)))
+	f.Add(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","startTimeUnixNano":9223372036854775807,` +
+		`"attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":16777216}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"1"}},` +
+		`{"key":"gen_ai.latency.e2e","value":{"doubleValue":"1e-9"}}]}]}]}]}`)
+	f.Add(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","startTimeUnixNano":"0"}]}]}]}`)
+	f.Add("\ufeff" + otelLineJSON() + "\n\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		o := TraceOptions{EngineBlockSize: 16, TimeScale: 1, SharedPrefix: 40}
+		src := NewOtel(strings.NewReader(in), o)
+		var shared []uint64
+		for i := int64(0); ; i++ {
+			r, err := src.Next()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				var pe *ParseError
+				if !errors.As(err, &pe) || (pe.Line < 1 && !errors.Is(err, ErrNoOtelRequests)) || i > 0 {
+					t.Fatalf("error %v after %d requests", err, i)
+				}
+				return
+			}
+			m := r.Measured
+			if r.ID != i || r.InputTokens < 1 || r.OutputTokens < 1 || r.Arrival < 0 || (i == 0 && r.Arrival != 0) ||
+				len(r.Blocks) != r.InputTokens/16 || m == nil {
+				t.Fatalf("bad request %+v", r)
+			}
+			for _, d := range []des.Time{m.TTFT, m.E2E, m.Queue, m.Prefill, m.Decode} {
+				if d < -1 {
+					t.Fatalf("request %d measured %+v", i, *m)
+				}
+			}
+			n := min(len(r.Blocks), 2) // 40 tokens: 2 whole blocks
+			if shared == nil && n == 2 {
+				shared = r.Blocks[:2]
+			}
+			if shared != nil && !slices.Equal(r.Blocks[:n], shared[:n]) {
+				t.Fatalf("request %d does not begin with the shared blocks", i)
+			}
+			if shared != nil && len(r.Blocks) > 2 && r.Blocks[2] == shared[1] {
+				t.Fatalf("request %d: block 2 repeats", i)
+			}
+		}
 	})
 }

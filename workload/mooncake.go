@@ -16,6 +16,7 @@ type TraceOptions struct {
 	TimeScale       float64 // arrival times are multiplied by it (0.5 = twice as fast)
 	Limit           int     // stop after this many requests; 0 = all
 	Unsorted        bool    // accept timestamps that go backwards (the caller sorts)
+	SharedPrefix    int     // tokens every prompt begins with (otel, whose prompts are unknown); 0 = none
 }
 
 func (o TraceOptions) arrival(ms float64) (des.Time, error) {

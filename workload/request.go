@@ -1,6 +1,6 @@
 // Package workload defines requests and their engine-block hash chains, and
-// produces them in arrival order from traces (Mooncake JSONL, Azure CSV) or
-// from a seeded synthetic generator.
+// produces them in arrival order from traces (Mooncake JSONL, Azure CSV,
+// vLLM's OTLP JSON spans) or from a seeded synthetic generator.
 package workload
 
 import (
@@ -47,6 +47,7 @@ type Source interface {
 }
 
 // ParseError is a bad record in a trace: the 1-based line and the field.
+// Line 0 is the file as a whole (an otel file without a request).
 type ParseError struct {
 	Line int
 	Key  string
@@ -54,6 +55,12 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
+	if e.Line == 0 {
+		if e.Key == "" {
+			return e.Err.Error()
+		}
+		return fmt.Sprintf("%s: %v", e.Key, e.Err)
+	}
 	if e.Key == "" {
 		return fmt.Sprintf("line %d: %v", e.Line, e.Err)
 	}

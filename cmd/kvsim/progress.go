@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // showProgress reports whether w is a terminal a person watches: progress
@@ -58,8 +59,8 @@ func replayProgress(bar *progressbar.ProgressBar) func(int64, des.Time) {
 
 // requestCount returns how many requests sc's workload holds, for the
 // progress total: the synthetic count, or the trace's records (its
-// non-blank lines, less the header of a CSV) up to its limit; -1 when the
-// trace cannot be read.
+// non-blank lines, less the header of a CSV; an otel trace's llm_request
+// spans, read) up to its limit; -1 when the trace cannot be read.
 func requestCount(sc *scenarios.Scenario) int64 {
 	w := sc.Workload
 	if w.Synthetic != nil {
@@ -70,7 +71,12 @@ func requestCount(sc *scenarios.Scenario) int64 {
 		return -1
 	}
 	defer f.Close()
-	n, err := countRecords(f)
+	var n int64
+	if w.Trace.Format == "otel" {
+		n, err = countOtel(f)
+	} else {
+		n, err = countRecords(f)
+	}
 	if err != nil {
 		return -1
 	}
@@ -81,6 +87,22 @@ func requestCount(sc *scenarios.Scenario) int64 {
 		n = l
 	}
 	return n
+}
+
+// countOtel counts the requests of an otel trace, reading it as a run
+// does (but for the chains: one block of 2^24 tokens is longer than any
+// prompt).
+func countOtel(r io.Reader) (int64, error) {
+	src := workload.NewOtel(r, workload.TraceOptions{EngineBlockSize: workload.MaxTokens + 1, TimeScale: 1})
+	var n int64
+	for {
+		if _, err := src.Next(); err == io.EOF {
+			return n, nil
+		} else if err != nil {
+			return 0, err
+		}
+		n++
+	}
 }
 
 // countRecords counts r's lines holding anything but white space.

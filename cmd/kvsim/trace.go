@@ -29,7 +29,8 @@ func newTrace() *cobra.Command {
 		Short: "Describe, generate and convert request traces",
 		Long: "trace stats describes a trace or a scenario's workload; trace gen writes a scenario's\n" +
 			"synthetic workload as a Mooncake trace that replays to the same digest; trace convert\n" +
-			"converts between the Mooncake and Azure formats where the target can hold the source.",
+			"converts between the Mooncake and Azure formats where the target can hold the source,\n" +
+			"and from vLLM's OTLP JSON (otel).",
 		Args: positional(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			return usageError{errors.New("trace: name a subcommand: stats, gen or convert")}
@@ -42,7 +43,7 @@ func newTrace() *cobra.Command {
 // traceSource is a workload being read: a trace file or a scenario's.
 type traceSource struct {
 	name       string // the trace file, or the scenario of a synthetic workload
-	format     string // mooncake, azure or synthetic
+	format     string // mooncake, azure, otel or synthetic
 	scenario   *scenarios.Scenario
 	src        workload.Source
 	closer     io.Closer
@@ -84,13 +85,14 @@ func (t *traceSource) each(ctx context.Context, fn func(*workload.Request) error
 	}
 }
 
-// inputKind is what a path holds: "scenario", "mooncake" or "azure", from
-// the format flag (named flag) when given, else the name, else the
-// contents.
+// inputKind is what a path holds: "scenario", "mooncake", "azure" or
+// "otel", from the format flag (named flag) when given, else a scenario's
+// name, else the contents and the name (workload.DetectFormat: an OTLP JSON
+// file is otel whatever its name).
 func inputKind(path, format, flag string) (string, error) {
 	if format != "" {
-		if format != "mooncake" && format != "azure" {
-			return "", usageError{fmt.Errorf("--%s %q: want mooncake or azure", flag, format)}
+		if format != "mooncake" && format != "azure" && format != "otel" {
+			return "", usageError{fmt.Errorf("--%s %q: want mooncake, azure or otel", flag, format)}
 		}
 		return format, nil
 	}
@@ -98,11 +100,11 @@ func inputKind(path, format, flag string) (string, error) {
 	case ".yaml", ".yml":
 		return "scenario", nil
 	}
-	if k := workload.DetectFormat(path, nil); k != "" {
-		return k, nil
-	}
 	f, err := os.Open(path)
 	if err != nil {
+		if k := workload.DetectFormat(path, nil); k != "" {
+			return k, nil // opening the trace reports the error
+		}
 		return "", &scenarios.InputError{File: path, Err: fmt.Errorf("cannot open: %w", errors.Unwrap(err))}
 	}
 	defer f.Close()
@@ -111,7 +113,7 @@ func inputKind(path, format, flag string) (string, error) {
 	if k := workload.DetectFormat(path, head[:n]); k != "" {
 		return k, nil
 	}
-	return "", usageError{fmt.Errorf("%s: cannot tell its format from its name or contents: give --format mooncake or azure (or a .yaml scenario)", path)}
+	return "", usageError{fmt.Errorf("%s: cannot tell its format from its name or contents: give --format mooncake, azure or otel (or a .yaml scenario)", path)}
 }
 
 // openTrace opens a trace file of a known format.
@@ -121,9 +123,12 @@ func openTrace(path, format string, opt workload.TraceOptions) (*traceSource, er
 		return nil, &scenarios.InputError{File: path, Err: fmt.Errorf("cannot open trace: %w", errors.Unwrap(err))}
 	}
 	t := &traceSource{name: path, format: format, closer: f, block: opt.EngineBlockSize}
-	if format == "azure" {
+	switch format {
+	case "azure":
 		t.src = workload.NewAzure(f, opt)
-	} else {
+	case "otel":
+		t.src = workload.NewOtel(f, opt)
+	default:
 		t.src, t.traceBlock = workload.NewMooncake(f, opt), opt.TraceBlockSize
 	}
 	return t, nil
@@ -168,17 +173,17 @@ func newTraceStats() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats [FILE]",
 		Short: "Describe a trace, or a scenario's workload: arrivals, lengths, sessions, prefix hits",
-		Long: "stats reads a Mooncake or Azure trace, or the workload of a scenario (.yaml; the\n" +
-			"default scenario without FILE), and prints its requests, time span and arrival rate,\n" +
-			"input and output length percentiles, sessions, and the share of prompt blocks an\n" +
-			"infinite prefix cache would hit. See docs/cli.md.",
+		Long: "stats reads a Mooncake, Azure or otel (vLLM OTLP JSON) trace, or the workload of a\n" +
+			"scenario (.yaml; the default scenario without FILE), and prints its requests, time span\n" +
+			"and arrival rate, input and output length percentiles, sessions, and the share of prompt\n" +
+			"blocks an infinite prefix cache would hit. See docs/cli.md.",
 		Args: positional(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return traceStats(cmd, first(args), f)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "", "the file's format, mooncake or azure (default: from its name or contents)")
+	fl.StringVar(&f.format, "format", "", "the file's format, mooncake, azure or otel (default: from its contents or name)")
 	fl.IntVar(&f.block, "block-size", 16, "tokens per engine block for the prefix hits; for a scenario, sets cluster.engine.block_size")
 	fl.IntVar(&f.traceBlock, "trace-block-size", 512, "tokens per hash id of a Mooncake trace file")
 	fl.DurationVar(&f.bucket, "bucket", 0, "width of the arrival-rate buckets (default: 1s to 24h, at most 60 buckets)")
@@ -484,7 +489,9 @@ func newTraceConvert() *cobra.Command {
 		Short: "Convert a trace between the Mooncake and Azure formats where the target can hold it",
 		Long: "convert rewrites a trace in the other format. Azure to Mooncake is lossless (prompts get\n" +
 			"hash ids of their own). Mooncake to Azure is refused, naming what would be lost, unless the\n" +
-			"trace has no shared prefix, starts at 0 and its arrivals are whole 100 ns.",
+			"trace has no shared prefix, starts at 0 and its arrivals are whole 100 ns. An otel trace\n" +
+			"(vLLM's OTLP JSON) converts as read, in arrival order from 0, prompts unshared; its measured\n" +
+			"latencies are not carried over.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return traceConvert(cmd, args[0], f)
@@ -493,7 +500,7 @@ func newTraceConvert() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVarP(&f.out, "out", "o", "", "the trace file to write (required)")
 	fl.StringVar(&f.to, "to", "", "the format to write: mooncake or azure (required)")
-	fl.StringVar(&f.from, "from", "", "the format of IN: mooncake or azure (default: from its name or contents)")
+	fl.StringVar(&f.from, "from", "", "the format of IN: mooncake, azure or otel (default: from its contents or name)")
 	fl.IntVar(&f.traceBlock, "trace-block-size", 512, "tokens per hash id of the Mooncake side")
 	fl.BoolVar(&f.force, "force", false, "replace an existing file")
 	return cmd
@@ -537,8 +544,12 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %s: %d requests, Mooncake JSONL with one hash id per %d tokens; replay it with\n"+
-			"  workload:\n    trace: {path: %s, block_size: %d}\n", f.out, n, f.traceBlock, yamlString(f.out), f.traceBlock)
+		dropped := ""
+		if from == "otel" {
+			dropped = " (the measured latencies are not carried over)"
+		}
+		fmt.Fprintf(stderr, "wrote %s: %d requests, Mooncake JSONL with one hash id per %d tokens%s; replay it with\n"+
+			"  workload:\n    trace: {path: %s, block_size: %d}\n", f.out, n, f.traceBlock, dropped, yamlString(f.out), f.traceBlock)
 		return nil
 	}
 	// Mooncake to Azure: chains at engine block size 1, so that prompts

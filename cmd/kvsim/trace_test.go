@@ -290,7 +290,7 @@ func TestTraceConvert(t *testing.T) {
 		{[]string{az, "-o", mc, "--to", "mooncake"}, mc + " exists: --force replaces it"},
 		{[]string{az, "-o", filepath.Join(dir, "x.csv"), "--to", "azure"}, "is already in the azure format"},
 		{[]string{az, "-o", filepath.Join(dir, "x.csv"), "--to", "parquet"}, `--to "parquet": want mooncake or azure`},
-		{[]string{az, "-o", filepath.Join(dir, "x.csv"), "--to", "mooncake", "--from", "csv"}, `--from "csv": want mooncake or azure`},
+		{[]string{az, "-o", filepath.Join(dir, "x.csv"), "--to", "mooncake", "--from", "csv"}, `--from "csv": want mooncake, azure or otel`},
 		{[]string{filepath.Join(dir, "none.csv"), "-o", filepath.Join(dir, "x.jsonl"), "--to", "mooncake"}, "none.csv: cannot open trace"},
 		{[]string{"../../scenarios/default.yaml", "-o", filepath.Join(dir, "x.jsonl"), "--to", "mooncake"}, "is a scenario: trace gen"},
 	} {
@@ -326,6 +326,97 @@ func TestTraceStatsErrors(t *testing.T) {
 		code, _, stderr := kvsim(t, append([]string{"trace", "stats"}, c.args...)...)
 		if code != exitBadInput || !strings.Contains(stderr, c.stderr) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, stderr, c.stderr)
+		}
+	}
+}
+
+// otelTrace is three llm_request spans as vLLM writes them, out of order,
+// two on one line; the last line also holds a span of another name.
+const otelTrace = `{"resourceSpans":[{"scopeSpans":[{"spans":[` +
+	`{"name":"llm_request","startTimeUnixNano":"1769021452278127360","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"48"}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"3"}},{"key":"gen_ai.latency.time_to_first_token","value":{"doubleValue":0.05}}]},` +
+	`{"name":"llm_request","startTimeUnixNano":"1769021450278127360","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"20"}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"5"}}]}]}]}]}
+{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","startTimeUnixNano":"1769021450778127360","attributes":[{"key":"gen_ai.usage.prompt_tokens","value":{"intValue":"16"}},{"key":"gen_ai.usage.completion_tokens","value":{"intValue":"1"}}]},{"name":"http","startTimeUnixNano":"1"}]}]}]}
+`
+
+// TestTraceOtel: stats tells an otel file by its contents (its name says
+// .json, as a Mooncake trace's may), a scenario reads it the same, convert
+// writes it as a Mooncake trace that replays to the same digest, and its
+// errors name the file, the line and the attribute (exit 2).
+func TestTraceOtel(t *testing.T) {
+	dir := t.TempDir()
+	ot := filepath.Join(dir, "traces.json")
+	os.WriteFile(ot, []byte(otelTrace), 0o644)
+	code, out, stderr := kvsim(t, "trace", "stats", ot)
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{"source       " + ot + " (otel)", "requests     3\n", "time span    2s (first arrival 0s, last 2s)",
+		"sessions     n/a (the otel format has no session id)", "input        20   48   48   48   28.0  84"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stats lacks %q:\n%s", want, out)
+		}
+	}
+	sc := filepath.Join(dir, "s.yaml")
+	os.WriteFile(sc, []byte("workload: {trace: {path: traces.json, shared_prefix: 16}}\ncluster: {workers: 2}\n"), 0o644)
+	if s := statsJSONOf(t, sc); s.Format != "otel" || s.Requests != 3 || s.HitBlocks != 2 || s.LastArrivalS != 2 {
+		t.Errorf("scenario of an otel trace: %+v", s)
+	}
+	if scn, err := loadScenario(sc, nil); err != nil {
+		t.Fatal(err)
+	} else if n := requestCount(scn); n != 3 {
+		t.Errorf("progress total %d, want 3", n)
+	}
+	mc := filepath.Join(dir, "t.jsonl")
+	if code, _, stderr := kvsim(t, "trace", "convert", ot, "-o", mc, "--to", "mooncake", "--trace-block-size", "16"); code != exitOK ||
+		!strings.Contains(stderr, "wrote "+mc+": 3 requests") || !strings.Contains(stderr, "measured latencies are not carried over") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	small := []string{"cluster.workers=2"}
+	want := digestOf(t, "", append(small, fmt.Sprintf("workload={trace: {path: %q, format: otel}}", ot))...)
+	if got := digestOf(t, "", append(small, traceWorkload(mc, 16))...); got != want {
+		t.Errorf("converted trace replays to %s, the otel original to %s", got, want)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	lines := strings.Split(otelTrace, "\n")
+	os.WriteFile(bad, []byte(lines[0]+"\n\n"+strings.Replace(lines[1], `"gen_ai.usage.prompt_tokens"`, `"prompt"`, 1)+"\n"), 0o644)
+	short := filepath.Join(dir, "short.json")
+	os.WriteFile(short, []byte(otelTrace[:len(otelTrace)-30]), 0o644)
+	empty := filepath.Join(dir, "empty.otel")
+	os.WriteFile(empty, []byte(`{"resourceSpans":[]}`+"\n"), 0o644)
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"trace", "stats", bad}, bad + ":3: gen_ai.usage.prompt_tokens: missing"},
+		{[]string{"trace", "stats", short}, short + ":2: bad JSON"},
+		{[]string{"trace", "stats", empty}, empty + ": no span named llm_request"},
+		{[]string{"replay", "-o", filepath.Join(dir, "out"), "--set", fmt.Sprintf("workload={trace: {path: %q}}", bad)}, bad + ":3: gen_ai.usage.prompt_tokens: missing"},
+		{[]string{"replay", "-o", filepath.Join(dir, "out"), "--set", fmt.Sprintf("workload={trace: {path: %q, format: otel}}", empty)}, empty + ": workload.trace: no span named llm_request"},
+		{[]string{"replay", "-o", filepath.Join(dir, "out"), "--set", fmt.Sprintf("workload={trace: {path: %q, shared_prefix: 16}}", mc)},
+			"--set: workload.trace.shared_prefix: applies only to format otel"},
+	} {
+		code, _, stderr := kvsim(t, c.args...)
+		if code != exitBadInput || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, stderr, c.stderr)
+		}
+	}
+}
+
+// TestTraceStatsVLLM: stats on the two measured vLLM runs, told otel by
+// their contents.
+func TestTraceStatsVLLM(t *testing.T) {
+	for _, c := range []struct {
+		run            string
+		requests, span int64
+		in, out        int64
+	}{
+		{"jan21-llama7b-train-1", 282, 652, 534_472, 122_941},
+		{"jan20-codellama-train-1", 280, 2202, 1_097_645, 202_737},
+	} {
+		s := statsJSONOf(t, tracestest.VLLMPath(t, c.run+"/traces.json"))
+		if s.Format != "otel" || s.Requests != c.requests || int64(math.Round(s.SpanS)) != c.span || s.FirstArrivalS != 0 ||
+			s.Input.Total != c.in || s.Output.Total != c.out || s.HitBlocks != 0 {
+			t.Errorf("%s: %+v", c.run, s)
 		}
 	}
 }

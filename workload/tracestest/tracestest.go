@@ -1,8 +1,9 @@
-// Package tracestest finds the shared request traces and contract scenarios
-// for tests and benchmarks. They are never copied into this repository:
-// KVSIM_TRACES names the traces folder (relative paths resolve against the
-// module root, where CI runs), and without it the folder ../shared/traces
-// beside the module is used when present.
+// Package tracestest finds the shared request traces, contract scenarios and
+// measured vLLM traces for tests and benchmarks. They are never copied into
+// this repository: KVSIM_TRACES names the traces folder (relative paths
+// resolve against the module root, where CI runs), and without it the folder
+// ../shared/traces beside the module is used when present; likewise
+// KVSIM_VLLM_TRACES and ../shared/vllm-traces for the measured vLLM runs.
 package tracestest
 
 import (
@@ -35,18 +36,45 @@ func moduleRoot() string {
 // is absent, the test is skipped.
 func Dir(tb testing.TB) string {
 	tb.Helper()
+	return sharedDir(tb, "KVSIM_TRACES", "traces")
+}
+
+// VLLMDir returns the folder of measured vLLM traces (one subfolder a run,
+// each with its traces.json). When KVSIM_VLLM_TRACES is set the folder must
+// exist (the test fails otherwise); when it is not set and
+// ../shared/vllm-traces is absent, the test is skipped.
+func VLLMDir(tb testing.TB) string {
+	tb.Helper()
+	return sharedDir(tb, "KVSIM_VLLM_TRACES", "vllm-traces")
+}
+
+// VLLMPath returns a file in the vLLM traces folder
+// ("jan21-llama7b-train-1/traces.json"), failing the test if it is missing.
+func VLLMPath(tb testing.TB, name string) string {
+	tb.Helper()
+	p := filepath.Join(VLLMDir(tb), name)
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// sharedDir is the folder env names, else ../shared/<name> beside the
+// module.
+func sharedDir(tb testing.TB, env, name string) string {
+	tb.Helper()
 	root := moduleRoot()
-	dir, set := os.LookupEnv("KVSIM_TRACES")
+	dir, set := os.LookupEnv(env)
 	if !set || dir == "" {
-		dir = filepath.Join(root, "..", "shared", "traces")
+		dir = filepath.Join(root, "..", "shared", name)
 	} else if !filepath.IsAbs(dir) {
 		dir = filepath.Join(root, dir)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		if set {
-			tb.Fatalf("KVSIM_TRACES=%s: %v", os.Getenv("KVSIM_TRACES"), err)
+			tb.Fatalf("%s=%s: %v", env, os.Getenv(env), err)
 		}
-		tb.Skipf("no traces folder (%s); set KVSIM_TRACES", dir)
+		tb.Skipf("no %s folder (%s); set %s", name, dir, env)
 	}
 	return dir
 }
