@@ -172,19 +172,32 @@ func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 		l, _ := eval(at(x))
 		return l
 	}}
-	settings := &optimize.Settings{
-		FuncEvaluations: cmp.Or(opt.Evaluations, 400),
-		Converger:       &optimize.FunctionConverge{Relative: 1e-4, Iterations: 40},
+	// Nelder-Mead's simplex can shrink onto a valley's floor before it
+	// reaches the minimum; restarting from the best point with a fresh,
+	// smaller simplex goes on along the valley. Stop when a restart gains
+	// under 1 % or the evaluations run out.
+	budget := cmp.Or(opt.Evaluations, 600)
+	x, best, size := x0, res.LossBefore, 1.0
+	for res.Evaluations < budget {
+		settings := &optimize.Settings{
+			FuncEvaluations: budget - res.Evaluations,
+			Converger:       &optimize.FunctionConverge{Relative: 1e-3, Iterations: 20},
+		}
+		out, err := optimize.Minimize(problem, x, settings, &optimize.NelderMead{SimplexSize: size})
+		if runErr != nil {
+			return nil, runErr
+		}
+		if err != nil {
+			return nil, fmt.Errorf("calibrate: %w", err)
+		}
+		res.Evaluations += out.FuncEvaluations
+		gain := best - out.F
+		x, best, size = out.X, min(best, out.F), size/4
+		if !(gain > 0.01*best) {
+			break
+		}
 	}
-	out, err := optimize.Minimize(problem, x0, settings, &optimize.NelderMead{SimplexSize: 1})
-	if runErr != nil {
-		return nil, runErr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("calibrate: %w", err)
-	}
-	res.Timing = at(out.X)
-	res.Evaluations = out.FuncEvaluations
+	res.Timing = at(x)
 	res.LossAfter, res.After = eval(res.Timing)
 	if res.LossAfter > res.LossBefore { // the search never reports worse than its start
 		res.Timing, res.LossAfter, res.After = start, res.LossBefore, res.Before
@@ -198,8 +211,8 @@ func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 // collector is a run's sink: it keeps the loss terms and the comparison.
 type collector struct {
 	fidelity        report.FidelityCollector
-	prefill, decode []float64 // squared log ratios
-	missing         int       // measured requests that did not complete
+	prefill, decode [2][]float64 // log times: simulated, measured
+	missing         int          // measured requests that did not complete
 }
 
 func (c *collector) Request(r *report.RequestRow) error {
@@ -211,13 +224,13 @@ func (c *collector) Request(r *report.RequestRow) error {
 		c.missing++
 		return nil
 	}
-	sq := func(sim, meas float64) float64 {
-		l := math.Log((sim + epsilon) / (meas + epsilon))
-		return l * l
+	logs := func(v *[2][]float64, sim, meas float64) {
+		v[0] = append(v[0], math.Log(sim+epsilon))
+		v[1] = append(v[1], math.Log(meas+epsilon))
 	}
-	c.prefill = append(c.prefill, sq(float64(r.FirstTokenNs-r.ScheduledNs), float64(r.MeasuredPrefillNs)))
+	logs(&c.prefill, float64(r.FirstTokenNs-r.ScheduledNs), float64(r.MeasuredPrefillNs))
 	if n := float64(r.OutputTokens - 1); n > 0 {
-		c.decode = append(c.decode, sq(float64(r.FinishNs-r.FirstTokenNs)/n, float64(r.MeasuredDecodeNs)/n))
+		logs(&c.decode, float64(r.FinishNs-r.FirstTokenNs)/n, float64(r.MeasuredDecodeNs)/n)
 	}
 	return nil
 }
@@ -228,12 +241,14 @@ func (c *collector) Sample(*report.SampleRow) error { return nil }
 // loss is the mean squared log error of prefill plus that of decode, each
 // missing request counting missingPenalty in both.
 func (c *collector) loss() float64 {
-	mean := func(v []float64) float64 {
+	mean := func(v [2][]float64) float64 {
+		sim, meas := v[0], v[1]
 		s := float64(c.missing) * missingPenalty
-		for _, x := range v {
-			s += x
+		for i := range sim {
+			d := sim[i] - meas[i]
+			s += d * d
 		}
-		return s / float64(max(len(v)+c.missing, 1))
+		return s / float64(max(len(sim)+c.missing, 1))
 	}
 	return mean(c.prefill) + mean(c.decode)
 }
