@@ -84,9 +84,8 @@ func (p Polynomial) PassTime(b *Batch) des.Time {
 }
 
 // Roofline bounds a pass by compute or memory: overhead + max(FLOPs /
-// (peak * tp * mfu), bytes / (bandwidth * tp * mbu)). FLOPs are 2 x
-// parameters per new token plus attention, 4 x layers x heads x head_dim per
-// (query, key) pair; bytes are the weights plus the KV read.
+// (peak * tp * mfu), bytes / (bandwidth * tp * mbu)), FLOPs and bytes as
+// Model.Work counts them.
 type Roofline struct {
 	GPU      GPU
 	Model    Model
@@ -95,13 +94,22 @@ type Roofline struct {
 	Overhead des.Time
 }
 
+// Work is a pass's FLOPs and HBM bytes as the roofline counts them: 2 x
+// active parameters per new token plus attention (4 x layers x heads x
+// head_dim per (query, key) pair); the weights the pass reads
+// (WeightsRead) plus the KV of its prior context.
+func (m Model) Work(b *Batch) (flops, bytes float64) {
+	n := b.PrefillTokens + b.DecodeTokens
+	tokens := float64(n)
+	flops = float64(2*m.Active()*tokens) +
+		float64(float64(4*m.Layers*m.Heads*m.HeadDim)*float64(b.AttnPairs))
+	bytes = float64(m.WeightsRead(n)*m.WeightBytes) + float64(float64(m.KVBytesPerToken())*float64(b.PriorContext))
+	return flops, bytes
+}
+
 // PassTime implements Timing.
 func (r Roofline) PassTime(b *Batch) des.Time {
-	m := r.Model
-	tokens := float64(b.PrefillTokens + b.DecodeTokens)
-	flops := float64(2*m.Params*tokens) +
-		float64(float64(4*m.Layers*m.Heads*m.HeadDim)*float64(b.AttnPairs))
-	bytes := float64(m.Params*m.WeightBytes) + float64(float64(m.KVBytesPerToken())*float64(b.PriorContext))
+	flops, bytes := r.Model.Work(b)
 	tp := float64(r.TP)
 	compute := flops / float64(r.GPU.PeakFLOPS*tp*r.MFU)
 	memory := bytes / float64(r.GPU.Bandwidth*tp*r.MBU)

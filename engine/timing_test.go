@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"testing"
 
 	"github.com/kvsim/kvsim/sim/des"
@@ -81,11 +82,51 @@ func TestRoofline(t *testing.T) {
 	}
 }
 
+// TestPresetKVBytes: 2 x layers x kv heads x head_dim x 2 bytes, e.g.
+// llama-2-7b 2 x 32 x 32 x 128 x 2 = 524288, qwen2.5-7b 2 x 28 x 4 x 128 x
+// 2 = 57344.
 func TestPresetKVBytes(t *testing.T) {
-	for name, want := range map[string]int64{"llama-3.1-8b": 131072, "llama-3.1-70b": 327680, "qwen3-32b": 262144} {
+	for name, want := range map[string]int64{
+		"llama-2-7b": 524288, "llama-3.1-8b": 131072, "llama-3.1-70b": 327680, "codellama-34b": 196608,
+		"mistral-7b": 131072, "qwen2.5-7b": 57344, "qwen3-32b": 262144, "mixtral-8x7b": 131072,
+	} {
 		m, ok := FindModel(name)
 		if !ok || m.KVBytesPerToken() != want {
 			t.Errorf("%s: %d want %d", name, m.KVBytesPerToken(), want)
 		}
+	}
+	if len(Models) != 8 {
+		t.Errorf("%d presets, the test knows 8", len(Models))
+	}
+}
+
+// TestMoEWeightsRead: Mixtral-8x7B has 46.7e9 parameters, 12.9e9 active
+// (8 experts a layer, 2 a token). Its experts hold (46.7 - 12.9) x 8 / 6 =
+// 45.0667e9 parameters, the rest (1.6333e9) is shared. One token reads the
+// shared weights and 2 experts: 12.9e9, the active parameters. 16 tokens
+// touch 8 x (1 - 0.75^16) = 7.91981 experts a layer, expected: 1.6333e9 +
+// 45.0667e9 x 7.91981 / 8 = 46.2483e9. 256 tokens touch all 8 (to 1e-31).
+// FLOPs always use the active parameters; a dense model reads all its
+// weights whatever the batch.
+func TestMoEWeightsRead(t *testing.T) {
+	m, _ := FindModel("mixtral-8x7b")
+	for _, c := range []struct {
+		n    int
+		want float64
+	}{{1, 12.9e9}, {16, 46.2483e9}, {256, 46.7e9}} {
+		if got := m.WeightsRead(c.n); math.Abs(got-c.want) > 1e5 {
+			t.Errorf("%d tokens read %g parameters, want %g", c.n, got, c.want)
+		}
+	}
+	if m.Active() != 12.9e9 {
+		t.Errorf("active %g", m.Active())
+	}
+	// One decode token, no context: 2 x 12.9e9 FLOPs, 2 x 12.9e9 bytes.
+	if f, b := m.Work(&Batch{DecodeTokens: 1, AttnPairs: 1}); math.Abs(f-(2*12.9e9+524288)) > 1e3 || math.Abs(b-25.8e9) > 1e3 {
+		t.Errorf("work %g FLOPs %g bytes", f, b)
+	}
+	d, _ := FindModel("llama-3.1-8b")
+	if d.WeightsRead(1) != d.Params || d.WeightsRead(1000) != d.Params || d.Active() != d.Params {
+		t.Error("a dense model reads all its weights")
 	}
 }

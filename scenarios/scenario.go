@@ -86,18 +86,21 @@ type Cluster struct {
 // Engine is every worker's vLLM configuration.
 type Engine struct {
 	BlockSize        int    `yaml:"block_size"`
-	GPUBlocks        int    `yaml:"gpu_blocks"`         // 0: derived from the roofline presets, else 16384
-	KVBytesPerToken  int64  `yaml:"kv_bytes_per_token"` // 0: from the model preset
+	GPUBlocks        int    `yaml:"gpu_blocks"`         // 0: derived from the gpu and model, else 16384
+	KVBytesPerToken  int64  `yaml:"kv_bytes_per_token"` // 0: from the model
 	MaxNumSeqs       int    `yaml:"max_num_seqs"`
 	MaxBatchedTokens int    `yaml:"max_batched_tokens"`
 	ChunkedPrefill   bool   `yaml:"chunked_prefill"`
 	PrefixCaching    bool   `yaml:"prefix_caching"`
-	MaxModelLen      int    `yaml:"max_model_len"` // 0: from the model preset, else no limit
+	MaxModelLen      int    `yaml:"max_model_len"` // 0: from the model, else no limit
 	Timing           Timing `yaml:"timing"`
 }
 
 // Timing selects and parameterises the pass timing model. Only the keys of
-// the selected model may be set.
+// the selected model and the hardware keys (gpu, model_preset or
+// model_config, tp) may be set. Roofline always names the hardware; another
+// model names it when any hardware key is set, and is then checked against
+// the hardware's physical bound (engine.CheckPhysics).
 type Timing struct {
 	Model string `yaml:"model"` // fixed, linear, polynomial, roofline
 
@@ -111,12 +114,46 @@ type Timing struct {
 
 	SpeedupRatio float64 `yaml:"speedup_ratio"` // polynomial
 
-	GPU         string   `yaml:"gpu"`          // roofline
-	ModelPreset string   `yaml:"model_preset"` // roofline
-	TP          int      `yaml:"tp"`           // roofline
+	GPU         string   `yaml:"gpu"`          // hardware
+	ModelPreset string   `yaml:"model_preset"` // hardware
+	ModelConfig string   `yaml:"model_config"` // hardware: a Hugging Face config.json
+	TP          int      `yaml:"tp"`           // hardware
 	MFU         float64  `yaml:"mfu"`          // roofline
 	MBU         float64  `yaml:"mbu"`          // roofline
 	Overhead    Duration `yaml:"overhead"`     // roofline
+
+	model engine.Model // resolved from model_preset or model_config
+}
+
+// NamesHardware reports whether the timing names a GPU and a model (always
+// with roofline).
+func (t *Timing) NamesHardware() bool { return t.GPU != "" }
+
+// Hardware is the GPU, model and tensor parallelism the resolved timing
+// names; ok is false when it names none.
+func (sc *Scenario) Hardware() (gpu engine.GPU, model engine.Model, tp int, ok bool) {
+	t := &sc.Cluster.Engine.Timing
+	if !t.NamesHardware() {
+		return engine.GPU{}, engine.Model{}, 0, false
+	}
+	gpu, _ = engine.FindGPU(t.GPU)
+	return gpu, t.model, t.TP, true
+}
+
+// PassTiming builds the resolved scenario's pass timing model.
+func (sc *Scenario) PassTiming() engine.Timing {
+	t := sc.Cluster.Engine.Timing
+	switch t.Model {
+	case "fixed":
+		return engine.Fixed{Prefill: des.Time(t.Prefill), Decode: des.Time(t.Decode)}
+	case "linear":
+		return engine.Linear{Base: float64(t.Base), PerPrefillToken: float64(t.PerPrefillToken),
+			PerDecodeToken: float64(t.PerDecodeToken), PerContextToken: float64(t.PerContextToken)}
+	case "polynomial":
+		return engine.Polynomial{SpeedupRatio: t.SpeedupRatio}
+	}
+	gpu, model, tp, _ := sc.Hardware()
+	return engine.Roofline{GPU: gpu, Model: model, TP: tp, MFU: t.MFU, MBU: t.MBU, Overhead: des.Time(t.Overhead)}
 }
 
 // G2 is each worker's KVCR host pool.

@@ -78,7 +78,15 @@ func TestErrors(t *testing.T) {
 		{base + "events:\n  - {at: -1s, add: 1}\n", nil, `events[0].at: must not be negative`},
 		{base + "events:\n  - {at: 1s, add: 1, drain: [0]}\n", nil, `events[0]: set exactly one of drain, remove and add`},
 		{base + "events:\n  - {at: 1s, remove: [1]}\n  - {at: 2s, drain: [1]}\n", nil, `events[1].drain[0]: worker 1 does not exist or is already drained or removed`},
-		{base + "  engine: {timing: {model: fixed, gpu: h100}}\n", nil, `cluster.engine.timing.gpu: belongs to timing model roofline, not fixed`},
+		{base + "  engine: {timing: {model: fixed, mfu: 0.5}}\n", nil, `s.yaml:6: cluster.engine.timing.mfu: belongs to timing model roofline, not fixed`},
+		{base + "  engine: {timing: {model: fixed, gpu: h100}}\n", nil, `s.yaml:6: cluster.engine.timing.model_preset: missing: a timing model that names its gpu names its model too`},
+		{base + "  engine: {timing: {model: linear, model_preset: llama-2-7b}}\n", nil, `s.yaml:6: cluster.engine.timing.gpu: missing: a timing model that names its model`},
+		{base + "  engine: {timing: {model: polynomial, tp: 2}}\n", nil, `cluster.engine.timing.gpu: missing`},
+		{base + "  engine: {timing: {model_preset: llama-2-7b, model_config: c.json}}\n", nil, `s.yaml:6: cluster.engine.timing.model_config: set only one of model_preset and model_config`},
+		{base + "  engine: {timing: {model_config: none.json}}\n", nil, `s.yaml:6: cluster.engine.timing.model_config: cannot read model config: open `},
+		{base + "  engine: {timing: {model: fixed, gpu: h100, model_preset: llama-2-7b}}\n", nil,
+			`s.yaml:6: cluster.engine.timing: the fixed timing model is faster than the hardware (1 x h100 running llama-2-7b): ` +
+				`a prefill pass of 4096 tokens with no context takes 10ms, the physical bound is 60.276239ms`},
 		{base + "  engine: {timing: {model: linear}}\n", nil, `cluster.engine.kv_bytes_per_token: required when timing.model is linear`},
 		{base + "  engine: {timing: {gpu: h900}}\n", nil, `cluster.engine.timing.gpu: "h900" is not one of a100, h100, h200, b200`},
 		{base + "  engine: {timing: {model_preset: llama-3.1-70b, gpu: a100}}\n", nil, `leave no KV cache`},
@@ -213,7 +221,10 @@ func FuzzParse(f *testing.F) {
 // loader accepts again.
 func FuzzSet(f *testing.F) {
 	for _, s := range []string{"cluster.workers=3", "events=[{at: 1s, add: 1}]", "events[0].at=2s",
-		"router.hints={enabled: false}", "kvcr.latency=1.5ms", "a.b.c=", "=1", "cluster=[1", "workload.trace.path=x"} {
+		"router.hints={enabled: false}", "kvcr.latency=1.5ms", "a.b.c=", "=1", "cluster=[1", "workload.trace.path=x",
+		"cluster.engine.timing={model: fixed, prefill: 1s, decode: 1s, gpu: h100, model_preset: llama-2-7b}",
+		"cluster.engine.timing={model: linear, base: 1ms, gpu: a100, model_preset: mixtral-8x7b, tp: 4}",
+		"cluster.engine.timing.model_config=../engine/testdata/models/qwen3-32b.json"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, set string) { roundTrip(t, []byte(base), set) })
@@ -236,5 +247,94 @@ func roundTrip(t *testing.T, data []byte, set string) {
 	}
 	if _, err := Parse("f.yaml", out, nil); err != nil {
 		t.Fatalf("resolved scenario rejected: %v\n%s", err, out)
+	}
+}
+
+// TestHardwareWithEveryModel: a timing model other than roofline that names
+// the hardware gets kv_bytes_per_token, max_model_len and gpu_blocks from
+// it as roofline does, and passes the physics check when it is slower
+// than the hardware. llama-2-7b on one h100: 524,288 B a token,
+// max_model_len 4096, (0.9 x 80e9 - 13.48e9) / (16 x 524,288) = 6976.1:
+// 6976 blocks. A fixed 1 s pass is above every bound (the largest, a
+// 4096-token prefill, is 60.3 ms: engine.TestBound).
+func TestHardwareWithEveryModel(t *testing.T) {
+	y := base + "  engine: {timing: {model: fixed, prefill: 1s, decode: 1s, gpu: h100, model_preset: llama-2-7b}}\n"
+	sc, err := Parse("s.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Cluster.Engine
+	if e.KVBytesPerToken != 524288 || e.MaxModelLen != 4096 || e.GPUBlocks != 6976 || e.Timing.TP != 1 || sc.Cluster.G2.CapacityBlocks != 4*6976 {
+		t.Errorf("engine %+v", e)
+	}
+	if _, m, tp, ok := sc.Hardware(); !ok || m.Name != "llama-2-7b" || tp != 1 {
+		t.Errorf("hardware %v %d %v", m, tp, ok)
+	}
+	out, _ := sc.YAML()
+	if !strings.Contains(string(out), "timing: {model: fixed, prefill: 1s, decode: 1s, gpu: h100, model_preset: llama-2-7b, tp: 1}") {
+		t.Errorf("resolved:\n%s", out)
+	}
+	// Without hardware keys nothing changes: kv_bytes_per_token is
+	// required and gpu_blocks defaults to 16384.
+	sc, err = Parse("s.yaml", []byte(base+"  engine: {kv_bytes_per_token: 1000, timing: {model: fixed}}\n"), nil)
+	if err != nil || sc.Cluster.Engine.GPUBlocks != 16384 || sc.Cluster.Engine.MaxModelLen != 0 {
+		t.Errorf("fixed without hardware: %v %+v", err, sc.Cluster.Engine)
+	}
+	if _, _, _, ok := sc.Hardware(); ok {
+		t.Error("names hardware")
+	}
+	if out, _ := sc.YAML(); strings.Contains(string(out), "gpu:") {
+		t.Errorf("resolved without hardware:\n%s", out)
+	}
+}
+
+// TestModelConfig: model_config reads a Hugging Face config.json, relative
+// to the scenario file (to the working directory from --set), absolute
+// once resolved. Mixtral-8x7B (engine/testdata/models) on 2 x h100:
+// 46,702,792,704 parameters x 2 B = 93.41e9 B of weights, 131,072 KV bytes
+// a token; (0.9 x 160e9 - 93.405585408e9) / (16 x 131,072) = 24125.6:
+// 24125 blocks.
+func TestModelConfig(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "engine", "testdata", "models", "mixtral-8x7b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(dir, "models"), 0o755)
+	cfg := filepath.Join(dir, "models", "mixtral.json")
+	if err := os.WriteFile(cfg, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "s.yaml")
+	y := base + "  engine: {timing: {model_config: models/mixtral.json, tp: 2}}\n"
+	sc, err := Parse(file, []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := sc.Cluster.Engine
+	if e.Timing.ModelConfig != cfg || e.Timing.ModelPreset != "" || e.KVBytesPerToken != 131072 || e.MaxModelLen != 32768 || e.GPUBlocks != 24125 {
+		t.Errorf("engine %+v", e)
+	}
+	if _, m, _, _ := sc.Hardware(); m.Params != 46_702_792_704 || m.ActiveParams != 12_879_925_248 || m.Experts != 8 {
+		t.Errorf("model %+v", m)
+	}
+	out, _ := sc.YAML()
+	t.Chdir(t.TempDir())
+	again, err := Parse(filepath.Join("elsewhere", "s.yaml"), out, nil)
+	if err != nil || again.Cluster.Engine.Timing.ModelConfig != cfg || again.Cluster.Engine.GPUBlocks != 24125 {
+		t.Errorf("resolved scenario loaded elsewhere: %v\n%s", err, out)
+	}
+	// From --set: relative to the working directory.
+	t.Chdir(dir)
+	sc, err = Parse(filepath.Join(dir, "sub", "s.yaml"), []byte(base), []string{"cluster.engine.timing.model_config=models/mixtral.json", "cluster.engine.timing.tp=2"})
+	if err != nil || sc.Cluster.Engine.Timing.ModelConfig != cfg {
+		t.Errorf("--set: %v", err)
+	}
+	// A linear model with the config is checked against its bound: 1 ms
+	// a pass cannot run a decode step that reads 12.9e9 x 2 B of weights
+	// on 2 x 3.35e12 B/s (3.85 ms).
+	_, err = Parse(file, []byte(base+"  engine: {timing: {model: linear, base: 1ms, model_config: models/mixtral.json, gpu: h100, tp: 2}}\n"), nil)
+	if err == nil || !strings.Contains(err.Error(), "cluster.engine.timing: the linear timing model is faster than the hardware (2 x h100 running "+cfg+")") {
+		t.Errorf("linear on mixtral: %v", err)
 	}
 }

@@ -173,13 +173,17 @@ func (sc *Scenario) validate() error {
 	return errors.Join(c.errs...)
 }
 
-// timingKeys lists the keys each timing model takes besides model.
+// timingKeys lists the keys each timing model takes besides model and the
+// hardware keys.
 var timingKeys = map[string][]string{
 	"fixed":      {"prefill", "decode"},
 	"linear":     {"base", "per_prefill_token", "per_decode_token", "per_context_token"},
 	"polynomial": {"speedup_ratio"},
-	"roofline":   {"gpu", "model_preset", "tp", "mfu", "mbu", "overhead"},
+	"roofline":   {"mfu", "mbu", "overhead"},
 }
+
+// hardwareKeys name the GPU and model; every timing model takes them.
+var hardwareKeys = []string{"gpu", "model_preset", "model_config", "tp"}
 
 func (sc *Scenario) validateTiming(c *check) {
 	t := &sc.Cluster.Engine.Timing
@@ -197,6 +201,7 @@ func (sc *Scenario) validateTiming(c *check) {
 			}
 		}
 	}
+	sc.validateHardware(c)
 	switch t.Model {
 	case "fixed":
 		c.atLeast(p+"prefill", int64(t.Prefill), 0)
@@ -209,9 +214,6 @@ func (sc *Scenario) validateTiming(c *check) {
 	case "polynomial":
 		c.positive(p+"speedup_ratio", t.SpeedupRatio)
 	case "roofline":
-		c.oneOf(p+"gpu", t.GPU, engine.GPUNames()...)
-		c.oneOf(p+"model_preset", t.ModelPreset, engine.ModelNames()...)
-		c.atLeast(p+"tp", int64(t.TP), 1)
 		if !(t.MFU > 0 && t.MFU <= 1) {
 			c.fail(p+"mfu", "must be in (0, 1], got %g", t.MFU)
 		}
@@ -220,6 +222,43 @@ func (sc *Scenario) validateTiming(c *check) {
 		}
 		c.atLeast(p+"overhead", int64(t.Overhead), 0)
 	}
+}
+
+// validateHardware checks the hardware keys. Roofline names the hardware
+// by default (h100, llama-3.1-8b, tp 1); another model names it when any
+// hardware key is written, and then needs gpu and a model. model_config
+// replaces the default model_preset; both written is an error.
+func (sc *Scenario) validateHardware(c *check) {
+	t := &sc.Cluster.Engine.Timing
+	const p = "cluster.engine.timing."
+	named := t.Model == "roofline"
+	for _, key := range hardwareKeys {
+		named = named || sc.Has(p+key)
+	}
+	if !named {
+		return
+	}
+	if t.ModelConfig != "" {
+		if sc.Has(p + "model_preset") {
+			c.fail(p+"model_config", "set only one of model_preset and model_config")
+			return
+		}
+		t.ModelPreset = "" // the roofline default gives way
+	}
+	if t.Model != "roofline" && !sc.Has(p+"tp") {
+		t.TP = 1
+	}
+	if t.GPU == "" {
+		c.fail(p+"gpu", "missing: a timing model that names its model (model_preset, model_config) or tp names its gpu too, one of %s", strings.Join(engine.GPUNames(), ", "))
+	} else {
+		c.oneOf(p+"gpu", t.GPU, engine.GPUNames()...)
+	}
+	if t.ModelPreset == "" && t.ModelConfig == "" {
+		c.fail(p+"model_preset", "missing: a timing model that names its gpu names its model too: model_preset (one of %s) or model_config", strings.Join(engine.ModelNames(), ", "))
+	} else if t.ModelPreset != "" {
+		c.oneOf(p+"model_preset", t.ModelPreset, engine.ModelNames()...)
+	}
+	c.atLeast(p+"tp", int64(t.TP), 1)
 }
 
 // Warnings lists what in a valid scenario is probably not what its author
@@ -329,34 +368,75 @@ func (sc *Scenario) resolve() error {
 		}
 		t.Path = p
 	}
+	if err := sc.resolveHardware(); err != nil {
+		return err
+	}
+	if sc.Cluster.G2.CapacityBlocks < 0 {
+		sc.Cluster.G2.CapacityBlocks = 4 * sc.Cluster.Engine.GPUBlocks
+	}
+	return nil
+}
+
+// resolveHardware reads the model the timing names and derives from the
+// hardware kv_bytes_per_token, max_model_len and gpu_blocks where they are
+// 0; a timing model other than roofline is then checked against the
+// hardware's physical bound.
+func (sc *Scenario) resolveHardware() error {
 	e := &sc.Cluster.Engine
-	if e.Timing.Model == "roofline" {
-		gpu, _ := engine.FindGPU(e.Timing.GPU)
-		model, _ := engine.FindModel(e.Timing.ModelPreset)
+	t := &e.Timing
+	const p = "cluster.engine.timing."
+	if !t.NamesHardware() {
 		if e.KVBytesPerToken == 0 {
-			e.KVBytesPerToken = model.KVBytesPerToken()
-		}
-		if e.MaxModelLen == 0 {
-			e.MaxModelLen = model.MaxModelLen
-		}
-		if e.GPUBlocks == 0 {
-			r := engine.Roofline{GPU: gpu, Model: model, TP: e.Timing.TP}
-			n, err := r.GPUBlocks(e.BlockSize, e.KVBytesPerToken)
-			if err != nil {
-				return sc.ErrAt("cluster.engine.timing", "%v", err)
-			}
-			e.GPUBlocks = n
-		}
-	} else {
-		if e.KVBytesPerToken == 0 {
-			return sc.ErrAt("cluster.engine.kv_bytes_per_token", "required when timing.model is %s (no model preset to derive it from)", e.Timing.Model)
+			return sc.ErrAt("cluster.engine.kv_bytes_per_token", "required when timing.model is %s and names no model (model_preset or model_config) to derive it from", t.Model)
 		}
 		if e.GPUBlocks == 0 {
 			e.GPUBlocks = 16384
 		}
+		return nil
 	}
-	if sc.Cluster.G2.CapacityBlocks < 0 {
-		sc.Cluster.G2.CapacityBlocks = 4 * e.GPUBlocks
+	gpu, _ := engine.FindGPU(t.GPU)
+	if t.ModelConfig != "" {
+		// Relative to the scenario file when written in it, to the working
+		// directory when given by --set; absolute once resolved, as the
+		// trace path.
+		path := t.ModelConfig
+		if !filepath.IsAbs(path) && sc.File != "" && !sc.isSet(p+"model_config") {
+			path = filepath.Join(filepath.Dir(sc.File), path)
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		t.ModelConfig = path
+		m, err := engine.LoadModelConfig(path)
+		if err != nil {
+			return sc.ErrAt(p+"model_config", "%v", err)
+		}
+		t.model = m
+	} else {
+		t.model, _ = engine.FindModel(t.ModelPreset)
+	}
+	model := t.model
+	if e.KVBytesPerToken == 0 {
+		e.KVBytesPerToken = model.KVBytesPerToken()
+	}
+	if e.MaxModelLen == 0 {
+		e.MaxModelLen = model.MaxModelLen
+	}
+	if e.GPUBlocks == 0 {
+		r := engine.Roofline{GPU: gpu, Model: model, TP: t.TP}
+		n, err := r.GPUBlocks(e.BlockSize, e.KVBytesPerToken)
+		if err != nil {
+			return sc.ErrAt("cluster.engine.timing", "%v", err)
+		}
+		e.GPUBlocks = n
+	}
+	if t.Model == "roofline" { // at or above the bound by construction (mfu, mbu <= 1)
+		return nil
+	}
+	lim := engine.Limits{MaxNumSeqs: e.MaxNumSeqs, MaxBatchedTokens: e.MaxBatchedTokens, MaxModelLen: e.MaxModelLen,
+		BlockSize: e.BlockSize, GPUBlocks: e.GPUBlocks}
+	if err := engine.CheckPhysics(sc.PassTiming(), gpu, model, t.TP, lim); err != nil {
+		return sc.ErrAt("cluster.engine.timing", "the %s timing model is %v", t.Model, err)
 	}
 	return nil
 }

@@ -34,10 +34,21 @@ func (p PerToken) MarshalYAML() (any, error) {
 	return strconv.FormatFloat(f, 'g', -1, 64) + "ns", nil
 }
 
-// MarshalYAML writes only the keys of the selected timing model.
+// MarshalYAML writes only the keys of the selected timing model, and the
+// hardware keys when it names the hardware (the model it names by preset
+// or by config).
 func (t Timing) MarshalYAML() (any, error) {
 	type plain Timing // no MarshalYAML: avoids recursion
-	return filterKeys(plain(t), append([]string{"model"}, timingKeys[t.Model]...))
+	keys := append([]string{"model"}, timingKeys[t.Model]...)
+	if t.NamesHardware() {
+		keys = append(keys, "gpu", "tp")
+		if t.ModelConfig != "" {
+			keys = append(keys, "model_config")
+		} else {
+			keys = append(keys, "model_preset")
+		}
+	}
+	return filterKeys(plain(t), keys)
 }
 
 // MarshalYAML writes only the keys of the event's kind.

@@ -15,21 +15,7 @@ import (
 )
 
 // timing builds the scenario's pass timing model.
-func timing(sc *scenarios.Scenario) engine.Timing {
-	t := sc.Cluster.Engine.Timing
-	switch t.Model {
-	case "fixed":
-		return engine.Fixed{Prefill: des.Time(t.Prefill), Decode: des.Time(t.Decode)}
-	case "linear":
-		return engine.Linear{Base: float64(t.Base), PerPrefillToken: float64(t.PerPrefillToken),
-			PerDecodeToken: float64(t.PerDecodeToken), PerContextToken: float64(t.PerContextToken)}
-	case "polynomial":
-		return engine.Polynomial{SpeedupRatio: t.SpeedupRatio}
-	}
-	gpu, _ := engine.FindGPU(t.GPU)
-	model, _ := engine.FindModel(t.ModelPreset)
-	return engine.Roofline{GPU: gpu, Model: model, TP: t.TP, MFU: t.MFU, MBU: t.MBU, Overhead: des.Time(t.Overhead)}
-}
+func timing(sc *scenarios.Scenario) engine.Timing { return sc.PassTiming() }
 
 // engineConfig is worker id's engine configuration.
 func engineConfig(sc *scenarios.Scenario, id int32) engine.Config {

@@ -236,6 +236,12 @@ func TestErrorsAsDocumented(t *testing.T) {
 		{[]string{"validate", "--set", "router.hints.mode=mvoe", "--set", "cluster.engine.timing.gpu=H100"}, exitBadInput, []string{
 			`kvsim: --set: router.hints.mode: "mvoe" is not one of copy, move (did you mean "move"?)`,
 		}},
+		// A timing model faster than the hardware it names (engine.TestCheckPhysics).
+		{[]string{"validate", "--set", "cluster.engine.timing={model: fixed, gpu: h100, model_preset: llama-2-7b}"}, exitBadInput, []string{
+			"kvsim: --set: cluster.engine.timing: the fixed timing model is faster than the hardware (1 x h100 running llama-2-7b): " +
+				"a prefill pass of 4096 tokens with no context takes 10ms, the physical bound is 60.276239ms (compute: 59.61 TFLOP at 989 TFLOP/s); " +
+				"1065 of 2861 probe passes are below their bound",
+		}},
 		{[]string{"sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2"}, exitBadInput, []string{"kvsim: sweep needs -o DIR"}},
 		{[]string{"sweep", "merge", dir}, exitBadInput, []string{"kvsim: sweep merge needs -o OUT"}},
 		// An output that cannot be written is a failed run, not bad input.
