@@ -430,12 +430,24 @@ func (sc *Scenario) resolveHardware() error {
 		}
 		e.GPUBlocks = n
 	}
-	if t.Model == "roofline" { // at or above the bound by construction (mfu, mbu <= 1)
+	return sc.CheckPhysics()
+}
+
+// CheckPhysics returns an error naming cluster.engine.timing when the
+// timing model would run a pass this worker can run faster than the
+// hardware it names allows (engine.CheckPhysics); nil when it names no
+// hardware, or is roofline, at or above the bound by construction (mfu,
+// mbu <= 1). Resolved scenarios only.
+func (sc *Scenario) CheckPhysics() error {
+	e := &sc.Cluster.Engine
+	t := &e.Timing
+	gpu, model, tp, ok := sc.Hardware()
+	if !ok || t.Model == "roofline" {
 		return nil
 	}
 	lim := engine.Limits{MaxNumSeqs: e.MaxNumSeqs, MaxBatchedTokens: e.MaxBatchedTokens, MaxModelLen: e.MaxModelLen,
 		BlockSize: e.BlockSize, GPUBlocks: e.GPUBlocks}
-	if err := engine.CheckPhysics(sc.PassTiming(), gpu, model, t.TP, lim); err != nil {
+	if err := engine.CheckPhysics(sc.PassTiming(), gpu, model, tp, lim); err != nil {
 		return sc.ErrAt("cluster.engine.timing", "the %s timing model is %v", t.Model, err)
 	}
 	return nil

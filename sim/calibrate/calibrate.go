@@ -130,8 +130,9 @@ var missingPenalty = math.Pow(math.Log(10), 2)
 // mean squared log ratio, simulated over measured, of each request's
 // prefill time (first scheduling to first token) plus that of its mean
 // decode gap (ITL), over the completed requests that carry both; log
-// ratios weigh a request of 20 ms and one of 2 s alike. sc is not
-// modified.
+// ratios weigh a request of 20 ms and one of 2 s alike. A candidate faster
+// than the hardware the timing names allows (scenarios.CheckPhysics) is
+// never chosen. sc is not modified.
 func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
 	params := Params(sc.Cluster.Engine.Timing.Model)
 	if len(params) == 0 {
@@ -141,6 +142,9 @@ func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 	var runErr error
 	eval := func(t scenarios.Timing) (float64, *report.Fidelity) {
 		s.Cluster.Engine.Timing = t
+		if s.CheckPhysics() != nil {
+			return math.Inf(1), nil // faster than the hardware: never a fit
+		}
 		var c collector
 		if _, err := sim.Run(ctx, &s, sim.Options{Sink: &c}); err != nil {
 			runErr = cmp.Or(runErr, err)
