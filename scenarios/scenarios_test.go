@@ -172,6 +172,7 @@ func TestResolvedRoundTrip(t *testing.T) {
 		t.Errorf("%d contract scenarios", len(contract))
 	}
 	t.Setenv("KVSIM_TRACES", "/traces")
+	t.Setenv("KVSIM_VLLM_TRACES", "/vllm-traces")
 	for _, f := range append(files, contract...) {
 		sc, err := Load(f, nil)
 		if err != nil {

@@ -104,6 +104,10 @@ func (sc *Scenario) validate() error {
 		c.atLeast("workload.trace.block_size", int64(t.BlockSize), 1)
 		c.positive("workload.trace.time_scale", t.TimeScale)
 		c.atLeast("workload.trace.limit", int64(t.Limit), 0)
+		c.atLeast("workload.trace.skip", int64(t.Skip), 0)
+		if t.Limit > 0 && t.Skip >= t.Limit {
+			c.fail("workload.trace.skip", "skips all %d requests the limit keeps", t.Limit)
+		}
 		c.atLeast("workload.trace.shared_prefix", int64(t.SharedPrefix), 0)
 		if t.SharedPrefix != 0 && t.Format != "otel" {
 			c.fail("workload.trace.shared_prefix", "applies only to format otel, whose prompts are unknown; a %s trace says what its prompts share", t.Format)
@@ -453,20 +457,31 @@ func (sc *Scenario) CheckPhysics() error {
 	return nil
 }
 
-// tracePath is the trace file: $KVSIM_TRACES expanded, relative to the
-// scenario file's folder when written in the file, made absolute.
+// TraceEnvs are the environment variables a trace path may start with:
+// the folder of the public traces and that of the measured vLLM traces.
+var TraceEnvs = []string{"KVSIM_TRACES", "KVSIM_VLLM_TRACES"}
+
+// tracePath is the trace file: $KVSIM_TRACES or $KVSIM_VLLM_TRACES
+// expanded, relative to the scenario file's folder when written in the
+// file, made absolute.
 func (sc *Scenario) tracePath() (string, error) {
 	t := sc.Workload.Trace
+	fromEnv := false
+	for _, env := range TraceEnvs {
+		if !strings.Contains(t.Path, "$"+env) && !strings.Contains(t.Path, "${"+env+"}") {
+			continue
+		}
+		if os.Getenv(env) == "" {
+			return "", sc.ErrAt("workload.trace.path", "uses $%s, which is not set: set it to the traces folder or pass --set workload.trace.path=FILE", env)
+		}
+		fromEnv = fromEnv || strings.HasPrefix(t.Path, "$"+env) || strings.HasPrefix(t.Path, "${"+env+"}")
+	}
 	p := os.Expand(t.Path, func(v string) string {
-		if v == "KVSIM_TRACES" {
+		if slices.Contains(TraceEnvs, v) {
 			return os.Getenv(v)
 		}
 		return "$" + v
 	})
-	fromEnv := strings.HasPrefix(t.Path, "$KVSIM_TRACES") || strings.HasPrefix(t.Path, "${KVSIM_TRACES}")
-	if (fromEnv || strings.Contains(t.Path, "$KVSIM_TRACES") || strings.Contains(t.Path, "${KVSIM_TRACES}")) && os.Getenv("KVSIM_TRACES") == "" {
-		return "", sc.ErrAt("workload.trace.path", "uses $KVSIM_TRACES, which is not set: set it to the traces folder or pass --set workload.trace.path=FILE")
-	}
 	// A path from the command line or from $KVSIM_TRACES is relative to
 	// the working directory; one written in the file, to the file.
 	if !filepath.IsAbs(p) && sc.File != "" && !sc.isSet("workload.trace.path") && !fromEnv {

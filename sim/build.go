@@ -62,6 +62,9 @@ func openSource(sc *scenarios.Scenario) (workload.Source, io.Closer, error) {
 			return nil, nil, traceError(sc, err)
 		}
 	}
+	if t.Skip > 0 {
+		src = workload.Skip(src, t.Skip)
+	}
 	return src, f, nil
 }
 

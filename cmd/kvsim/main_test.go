@@ -134,6 +134,7 @@ func TestValidatePrintsResolved(t *testing.T) {
 func TestExampleScenarios(t *testing.T) {
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
 	t.Setenv("KVSIM_TRACES", "/traces")
+	t.Setenv("KVSIM_VLLM_TRACES", "/vllm-traces")
 	for _, f := range files {
 		if code, _, stderr := kvsim(t, "validate", f); code != exitOK {
 			t.Errorf("%s: %s", f, stderr)
