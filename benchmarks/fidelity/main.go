@@ -2,7 +2,8 @@
 // runs and prints the tables of docs/fidelity.md: for each run, the preset
 // defaults on all its requests; the defaults and a calibration on the
 // first half of its requests (by arrival), both predicting the second
-// half; and each run's calibration predicting the other run's model.
+// half; each run's calibration predicting the other run's model; and one
+// calibration of all the runs together, the evidence for the defaults.
 //
 //	KVSIM_VLLM_TRACES=../shared/vllm-traces go run ./benchmarks/fidelity scenarios/vllm-llama2-7b.yaml scenarios/vllm-codellama-34b.yaml
 package main
@@ -68,7 +69,7 @@ func run(files []string) error {
 		if err != nil {
 			return err
 		}
-		test.Cluster.Engine.Timing = fit.Timing
+		test.Cluster.Engine.Timing = fit.Timing[0]
 		testFitted, err := fidelity(ctx, test)
 		if err != nil {
 			return err
@@ -93,7 +94,7 @@ func run(files []string) error {
 				return err
 			}
 			t := &sc.Cluster.Engine.Timing
-			from := fits[j].Timing
+			from := fits[j].Timing[0]
 			t.MFU, t.MBU, t.Overhead = from.MFU, from.MBU, from.Overhead
 			f, err := fidelity(ctx, sc)
 			if err != nil {
@@ -102,6 +103,24 @@ func run(files []string) error {
 			other, _ := scenarios.Load(files[j], nil)
 			rows = append(rows, errs{fmt.Sprintf("%s: with %s's fit, all requests", sc.Name, other.Name), f})
 		}
+	}
+	// One set of parameters for all the runs: the evidence for the preset
+	// defaults.
+	var scs []*scenarios.Scenario
+	for _, file := range files {
+		sc, err := scenarios.Load(file, nil)
+		if err != nil {
+			return err
+		}
+		scs = append(scs, sc)
+	}
+	joint, err := calibrate.FitAll(ctx, scs, calibrate.Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("joint fit: %s\n", params(joint))
+	for i, sc := range scs {
+		rows = append(rows, errs{sc.Name + ": with the joint fit, all requests", joint.After[i]})
 	}
 	fmt.Println()
 	fmt.Println("| prediction | requests | E2E mean | ITL mean | TTFT p50 | TTFT mean | E2E MAPE | ITL MAPE | TTFT MAPE |")

@@ -36,7 +36,7 @@ func newCalibrate() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := yaml.Marshal(res.Timing)
+			out, err := yaml.Marshal(res.Timing[0])
 			if err != nil {
 				return err
 			}
@@ -62,7 +62,7 @@ func printFit(w io.Writer, r *calibrate.Result) {
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "vs measured\tmean error before\tafter\tMAPE before\tafter\n")
 	for i, name := range report.FidelityMetrics {
-		b, a := r.Before.Metric(name), r.After.Metric(name)
+		b, a := r.Before[0].Metric(name), r.After[0].Metric(name)
 		fmt.Fprintf(tw, "%s\t%+.1f%%\t%+.1f%%\t%.1f%%\t%.1f%%\n", fidelityLabels[i],
 			100*relErr(b.Simulated.Mean, b.Measured.Mean), 100*relErr(a.Simulated.Mean, a.Measured.Mean), 100*b.MAPE, 100*a.MAPE)
 	}

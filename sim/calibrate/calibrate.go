@@ -7,7 +7,6 @@ package calibrate
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -109,12 +108,12 @@ type Fitted struct {
 	Before, After float64
 }
 
-// Result is a fit: the fitted timing, each parameter, and the comparison
-// with the measurements before and after.
+// Result is a fit: each scenario's fitted timing, each parameter, and the
+// comparison with the measurements before and after, by scenario.
 type Result struct {
-	Timing                scenarios.Timing
+	Timing                []scenarios.Timing
 	Params                []Fitted
-	Before, After         *report.Fidelity
+	Before, After         []*report.Fidelity
 	LossBefore, LossAfter float64
 	Evaluations           int
 }
@@ -134,32 +133,55 @@ var missingPenalty = math.Pow(math.Log(10), 2)
 // than the hardware the timing names allows (scenarios.CheckPhysics) is
 // never chosen. sc is not modified.
 func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
-	params := Params(sc.Cluster.Engine.Timing.Model)
+	return FitAll(ctx, []*scenarios.Scenario{sc}, opt)
+}
+
+// FitAll fits one set of parameters to several scenarios of the same timing
+// model at once (say, two models served on one GPU type), minimising the
+// mean of their losses; each keeps its other timing keys (its model
+// preset). The parameters start from the first scenario's values.
+func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Result, error) {
+	model := scs[0].Cluster.Engine.Timing.Model
+	params := Params(model)
 	if len(params) == 0 {
-		return nil, fmt.Errorf("calibrate: timing model %q has no parameters to fit", sc.Cluster.Engine.Timing.Model)
+		return nil, fmt.Errorf("calibrate: timing model %q has no parameters to fit", model)
 	}
-	s := *sc // a copy whose timing the search changes
 	var runErr error
-	eval := func(t scenarios.Timing) (float64, *report.Fidelity) {
-		s.Cluster.Engine.Timing = t
-		if s.CheckPhysics() != nil {
-			return math.Inf(1), nil // faster than the hardware: never a fit
+	// eval replays every scenario with the parameter values of t and
+	// returns the mean loss and each comparison.
+	eval := func(t scenarios.Timing) (float64, []*report.Fidelity) {
+		loss, fs := 0.0, make([]*report.Fidelity, len(scs))
+		for i, sc := range scs {
+			s := *sc // a copy whose timing the search changes
+			s.Cluster.Engine.Timing = with(params, sc.Cluster.Engine.Timing, t)
+			if s.CheckPhysics() != nil {
+				return math.Inf(1), nil // faster than the hardware: never a fit
+			}
+			var c collector
+			if _, err := sim.Run(ctx, &s, sim.Options{Sink: &c}); err != nil {
+				runErr = cmp.Or(runErr, err)
+				return math.Inf(1), nil
+			}
+			loss += c.loss() / float64(len(scs))
+			fs[i] = c.fidelity.Result()
 		}
-		var c collector
-		if _, err := sim.Run(ctx, &s, sim.Options{Sink: &c}); err != nil {
-			runErr = cmp.Or(runErr, err)
-			return math.Inf(1), nil
+		return loss, fs
+	}
+	for _, sc := range scs {
+		if m := sc.Cluster.Engine.Timing.Model; m != model {
+			return nil, fmt.Errorf("calibrate: %s uses timing model %s, %s uses %s: one fit needs one model", scs[0].File, model, sc.File, m)
 		}
-		return c.loss(), c.fidelity.Result()
 	}
 	res := &Result{}
-	start := sc.Cluster.Engine.Timing
+	start := scs[0].Cluster.Engine.Timing
 	res.LossBefore, res.Before = eval(start)
 	if runErr != nil {
 		return nil, runErr
 	}
-	if res.Before == nil {
-		return nil, errors.New("calibrate: the scenario's trace carries no measurements; calibrate needs a measured trace (workload.trace.format: otel)")
+	for i, f := range res.Before {
+		if f == nil {
+			return nil, fmt.Errorf("calibrate: %s: its trace carries no measurements; calibrate needs a measured trace (workload.trace.format: otel)", scs[i].File)
+		}
 	}
 	at := func(x []float64) scenarios.Timing {
 		t := start
@@ -201,15 +223,26 @@ func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 			break
 		}
 	}
-	res.Timing = at(x)
-	res.LossAfter, res.After = eval(res.Timing)
+	fitted := at(x)
+	res.LossAfter, res.After = eval(fitted)
 	if res.LossAfter > res.LossBefore { // the search never reports worse than its start
-		res.Timing, res.LossAfter, res.After = start, res.LossBefore, res.Before
+		fitted, res.LossAfter, res.After = start, res.LossBefore, res.Before
+	}
+	for _, sc := range scs {
+		res.Timing = append(res.Timing, with(params, sc.Cluster.Engine.Timing, fitted))
 	}
 	for _, p := range params {
-		res.Params = append(res.Params, Fitted{Key: p.Key, Before: p.get(&start), After: p.get(&res.Timing)})
+		res.Params = append(res.Params, Fitted{Key: p.Key, Before: p.get(&start), After: p.get(&fitted)})
 	}
 	return res, nil
+}
+
+// with returns t with the parameters' values taken from from.
+func with(params []Param, t, from scenarios.Timing) scenarios.Timing {
+	for _, p := range params {
+		p.set(&t, p.get(&from))
+	}
+	return t
 }
 
 // collector is a run's sink: it keeps the loss terms and the comparison.
