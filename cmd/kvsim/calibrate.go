@@ -31,6 +31,9 @@ func newCalibrate() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if t := sc.Workload.Trace; t == nil || t.Format != "otel" {
+				return sc.ErrAt("workload", "calibrate needs a measured trace (workload.trace.format: otel), whose requests carry the server's latencies")
+			}
 			warn(cmd.ErrOrStderr(), sc.Warnings())
 			res, err := calibrate.Fit(cmd.Context(), sc, opt)
 			if err != nil {
@@ -46,7 +49,7 @@ func newCalibrate() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key (repeatable)")
-	cmd.Flags().IntVar(&opt.Evaluations, "evaluations", 400, "replays the search may make at most")
+	cmd.Flags().IntVar(&opt.Evaluations, "evaluations", 600, "replays the search may make at most")
 	return cmd
 }
 

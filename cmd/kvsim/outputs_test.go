@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/workload/tracestest"
 )
 
 // userFolder makes dir holding files of the user's and returns a function
@@ -362,5 +363,24 @@ func TestProgress(t *testing.T) {
 	}
 	if n, err := countRecords(strings.NewReader("a\n\n  \nb\r\nc")); n != 3 || err != nil {
 		t.Errorf("countRecords = %d, %v; want 3", n, err)
+	}
+}
+
+// TestCalibrateCommand: calibrate prints the fitted timing as one YAML
+// line that --set takes as it is, and its report on stderr; a scenario
+// without a measured trace is bad input.
+func TestCalibrateCommand(t *testing.T) {
+	trace := tracestest.VLLMPath(t, "jan21-llama7b-train-1/traces.json")
+	train := []string{"../../scenarios/vllm-llama2-7b.yaml", "--set", "workload.trace.path=" + trace, "--set", "workload.trace.limit=60"}
+	code, out, stderr := kvsim(t, append([]string{"calibrate", "--evaluations", "12"}, train...)...)
+	if code != exitOK || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "{model: roofline,") || !strings.Contains(stderr, "parameter") {
+		t.Fatalf("calibrate: exit %d\nstdout %q\nstderr %s", code, out, stderr)
+	}
+	args := []string{"replay", "-o", filepath.Join(t.TempDir(), "r"), "--set", "cluster.engine.timing=" + strings.TrimSpace(out)}
+	if code, _, stderr := kvsim(t, append(args, train...)...); code != exitOK {
+		t.Errorf("replay with the fitted timing: %s", stderr)
+	}
+	if code, _, stderr := kvsim(t, "calibrate", "../../scenarios/default.yaml"); code != exitBadInput || !strings.Contains(stderr, "measured trace") {
+		t.Errorf("calibrate on a synthetic workload: exit %d %s", code, stderr)
 	}
 }

@@ -135,3 +135,46 @@ func TestParamCoordinates(t *testing.T) {
 		t.Error("an unknown model has parameters")
 	}
 }
+
+// TestFitRespectsPhysics: a trace made with a fixed model far faster than
+// an H100 can serve Llama-2-7B (every pass 1 ms) is fitted with a fixed
+// model naming that hardware. The unconstrained optimum (1 ms, 1 ms) is
+// below the physical bound (a 2,048-token prefill pass alone needs 29 ms of
+// compute at peak), so the fit must stop short of it and its timing must
+// pass the physics check.
+func TestFitRespectsPhysics(t *testing.T) {
+	dir := t.TempDir()
+	body := `cluster:
+  workers: 1
+  engine: {max_num_seqs: 8, max_batched_tokens: 2048, max_model_len: 4096, kv_bytes_per_token: 524288, timing: {model: fixed, prefill: 1ms, decode: 1ms}}
+kvcr: {enabled: false}
+`
+	synth := "name: fast\nworkload: {synthetic: {requests: 40, rate: 5, input: {mean: 500}, output: {mean: 20}}}\n" + body
+	sc, err := scenarios.Parse(filepath.Join(dir, "fast.yaml"), []byte(synth), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs rows
+	if _, err := sim.Run(context.Background(), sc, sim.Options{Sink: &rs}); err != nil {
+		t.Fatal(err)
+	}
+	writeOtel(t, filepath.Join(dir, "measured.json"), rs)
+	train := "name: train\nworkload: {trace: {path: measured.json, format: otel}}\n" + body
+	sc, err = scenarios.Parse(filepath.Join(dir, "train.yaml"), []byte(train),
+		[]string{"cluster.engine.timing={model: fixed, prefill: 200ms, decode: 50ms, gpu: h100, model_preset: llama-2-7b}", "cluster.engine.kv_bytes_per_token=0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Fit(context.Background(), sc, Options{Evaluations: 80})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitted := *sc
+	fitted.Cluster.Engine.Timing = res.Timing[0]
+	if err := fitted.CheckPhysics(); err != nil {
+		t.Errorf("the fit is faster than the hardware: %v", err)
+	}
+	if p := res.Params[0]; p.After < 29e6 || p.After >= p.Before {
+		t.Errorf("prefill fitted %g ns: want below the 200 ms start and above the 29 ms bound", p.After)
+	}
+}
