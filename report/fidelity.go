@@ -43,6 +43,16 @@ type FidelityMetric struct {
 	MAEMs float64 `json:"mae_ms"`
 }
 
+// MeanError is the signed relative error of the simulated mean against
+// the measured: (simulated − measured) / measured; 0 when the measured mean
+// is 0.
+func (m *FidelityMetric) MeanError() float64 {
+	if m.Measured.Mean == 0 {
+		return 0
+	}
+	return (m.Simulated.Mean - m.Measured.Mean) / m.Measured.Mean
+}
+
 // Moments are a latency distribution's mean, median and 90th percentile in
 // milliseconds (percentiles by the nearest-rank rule, as Dist's).
 type Moments struct {
@@ -76,6 +86,13 @@ func (c *FidelityCollector) Add(r *RequestRow) {
 	add(3, r.ScheduledNs-r.ArrivalNs, r.MeasuredQueueNs)
 	add(4, r.FirstTokenNs-r.ScheduledNs, r.MeasuredPrefillNs)
 	add(5, r.FinishNs-r.FirstTokenNs, r.MeasuredDecodeNs)
+}
+
+// Pairs returns the (simulated, measured) values in ns of the metric named
+// as in FidelityMetrics, a pair a request in the order added: the values
+// Result compares. The slice is the collector's own.
+func (c *FidelityCollector) Pairs(name string) [][2]int64 {
+	return c.pairs[slices.Index(FidelityMetrics, name)]
 }
 
 // Result returns the comparison, or nil when no request carried a

@@ -1,6 +1,10 @@
 package report
 
-import "testing"
+import (
+	"math"
+	"slices"
+	"testing"
+)
 
 // TestFidelity: two completed requests with measurements, one without, one
 // rejected.
@@ -16,7 +20,10 @@ import "testing"
 // measured mean 60, p50 20, p90 100; MAPE (10/20 + 50/100) / 2 = 0.5; MAE
 // (10 + 50) / 2 = 30 ms. ITL: MAPE (0 + 25/25) / 2 = 0.5, MAE 12.5 ms.
 // Queue: r1's measurement is 0, so the MAPE is r2's alone, 5/5 = 1; MAE
-// (10 + 5) / 2 = 7.5 ms. Decode: MAPE (0 + 100/100) / 2 = 0.5.
+// (10 + 5) / 2 = 7.5 ms. Decode: MAPE (0 + 100/100) / 2 = 0.5. Mean errors:
+// TTFT (40 − 60) / 60 = −1/3, E2E (190 − 160) / 160 = +3/16. Pairs are
+// the (simulated, measured) values in the order added: TTFT (30, 20), (50,
+// 100); ITL (10, 10), (50, 25).
 func TestFidelity(t *testing.T) {
 	ms := int64(1e6)
 	row := func(sched, first, finish, out, mTTFT, mE2E, mQueue, mPrefill, mDecode int64, outcome string) *RequestRow {
@@ -46,6 +53,14 @@ func TestFidelity(t *testing.T) {
 		m := f.Metric(c.name)
 		if m.Requests != 2 || m.MAPE != c.mape || m.MAEMs != c.mae {
 			t.Errorf("%s: %+v, want MAPE %g MAE %g", c.name, m, c.mape, c.mae)
+		}
+	}
+	if got, got2 := f.TTFT.MeanError(), f.E2E.MeanError(); math.Abs(got+1.0/3) > 1e-12 || math.Abs(got2-3.0/16) > 1e-12 {
+		t.Errorf("mean errors: TTFT %g, want -1/3; E2E %g, want 3/16", got, got2)
+	}
+	for name, want := range map[string][][2]int64{"ttft": {{30 * ms, 20 * ms}, {50 * ms, 100 * ms}}, "itl": {{10 * ms, 10 * ms}, {50 * ms, 25 * ms}}} {
+		if got := c.Pairs(name); !slices.Equal(got, want) {
+			t.Errorf("%s pairs %v, want %v", name, got, want)
 		}
 	}
 }

@@ -19,8 +19,10 @@ func newPlot() *cobra.Command {
 		Long: "plot reads a run directory and draws TTFT p50 and p99 by arrival time (rolling\n" +
 			"window, log axis), requests running and waiting, pulls ended by outcome, G1 and G2\n" +
 			"blocks in use (a panel a worker) with lifecycle events marked, and the distributions\n" +
-			"(CDFs) of TTFT, TPOT, ITL and E2E. A chart with no data (no pulls, G2 never used) is\n" +
-			"not drawn. For a sweep directory it draws each --metric against --x, a line per\n" +
+			"(CDFs) of TTFT, TPOT, ITL and E2E; for a run of a measured trace, each request's\n" +
+			"measured against simulated TTFT, ITL, E2E and prefill (fidelity-scatter) and both\n" +
+			"distributions (fidelity-cdf). A chart with no data (no pulls, G2 never used, no\n" +
+			"measurements) is not drawn. For a sweep directory it draws each --metric against --x, a line per\n" +
 			"combination of the --by keys (long values numbered #0, #1, ... in grid order), and the\n" +
 			"same distributions with a line a run. Legends and notes stand beside the data.",
 		Args: positional(cobra.ExactArgs(1)),

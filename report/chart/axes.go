@@ -49,19 +49,24 @@ func formatNum(v float64) string {
 
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten (at each
 // integer times it over a decade or less, only at the powers of ten past
-// four decades), with unlabelled ticks between.
-type logTicks struct{}
+// four decades, or past three when narrow is set), with unlabelled ticks
+// between; labels are compact (2k, 50k, 1M) when compact is set.
+type logTicks struct{ compact, narrow bool }
 
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+func (t logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if lo <= 0 || hi <= lo {
 		return nil
 	}
 	d0, d1 := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	most := 4
+	if t.narrow {
+		most = 3
+	}
 	labelled := []int{1, 2, 5}
 	switch {
 	case hi/lo <= 10*(1+1e-9):
 		labelled = []int{1, 2, 3, 4, 5, 6, 7, 8, 9}
-	case d1-d0 > 4:
+	case d1-d0 > most:
 		labelled = []int{1}
 	}
 	var ticks []plot.Tick
@@ -71,11 +76,18 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
 				continue
 			}
-			t := plot.Tick{Value: v}
+			tk := plot.Tick{Value: v}
 			if slices.Contains(labelled, m) {
-				t.Label = formatNum(roundSig(v))
+				switch {
+				case t.compact && v >= 1e6*(1-1e-9):
+					tk.Label = formatNum(roundSig(v/1e6)) + "M"
+				case t.compact && v >= 1e3*(1-1e-9):
+					tk.Label = formatNum(roundSig(v/1e3)) + "k"
+				default:
+					tk.Label = formatNum(roundSig(v))
+				}
 			}
-			ticks = append(ticks, t)
+			ticks = append(ticks, tk)
 		}
 	}
 	return ticks

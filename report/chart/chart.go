@@ -32,9 +32,11 @@ const maxPanels = 64
 // files written, sorted: ttft (p50 and p99 by arrival time, over a rolling
 // window, log axis), queue (requests running and waiting), pulls (pulls
 // ended by outcome), g1 and g2 (blocks in use, a panel per worker),
-// cdf-ttft, cdf-tpot, cdf-itl and cdf-e2e (distributions). Lifecycle
-// events are marked on the charts over time. A chart with no data is not
-// drawn.
+// cdf-ttft, cdf-tpot, cdf-itl and cdf-e2e (distributions) and, when the
+// requests carry a real server's measurements, fidelity-scatter (measured
+// against simulated, a point a request) and fidelity-cdf (both
+// distributions). Lifecycle events are marked on the charts over time. A
+// chart with no data is not drawn.
 func Run(dir string) ([]string, error) {
 	path := func(n string) string { return filepath.Join(dir, n) }
 	workers, err := report.ReadWorkers(path("workers.parquet"))
@@ -52,11 +54,13 @@ func Run(dir string) ([]string, error) {
 	}
 	var reqs []request
 	lat := &latencies{}
+	var fid report.FidelityCollector
 	err = report.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
 		if r.Outcome == report.OutcomeCompleted {
 			reqs = append(reqs, request{r.ArrivalNs, r.FirstTokenNs - r.ArrivalNs})
 		}
 		lat.add(r)
+		fid.Add(r)
 		return nil
 	})
 	if err != nil {
@@ -82,11 +86,14 @@ func Run(dir string) ([]string, error) {
 	}
 	t := newTimeAxis(end)
 
+	fd := newFidelityData(&fid)
 	figs := map[string]*figure{}
 	for _, c := range []struct {
 		name string
 		draw func() (*figure, error)
 	}{
+		{"fidelity-scatter", func() (*figure, error) { return fidelityScatterFigure(fd) }},
+		{"fidelity-cdf", func() (*figure, error) { return fidelityCDFFigure(fd) }},
 		{"ttft", func() (*figure, error) { return ttftFigure(reqs, evs, t) }},
 		{"queue", func() (*figure, error) { return queueFigure(samples, evs, t, end) }},
 		{"pulls", func() (*figure, error) { return pullsFigure(pulls, evs, t, end) }},

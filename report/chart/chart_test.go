@@ -124,6 +124,26 @@ func TestLogTicks(t *testing.T) {
 	if want := []string{"20", "50", "100", "200", "500", "1,000", "2,000", "5,000"}; !slices.Equal(labels, want) {
 		t.Errorf("labels %v, want %v", labels, want)
 	}
+	// Compact and narrow (for small multiples): 1k, 2k; past three decades
+	// only the powers of ten.
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{20, 10000, []string{"20", "50", "100", "200", "500", "1k", "2k", "5k", "10k"}},
+		{20, 50000, []string{"100", "1k", "10k"}},
+		{500, 2e6, []string{"1k", "10k", "100k", "1M"}},
+	} {
+		labels = nil
+		for _, tk := range (logTicks{compact: true, narrow: true}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if !slices.Equal(labels, c.want) {
+			t.Errorf("compact, narrow, %g to %g: labels %v, want %v", c.lo, c.hi, labels, c.want)
+		}
+	}
 	if ticks := (logTicks{}).Ticks(0, 10); ticks != nil {
 		t.Errorf("range from 0: %v", ticks)
 	}

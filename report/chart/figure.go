@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,9 +55,15 @@ type figure struct {
 	panels []*plot.Plot // one, or row-major small multiples; nil leaves a cell empty
 	cols   int          // panels a row; 0 for one plot filling the figure
 	labels []string     // the panels' names, drawn centred above their data
-	legend []entry
-	notes  []string // paragraphs under the legend, wrapped to its column; "\n" breaks a line
-	h      vg.Length
+	// labelFont is the labels' font; tickFont when unset.
+	labelFont font.Font
+	// xLabel and yLabel, for a grid, name the axes of all its panels once,
+	// under and left of the grid (as gonum places a log axis's own label
+	// badly in a grid: it pads for it as if at the middle value).
+	xLabel, yLabel string
+	legend         []entry
+	notes          []string // paragraphs under the legend, wrapped to its column; "\n" breaks a line
+	h              vg.Length
 }
 
 // newPlot returns a plot styled for a figure, with a grid.
@@ -190,6 +197,21 @@ func (f *figure) draw(c draw.Canvas) {
 		f.panels[0].Draw(c)
 		return
 	}
+	lsty := style(labelFont)
+	descent := lsty.FontExtents().Descent
+	if f.xLabel != "" {
+		sty := lsty
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		c.FillText(sty, vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: c.Min.Y + descent}, f.xLabel)
+		c.Min.Y += sty.Height(f.xLabel) + 4
+	}
+	if f.yLabel != "" {
+		sty := lsty
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		sty.Rotation = math.Pi / 2
+		c.FillText(sty, vg.Point{X: c.Min.X + sty.Height(f.yLabel) - descent, Y: (c.Min.Y + c.Max.Y) / 2}, f.yLabel)
+		c.Min.X += sty.Height(f.yLabel) + 4
+	}
 	f.drawGrid(c)
 }
 
@@ -232,6 +254,9 @@ func (f *figure) drawGrid(c draw.Canvas) {
 		drawAt(p, c, vg.Rectangle{Min: vg.Point{X: x, Y: y}, Max: vg.Point{X: x + w, Y: y + h}})
 		if k < len(f.labels) {
 			sty := style(tickFont)
+			if f.labelFont.Size > 0 {
+				sty = style(f.labelFont)
+			}
 			sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
 			c.FillText(sty, vg.Point{X: x + w/2, Y: y + h + vg.Points(3)}, f.labels[k])
 		}
