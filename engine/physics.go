@@ -40,10 +40,14 @@ func (p Probe) String() string {
 		}
 		return fmt.Sprintf("a decode pass of %d sequence%s at %d tokens of context", p.Seqs, s, p.Context)
 	}
-	if p.Context == 0 {
-		return fmt.Sprintf("a prefill pass of %d tokens with no context", p.Tokens)
+	what := fmt.Sprintf("a prefill pass of %d tokens", p.Tokens)
+	if p.Seqs > 1 {
+		what = fmt.Sprintf("a prefill pass of %d sequences of %d tokens", p.Seqs, p.Tokens)
 	}
-	return fmt.Sprintf("a prefill pass of %d tokens after %d tokens of context", p.Tokens, p.Context)
+	if p.Context == 0 {
+		return what + " with no context"
+	}
+	return fmt.Sprintf("%s after %d tokens of context", what, p.Context)
 }
 
 // Batch is the probe as a timing model sees it.
@@ -98,6 +102,18 @@ func (l Limits) Probes() []Probe {
 	for _, k := range chunks {
 		for _, c := range append([]int{0}, ctx...) {
 			p := Probe{Seqs: 1, Context: c, Tokens: k}
+			if !fits(p) {
+				break
+			}
+			out = append(out, p)
+		}
+	}
+	// The budget shared by several sequences' chunks: attention over each
+	// one's context adds up, so a full pass of short chunks after long
+	// contexts can cost more than one sequence's.
+	for n := 2; n <= min(l.MaxNumSeqs, l.MaxBatchedTokens); n *= 2 {
+		for _, c := range append([]int{0}, ctx...) {
+			p := Probe{Seqs: n, Context: c, Tokens: l.MaxBatchedTokens / n}
 			if !fits(p) {
 				break
 			}

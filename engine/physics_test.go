@@ -83,7 +83,8 @@ func TestProbes(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s,%d,%d,%d", kind, p.Seqs, p.Context, p.Tokens))
 	}
 	want := "d,1,1,1 d,1,2,1 d,1,4,1 d,1,7,1 d,2,1,1 d,2,2,1 " +
-		"p,1,0,1 p,1,1,1 p,1,2,1 p,1,4,1 p,1,7,1 p,1,0,2 p,1,1,2 p,1,2,2 p,1,4,2 p,1,0,4 p,1,1,4 p,1,2,4 p,1,4,4"
+		"p,1,0,1 p,1,1,1 p,1,2,1 p,1,4,1 p,1,7,1 p,1,0,2 p,1,1,2 p,1,2,2 p,1,4,2 p,1,0,4 p,1,1,4 p,1,2,4 p,1,4,4 " +
+		"p,2,0,2 p,2,1,2 p,2,2,2"
 	if s := strings.Join(got, " "); s != want {
 		t.Errorf("probes\n got %s\nwant %s", s, want)
 	}
@@ -95,8 +96,11 @@ func TestProbes(t *testing.T) {
 // 524,288) = 6976 blocks.
 //
 // The fixed model (10 ms a prefill, 5 ms a decode) is faster than the
-// hardware: the furthest below is a prefill of 4096 tokens with no context,
-// 10 ms against its bound of 60.276239 ms (TestBound), a ratio of 0.166.
+// hardware: the furthest below is a full budget of 8192 tokens split into
+// 4 chunks of 2048 after 2048 tokens of context each: FLOPs 2 x 6.74e9 x
+// 8192 = 1.1042816e14 plus attention 524,288 x 4 x (2048 x 2048 + 2048 x
+// 2049 / 2) = 524,288 x 25,169,920 = 1.3196e13, together 1.23624e14 at
+// 989e12 FLOP/s: 124.999441 ms, against 10 ms a ratio of 0.08.
 // The slowest decode probe, 54 sequences at 2048 tokens of context (54 x
 // 129 = 6966 blocks), reads 13.48e9 + 524,288 x 110,592 = 71.462e9 B:
 // 21.331958 ms against 5 ms, a ratio of 0.234. A fixed 1 s pass, the
@@ -107,11 +111,11 @@ func TestCheckPhysics(t *testing.T) {
 	lim := Limits{MaxNumSeqs: 256, MaxBatchedTokens: 8192, MaxModelLen: 4096, BlockSize: 16, GPUBlocks: 6976}
 	err := CheckPhysics(Fixed{Prefill: 10 * des.Millisecond, Decode: 5 * des.Millisecond}, gpu, m, 1, lim)
 	var pe *PhysicsError
-	if !errors.As(err, &pe) || pe.Probe != (Probe{Seqs: 1, Tokens: 4096}) || pe.Time != 10*des.Millisecond || pe.Bound != 60_276_239 {
+	if !errors.As(err, &pe) || pe.Probe != (Probe{Seqs: 4, Context: 2048, Tokens: 2048}) || pe.Time != 10*des.Millisecond || pe.Bound != 124_999_441 {
 		t.Fatalf("fixed: %v", err)
 	}
-	want := "faster than the hardware (1 x h100 running llama-2-7b): a prefill pass of 4096 tokens with no context takes 10ms, " +
-		"the physical bound is 60.276239ms (compute: 59.61 TFLOP at 989 TFLOP/s); "
+	want := "faster than the hardware (1 x h100 running llama-2-7b): a prefill pass of 4 sequences of 2048 tokens after 2048 tokens of context takes 10ms, " +
+		"the physical bound is 124.999441ms (compute: 123.6 TFLOP at 989 TFLOP/s); "
 	if !strings.HasPrefix(err.Error(), want) || pe.Below < 1 || pe.Below > pe.Of {
 		t.Errorf("message\n got %s\nwant %s...", err, want)
 	}

@@ -32,6 +32,10 @@ type Model struct {
 	ActiveParams    float64
 	Experts         int // experts a layer; 0: dense
 	ExpertsPerToken int
+	// KVPerToken, when not 0, replaces the KV bytes a token computed from
+	// the architecture: the scenario's kv_bytes_per_token (an FP8 cache,
+	// say), so that the passes read what the cache holds.
+	KVPerToken int64
 }
 
 // Active is the parameters a token computes with: ActiveParams, or Params
@@ -59,8 +63,12 @@ func (m Model) WeightsRead(n int) float64 {
 	return m.Params - float64(experts*(e-touched))/e
 }
 
-// KVBytesPerToken is 2 (K and V) x layers x kv_heads x head_dim x dtype bytes.
+// KVBytesPerToken is 2 (K and V) x layers x kv_heads x head_dim x dtype
+// bytes, or KVPerToken when set.
 func (m Model) KVBytesPerToken() int64 {
+	if m.KVPerToken > 0 {
+		return m.KVPerToken
+	}
 	return int64(2 * m.Layers * m.KVHeads * m.HeadDim * m.KVBytes)
 }
 

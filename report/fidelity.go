@@ -11,11 +11,13 @@ var FidelityMetrics = []string{"ttft", "itl", "e2e", "queue", "prefill", "decode
 
 // Fidelity compares a run's latencies with a real server's, request by
 // request, over the completed requests whose trace carried the
-// measurement. Definitions (vLLM's): TTFT = first token − arrival; ITL =
-// (last token − first token) / (output tokens − 1), a request's mean gap,
-// for requests of more than one output token; E2E = finish − arrival; Queue
-// = first scheduled − arrival; Prefill = first token − first scheduled;
-// Decode = last token − first token.
+// measurement. TTFT = first token − arrival; ITL = (last token − first
+// token) / (output tokens − 1), a request's mean gap, for requests of more
+// than one output token; E2E = finish − arrival; Queue = first scheduled −
+// arrival; Prefill = first token − first scheduled; Decode = last token −
+// first token. vLLM measures TTFT and E2E from the API server's receipt of
+// the request but Queue from the engine core's; kvsim has no API server, so
+// its arrival is both (docs/fidelity.md).
 type Fidelity struct {
 	TTFT    FidelityMetric `json:"ttft"`
 	ITL     FidelityMetric `json:"itl"`

@@ -86,7 +86,7 @@ func TestErrors(t *testing.T) {
 		{base + "  engine: {timing: {model_config: none.json}}\n", nil, `s.yaml:6: cluster.engine.timing.model_config: cannot read model config: open `},
 		{base + "  engine: {timing: {model: fixed, gpu: h100, model_preset: llama-2-7b}}\n", nil,
 			`s.yaml:6: cluster.engine.timing: the fixed timing model is faster than the hardware (1 x h100 running llama-2-7b): ` +
-				`a prefill pass of 4096 tokens with no context takes 10ms, the physical bound is 60.276239ms`},
+				`a prefill pass of 4 sequences of 2048 tokens after 2048 tokens of context takes 10ms, the physical bound is 124.999441ms`},
 		{base + "  engine: {timing: {model: linear}}\n", nil, `cluster.engine.kv_bytes_per_token: required when timing.model is linear`},
 		{base + "  engine: {timing: {gpu: h900}}\n", nil, `cluster.engine.timing.gpu: "h900" is not one of a100, h100, h200, b200`},
 		{base + "  engine: {timing: {model_preset: llama-3.1-70b, gpu: a100}}\n", nil, `leave no KV cache`},
@@ -337,5 +337,20 @@ func TestModelConfig(t *testing.T) {
 	_, err = Parse(file, []byte(base+"  engine: {timing: {model: linear, base: 1ms, model_config: models/mixtral.json, gpu: h100, tp: 2}}\n"), nil)
 	if err == nil || !strings.Contains(err.Error(), "cluster.engine.timing: the linear timing model is faster than the hardware (2 x h100 running "+cfg+")") {
 		t.Errorf("linear on mixtral: %v", err)
+	}
+}
+
+// TestPerTokenRoundTrip: a per-token cost renders to YAML that parses back
+// to the same value, however small or large its fraction (no exponent).
+func TestPerTokenRoundTrip(t *testing.T) {
+	for _, v := range []float64{0.00001, 0.5, 60_000, 1_234_567.8, 7.25e9 + 0.5} {
+		out, err := PerToken(v).MarshalYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseDuration(out.(string))
+		if err != nil || got != v {
+			t.Errorf("%g ns renders %q, parses to %g (%v)", v, out, got, err)
+		}
 	}
 }

@@ -274,6 +274,9 @@ func (sc *Scenario) Warnings() []string {
 	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled {
 		w = append(w, sc.ErrAt("router.hints.enabled", "hints are on but kvcr.enabled is false: the router attaches hints that nothing pulls").Error())
 	}
+	if tr := sc.Workload.Trace; tr != nil && tr.Format == "otel" && tr.TimeScale != 1 {
+		w = append(w, sc.ErrAt("workload.trace.time_scale", "%g changes the load the server's latencies were measured under: the comparison with them is not like for like", tr.TimeScale).Error())
+	}
 	t := sc.Cluster.Engine.Timing
 	if (t.Model == "fixed" && t.Prefill == 0 && t.Decode == 0) ||
 		(t.Model == "linear" && t.Base == 0 && t.PerPrefillToken == 0 && t.PerDecodeToken == 0 && t.PerContextToken == 0) {
@@ -422,6 +425,8 @@ func (sc *Scenario) resolveHardware() error {
 	model := t.model
 	if e.KVBytesPerToken == 0 {
 		e.KVBytesPerToken = model.KVBytesPerToken()
+	} else {
+		t.model.KVPerToken = e.KVBytesPerToken // the cache as configured, read by every pass
 	}
 	if e.MaxModelLen == 0 {
 		e.MaxModelLen = model.MaxModelLen

@@ -31,7 +31,7 @@ func (p PerToken) MarshalYAML() (any, error) {
 	if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
 		return time.Duration(int64(f)).String(), nil
 	}
-	return strconv.FormatFloat(f, 'g', -1, 64) + "ns", nil
+	return strconv.FormatFloat(f, 'f', -1, 64) + "ns", nil // never an exponent: the parser reads decimals
 }
 
 // MarshalYAML writes only the keys of the selected timing model, and the

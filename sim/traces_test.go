@@ -69,15 +69,15 @@ func TestConversationTrace(t *testing.T) {
 
 // TestVLLMTraceReplay replays the measured vLLM run of Llama-2-7B (an otel
 // trace, 282 requests) on one worker configured as that server was
-// (max_num_batched_tokens 4096, max_model_len 8192, chunked prefill and
-// prefix caching), with roofline timing for H100 and the Llama-3.1-8B
-// preset, the nearest preset: every request completes with the trace's
+// (max_num_batched_tokens 4096, max_model_len 4096, chunked prefill and
+// prefix caching), with roofline timing for H100 and the Llama-2-7B
+// preset: every request completes with the trace's
 // tokens, and no prompt hits the cache, since the workload shares no
 // prefix. With shared_prefix 1024 the prompts' first 64 blocks hit.
 func TestVLLMTraceReplay(t *testing.T) {
 	path := tracestest.VLLMPath(t, "jan21-llama7b-train-1/traces.json")
 	y := "workload: {trace: {path: " + path + ", format: otel}}\n" +
-		"cluster: {workers: 1, engine: {max_batched_tokens: 4096, max_model_len: 8192}}\n" +
+		"cluster: {workers: 1, engine: {max_batched_tokens: 4096, max_model_len: 4096, timing: {model: roofline, gpu: h100, model_preset: llama-2-7b}}}\n" +
 		"kvcr: {enabled: false}\nrouter: {hints: {enabled: false}}\n"
 	for _, c := range []struct {
 		sets   []string

@@ -33,6 +33,8 @@ func newCalibrate() *cobra.Command {
 			}
 			if t := sc.Workload.Trace; t == nil || t.Format != "otel" {
 				return sc.ErrAt("workload", "calibrate needs a measured trace (workload.trace.format: otel), whose requests carry the server's latencies")
+			} else if t.TimeScale != 1 {
+				return sc.ErrAt("workload.trace.time_scale", "must be 1 to calibrate: the latencies were measured at the trace's own arrival times")
 			}
 			warn(cmd.ErrOrStderr(), sc.Warnings())
 			res, err := calibrate.Fit(cmd.Context(), sc, opt)

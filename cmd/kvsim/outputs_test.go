@@ -240,16 +240,27 @@ func TestErrorsAsDocumented(t *testing.T) {
 		// A timing model faster than the hardware it names (engine.TestCheckPhysics).
 		{[]string{"validate", "--set", "cluster.engine.timing={model: fixed, gpu: h100, model_preset: llama-2-7b}"}, exitBadInput, []string{
 			"kvsim: --set: cluster.engine.timing: the fixed timing model is faster than the hardware (1 x h100 running llama-2-7b): " +
-				"a prefill pass of 4096 tokens with no context takes 10ms, the physical bound is 60.276239ms (compute: 59.61 TFLOP at 989 TFLOP/s); " +
-				"1065 of 2861 probe passes are below their bound",
+				"a prefill pass of 4 sequences of 2048 tokens after 2048 tokens of context takes 10ms, the physical bound is 124.999441ms (compute: 123.6 TFLOP at 989 TFLOP/s); " +
+				"1151 of 2947 probe passes are below their bound",
 		}},
+		// The bound reads the KV cache as configured: this linear model is
+		// faster than a BF16 cache allows (a decode pass of 27 sequences at
+		// 4,095 tokens reads 13.48 GB of weights and 58 GB of KV) but not
+		// than an FP8 one of half the bytes.
+		{[]string{"validate", "--set", "cluster.engine.timing={model: linear, base: 6ms, per_prefill_token: 16us, per_decode_token: 0ns, per_context_token: 90ns, gpu: h100, model_preset: llama-2-7b}",
+			"--set", "cluster.engine.max_batched_tokens=4096"}, exitBadInput, []string{}},
+		{[]string{"validate", "--set", "cluster.engine.timing={model: linear, base: 6ms, per_prefill_token: 16us, per_decode_token: 0ns, per_context_token: 90ns, gpu: h100, model_preset: llama-2-7b}",
+			"--set", "cluster.engine.max_batched_tokens=4096", "--set", "cluster.engine.kv_bytes_per_token=262144"}, exitOK, nil},
 		{[]string{"sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2"}, exitBadInput, []string{"kvsim: sweep needs -o DIR"}},
 		{[]string{"sweep", "merge", dir}, exitBadInput, []string{"kvsim: sweep merge needs -o OUT"}},
 		// An output that cannot be written is a failed run, not bad input.
 		{[]string{"replay", "--set", small, "-o", filepath.Join(file, "run")}, exitFailed, nil},
 	} {
 		code, _, stderr := kvsim(t, c.args...)
-		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		var lines []string
+		if stderr != "" {
+			lines = strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		}
 		for _, want := range c.stderr {
 			if !slices.Contains(lines, want) {
 				t.Errorf("%v: stderr lacks the line %q:\n%s", c.args, want, stderr)
@@ -382,5 +393,8 @@ func TestCalibrateCommand(t *testing.T) {
 	}
 	if code, _, stderr := kvsim(t, "calibrate", "../../scenarios/default.yaml"); code != exitBadInput || !strings.Contains(stderr, "measured trace") {
 		t.Errorf("calibrate on a synthetic workload: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := kvsim(t, append([]string{"calibrate"}, append(train, "--set", "workload.trace.time_scale=0.5")...)...); code != exitBadInput || !strings.Contains(stderr, "must be 1 to calibrate") {
+		t.Errorf("calibrate at another load: exit %d %s", code, stderr)
 	}
 }

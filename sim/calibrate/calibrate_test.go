@@ -67,7 +67,7 @@ kvcr: {enabled: false}
 `
 
 // TestFitRecoversKnownParameters: a trace kvsim made with MFU 0.3, MBU 0.45
-// and 4 ms overhead, fitted from the defaults (0.5, 0.7, 1 ms), gives back
+// and 4 ms overhead, fitted from the defaults (0.66, 0.83, 1.5 ms), gives back
 // each parameter within 2 %; the loss at the truth is 0. Prompts of 3,000
 // tokens on average (lognormal, sigma 0.8) make prefill compute-bound (MFU
 // and the overhead: slope and intercept over prompt length); decode is
