@@ -99,3 +99,20 @@ func BenchmarkChurn(b *testing.B) {
 		m.Get(q, place(q))
 	}
 }
+
+// BenchmarkChurnBuiltin is BenchmarkChurn on Go's built-in map, the
+// reference Map must beat to earn its place: compare the two with
+// benchstat.
+func BenchmarkChurnBuiltin(b *testing.B) {
+	m := map[uint64]int32{}
+	for i := range uint64(100000) {
+		m[i+1] = int32(i)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		old := uint64(i) + 1
+		delete(m, old)
+		m[uint64(i+100000)+1] = int32(i)
+		_ = m[uint64(i+50000)+1]
+	}
+}
