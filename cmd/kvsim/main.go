@@ -134,8 +134,25 @@ func newRoot(cmdline []string) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetHelpCommand(newHelp(root))
 	root.AddCommand(newReplay(cmdline), newValidate(), newCompare(), newSweep(cmdline), newPlot(), newTrace(), newCalibrate(), newVersion(build))
 	return root
+}
+
+// newHelp is `kvsim help [COMMAND...]`: cobra's help, except that an
+// unknown command is bad input (exit 2), not a help page and exit 0.
+func newHelp(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(_ *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageError{fmt.Errorf("unknown help topic %q: kvsim help lists the commands", strings.Join(args, " "))}
+			}
+			return cmd.Help()
+		},
+	}
 }
 
 func newVersion(b report.Build) *cobra.Command {

@@ -253,6 +253,8 @@ func TestErrorsAsDocumented(t *testing.T) {
 			"--set", "cluster.engine.max_batched_tokens=4096", "--set", "cluster.engine.kv_bytes_per_token=262144"}, exitOK, nil},
 		{[]string{"sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2"}, exitBadInput, []string{"kvsim: sweep needs -o DIR"}},
 		{[]string{"sweep", "merge", dir}, exitBadInput, []string{"kvsim: sweep merge needs -o OUT"}},
+		{[]string{"help", "bogus"}, exitBadInput, []string{`kvsim: unknown help topic "bogus": kvsim help lists the commands`}},
+		{[]string{"help", "sweep", "merge"}, exitOK, nil},
 		// An output that cannot be written is a failed run, not bad input.
 		{[]string{"replay", "--set", small, "-o", filepath.Join(file, "run")}, exitFailed, nil},
 	} {
