@@ -3,6 +3,7 @@ package engine
 import (
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -10,11 +11,11 @@ import (
 // refill counts finished sequences, so the benchmark can replace them.
 type refill struct{ done int }
 
-func (*refill) BlocksStored(int32, []workload.Ref)  {}
-func (*refill) BlocksRemoved(int32, []workload.Ref) {}
-func (*refill) FirstToken(des.Time, *Seq)           {}
-func (*refill) Token(des.Time, *Seq, des.Time)      {}
-func (r *refill) Finished(des.Time, *Seq)           { r.done++ }
+func (*refill) BlocksStored(int32, []block.Ref)  {}
+func (*refill) BlocksRemoved(int32, []block.Ref) {}
+func (*refill) FirstToken(des.Time, *Seq)        {}
+func (*refill) Token(des.Time, *Seq, des.Time)   {}
+func (r *refill) Finished(des.Time, *Seq)        { r.done++ }
 
 // BenchmarkPass measures one engine pass (StartPass and FinishPass) of a
 // worker keeping 256 requests running: 1024-token prompts sharing a

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kvsim/kvsim/workload"
+	"github.com/kvsim/kvsim/block"
 )
 
 // CheckQuick is the O(running requests) part of Check: the references held
@@ -72,7 +72,7 @@ func (w *Worker) Check() error {
 			continue
 		}
 		hashed++
-		if got := p.lookup(workload.Ref{Hash: h, Place: blk.place}); got != int32(b) {
+		if got := p.lookup(block.Ref{Hash: h, Place: blk.place}); got != int32(b) {
 			errs = append(errs, fmt.Errorf("worker %d: block %d holds %x, which the cache maps to block %d", w.cfg.ID, b, h, got))
 		}
 	}
@@ -84,10 +84,10 @@ func (w *Worker) Check() error {
 
 // Cached calls f with every block in the worker's prefix cache, in block id
 // order: the blocks its KV events have announced and not withdrawn.
-func (w *Worker) Cached(f func(workload.Ref)) {
+func (w *Worker) Cached(f func(block.Ref)) {
 	for _, b := range w.pool.blocks {
 		if b.hash != 0 {
-			f(workload.Ref{Hash: b.hash, Place: b.place})
+			f(block.Ref{Hash: b.hash, Place: b.place})
 		}
 	}
 }

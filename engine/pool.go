@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"github.com/kvsim/kvsim/sim/u64map"
-	"github.com/kvsim/kvsim/workload"
-)
+import "github.com/kvsim/kvsim/block"
 
 // blockPool is the G1 block pool: reference-counted blocks, a prefix cache
 // from chained hash to block, and an LRU free list. A freed block keeps its
@@ -15,22 +12,22 @@ import (
 // first use, and memory follows the blocks a run touches, not the
 // capacity.
 type blockPool struct {
-	blocks []block // the blocks used so far; ids len(blocks)..size-1 are fresh
+	blocks []g1Block // the blocks used so far; ids len(blocks)..size-1 are fresh
 	size   int
 	head   int32 // released blocks, least recently first; head is the next victim once no block is fresh
 	tail   int32
-	nfree  int               // fresh and released blocks
-	refsum int               // sum of refs, kept for the cheap invariant check
-	cached u64map.Map[int32] // hash -> block + 1 (0: absent)
+	nfree  int              // fresh and released blocks
+	refsum int              // sum of refs, kept for the cheap invariant check
+	cached block.Map[int32] // hash -> block + 1 (0: absent)
 	// evicted collects the cached blocks that allocation reused: they left
 	// the prefix cache. The worker reports and clears it.
-	evicted []workload.Ref
+	evicted []block.Ref
 }
 
-// block is one G1 block; its fields share a cache line.
-type block struct {
+// g1Block is one G1 block; its fields share a cache line.
+type g1Block struct {
 	hash       uint64 // 0: not in the prefix cache
-	place      uint32 // the hash's place (workload.Ref)
+	place      uint32 // the hash's place (block.Ref)
 	refs       int32
 	prev, next int32 // free-list links; -1 none
 }
@@ -70,7 +67,7 @@ func (p *blockPool) unlink(b int32) {
 }
 
 // lookup returns the block caching r, or -1.
-func (p *blockPool) lookup(r workload.Ref) int32 {
+func (p *blockPool) lookup(r block.Ref) int32 {
 	b, _ := p.cached.Get(r.Hash, r.Place)
 	return b - 1
 }
@@ -89,7 +86,7 @@ func (p *blockPool) touch(b int32) {
 // evicting its cached hash. The caller has checked free() > 0.
 func (p *blockPool) alloc() int32 {
 	if len(p.blocks) < p.size {
-		p.blocks = append(p.blocks, block{refs: 1, prev: -1, next: -1})
+		p.blocks = append(p.blocks, g1Block{refs: 1, prev: -1, next: -1})
 		p.nfree--
 		p.refsum++
 		return int32(len(p.blocks) - 1)
@@ -100,7 +97,7 @@ func (p *blockPool) alloc() int32 {
 	if h := blk.hash; h != 0 {
 		p.cached.Delete(h, blk.place)
 		blk.hash = 0
-		p.evicted = append(p.evicted, workload.Ref{Hash: h, Place: blk.place})
+		p.evicted = append(p.evicted, block.Ref{Hash: h, Place: blk.place})
 	}
 	blk.refs = 1
 	p.refsum++
@@ -119,7 +116,7 @@ func (p *blockPool) release(b int32) {
 
 // commit enters a full block into the prefix cache under r. It reports
 // false when another block already caches that hash (vLLM keeps the first).
-func (p *blockPool) commit(b int32, r workload.Ref) bool {
+func (p *blockPool) commit(b int32, r block.Ref) bool {
 	slot := p.cached.Insert(r.Hash, r.Place)
 	if *slot != 0 {
 		return false

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -47,10 +48,10 @@ func (c Config) Validate() error {
 // only valid during the call.
 type Observer interface {
 	// BlocksStored: full prompt blocks entered the worker's prefix cache.
-	BlocksStored(worker int32, blocks []workload.Ref)
+	BlocksStored(worker int32, blocks []block.Ref)
 	// BlocksRemoved: cached blocks were evicted for reuse (or the worker
 	// was dropped).
-	BlocksRemoved(worker int32, blocks []workload.Ref)
+	BlocksRemoved(worker int32, blocks []block.Ref)
 	// FirstToken: the pass ending now finished s's prompt.
 	FirstToken(now des.Time, s *Seq)
 	// Token: a later output token of s, gap after the one before it.
@@ -118,11 +119,11 @@ type Worker struct {
 	pool   *blockPool
 
 	waiting     deque
-	running     []*Seq         // admission order; preemption takes the last
-	batch       []*Seq         // scheduled in the pass in progress
-	hits        []int32        // scratch: the blocks a request being admitted hits
-	stored      []workload.Ref // blocks committed in the current call, reported at its end
-	waitingHeld int            // blocks held by waiting requests (their G2 hits, loading or loaded)
+	running     []*Seq      // admission order; preemption takes the last
+	batch       []*Seq      // scheduled in the pass in progress
+	hits        []int32     // scratch: the blocks a request being admitted hits
+	stored      []block.Ref // blocks committed in the current call, reported at its end
+	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
 	busy        bool
 
 	passes int64
@@ -288,7 +289,7 @@ func (w *Worker) reusable(s *Seq) int {
 // g1Prefix counts the leading blocks of s's chain cached in G1.
 func (w *Worker) g1Prefix(s *Seq) int {
 	n, limit := 0, w.reusable(s)
-	for n < limit && w.pool.lookup(workload.RefOf(s.Req.Blocks, n)) >= 0 {
+	for n < limit && w.pool.lookup(block.RefOf(s.Req.Blocks, n)) >= 0 {
 		n++
 	}
 	return n
@@ -315,7 +316,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	if !loaded && w.cfg.PrefixCaching {
 		limit := w.reusable(s)
 		for len(hits) < limit {
-			b := w.pool.lookup(workload.RefOf(s.Req.Blocks, len(hits)))
+			b := w.pool.lookup(block.RefOf(s.Req.Blocks, len(hits)))
 			if b < 0 {
 				break
 			}
@@ -400,7 +401,7 @@ func (w *Worker) reportKV() {
 func (w *Worker) landLoad(s *Seq) {
 	end := s.loadFrom + s.loadN
 	for k := s.loadFrom; k < end; k++ {
-		if r := workload.RefOf(s.Req.Blocks, k); w.pool.commit(s.blocks[k], r) {
+		if r := block.RefOf(s.Req.Blocks, k); w.pool.commit(s.blocks[k], r) {
 			w.stored = append(w.stored, r)
 		}
 	}
@@ -458,7 +459,7 @@ func (w *Worker) FinishPass(now des.Time) {
 		if w.cfg.PrefixCaching {
 			full := min(s.chain, s.computed/bs)
 			for ; s.committed < full; s.committed++ {
-				if r := workload.RefOf(s.Req.Blocks, s.committed); w.pool.commit(s.blocks[s.committed], r) {
+				if r := block.RefOf(s.Req.Blocks, s.committed); w.pool.commit(s.blocks[s.committed], r) {
 					w.stored = append(w.stored, r)
 				}
 			}
@@ -514,7 +515,7 @@ func (w *Worker) Drop() []*Seq {
 	}
 	for _, b := range w.pool.blocks {
 		if b.hash != 0 {
-			w.pool.evicted = append(w.pool.evicted, workload.Ref{Hash: b.hash, Place: b.place})
+			w.pool.evicted = append(w.pool.evicted, block.Ref{Hash: b.hash, Place: b.place})
 		}
 	}
 	w.reportKV()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -16,8 +17,8 @@ type log struct {
 	removed int
 }
 
-func (l *log) BlocksStored(_ int32, h []workload.Ref)  { l.stored += len(h) }
-func (l *log) BlocksRemoved(_ int32, h []workload.Ref) { l.removed += len(h) }
+func (l *log) BlocksStored(_ int32, h []block.Ref)  { l.stored += len(h) }
+func (l *log) BlocksRemoved(_ int32, h []block.Ref) { l.removed += len(h) }
 func (l *log) FirstToken(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v first %d", now, s.Req.ID))
 }

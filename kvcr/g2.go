@@ -1,8 +1,8 @@
 package kvcr
 
 import (
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // op is a load or a store in flight on a worker's H2D or D2H link.
@@ -12,8 +12,8 @@ type op struct {
 	store  bool
 	req    int64
 	slots  []int32
-	blocks []workload.Ref // a store's blocks, reported when it lands
-	at     int            // index in n.ops
+	blocks []block.Ref // a store's blocks, reported when it lands
+	at     int         // index in n.ops
 	done   func(des.Time, *Transfer)
 }
 
@@ -21,7 +21,7 @@ type op struct {
 // D2H transfer; they become readable (and visible) when it completes.
 // Blocks G2 already has are skipped; a block with no slot to take is
 // dropped.
-func (k *KVCR) Store(now des.Time, w int32, blocks []workload.Ref) {
+func (k *KVCR) Store(now des.Time, w int32, blocks []block.Ref) {
 	n := k.nodes[w]
 	if n.pool.Capacity() == 0 {
 		return
@@ -74,7 +74,7 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, from, coun
 	n := k.nodes[w]
 	o := k.newOp(n, false, req)
 	for i := from; i < from+count; i++ {
-		b := workload.RefOf(chain, i)
+		b := block.RefOf(chain, i)
 		s := n.pool.slot(b)
 		k.mustServe(now, n, s, b, "load for request", req)
 		n.pool.Pin(s)

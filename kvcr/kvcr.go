@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // Config holds KVCR's knobs, resolved from the scenario.
@@ -66,7 +66,7 @@ type Listener interface {
 	PullEnded(now des.Time, w int32, req int64, from, landed int)
 	// Inventory: blocks became readable (visible) in w's G2, or were
 	// removed from it. The slice is only valid during the call.
-	Inventory(now des.Time, w int32, blocks []workload.Ref, visible bool)
+	Inventory(now des.Time, w int32, blocks []block.Ref, visible bool)
 	// PullDone: p has its final outcome and times.
 	PullDone(p *Pull)
 	// Idle: w no longer takes part in any pull (a draining w may go, in an
@@ -99,11 +99,11 @@ type KVCR struct {
 	live     map[int64]*Pull // by pull id: every pull not done
 	nextPull int64
 	nextXfer uint64
-	broken   error          // the first block served while not readable
-	spare    []*op          // finished loads and stores, for reuse
-	removed  []workload.Ref // scratch: blocks a move removed, reported in one batch
-	order    []int          // scratch: pinned blocks in hash order
-	scratch  fetch          // the fetch of the staging in progress
+	broken   error       // the first block served while not readable
+	spare    []*op       // finished loads and stores, for reuse
+	removed  []block.Ref // scratch: blocks a move removed, reported in one batch
+	order    []int       // scratch: pinned blocks in hash order
+	scratch  fetch       // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters
 }
@@ -180,7 +180,7 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 			k.sourceRemoved(now, p)
 		}
 	}
-	var gone []workload.Ref
+	var gone []block.Ref
 	for s, b := range n.pool.slots {
 		if b.st == ready || b.st == pending {
 			gone = append(gone, n.pool.ref(int32(s)))
@@ -191,7 +191,7 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 
 // mustServe records the first time a block that is not readable (absent,
 // filling, or removed by a move) is served: an invariant violation.
-func (k *KVCR) mustServe(now des.Time, n *node, s int32, b workload.Ref, what string, id int64) {
+func (k *KVCR) mustServe(now des.Time, n *node, s int32, b block.Ref, what string, id int64) {
 	if (s < 0 || n.pool.slots[s].st != ready) && k.broken == nil {
 		k.broken = fmt.Errorf("at %v worker %d served block %x to %s %d while not readable", now, n.id, b.Hash, what, id)
 	}

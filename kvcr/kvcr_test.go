@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // recorder is a Listener that logs what KVCR reports.
@@ -26,7 +26,7 @@ func (r *recorder) Loaded(des.Time, int32, int64) {}
 func (r *recorder) PullEnded(now des.Time, w int32, req int64, from, landed int) {
 	r.ended[req] = fmt.Sprintf("%v %d", now, landed)
 }
-func (r *recorder) Inventory(_ des.Time, w int32, bs []workload.Ref, visible bool) {
+func (r *recorder) Inventory(_ des.Time, w int32, bs []block.Ref, visible bool) {
 	for _, b := range bs {
 		r.visible[fmt.Sprintf("%d/%d", w, b.Hash)] = visible
 	}
@@ -74,10 +74,10 @@ func chain(first, n int) []uint64 {
 }
 
 // refs are a chain's blocks as refs, for stores.
-func refs(c []uint64) []workload.Ref {
-	out := make([]workload.Ref, len(c))
+func refs(c []uint64) []block.Ref {
+	out := make([]block.Ref, len(c))
 	for k := range c {
-		out[k] = workload.RefOf(c, k)
+		out[k] = block.RefOf(c, k)
 	}
 	return out
 }
@@ -238,7 +238,7 @@ func TestParkedPullExpires(t *testing.T) {
 	g := newRig(Config{G2Capacity: 2})
 	g.k.Store(0, 0, refs(chain(1, 2)))
 	g.k.Store(0, 1, refs(chain(50, 2)))
-	g.k.Pool(1).Pin(g.k.Pool(1).slot(workload.RefOf(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
+	g.k.Pool(1).Pin(g.k.Pool(1).slot(block.RefOf(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
 	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.r.ended[1] != "4ms 0" {
@@ -262,8 +262,8 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	c := chain(1, 2)
 	g.k.Store(0, 0, refs(c))
 	g.k.Store(0, 1, refs(chain(50, 1)))
-	g.k.Pool(1).Pin(g.k.Pool(1).slot(workload.RefOf(chain(50, 1), 0)))
-	g.k.Store(0, 1, []workload.Ref{workload.RefOf(c, 1)})
+	g.k.Pool(1).Pin(g.k.Pool(1).slot(block.RefOf(chain(50, 1), 0)))
+	g.k.Store(0, 1, []block.Ref{block.RefOf(c, 1)})
 	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.k.C.PinsAcquired != 0 {
@@ -341,9 +341,9 @@ func TestMoveLost(t *testing.T) {
 	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8500*des.Microsecond, 0)
-	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(workload.RefOf(chain(1, 1), 0)) || g.k.Pool(2).Has(workload.RefOf(chain(1, 1), 0)) {
+	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(block.RefOf(chain(1, 1), 0)) || g.k.Pool(2).Has(block.RefOf(chain(1, 1), 0)) {
 		t.Errorf("ended %q, lost %d; source has block 1: %v; target has it: %v",
-			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(workload.RefOf(chain(1, 1), 0)), g.k.Pool(2).Has(workload.RefOf(chain(1, 1), 0)))
+			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(block.RefOf(chain(1, 1), 0)), g.k.Pool(2).Has(block.RefOf(chain(1, 1), 0)))
 	}
 	g.check(t)
 }
@@ -437,7 +437,7 @@ func TestMoveRemovalPublishedWhenRemoved(t *testing.T) {
 	g.stage(0, 1, 2, chain(1, 2), Hint{Source: 0, Move: true, Blocks: all})
 	var readable, visible bool
 	g.q.Schedule(4*ms, des.PhaseSample, 0, probe(func(des.Time) {
-		readable, visible = g.k.Pool(0).Ready(workload.RefOf(chain(1, 2), 0)), g.r.visible["0/1"]
+		readable, visible = g.k.Pool(0).Ready(block.RefOf(chain(1, 2), 0)), g.r.visible["0/1"]
 	}), 0)
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[2], Success, ms, 3*ms, 2)
@@ -487,9 +487,9 @@ func TestRefreshAfterLateLanding(t *testing.T) {
 	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, refs(chain(9, 1))) }), 0)
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, ms, 2*ms, 0)
-	if !g.k.Pool(0).Ready(workload.RefOf(c, 0)) || g.k.Pool(0).Ready(workload.RefOf(c, 2)) {
+	if !g.k.Pool(0).Ready(block.RefOf(c, 0)) || g.k.Pool(0).Ready(block.RefOf(c, 2)) {
 		t.Errorf("block 1 kept %v (want true), block 3 kept %v (want false)",
-			g.k.Pool(0).Ready(workload.RefOf(c, 0)), g.k.Pool(0).Ready(workload.RefOf(c, 2)))
+			g.k.Pool(0).Ready(block.RefOf(c, 0)), g.k.Pool(0).Ready(block.RefOf(c, 2)))
 	}
 	g.check(t)
 }

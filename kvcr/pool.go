@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kvsim/kvsim/workload"
+	"github.com/kvsim/kvsim/block"
 )
 
 // state is a G2 block's state.
@@ -32,13 +32,13 @@ type Pool struct {
 	evictable int     // ready and unpinned
 	peak      int
 	// evicted collects the blocks eviction took; KVCR reports and clears it.
-	evicted []workload.Ref
+	evicted []block.Ref
 }
 
 // slot is one G2 block; its fields share a cache line.
 type slot struct {
 	hash       uint64
-	place      uint32 // the hash's place (workload.Ref)
+	place      uint32 // the hash's place (block.Ref)
 	pins       int32
 	prev, next int32 // LRU links over ready blocks; -1 none
 	st         state
@@ -59,29 +59,29 @@ func (p *Pool) Used() int { return len(p.slots) - len(p.freeSlots) }
 func (p *Pool) Peak() int { return p.peak }
 
 // slot returns r's slot, or -1.
-func (p *Pool) slot(r workload.Ref) int32 {
+func (p *Pool) slot(r block.Ref) int32 {
 	return p.idx.find(p.slots, r.Hash, r.Place)
 }
 
 // Ready reports whether r is readable.
-func (p *Pool) Ready(r workload.Ref) bool {
+func (p *Pool) Ready(r block.Ref) bool {
 	s := p.slot(r)
 	return s >= 0 && p.slots[s].st == ready
 }
 
 // Has reports whether r has a slot in any state.
-func (p *Pool) Has(r workload.Ref) bool { return p.slot(r) >= 0 }
+func (p *Pool) Has(r block.Ref) bool { return p.slot(r) >= 0 }
 
 // ref is slot s's block.
-func (p *Pool) ref(s int32) workload.Ref {
-	return workload.Ref{Hash: p.slots[s].hash, Place: p.slots[s].place}
+func (p *Pool) ref(s int32) block.Ref {
+	return block.Ref{Hash: p.slots[s].hash, Place: p.slots[s].place}
 }
 
 // Prefix counts the readable blocks of chain from index from on, up to the
 // first that is not readable.
 func (p *Pool) Prefix(chain []uint64, from int) int {
 	n := 0
-	for from+n < len(chain) && p.Ready(workload.RefOf(chain, from+n)) {
+	for from+n < len(chain) && p.Ready(block.RefOf(chain, from+n)) {
 		n++
 	}
 	return n
@@ -114,7 +114,7 @@ func (p *Pool) take() int32 {
 
 // Fill reserves a slot for r, which must not be in the pool, in the
 // filling state, evicting when full.
-func (p *Pool) Fill(r workload.Ref) int32 {
+func (p *Pool) Fill(r block.Ref) int32 {
 	s := p.take()
 	p.peak = max(p.peak, p.Used())
 	p.slots[s] = slot{hash: r.Hash, place: r.Place, st: filling}
@@ -269,7 +269,7 @@ func (p *Pool) Check() error {
 // Visible calls f with every block the router should see in the pool, in
 // slot order: the ready ones and those pending removal (announced removed
 // only once removed).
-func (p *Pool) Visible(f func(workload.Ref)) {
+func (p *Pool) Visible(f func(block.Ref)) {
 	for s, b := range p.slots {
 		if b.st == ready || b.st == pending {
 			f(p.ref(int32(s)))

@@ -4,14 +4,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kvsim/kvsim/workload"
+	"github.com/kvsim/kvsim/block"
 )
 
 // r is block h as a ref with a place of its own.
-func r(h uint64) workload.Ref { return workload.Ref{Hash: h, Place: uint32(h)} }
+func r(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(h)} }
 
 // hashes lists refs' hashes.
-func hashes(rs []workload.Ref) []uint64 {
+func hashes(rs []block.Ref) []uint64 {
 	var out []uint64
 	for _, x := range rs {
 		out = append(out, x.Hash)

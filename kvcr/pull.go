@@ -3,8 +3,8 @@ package kvcr
 import (
 	"fmt"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // Outcome is how a pull ended.
@@ -42,13 +42,13 @@ type Pull struct {
 	Outcome     Outcome
 
 	state          pullState
-	from           int            // first block the target lacked
-	whole          bool           // the fetch reaches the end of the reusable chain: landing is success
-	moves          int            // the first moves blocks of send are moved (hinted); the rest are copies
-	send           []workload.Ref // the blocks the transfer carries
-	srcSlots       []int32        // their slots at the source, pinned
-	dstSlots       []int32        // their slots at the target, filling
-	hits           []int32        // the target's slots of the fetch's blocks it held, pinned
+	from           int         // first block the target lacked
+	whole          bool        // the fetch reaches the end of the reusable chain: landing is success
+	moves          int         // the first moves blocks of send are moved (hinted); the rest are copies
+	send           []block.Ref // the blocks the transfer carries
+	srcSlots       []int32     // their slots at the source, pinned
+	dstSlots       []int32     // their slots at the target, filling
+	hits           []int32     // the target's slots of the fetch's blocks it held, pinned
 	targetDeadline des.Time
 	sourceDeadline des.Time
 	t              Transfer

@@ -3,13 +3,13 @@ package kvcr
 import (
 	"math/bits"
 
-	"github.com/kvsim/kvsim/sim/u64map"
+	"github.com/kvsim/kvsim/block"
 )
 
 // slotIndex finds a pool slot by its block's hash: an open-addressing table
 // of slot numbers whose keys are the slots' own hash and place, so an entry
 // takes 4 bytes where a map from hash to slot takes 16. It homes keys by
-// place as u64map does, probes linearly, deletes by backward shift and
+// place as block.Map does, probes linearly, deletes by backward shift and
 // keeps its load at most 1/2.
 //
 // An entry packs, from its low bits up, the slot number + 1, the entry's
@@ -69,7 +69,7 @@ func (x *slotIndex) dist(slots []slot, e uint32, i int) int {
 	if d := x.storedDist(e); d != x.distUnknown() {
 		return int(d)
 	}
-	return (i - u64map.Home(slots[x.slotOf(e)].place, x.bits)) & (len(x.tab) - 1)
+	return (i - block.Home(slots[x.slotOf(e)].place, x.bits)) & (len(x.tab) - 1)
 }
 
 // withDist returns entry e at distance d from its home.
@@ -86,7 +86,7 @@ func (x *slotIndex) find(slots []slot, hash uint64, place uint32) int32 {
 	mask := len(x.tab) - 1
 	tag, tags := x.tag(hash), x.tagMask()
 	d := 0
-	for i := u64map.Home(place, x.bits); ; i, d = (i+1)&mask, d+1 {
+	for i := block.Home(place, x.bits); ; i, d = (i+1)&mask, d+1 {
 		e := x.tab[i]
 		if e == 0 {
 			return -1
@@ -114,7 +114,7 @@ func (x *slotIndex) insert(slots []slot, s int32) {
 
 func (x *slotIndex) place(slots []slot, s int32) {
 	mask := len(x.tab) - 1
-	i, d := u64map.Home(slots[s].place, x.bits), 0
+	i, d := block.Home(slots[s].place, x.bits), 0
 	for x.tab[i] != 0 {
 		i, d = (i+1)&mask, d+1
 	}
@@ -124,7 +124,7 @@ func (x *slotIndex) place(slots []slot, s int32) {
 // remove drops slot s, which must be indexed and still hold its hash.
 func (x *slotIndex) remove(slots []slot, s int32) {
 	mask := len(x.tab) - 1
-	i := u64map.Home(slots[s].place, x.bits)
+	i := block.Home(slots[s].place, x.bits)
 	for x.slotOf(x.tab[i]) != s {
 		i = (i + 1) & mask
 	}
@@ -143,7 +143,7 @@ func (x *slotIndex) remove(slots []slot, s int32) {
 
 func (x *slotIndex) grow(slots []slot) {
 	old := x.tab
-	size := max(2*u64map.Group, 2*len(old))
+	size := max(2*block.Group, 2*len(old))
 	x.tab = make([]uint32, size)
 	x.bits = uint(bits.TrailingZeros(uint(size)))
 	for _, e := range old {

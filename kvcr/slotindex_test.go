@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kvsim/kvsim/workload"
+	"github.com/kvsim/kvsim/block"
 )
 
 // TestSlotIndexAgainstMap fills and frees 3000 slots at random with the
@@ -25,14 +25,14 @@ func TestSlotIndexAgainstMap(t *testing.T) {
 
 func testSlotIndex(t *testing.T, x slotIndex) {
 	r := rand.New(rand.NewPCG(3, 4))
-	var refs []workload.Ref
+	var refs []block.Ref
 	for range 400 {
 		chain := make([]uint64, 20)
 		for i := range chain {
 			chain[i] = r.Uint64() | 1
 		}
 		for k := range chain {
-			refs = append(refs, workload.RefOf(chain, k))
+			refs = append(refs, block.RefOf(chain, k))
 		}
 	}
 	slots := make([]slot, 3000)

@@ -3,8 +3,8 @@ package kvcr
 import (
 	"slices"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // fetch is what one staging attempt finds on the request's reusable chain
@@ -16,14 +16,14 @@ import (
 // holds it ready. The walk stops at the first block neither side can
 // supply.
 type fetch struct {
-	first     int            // first block the target lacks: the end of its G2 prefix
-	end       int            // the walk's end: every block of [g1, end) is a hit or sent
-	hits      []int32        // the target's slots of the hits
-	hitIdx    []int          // their block indices
-	send      []workload.Ref // the missing blocks the transfer carries, in chain order
-	srcSlots  []int32        // their slots at the source
-	moves     int            // the first moves blocks of send are the hint's
-	unsettled bool           // the walk stopped at a target block still filling or pending removal
+	first     int         // first block the target lacks: the end of its G2 prefix
+	end       int         // the walk's end: every block of [g1, end) is a hit or sent
+	hits      []int32     // the target's slots of the hits
+	hitIdx    []int       // their block indices
+	send      []block.Ref // the missing blocks the transfer carries, in chain order
+	srcSlots  []int32     // their slots at the source
+	moves     int         // the first moves blocks of send are the hint's
+	unsettled bool        // the walk stopped at a target block still filling or pending removal
 }
 
 // walk fills f for the fetch [g1, limit) of chain at target tn, with the
@@ -36,7 +36,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hi
 	capacity := tn.pool.Capacity()
 	i := g1
 	for ; i < limit; i++ {
-		b := workload.RefOf(chain, i)
+		b := block.RefOf(chain, i)
 		s := tn.pool.slot(b)
 		if s >= 0 && tn.pool.slots[s].st == ready {
 			f.hits = append(f.hits, s)
@@ -142,7 +142,7 @@ func (k *KVCR) invalidateHits(now des.Time, sn *node, chain []uint64, f *fetch, 
 		if i >= hintEnd {
 			break
 		}
-		if s := sn.pool.slot(workload.RefOf(chain, i)); s >= 0 {
+		if s := sn.pool.slot(block.RefOf(chain, i)); s >= 0 {
 			k.markMoved(sn, s)
 		}
 	}

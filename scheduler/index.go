@@ -6,8 +6,7 @@ package scheduler
 import (
 	"math/bits"
 
-	"github.com/kvsim/kvsim/sim/u64map"
-	"github.com/kvsim/kvsim/workload"
+	"github.com/kvsim/kvsim/block"
 )
 
 // Tier is where a worker holds a block: GPU memory (G1) or its host pool
@@ -41,7 +40,7 @@ const (
 // 64 workers a word. A query's cost grows with the matched prefix and the
 // workers holding it, never with a scan of the cluster.
 type Index struct {
-	heads u64map.Map[entry]
+	heads block.Map[entry]
 	nodes []holder
 	free  int32 // first free node + 1
 
@@ -192,7 +191,7 @@ func (ix *Index) setMask(s int32, w int32) uint8 {
 }
 
 // Add records that worker w holds block r in tier t.
-func (ix *Index) Add(w int32, t Tier, r workload.Ref) {
+func (ix *Index) Add(w int32, t Tier, r block.Ref) {
 	bit := uint8(1) << t
 	e := ix.heads.Insert(r.Hash, r.Place)
 	switch e.mode() {
@@ -267,7 +266,7 @@ func (ix *Index) setBit(s int32, w int32, t Tier, on bool) int32 {
 }
 
 // Remove records that worker w no longer holds block r in tier t.
-func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
+func (ix *Index) Remove(w int32, t Tier, r block.Ref) {
 	bit := uint8(1) << t
 	e := ix.heads.Ptr(r.Hash, r.Place)
 	if e == nil {
@@ -321,7 +320,7 @@ func (ix *Index) Remove(w int32, t Tier, r workload.Ref) {
 func (ix *Index) Len() int { return ix.heads.Len() }
 
 // Mask is worker w's tiers holding block r, as a bit set of 1 << Tier.
-func (ix *Index) Mask(w int32, r workload.Ref) uint8 {
+func (ix *Index) Mask(w int32, r block.Ref) uint8 {
 	e, ok := ix.heads.Get(r.Hash, r.Place)
 	switch {
 	case !ok:

@@ -3,7 +3,7 @@ package scheduler
 import (
 	"math/bits"
 
-	"github.com/kvsim/kvsim/workload"
+	"github.com/kvsim/kvsim/block"
 )
 
 // Prefix is how much of a chain one worker holds: the leading blocks in G1,
@@ -32,7 +32,7 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 	if from >= len(chain) {
 		return dst
 	}
-	e, _ := ix.heads.Get(chain[from], workload.PlaceOf(chain, from))
+	e, _ := ix.heads.Get(chain[from], block.PlaceOf(chain, from))
 	if e.mode() == modeSet {
 		return ix.setRuns(chain, from, outer, inner, e, dst)
 	}
@@ -49,7 +49,7 @@ func (ix *Index) runs(chain []uint64, from int, outer, inner uint8, dst []Prefix
 	out := dst[start:]              // at most maxList (< 64) workers, in worker order
 	live := uint64(1)<<len(out) - 1 // bit i: out[i] is still in its run
 	for k := from + 1; k < len(chain) && live != 0; k++ {
-		e, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
+		e, _ := ix.heads.Get(chain[k], block.PlaceOf(chain, k))
 		set := e.mode() == modeSet
 		var who packed
 		var n int32
@@ -142,7 +142,7 @@ func (ix *Index) setRuns(chain []uint64, from int, outer, inner uint8, first ent
 	}
 	k := from + 1
 	for ; k < len(chain); k++ {
-		e, _ := ix.heads.Get(chain[k], workload.PlaceOf(chain, k))
+		e, _ := ix.heads.Get(chain[k], block.PlaceOf(chain, k))
 		ix.holderBits(e, outer, ix.outer)
 		if inner != 0 {
 			ix.holderBits(e, inner, ix.inner)

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -58,7 +59,7 @@ type Route struct {
 type kvEvent struct {
 	at     des.Time
 	worker int32
-	block  workload.Ref
+	block  block.Ref
 	tier   Tier
 	stored bool
 }
@@ -114,16 +115,16 @@ func (r *Router) SetSchedulable(id int32, on bool) {
 func (r *Router) Schedulable() int { return len(r.schedulable) }
 
 // Stored is a batch of KV events: worker w's tier gained blocks.
-func (r *Router) Stored(now des.Time, w int32, tier Tier, blocks []workload.Ref) {
+func (r *Router) Stored(now des.Time, w int32, tier Tier, blocks []block.Ref) {
 	r.events(now, w, tier, blocks, true)
 }
 
 // Removed is a batch of KV events: worker w's tier lost blocks.
-func (r *Router) Removed(now des.Time, w int32, tier Tier, blocks []workload.Ref) {
+func (r *Router) Removed(now des.Time, w int32, tier Tier, blocks []block.Ref) {
 	r.events(now, w, tier, blocks, false)
 }
 
-func (r *Router) events(now des.Time, w int32, tier Tier, blocks []workload.Ref, stored bool) {
+func (r *Router) events(now des.Time, w int32, tier Tier, blocks []block.Ref, stored bool) {
 	if r.cfg.EventDelay == 0 {
 		for _, b := range blocks {
 			r.apply(w, tier, b, stored)
@@ -135,7 +136,7 @@ func (r *Router) events(now des.Time, w int32, tier Tier, blocks []workload.Ref,
 	}
 }
 
-func (r *Router) apply(w int32, tier Tier, b workload.Ref, stored bool) {
+func (r *Router) apply(w int32, tier Tier, b block.Ref, stored bool) {
 	if stored {
 		r.index.Add(w, tier, b)
 	} else {
@@ -282,7 +283,7 @@ func (r *Router) Outstanding(w int32) int { return r.loads[w].outstanding }
 
 // Holds reports whether the router's view has worker w holding block r in
 // tier t, once every KV event sent so far has reached it.
-func (r *Router) Holds(w int32, t Tier, b workload.Ref) bool {
+func (r *Router) Holds(w int32, t Tier, b block.Ref) bool {
 	r.catchUp(des.MaxTime - r.cfg.EventDelay)
 	return r.index.Mask(w, b)&(1<<t) != 0
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -30,7 +31,7 @@ func TestIndexOverlaps(t *testing.T) {
 	chain := []uint64{10, 11, 12, 13}
 	// Worker 2 holds blocks 0-3, worker 0 holds 0-1, worker 5 holds 0 and 2
 	// (a gap: its prefix is 1 block), worker 3 holds only block 1 (no prefix).
-	at := func(k int) workload.Ref { return workload.RefOf(chain, k) }
+	at := func(k int) block.Ref { return block.RefOf(chain, k) }
 	for k := range chain {
 		ix.Add(2, G1, at(k))
 	}
@@ -46,7 +47,7 @@ func TestIndexOverlaps(t *testing.T) {
 		t.Errorf("overlaps %v want %v", got, want)
 	}
 	ix.Remove(2, G1, at(2))
-	ix.Remove(2, G1, workload.Ref{Hash: 99, Place: 99}) // absent: no-op
+	ix.Remove(2, G1, block.Ref{Hash: 99, Place: 99}) // absent: no-op
 	if got := overlaps(ix, chain, 0, InG1); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
 		t.Errorf("after remove: %v", got)
 	}
@@ -56,10 +57,10 @@ func TestIndexOverlaps(t *testing.T) {
 }
 
 // blocks are blocks from..to-1 of chain as refs.
-func blocks(chain []uint64, from, to int) []workload.Ref {
-	var out []workload.Ref
+func blocks(chain []uint64, from, to int) []block.Ref {
+	var out []block.Ref
 	for k := from; k < to; k++ {
-		out = append(out, workload.RefOf(chain, k))
+		out = append(out, block.RefOf(chain, k))
 	}
 	return out
 }
@@ -256,7 +257,7 @@ func TestIndexAgainstReference(t *testing.T) {
 		if ref[k] == nil {
 			ref[k] = map[int32]bool{}
 		}
-		b := workload.RefOf([]uint64{k.h}, 0)
+		b := block.RefOf([]uint64{k.h}, 0)
 		if r.IntN(5) < 2 {
 			ix.Remove(w, k.tier, b)
 			delete(ref[k], w)
@@ -395,10 +396,10 @@ func TestPrefixesAgainstReference(t *testing.T) {
 			k = min(k, r.IntN(len(chain))) // favour leading blocks, as real holdings do
 			ky := key{w, k, Tier(r.IntN(2))}
 			if r.IntN(4) == 0 {
-				ix.Remove(ky.w, ky.tier, workload.RefOf(chain, k))
+				ix.Remove(ky.w, ky.tier, block.RefOf(chain, k))
 				delete(held, ky)
 			} else {
-				ix.Add(ky.w, ky.tier, workload.RefOf(chain, k))
+				ix.Add(ky.w, ky.tier, block.RefOf(chain, k))
 				held[ky] = true
 			}
 		}
@@ -442,7 +443,7 @@ func TestPrefixesAgainstReference(t *testing.T) {
 // 10-18 and reuses it: it must hold exactly those, nothing of a's.
 func TestBitSetReuse(t *testing.T) {
 	ix := NewIndex()
-	a, b := workload.RefOf([]uint64{1}, 0), workload.RefOf([]uint64{2}, 0)
+	a, b := block.RefOf([]uint64{1}, 0), block.RefOf([]uint64{2}, 0)
 	for w := range int32(9) {
 		ix.Add(w, G1, a)
 	}

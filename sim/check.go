@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // InvariantError is a broken model invariant found by Options.Check: which
@@ -119,8 +119,8 @@ func (c *Cluster) checkRouterView() error {
 		if n.status == kvcr.Removed {
 			continue
 		}
-		look := func(t scheduler.Tier) func(workload.Ref) {
-			return func(b workload.Ref) {
+		look := func(t scheduler.Tier) func(block.Ref) {
+			return func(b block.Ref) {
 				facts++
 				if missing == nil && !c.router.Holds(n.id, t, b) {
 					missing = fmt.Errorf("worker %d holds block %x in %s; the router does not know", n.id, b.Hash, tierName[t])

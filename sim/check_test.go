@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // TestCheckCausal: a row's times must run arrival, first scheduling, first
@@ -55,22 +55,22 @@ func TestRouterViewCheck(t *testing.T) {
 	if _, err := c.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	var held workload.Ref
-	c.workers[1].w.Cached(func(b workload.Ref) { held = b })
+	var held block.Ref
+	c.workers[1].w.Cached(func(b block.Ref) { held = b })
 	if held.Hash == 0 {
 		t.Fatal("worker 1 caches nothing")
 	}
 	now := c.q.Now()
-	c.router.Removed(now, 1, scheduler.G1, []workload.Ref{held})
+	c.router.Removed(now, 1, scheduler.G1, []block.Ref{held})
 	if err := c.checkRouterView(); err == nil || !strings.Contains(err.Error(), "worker 1 holds block") {
 		t.Errorf("lost holding: %v", err)
 	}
-	c.router.Stored(now, 1, scheduler.G1, []workload.Ref{held})
-	c.router.Stored(now, 2, scheduler.G1, []workload.Ref{{Hash: 12345, Place: 6}})
+	c.router.Stored(now, 1, scheduler.G1, []block.Ref{held})
+	c.router.Stored(now, 2, scheduler.G1, []block.Ref{{Hash: 12345, Place: 6}})
 	if err := c.checkRouterView(); err == nil || !strings.Contains(err.Error(), "the router records") {
 		t.Errorf("invented holding: %v", err)
 	}
-	c.router.Removed(now, 2, scheduler.G1, []workload.Ref{{Hash: 12345, Place: 6}})
+	c.router.Removed(now, 2, scheduler.G1, []block.Ref{{Hash: 12345, Place: 6}})
 	if err := c.checkRouterView(); err != nil {
 		t.Errorf("mended: %v", err)
 	}

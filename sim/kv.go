@@ -1,11 +1,11 @@
 package sim
 
 import (
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // hostKV is one worker's engine.HostKV: its slice of KVCR.
@@ -58,7 +58,7 @@ func (l *kvListener) PullEnded(now des.Time, w int32, req int64, from, landed in
 	}
 }
 
-func (l *kvListener) Inventory(now des.Time, w int32, blocks []workload.Ref, visible bool) {
+func (l *kvListener) Inventory(now des.Time, w int32, blocks []block.Ref, visible bool) {
 	if visible {
 		l.router.Stored(now, w, scheduler.G2, blocks)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
@@ -74,7 +75,7 @@ type node struct {
 	w         *engine.Worker
 	status    kvcr.Status
 	drive     bool // a drive scan is scheduled at the current time
-	stored    []workload.Ref
+	stored    []block.Ref
 	addedNs   des.Time
 	readyNs   des.Time
 	drainNs   des.Time
@@ -384,7 +385,7 @@ func (p *passDone) Fire(now des.Time, key, _ uint64) {
 // observer receives the workers' reports.
 type observer Cluster
 
-func (o *observer) BlocksStored(w int32, hs []workload.Ref) {
+func (o *observer) BlocksStored(w int32, hs []block.Ref) {
 	c := (*Cluster)(o)
 	c.router.Stored(c.q.Now(), w, scheduler.G1, hs)
 	if c.kv != nil {
@@ -393,7 +394,7 @@ func (o *observer) BlocksStored(w int32, hs []workload.Ref) {
 	}
 }
 
-func (o *observer) BlocksRemoved(w int32, hs []workload.Ref) {
+func (o *observer) BlocksRemoved(w int32, hs []block.Ref) {
 	o.router.Removed(o.q.Now(), w, scheduler.G1, hs)
 }
 

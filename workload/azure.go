@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 )
 
@@ -156,7 +157,7 @@ func extendUnique(prefix []uint64, owner uint64, n int) []uint64 {
 	if len(prefix) > 0 {
 		parent = prefix[len(prefix)-1]
 	}
-	content := mix(owner ^ 0xa2f1b6c3d4e5f607)
+	content := block.Mix(owner ^ 0xa2f1b6c3d4e5f607)
 	for k := len(prefix); k < n; k++ {
 		parent = ChainHash(parent, content, uint64(k))
 		out[k] = parent

@@ -6,8 +6,8 @@ package workload
 import (
 	"fmt"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/u64map"
 )
 
 // Request is one inference request as the cluster sees it.
@@ -69,21 +69,11 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// mix is the splitmix64 finalizer: a fast bijective 64-bit mixer.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	x ^= x >> 31
-	return x
-}
-
 // ChainHash derives the hash of a block from its parent's hash and the
 // identity of its own content (content, sub). Zero is never returned, so
 // callers can use it as "no hash".
 func ChainHash(parent, content, sub uint64) uint64 {
-	h := mix(parent ^ mix(content^0x9e3779b97f4a7c15) ^ mix(sub+0x632be59bd9b4e019))
+	h := block.Mix(parent ^ block.Mix(content^0x9e3779b97f4a7c15) ^ block.Mix(sub+0x632be59bd9b4e019))
 	if h == 0 {
 		h = 1
 	}
@@ -112,27 +102,3 @@ func Rechunk(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
 	}
 	return out
 }
-
-// Ref names a block of a chain for the tables keyed by block hash: its
-// hash, and its place, a locality hint. Blocks that follow each other in a
-// chain get neighbouring places (groups of eight share a leader), so a
-// table that puts a key near its place touches a few cache lines for a run
-// of blocks instead of one a block. The place is a function of the block's
-// prefix, so every chain holding the block gives it the same place.
-type Ref struct {
-	Hash  uint64
-	Place uint32
-}
-
-// PlaceGroup is how many consecutive blocks share a place leader.
-const PlaceGroup = u64map.Group
-
-// PlaceOf is the place of block k of chain: the top bits of its group
-// leader's hash, mixed, with the block's offset in the group as the low
-// bits.
-func PlaceOf(chain []uint64, k int) uint32 {
-	return uint32(mix(chain[k&^(PlaceGroup-1)])>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
-}
-
-// RefOf is block k of chain as a Ref.
-func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k)} }

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 )
 
@@ -171,9 +172,9 @@ func (g *Generator) turn(s *session, n int) *Request {
 		}
 		var content uint64
 		if k < shared {
-			content = mix(uint64(s.group) ^ 0x5bd1e9955bd1e995) // same for the whole group
+			content = block.Mix(uint64(s.group) ^ 0x5bd1e9955bd1e995) // same for the whole group
 		} else {
-			content = mix(s.id<<20 ^ uint64(s.turn) ^ 0x27d4eb2f165667c5)
+			content = block.Mix(s.id<<20 ^ uint64(s.turn) ^ 0x27d4eb2f165667c5)
 		}
 		chain = append(chain, ChainHash(parent, content, uint64(k)))
 	}

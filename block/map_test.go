@@ -1,4 +1,4 @@
-package u64map
+package block
 
 import (
 	"math/rand/v2"

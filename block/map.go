@@ -1,13 +1,4 @@
-// Package u64map is a hash map from non-zero uint64 keys to values, for the
-// simulator's block-hash indexes. Each key comes with a place: a 32-bit
-// hint whose top bits choose an aligned group of eight slots and whose low
-// three bits a slot in it, so keys the caller knows are used together
-// (consecutive blocks of a chain) land in the same two cache lines. It uses
-// open addressing with linear probing and backward-shift deletion, so heavy
-// insert/delete churn (a prefix cache evicting and committing blocks)
-// leaves no tombstones. Iteration is not offered, so no map order can leak
-// into results.
-package u64map
+package block
 
 import "math/bits"
 
@@ -21,6 +12,15 @@ type slot[V any] struct {
 }
 
 // Map maps non-zero uint64 keys to V. The zero value is an empty map.
+// Map is a hash map from non-zero uint64 keys to values, for the
+// simulator's block-hash indexes. Each key comes with a place: a 32-bit
+// hint whose top bits choose an aligned group of eight slots and whose low
+// three bits a slot in it, so keys the caller knows are used together
+// (consecutive blocks of a chain) land in the same two cache lines. It uses
+// open addressing with linear probing and backward-shift deletion, so heavy
+// insert/delete churn (a prefix cache evicting and committing blocks)
+// leaves no tombstones. Iteration is not offered, so no map order can leak
+// into results.
 type Map[V any] struct {
 	slots []slot[V]
 	n     int
@@ -76,7 +76,7 @@ func (m *Map[V]) Put(k uint64, place uint32, v V) {
 // absent. The pointer is valid until the next Put, Insert or Delete.
 func (m *Map[V]) Insert(k uint64, place uint32) *V {
 	if k == 0 {
-		panic("u64map: zero key")
+		panic("block: Map: zero key")
 	}
 	if 2*(m.n+1) > len(m.slots) { // load factor at most 1/2
 		m.grow()

@@ -1,0 +1,40 @@
+// Package block is a block's identity in the tables that index blocks by
+// hash: Ref (hash and place), the place of a chain's block, and Map, the
+// hash map those tables use. The workload, engine, kvcr and scheduler
+// packages share it.
+package block
+
+// Mix is the splitmix64 finalizer: a fast bijective 64-bit mixer, for
+// block hashes and their places.
+func Mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// Ref names a block of a chain for the tables keyed by block hash: its
+// hash, and its place, a locality hint. Blocks that follow each other in a
+// chain get neighbouring places (groups of eight share a leader), so a
+// table that puts a key near its place touches a few cache lines for a run
+// of blocks instead of one a block. The place is a function of the block's
+// prefix, so every chain holding the block gives it the same place.
+type Ref struct {
+	Hash  uint64
+	Place uint32
+}
+
+// PlaceGroup is how many consecutive blocks share a place leader.
+const PlaceGroup = Group
+
+// PlaceOf is the place of block k of chain: the top bits of its group
+// leader's hash, mixed, with the block's offset in the group as the low
+// bits.
+func PlaceOf(chain []uint64, k int) uint32 {
+	return uint32(Mix(chain[k&^(PlaceGroup-1)])>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
+}
+
+// RefOf is block k of chain as a Ref.
+func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k)} }
