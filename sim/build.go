@@ -14,9 +14,6 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
-// timing builds the scenario's pass timing model.
-func timing(sc *scenarios.Scenario) engine.Timing { return sc.PassTiming() }
-
 // engineConfig is worker id's engine configuration.
 func engineConfig(sc *scenarios.Scenario, id int32) engine.Config {
 	e := sc.Cluster.Engine

@@ -169,7 +169,7 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 		return nil, err
 	}
 	rng := des.NewRNG(sc.Seed)
-	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: timing(sc), digest: report.NewDigest(),
+	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: sc.PassTiming(), digest: report.NewDigest(),
 		moveHints: sc.Router.Hints.Mode == "move", scanned: -1}
 	e := sc.Cluster.Engine
 	kvOn := sc.KVCR.Enabled
