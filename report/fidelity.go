@@ -146,7 +146,7 @@ func moments(v []int64) Moments {
 	n := int64(len(v))
 	return Moments{
 		Mean: sum / float64(n) / 1e6,
-		P50:  float64(v[nearestRank(500, n)-1]) / 1e6,
-		P90:  float64(v[nearestRank(900, n)-1]) / 1e6,
+		P50:  float64(v[NearestRank(500, n)-1]) / 1e6,
+		P90:  float64(v[NearestRank(900, n)-1]) / 1e6,
 	}
 }

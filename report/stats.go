@@ -19,10 +19,10 @@ type Percentiles struct {
 // thousandths.
 var percentilesPerMille = [4]int64{500, 900, 950, 990}
 
-// nearestRank returns the 1-based rank of the perMille/1000 quantile of n
+// NearestRank returns the 1-based rank of the perMille/1000 quantile of n
 // samples by the nearest-rank rule: ceil(p*n), at least 1. Integer math,
 // so exact; it agrees with gonum's stat.Quantile with stat.Empirical.
-func nearestRank(perMille, n int64) int64 {
+func NearestRank(perMille, n int64) int64 {
 	return max(1, (perMille*n+999)/1000)
 }
 
@@ -86,7 +86,7 @@ func (d *Dist) Percentiles() Percentiles {
 	slices.Sort(d.s)
 	var q [4]int64
 	for i, pm := range percentilesPerMille {
-		q[i] = d.s[nearestRank(pm, n)-1]
+		q[i] = d.s[NearestRank(pm, n)-1]
 	}
 	return percentilesMs(q, d.s[n-1])
 }
@@ -155,7 +155,7 @@ func (h *Histogram) Percentiles() Percentiles {
 	k, cum := 0, uint64(0)
 	for i, c := range h.counts {
 		cum += c
-		for k < len(q) && cum >= uint64(nearestRank(percentilesPerMille[k], int64(h.n))) {
+		for k < len(q) && cum >= uint64(NearestRank(percentilesPerMille[k], int64(h.n))) {
 			q[k] = min(bucketHigh(i), h.max)
 			k++
 		}

@@ -445,9 +445,10 @@ func idRanges(ids []int32) string {
 	return strings.Join(parts, ",")
 }
 
-// nearestRank is the index of the sample of rank ⌈q·n⌉ in n sorted ones.
-func nearestRank(q float64, n int) int {
-	return max(0, min(n-1, int(math.Ceil(q*float64(n)-1e-9))-1))
+// atRank is the perMille/1000 quantile of sorted (non-empty), by the
+// nearest-rank rule of the report's percentiles.
+func atRank(sorted []float64, perMille int64) float64 {
+	return sorted[report.NearestRank(perMille, int64(len(sorted)))-1]
 }
 
 // points converts a dash pattern in points to lengths.

@@ -264,9 +264,9 @@ func percentileNote(vals []float64, unit string) string {
 	lines := []string{formatNum(float64(len(s))) + " " + unit}
 	for _, p := range []struct {
 		name string
-		q    float64
-	}{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"max", 1}} {
-		lines = append(lines, fmt.Sprintf("%s %s ms", p.name, formatMs(s[nearestRank(p.q, len(s))])))
+		pm   int64
+	}{{"p50", 500}, {"p90", 900}, {"p99", 990}, {"max", 1000}} {
+		lines = append(lines, fmt.Sprintf("%s %s ms", p.name, formatMs(atRank(s, p.pm))))
 	}
 	return strings.Join(lines, "\n")
 }

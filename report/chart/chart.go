@@ -184,14 +184,14 @@ func ttftFigure(reqs []request, evs []event, t timeAxis) (*figure, error) {
 		x := t.x(at)
 		for _, s := range []struct {
 			seg *segments
-			q   float64
-		}{{p50, 0.5}, {p99, 0.99}} {
+			pm  int64
+		}{{p50, 500}, {p99, 990}} {
 			// No requests, or a TTFT of 0 the log axis cannot show: a gap.
-			if len(buf) == 0 || buf[nearestRank(s.q, len(buf))] <= 0 {
+			if len(buf) == 0 || atRank(buf, s.pm) <= 0 {
 				s.seg.gap()
 				continue
 			}
-			v := buf[nearestRank(s.q, len(buf))]
+			v := atRank(buf, s.pm)
 			s.seg.add(x, v)
 			lo, hi = min(lo, v), max(hi, v)
 		}
