@@ -198,7 +198,7 @@ func cdfFigure(m cdfMetric, lines []cdfLine, title string) (*figure, error) {
 			continue
 		}
 		drawn++
-		col, dashes := ln.st.get()
+		col, dashes := ln.st.color, ln.st.dashes
 		l, err := plotter.NewLine(xys)
 		if err != nil {
 			return nil, err

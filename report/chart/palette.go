@@ -42,7 +42,6 @@ var (
 	red       = palette[3]
 	green     = palette[4]
 	blue      = palette[6]
-	grey      = palette[15]
 	eventGrey = color.RGBA{R: 0x60, G: 0x60, B: 0x60, A: 0xff}
 	lightBlue = color.NRGBA{R: 0x00, G: 0x67, B: 0xA5, A: 0x38} // fill under a blue line: blue, see-through
 )
@@ -56,12 +55,5 @@ func rgb(v uint32) color.RGBA {
 // lineStyle is the colour and dash pattern of the i-th of many lines: the
 // palette's colours in order, then again dashed, then dotted.
 func lineStyle(i int) (color.Color, []float64) {
-	c := palette[i%len(palette)]
-	switch (i / len(palette)) % 3 {
-	case 1:
-		return c, []float64{6, 3}
-	case 2:
-		return c, []float64{1.5, 2}
-	}
-	return c, nil
+	return palette[i%len(palette)], lineDashes[(i/len(palette))%len(lineDashes)]
 }

@@ -169,8 +169,6 @@ type runStyle struct {
 	dashes []float64
 }
 
-func (s runStyle) get() (plotColor, []float64) { return s.color, s.dashes }
-
 // glyphShapes tell apart the points of lines that coincide.
 var glyphShapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.PlusGlyph{}}
 
