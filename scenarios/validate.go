@@ -96,7 +96,7 @@ func (sc *Scenario) validate() error {
 			t.Format = "mooncake"
 			if strings.EqualFold(filepath.Ext(t.Path), ".csv") {
 				t.Format = "azure"
-			} else if p, err := sc.tracePath(); err == nil && t.Path != "" && isOtelFile(p) {
+			} else if p, err := sc.tracePath(); t.Path != "" && err == nil && isOtelFile(p) {
 				t.Format = "otel"
 			}
 		}
@@ -403,16 +403,7 @@ func (sc *Scenario) resolveHardware() error {
 	}
 	gpu, _ := engine.FindGPU(t.GPU)
 	if t.ModelConfig != "" {
-		// Relative to the scenario file when written in it, to the working
-		// directory when given by --set; absolute once resolved, as the
-		// trace path.
-		path := t.ModelConfig
-		if !filepath.IsAbs(path) && sc.File != "" && !sc.isSet(p+"model_config") {
-			path = filepath.Join(filepath.Dir(sc.File), path)
-		}
-		if abs, err := filepath.Abs(path); err == nil {
-			path = abs
-		}
+		path := sc.filePath(p+"model_config", t.ModelConfig, false)
 		t.ModelConfig = path
 		m, err := engine.LoadModelConfig(path)
 		if err != nil {
@@ -425,9 +416,8 @@ func (sc *Scenario) resolveHardware() error {
 	model := t.model
 	if e.KVBytesPerToken == 0 {
 		e.KVBytesPerToken = model.KVBytesPerToken()
-	} else {
-		t.model.KVPerToken = e.KVBytesPerToken // the cache as configured, read by every pass
 	}
+	t.model.KVPerToken = e.KVBytesPerToken // the cache as configured, read by every pass
 	if e.MaxModelLen == 0 {
 		e.MaxModelLen = model.MaxModelLen
 	}
@@ -487,17 +477,22 @@ func (sc *Scenario) tracePath() (string, error) {
 		}
 		return "$" + v
 	})
-	// A path from the command line or from $KVSIM_TRACES is relative to
-	// the working directory; one written in the file, to the file.
-	if !filepath.IsAbs(p) && sc.File != "" && !sc.isSet("workload.trace.path") && !fromEnv {
-		p = filepath.Join(filepath.Dir(sc.File), p)
+	return sc.filePath("workload.trace.path", p, fromEnv), nil
+}
+
+// filePath resolves a file named by key: relative to the scenario file's
+// folder when written in the file, to the working directory when given by
+// --set or expanded from an environment variable (fromEnv); then absolute,
+// so that the resolved scenario (a run's scenario.yaml) names the same file
+// wherever it is loaded from.
+func (sc *Scenario) filePath(key, path string, fromEnv bool) string {
+	if !filepath.IsAbs(path) && sc.File != "" && !sc.isSet(key) && !fromEnv {
+		path = filepath.Join(filepath.Dir(sc.File), path)
 	}
-	// Absolute, so that the resolved scenario (a run's scenario.yaml)
-	// names the same file wherever it is loaded from.
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
 	}
-	return p, nil
+	return path
 }
 
 // isOtelFile reports whether the regular file at path opens as OTLP JSON
