@@ -77,8 +77,7 @@ type Otel struct {
 	opt  TraceOptions
 	read bool
 	err  error
-	reqs []*Request
-	next int
+	reqs sorted // the requests in arrival order, served as Sorted serves its
 }
 
 // NewOtel returns a reader over r; it reads r to its end on the first Next.
@@ -92,18 +91,12 @@ func NewOtel(r io.Reader, opt TraceOptions) *Otel {
 func (o *Otel) Next() (*Request, error) {
 	if !o.read {
 		o.read = true
-		o.reqs, o.err = readOtel(o.r, o.opt)
+		o.reqs.reqs, o.err = readOtel(o.r, o.opt)
 	}
 	if o.err != nil {
 		return nil, o.err
 	}
-	if o.next >= len(o.reqs) {
-		return nil, io.EOF
-	}
-	r := o.reqs[o.next]
-	o.reqs[o.next] = nil // served: the run owns it now
-	o.next++
-	return r, nil
+	return o.reqs.Next()
 }
 
 // ErrNoOtelRequests is the error of a file without an llm_request span.
