@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -368,13 +367,26 @@ func writeAtomic(path string, force bool, fill func(io.Writer) error) error {
 		if err != nil {
 			return err
 		}
-		bw := bufio.NewWriterSize(f, 1<<20)
-		if err := errors.Join(fill(bw), bw.Flush()); err != nil {
+		if err := fill(f); err != nil { // the trace writers buffer and flush
 			f.Close()
 			return err
 		}
 		return f.Close()
 	})
+}
+
+// writeMooncake writes every request of t to path as a Mooncake trace of
+// block-token hash ids, atomically, and returns how many it wrote.
+func writeMooncake(ctx context.Context, t *traceSource, path string, force bool, block int) (n int64, err error) {
+	err = writeAtomic(path, force, func(w io.Writer) error {
+		mw := workload.NewMooncakeWriter(w, block)
+		if err := t.each(ctx, mw.Write); err != nil {
+			return err
+		}
+		n = mw.Written()
+		return mw.Flush()
+	})
+	return n, err
 }
 
 type genFlags struct {
@@ -421,15 +433,7 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 		return err
 	}
 	defer t.closer.Close()
-	var n int64
-	err = writeAtomic(f.out, f.force, func(w io.Writer) error {
-		mw := workload.NewMooncakeWriter(w, t.block)
-		if err := t.each(cmd.Context(), mw.Write); err != nil {
-			return err
-		}
-		n = mw.Written()
-		return mw.Flush()
-	})
+	n, err := writeMooncake(cmd.Context(), t, f.out, f.force, t.block)
 	if err != nil {
 		return err
 	}
@@ -532,15 +536,7 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 			return err
 		}
 		defer t.closer.Close()
-		var n int64
-		err = writeAtomic(f.out, f.force, func(w io.Writer) error {
-			mw := workload.NewMooncakeWriter(w, f.traceBlock)
-			if err := t.each(cmd.Context(), mw.Write); err != nil {
-				return err
-			}
-			n = mw.Written()
-			return mw.Flush()
-		})
+		n, err := writeMooncake(cmd.Context(), t, f.out, f.force, f.traceBlock)
 		if err != nil {
 			return err
 		}
