@@ -154,9 +154,9 @@ func CheckPhysics(t Timing, gpu GPU, m Model, tp int, lim Limits) (err error) {
 			err = &PhysicsError{Probe: cur, PanicMessage: fmt.Sprint(r)}
 		}
 	}()
-	var worst *PhysicsError
-	ratio := 1.0
-	below := 0
+	var worst Probe
+	var worstTime, worstBound des.Time
+	ratio, below := 1.0, 0
 	for _, p := range probes {
 		cur = p
 		b := p.Batch(lim.BlockSize, lim.GPUBlocks)
@@ -166,16 +166,15 @@ func CheckPhysics(t Timing, gpu GPU, m Model, tp int, lim Limits) (err error) {
 		}
 		below++
 		if r := float64(got) / float64(bound); r < ratio {
-			ratio = r
-			worst = &PhysicsError{Probe: p, Time: got, Bound: bound, Hardware: fmt.Sprintf("%d x %s running %s", tp, gpu.Name, m.Name),
-				Limit: limitOf(gpu, m, tp, &b)}
+			ratio, worst, worstTime, worstBound = r, p, got, bound
 		}
 	}
-	if worst == nil {
+	if below == 0 {
 		return nil
 	}
-	worst.Below, worst.Of = below, len(probes)
-	return worst
+	b := worst.Batch(lim.BlockSize, lim.GPUBlocks)
+	return &PhysicsError{Probe: worst, Time: worstTime, Bound: worstBound, Below: below, Of: len(probes),
+		Hardware: fmt.Sprintf("%d x %s running %s", tp, gpu.Name, m.Name), Limit: limitOf(gpu, m, tp, &b)}
 }
 
 // limitOf says which roof bounds the pass and what it moves.
