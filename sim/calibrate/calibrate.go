@@ -245,29 +245,18 @@ func with(params []Param, t, from scenarios.Timing) scenarios.Timing {
 	return t
 }
 
-// collector is a run's sink: it keeps the loss terms and the comparison.
+// collector is a run's sink: the comparison with the measurements, whose
+// prefill and ITL pairs make the loss, and the measured requests that did
+// not complete.
 type collector struct {
-	fidelity        report.FidelityCollector
-	prefill, decode [2][]float64 // log times: simulated, measured
-	missing         int          // measured requests that did not complete
+	fidelity report.FidelityCollector
+	missing  int
 }
 
 func (c *collector) Request(r *report.RequestRow) error {
 	c.fidelity.Add(r)
-	if r.MeasuredPrefillNs < 0 || r.MeasuredDecodeNs < 0 {
-		return nil
-	}
-	if r.Outcome != report.OutcomeCompleted {
+	if r.Outcome != report.OutcomeCompleted && r.MeasuredPrefillNs >= 0 {
 		c.missing++
-		return nil
-	}
-	logs := func(v *[2][]float64, sim, meas float64) {
-		v[0] = append(v[0], math.Log(sim+epsilon))
-		v[1] = append(v[1], math.Log(meas+epsilon))
-	}
-	logs(&c.prefill, float64(r.FirstTokenNs-r.ScheduledNs), float64(r.MeasuredPrefillNs))
-	if n := float64(r.OutputTokens - 1); n > 0 {
-		logs(&c.decode, float64(r.FinishNs-r.FirstTokenNs)/n, float64(r.MeasuredDecodeNs)/n)
 	}
 	return nil
 }
@@ -275,17 +264,16 @@ func (c *collector) Request(r *report.RequestRow) error {
 func (c *collector) Pull(*report.PullRow) error     { return nil }
 func (c *collector) Sample(*report.SampleRow) error { return nil }
 
-// loss is the mean squared log error of prefill plus that of decode, each
+// loss is the mean squared log error of prefill plus that of ITL, each
 // missing request counting missingPenalty in both.
 func (c *collector) loss() float64 {
-	mean := func(v [2][]float64) float64 {
-		sim, meas := v[0], v[1]
+	mean := func(pairs [][2]int64) float64 {
 		s := float64(c.missing) * missingPenalty
-		for i := range sim {
-			d := sim[i] - meas[i]
+		for _, p := range pairs {
+			d := math.Log((float64(p[0]) + epsilon) / (float64(p[1]) + epsilon))
 			s += d * d
 		}
-		return s / float64(max(len(sim)+c.missing, 1))
+		return s / float64(max(len(pairs)+c.missing, 1))
 	}
-	return mean(c.prefill) + mean(c.decode)
+	return mean(c.fidelity.Pairs("prefill")) + mean(c.fidelity.Pairs("itl"))
 }
