@@ -23,13 +23,19 @@ type runSummary struct {
 // its trace once, not once a run.
 var traceIDs sync.Map // path -> *report.FileID
 
+// commandManifest is the manifest of a command over the scenario file path
+// ("" for the embedded default) with sets, naming no trace: a sweep's or a
+// merge's.
+func commandManifest(cmdline []string, path string, sets []string) *report.Manifest {
+	return &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
+		Scenario: path, Sets: append([]string{}, sets...)}
+}
+
 // newManifest returns the manifest of a run of sc, loaded from the scenario
-// file path ("" for the embedded default) with sets.
+// file path ("" for the embedded default) with sets: the command's, and the
+// identity of the trace it replays.
 func newManifest(cmdline []string, path string, sets []string, sc *scenarios.Scenario) (*report.Manifest, error) {
-	m := &report.Manifest{
-		Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
-		Scenario: path, Sets: append([]string{}, sets...),
-	}
+	m := commandManifest(cmdline, path, sets)
 	if t := sc.Workload.Trace; t != nil {
 		if id, ok := traceIDs.Load(t.Path); ok {
 			m.Trace = id.(*report.FileID)

@@ -227,8 +227,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		runs[i] = &sweepRun{point: p, sc: sc, m: m, dir: filepath.Join(f.out, "runs", fmt.Sprintf("run-%03d", p.run))}
 	}
 	warn(cmd.ErrOrStderr(), warnings)
-	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
-		Scenario: scenario, Sets: append([]string{}, f.sets...)}
+	spec.Manifest = commandManifest(cmdline, scenario, f.sets)
 	if f.resume {
 		if err := checkResumable(f.out, spec); err != nil {
 			return err
@@ -545,8 +544,7 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 		return err
 	}
 	defer out.Abort() // no-op after Commit
-	spec.Manifest = &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
-		Scenario: spec.Scenario, Sets: spec.Sets}
+	spec.Manifest = commandManifest(cmdline, spec.Scenario, spec.Sets)
 	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
 		return err
 	}
