@@ -237,12 +237,6 @@ func TestErrorsAsDocumented(t *testing.T) {
 		{[]string{"validate", "--set", "router.hints.mode=mvoe", "--set", "cluster.engine.timing.gpu=H100"}, exitBadInput, []string{
 			`kvsim: --set: router.hints.mode: "mvoe" is not one of copy, move (did you mean "move"?)`,
 		}},
-		// A timing model faster than the hardware it names (engine.TestCheckPhysics).
-		{[]string{"validate", "--set", "cluster.engine.timing={model: fixed, gpu: h100, model_preset: llama-2-7b}"}, exitBadInput, []string{
-			"kvsim: --set: cluster.engine.timing: the fixed timing model is faster than the hardware (1 x h100 running llama-2-7b): " +
-				"a prefill pass of 4 sequences of 2048 tokens after 2048 tokens of context takes 10ms, the physical bound is 124.999441ms (compute: 123.6 TFLOP at 989 TFLOP/s); " +
-				"1151 of 2947 probe passes are below their bound",
-		}},
 		// The bound reads the KV cache as configured: this linear model is
 		// faster than a BF16 cache allows (a decode pass of 27 sequences at
 		// 4,095 tokens reads 13.48 GB of weights and 58 GB of KV) but not
@@ -276,6 +270,21 @@ func TestErrorsAsDocumented(t *testing.T) {
 		if code != c.code {
 			t.Errorf("%v: exit %d, want %d: %s", c.args, code, c.code, stderr)
 		}
+	}
+}
+
+// TestPhysicsRefusal: a timing model faster than the hardware it names is
+// bad input, its message naming the pass furthest below its bound, as
+// worked out in engine.TestCheckPhysics (a full 8,192-token budget in four
+// chunks of 2,048 after 2,048 tokens of context: 123.6 TFLOP, 124.999441 ms
+// at 989 TFLOP/s, against the fixed model's 10 ms), then how many probe
+// passes are below (engine.TestCheckPhysics checks that count's range).
+func TestPhysicsRefusal(t *testing.T) {
+	code, _, stderr := kvsim(t, "validate", "--set", "cluster.engine.timing={model: fixed, gpu: h100, model_preset: llama-2-7b}")
+	want := "kvsim: --set: cluster.engine.timing: the fixed timing model is faster than the hardware (1 x h100 running llama-2-7b): " +
+		"a prefill pass of 4 sequences of 2048 tokens after 2048 tokens of context takes 10ms, the physical bound is 124.999441ms (compute: 123.6 TFLOP at 989 TFLOP/s); "
+	if code != exitBadInput || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, " probe passes are below their bound\n") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
 
