@@ -294,7 +294,11 @@ func TestHardwareWithEveryModel(t *testing.T) {
 // once resolved. Mixtral-8x7B (engine/testdata/models) on 2 x h100:
 // 46,702,792,704 parameters x 2 B = 93.41e9 B of weights, 131,072 KV bytes
 // a token; (0.9 x 160e9 - 93.405585408e9) / (16 x 131,072) = 24125.6:
-// 24125 blocks.
+// 24125 blocks. Active parameters: an expert is 3 x 4096 x 14336 =
+// 176,160,768 parameters, 32 layers x 8 of them 45,097,156,608, so the
+// shared weights are 46,702,792,704 - 45,097,156,608 = 1,605,636,096; a
+// token uses 2 experts a layer, 32 x 2 x 176,160,768 = 11,274,289,152,
+// together 12,879,925,248.
 func TestModelConfig(t *testing.T) {
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("..", "engine", "testdata", "models", "mixtral-8x7b.json"))
