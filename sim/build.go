@@ -44,15 +44,7 @@ func openSource(sc *scenarios.Scenario) (workload.Source, io.Closer, error) {
 	}
 	opt := workload.TraceOptions{TraceBlockSize: t.BlockSize, EngineBlockSize: e.BlockSize, TimeScale: t.TimeScale,
 		Limit: t.Limit, Unsorted: t.Sort, SharedPrefix: t.SharedPrefix}
-	var src workload.Source
-	switch t.Format {
-	case "azure":
-		src = workload.NewAzure(f, opt)
-	case "otel":
-		src = workload.NewOtel(f, opt) // reads the whole file, in arrival order
-	default:
-		src = workload.NewMooncake(f, opt)
-	}
+	src := workload.Open(t.Format, f, opt)
 	if t.Sort {
 		if src, err = workload.Sorted(src); err != nil {
 			f.Close()

@@ -19,6 +19,18 @@ type TraceOptions struct {
 	SharedPrefix    int     // tokens every prompt begins with (otel, whose prompts are unknown); 0 = none
 }
 
+// Open returns the reader of a trace in format ("mooncake", "azure" or
+// "otel") over r.
+func Open(format string, r io.Reader, opt TraceOptions) Source {
+	switch format {
+	case "azure":
+		return NewAzure(r, opt)
+	case "otel":
+		return NewOtel(r, opt) // reads the whole file, in arrival order
+	}
+	return NewMooncake(r, opt)
+}
+
 func (o TraceOptions) arrival(ms float64) (des.Time, error) {
 	t, ok := des.FromNanos(float64(ms*1e6) * o.TimeScale)
 	if !ok || t < 0 {

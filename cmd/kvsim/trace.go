@@ -122,13 +122,9 @@ func openTrace(path, format string, opt workload.TraceOptions) (*traceSource, er
 		return nil, &scenarios.InputError{File: path, Err: fmt.Errorf("cannot open trace: %w", errors.Unwrap(err))}
 	}
 	t := &traceSource{name: path, format: format, closer: f, block: opt.EngineBlockSize}
-	switch format {
-	case "azure":
-		t.src = workload.NewAzure(f, opt)
-	case "otel":
-		t.src = workload.NewOtel(f, opt)
-	default:
-		t.src, t.traceBlock = workload.NewMooncake(f, opt), opt.TraceBlockSize
+	t.src = workload.Open(format, f, opt)
+	if format == "mooncake" {
+		t.traceBlock = opt.TraceBlockSize
 	}
 	return t, nil
 }
