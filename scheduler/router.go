@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -77,6 +78,12 @@ type Router struct {
 	pending     []kvEvent
 	prefixes    []Prefix // scratch: the request's prefixes on the workers holding its first block
 	run         []Prefix // scratch: the hint runs (Either)
+	// keyed says that tree holds every schedulable worker by its key:
+	// outstanding requests (least_loaded) or uncredited cost (kv_aware, see
+	// costKey). Otherwise (kv_aware with a prefill_load_scale whose products
+	// could round, or loads too large for exact keys) the policy scans.
+	keyed bool
+	tree  minTree
 }
 
 // New returns a router with no workers. rng feeds the random policy.
@@ -84,7 +91,8 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 	if !slices.Contains(Policies, cfg.Policy) {
 		return nil, fmt.Errorf("unknown router policy %q", cfg.Policy)
 	}
-	return &Router{cfg: cfg, rng: rng, index: NewIndex()}, nil
+	keyed := cfg.Policy == LeastLoaded || cfg.Policy == KVAware && exactScale(cfg.PrefillLoadScale)
+	return &Router{cfg: cfg, rng: rng, index: NewIndex(), keyed: keyed}, nil
 }
 
 // AddWorker makes worker id known (ids are dense, from 0) and schedulable.
@@ -99,6 +107,7 @@ func (r *Router) AddWorker(id int32) {
 // SetSchedulable adds id to or removes it from the workers the router uses.
 func (r *Router) SetSchedulable(id int32, on bool) {
 	r.usable[id] = on
+	r.rekey(id)
 	i, found := slices.BinarySearch(r.schedulable, id)
 	switch {
 	case on && !found:
@@ -178,12 +187,7 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	case Random:
 		rt.Worker = r.schedulable[r.rng.IntN(len(r.schedulable))]
 	case LeastLoaded:
-		rt.Worker = r.schedulable[0]
-		for _, w := range r.schedulable[1:] {
-			if r.loads[w].outstanding < r.loads[rt.Worker].outstanding {
-				rt.Worker = w
-			}
-		}
+		rt.Worker, _ = r.tree.min()
 	case KVAware:
 		rt.Worker = r.kvAware(rt.promptBlocks)
 	}
@@ -197,6 +201,7 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	l := &r.loads[rt.Worker]
 	l.outstanding++
 	l.prefillBlocks += rt.prefillBlocks
+	r.rekey(rt.Worker)
 	return rt, true
 }
 
@@ -233,12 +238,22 @@ func (r *Router) hint(rt *Route, chain []uint64) {
 // credited cost is at most its uncredited one, and the second scoring can
 // only lower it: the winner is the same as scoring each worker once, and
 // the loop over the whole cluster stays free of the prefix list.
+//
+// The uncredited winner comes from the tree when it is keyed: every key is
+// that cost less the same prefill_load_scale * blocks, all exact, so the
+// order is the scan's.
 func (r *Router) kvAware(blocks int) int32 {
-	best := r.schedulable[0]
-	bestCost := r.cost(best, blocks, 0)
-	for _, w := range r.schedulable[1:] {
-		if c := r.cost(w, blocks, 0); c < bestCost {
-			best, bestCost = w, c
+	var best int32
+	var bestCost float64
+	if r.keyed && blocks < exactLoad {
+		best, _ = r.tree.min()
+		bestCost = r.cost(best, blocks, 0)
+	} else {
+		best, bestCost = r.schedulable[0], r.cost(r.schedulable[0], blocks, 0)
+		for _, w := range r.schedulable[1:] {
+			if c := r.cost(w, blocks, 0); c < bestCost {
+				best, bestCost = w, c
+			}
 		}
 	}
 	for _, p := range r.prefixes {
@@ -264,6 +279,7 @@ func (r *Router) FirstToken(rt Route) {
 	l := &r.loads[rt.Worker]
 	l.prefillBlocks -= rt.prefillBlocks
 	l.decodeBlocks += rt.promptBlocks
+	r.rekey(rt.Worker)
 }
 
 // Finished drops a request from its worker's load. firstToken says whether
@@ -276,6 +292,54 @@ func (r *Router) Finished(rt Route, firstToken bool) {
 	} else {
 		l.prefillBlocks -= rt.prefillBlocks
 	}
+	r.rekey(rt.Worker)
+}
+
+// exactLoad bounds the loads and request sizes for which kv_aware's keys
+// are exact (see costKey).
+const exactLoad = 1 << 23
+
+// exactScale reports whether s is a multiple of 2^-20 below 256: then, for
+// integers x < 2^24 and d < 2^24, s*x and s*x + d are exact in float64
+// (s*x = k*x * 2^-20 with k = s * 2^20 < 2^28, and k*x + d * 2^20 < 2^53).
+func exactScale(s float64) bool {
+	k := s * (1 << 20)
+	return s >= 0 && s < 256 && k == math.Trunc(k)
+}
+
+// costKey is worker w's kv_aware key: prefill_load_scale * prefill blocks
+// + decode blocks, exactly; cost(w, blocks, 0) is the key plus
+// prefill_load_scale * blocks, exactly, while the prefill blocks and the
+// request's are below exactLoad and the decode blocks below 2 * exactLoad.
+// It reports false when they are not.
+func (r *Router) costKey(w int32) (float64, bool) {
+	l := r.loads[w]
+	if l.prefillBlocks >= exactLoad || l.decodeBlocks >= 2*exactLoad {
+		return 0, false
+	}
+	return r.cfg.PrefillLoadScale*float64(l.prefillBlocks) + float64(l.decodeBlocks), true
+}
+
+// rekey puts worker w's key in the tree, or takes w out when it is not
+// schedulable. A load too large for an exact key makes kv_aware scan from
+// then on.
+func (r *Router) rekey(w int32) {
+	if !r.keyed {
+		return
+	}
+	k := math.Inf(1)
+	switch {
+	case !r.usable[w]:
+	case r.cfg.Policy == LeastLoaded:
+		k = float64(r.loads[w].outstanding)
+	default:
+		var ok bool
+		if k, ok = r.costKey(w); !ok {
+			r.keyed = false
+			return
+		}
+	}
+	r.tree.set(w, k)
 }
 
 // Outstanding is the number of requests routed to w and not finished.

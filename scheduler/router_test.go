@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -171,7 +172,7 @@ func TestKVAware(t *testing.T) {
 // weights make credit exceed the prompt (the max(0, ...) clamp).
 func TestKVAwareAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	weights := []float64{0, 0.5, 0.75, 1, 2, 1e300}
+	weights := []float64{0, 0.5, 0.75, 1, 2, 0.1, 1e300}
 	for trial := range 20000 {
 		n := 1 + rng.IntN(12)
 		r, err := New(Config{Policy: KVAware, OverlapCredit: weights[rng.IntN(len(weights))],
@@ -183,6 +184,7 @@ func TestKVAwareAgainstReference(t *testing.T) {
 		for w := range int32(n) {
 			r.AddWorker(w)
 			r.loads[w] = load{prefillBlocks: rng.IntN(4), decodeBlocks: rng.IntN(4)}
+			r.rekey(w)
 		}
 		for w := range int32(n) {
 			if rng.IntN(4) == 0 && r.Schedulable() > 1 {
@@ -216,6 +218,134 @@ func TestKVAwareAgainstReference(t *testing.T) {
 		if got := r.kvAware(blocks); got != want {
 			t.Fatalf("trial %d: picked %d, want %d (config %+v, loads %+v, schedulable %v, prefixes %+v, blocks %d)",
 				trial, got, want, r.cfg, r.loads, r.schedulable, r.prefixes, blocks)
+		}
+	}
+}
+
+// TestKeyedAgainstScan drives two routers through the same random picks,
+// first tokens, finishes and schedulability changes, one choosing from its
+// tree of keys and one scanning every worker (kv_aware with keyed off; for
+// least_loaded the test scans the loads itself), and requires the same
+// route every time: least_loaded, and kv_aware at every exact
+// prefill_load_scale tried, with loads from small (ties everywhere) to
+// near the exactness bound. Prompts are 1 to 40 blocks; with large loads,
+// some exceed the bound and switch the keyed router to scanning.
+func TestKeyedAgainstScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	unkeyed := 0 // kv_aware trials whose loads passed the bound
+	for trial := range 400 {
+		cfg := Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: []float64{0, 0.25, 0.75, 1, 1.5, 3}[rng.IntN(6)], BlockSize: 1}
+		if trial%4 == 0 {
+			cfg.Policy = LeastLoaded
+		}
+		var rs [2]*Router
+		for i := range rs {
+			r, err := New(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs[i] = r
+		}
+		if !rs[0].keyed {
+			t.Fatalf("scale %v: not keyed", cfg.PrefillLoadScale)
+		}
+		if cfg.Policy == KVAware {
+			rs[1].keyed = false
+		}
+		n := 1 + rng.IntN(40)
+		for _, r := range rs {
+			for w := range int32(n) {
+				r.AddWorker(w)
+			}
+		}
+		size := 1 + rng.IntN(40)
+		if trial%5 == 0 {
+			size = exactLoad / 4 // a few of these push a load past the bound
+		}
+		var live []Route
+		var started []bool
+		for op := range 300 {
+			switch k := rng.IntN(10); {
+			case k < 5 || len(live) == 0:
+				q := rq(size * (1 + rng.IntN(3)))
+				least := int32(-1) // least_loaded's reference: the first schedulable worker with the fewest requests
+				for _, w := range rs[0].schedulable {
+					if least < 0 || rs[0].loads[w].outstanding < rs[0].loads[least].outstanding {
+						least = w
+					}
+				}
+				a, okA := rs[0].Pick(0, q)
+				b, okB := rs[1].Pick(0, q)
+				if cfg.Policy == LeastLoaded && okA && a.Worker != least {
+					t.Fatalf("trial %d op %d: least_loaded picked %d, want %d", trial, op, a.Worker, least)
+				}
+				if cfg.Policy == KVAware && (a != b || okA != okB) {
+					t.Fatalf("trial %d op %d: keyed %+v %v, scan %+v %v", trial, op, a, okA, b, okB)
+				}
+				if okA {
+					live, started = append(live, a), append(started, false)
+				}
+			case k < 7:
+				i := rng.IntN(len(live))
+				if !started[i] {
+					started[i] = true
+					for _, r := range rs {
+						r.FirstToken(live[i])
+					}
+				}
+			case k < 9:
+				i := rng.IntN(len(live))
+				for _, r := range rs {
+					r.Finished(live[i], started[i])
+				}
+				live, started = slices.Delete(live, i, i+1), slices.Delete(started, i, i+1)
+			default:
+				w, on := int32(rng.IntN(n)), rng.IntN(2) == 0
+				for _, r := range rs {
+					r.SetSchedulable(w, on)
+				}
+			}
+		}
+		if !rs[0].keyed {
+			unkeyed++
+		}
+	}
+	if unkeyed == 0 {
+		t.Error("no trial's loads passed the exactness bound: the switch to scanning went untested")
+	}
+}
+
+// TestMinTree: the winner is the lowest key, ties to the lowest id; a
+// worker at +Inf is out; growing keeps the keys.
+func TestMinTree(t *testing.T) {
+	var tr minTree
+	if w, _ := tr.min(); w != -1 {
+		t.Fatalf("empty tree: %d", w)
+	}
+	tr.set(2, 5) // grows to 4 leaves: 0, 1, 3 out
+	tr.set(1, 5) // ties with 2: 1 wins
+	if w, k := tr.min(); w != 1 || k != 5 {
+		t.Fatalf("got %d %v, want 1 5", w, k)
+	}
+	tr.set(6, 4) // grows to 8 leaves: 6 has the lowest key
+	if w, _ := tr.min(); w != 6 {
+		t.Fatalf("got %d, want 6", w)
+	}
+	tr.set(6, math.Inf(1)) // out: 1 and 2 tie again
+	if w, _ := tr.min(); w != 1 {
+		t.Fatalf("got %d, want 1", w)
+	}
+	tr.set(2, 4.5)
+	if w, k := tr.min(); w != 2 || k != 4.5 {
+		t.Fatalf("got %d %v, want 2 4.5", w, k)
+	}
+}
+
+func TestExactScale(t *testing.T) {
+	for s, want := range map[float64]bool{0: true, 1: true, 0.75: true, 1.0 / (1 << 20): true, 255.5: true,
+		0.1: false, 1.0 / 3: false, 256: false, -1: false, math.NaN(): false, math.Inf(1): false} {
+		if got := exactScale(s); got != want {
+			t.Errorf("exactScale(%v) = %v, want %v", s, got, want)
 		}
 	}
 }
