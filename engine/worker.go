@@ -172,10 +172,12 @@ func (w *Worker) G1Used() int { return w.pool.used() }
 func (w *Worker) G1Capacity() int { return w.pool.capacity() }
 
 // Fits reports whether a request could ever run on this worker: all its
-// tokens fit in G1 at once, and without chunked prefill its prompt fits in
-// one pass.
+// tokens fit in G1 at once, and without chunked prefill its prompt and
+// output fit in one pass, as vLLM requires (it refuses max_model_len above
+// max_num_batched_tokens without chunked prefill): a request preempted
+// after its last output token but one recomputes all the others in one pass.
 func (w *Worker) Fits(r *workload.Request) bool {
-	if !w.cfg.ChunkedPrefill && r.InputTokens > w.cfg.MaxBatchedTokens {
+	if !w.cfg.ChunkedPrefill && r.InputTokens+r.OutputTokens > w.cfg.MaxBatchedTokens {
 		return false
 	}
 	return ceilDiv(r.InputTokens+r.OutputTokens, w.cfg.BlockSize) <= w.cfg.GPUBlocks
