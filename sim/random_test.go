@@ -82,8 +82,8 @@ func unjoin(err error) []error {
 // the documented admission stall, and both runs must give the same digest.
 // A failing case is saved with the command that replays it. Longer runs:
 //
-//	go test ./sim -run Generated -scengen.n=50000
-//	go test ./sim -run Generated -scengen.seed=S -scengen.n=1 -v
+//	go test ./sim -run 'TestGenerated$' -scengen.n=50000
+//	go test ./sim -run 'TestGenerated$' -scengen.seed=S -scengen.n=1 -v
 func TestGenerated(t *testing.T) {
 	var cov coverage
 	dir := t.TempDir()
@@ -205,7 +205,7 @@ func save(t *testing.T, c scengen.Case) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("saved in %s; replay it from the module root with\n\tgo run ./cmd/kvsim replay %s --check -q -o %s --force\n"+
-		"or\n\tgo test ./sim -run Generated -scengen.seed=%d -scengen.n=1 -v",
+		"or\n\tgo test ./sim -run 'TestGenerated$' -scengen.seed=%d -scengen.n=1 -v",
 		dir, path, filepath.Join(dir, "out"), c.Seed)
 }
 
