@@ -1,0 +1,290 @@
+// Package scengen generates small random scenarios that push the model into
+// its corners: G1 of a few blocks so eviction and preemption never stop,
+// chains that share prefixes and duplicate blocks, tiny G2 pools, slow or
+// instant links, short pull deadlines, and workers that drain, vanish and
+// join mid-run. A case is a scenario file and a Mooncake trace, exactly what
+// a user could write, drawn from one seeded stream: the same seed gives the
+// same bytes.
+package scengen
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kvsim/kvsim/scheduler"
+)
+
+// Case is one generated scenario.
+type Case struct {
+	Seed     uint64
+	Scenario []byte // YAML; its trace is TraceFile, beside it
+	Trace    []byte // Mooncake JSONL
+}
+
+// The file names Write gives a case's scenario and trace.
+const (
+	ScenarioFile = "scenario.yaml"
+	TraceFile    = "trace.jsonl"
+)
+
+// Write puts the case's scenario and trace into dir (created if missing)
+// and returns the scenario's path.
+func (c Case) Write(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, TraceFile), c.Trace, 0o644); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, ScenarioFile)
+	return path, os.WriteFile(path, c.Scenario, 0o644)
+}
+
+// gen is one case in the making.
+type gen struct {
+	r *rand.Rand
+	b strings.Builder // the scenario
+
+	blockSize  int // engine tokens a block
+	traceBlock int // trace tokens a hash id, a multiple of blockSize
+	gpuBlocks  int
+	workers    int
+	lastMs     int // the last arrival, ms
+}
+
+// Generate returns the case of seed.
+func Generate(seed uint64) Case {
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11))}
+	g.blockSize = 1 + g.r.IntN(4)
+	g.traceBlock = g.blockSize * (1 + g.r.IntN(4))
+	g.gpuBlocks = 4 + g.r.IntN(37)
+	g.workers = 1 + g.r.IntN(4)
+	trace := g.trace()
+	fmt.Fprintf(&g.b, "# scengen seed %d\nname: scengen-%d\nseed: %d\n", seed, seed, g.r.Uint64N(1<<32))
+	fmt.Fprintf(&g.b, "workload: {trace: {path: %s, block_size: %d, time_scale: %s}}\n",
+		TraceFile, g.traceBlock, pick(g.r, "1", "1", "0.5", "2"))
+	kvcr := g.r.IntN(10) < 7
+	g.cluster(kvcr)
+	g.router(kvcr)
+	g.kvcr(kvcr)
+	g.events()
+	fmt.Fprintf(&g.b, "report: {sample_interval: %dms}\n", 1+g.r.IntN(50))
+	return Case{Seed: seed, Scenario: []byte(g.b.String()), Trace: trace}
+}
+
+// pick returns one of the values, uniformly.
+func pick[T any](r *rand.Rand, vs ...T) T { return vs[r.IntN(len(vs))] }
+
+// node is one trace hash id of the prefix tree.
+type node struct {
+	parent int // -1 for a root
+	depth  int // ids from the root, itself included
+	kids   int
+	fanout int // children it may have
+}
+
+// trace writes the workload: chains from a random forest of trace ids,
+// some with private suffixes, some extending an earlier request (a session's
+// next turn), some twins of the request before them at the same instant.
+func (g *gen) trace() []byte {
+	r := g.r
+	// A request longer than G1 is rejected at arrival: a few are, most
+	// are not.
+	g1Tokens := g.gpuBlocks * g.blockSize
+	maxDepth := min(12, max(1, g1Tokens/g.traceBlock))
+	var tree []node
+	for range 1 + r.IntN(24) {
+		n := node{parent: -1, depth: 1, fanout: 1 + r.IntN(4)}
+		var open []int // nodes that may take a child
+		for i, p := range tree {
+			if p.depth < maxDepth && p.kids < p.fanout {
+				open = append(open, i)
+			}
+		}
+		if len(open) > 0 && r.IntN(6) > 0 {
+			p := open[r.IntN(len(open))]
+			n.parent, n.depth = p, tree[p].depth+1
+			tree[p].kids++
+		}
+		tree = append(tree, n)
+	}
+	nextID := uint64(len(tree)) + 1 // ids 1..len(tree) are the tree's
+	fresh := func(chain []uint64, n int) []uint64 {
+		for range n {
+			chain = append(chain, nextID)
+			nextID++
+		}
+		return chain
+	}
+	var b strings.Builder
+	var chains [][]uint64
+	ms := 0
+	for i := range 3 + r.IntN(28) {
+		var chain []uint64
+		twin := false
+		switch k := r.IntN(10); {
+		case i > 0 && k == 0: // twin: same chain, same instant
+			chain, twin = chains[i-1], true
+		case i > 0 && k <= 2: // the next turn of an earlier request
+			chain = fresh(chains[r.IntN(i)], 1+r.IntN(3))
+		default:
+			for n := r.IntN(len(tree)); n >= 0; n = tree[n].parent {
+				chain = append(chain, uint64(n)+1)
+			}
+			for l, h := 0, len(chain)-1; l < h; l, h = l+1, h-1 {
+				chain[l], chain[h] = chain[h], chain[l]
+			}
+			if r.IntN(3) == 0 {
+				chain = fresh(chain, 1+r.IntN(3)) // a private suffix
+			}
+		}
+		out := 1 + r.IntN(min(30, max(1, g1Tokens/2)))
+		fit := max(1, (g1Tokens-out)/g.traceBlock)
+		if r.IntN(8) == 0 {
+			fit++ // may not fit
+		}
+		chain = chain[:min(len(chain), fit)]
+		chains = append(chains, chain[:len(chain):len(chain)])
+		if !twin && r.IntN(10) >= 3 {
+			ms += r.IntN(30)
+		}
+		in := len(chain) * g.traceBlock
+		if r.IntN(2) == 0 {
+			in -= r.IntN(g.traceBlock) // a partial last block
+		}
+		ids := make([]string, len(chain))
+		for j, id := range chain {
+			ids[j] = fmt.Sprint(id)
+		}
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": %d, "hash_ids": [%s]}`+"\n",
+			ms, in, out, strings.Join(ids, ", "))
+	}
+	g.lastMs = ms
+	return []byte(b.String())
+}
+
+// cluster writes the workers, the engine and G2.
+func (g *gen) cluster(kvcr bool) {
+	r := g.r
+	fmt.Fprintf(&g.b, "cluster:\n  workers: %d\n", g.workers)
+	fmt.Fprintf(&g.b, "  engine: {block_size: %d, gpu_blocks: %d, kv_bytes_per_token: %d, max_num_seqs: %d,\n",
+		g.blockSize, g.gpuBlocks, pick(r, 1000, 32768, 131072), 1+r.IntN(6))
+	budget, chunked := 4+r.IntN(61), r.IntN(4) > 0
+	fmt.Fprintf(&g.b, "    max_batched_tokens: %d, chunked_prefill: %t, prefix_caching: %t,\n", budget, chunked, r.IntN(4) > 0)
+	if !chunked {
+		// vLLM's rule without chunked prefill: a whole request fits one
+		// pass, so a preempted one can always recompute. kvsim does not
+		// enforce it, and a request left over the budget waits for ever
+		// (sim/testdata/scengen/recompute-over-budget.yaml).
+		fmt.Fprintf(&g.b, "    max_model_len: %d,\n", budget)
+	}
+	// Timing models that name no hardware, and roofline, which is at the
+	// hardware's bound by construction: the physics guard refuses none.
+	switch k := r.IntN(20); {
+	case k < 5:
+		fmt.Fprintf(&g.b, "    timing: {model: fixed, prefill: %dus, decode: %dus}}\n", 100+r.IntN(20000), 100+r.IntN(10000))
+	case k < 7:
+		fmt.Fprintf(&g.b, "    timing: {model: polynomial, speedup_ratio: %s}}\n", pick(r, "1", "4", "20"))
+	case k < 10:
+		fmt.Fprintf(&g.b, "    timing: {model: roofline, overhead: %dus}}\n", r.IntN(3000))
+	default:
+		fmt.Fprintf(&g.b, "    timing: {model: linear, base: %dus, per_prefill_token: %dus, per_decode_token: %dus, per_context_token: %dns}}\n",
+			r.IntN(5000), r.IntN(500), r.IntN(500), r.IntN(200))
+	}
+	if kvcr {
+		fmt.Fprintf(&g.b, "  g2: {capacity_blocks: %d, d2h_gbps: %s, h2d_gbps: %s}\n",
+			pick(r, 0, r.IntN(10), r.IntN(61), r.IntN(61), r.IntN(61)), g.link(), g.link())
+	}
+}
+
+// link is a G2 link's bandwidth, GB/s: instant (0) or slow.
+func (g *gen) link() string {
+	return pick(g.r, "0", "0.001", "0.01", "1")
+}
+
+// router writes the routing policy and hints.
+func (g *gen) router(kvcr bool) {
+	r := g.r
+	fmt.Fprintf(&g.b, "router:\n  policy: %s\n  event_delay: %s\n", pick(r, scheduler.Policies...),
+		pick(r, "0", "0", "100us", "2ms", "20ms"))
+	if r.IntN(4) == 0 {
+		fmt.Fprintf(&g.b, "  overlap_credit: %s\n  host_hit_weight: %s\n  prefill_load_scale: %s\n",
+			pick(r, "0", "0.5", "2"), pick(r, "0", "0.25", "1.5"), pick(r, "0", "0.5", "3"))
+	}
+	fmt.Fprintf(&g.b, "  hints: {enabled: %t, mode: %s, min_blocks: %d}\n",
+		kvcr && r.IntN(8) > 0, pick(r, "copy", "move"), 1+r.IntN(2))
+}
+
+// kvcr writes the pull settings: short deadlines, slow or fast links.
+func (g *gen) kvcr(on bool) {
+	if !on {
+		g.b.WriteString("kvcr: {enabled: false}\n")
+		return
+	}
+	r := g.r
+	op := pick(r, 1, 5, 20, 100) * (1 + r.IntN(3)) // ms
+	fmt.Fprintf(&g.b, "kvcr:\n  latency: %dus\n  bandwidth_gbps: %s\n  ingress_gbps: %s\n",
+		pick(r, 0, 100, 1000, 5000), pick(r, "0.001", "0.01", "1", "50"), pick(r, "0", "0", "0.005", "1"))
+	fmt.Fprintf(&g.b, "  operation_timeout: %dms\n  abandon_timeout: %dms\n  max_inflight_pulls: %d\n  opportunistic_query: %t\n",
+		op, op*(2+r.IntN(3)), r.IntN(3), r.IntN(2) == 0)
+}
+
+// events writes drains, removes and adds, each valid when it happens: ids
+// that are live then, and never a drain of every live worker.
+func (g *gen) events() {
+	r := g.r
+	n := pick(r, 0, 0, 1, 2, 3, 5)
+	if n == 0 {
+		return
+	}
+	live := make([]bool, g.workers)
+	for i := range live {
+		live[i] = true
+	}
+	g.b.WriteString("events:\n")
+	at := 0
+	for range n {
+		at += r.IntN(g.lastMs/2 + 10) // most before the last arrival
+		var ids []int
+		for id, ok := range live {
+			if ok {
+				ids = append(ids, id)
+			}
+		}
+		r.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+		switch k := r.IntN(3); {
+		case k == 0 && len(ids) > 1: // drain some, never all
+			ids = ids[:1+r.IntN(len(ids)-1)]
+			fmt.Fprintf(&g.b, "  - {at: %dms, drain: %s", at, list(ids))
+			if r.IntN(2) == 0 {
+				fmt.Fprintf(&g.b, ", drain_timeout: %dms", pick(r, 1, 10, 50))
+			}
+			g.b.WriteString("}\n")
+		case k == 1 && len(ids) > 0: // remove, rarely every live worker
+			ids = ids[:1+r.IntN(max(1, len(ids)-1+r.IntN(2)))]
+			fmt.Fprintf(&g.b, "  - {at: %dms, remove: %s, on_remove: %s}\n", at, list(ids), pick(r, "reroute", "reroute", "fail"))
+		default:
+			add := 1 + r.IntN(2)
+			fmt.Fprintf(&g.b, "  - {at: %dms, add: %d, startup: %dms}\n", at, add, pick(r, 0, 0, 5, 40))
+			for range add {
+				live = append(live, true)
+			}
+			continue
+		}
+		for _, id := range ids {
+			live[id] = false
+		}
+	}
+}
+
+// list writes ids as a YAML flow list.
+func list(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}

@@ -1,0 +1,49 @@
+package scengen
+
+import (
+	"bytes"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// TestValid loads many cases as a user's files would be: every scenario
+// passes the project's validation, every trace line reads as a request,
+// and a seed gives the same bytes twice.
+func TestValid(t *testing.T) {
+	dir := t.TempDir()
+	for seed := range uint64(500) {
+		c := Generate(seed)
+		if again := Generate(seed); !bytes.Equal(c.Scenario, again.Scenario) || !bytes.Equal(c.Trace, again.Trace) {
+			t.Fatalf("seed %d: two different cases", seed)
+		}
+		path, err := c.Write(filepath.Join(dir, "case"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenarios.Load(path, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, c.Scenario)
+		}
+		tr := sc.Workload.Trace
+		src := workload.Open(tr.Format, bytes.NewReader(c.Trace), workload.TraceOptions{
+			TraceBlockSize: tr.BlockSize, EngineBlockSize: sc.Cluster.Engine.BlockSize, TimeScale: tr.TimeScale})
+		n := 0
+		for {
+			_, err := src.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("seed %d: trace: %v\n%s", seed, err, c.Trace)
+			}
+			n++
+		}
+		if n == 0 {
+			t.Fatalf("seed %d: an empty trace", seed)
+		}
+	}
+}
