@@ -160,22 +160,20 @@ func TestGeneratedSeeds(t *testing.T) {
 // TestRecomputeOverBudget replays the model bug the generator found,
 // minimised in testdata/scengen/recompute-over-budget.yaml: without chunked
 // prefill, a request preempted with more tokens to recompute than the
-// budget never runs again. It skips while the bug stands and fails if the
-// run breaks in any other way; fixed, both requests must complete.
+// budget never ran again. With vLLM's limit (prompt + output within the
+// budget) both of its requests (8 + 12 = 20 tokens, budget 10) are rejected
+// at arrival, and the run ends with every invariant holding.
 func TestRecomputeOverBudget(t *testing.T) {
 	sc, err := scenarios.Load(filepath.Join("testdata", "scengen", "recompute-over-budget.yaml"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := Run(context.Background(), sc, Options{Check: true})
-	if ie := (*InvariantError)(nil); errors.As(err, &ie) && ie.Invariant == invWorkersEmpty {
-		t.Skipf("known model bug (see the scenario's comment): %v", err)
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := res.Summary.Requests; s.Completed != 2 {
-		t.Errorf("%d of 2 requests completed", s.Completed)
+	if s := res.Summary.Requests; s.Rejected != 2 || s.Total != 2 {
+		t.Errorf("requests %+v, want both rejected", s)
 	}
 }
 

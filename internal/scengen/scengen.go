@@ -174,13 +174,6 @@ func (g *gen) cluster(kvcr bool) {
 		g.blockSize, g.gpuBlocks, pick(r, 1000, 32768, 131072), 1+r.IntN(6))
 	budget, chunked := 4+r.IntN(61), r.IntN(4) > 0
 	fmt.Fprintf(&g.b, "    max_batched_tokens: %d, chunked_prefill: %t, prefix_caching: %t,\n", budget, chunked, r.IntN(4) > 0)
-	if !chunked {
-		// vLLM's rule without chunked prefill: a whole request fits one
-		// pass, so a preempted one can always recompute. kvsim does not
-		// enforce it, and a request left over the budget waits for ever
-		// (sim/testdata/scengen/recompute-over-budget.yaml).
-		fmt.Fprintf(&g.b, "    max_model_len: %d,\n", budget)
-	}
 	// Timing models that name no hardware, and roofline, which is at the
 	// hardware's bound by construction: the physics guard refuses none.
 	switch k := r.IntN(20); {
