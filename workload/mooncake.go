@@ -54,13 +54,14 @@ type Mooncake struct {
 	line   int
 	nextID int64
 	last   des.Time
+	chunk  rechunker
 }
 
 // NewMooncake returns a streaming reader over r.
 func NewMooncake(r io.Reader, opt TraceOptions) *Mooncake {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<28)
-	return &Mooncake{sc: sc, opt: opt}
+	return &Mooncake{sc: sc, opt: opt, chunk: newRechunker(opt.TraceBlockSize, opt.EngineBlockSize)}
 }
 
 // Next returns the next request, io.EOF at the end, or a *ParseError.
@@ -133,7 +134,7 @@ func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
 		Arrival:      at,
 		InputTokens:  in,
 		OutputTokens: int(*rec.OutputLength),
-		Blocks:       Rechunk(rec.HashIDs, m.opt.TraceBlockSize, m.opt.EngineBlockSize, in),
+		Blocks:       m.chunk.chain(rec.HashIDs, in),
 	}
 	m.nextID++
 	return req, nil
