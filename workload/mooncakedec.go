@@ -16,8 +16,8 @@ type mooncakeDecoder struct {
 	ids     []uint64 // reused by every line
 }
 
-// decode fills rec from line and reports true, or reports false having
-// declined. rec then points into d, valid until the next call.
+// decode fills rec from the line b and reports true, or reports false
+// having declined. rec then points into d, valid until the next call.
 func (d *mooncakeDecoder) decode(b []byte, rec *mooncakeRecord) bool {
 	*rec = mooncakeRecord{}
 	if d.ids == nil {
