@@ -157,9 +157,9 @@ func extendUnique(prefix []uint64, owner uint64, n int) []uint64 {
 	if len(prefix) > 0 {
 		parent = prefix[len(prefix)-1]
 	}
-	content := block.Mix(owner ^ 0xa2f1b6c3d4e5f607)
+	content := contentKey(block.Mix(owner ^ 0xa2f1b6c3d4e5f607))
 	for k := len(prefix); k < n; k++ {
-		parent = ChainHash(parent, content, uint64(k))
+		parent = chainStep(parent, content, subKey(uint64(k))) // ChainHash(parent, Mix(owner ^ ...), k)
 		out[k] = parent
 	}
 	return out

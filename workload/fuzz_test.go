@@ -39,6 +39,7 @@ func FuzzMooncake(f *testing.F) {
 	f.Add(`{"timestamp": 1e3, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551615]}`)
 	f.Add(`{"timestamp": 0, "input_length": 513, "output_length": 1, "hash_ids": [1]}`)
 	f.Add("\n\n{}")
+	mooncakeSeeds(f)
 	f.Fuzz(func(t *testing.T, in string) {
 		drain(t, NewMooncake(strings.NewReader(in), TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1}))
 	})

@@ -39,6 +39,7 @@ func (o TraceOptions) arrival(ms float64) (des.Time, error) {
 	return t, nil
 }
 
+// mooncakeRecord is a line of a Mooncake trace; a nil field is a missing key.
 type mooncakeRecord struct {
 	Timestamp    *float64 `json:"timestamp"`
 	InputLength  *int64   `json:"input_length"`
@@ -54,13 +55,15 @@ type Mooncake struct {
 	line   int
 	nextID int64
 	last   des.Time
+	dec    mooncakeDecoder
+	chunk  rechunker
 }
 
 // NewMooncake returns a streaming reader over r.
 func NewMooncake(r io.Reader, opt TraceOptions) *Mooncake {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<28)
-	return &Mooncake{sc: sc, opt: opt}
+	return &Mooncake{sc: sc, opt: opt, chunk: newRechunker(opt.TraceBlockSize, opt.EngineBlockSize)}
 }
 
 // Next returns the next request, io.EOF at the end, or a *ParseError.
@@ -75,19 +78,26 @@ func (m *Mooncake) Next() (*Request, error) {
 			continue
 		}
 		var rec mooncakeRecord
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, &ParseError{Line: m.line, Err: fmt.Errorf("bad JSON: %w", err)}
+		if !m.dec.decode(b, &rec) {
+			var err error
+			if rec, err = decodeJSON(b); err != nil {
+				return nil, &ParseError{Line: m.line, Err: fmt.Errorf("bad JSON: %w", err)}
+			}
 		}
-		req, err := m.request(&rec)
-		if err != nil {
-			return nil, err
-		}
-		return req, nil
+		return m.request(&rec)
 	}
 	if err := m.sc.Err(); err != nil {
 		return nil, &ParseError{Line: m.line + 1, Err: err}
 	}
 	return nil, io.EOF
+}
+
+// decodeJSON is line as encoding/json decodes it, for the lines
+// mooncakeDecoder declines.
+func decodeJSON(line []byte) (mooncakeRecord, error) {
+	var rec mooncakeRecord
+	err := json.Unmarshal(line, &rec)
+	return rec, err
 }
 
 func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
@@ -133,7 +143,7 @@ func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
 		Arrival:      at,
 		InputTokens:  in,
 		OutputTokens: int(*rec.OutputLength),
-		Blocks:       Rechunk(rec.HashIDs, m.opt.TraceBlockSize, m.opt.EngineBlockSize, in),
+		Blocks:       m.chunk.chain(rec.HashIDs, in),
 	}
 	m.nextID++
 	return req, nil

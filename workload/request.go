@@ -73,7 +73,17 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // identity of its own content (content, sub). Zero is never returned, so
 // callers can use it as "no hash".
 func ChainHash(parent, content, sub uint64) uint64 {
-	h := block.Mix(parent ^ block.Mix(content^0x9e3779b97f4a7c15) ^ block.Mix(sub+0x632be59bd9b4e019))
+	return chainStep(parent, contentKey(content), subKey(sub))
+}
+
+// contentKey and subKey are the mixed content and sub of ChainHash, which a
+// chain whose blocks repeat them computes once.
+func contentKey(content uint64) uint64 { return block.Mix(content ^ 0x9e3779b97f4a7c15) }
+func subKey(sub uint64) uint64         { return block.Mix(sub + 0x632be59bd9b4e019) }
+
+// chainStep is ChainHash given contentKey(content) and subKey(sub).
+func chainStep(parent, content, sub uint64) uint64 {
+	h := block.Mix(parent ^ content ^ sub)
 	if h == 0 {
 		h = 1
 	}
@@ -87,18 +97,52 @@ func ChainHash(parent, content, sub uint64) uint64 {
 // trace prefixes give equal engine chains whatever the two sizes are. The
 // caller guarantees inputTokens <= traceBlock*len(ids).
 func Rechunk(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
-	n := inputTokens / engineBlock
+	return newRechunker(traceBlock, engineBlock).chain(ids, inputTokens)
+}
+
+// rechunker is Rechunk for one pair of block sizes, with the subKey of
+// every offset an engine block can start at in a trace block when the
+// engine block size divides the trace block size (Mooncake's 512 and 16).
+type rechunker struct {
+	trace, engine int
+	subs          []uint64 // subKey(j*engine) for engine block j of a trace block; nil unless aligned
+}
+
+func newRechunker(traceBlock, engineBlock int) rechunker {
+	r := rechunker{trace: traceBlock, engine: engineBlock}
+	if traceBlock > 0 && engineBlock > 0 && traceBlock%engineBlock == 0 {
+		r.subs = make([]uint64, traceBlock/engineBlock)
+		for j := range r.subs {
+			r.subs[j] = subKey(uint64(j * engineBlock))
+		}
+	}
+	return r
+}
+
+// chain is Rechunk(ids, r.trace, r.engine, inputTokens).
+func (r rechunker) chain(ids []uint64, inputTokens int) []uint64 {
+	n := inputTokens / r.engine
 	out := make([]uint64, n)
-	var parent uint64
+	var h uint64
+	if r.subs != nil { // each engine block lies in one trace block
+		for i, k := 0, 0; k < n; i++ {
+			c := contentKey(ids[i])
+			for _, s := range r.subs[:min(len(r.subs), n-k)] {
+				h = chainStep(h, c, s)
+				out[k] = h
+				k++
+			}
+		}
+		return out
+	}
 	for k := range n {
-		start, end := k*engineBlock, (k+1)*engineBlock-1
-		i0, i1 := start/traceBlock, end/traceBlock
-		h := parent
+		start, end := k*r.engine, (k+1)*r.engine-1
+		i0, i1 := start/r.trace, end/r.trace
+		s := subKey(uint64(start - i0*r.trace))
 		for i := i0; i <= i1; i++ {
-			h = ChainHash(h, ids[i], uint64(start-i0*traceBlock))
+			h = chainStep(h, contentKey(ids[i]), s)
 		}
 		out[k] = h
-		parent = h
 	}
 	return out
 }

@@ -165,18 +165,20 @@ func (g *Generator) turn(s *session, n int) *Request {
 	if s.group >= 0 {
 		shared = min(g.cfg.SharedPrefix, n) / b
 	}
+	// The ChainHash content of the group's blocks, the same for the whole
+	// group, and of this turn's own blocks.
+	group := contentKey(block.Mix(uint64(s.group) ^ 0x5bd1e9955bd1e995))
+	own := contentKey(block.Mix(s.id<<20 ^ uint64(s.turn) ^ 0x27d4eb2f165667c5))
 	for k := keep; k < n/b; k++ {
 		var parent uint64
 		if k > 0 {
 			parent = chain[k-1]
 		}
-		var content uint64
+		content := own
 		if k < shared {
-			content = block.Mix(uint64(s.group) ^ 0x5bd1e9955bd1e995) // same for the whole group
-		} else {
-			content = block.Mix(s.id<<20 ^ uint64(s.turn) ^ 0x27d4eb2f165667c5)
+			content = group
 		}
-		chain = append(chain, ChainHash(parent, content, uint64(k)))
+		chain = append(chain, chainStep(parent, content, subKey(uint64(k))))
 	}
 	req := &Request{
 		ID:           int64(g.emitted),

@@ -117,6 +117,7 @@ func TestMooncakeErrors(t *testing.T) {
 		if err == io.EOF || !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
 		}
+		sameReads(t, NewMooncake(strings.NewReader(c.in), opt), mooncakeOracle{NewMooncake(strings.NewReader(c.in), opt)})
 	}
 }
 
