@@ -1,7 +1,7 @@
 // Package block is a block's identity in the tables that index blocks by
 // hash: Ref (hash and place), the place of a chain's block, and Map, the
-// hash map those tables use. The workload, engine, kvcr and scheduler
-// packages share it.
+// hash map those tables use; and List, the LRU list of the G1 and G2
+// pools. The workload, engine, kvcr and scheduler packages share it.
 package block
 
 // Mix is the splitmix64 finalizer: a fast bijective 64-bit mixer, for

@@ -48,16 +48,16 @@ func (w *Worker) Check() error {
 	}
 	free := 0
 	for b := range holders {
-		if holders[b] != p.blocks[b].refs {
-			errs = append(errs, fmt.Errorf("worker %d: block %d has %d references, %d holders", w.cfg.ID, b, p.blocks[b].refs, holders[b]))
+		if holders[b] != p.blocks[b].V.refs {
+			errs = append(errs, fmt.Errorf("worker %d: block %d has %d references, %d holders", w.cfg.ID, b, p.blocks[b].V.refs, holders[b]))
 		}
-		if p.blocks[b].refs == 0 {
+		if p.blocks[b].V.refs == 0 {
 			free++
 		}
 	}
 	n := 0
-	for b := p.head; b >= 0; b = p.blocks[b].next {
-		if p.blocks[b].refs != 0 {
+	for b := p.queue.Head(); b >= 0; b = p.blocks[b].Next() {
+		if p.blocks[b].V.refs != 0 {
 			errs = append(errs, fmt.Errorf("worker %d: referenced block %d on the free list", w.cfg.ID, b))
 		}
 		n++
@@ -66,7 +66,8 @@ func (w *Worker) Check() error {
 		errs = append(errs, fmt.Errorf("worker %d: free list has %d blocks and %d are fresh, counter %d, unreferenced %d", w.cfg.ID, n, fresh, p.nfree, free))
 	}
 	hashed := 0
-	for b, blk := range p.blocks {
+	for b, nd := range p.blocks {
+		blk := nd.V
 		h := blk.hash
 		if h == 0 {
 			continue
@@ -85,8 +86,8 @@ func (w *Worker) Check() error {
 // Cached calls f with every block in the worker's prefix cache, in block id
 // order: the blocks its KV events have announced and not withdrawn.
 func (w *Worker) Cached(f func(block.Ref)) {
-	for _, b := range w.pool.blocks {
-		if b.hash != 0 {
+	for _, n := range w.pool.blocks {
+		if b := n.V; b.hash != 0 {
 			f(block.Ref{Hash: b.hash, Place: b.place})
 		}
 	}

@@ -12,10 +12,11 @@ import "github.com/kvsim/kvsim/block"
 // first use, and memory follows the blocks a run touches, not the
 // capacity.
 type blockPool struct {
-	blocks []g1Block // the blocks used so far; ids len(blocks)..size-1 are fresh
+	blocks []block.Node[g1Block] // the blocks used so far; ids len(blocks)..size-1 are fresh
 	size   int
-	head   int32 // released blocks, least recently first; head is the next victim once no block is fresh
-	tail   int32
+	// queue holds the released blocks, least recently first; its head is
+	// the next victim once no block is fresh.
+	queue  block.List[g1Block]
 	nfree  int              // fresh and released blocks
 	refsum int              // sum of refs, kept for the cheap invariant check
 	cached block.Map[int32] // hash -> block + 1 (0: absent)
@@ -24,47 +25,21 @@ type blockPool struct {
 	evicted []block.Ref
 }
 
-// g1Block is one G1 block; its fields share a cache line.
+// g1Block is one G1 block; its node in blocks holds its free-queue links
+// beside it.
 type g1Block struct {
-	hash       uint64 // 0: not in the prefix cache
-	place      uint32 // the hash's place (block.Ref)
-	refs       int32
-	prev, next int32 // free-list links; -1 none
+	hash  uint64 // 0: not in the prefix cache
+	place uint32 // the hash's place (block.Ref)
+	refs  int32
 }
 
 func newBlockPool(n int) *blockPool {
-	return &blockPool{size: n, nfree: n, head: -1, tail: -1}
+	return &blockPool{size: n, nfree: n, queue: block.NewList[g1Block]()}
 }
 
 func (p *blockPool) capacity() int { return p.size }
 func (p *blockPool) free() int     { return p.nfree }
 func (p *blockPool) used() int     { return p.size - p.nfree }
-
-func (p *blockPool) pushTail(b int32) {
-	p.blocks[b].prev, p.blocks[b].next = p.tail, -1
-	if p.tail >= 0 {
-		p.blocks[p.tail].next = b
-	} else {
-		p.head = b
-	}
-	p.tail = b
-	p.nfree++
-}
-
-func (p *blockPool) unlink(b int32) {
-	blk := &p.blocks[b]
-	if blk.prev >= 0 {
-		p.blocks[blk.prev].next = blk.next
-	} else {
-		p.head = blk.next
-	}
-	if blk.next >= 0 {
-		p.blocks[blk.next].prev = blk.prev
-	} else {
-		p.tail = blk.prev
-	}
-	p.nfree--
-}
 
 // lookup returns the block caching r, or -1.
 func (p *blockPool) lookup(r block.Ref) int32 {
@@ -75,10 +50,11 @@ func (p *blockPool) lookup(r block.Ref) int32 {
 // touch takes a reference on a cached block, taking it off the free list
 // when it was free.
 func (p *blockPool) touch(b int32) {
-	if p.blocks[b].refs == 0 {
-		p.unlink(b)
+	if p.blocks[b].V.refs == 0 {
+		p.queue.Unlink(p.blocks, b)
+		p.nfree--
 	}
-	p.blocks[b].refs++
+	p.blocks[b].V.refs++
 	p.refsum++
 }
 
@@ -86,14 +62,15 @@ func (p *blockPool) touch(b int32) {
 // evicting its cached hash. The caller has checked free() > 0.
 func (p *blockPool) alloc() int32 {
 	if len(p.blocks) < p.size {
-		p.blocks = append(p.blocks, g1Block{refs: 1, prev: -1, next: -1})
+		p.blocks = append(p.blocks, block.Node[g1Block]{V: g1Block{refs: 1}})
 		p.nfree--
 		p.refsum++
 		return int32(len(p.blocks) - 1)
 	}
-	b := p.head
-	p.unlink(b)
-	blk := &p.blocks[b]
+	b := p.queue.Head()
+	p.queue.Unlink(p.blocks, b)
+	p.nfree--
+	blk := &p.blocks[b].V
 	if h := blk.hash; h != 0 {
 		p.cached.Delete(h, blk.place)
 		blk.hash = 0
@@ -107,10 +84,11 @@ func (p *blockPool) alloc() int32 {
 // release drops one reference; a block whose count reaches zero goes to the
 // tail of the free list, keeping its hash.
 func (p *blockPool) release(b int32) {
-	p.blocks[b].refs--
+	p.blocks[b].V.refs--
 	p.refsum--
-	if p.blocks[b].refs == 0 {
-		p.pushTail(b)
+	if p.blocks[b].V.refs == 0 {
+		p.queue.PushTail(p.blocks, b)
+		p.nfree++
 	}
 }
 
@@ -122,6 +100,6 @@ func (p *blockPool) commit(b int32, r block.Ref) bool {
 		return false
 	}
 	*slot = b + 1
-	p.blocks[b].hash, p.blocks[b].place = r.Hash, r.Place
+	p.blocks[b].V.hash, p.blocks[b].V.place = r.Hash, r.Place
 	return true
 }

@@ -322,7 +322,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 			if b < 0 {
 				break
 			}
-			if w.pool.blocks[b].refs == 0 {
+			if w.pool.blocks[b].V.refs == 0 {
 				freeHits++
 			}
 			hits = append(hits, b)
@@ -515,8 +515,8 @@ func (w *Worker) Drop() []*Seq {
 	for _, s := range out {
 		w.freeBlocks(s)
 	}
-	for _, b := range w.pool.blocks {
-		if b.hash != 0 {
+	for _, n := range w.pool.blocks {
+		if b := n.V; b.hash != 0 {
 			w.pool.evicted = append(w.pool.evicted, block.Ref{Hash: b.hash, Place: b.place})
 		}
 	}

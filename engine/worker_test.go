@@ -229,7 +229,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	if err := w.Check(); err != nil {
 		t.Fatal(err)
 	}
-	w.pool.blocks[3].refs++
+	w.pool.blocks[3].V.refs++
 	w.pool.refsum++
 	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "worker 0: block 3 has 2 references, 1 holders") {
 		t.Errorf("got %v", err)

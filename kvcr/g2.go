@@ -139,7 +139,7 @@ func (k *KVCR) unpin(n *node, s int32, refresh bool) {
 // markMoved makes a ready source block absent to readers after a move: it
 // is removed now when unpinned, else when its last pin drops.
 func (k *KVCR) markMoved(n *node, s int32) {
-	if n.pool.slots[s].st != ready {
+	if n.pool.slots[s].V.st != ready {
 		return
 	}
 	b := n.pool.ref(s)

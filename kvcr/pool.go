@@ -23,30 +23,28 @@ const (
 // are made on first use, so memory follows the blocks a run stores, not the
 // capacity.
 type Pool struct {
-	idx       slotIndex // hash -> slot
-	slots     []slot    // the slots used so far; up to size
+	idx       slotIndex          // hash -> slot
+	slots     []block.Node[slot] // the slots used so far; up to size
 	size      int
-	head      int32
-	tail      int32
-	freeSlots []int32 // released slots, taken before fresh ones, the last first
-	evictable int     // ready and unpinned
+	lru       block.List[slot] // the ready blocks, least recently used first
+	freeSlots []int32          // released slots, taken before fresh ones, the last first
+	evictable int              // ready and unpinned
 	peak      int
 	// evicted collects the blocks eviction took; KVCR reports and clears it.
 	evicted []block.Ref
 }
 
-// slot is one G2 block; its fields share a cache line.
+// slot is one G2 block; its node in slots holds its LRU links beside it.
 type slot struct {
-	hash       uint64
-	place      uint32 // the hash's place (block.Ref)
-	pins       int32
-	prev, next int32 // LRU links over ready blocks; -1 none
-	st         state
+	hash  uint64
+	place uint32 // the hash's place (block.Ref)
+	pins  int32
+	st    state
 }
 
 // NewPool returns an empty pool of capacity blocks.
 func NewPool(capacity int) *Pool {
-	return &Pool{idx: newSlotIndex(capacity), size: capacity, head: -1, tail: -1}
+	return &Pool{idx: newSlotIndex(capacity), size: capacity, lru: block.NewList[slot]()}
 }
 
 // Capacity is the pool size in blocks.
@@ -66,7 +64,7 @@ func (p *Pool) slot(r block.Ref) int32 {
 // Ready reports whether r is readable.
 func (p *Pool) Ready(r block.Ref) bool {
 	s := p.slot(r)
-	return s >= 0 && p.slots[s].st == ready
+	return s >= 0 && p.slots[s].V.st == ready
 }
 
 // Has reports whether r has a slot in any state.
@@ -74,7 +72,7 @@ func (p *Pool) Has(r block.Ref) bool { return p.slot(r) >= 0 }
 
 // ref is slot s's block.
 func (p *Pool) ref(s int32) block.Ref {
-	return block.Ref{Hash: p.slots[s].hash, Place: p.slots[s].place}
+	return block.Ref{Hash: p.slots[s].V.hash, Place: p.slots[s].V.place}
 }
 
 // Prefix counts the readable blocks of chain from index from on, up to the
@@ -96,13 +94,13 @@ func (p *Pool) Room(n int) bool { return n <= p.size-len(p.slots)+len(p.freeSlot
 // returns its slot. The caller has checked Room.
 func (p *Pool) take() int32 {
 	if len(p.freeSlots) == 0 && len(p.slots) < p.size {
-		p.slots = append(p.slots, slot{})
+		p.slots = append(p.slots, block.Node[slot]{})
 		return int32(len(p.slots) - 1)
 	}
 	if len(p.freeSlots) == 0 {
-		v := p.head
-		for p.slots[v].pins > 0 {
-			v = p.slots[v].next
+		v := p.lru.Head()
+		for p.slots[v].V.pins > 0 {
+			v = p.slots[v].Next()
 		}
 		p.evicted = append(p.evicted, p.ref(v))
 		p.remove(v)
@@ -117,28 +115,28 @@ func (p *Pool) take() int32 {
 func (p *Pool) Fill(r block.Ref) int32 {
 	s := p.take()
 	p.peak = max(p.peak, p.Used())
-	p.slots[s] = slot{hash: r.Hash, place: r.Place, st: filling}
+	p.slots[s].V = slot{hash: r.Hash, place: r.Place, st: filling}
 	p.idx.insert(p.slots, s)
 	return s
 }
 
 // MakeReady turns a filling slot readable, most recently used.
 func (p *Pool) MakeReady(s int32) {
-	p.slots[s].st = ready
-	p.pushTail(s)
+	p.slots[s].V.st = ready
+	p.lru.PushTail(p.slots, s)
 	p.evictable++
 }
 
 // remove frees a slot in any state.
 func (p *Pool) remove(s int32) {
-	if p.slots[s].st == ready {
-		p.unlink(s)
-		if p.slots[s].pins == 0 {
+	if p.slots[s].V.st == ready {
+		p.lru.Unlink(p.slots, s)
+		if p.slots[s].V.pins == 0 {
 			p.evictable--
 		}
 	}
 	p.idx.remove(p.slots, s)
-	p.slots[s] = slot{}
+	p.slots[s].V = slot{}
 	p.freeSlots = append(p.freeSlots, s)
 }
 
@@ -147,21 +145,21 @@ func (p *Pool) Drop(s int32) { p.remove(s) }
 
 // evictableSlot reports whether eviction may take slot s: ready and
 // unpinned.
-func (p *Pool) evictableSlot(s int32) bool { return p.slots[s].st == ready && p.slots[s].pins == 0 }
+func (p *Pool) evictableSlot(s int32) bool { return p.slots[s].V.st == ready && p.slots[s].V.pins == 0 }
 
 // Pin keeps a ready or pending block from eviction and removal.
 func (p *Pool) Pin(s int32) {
 	if p.evictableSlot(s) {
 		p.evictable--
 	}
-	p.slots[s].pins++
+	p.slots[s].V.pins++
 }
 
 // Unpin drops a pin; refresh moves a ready block to the most recent end. It
 // reports whether the block was removed: a pending block goes with its last
 // pin.
 func (p *Pool) Unpin(s int32, refresh bool) bool {
-	b := &p.slots[s]
+	b := &p.slots[s].V
 	b.pins--
 	switch {
 	case b.st == pending && b.pins == 0:
@@ -172,8 +170,8 @@ func (p *Pool) Unpin(s int32, refresh bool) bool {
 			p.evictable++
 		}
 		if refresh {
-			p.unlink(s)
-			p.pushTail(s)
+			p.lru.Unlink(p.slots, s)
+			p.lru.PushTail(p.slots, s)
 		}
 	}
 	return false
@@ -183,47 +181,23 @@ func (p *Pool) Unpin(s int32, refresh bool) bool {
 // unpinned, else when its last pin drops. It reports whether it was removed
 // now.
 func (p *Pool) MarkPending(s int32) bool {
-	if p.slots[s].st != ready {
+	if p.slots[s].V.st != ready {
 		return false
 	}
-	if p.slots[s].pins == 0 {
+	if p.slots[s].V.pins == 0 {
 		p.remove(s)
 		return true
 	}
-	p.unlink(s)
-	p.slots[s].st = pending
+	p.lru.Unlink(p.slots, s)
+	p.slots[s].V.st = pending
 	return false
-}
-
-func (p *Pool) pushTail(s int32) {
-	p.slots[s].prev, p.slots[s].next = p.tail, -1
-	if p.tail >= 0 {
-		p.slots[p.tail].next = s
-	} else {
-		p.head = s
-	}
-	p.tail = s
-}
-
-func (p *Pool) unlink(s int32) {
-	b := &p.slots[s]
-	if b.prev >= 0 {
-		p.slots[b.prev].next = b.next
-	} else {
-		p.head = b.next
-	}
-	if b.next >= 0 {
-		p.slots[b.next].prev = b.prev
-	} else {
-		p.tail = b.prev
-	}
 }
 
 // Pinned is the total of pins on the pool's blocks.
 func (p *Pool) Pinned() int {
 	n := 0
 	for _, b := range p.slots {
-		n += int(b.pins)
+		n += int(b.V.pins)
 	}
 	return n
 }
@@ -234,7 +208,8 @@ func (p *Pool) Pinned() int {
 func (p *Pool) Check() error {
 	var errs []error
 	readyN, evictable, used := 0, 0, 0
-	for s, b := range p.slots {
+	for s, nd := range p.slots {
+		b := nd.V
 		if b.st == free {
 			continue
 		}
@@ -253,8 +228,8 @@ func (p *Pool) Check() error {
 		}
 	}
 	listed := 0
-	for s := p.head; s >= 0; s = p.slots[s].next {
-		if p.slots[s].st != ready {
+	for s := p.lru.Head(); s >= 0; s = p.slots[s].Next() {
+		if p.slots[s].V.st != ready {
 			errs = append(errs, fmt.Errorf("slot %d on the LRU list is not ready", s))
 		}
 		listed++
@@ -271,7 +246,7 @@ func (p *Pool) Check() error {
 // only once removed).
 func (p *Pool) Visible(f func(block.Ref)) {
 	for s, b := range p.slots {
-		if b.st == ready || b.st == pending {
+		if b.V.st == ready || b.V.st == pending {
 			f(p.ref(int32(s)))
 		}
 	}

@@ -65,11 +65,11 @@ func (x *slotIndex) tag(hash uint64) uint32 {
 func (x *slotIndex) tagMask() uint32 { return ^uint32(0) << (x.slotBits + x.distBits) }
 
 // dist returns entry e's distance from its home, at table position i.
-func (x *slotIndex) dist(slots []slot, e uint32, i int) int {
+func (x *slotIndex) dist(slots []block.Node[slot], e uint32, i int) int {
 	if d := x.storedDist(e); d != x.distUnknown() {
 		return int(d)
 	}
-	return (i - block.Home(slots[x.slotOf(e)].place, x.bits)) & (len(x.tab) - 1)
+	return (i - block.Home(slots[x.slotOf(e)].V.place, x.bits)) & (len(x.tab) - 1)
 }
 
 // withDist returns entry e at distance d from its home.
@@ -79,7 +79,7 @@ func (x *slotIndex) withDist(e uint32, d int) uint32 {
 }
 
 // find returns the slot holding hash (whose place is place), or -1.
-func (x *slotIndex) find(slots []slot, hash uint64, place uint32) int32 {
+func (x *slotIndex) find(slots []block.Node[slot], hash uint64, place uint32) int32 {
 	if x.n == 0 {
 		return -1
 	}
@@ -97,14 +97,14 @@ func (x *slotIndex) find(slots []slot, hash uint64, place uint32) int32 {
 		if sd := x.storedDist(e); sd != uint32(d) && sd != x.distUnknown() {
 			continue // homed elsewhere
 		}
-		if s := x.slotOf(e); slots[s].hash == hash {
+		if s := x.slotOf(e); slots[s].V.hash == hash {
 			return s
 		}
 	}
 }
 
 // insert indexes slot s under its hash, which must be absent.
-func (x *slotIndex) insert(slots []slot, s int32) {
+func (x *slotIndex) insert(slots []block.Node[slot], s int32) {
 	if 2*(x.n+1) > len(x.tab) {
 		x.grow(slots)
 	}
@@ -112,19 +112,19 @@ func (x *slotIndex) insert(slots []slot, s int32) {
 	x.n++
 }
 
-func (x *slotIndex) place(slots []slot, s int32) {
+func (x *slotIndex) place(slots []block.Node[slot], s int32) {
 	mask := len(x.tab) - 1
-	i, d := block.Home(slots[s].place, x.bits), 0
+	i, d := block.Home(slots[s].V.place, x.bits), 0
 	for x.tab[i] != 0 {
 		i, d = (i+1)&mask, d+1
 	}
-	x.tab[i] = x.withDist(uint32(s+1)|x.tag(slots[s].hash), d)
+	x.tab[i] = x.withDist(uint32(s+1)|x.tag(slots[s].V.hash), d)
 }
 
 // remove drops slot s, which must be indexed and still hold its hash.
-func (x *slotIndex) remove(slots []slot, s int32) {
+func (x *slotIndex) remove(slots []block.Node[slot], s int32) {
 	mask := len(x.tab) - 1
-	i := block.Home(slots[s].place, x.bits)
+	i := block.Home(slots[s].V.place, x.bits)
 	for x.slotOf(x.tab[i]) != s {
 		i = (i + 1) & mask
 	}
@@ -141,7 +141,7 @@ func (x *slotIndex) remove(slots []slot, s int32) {
 	x.n--
 }
 
-func (x *slotIndex) grow(slots []slot) {
+func (x *slotIndex) grow(slots []block.Node[slot]) {
 	old := x.tab
 	size := max(2*block.Group, 2*len(old))
 	x.tab = make([]uint32, size)

@@ -35,20 +35,20 @@ func testSlotIndex(t *testing.T, x slotIndex) {
 			refs = append(refs, block.RefOf(chain, k))
 		}
 	}
-	slots := make([]slot, 3000)
+	slots := make([]block.Node[slot], 3000)
 	want := map[uint64]int32{}
 	for step := range 20000 {
 		s := int32(r.IntN(len(slots)))
-		if slots[s].hash != 0 {
+		if slots[s].V.hash != 0 {
 			x.remove(slots, s)
-			delete(want, slots[s].hash)
-			slots[s] = slot{}
+			delete(want, slots[s].V.hash)
+			slots[s].V = slot{}
 		} else {
 			ref := refs[r.IntN(len(refs))]
 			if _, ok := want[ref.Hash]; ok {
 				continue
 			}
-			slots[s] = slot{hash: ref.Hash, place: ref.Place}
+			slots[s].V = slot{hash: ref.Hash, place: ref.Place}
 			x.insert(slots, s)
 			want[ref.Hash] = s
 		}

@@ -38,7 +38,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hi
 	for ; i < limit; i++ {
 		b := block.RefOf(chain, i)
 		s := tn.pool.slot(b)
-		if s >= 0 && tn.pool.slots[s].st == ready {
+		if s >= 0 && tn.pool.slots[s].V.st == ready {
 			f.hits = append(f.hits, s)
 			f.hitIdx = append(f.hitIdx, i)
 			continue
@@ -54,7 +54,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hi
 			break
 		}
 		ss := src.slot(b)
-		if ss < 0 || src.slots[ss].st != ready {
+		if ss < 0 || src.slots[ss].V.st != ready {
 			break
 		}
 		if i < hintEnd {

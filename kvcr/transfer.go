@@ -43,7 +43,7 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 	}
 	if sn.status != Removed {
 		for _, s := range p.srcSlots[:p.moves] {
-			if !accepted && sn.pool.slots[s].st == ready {
+			if !accepted && sn.pool.slots[s].V.st == ready {
 				k.C.MoveLostBlocks++ // gone at the source, not kept at the target
 			}
 			k.markMoved(sn, s)
