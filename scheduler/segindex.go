@@ -1,0 +1,261 @@
+package scheduler
+
+import (
+	"slices"
+
+	"github.com/kvsim/kvsim/block"
+)
+
+// A Run is blocks [Lo, Hi) of chain segment Seg (block.Chains).
+type Run struct {
+	Seg    int32
+	Lo, Hi int32
+}
+
+// SegIndex is the router's view by runs: for each chain segment some
+// worker holds blocks of, the workers holding them, each with the offsets
+// it holds in each tier as sorted disjoint spans. An update costs one
+// lookup and a span merge for a whole run, and a prefix walk one step per
+// piece of the request's path and worker holding it, never one per block.
+// It holds a reference on every segment it records (block.Chains.Acquire).
+type SegIndex struct {
+	chains *block.Chains
+	segs   []*segHolders // by segment id; nil: no holder
+	facts  int
+}
+
+type segHolders struct {
+	holders []holding // by worker id
+}
+
+type holding struct {
+	w     int32
+	tiers [2]spans // G1, G2
+}
+
+// NewSegIndex returns an empty index over the segments of chains.
+func NewSegIndex(chains *block.Chains) *SegIndex { return &SegIndex{chains: chains} }
+
+// holding returns worker w's holding of segment s, creating it (and the
+// segment's entry) when add, else nil when absent.
+func (ix *SegIndex) holding(s int32, w int32, add bool) *holding {
+	if int(s) >= len(ix.segs) {
+		if !add {
+			return nil
+		}
+		ix.segs = append(ix.segs, make([]*segHolders, int(s)+1-len(ix.segs))...)
+	}
+	e := ix.segs[s]
+	if e == nil {
+		if !add {
+			return nil
+		}
+		e = &segHolders{}
+		ix.segs[s] = e
+		ix.chains.Acquire(s)
+	}
+	i, found := slices.BinarySearchFunc(e.holders, w, func(h holding, w int32) int { return int(h.w - w) })
+	if !found {
+		if !add {
+			return nil
+		}
+		e.holders = slices.Insert(e.holders, i, holding{w: w})
+	}
+	return &e.holders[i]
+}
+
+// Add records that worker w holds run r in tier t.
+func (ix *SegIndex) Add(w int32, t Tier, r Run) {
+	if r.Lo >= r.Hi {
+		return
+	}
+	h := ix.holding(r.Seg, w, true)
+	ix.facts += h.tiers[t].add(r.Lo, r.Hi)
+}
+
+// Remove records that worker w no longer holds run r in tier t.
+func (ix *SegIndex) Remove(w int32, t Tier, r Run) {
+	h := ix.holding(r.Seg, w, false)
+	if h == nil || r.Lo >= r.Hi {
+		return
+	}
+	ix.facts -= h.tiers[t].sub(r.Lo, r.Hi)
+	if len(h.tiers[G1]) > 0 || len(h.tiers[G2]) > 0 {
+		return
+	}
+	e := ix.segs[r.Seg]
+	i, _ := slices.BinarySearchFunc(e.holders, w, func(h holding, w int32) int { return int(h.w - w) })
+	e.holders = slices.Delete(e.holders, i, i+1)
+	if len(e.holders) == 0 {
+		ix.segs[r.Seg] = nil
+		ix.chains.Drop(r.Seg)
+	}
+}
+
+// Facts counts the (worker, tier, block) holdings the index records.
+func (ix *SegIndex) Facts() int { return ix.facts }
+
+// Mask is worker w's tiers holding block off of segment s, as a bit set of
+// 1 << Tier.
+func (ix *SegIndex) Mask(w int32, s, off int32) uint8 {
+	h := ix.holding(s, w, false)
+	if h == nil {
+		return 0
+	}
+	var m uint8
+	for t := range h.tiers {
+		if h.tiers[t].end(off) > off {
+			m |= 1 << t
+		}
+	}
+	return m
+}
+
+// Prefixes appends to dst, in worker id order, every worker holding the
+// first block of the chain whose path is given in either tier, with its G1
+// and its G1+G2 prefix.
+func (ix *SegIndex) Prefixes(path []block.Piece, dst []Prefix) []Prefix {
+	return ix.runs(path, 0, InEither, InG1, dst)
+}
+
+// runs appends to dst, in worker order, every worker holding block from of
+// the chain whose path is given in a tier of outer, with the run of blocks
+// from there it holds each in a tier of outer (Either) and the run it holds
+// each in a tier of inner (G1; a subset of outer, 0 for none).
+func (ix *SegIndex) runs(path []block.Piece, from int, outer, inner Tiers, dst []Prefix) []Prefix {
+	i, off := 0, int32(from) // the piece holding block from, and its offset there
+	for i < len(path) && off >= path[i].N {
+		off -= path[i].N
+		i++
+	}
+	if i == len(path) {
+		return dst
+	}
+	start := len(dst)
+	if int(path[i].Seg) < len(ix.segs) && ix.segs[path[i].Seg] != nil {
+		for k := range ix.segs[path[i].Seg].holders {
+			h := &ix.segs[path[i].Seg].holders[k]
+			either := h.cover(off, outer)
+			if either <= off {
+				continue
+			}
+			either = min(either, path[i].N)
+			g1 := min(h.cover(off, inner), path[i].N)
+			dst = append(dst, Prefix{Worker: h.w, G1: int(max(0, g1-off)), Either: int(either - off)})
+		}
+	}
+	out := dst[start:]
+	// A worker whose run reaches the piece's end goes on into the next
+	// piece's segment from its offset 0; its inner run goes on only if it
+	// too reached the end.
+	live := make([]bool, len(out))
+	for k := range out {
+		live[k] = int32(out[k].Either) == path[i].N-off
+	}
+	for i++; i < len(path); i++ {
+		p := path[i]
+		var hs []holding
+		if int(p.Seg) < len(ix.segs) && ix.segs[p.Seg] != nil {
+			hs = ix.segs[p.Seg].holders
+		}
+		any := false
+		j := 0
+		for k := range out {
+			if !live[k] {
+				continue
+			}
+			for j < len(hs) && hs[j].w < out[k].Worker {
+				j++
+			}
+			var either, g1 int32
+			if j < len(hs) && hs[j].w == out[k].Worker {
+				either = min(hs[j].cover(0, outer), p.N)
+				g1 = min(hs[j].cover(0, inner), p.N)
+			}
+			innerLive := out[k].G1 == out[k].Either
+			out[k].Either += int(either)
+			if innerLive {
+				out[k].G1 += int(g1)
+			}
+			live[k] = either == p.N
+			any = any || live[k]
+		}
+		if !any {
+			break
+		}
+	}
+	return dst
+}
+
+// cover is the end of the run of offsets from off that h holds, each in a
+// tier of tiers; off itself when it holds off in none.
+func (h *holding) cover(off int32, tiers Tiers) int32 {
+	end := off
+	for {
+		next := end
+		for t := range h.tiers {
+			if tiers&(1<<t) != 0 {
+				next = max(next, h.tiers[t].end(end))
+			}
+		}
+		if next == end {
+			return end
+		}
+		end = next
+	}
+}
+
+// spans is a set of offsets as sorted, disjoint, non-adjacent [lo, hi)
+// pairs.
+type spans []span
+
+type span struct{ lo, hi int32 }
+
+// end is the end of the span holding off, or off when none does.
+func (s spans) end(off int32) int32 {
+	i, _ := slices.BinarySearchFunc(s, off+1, func(x span, end int32) int { return int(x.hi - end) })
+	// s[i] is the first span ending after off
+	if i < len(s) && s[i].lo <= off {
+		return s[i].hi
+	}
+	return off
+}
+
+// add puts [lo, hi) in the set and reports how many offsets it added.
+func (s *spans) add(lo, hi int32) int {
+	v := *s
+	i, _ := slices.BinarySearchFunc(v, lo, func(x span, lo int32) int { return int(x.hi - lo) })
+	// v[i] is the first span ending at or after lo: the first that may
+	// touch [lo, hi); every span touching it merges into one
+	j, held := i, 0
+	for ; j < len(v) && v[j].lo <= hi; j++ {
+		held += int(v[j].hi - v[j].lo)
+		lo, hi = min(lo, v[j].lo), max(hi, v[j].hi)
+	}
+	*s = slices.Replace(v, i, j, span{lo, hi})
+	return int(hi-lo) - held
+}
+
+// sub takes [lo, hi) out of the set and reports how many offsets it took.
+func (s *spans) sub(lo, hi int32) int {
+	v := *s
+	i, _ := slices.BinarySearchFunc(v, lo+1, func(x span, lo int32) int { return int(x.hi - lo) })
+	// v[i] is the first span ending after lo: the first that may overlap
+	j, took := i, 0
+	for ; j < len(v) && v[j].lo < hi; j++ {
+		took += int(min(v[j].hi, hi) - max(v[j].lo, lo))
+	}
+	if took == 0 {
+		return 0
+	}
+	var keep [2]span
+	k := keep[:0]
+	if v[i].lo < lo {
+		k = append(k, span{v[i].lo, lo})
+	}
+	if v[j-1].hi > hi {
+		k = append(k, span{hi, v[j-1].hi})
+	}
+	*s = slices.Replace(v, i, j, k...)
+	return took
+}
