@@ -19,11 +19,16 @@ package block
 // A segment lives while it is referenced: by each interned path through it
 // (Intern takes the references, Release returns them), by each child, and
 // by whatever the caller adds with Acquire. A segment whose last reference
-// goes is freed, with its id reused and its parent's reference returned.
+// goes is freed at the next Collect, with its id reused and its parent's
+// reference returned; until then a Ref naming it stays valid, and Acquire
+// or Intern can take it up again. So a table that drops its reference and
+// reports the block to another table later in the same event needs no
+// care, as long as Collect runs between events.
 type Chains struct {
 	segs   []segment
 	starts Map[int32] // a segment's first hash -> its id + 1
 	free   []int32    // freed ids
+	unref  []int32    // segments whose references reached zero since the last Collect
 	live   int
 }
 
@@ -41,6 +46,18 @@ type segment struct {
 type Piece struct {
 	Seg int32
 	N   int32
+}
+
+// Locate is block k of the chain whose path is given, as its segment and
+// offset there; (-1, 0) past the path's end.
+func Locate(path []Piece, k int) (int32, int32) {
+	for _, p := range path {
+		if k < int(p.N) {
+			return p.Seg, int32(k)
+		}
+		k -= int(p.N)
+	}
+	return -1, 0
 }
 
 // Intern appends chain's path to dst, creating the segments it needs, and
@@ -121,16 +138,34 @@ func (c *Chains) Release(path []Piece) {
 	}
 }
 
-// Acquire takes a reference on segment s.
-func (c *Chains) Acquire(s int32) { c.segs[s].refs++ }
+// Acquire takes a reference on segment s. A nil store or a segment -1
+// (no path) takes none.
+func (c *Chains) Acquire(s int32) {
+	if c != nil && s >= 0 {
+		c.segs[s].refs++
+	}
+}
 
-// Drop returns a reference on segment s, freeing it (and, in turn, parents
-// left unreferenced) when it was the last.
+// Drop returns a reference on segment s; when it was the last, the next
+// Collect frees s. A nil store or a segment -1 returns none.
 func (c *Chains) Drop(s int32) {
-	for s >= 0 {
+	if c == nil || s < 0 {
+		return
+	}
+	if c.segs[s].refs--; c.segs[s].refs == 0 {
+		c.unref = append(c.unref, s)
+	}
+}
+
+// Collect frees the segments left without references, and in turn parents
+// left without any.
+func (c *Chains) Collect() {
+	for len(c.unref) > 0 {
+		s := c.unref[len(c.unref)-1]
+		c.unref = c.unref[:len(c.unref)-1]
 		seg := &c.segs[s]
-		if seg.refs--; seg.refs > 0 {
-			return
+		if seg.refs > 0 || seg.hashes == nil { // taken up again, or already freed
+			continue
 		}
 		h := seg.hashes[0]
 		if p := c.starts.Ptr(h, placeOfHash(h)); p != nil && *p == s+1 {
@@ -140,7 +175,7 @@ func (c *Chains) Drop(s int32) {
 		*seg = segment{}
 		c.free = append(c.free, s)
 		c.live--
-		s = parent
+		c.Drop(parent)
 	}
 }
 
@@ -155,5 +190,5 @@ func (c *Chains) Pos(s int32) int { return int(c.segs[s].pos) }
 // a chain's first segment.
 func (c *Chains) Parent(s int32) (int32, int) { return c.segs[s].parent, int(c.segs[s].attach) }
 
-// Live is the number of segments alive.
+// Live is the number of segments alive (collected ones not counted).
 func (c *Chains) Live() int { return c.live }

@@ -67,6 +67,7 @@ func TestChainsByHand(t *testing.T) {
 	for _, p := range paths {
 		c.Release(p)
 	}
+	c.Collect()
 	if c.Live() != 0 || c.starts.Len() != 0 {
 		t.Errorf("after releasing every path: %d segments, %d starts", c.Live(), c.starts.Len())
 	}
@@ -113,6 +114,9 @@ func TestChainsAgainstNames(t *testing.T) {
 				i := rng.IntN(len(lives))
 				c.Release(lives[i].path)
 				lives = slices.Delete(lives, i, i+1)
+				if rng.IntN(2) == 0 {
+					c.Collect()
+				}
 			} else {
 				chain := chainOf(rng.IntN(nodes))
 				lives = append(lives, live{chain, c.Intern(chain, nil)})
@@ -149,6 +153,7 @@ func TestChainsAgainstNames(t *testing.T) {
 		for _, l := range lives {
 			c.Release(l.path)
 		}
+		c.Collect()
 		if c.Live() != 0 || c.starts.Len() != 0 {
 			t.Fatalf("trial %d: after releasing every path: %d segments, %d starts", trial, c.Live(), c.starts.Len())
 		}
@@ -165,10 +170,15 @@ func TestChainsAcquire(t *testing.T) {
 	c.Acquire(1)
 	c.Release(pa)
 	c.Release(pb)
+	c.Collect()
 	if c.Live() != 2 || !slices.Equal(c.Hashes(1), b[1:]) {
 		t.Fatalf("live %d, S1 %x", c.Live(), c.Hashes(1))
 	}
 	c.Drop(1)
+	if c.Live() != 2 {
+		t.Fatalf("live %d before Collect", c.Live())
+	}
+	c.Collect()
 	if c.Live() != 0 {
 		t.Fatalf("live %d after the last drop", c.Live())
 	}
@@ -194,5 +204,6 @@ func BenchmarkIntern(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		path = c.Intern(chains[i&1023], path[:0])
 		c.Release(path)
+		c.Collect()
 	}
 }

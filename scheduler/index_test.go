@@ -38,17 +38,17 @@ func TestSpans(t *testing.T) {
 	}
 }
 
-// TestSegIndexAgainstIndex applies the same random adds and removes of
+// TestIndexAgainstBlockIndex applies the same random adds and removes of
 // runs of random chains (over a random tree of contents, so they share
 // prefixes) to the per-block Index, block by block, and to SegIndex, by
 // runs of segments, and requires the same answers after every update:
 // facts, the prefixes and hint runs of every chain from random blocks, and
 // the tier mask of random blocks.
-func TestSegIndexAgainstIndex(t *testing.T) {
+func TestIndexAgainstBlockIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for trial := range 60 {
 		var chains block.Chains
-		old, idx := NewIndex(), NewSegIndex(&chains)
+		old, idx := newBlockIndex(), NewIndex(&chains)
 		nodes := 1 + rng.IntN(30)
 		parent := make([]int, nodes)
 		for i := range parent {
@@ -130,6 +130,7 @@ func TestSegIndexAgainstIndex(t *testing.T) {
 		for _, p := range paths {
 			chains.Release(p)
 		}
+		chains.Collect()
 		if idx.Facts() != 0 || chains.Live() != 0 {
 			t.Fatalf("trial %d: emptied, %d facts and %d live segments remain", trial, idx.Facts(), chains.Live())
 		}
