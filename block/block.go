@@ -1,7 +1,9 @@
 // Package block is a block's identity in the tables that index blocks by
-// hash: Ref (hash and place), the place of a chain's block, and Map, the
-// hash map those tables use; and List, the LRU list of the G1 and G2
-// pools. The workload, engine, kvcr and scheduler packages share it.
+// hash: Ref (hash, place, segment and offset), the place of a chain's
+// block, and Map, the hash map those tables use; List, the LRU list of the
+// G1 and G2 pools; and Chains, the chain store whose segments name blocks
+// for the tables kept by runs. The workload, engine, kvcr and scheduler
+// packages share it.
 package block
 
 // Mix is the splitmix64 finalizer: a fast bijective 64-bit mixer, for
@@ -20,10 +22,15 @@ func Mix(x uint64) uint64 {
 // chain get neighbouring places (groups of eight share a leader), so a
 // table that puts a key near its place touches a few cache lines for a run
 // of blocks instead of one a block. The place is a function of the block's
-// prefix, so every chain holding the block gives it the same place.
+// prefix, so every chain holding the block gives it the same place. Seg
+// and Off name the block in the run's Chains store (segment and offset),
+// for the tables kept by runs; Seg is -1 when the Ref was made without its
+// chain's path (a lookup by hash).
 type Ref struct {
 	Hash  uint64
 	Place uint32
+	Off   int32
+	Seg   int32
 }
 
 // PlaceGroup is how many consecutive blocks share a place leader.
@@ -36,5 +43,13 @@ func PlaceOf(chain []uint64, k int) uint32 {
 	return uint32(Mix(chain[k&^(PlaceGroup-1)])>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
 }
 
-// RefOf is block k of chain as a Ref.
-func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k)} }
+// RefOf is block k of chain as a Ref for a lookup by hash (Seg -1).
+func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k), Seg: -1} }
+
+// RefAt is block k of chain, whose path in a Chains store is path, as a
+// Ref with its segment and offset (Seg -1 when path is empty).
+func RefAt(chain []uint64, path []Piece, k int) Ref {
+	r := RefOf(chain, k)
+	r.Seg, r.Off = Locate(path, k)
+	return r
+}

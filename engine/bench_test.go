@@ -81,7 +81,7 @@ func BenchmarkPass(b *testing.B) {
 // tail, as a prefix hit and a decode block do.
 func BenchmarkG1Pool(b *testing.B) {
 	const n = 4096
-	p := newBlockPool(n)
+	p := newBlockPool(n, nil)
 	ref := func(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(block.Mix(h))} }
 	h := uint64(0)
 	for range n {

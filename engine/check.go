@@ -88,7 +88,7 @@ func (w *Worker) Check() error {
 func (w *Worker) Cached(f func(block.Ref)) {
 	for _, n := range w.pool.blocks {
 		if b := n.V; b.hash != 0 {
-			f(block.Ref{Hash: b.hash, Place: b.place})
+			f(b.ref())
 		}
 	}
 }

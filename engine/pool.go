@@ -23,18 +23,25 @@ type blockPool struct {
 	// evicted collects the cached blocks that allocation reused: they left
 	// the prefix cache. The worker reports and clears it.
 	evicted []block.Ref
+	chains  *block.Chains // holds a reference on the segment of every cached block
 }
 
 // g1Block is one G1 block; its node in blocks holds its free-queue links
 // beside it.
 type g1Block struct {
-	hash  uint64 // 0: not in the prefix cache
-	place uint32 // the hash's place (block.Ref)
-	refs  int32
+	hash     uint64 // 0: not in the prefix cache
+	place    uint32 // the hash's place (block.Ref)
+	refs     int32
+	seg, off int32 // the hash's segment and offset (block.Ref)
 }
 
-func newBlockPool(n int) *blockPool {
-	return &blockPool{size: n, nfree: n, queue: block.NewList[g1Block]()}
+// ref is the cached block's Ref.
+func (b *g1Block) ref() block.Ref {
+	return block.Ref{Hash: b.hash, Place: b.place, Seg: b.seg, Off: b.off}
+}
+
+func newBlockPool(n int, chains *block.Chains) *blockPool {
+	return &blockPool{size: n, nfree: n, queue: block.NewList[g1Block](), chains: chains}
 }
 
 func (p *blockPool) capacity() int { return p.size }
@@ -71,10 +78,11 @@ func (p *blockPool) alloc() int32 {
 	p.queue.Unlink(p.blocks, b)
 	p.nfree--
 	blk := &p.blocks[b].V
-	if h := blk.hash; h != 0 {
-		p.cached.Delete(h, blk.place)
+	if blk.hash != 0 {
+		p.cached.Delete(blk.hash, blk.place)
+		p.evicted = append(p.evicted, blk.ref())
+		p.chains.Drop(blk.seg)
 		blk.hash = 0
-		p.evicted = append(p.evicted, block.Ref{Hash: h, Place: blk.place})
 	}
 	blk.refs = 1
 	p.refsum++
@@ -100,6 +108,8 @@ func (p *blockPool) commit(b int32, r block.Ref) bool {
 		return false
 	}
 	*slot = b + 1
-	p.blocks[b].V.hash, p.blocks[b].V.place = r.Hash, r.Place
+	blk := &p.blocks[b].V
+	blk.hash, blk.place, blk.seg, blk.off = r.Hash, r.Place, r.Seg, r.Off
+	p.chains.Acquire(r.Seg)
 	return true
 }

@@ -25,6 +25,10 @@ type Config struct {
 	MaxBatchedTokens int  // token budget of one pass
 	ChunkedPrefill   bool // split prompts across passes
 	PrefixCaching    bool // reuse cached prompt blocks
+	// Chains is the run's chain store, which the requests' paths name; G1
+	// holds a reference on the segment of each cached block. nil: requests
+	// carry no paths.
+	Chains *block.Chains
 }
 
 // Validate reports the first knob out of range.
@@ -137,7 +141,7 @@ func New(cfg Config, timing Timing, obs Observer, kv HostKV) (*Worker, error) {
 		return nil, fmt.Errorf("worker %d: %w", cfg.ID, err)
 	}
 	w := &Worker{cfg: cfg, timing: timing, obs: obs, kv: kv}
-	w.pool = newBlockPool(cfg.GPUBlocks)
+	w.pool = newBlockPool(cfg.GPUBlocks, cfg.Chains)
 	return w, nil
 }
 
@@ -403,7 +407,7 @@ func (w *Worker) reportKV() {
 func (w *Worker) landLoad(s *Seq) {
 	end := s.loadFrom + s.loadN
 	for k := s.loadFrom; k < end; k++ {
-		if r := block.RefOf(s.Req.Blocks, k); w.pool.commit(s.blocks[k], r) {
+		if r := block.RefAt(s.Req.Blocks, s.Req.Path, k); w.pool.commit(s.blocks[k], r) {
 			w.stored = append(w.stored, r)
 		}
 	}
@@ -461,7 +465,7 @@ func (w *Worker) FinishPass(now des.Time) {
 		if w.cfg.PrefixCaching {
 			full := min(s.chain, s.computed/bs)
 			for ; s.committed < full; s.committed++ {
-				if r := block.RefOf(s.Req.Blocks, s.committed); w.pool.commit(s.blocks[s.committed], r) {
+				if r := block.RefAt(s.Req.Blocks, s.Req.Path, s.committed); w.pool.commit(s.blocks[s.committed], r) {
 					w.stored = append(w.stored, r)
 				}
 			}
@@ -517,7 +521,8 @@ func (w *Worker) Drop() []*Seq {
 	}
 	for _, n := range w.pool.blocks {
 		if b := n.V; b.hash != 0 {
-			w.pool.evicted = append(w.pool.evicted, block.Ref{Hash: b.hash, Place: b.place})
+			w.pool.evicted = append(w.pool.evicted, b.ref())
+			w.pool.chains.Drop(b.seg)
 		}
 	}
 	w.reportKV()

@@ -22,6 +22,9 @@ type Config struct {
 	AbandonTimeout   des.Time
 	MaxInflightPulls int  // started pulls a target may have; 0 = unlimited
 	Opportunistic    bool // also fetch, as copies, blocks past the hint that the source holds
+	// Chains is the run's chain store; each G2 pool holds a reference on
+	// the segment of every block it holds. nil: none.
+	Chains *block.Chains
 }
 
 // Status is a worker's lifecycle state, as the staging guard sees it.
@@ -121,7 +124,7 @@ func New(cfg Config, q *des.Queue, l Listener) *KVCR {
 
 // AddWorker adds worker id (ids are dense, from 0) with an empty G2.
 func (k *KVCR) AddWorker(id int32, st Status) {
-	n := &node{id: id, status: st, pool: NewPool(k.cfg.G2Capacity),
+	n := &node{id: id, status: st, pool: NewPool(k.cfg.G2Capacity, k.cfg.Chains),
 		d2h: NewLink(fmt.Sprintf("d2h/%d", id), k.cfg.D2HGbps, k.q),
 		h2d: NewLink(fmt.Sprintf("h2d/%d", id), k.cfg.H2DGbps, k.q)}
 	for int(id) >= len(k.nodes) {
@@ -186,6 +189,7 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 			gone = append(gone, n.pool.ref(int32(s)))
 		}
 	}
+	n.pool.release()
 	k.l.Inventory(now, w, gone, false)
 }
 

@@ -32,19 +32,22 @@ type Pool struct {
 	peak      int
 	// evicted collects the blocks eviction took; KVCR reports and clears it.
 	evicted []block.Ref
+	chains  *block.Chains // holds a reference on the segment of every slot's block
 }
 
 // slot is one G2 block; its node in slots holds its LRU links beside it.
 type slot struct {
-	hash  uint64
-	place uint32 // the hash's place (block.Ref)
-	pins  int32
-	st    state
+	hash     uint64
+	place    uint32 // the hash's place (block.Ref)
+	pins     int32
+	seg, off int32 // the hash's segment and offset (block.Ref)
+	st       state
 }
 
-// NewPool returns an empty pool of capacity blocks.
-func NewPool(capacity int) *Pool {
-	return &Pool{idx: newSlotIndex(capacity), size: capacity, lru: block.NewList[slot]()}
+// NewPool returns an empty pool of capacity blocks. It holds a reference
+// in chains (nil: none) on the segment of each block it holds.
+func NewPool(capacity int, chains *block.Chains) *Pool {
+	return &Pool{idx: newSlotIndex(capacity), size: capacity, lru: block.NewList[slot](), chains: chains}
 }
 
 // Capacity is the pool size in blocks.
@@ -72,7 +75,8 @@ func (p *Pool) Has(r block.Ref) bool { return p.slot(r) >= 0 }
 
 // ref is slot s's block.
 func (p *Pool) ref(s int32) block.Ref {
-	return block.Ref{Hash: p.slots[s].V.hash, Place: p.slots[s].V.place}
+	b := &p.slots[s].V
+	return block.Ref{Hash: b.hash, Place: b.place, Seg: b.seg, Off: b.off}
 }
 
 // Prefix counts the readable blocks of chain from index from on, up to the
@@ -115,7 +119,8 @@ func (p *Pool) take() int32 {
 func (p *Pool) Fill(r block.Ref) int32 {
 	s := p.take()
 	p.peak = max(p.peak, p.Used())
-	p.slots[s].V = slot{hash: r.Hash, place: r.Place, st: filling}
+	p.slots[s].V = slot{hash: r.Hash, place: r.Place, seg: r.Seg, off: r.Off, st: filling}
+	p.chains.Acquire(r.Seg)
 	p.idx.insert(p.slots, s)
 	return s
 }
@@ -136,8 +141,19 @@ func (p *Pool) remove(s int32) {
 		}
 	}
 	p.idx.remove(p.slots, s)
+	p.chains.Drop(p.slots[s].V.seg)
 	p.slots[s].V = slot{}
 	p.freeSlots = append(p.freeSlots, s)
+}
+
+// release returns the pool's segment references: its worker is gone.
+func (p *Pool) release() {
+	for _, n := range p.slots {
+		if n.V.hash != 0 {
+			p.chains.Drop(n.V.seg)
+		}
+	}
+	p.chains = nil
 }
 
 // Drop frees a filling slot whose data never arrived.

@@ -25,7 +25,7 @@ func hashes(rs []block.Ref) []uint64 {
 // slots holding 1 (pinned), 2 (pending), 5 and 6 (filling) there is no room;
 // once 6 is ready there is.
 func TestPoolEviction(t *testing.T) {
-	p := NewPool(4)
+	p := NewPool(4, nil)
 	for h := uint64(1); h <= 4; h++ {
 		p.MakeReady(p.Fill(r(h)))
 	}
@@ -60,7 +60,7 @@ func TestPoolEviction(t *testing.T) {
 // TestPoolRefresh: unpinning with refresh moves a block to the most recent
 // end; without, it keeps its place.
 func TestPoolRefresh(t *testing.T) {
-	p := NewPool(3)
+	p := NewPool(3, nil)
 	for h := uint64(1); h <= 3; h++ {
 		p.MakeReady(p.Fill(r(h)))
 	}
@@ -82,7 +82,7 @@ func TestPoolRefresh(t *testing.T) {
 // ready at the tail).
 func BenchmarkG2Pool(b *testing.B) {
 	const n = 4096
-	p := NewPool(n)
+	p := NewPool(n, nil)
 	ref := func(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(block.Mix(h))} }
 	h := uint64(0)
 	for range n {

@@ -60,7 +60,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hi
 		if i < hintEnd {
 			f.moves++
 		}
-		f.send = append(f.send, b)
+		f.send = append(f.send, src.ref(ss)) // with its segment, as the source holds it
 		f.srcSlots = append(f.srcSlots, ss)
 	}
 	if f.first < 0 {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -33,7 +34,7 @@ func BenchmarkRoute(b *testing.B) {
 	for _, n := range []int{8, 32, 128, 512, 2048} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
 			r, err := New(Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
-				BlockSize: 16, Hints: true, HintMinBlocks: 1}, nil)
+				BlockSize: 16, Hints: true, HintMinBlocks: 1, Chains: &block.Chains{}}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -41,14 +42,14 @@ func BenchmarkRoute(b *testing.B) {
 				r.AddWorker(w)
 				for i := range 4 {
 					chain := benchChain(int(w+int32(i)*17)%64, int(w)*4+i)
-					r.Stored(0, w, G1, blocks(chain, 0, len(chain)))
-					r.Stored(0, w, G2, blocks(chain, 0, len(chain)))
+					r.Stored(0, w, G1, blocks(r, chain, 0, len(chain)))
+					r.Stored(0, w, G2, blocks(r, chain, 0, len(chain)))
 				}
 			}
 			rng := rand.New(rand.NewPCG(1, 1))
 			reqs := make([]*workload.Request, 1024)
 			for i := range reqs {
-				reqs[i] = &workload.Request{InputTokens: 1024, OutputTokens: 128, Blocks: benchChain(rng.IntN(64), 1<<20+i)}
+				reqs[i] = in(r, &workload.Request{InputTokens: 1024, OutputTokens: 128, Blocks: benchChain(rng.IntN(64), 1<<20+i)})
 			}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

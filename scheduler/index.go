@@ -4,7 +4,7 @@
 package scheduler
 
 import (
-	"math/bits"
+	"slices"
 
 	"github.com/kvsim/kvsim/block"
 )
@@ -29,327 +29,276 @@ const (
 	InEither       = InG1 | InG2
 )
 
-// Index is the router's view of which workers hold which blocks in which
-// tier: one map from chained block hash to a 4-byte entry naming the
-// workers holding it, each with a tier mask, so a block held in both tiers
-// costs one 16-byte slot. Most blocks have one holder, packed in the entry
-// itself. A block held by two to maxList workers keeps them in a list
-// sorted by id in a node arena, so no block allocates. A block held by more
-// (a shared system prompt on a large cluster) switches to a bit set per
-// tier, so adding or removing a holder costs O(1) and a prefix walk tests
-// 64 workers a word. A query's cost grows with the matched prefix and the
-// workers holding it, never with a scan of the cluster.
+// Prefix is how much of a chain one worker holds: the leading blocks in G1,
+// and the leading blocks each in G1 or G2.
+type Prefix struct {
+	Worker int32
+	G1     int
+	Either int
+}
+
+// A Run is blocks [Lo, Hi) of chain segment Seg (block.Chains).
+type Run struct {
+	Seg    int32
+	Lo, Hi int32
+}
+
+// Index is the router's view by runs: for each chain segment some
+// worker holds blocks of, the workers holding them, each with the offsets
+// it holds in each tier as sorted disjoint spans. An update costs one
+// lookup and a span merge for a whole run, and a prefix walk one step per
+// piece of the request's path and worker holding it, never one per block.
+// It holds a reference on every segment it records (block.Chains.Acquire).
 type Index struct {
-	heads block.Map[entry]
-	nodes []holder
-	free  int32 // first free node + 1
-
-	words    int      // 64-bit words per tier of a bit set
-	sets     []uint64 // bit sets, 2 x words each: the G1 words, then the G2 words
-	setCount []int32  // by set: the workers holding its block
-	freeSets []int32
-
-	// scratch of the bit-set walk
-	live, liveIn, start, outer, inner []uint64
-	runOuter, runInner                []int32 // by worker
+	chains *block.Chains
+	segs   []*segHolders // by segment id; nil: no holder
+	facts  int
+	live   []bool // scratch of runs
 }
 
-// maxList is the most holders a block keeps in a list before it switches
-// to bit sets.
-const maxList = 8
-
-// A holder packs a worker id and its tier mask: (worker + 1) | mask << 28.
-type packed uint32
-
-const tierShift = 28
-
-func pack(w int32, mask uint8) packed { return packed(w+1) | packed(mask)<<tierShift }
-func (p packed) worker() int32        { return int32(p&(1<<tierShift-1)) - 1 }
-func (p packed) mask() uint8          { return uint8(p >> tierShift) }
-
-// entry is a block's holders: by its top two bits, one holder (the packed
-// holder itself; 0: none), a list (node + 1) or a bit set (its number).
-type entry uint32
-
-const (
-	modeOne  entry = 0
-	modeList entry = 1 << 30
-	modeSet  entry = 2 << 30
-	modeMask entry = 3 << 30
-)
-
-func (e entry) mode() entry  { return e & modeMask }
-func (e entry) index() int32 { return int32(e &^ modeMask) }
-
-type holder struct {
-	who  packed
-	next int32 // next node + 1 (0: end)
+type segHolders struct {
+	holders []holding // by worker id
 }
 
-// NewIndex returns an empty index.
-func NewIndex() *Index { return &Index{} }
-
-// holders returns the first holder of a one- or list-mode entry and the
-// node after it (0: none); no holder is packed 0.
-func (ix *Index) holders(e entry) (packed, int32) {
-	if e.mode() == modeList {
-		n := ix.nodes[e.index()-1]
-		return n.who, n.next
-	}
-	return packed(e), 0
+type holding struct {
+	w     int32
+	tiers [2]spans // G1, G2
 }
 
-// after returns the holder in node n and the node after it; (0, 0) when n
-// is 0, the end of a list.
-func (ix *Index) after(n int32) (packed, int32) {
-	if n == 0 {
-		return 0, 0
-	}
-	return ix.nodes[n-1].who, ix.nodes[n-1].next
-}
+// NewIndex returns an empty index over the segments of chains.
+func NewIndex(chains *block.Chains) *Index { return &Index{chains: chains} }
 
-func (ix *Index) node(who packed, next int32) int32 {
-	if ix.free != 0 {
-		i := ix.free - 1
-		ix.free = ix.nodes[i].next
-		ix.nodes[i] = holder{who: who, next: next}
-		return i + 1
-	}
-	ix.nodes = append(ix.nodes, holder{who: who, next: next})
-	return int32(len(ix.nodes))
-}
-
-func (ix *Index) freeNode(i int32) { ix.nodes[i-1].next, ix.free = ix.free, i }
-
-// set returns bit set s's G1 and G2 words.
-func (ix *Index) set(s int32) (g1, g2 []uint64) {
-	b := int(s) * 2 * ix.words
-	return ix.sets[b : b+ix.words], ix.sets[b+ix.words : b+2*ix.words]
-}
-
-// widen makes bit sets hold worker w, moving every set to the new width.
-func (ix *Index) widen(w int32) {
-	words := int(w)/64 + 1
-	if words <= ix.words {
-		return
-	}
-	sets := make([]uint64, len(ix.setCount)*2*words)
-	for s := range ix.setCount {
-		g1, g2 := ix.set(int32(s))
-		copy(sets[s*2*words:], g1)
-		copy(sets[s*2*words+words:], g2)
-	}
-	ix.sets, ix.words = sets, words
-	for _, b := range []*[]uint64{&ix.live, &ix.liveIn, &ix.start, &ix.outer, &ix.inner} {
-		*b = make([]uint64, words)
-	}
-	ix.runOuter, ix.runInner = make([]int32, 64*words), make([]int32, 64*words)
-}
-
-// toSet moves a list entry's holders to a new bit set wide enough for them
-// and for worker w, about to join.
-func (ix *Index) toSet(e *entry, w int32) {
-	last := w
-	for n := e.index(); n != 0; n = ix.nodes[n-1].next {
-		last = max(last, ix.nodes[n-1].who.worker())
-	}
-	ix.widen(last)
-	var s int32
-	if n := len(ix.freeSets); n > 0 {
-		s, ix.freeSets = ix.freeSets[n-1], ix.freeSets[:n-1] // freed empty: no bit to clear
-	} else {
-		s = int32(len(ix.setCount))
-		ix.setCount = append(ix.setCount, 0)
-		ix.sets = append(ix.sets, make([]uint64, 2*ix.words)...)
-	}
-	g1, g2 := ix.set(s)
-	count := int32(0)
-	for n := e.index(); n != 0; count++ {
-		h := ix.nodes[n-1]
-		w, m := h.who.worker(), h.who.mask()
-		if m&(1<<G1) != 0 {
-			g1[w/64] |= 1 << (w % 64)
+// holding returns worker w's holding of segment s, creating it (and the
+// segment's entry) when add, else nil when absent.
+func (ix *Index) holding(s int32, w int32, add bool) *holding {
+	if int(s) >= len(ix.segs) {
+		if !add {
+			return nil
 		}
-		if m&(1<<G2) != 0 {
-			g2[w/64] |= 1 << (w % 64)
-		}
-		ix.freeNode(n)
-		n = h.next
+		ix.segs = append(ix.segs, make([]*segHolders, int(s)+1-len(ix.segs))...)
 	}
-	ix.setCount[s] = count
-	*e = modeSet | entry(s)
-}
-
-// setMask is worker w's tier mask in bit set s.
-func (ix *Index) setMask(s int32, w int32) uint8 {
-	if int(w) >= 64*ix.words {
-		return 0
-	}
-	g1, g2 := ix.set(s)
-	i, b := w/64, uint(w%64)
-	return uint8(g1[i]>>b&1)<<G1 | uint8(g2[i]>>b&1)<<G2
-}
-
-// Add records that worker w holds block r in tier t.
-func (ix *Index) Add(w int32, t Tier, r block.Ref) {
-	bit := uint8(1) << t
-	e := ix.heads.Insert(r.Hash, r.Place)
-	switch e.mode() {
-	case modeSet:
-		ix.setAdd(e, w, t)
-	case modeOne:
-		f := packed(*e)
-		switch {
-		case f == 0:
-			*e = entry(pack(w, bit))
-		case f.worker() == w:
-			*e = entry(pack(w, f.mask()|bit))
-		case w < f.worker():
-			*e = modeList | entry(ix.node(pack(w, bit), ix.node(f, 0)))
-		default:
-			*e = modeList | entry(ix.node(f, ix.node(pack(w, bit), 0)))
-		}
-	case modeList:
-		prev, count := int32(0), 0 // prev: the node w goes after (0: the head)
-		for n := e.index(); n != 0; n = ix.nodes[n-1].next {
-			h := &ix.nodes[n-1]
-			switch hw := h.who.worker(); {
-			case hw == w:
-				h.who = pack(w, h.who.mask()|bit)
-				return
-			case hw < w:
-				prev = n
-			}
-			count++
-		}
-		switch {
-		case count == maxList:
-			ix.toSet(e, w)
-			ix.setAdd(e, w, t)
-		case prev == 0:
-			*e = modeList | entry(ix.node(pack(w, bit), e.index()))
-		default:
-			n := ix.node(pack(w, bit), ix.nodes[prev-1].next)
-			ix.nodes[prev-1].next = n
-		}
-	}
-}
-
-// setAdd adds w's tier t to a set entry.
-func (ix *Index) setAdd(e *entry, w int32, t Tier) {
-	ix.widen(w)
-	ix.setBit(e.index(), w, t, true)
-}
-
-// setBit sets (on) or clears worker w's tier t in bit set s, counting the
-// workers that hold the block in either tier; it returns that count.
-func (ix *Index) setBit(s int32, w int32, t Tier, on bool) int32 {
-	g1, g2 := ix.set(s)
-	tier := g1
-	if t == G2 {
-		tier = g2
-	}
-	i, b := w/64, uint64(1)<<(w%64)
-	held := (g1[i]|g2[i])&b != 0
-	if on {
-		tier[i] |= b
-	} else {
-		tier[i] &^= b
-	}
-	switch now := (g1[i]|g2[i])&b != 0; {
-	case now && !held:
-		ix.setCount[s]++
-	case held && !now:
-		ix.setCount[s]--
-	}
-	return ix.setCount[s]
-}
-
-// Remove records that worker w no longer holds block r in tier t.
-func (ix *Index) Remove(w int32, t Tier, r block.Ref) {
-	bit := uint8(1) << t
-	e := ix.heads.Ptr(r.Hash, r.Place)
+	e := ix.segs[s]
 	if e == nil {
+		if !add {
+			return nil
+		}
+		e = &segHolders{}
+		ix.segs[s] = e
+		ix.chains.Acquire(s)
+	}
+	i, found := slices.BinarySearchFunc(e.holders, w, func(h holding, w int32) int { return int(h.w - w) })
+	if !found {
+		if !add {
+			return nil
+		}
+		e.holders = slices.Insert(e.holders, i, holding{w: w})
+	}
+	return &e.holders[i]
+}
+
+// Add records that worker w holds run r in tier t.
+func (ix *Index) Add(w int32, t Tier, r Run) {
+	if r.Lo >= r.Hi {
 		return
 	}
-	switch e.mode() {
-	case modeSet:
-		if int(w) >= 64*ix.words {
-			return
-		}
-		if s := e.index(); ix.setBit(s, w, t, false) == 0 {
-			ix.freeSets = append(ix.freeSets, s)
-			ix.heads.Delete(r.Hash, r.Place)
-		}
-	case modeOne:
-		f := packed(*e)
-		if f.worker() != w {
-			return
-		}
-		if m := f.mask() &^ bit; m != 0 {
-			*e = entry(pack(w, m))
-		} else {
-			ix.heads.Delete(r.Hash, r.Place)
-		}
-	case modeList:
-		prev, n := int32(0), e.index()
-		for n != 0 && ix.nodes[n-1].who.worker() < w {
-			prev, n = n, ix.nodes[n-1].next
-		}
-		if n == 0 || ix.nodes[n-1].who.worker() != w {
-			return
-		}
-		if m := ix.nodes[n-1].who.mask() &^ bit; m != 0 {
-			ix.nodes[n-1].who = pack(w, m)
-			return
-		}
-		if next := ix.nodes[n-1].next; prev == 0 {
-			*e = modeList | entry(next)
-		} else {
-			ix.nodes[prev-1].next = next
-		}
-		ix.freeNode(n)
-		if h := e.index(); ix.nodes[h-1].next == 0 { // one holder left: back in the entry
-			*e = entry(ix.nodes[h-1].who)
-			ix.freeNode(h)
-		}
+	h := ix.holding(r.Seg, w, true)
+	ix.facts += h.tiers[t].add(r.Lo, r.Hi)
+}
+
+// Remove records that worker w no longer holds run r in tier t.
+func (ix *Index) Remove(w int32, t Tier, r Run) {
+	h := ix.holding(r.Seg, w, false)
+	if h == nil || r.Lo >= r.Hi {
+		return
+	}
+	ix.facts -= h.tiers[t].sub(r.Lo, r.Hi)
+	if len(h.tiers[G1]) > 0 || len(h.tiers[G2]) > 0 {
+		return
+	}
+	e := ix.segs[r.Seg]
+	i, _ := slices.BinarySearchFunc(e.holders, w, func(h holding, w int32) int { return int(h.w - w) })
+	e.holders = slices.Delete(e.holders, i, i+1)
+	if len(e.holders) == 0 {
+		ix.segs[r.Seg] = nil
+		ix.chains.Drop(r.Seg)
 	}
 }
 
-// Len is the number of distinct hashes held by any worker in any tier.
-func (ix *Index) Len() int { return ix.heads.Len() }
+// Facts counts the (worker, tier, block) holdings the index records.
+func (ix *Index) Facts() int { return ix.facts }
 
-// Mask is worker w's tiers holding block r, as a bit set of 1 << Tier.
-func (ix *Index) Mask(w int32, r block.Ref) uint8 {
-	e, ok := ix.heads.Get(r.Hash, r.Place)
-	switch {
-	case !ok:
+// Mask is worker w's tiers holding block off of segment s, as a bit set of
+// 1 << Tier.
+func (ix *Index) Mask(w int32, s, off int32) uint8 {
+	h := ix.holding(s, w, false)
+	if h == nil {
 		return 0
-	case e.mode() == modeSet:
-		return ix.setMask(e.index(), w)
 	}
-	for who, n := ix.holders(e); who != 0; who, n = ix.after(n) {
-		if who.worker() == w {
-			return who.mask()
+	var m uint8
+	for t := range h.tiers {
+		if h.tiers[t].end(off) > off {
+			m |= 1 << t
 		}
 	}
-	return 0
+	return m
 }
 
-// Facts counts the (worker, tier, block) holdings the index records. O(blocks).
-func (ix *Index) Facts() int {
-	return ix.heads.Sum(func(e entry) int {
-		n := 0
-		if e.mode() == modeSet {
-			g1, g2 := ix.set(e.index())
-			for i := range g1 {
-				n += bits.OnesCount64(g1[i]) + bits.OnesCount64(g2[i])
+// Prefixes appends to dst, in worker id order, every worker holding the
+// first block of the chain whose path is given in either tier, with its G1
+// and its G1+G2 prefix.
+func (ix *Index) Prefixes(path []block.Piece, dst []Prefix) []Prefix {
+	return ix.runs(path, 0, InEither, InG1, dst)
+}
+
+// runs appends to dst, in worker order, every worker holding block from of
+// the chain whose path is given in a tier of outer, with the run of blocks
+// from there it holds each in a tier of outer (Either) and the run it holds
+// each in a tier of inner (G1; a subset of outer, 0 for none).
+func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Prefix) []Prefix {
+	i, off := 0, int32(from) // the piece holding block from, and its offset there
+	for i < len(path) && off >= path[i].N {
+		off -= path[i].N
+		i++
+	}
+	if i == len(path) {
+		return dst
+	}
+	start := len(dst)
+	if int(path[i].Seg) < len(ix.segs) && ix.segs[path[i].Seg] != nil {
+		for k := range ix.segs[path[i].Seg].holders {
+			h := &ix.segs[path[i].Seg].holders[k]
+			either := h.cover(off, outer)
+			if either <= off {
+				continue
 			}
-			return n
+			either = min(either, path[i].N)
+			g1 := min(h.cover(off, inner), path[i].N)
+			dst = append(dst, Prefix{Worker: h.w, G1: int(max(0, g1-off)), Either: int(either - off)})
 		}
-		for who, next := ix.holders(e); who != 0; who, next = ix.after(next) {
-			n += bits.OnesCount8(who.mask())
+	}
+	out := dst[start:]
+	// A worker whose run reaches the piece's end goes on into the next
+	// piece's segment from its offset 0; its inner run goes on only if it
+	// too reached the end.
+	ix.live = append(ix.live[:0], make([]bool, len(out))...)
+	live := ix.live
+	for k := range out {
+		live[k] = int32(out[k].Either) == path[i].N-off
+	}
+	for i++; i < len(path); i++ {
+		p := path[i]
+		var hs []holding
+		if int(p.Seg) < len(ix.segs) && ix.segs[p.Seg] != nil {
+			hs = ix.segs[p.Seg].holders
 		}
-		return n
-	})
+		any := false
+		j := 0
+		for k := range out {
+			if !live[k] {
+				continue
+			}
+			for j < len(hs) && hs[j].w < out[k].Worker {
+				j++
+			}
+			var either, g1 int32
+			if j < len(hs) && hs[j].w == out[k].Worker {
+				either = min(hs[j].cover(0, outer), p.N)
+				g1 = min(hs[j].cover(0, inner), p.N)
+			}
+			innerLive := out[k].G1 == out[k].Either
+			out[k].Either += int(either)
+			if innerLive {
+				out[k].G1 += int(g1)
+			}
+			live[k] = either == p.N
+			any = any || live[k]
+		}
+		if !any {
+			break
+		}
+	}
+	return dst
+}
+
+// cover is the end of the run of offsets from off that h holds, each in a
+// tier of tiers; off itself when it holds off in none.
+func (h *holding) cover(off int32, tiers Tiers) int32 {
+	switch tiers {
+	case 0:
+		return off
+	case InG1:
+		return h.tiers[G1].end(off)
+	case InG2:
+		return h.tiers[G2].end(off)
+	}
+	end := off
+	for { // a run may alternate between the tiers
+		next := max(h.tiers[G1].end(end), h.tiers[G2].end(end))
+		if next == end {
+			return end
+		}
+		end = next
+	}
+}
+
+// spans is a set of offsets as sorted, disjoint, non-adjacent [lo, hi)
+// pairs.
+type spans []span
+
+type span struct{ lo, hi int32 }
+
+// end is the end of the span holding off, or off when none does.
+func (s spans) end(off int32) int32 {
+	lo, hi := 0, len(s) // find the first span ending after off
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m].hi <= off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(s) && s[lo].lo <= off {
+		return s[lo].hi
+	}
+	return off
+}
+
+// add puts [lo, hi) in the set and reports how many offsets it added.
+func (s *spans) add(lo, hi int32) int {
+	v := *s
+	i, _ := slices.BinarySearchFunc(v, lo, func(x span, lo int32) int { return int(x.hi - lo) })
+	// v[i] is the first span ending at or after lo: the first that may
+	// touch [lo, hi); every span touching it merges into one
+	j, held := i, 0
+	for ; j < len(v) && v[j].lo <= hi; j++ {
+		held += int(v[j].hi - v[j].lo)
+		lo, hi = min(lo, v[j].lo), max(hi, v[j].hi)
+	}
+	*s = slices.Replace(v, i, j, span{lo, hi})
+	return int(hi-lo) - held
+}
+
+// sub takes [lo, hi) out of the set and reports how many offsets it took.
+func (s *spans) sub(lo, hi int32) int {
+	v := *s
+	i, _ := slices.BinarySearchFunc(v, lo+1, func(x span, lo int32) int { return int(x.hi - lo) })
+	// v[i] is the first span ending after lo: the first that may overlap
+	j, took := i, 0
+	for ; j < len(v) && v[j].lo < hi; j++ {
+		took += int(min(v[j].hi, hi) - max(v[j].lo, lo))
+	}
+	if took == 0 {
+		return 0
+	}
+	var keep [2]span
+	k := keep[:0]
+	if v[i].lo < lo {
+		k = append(k, span{v[i].lo, lo})
+	}
+	if v[j-1].hi > hi {
+		k = append(k, span{hi, v[j-1].hi})
+	}
+	*s = slices.Replace(v, i, j, k...)
+	return took
 }

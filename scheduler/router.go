@@ -32,6 +32,9 @@ type Config struct {
 	BlockSize        int
 	Hints            bool // attach kv.fetch hints
 	HintMinBlocks    int  // a hint must fetch at least this many blocks
+	// Chains is the run's chain store: requests come with their paths in
+	// it and KV events name blocks by segment (block.Ref).
+	Chains *block.Chains
 }
 
 // load is the router's own account of what it sent a worker. It never reads
@@ -60,7 +63,7 @@ type Route struct {
 type kvEvent struct {
 	at     des.Time
 	worker int32
-	block  block.Ref
+	run    Run
 	tier   Tier
 	stored bool
 }
@@ -92,7 +95,7 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 		return nil, fmt.Errorf("unknown router policy %q", cfg.Policy)
 	}
 	keyed := cfg.Policy == LeastLoaded || cfg.Policy == KVAware && exactScale(cfg.PrefillLoadScale)
-	return &Router{cfg: cfg, rng: rng, index: NewIndex(), keyed: keyed}, nil
+	return &Router{cfg: cfg, rng: rng, index: NewIndex(cfg.Chains), keyed: keyed}, nil
 }
 
 // AddWorker makes worker id known (ids are dense, from 0) and schedulable.
@@ -133,23 +136,39 @@ func (r *Router) Removed(now des.Time, w int32, tier Tier, blocks []block.Ref) {
 	r.events(now, w, tier, blocks, false)
 }
 
+// events applies a batch of KV events, or queues them for EventDelay, as
+// runs: consecutive blocks of one segment, ascending or descending, are
+// one run. (The index is a set of facts, so a batch's order does not
+// matter.) A queued run holds a reference on its segment until applied.
 func (r *Router) events(now des.Time, w int32, tier Tier, blocks []block.Ref, stored bool) {
-	if r.cfg.EventDelay == 0 {
-		for _, b := range blocks {
-			r.apply(w, tier, b, stored)
+	for i := 0; i < len(blocks); {
+		b := blocks[i]
+		run := Run{Seg: b.Seg, Lo: b.Off, Hi: b.Off + 1}
+		for i++; i < len(blocks) && blocks[i].Seg == run.Seg; i++ {
+			switch blocks[i].Off {
+			case run.Hi:
+				run.Hi++
+				continue
+			case run.Lo - 1:
+				run.Lo--
+				continue
+			}
+			break
 		}
-		return
-	}
-	for _, b := range blocks {
-		r.pending = append(r.pending, kvEvent{at: now, worker: w, tier: tier, block: b, stored: stored})
+		if r.cfg.EventDelay == 0 {
+			r.apply(w, tier, run, stored)
+			continue
+		}
+		r.cfg.Chains.Acquire(run.Seg)
+		r.pending = append(r.pending, kvEvent{at: now, worker: w, tier: tier, run: run, stored: stored})
 	}
 }
 
-func (r *Router) apply(w int32, tier Tier, b block.Ref, stored bool) {
+func (r *Router) apply(w int32, tier Tier, run Run, stored bool) {
 	if stored {
-		r.index.Add(w, tier, b)
+		r.index.Add(w, tier, run)
 	} else {
-		r.index.Remove(w, tier, b)
+		r.index.Remove(w, tier, run)
 	}
 }
 
@@ -158,7 +177,8 @@ func (r *Router) catchUp(now des.Time) {
 	n := 0
 	for n < len(r.pending) && r.pending[n].at+r.cfg.EventDelay <= now {
 		e := r.pending[n]
-		r.apply(e.worker, e.tier, e.block, e.stored)
+		r.apply(e.worker, e.tier, e.run, e.stored)
+		r.cfg.Chains.Drop(e.run.Seg)
 		n++
 	}
 	if n > 0 {
@@ -177,7 +197,7 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	rt := Route{HintSource: -1, promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
 	r.prefixes = r.prefixes[:0]
 	if r.cfg.Policy == KVAware || r.cfg.Hints {
-		r.prefixes = r.index.Prefixes(req.Blocks, r.prefixes)
+		r.prefixes = r.index.Prefixes(req.Path, r.prefixes)
 	}
 	switch r.cfg.Policy {
 	case RoundRobin:
@@ -195,7 +215,7 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 		rt.G1Overlap, rt.HostOverlap = r.prefixes[i].G1, r.prefixes[i].Either-r.prefixes[i].G1
 	}
 	if r.cfg.Hints {
-		r.hint(&rt, req.Blocks)
+		r.hint(&rt, req.Path, len(req.Blocks))
 	}
 	rt.prefillBlocks = max(0, rt.promptBlocks-rt.G1Overlap)
 	l := &r.loads[rt.Worker]
@@ -211,12 +231,12 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 // HintMinBlocks: what staging can pull. The longest run wins, ties to the
 // lowest id. (Only the run must be in the source's G2: a prefix the source
 // keeps hot in G1 need not be in its G2 too.)
-func (r *Router) hint(rt *Route, chain []uint64) {
+func (r *Router) hint(rt *Route, path []block.Piece, blocks int) {
 	t := rt.G1Overlap + rt.HostOverlap
-	if t >= len(chain) {
+	if t >= blocks {
 		return
 	}
-	r.run = r.index.runs(chain, t, uint8(InG2), 0, r.run[:0])
+	r.run = r.index.runs(path, t, InG2, 0, r.run[:0])
 	best := 0
 	for _, o := range r.run {
 		if o.Worker == rt.Worker || o.Either < r.cfg.HintMinBlocks || o.Either <= best {
@@ -349,7 +369,7 @@ func (r *Router) Outstanding(w int32) int { return r.loads[w].outstanding }
 // tier t, once every KV event sent so far has reached it.
 func (r *Router) Holds(w int32, t Tier, b block.Ref) bool {
 	r.catchUp(des.MaxTime - r.cfg.EventDelay)
-	return r.index.Mask(w, b)&(1<<t) != 0
+	return r.index.Mask(w, b.Seg, b.Off)&(1<<t) != 0
 }
 
 // Facts is the number of (worker, tier, block) holdings in the router's

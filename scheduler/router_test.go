@@ -19,7 +19,7 @@ type Overlap struct {
 
 // overlaps lists, in worker order, each worker holding block from of chain
 // in one of the tiers, with the run of blocks from there it holds.
-func overlaps(ix *Index, chain []uint64, from int, tiers Tiers) []Overlap {
+func overlaps(ix *blockIndex, chain []uint64, from int, tiers Tiers) []Overlap {
 	var out []Overlap
 	for _, p := range ix.runs(chain, from, uint8(tiers), 0, nil) {
 		out = append(out, Overlap{p.Worker, p.Either})
@@ -28,7 +28,7 @@ func overlaps(ix *Index, chain []uint64, from int, tiers Tiers) []Overlap {
 }
 
 func TestIndexOverlaps(t *testing.T) {
-	ix := NewIndex()
+	ix := newBlockIndex()
 	chain := []uint64{10, 11, 12, 13}
 	// Worker 2 holds blocks 0-3, worker 0 holds 0-1, worker 5 holds 0 and 2
 	// (a gap: its prefix is 1 block), worker 3 holds only block 1 (no prefix).
@@ -58,16 +58,26 @@ func TestIndexOverlaps(t *testing.T) {
 }
 
 // blocks are blocks from..to-1 of chain as refs.
-func blocks(chain []uint64, from, to int) []block.Ref {
+// blocks is blocks [from, to) of chain as Refs in r's chain store (the
+// chain interned there, its references kept).
+func blocks(r *Router, chain []uint64, from, to int) []block.Ref {
+	path := r.cfg.Chains.Intern(chain, nil)
 	var out []block.Ref
 	for k := from; k < to; k++ {
-		out = append(out, block.RefOf(chain, k))
+		out = append(out, block.RefAt(chain, path, k))
 	}
 	return out
 }
 
+// in gives q its path in r's chain store, as the simulation does at
+// arrival.
+func in(r *Router, q *workload.Request) *workload.Request {
+	q.Path = r.cfg.Chains.Intern(q.Blocks, nil)
+	return q
+}
+
 func newRouter(t *testing.T, policy string, n int) *Router {
-	r, err := New(Config{Policy: policy, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1, BlockSize: 16},
+	r, err := New(Config{Policy: policy, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1, BlockSize: 16, Chains: &block.Chains{}},
 		rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +94,7 @@ func rq(in int, blocks ...uint64) *workload.Request {
 
 func pick(t *testing.T, r *Router, q *workload.Request) Route {
 	t.Helper()
-	rt, ok := r.Pick(0, q)
+	rt, ok := r.Pick(0, in(r, q))
 	if !ok {
 		t.Fatal("no worker")
 	}
@@ -151,7 +161,7 @@ func TestRandomIsSeeded(t *testing.T) {
 // 5 on worker 1 against 4 + 4 = 8 on worker 0 and 4 on worker 2: worker 2.
 func TestKVAware(t *testing.T) {
 	r := newRouter(t, KVAware, 3)
-	r.Stored(0, 1, G1, blocks([]uint64{1, 2, 3, 4}, 0, 3))
+	r.Stored(0, 1, G1, blocks(r, []uint64{1, 2, 3, 4}, 0, 3))
 	first := pick(t, r, rq(64, 1, 2, 3, 4))
 	if first.Worker != 1 || first.G1Overlap != 3 {
 		t.Fatalf("first: %+v", first)
@@ -353,15 +363,15 @@ func TestExactScale(t *testing.T) {
 // TestEventDelay: with a 5 ms delay, a block stored at 0 is invisible to a
 // request routed at 4 ms and visible at 5 ms.
 func TestEventDelay(t *testing.T) {
-	r, _ := New(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16}, nil)
+	r, _ := New(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16, Chains: &block.Chains{}}, nil)
 	r.AddWorker(0)
 	r.AddWorker(1)
-	r.Stored(0, 1, G1, blocks([]uint64{42}, 0, 1))
-	if rt, _ := r.Pick(4*des.Millisecond, rq(16, 42)); rt.Worker != 0 || rt.G1Overlap != 0 {
+	r.Stored(0, 1, G1, blocks(r, []uint64{42}, 0, 1))
+	if rt, _ := r.Pick(4*des.Millisecond, in(r, rq(16, 42))); rt.Worker != 0 || rt.G1Overlap != 0 {
 		t.Errorf("at 4ms: %+v", rt)
 	}
 	// Worker 0 now has 1 pending block; worker 1 costs max(0, 1 - 1) = 0.
-	if rt, _ := r.Pick(5*des.Millisecond, rq(16, 42)); rt.Worker != 1 || rt.G1Overlap != 1 {
+	if rt, _ := r.Pick(5*des.Millisecond, in(r, rq(16, 42))); rt.Worker != 1 || rt.G1Overlap != 1 {
 		t.Errorf("at 5ms: %+v", rt)
 	}
 }
@@ -374,7 +384,7 @@ func TestEventDelay(t *testing.T) {
 // which widen to the four words that 200 workers need.
 func TestIndexAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	ix := NewIndex()
+	ix := newBlockIndex()
 	type key struct {
 		h    uint64
 		tier Tier
@@ -424,16 +434,16 @@ func TestIndexAgainstReference(t *testing.T) {
 // longest, ties to the lowest id: worker 2, a hint for a 5-block prefix.
 // Once worker 2 stops being schedulable (draining), worker 3.
 func TestHintSelection(t *testing.T) {
-	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2}, nil)
+	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2, Chains: &block.Chains{}}, nil)
 	for i := range int32(4) {
 		r.AddWorker(i)
 	}
 	chain := []uint64{1, 2, 3, 4, 5, 6}
-	r.Stored(0, 0, G1, blocks(chain, 0, 1))
-	r.Stored(0, 0, G2, blocks(chain, 0, 2))
-	r.Stored(0, 1, G2, blocks(chain, 0, 3))
-	r.Stored(0, 2, G2, blocks(chain, 0, 5))
-	r.Stored(0, 3, G2, blocks(chain, 0, 5))
+	r.Stored(0, 0, G1, blocks(r, chain, 0, 1))
+	r.Stored(0, 0, G2, blocks(r, chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(r, chain, 0, 3))
+	r.Stored(0, 2, G2, blocks(r, chain, 0, 5))
+	r.Stored(0, 3, G2, blocks(r, chain, 0, 5))
 	rt := pick(t, r, rq(96, chain...))
 	if rt.Worker != 0 || rt.G1Overlap != 1 || rt.HostOverlap != 1 || rt.HintSource != 2 || rt.HintBlocks != 5 {
 		t.Errorf("route %+v", rt)
@@ -461,8 +471,8 @@ func TestHintSelection(t *testing.T) {
 func TestG2Credit(t *testing.T) {
 	r := newRouter(t, KVAware, 2)
 	chain := []uint64{1, 2, 3, 4}
-	r.Stored(0, 0, G1, blocks(chain, 0, 2))
-	r.Stored(0, 1, G2, blocks(chain, 0, 4))
+	r.Stored(0, 0, G1, blocks(r, chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(r, chain, 0, 4))
 	if rt := pick(t, r, rq(64, 1, 2, 3, 4)); rt.Worker != 1 || rt.HostOverlap != 4 {
 		t.Errorf("route %+v", rt)
 	}
@@ -477,9 +487,9 @@ func TestG2Credit(t *testing.T) {
 func TestG2CreditPastG1(t *testing.T) {
 	r := newRouter(t, KVAware, 2)
 	chain := []uint64{1, 2, 3, 4, 5, 6}
-	r.Stored(0, 0, G1, blocks(chain, 0, 3))
-	r.Stored(0, 1, G1, blocks(chain, 0, 2))
-	r.Stored(0, 1, G2, blocks(chain, 2, 6))
+	r.Stored(0, 0, G1, blocks(r, chain, 0, 3))
+	r.Stored(0, 1, G1, blocks(r, chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(r, chain, 2, 6))
 	if rt := pick(t, r, rq(96, chain...)); rt.Worker != 1 || rt.G1Overlap != 2 || rt.HostOverlap != 4 {
 		t.Errorf("route %+v", rt)
 	}
@@ -490,13 +500,13 @@ func TestG2CreditPastG1(t *testing.T) {
 // G1 only and holds 3-6 in G2: a run of 4 from the target's prefix, a hint
 // for the whole 6-block prefix.
 func TestHintFromG1Prefix(t *testing.T) {
-	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 1}, nil)
+	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 1, Chains: &block.Chains{}}, nil)
 	r.AddWorker(0)
 	r.AddWorker(1)
 	chain := []uint64{1, 2, 3, 4, 5, 6}
-	r.Stored(0, 0, G1, blocks(chain, 0, 2))
-	r.Stored(0, 1, G1, blocks(chain, 0, 2))
-	r.Stored(0, 1, G2, blocks(chain, 2, 6))
+	r.Stored(0, 0, G1, blocks(r, chain, 0, 2))
+	r.Stored(0, 1, G1, blocks(r, chain, 0, 2))
+	r.Stored(0, 1, G2, blocks(r, chain, 2, 6))
 	if rt := pick(t, r, rq(96, 1, 2, 3, 4, 5, 6)); rt.Worker != 0 || rt.HintSource != 1 || rt.HintBlocks != 6 {
 		t.Errorf("route %+v", rt)
 	}
@@ -509,7 +519,7 @@ func TestHintFromG1Prefix(t *testing.T) {
 func TestPrefixesAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for trial := range 200 {
-		ix := NewIndex()
+		ix := newBlockIndex()
 		chain := make([]uint64, 1+r.IntN(12))
 		for i := range chain {
 			chain[i] = uint64(1 + r.IntN(1<<30))
@@ -572,7 +582,7 @@ func TestPrefixesAgainstReference(t *testing.T) {
 // bit set) and loses them all, freeing the set; block b then gets workers
 // 10-18 and reuses it: it must hold exactly those, nothing of a's.
 func TestBitSetReuse(t *testing.T) {
-	ix := NewIndex()
+	ix := newBlockIndex()
 	a, b := block.RefOf([]uint64{1}, 0), block.RefOf([]uint64{2}, 0)
 	for w := range int32(9) {
 		ix.Add(w, G1, a)

@@ -66,11 +66,12 @@ func TestRouterViewCheck(t *testing.T) {
 		t.Errorf("lost holding: %v", err)
 	}
 	c.router.Stored(now, 1, scheduler.G1, []block.Ref{held})
-	c.router.Stored(now, 2, scheduler.G1, []block.Ref{{Hash: 12345, Place: 6}})
+	invented := block.Ref{Hash: 12345, Place: 6, Seg: held.Seg, Off: 1 << 20} // far past the segment's end
+	c.router.Stored(now, 2, scheduler.G1, []block.Ref{invented})
 	if err := c.checkRouterView(); err == nil || !strings.Contains(err.Error(), "the router records") {
 		t.Errorf("invented holding: %v", err)
 	}
-	c.router.Removed(now, 2, scheduler.G1, []block.Ref{{Hash: 12345, Place: 6}})
+	c.router.Removed(now, 2, scheduler.G1, []block.Ref{invented})
 	if err := c.checkRouterView(); err != nil {
 		t.Errorf("mended: %v", err)
 	}

@@ -55,9 +55,10 @@ type Cluster struct {
 	workers   []*node
 	timing    engine.Timing
 	router    *scheduler.Router
-	kv        *kvcr.KVCR // nil when KVCR is off
-	moveHints bool       // hints ask for move pulls (router.hints.mode)
-	scanned   des.Time   // the last instant whose workers with parked pulls were woken
+	kv        *kvcr.KVCR    // nil when KVCR is off
+	chains    *block.Chains // the requests' block chains, interned while they are in the cluster
+	moveHints bool          // hints ask for move pulls (router.hints.mode)
+	scanned   des.Time      // the last instant whose workers with parked pulls were woken
 	source    workload.Source
 	next      *workload.Request // read ahead: the next arrival
 	active    map[int64]*request
@@ -170,14 +171,14 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 	}
 	rng := des.NewRNG(sc.Seed)
 	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: sc.PassTiming(), digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == "move", scanned: -1}
+		moveHints: sc.Router.Hints.Mode == "move", scanned: -1, chains: &block.Chains{}}
 	e := sc.Cluster.Engine
 	kvOn := sc.KVCR.Enabled
 	r, err := scheduler.New(scheduler.Config{
 		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
 		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
 		BlockSize: e.BlockSize, Hints: kvOn && sc.Router.Hints.Enabled && sc.Cluster.G2.CapacityBlocks > 0,
-		HintMinBlocks: sc.Router.Hints.MinBlocks,
+		HintMinBlocks: sc.Router.Hints.MinBlocks, Chains: c.chains,
 	}, rng.Stream("router"))
 	if err != nil {
 		return nil, err
@@ -190,7 +191,7 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 			D2HGbps: sc.Cluster.G2.D2HGbps, H2DGbps: sc.Cluster.G2.H2DGbps, Latency: des.Time(k.Latency),
 			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
 			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
-			MaxInflightPulls: k.MaxInflightPulls, Opportunistic: k.OpportunisticQuery,
+			MaxInflightPulls: k.MaxInflightPulls, Opportunistic: k.OpportunisticQuery, Chains: c.chains,
 		}, &c.q, (*kvListener)(c))
 	}
 	for range sc.Cluster.Workers {
@@ -222,7 +223,9 @@ func (c *Cluster) addWorker(now des.Time, ready bool) error {
 		host = &hostKV{c: c, w: id}
 		c.kv.AddWorker(id, kvcr.Starting)
 	}
-	w, err := engine.New(engineConfig(c.sc, id), c.timing, (*observer)(c), host)
+	cfg := engineConfig(c.sc, id)
+	cfg.Chains = c.chains
+	w, err := engine.New(cfg, c.timing, (*observer)(c), host)
 	if err != nil {
 		return err
 	}
@@ -288,6 +291,8 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 		return
 	}
 	c.active[req.ID] = r
+	c.chains.Collect() // between events: no Ref to a dropped segment is in flight
+	req.Path = c.chains.Intern(req.Blocks, nil)
 	if w, ok := c.route(now, r); ok {
 		c.wake(w, now, true)
 	}
@@ -415,6 +420,8 @@ func (o *observer) Finished(now des.Time, s *engine.Seq) {
 // end writes a request's row and drops it from the active set.
 func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	delete(c.active, r.req.ID)
+	c.chains.Release(r.req.Path)
+	r.req.Path = nil
 	row := report.RequestRow{
 		RequestID: r.req.ID, Worker: r.route.Worker, ArrivalNs: int64(r.req.Arrival),
 		FirstTokenNs: -1, FinishNs: int64(now), InputTokens: int64(r.req.InputTokens),

@@ -20,6 +20,10 @@ type Request struct {
 	// Blocks[k] identifies block k and every block before it. Shared between
 	// requests where their prefixes are equal; never modified.
 	Blocks []uint64
+	// Path is Blocks as a path in the run's chain store (block.Chains),
+	// set by the simulation while the request is in the cluster; nil for
+	// the engine alone.
+	Path []block.Piece
 	// Measured is what a real server measured for this request, from a
 	// trace that carries measurements (otel); nil otherwise. The model
 	// never reads it: it is reported beside the simulated values.

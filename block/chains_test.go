@@ -1,0 +1,209 @@
+package block
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// hashChain makes a hash chain of contents: each hash mixes its parent's.
+func hashChain(contents ...uint64) []uint64 {
+	out := make([]uint64, len(contents))
+	var h uint64
+	for k, c := range contents {
+		h = Mix(h^Mix(c+0x9e3779b97f4a7c15)) | 1
+		out[k] = h
+	}
+	return out
+}
+
+// spell concatenates a path's pieces.
+func spell(c *Chains, path []Piece) []uint64 {
+	var out []uint64
+	for _, p := range path {
+		out = append(out, c.Hashes(p.Seg)[:p.N]...)
+	}
+	return out
+}
+
+// TestChainsByHand interns five chains over contents a0..a4 (A), A's first
+// two then b2 (B), A then c5 c6 (C: A's next turn), B then d3 (D), and A's
+// first three (E):
+//   - A: one new segment S0 = a0..a4, path [S0:5].
+//   - B: leaves S0 after 2 blocks: S1 = b2, attached at S0's 2; [S0:2 S1:1].
+//   - C: runs past S0's end, where no child starts: S0 grows to a0..c6; [S0:7].
+//   - D: S0's 2, then S1, past whose end it grows: S1 = b2 d3; [S0:2 S1:2].
+//   - E: [S0:3].
+//
+// S0 is referenced by the five paths and its child S1, S1 by B's and D's
+// paths: 6 and 2. Releasing every path frees both.
+func TestChainsByHand(t *testing.T) {
+	var c Chains
+	a := hashChain(10, 11, 12, 13, 14)
+	b := append(slices.Clone(a[:2]), hashChain(10, 11, 22)[2])
+	cc := hashChain(10, 11, 12, 13, 14, 35, 36)
+	d := append(slices.Clone(b), hashChain(10, 11, 22, 43)[3])
+	e := a[:3]
+	want := [][]Piece{{{0, 5}}, {{0, 2}, {1, 1}}, {{0, 7}}, {{0, 2}, {1, 2}}, {{0, 3}}}
+	var paths [][]Piece
+	for i, chain := range [][]uint64{a, b, cc, d, e} {
+		p := c.Intern(chain, nil)
+		if !slices.Equal(p, want[i]) {
+			t.Fatalf("chain %d: path %v, want %v", i, p, want[i])
+		}
+		paths = append(paths, p)
+	}
+	if c.segs[0].refs != 6 || c.segs[1].refs != 2 || c.Live() != 2 {
+		t.Fatalf("refs %d %d, live %d; want 6 2 2", c.segs[0].refs, c.segs[1].refs, c.Live())
+	}
+	if p, at := c.Parent(1); p != 0 || at != 2 || c.Pos(1) != 2 {
+		t.Errorf("S1 follows %d at %d, position %d; want 0, 2, 2", p, at, c.Pos(1))
+	}
+	for i, chain := range [][]uint64{a, b, cc, d, e} {
+		if got := spell(&c, paths[i]); !slices.Equal(got, chain) {
+			t.Errorf("chain %d spells %x", i, got)
+		}
+	}
+	for _, p := range paths {
+		c.Release(p)
+	}
+	c.Collect()
+	if c.Live() != 0 || c.starts.Len() != 0 {
+		t.Errorf("after releasing every path: %d segments, %d starts", c.Live(), c.starts.Len())
+	}
+}
+
+// TestChainsAgainstNames interns random chains over a random tree of
+// contents and releases them in random order, interning more in between.
+// Every live path must spell its chain, and every block must have one name
+// (segment, position): the same hash always at the same segment and chain
+// position, and no two hashes under one name. Releasing everything frees
+// every segment.
+func TestChainsAgainstNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 50 {
+		var c Chains
+		// A tree of contents: node i has a parent < i; a chain is the path
+		// from a root to a node, extended by up to 3 private blocks.
+		nodes := 1 + rng.IntN(60)
+		parent := make([]int, nodes)
+		for i := range parent {
+			parent[i] = -1
+			if i > 0 && rng.IntN(8) > 0 {
+				parent[i] = rng.IntN(i)
+			}
+		}
+		chainOf := func(i int) []uint64 {
+			var contents []uint64
+			for n := i; n >= 0; n = parent[n] {
+				contents = append(contents, uint64(n))
+			}
+			slices.Reverse(contents)
+			for range rng.IntN(4) {
+				contents = append(contents, 1000+rng.Uint64N(3))
+			}
+			return hashChain(contents...)
+		}
+		type live struct {
+			chain []uint64
+			path  []Piece
+		}
+		var lives []live
+		for op := range 300 {
+			if len(lives) > 0 && rng.IntN(3) == 0 {
+				i := rng.IntN(len(lives))
+				c.Release(lives[i].path)
+				lives = slices.Delete(lives, i, i+1)
+				if rng.IntN(2) == 0 {
+					c.Collect()
+				}
+			} else {
+				chain := chainOf(rng.IntN(nodes))
+				lives = append(lives, live{chain, c.Intern(chain, nil)})
+			}
+			type name struct {
+				seg int32
+				pos int
+			}
+			names := map[uint64]name{}
+			hashes := map[name]uint64{}
+			for _, l := range lives {
+				if got := spell(&c, l.path); !slices.Equal(got, l.chain) {
+					t.Fatalf("trial %d op %d: path %v spells %x, want %x", trial, op, l.path, got, l.chain)
+				}
+				k := 0
+				for _, p := range l.path {
+					if c.Pos(p.Seg) != k {
+						t.Fatalf("trial %d op %d: segment %d at position %d, its piece at %d", trial, op, p.Seg, c.Pos(p.Seg), k)
+					}
+					for j := range int(p.N) {
+						n, h := name{p.Seg, k + j}, l.chain[k+j]
+						if old, ok := names[h]; ok && old != n {
+							t.Fatalf("trial %d op %d: block %x named %v and %v", trial, op, h, old, n)
+						}
+						if old, ok := hashes[n]; ok && old != h {
+							t.Fatalf("trial %d op %d: %v names %x and %x", trial, op, n, old, h)
+						}
+						names[h], hashes[n] = n, h
+					}
+					k += int(p.N)
+				}
+			}
+		}
+		for _, l := range lives {
+			c.Release(l.path)
+		}
+		c.Collect()
+		if c.Live() != 0 || c.starts.Len() != 0 {
+			t.Fatalf("trial %d: after releasing every path: %d segments, %d starts", trial, c.Live(), c.starts.Len())
+		}
+	}
+}
+
+// TestChainsAcquire: a segment a cache holds outlives the paths through
+// it, and its parent with it.
+func TestChainsAcquire(t *testing.T) {
+	var c Chains
+	a := hashChain(1, 2, 3)
+	b := append(slices.Clone(a[:1]), hashChain(1, 9)[1])
+	pa, pb := c.Intern(a, nil), c.Intern(b, nil) // [S0:3], [S0:1 S1:1]
+	c.Acquire(1)
+	c.Release(pa)
+	c.Release(pb)
+	c.Collect()
+	if c.Live() != 2 || !slices.Equal(c.Hashes(1), b[1:]) {
+		t.Fatalf("live %d, S1 %x", c.Live(), c.Hashes(1))
+	}
+	c.Drop(1)
+	if c.Live() != 2 {
+		t.Fatalf("live %d before Collect", c.Live())
+	}
+	c.Collect()
+	if c.Live() != 0 {
+		t.Fatalf("live %d after the last drop", c.Live())
+	}
+}
+
+func BenchmarkIntern(b *testing.B) {
+	// 64 prefix groups of 32 blocks, then 32 private blocks: the synthetic
+	// workload's shape.
+	chains := make([][]uint64, 1024)
+	for i := range chains {
+		contents := make([]uint64, 64)
+		for k := range contents {
+			contents[k] = uint64(i % 64)
+			if k >= 32 {
+				contents[k] = uint64(1<<32 + i)
+			}
+		}
+		chains[i] = hashChain(contents...)
+	}
+	var c Chains
+	path := make([]Piece, 0, 8)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		path = c.Intern(chains[i&1023], path[:0])
+		c.Release(path)
+		c.Collect()
+	}
+}

@@ -1,0 +1,163 @@
+package scheduler
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kvsim/kvsim/block"
+)
+
+// TestSpans: adding [2,4), [6,8) and [4,6) leaves one span [2,8) and
+// reports 2, 2 and 2 new offsets; adding [0,10) then adds 4. Taking [3,5)
+// out leaves [0,3) and [5,10) and takes 2; taking [0,10) takes the other 8.
+func TestSpans(t *testing.T) {
+	var s spans
+	for _, c := range []struct {
+		lo, hi int32
+		n      int
+	}{{2, 4, 2}, {6, 8, 2}, {4, 6, 2}, {0, 10, 4}, {3, 7, 0}} {
+		if n := s.add(c.lo, c.hi); n != c.n {
+			t.Errorf("add [%d,%d): %d new, want %d (now %v)", c.lo, c.hi, n, c.n, s)
+		}
+	}
+	if !slices.Equal(s, spans{{0, 10}}) {
+		t.Fatalf("spans %v", s)
+	}
+	if n := s.sub(3, 5); n != 2 || !slices.Equal(s, spans{{0, 3}, {5, 10}}) {
+		t.Fatalf("sub [3,5): took %d, left %v", n, s)
+	}
+	if e := s.end(1); e != 3 {
+		t.Errorf("end(1) = %d, want 3", e)
+	}
+	if e := s.end(3); e != 3 {
+		t.Errorf("end(3) = %d, want 3 (not held)", e)
+	}
+	if n := s.sub(0, 10); n != 8 || len(s) != 0 {
+		t.Fatalf("sub [0,10): took %d, left %v", n, s)
+	}
+}
+
+// TestIndexAgainstBlockIndex applies the same random adds and removes of
+// runs of random chains (over a random tree of contents, so they share
+// prefixes) to the per-block Index, block by block, and to SegIndex, by
+// runs of segments, and requires the same answers after every update:
+// facts, the prefixes and hint runs of every chain from random blocks, and
+// the tier mask of random blocks.
+func TestIndexAgainstBlockIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 60 {
+		var chains block.Chains
+		old, idx := newBlockIndex(), NewIndex(&chains)
+		nodes := 1 + rng.IntN(30)
+		parent := make([]int, nodes)
+		for i := range parent {
+			parent[i] = -1
+			if i > 0 && rng.IntN(6) > 0 {
+				parent[i] = rng.IntN(i)
+			}
+		}
+		var hashes [][]uint64
+		var paths [][]block.Piece
+		for range 1 + rng.IntN(12) {
+			var contents []uint64
+			for n := rng.IntN(nodes); n >= 0; n = parent[n] {
+				contents = append(contents, uint64(n))
+			}
+			slices.Reverse(contents)
+			for range rng.IntN(4) {
+				contents = append(contents, 100+rng.Uint64N(3))
+			}
+			chain := make([]uint64, len(contents))
+			var h uint64
+			for k, c := range contents {
+				h = block.Mix(h^block.Mix(c+7)) | 1
+				chain[k] = h
+			}
+			hashes = append(hashes, chain)
+			paths = append(paths, chains.Intern(chain, nil))
+		}
+		workers := int32(1 + rng.IntN(12))
+		for op := range 200 {
+			c := rng.IntN(len(hashes))
+			chain, path := hashes[c], paths[c]
+			lo := rng.IntN(len(chain))
+			hi := lo + 1 + rng.IntN(len(chain)-lo)
+			w, tier, add := rng.Int32N(workers), Tier(rng.IntN(2)), rng.IntN(3) > 0
+			for k := lo; k < hi; k++ {
+				if add {
+					old.Add(w, tier, block.RefOf(chain, k))
+				} else {
+					old.Remove(w, tier, block.RefOf(chain, k))
+				}
+			}
+			for _, r := range runsOf(path, lo, hi) {
+				if add {
+					idx.Add(w, tier, r)
+				} else {
+					idx.Remove(w, tier, r)
+				}
+			}
+			if a, b := old.Facts(), idx.Facts(); a != b {
+				t.Fatalf("trial %d op %d: facts %d per block, %d by runs", trial, op, a, b)
+			}
+			for c := range hashes {
+				from := rng.IntN(len(hashes[c]))
+				for _, q := range []struct{ outer, inner Tiers }{{InEither, InG1}, {InG2, 0}} {
+					want := old.runs(hashes[c], from, uint8(q.outer), uint8(q.inner), nil)
+					got := idx.runs(paths[c], from, q.outer, q.inner, nil)
+					if !slices.Equal(got, want) {
+						t.Fatalf("trial %d op %d: chain %d from %d tiers %v/%v: by runs %+v, per block %+v",
+							trial, op, c, from, q.outer, q.inner, got, want)
+					}
+				}
+				seg, off := locate(paths[c], from)
+				for w := range workers {
+					if a, b := old.Mask(w, block.RefOf(hashes[c], from)), idx.Mask(w, seg, off); a != b {
+						t.Fatalf("trial %d op %d: worker %d block %d of chain %d: mask %b per block, %b by runs", trial, op, w, from, c, a, b)
+					}
+				}
+			}
+		}
+		for w := range workers { // empty it: every segment reference returns
+			for c, path := range paths {
+				for _, r := range runsOf(path, 0, len(hashes[c])) {
+					idx.Remove(w, G1, r)
+					idx.Remove(w, G2, r)
+				}
+			}
+		}
+		for _, p := range paths {
+			chains.Release(p)
+		}
+		chains.Collect()
+		if idx.Facts() != 0 || chains.Live() != 0 {
+			t.Fatalf("trial %d: emptied, %d facts and %d live segments remain", trial, idx.Facts(), chains.Live())
+		}
+	}
+}
+
+// runsOf splits blocks [lo, hi) of a path's chain into runs of segments.
+func runsOf(path []block.Piece, lo, hi int) []Run {
+	var out []Run
+	pos := 0
+	for _, p := range path {
+		a, b := max(lo, pos), min(hi, pos+int(p.N))
+		if a < b {
+			out = append(out, Run{Seg: p.Seg, Lo: int32(a - pos), Hi: int32(b - pos)})
+		}
+		pos += int(p.N)
+	}
+	return out
+}
+
+// locate is block k of a path's chain as segment and offset.
+func locate(path []block.Piece, k int) (int32, int32) {
+	for _, p := range path {
+		if k < int(p.N) {
+			return p.Seg, int32(k)
+		}
+		k -= int(p.N)
+	}
+	panic("block past the chain's end")
+}
