@@ -63,6 +63,17 @@ type segHolders struct {
 type holding struct {
 	w     int32
 	tiers [2]spans // G1, G2
+	// from0 is, by tier set (InG1, InG2, InEither), the end of the run
+	// from offset 0 the worker holds: what a prefix walk asks of every
+	// piece but the first, kept here so the walk reads only the holders.
+	from0 [InEither + 1]int32
+}
+
+// refresh recomputes h.from0 after a change to its spans.
+func (h *holding) refresh() {
+	for _, t := range [...]Tiers{InG1, InG2, InEither} {
+		h.from0[t] = h.span(0, t)
+	}
 }
 
 // NewIndex returns an empty index over the segments of chains.
@@ -103,6 +114,7 @@ func (ix *Index) Add(w int32, t Tier, r Run) {
 	}
 	h := ix.holding(r.Seg, w, true)
 	ix.facts += h.tiers[t].add(r.Lo, r.Hi)
+	h.refresh()
 }
 
 // Remove records that worker w no longer holds run r in tier t.
@@ -113,6 +125,7 @@ func (ix *Index) Remove(w int32, t Tier, r Run) {
 	}
 	ix.facts -= h.tiers[t].sub(r.Lo, r.Hi)
 	if len(h.tiers[G1]) > 0 || len(h.tiers[G2]) > 0 {
+		h.refresh()
 		return
 	}
 	e := ix.segs[r.Seg]
@@ -223,6 +236,14 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Pr
 // cover is the end of the run of offsets from off that h holds, each in a
 // tier of tiers; off itself when it holds off in none.
 func (h *holding) cover(off int32, tiers Tiers) int32 {
+	if off == 0 {
+		return h.from0[tiers]
+	}
+	return h.span(off, tiers)
+}
+
+// span computes cover from the spans.
+func (h *holding) span(off int32, tiers Tiers) int32 {
 	switch tiers {
 	case 0:
 		return off
