@@ -31,8 +31,9 @@ func (p Phase) String() string {
 const MaxKey = 1<<56 - 1
 
 // Handler receives the events it scheduled. key and arg are the values given
-// to Schedule. A handler that may be superseded (a rescheduled completion)
-// passes a generation in arg and ignores stale events.
+// to Schedule. An event that may be superseded (a rescheduled completion) is
+// scheduled with ScheduleHandle and cancelled, or its handler passes a
+// generation in arg and ignores stale events.
 type Handler interface {
 	Fire(now Time, key, arg uint64)
 }
@@ -43,7 +44,20 @@ type entry struct {
 	seq uint64 // push counter: the last tie-break
 	h   Handler
 	arg uint64
+	can *Handle // nil unless scheduled by ScheduleHandle
 }
+
+// Handle is an event scheduled by ScheduleHandle, which Cancel can take
+// back before it fires.
+type Handle struct{ state handleState }
+
+type handleState uint8
+
+const (
+	handlePending handleState = iota
+	handleFired
+	handleCancelled
+)
 
 func (a *entry) before(b *entry) bool {
 	if a.at != b.at {
@@ -58,11 +72,13 @@ func (a *entry) before(b *entry) bool {
 // Queue is the event queue and run loop: a 4-ary min-heap ordered by
 // (time, phase, key, seq). The zero value is ready to use at time 0.
 type Queue struct {
-	heap  []entry
-	seq   uint64
-	now   Time
-	phase Phase
-	fired uint64
+	heap      []entry
+	seq       uint64
+	now       Time
+	phase     Phase
+	key       uint64
+	fired     uint64
+	cancelled int // entries still in heap whose Handle was cancelled
 }
 
 // Now is the time of the event being fired, or of the last one fired.
@@ -71,10 +87,14 @@ func (q *Queue) Now() Time { return q.now }
 // Phase is the phase of the event being fired, or of the last one fired.
 func (q *Queue) Phase() Phase { return q.phase }
 
-// Len is the number of pending events.
-func (q *Queue) Len() int { return len(q.heap) }
+// Key is the stable key of the event being fired, or of the last one
+// fired. With Now and Phase it places the current event in the order.
+func (q *Queue) Key() uint64 { return q.key }
 
-// Fired is the number of events fired so far.
+// Len is the number of pending events; cancelled ones are not pending.
+func (q *Queue) Len() int { return len(q.heap) - q.cancelled }
+
+// Fired is the number of events fired so far; cancelled events never fire.
 func (q *Queue) Fired() uint64 { return q.fired }
 
 // PastError is the panic of a model that schedules an event before the
@@ -92,6 +112,18 @@ func (e PastError) Error() string {
 // virtual time never goes back. key orders events of one phase at one time
 // (a worker, pull or request id) and must not exceed MaxKey.
 func (q *Queue) Schedule(at Time, phase Phase, key uint64, h Handler, arg uint64) {
+	q.push(at, phase, key, h, arg, nil)
+}
+
+// ScheduleHandle is Schedule for an event that may be taken back: Cancel
+// with the returned handle removes it unfired.
+func (q *Queue) ScheduleHandle(at Time, phase Phase, key uint64, h Handler, arg uint64) *Handle {
+	c := &Handle{}
+	q.push(at, phase, key, h, arg, c)
+	return c
+}
+
+func (q *Queue) push(at Time, phase Phase, key uint64, h Handler, arg uint64, c *Handle) {
 	if at < q.now {
 		panic(PastError{Phase: phase, At: at, Now: q.now})
 	}
@@ -99,23 +131,42 @@ func (q *Queue) Schedule(at Time, phase Phase, key uint64, h Handler, arg uint64
 		panic(fmt.Sprintf("des: key %d exceeds MaxKey", key))
 	}
 	q.seq++
-	q.heap = append(q.heap, entry{at: at, ord: uint64(phase)<<56 | key, seq: q.seq, h: h, arg: arg})
+	q.heap = append(q.heap, entry{at: at, ord: uint64(phase)<<56 | key, seq: q.seq, h: h, arg: arg, can: c})
 	q.up(len(q.heap) - 1)
+}
+
+// Cancel takes back a pending event scheduled by ScheduleHandle: it will
+// not fire, and Len, Peek and Fired no longer see it. It reports false,
+// changing nothing, when the event has already fired or been cancelled.
+func (q *Queue) Cancel(c *Handle) bool {
+	if c.state != handlePending {
+		return false
+	}
+	c.state = handleCancelled
+	q.cancelled++
+	return true
 }
 
 // Peek returns the time of the next event, or false when none is pending.
 func (q *Queue) Peek() (Time, bool) {
+	q.dropCancelled()
 	if len(q.heap) == 0 {
 		return 0, false
 	}
 	return q.heap[0].at, true
 }
 
-// Step fires the next event and reports whether there was one.
-func (q *Queue) Step() bool {
-	if len(q.heap) == 0 {
-		return false
+// dropCancelled pops cancelled events off the top of the heap, so that the
+// top, if any, is pending.
+func (q *Queue) dropCancelled() {
+	for q.cancelled > 0 && len(q.heap) > 0 && q.heap[0].can != nil && q.heap[0].can.state == handleCancelled {
+		q.pop()
+		q.cancelled--
 	}
+}
+
+// pop removes the top of the heap and returns it.
+func (q *Queue) pop() entry {
 	e := q.heap[0]
 	last := len(q.heap) - 1
 	q.heap[0] = q.heap[last]
@@ -124,16 +175,33 @@ func (q *Queue) Step() bool {
 	if last > 0 {
 		q.down(0)
 	}
-	q.now, q.phase = e.at, Phase(e.ord>>56)
+	return e
+}
+
+// Step fires the next event and reports whether there was one.
+func (q *Queue) Step() bool {
+	q.dropCancelled()
+	if len(q.heap) == 0 {
+		return false
+	}
+	e := q.pop()
+	if e.can != nil {
+		e.can.state = handleFired
+	}
+	q.now, q.phase, q.key = e.at, Phase(e.ord>>56), e.ord&MaxKey
 	q.fired++
 	e.h.Fire(e.at, e.ord&MaxKey, e.arg)
 	return true
 }
 
-// Run fires events until the queue is empty or stop returns true (checked
+// Run fires events until none is pending or stop returns true (checked
 // before each event; nil means never).
 func (q *Queue) Run(stop func() bool) {
-	for len(q.heap) > 0 {
+	for {
+		q.dropCancelled()
+		if len(q.heap) == 0 {
+			return
+		}
 		if stop != nil && stop() {
 			return
 		}
