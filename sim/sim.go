@@ -32,6 +32,9 @@ type Sink interface {
 type Options struct {
 	Sink  Sink // nil: rows are only summarised
 	Check bool // verify invariants during the run; a violation stops it
+	// PassByPass turns the decode fast-forward off: every pass is an event
+	// of its own, as stretch.go describes. Tests set it to compare.
+	PassByPass bool
 	// Progress, when set, is called every ProgressEvery events with the
 	// number of requests ended and the virtual time.
 	Progress func(done int64, now des.Time)
@@ -58,6 +61,7 @@ type Cluster struct {
 	kv        *kvcr.KVCR // nil when KVCR is off
 	moveHints bool       // hints ask for move pulls (router.hints.mode)
 	scanned   des.Time   // the last instant whose workers with parked pulls were woken
+	stretches int        // workers in a stretch of quiet passes (stretch.go)
 	source    workload.Source
 	next      *workload.Request // read ahead: the next arrival
 	active    map[int64]*request
@@ -74,7 +78,8 @@ type node struct {
 	id        int32
 	w         *engine.Worker
 	status    kvcr.Status
-	drive     bool // a drive scan is scheduled at the current time
+	drive     bool        // a drive scan is scheduled at the current time
+	ff        *des.Handle // the end of the worker's stretch, when in one
 	stored    []block.Ref
 	addedNs   des.Time
 	readyNs   des.Time
@@ -305,13 +310,17 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	if rt.HintSource >= 0 {
 		c.counts.hintsAttached++
 	}
-	r.seq = c.workers[rt.Worker].w.Enqueue(r.req, rt.HintSource >= 0)
+	n := c.workers[rt.Worker]
+	c.settle(n)
+	r.seq = n.w.Enqueue(r.req, rt.HintSource >= 0)
 	return rt.Worker, true
 }
 
 // wake makes worker w scan for work at now, once. inline runs the scan at
 // once when no other event is pending at now (it would be the next event
 // anyway); only the last action of a top-level handler may ask for it.
+// During a stretch the pass ends it stands for are not on the queue, so
+// the scan is always scheduled.
 func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	n := c.workers[w]
 	if n.drive || n.status == kvcr.Removed || n.w.Busy() {
@@ -321,7 +330,7 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	if inline {
 		c.scanParked(now) // their scans come first when their ids are lower
 	}
-	if next, ok := c.q.Peek(); inline && (!ok || next > now) {
+	if next, ok := c.q.Peek(); inline && c.stretches == 0 && (!ok || next > now) {
 		(*drive)(c).Fire(now, uint64(w), 0)
 		return
 	}
@@ -356,10 +365,23 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	if n.status == kvcr.Removed || n.w.Busy() || !n.w.HasWork() {
 		return
 	}
-	if end, ok := n.w.StartPass(now); ok {
-		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), 0)
-		c.check(n)
+	end, ok := n.w.StartPass(now)
+	if c.stretches > 0 && c.parked() {
+		c.settleAll() // the pass ends they stand for rescan parked pulls
 	}
+	if !ok {
+		return
+	}
+	if c.canStretch(n) {
+		if last := n.w.Stretch(end, engine.MaxStretch); last != end {
+			n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), 0)
+			c.stretches++
+			c.check(n)
+			return
+		}
+	}
+	c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), 0)
+	c.check(n)
 }
 
 type passDone Cluster
@@ -371,6 +393,11 @@ func (p *passDone) Fire(now des.Time, key, _ uint64) {
 	n := c.workers[key]
 	if n.status == kvcr.Removed {
 		return // the worker went with its pass
+	}
+	if n.ff != nil { // the stretch's last pass ends
+		n.ff = nil
+		c.stretches--
+		n.w.Settle(now, false, false)
 	}
 	n.w.FinishPass(now)
 	if c.kv != nil && len(n.stored) > 0 {
@@ -403,6 +430,8 @@ func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 }
 
 func (o *observer) Token(_ des.Time, _ *engine.Seq, gap des.Time) { o.stats.itl.Add(int64(gap)) }
+
+func (o *observer) Tokens(_ des.Time, n int, gap des.Time) { o.stats.itl.AddN(int64(gap), n) }
 
 func (o *observer) Finished(now des.Time, s *engine.Seq) {
 	c := (*Cluster)(o)
