@@ -128,8 +128,6 @@ func (w *Worker) advance(m int) {
 	}
 	w.passes += int64(m)
 	w.busyNs += ends[m] - ends[0]
-	w.stats.PriorContext += int64(m * n)
-	w.stats.AttnPairs += int64(m * n)
 }
 
 // notStretching panics when a stretch is in progress: whatever acts on the

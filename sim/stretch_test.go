@@ -73,6 +73,51 @@ func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
 	return slow, fast
 }
 
+// TestStretchArrival: one worker, fixed timing (10 ms prefill, 5 ms
+// decode, 15 ms both), requests 0-2 of 20 prompt tokens (2 blocks of 16
+// each, room for 32 tokens) and 10 output tokens at 0 ms, request 3 of 16
+// prompt tokens and 2 output tokens arriving during the stretch of 0-2's
+// decode passes 10-15, ..., 50-55 ms (min(32-20, 10-1) = 9 passes).
+//
+// Arriving at 27 ms, 3 waits for the pass 25-30 ms to end: the stretch is
+// settled with boundaries 15, 20 and 25 ms applied. 3's prompt pass with
+// 0-2's decode runs 30-45 ms (first token 45 ms), its last token takes a
+// new block, 45-50 ms; 0-2 then have 26 tokens computed and 3 to emit, a
+// stretch of 3 passes to 65 ms.
+//
+// Arriving at 25 ms, the pass ending at 25 ms has ended (pass ends come
+// before arrivals) but the next has not started (drive scans come after):
+// 3 is scheduled at 25 ms, its prompt pass runs 25-40 ms, its last token
+// 40-45 ms; 0-2 then have 25 computed and 4 to emit: 45-65 ms.
+//
+// Either way the worker starts 10 passes and is busy 65 ms, and both ways
+// of running agree (runWays).
+func TestStretchArrival(t *testing.T) {
+	for _, c := range []struct {
+		at                         int
+		scheduled, first, finished int64
+	}{
+		{27, 30, 45, 50},
+		{25, 25, 40, 45},
+	} {
+		lines := []traceLine{{0, 20, 10, []int{1, 2}}, {0, 20, 10, []int{3, 4}}, {0, 20, 10, []int{5, 6}}, {c.at, 16, 2, []int{7}}}
+		sc := traceScenario(t, fixed10x5, lines)
+		runWays(t, sc)
+		sink, res := runSink(t, sc)
+		for _, r := range sink.rows[:3] {
+			if r.FirstTokenNs != 10*ms || r.FinishNs != 65*ms {
+				t.Errorf("arrival at %d ms: request %d first token %d, finish %d ns", c.at, r.RequestID, r.FirstTokenNs, r.FinishNs)
+			}
+		}
+		if r := sink.rows[3]; r.ScheduledNs != c.scheduled*ms || r.FirstTokenNs != c.first*ms || r.FinishNs != c.finished*ms {
+			t.Errorf("arrival at %d ms: request 3 scheduled %d, first token %d, finish %d ns", c.at, r.ScheduledNs, r.FirstTokenNs, r.FinishNs)
+		}
+		if w := res.Workers[0]; w.Passes != 10 || w.BusyNs != 65*ms {
+			t.Errorf("arrival at %d ms: %d passes, busy %d ns", c.at, w.Passes, w.BusyNs)
+		}
+	}
+}
+
 // TestFastForwardScenarios runs every golden scenario, every scenario
 // under scenarios/ and every shared contract scenario both ways (runWays);
 // those on a shared trace or a synthetic workload replay their first 1,500
