@@ -36,16 +36,6 @@ const MaxStretch = 256
 // Stretching reports whether the pass in progress is a stretch.
 func (w *Worker) Stretching() bool { return len(w.ff.ends) > 0 }
 
-// Boundaries are the times of the stretch's pass boundaries: the ends of
-// all its passes but the last. The slice is the worker's: read it, do not
-// keep it.
-func (w *Worker) Boundaries() []des.Time {
-	if len(w.ff.ends) == 0 {
-		return nil
-	}
-	return w.ff.ends[:len(w.ff.ends)-1]
-}
-
 // Stretch extends the pass StartPass has just begun, ending at end, into a
 // stretch of at most limit passes (see stretch) when the next passes are
 // quiet. It returns the end of the stretch's last pass, or end when fewer

@@ -62,7 +62,6 @@ type Cluster struct {
 	moveHints bool       // hints ask for move pulls (router.hints.mode)
 	scanned   des.Time   // the last instant whose workers with parked pulls were woken
 	stretches int        // workers in a stretch of quiet passes (stretch.go)
-	hidden    timeSet    // instants of stretch boundaries, and some since settled (stretch.go)
 	source    workload.Source
 	next      *workload.Request // read ahead: the next arrival
 	active    map[int64]*request
@@ -320,8 +319,8 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 // wake makes worker w scan for work at now, once. inline runs the scan at
 // once when no other event is pending at now (it would be the next event
 // anyway); only the last action of a top-level handler may ask for it.
-// The pass ends and scans a stretch stands for are not on the queue: at
-// the instant of one (hidden) the scan is scheduled.
+// During a stretch the pass ends it stands for are not on the queue, so
+// the scan is always scheduled.
 func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	n := c.workers[w]
 	if n.drive || n.status == kvcr.Removed || n.w.Busy() {
@@ -331,7 +330,7 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	if inline {
 		c.scanParked(now) // their scans come first when their ids are lower
 	}
-	if next, ok := c.q.Peek(); inline && (!ok || next > now) && !c.boundaryAt(now) {
+	if next, ok := c.q.Peek(); inline && c.stretches == 0 && (!ok || next > now) {
 		(*drive)(c).Fire(now, uint64(w), 0)
 		return
 	}
@@ -377,7 +376,6 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		if last := n.w.Stretch(end, engine.MaxStretch); last != end {
 			n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), 0)
 			c.stretches++
-			c.hidden.add(now, n.w.Boundaries())
 			c.check(n)
 			return
 		}

@@ -14,9 +14,9 @@ import "github.com/kvsim/kvsim/sim/des"
 // Whatever acts on the worker first settles the stretch (settle): an
 // enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
 // settles every stretch (settleAll), since each pass end rescans parked
-// pulls; no stretch starts while one is parked. A drive scan runs inline
-// (wake) only when passes one by one would have no other event pending at
-// the instant, so not at the instant of a stretch's boundary.
+// pulls; no stretch starts while one is parked. A drive scan is never run
+// inline during a stretch, where the queue's next event need not be the
+// next one passes one by one would have.
 
 // canStretch reports whether n's pass just started may become a stretch:
 // the fast-forward is on, no stored blocks wait for its end to go to G2,
@@ -61,41 +61,4 @@ func (c *Cluster) settleAll() {
 		}
 		c.settle(n)
 	}
-}
-
-// boundaryAt reports whether a stretch may have a pass boundary at now: a
-// pass end or drive scan that passes one by one would have pending. It may
-// say yes for a stretch settled since, never no for one in progress.
-func (c *Cluster) boundaryAt(now des.Time) bool {
-	return c.stretches > 0 && c.hidden.has(now)
-}
-
-// timeSet is a set of instants, kept small by dropping those in the past
-// once it has doubled.
-type timeSet struct {
-	m    map[des.Time]struct{}
-	trim int // size at which the past is dropped
-}
-
-// add puts ts into the set; now is the current time.
-func (s *timeSet) add(now des.Time, ts []des.Time) {
-	if s.m == nil {
-		s.m = map[des.Time]struct{}{}
-	}
-	if len(s.m) >= s.trim {
-		for t := range s.m { // deletions only: the order reaches nothing
-			if t < now {
-				delete(s.m, t)
-			}
-		}
-		s.trim = max(1024, 2*len(s.m))
-	}
-	for _, t := range ts {
-		s.m[t] = struct{}{}
-	}
-}
-
-func (s *timeSet) has(t des.Time) bool {
-	_, ok := s.m[t]
-	return ok
 }
