@@ -357,7 +357,8 @@ func (c *Cluster) scanParked(now des.Time) {
 
 type drive Cluster
 
-// Fire is a drive scan: an idle worker with work starts a pass.
+// Fire is a drive scan: an idle worker with work starts a pass, or a
+// stretch of passes (stretch.go).
 func (d *drive) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(d)
 	n := c.workers[key]
@@ -372,15 +373,16 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	if !ok {
 		return
 	}
+	last := end
 	if c.canStretch(n) {
-		if last := n.w.Stretch(end, engine.MaxStretch); last != end {
-			n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), 0)
-			c.stretches++
-			c.check(n)
-			return
-		}
+		last = n.w.Stretch(end, engine.MaxStretch)
 	}
-	c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), 0)
+	if last != end {
+		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), 0)
+		c.stretches++
+	} else {
+		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), 0)
+	}
 	c.check(n)
 }
 
