@@ -179,7 +179,8 @@ func TestFastForwardTraces(t *testing.T) {
 // TestFastForwardRandom runs 400 small random scenarios both ways
 // (runWays): 1 to 4 workers, tiny G1 and G2, 10 to 60 requests whose
 // arrivals often share an instant and whose prompts share prefixes, outputs
-// of 1 to 80 tokens, every timing model and routing policy, KVCR on or off
+// of 1 to 80 tokens (one scenario in ten is larger: up to 8 workers, 400
+// requests and 300 output tokens), every timing model and routing policy, KVCR on or off
 // with copy or move hints, few in-flight pulls (so pulls park), short
 // timeouts, and drains, removals and additions at random instants. The
 // fixed timing model puts pass ends of different workers on the same
@@ -214,7 +215,12 @@ func randomScenario(t *testing.T, seed uint64) *scenarios.Scenario {
 	dir := t.TempDir()
 	var tr strings.Builder
 	ms := 0
-	for range 10 + rng.IntN(51) {
+	big := seed%10 == 9
+	reqs, outs, workers := 10+rng.IntN(51), 80, 1+rng.IntN(4)
+	if big {
+		reqs, outs, workers = 100+rng.IntN(301), 300, 1+rng.IntN(8)
+	}
+	for range reqs {
 		if rng.IntN(3) > 0 {
 			ms += rng.IntN(400) // a third of the arrivals share the instant before
 		}
@@ -229,12 +235,11 @@ func randomScenario(t *testing.T, seed uint64) *scenarios.Scenario {
 			ids[j] = fmt.Sprint(id)
 		}
 		fmt.Fprintf(&tr, `{"timestamp": %d, "input_length": %d, "output_length": %d, "hash_ids": [%s]}`+"\n",
-			ms, in, 1+rng.IntN(80), strings.Join(ids, ", "))
+			ms, in, 1+rng.IntN(outs), strings.Join(ids, ", "))
 	}
 	if err := os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(tr.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	workers := 1 + rng.IntN(4)
 	timing := pick("{model: fixed, prefill: 10ms, decode: 5ms}", "{model: fixed, prefill: 7ms, decode: 3ms}",
 		"{model: linear, base: 2ms, per_prefill_token: 20us, per_decode_token: 30us, per_context_token: 7ns}",
 		"{model: polynomial}", "{model: roofline, gpu: h100, model_preset: llama-3.1-8b}")
