@@ -40,16 +40,24 @@ type Handler interface {
 
 type entry struct {
 	at  Time
-	ord uint64 // phase<<56 | key
-	seq uint64 // push counter: the last tie-break
-	h   Handler
+	ord uint64  // phase<<56 | key
+	seq uint64  // push counter: the last tie-break
+	h   Handler // a *handled when scheduled by ScheduleHandle
 	arg uint64
-	can *Handle // nil unless scheduled by ScheduleHandle
 }
 
 // Handle is an event scheduled by ScheduleHandle, which Cancel can take
 // back before it fires.
-type Handle struct{ state handleState }
+type Handle struct {
+	h     Handler
+	state handleState
+}
+
+// handled is the Handler a Handle's entry carries: the queue knows it by
+// its type and fires its handler.
+type handled Handle
+
+func (c *handled) Fire(now Time, key, arg uint64) { c.h.Fire(now, key, arg) }
 
 type handleState uint8
 
@@ -75,8 +83,7 @@ type Queue struct {
 	heap      []entry
 	seq       uint64
 	now       Time
-	phase     Phase
-	key       uint64
+	ord       uint64 // of the event being fired, or of the last one fired
 	fired     uint64
 	cancelled int // entries still in heap whose Handle was cancelled
 }
@@ -85,11 +92,11 @@ type Queue struct {
 func (q *Queue) Now() Time { return q.now }
 
 // Phase is the phase of the event being fired, or of the last one fired.
-func (q *Queue) Phase() Phase { return q.phase }
+func (q *Queue) Phase() Phase { return Phase(q.ord >> 56) }
 
 // Key is the stable key of the event being fired, or of the last one
 // fired. With Now and Phase it places the current event in the order.
-func (q *Queue) Key() uint64 { return q.key }
+func (q *Queue) Key() uint64 { return q.ord & MaxKey }
 
 // Len is the number of pending events; cancelled ones are not pending.
 func (q *Queue) Len() int { return len(q.heap) - q.cancelled }
@@ -112,18 +119,6 @@ func (e PastError) Error() string {
 // virtual time never goes back. key orders events of one phase at one time
 // (a worker, pull or request id) and must not exceed MaxKey.
 func (q *Queue) Schedule(at Time, phase Phase, key uint64, h Handler, arg uint64) {
-	q.push(at, phase, key, h, arg, nil)
-}
-
-// ScheduleHandle is Schedule for an event that may be taken back: Cancel
-// with the returned handle removes it unfired.
-func (q *Queue) ScheduleHandle(at Time, phase Phase, key uint64, h Handler, arg uint64) *Handle {
-	c := &Handle{}
-	q.push(at, phase, key, h, arg, c)
-	return c
-}
-
-func (q *Queue) push(at Time, phase Phase, key uint64, h Handler, arg uint64, c *Handle) {
 	if at < q.now {
 		panic(PastError{Phase: phase, At: at, Now: q.now})
 	}
@@ -131,8 +126,16 @@ func (q *Queue) push(at Time, phase Phase, key uint64, h Handler, arg uint64, c 
 		panic(fmt.Sprintf("des: key %d exceeds MaxKey", key))
 	}
 	q.seq++
-	q.heap = append(q.heap, entry{at: at, ord: uint64(phase)<<56 | key, seq: q.seq, h: h, arg: arg, can: c})
+	q.heap = append(q.heap, entry{at: at, ord: uint64(phase)<<56 | key, seq: q.seq, h: h, arg: arg})
 	q.up(len(q.heap) - 1)
+}
+
+// ScheduleHandle is Schedule for an event that may be taken back: Cancel
+// with the returned handle removes it unfired.
+func (q *Queue) ScheduleHandle(at Time, phase Phase, key uint64, h Handler, arg uint64) *Handle {
+	c := &Handle{h: h}
+	q.Schedule(at, phase, key, (*handled)(c), arg)
+	return c
 }
 
 // Cancel takes back a pending event scheduled by ScheduleHandle: it will
@@ -149,7 +152,9 @@ func (q *Queue) Cancel(c *Handle) bool {
 
 // Peek returns the time of the next event, or false when none is pending.
 func (q *Queue) Peek() (Time, bool) {
-	q.dropCancelled()
+	if q.cancelled > 0 {
+		q.dropCancelled()
+	}
 	if len(q.heap) == 0 {
 		return 0, false
 	}
@@ -159,15 +164,18 @@ func (q *Queue) Peek() (Time, bool) {
 // dropCancelled pops cancelled events off the top of the heap, so that the
 // top, if any, is pending.
 func (q *Queue) dropCancelled() {
-	for q.cancelled > 0 && len(q.heap) > 0 && q.heap[0].can != nil && q.heap[0].can.state == handleCancelled {
-		q.pop()
+	for q.cancelled > 0 && len(q.heap) > 0 {
+		c, ok := q.heap[0].h.(*handled)
+		if !ok || c.state != handleCancelled {
+			return
+		}
+		q.removeTop()
 		q.cancelled--
 	}
 }
 
-// pop removes the top of the heap and returns it.
-func (q *Queue) pop() entry {
-	e := q.heap[0]
+// removeTop removes the top of the heap.
+func (q *Queue) removeTop() {
 	last := len(q.heap) - 1
 	q.heap[0] = q.heap[last]
 	q.heap[last] = entry{}
@@ -175,20 +183,28 @@ func (q *Queue) pop() entry {
 	if last > 0 {
 		q.down(0)
 	}
-	return e
 }
 
 // Step fires the next event and reports whether there was one.
 func (q *Queue) Step() bool {
-	q.dropCancelled()
+	if q.cancelled > 0 {
+		q.dropCancelled()
+	}
 	if len(q.heap) == 0 {
 		return false
 	}
-	e := q.pop()
-	if e.can != nil {
-		e.can.state = handleFired
+	e := q.heap[0]
+	last := len(q.heap) - 1 // removeTop, written out on this hot path
+	q.heap[0] = q.heap[last]
+	q.heap[last] = entry{}
+	q.heap = q.heap[:last]
+	if last > 0 {
+		q.down(0)
 	}
-	q.now, q.phase, q.key = e.at, Phase(e.ord>>56), e.ord&MaxKey
+	if c, ok := e.h.(*handled); ok {
+		c.state = handleFired
+	}
+	q.now, q.ord = e.at, e.ord
 	q.fired++
 	e.h.Fire(e.at, e.ord&MaxKey, e.arg)
 	return true
@@ -198,7 +214,9 @@ func (q *Queue) Step() bool {
 // before each event; nil means never).
 func (q *Queue) Run(stop func() bool) {
 	for {
-		q.dropCancelled()
+		if q.cancelled > 0 {
+			q.dropCancelled()
+		}
 		if len(q.heap) == 0 {
 			return
 		}
