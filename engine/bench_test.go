@@ -15,6 +15,7 @@ func (*refill) BlocksStored(int32, []block.Ref)  {}
 func (*refill) BlocksRemoved(int32, []block.Ref) {}
 func (*refill) FirstToken(des.Time, *Seq)        {}
 func (*refill) Token(des.Time, *Seq, des.Time)   {}
+func (*refill) Tokens(des.Time, int, des.Time)   {}
 func (r *refill) Finished(des.Time, *Seq)        { r.done++ }
 
 // BenchmarkPass measures one engine pass (StartPass and FinishPass) of a

@@ -47,7 +47,7 @@ func (c Config) Validate() error {
 }
 
 // Observer hears what a worker does. Calls happen inside StartPass,
-// FinishPass, LoadDone and Drop, in a deterministic order. Cache changes
+// FinishPass, Settle, LoadDone and Drop, in a deterministic order. Cache changes
 // come in batches at the end of each call, removals first; the slices are
 // only valid during the call.
 type Observer interface {
@@ -60,6 +60,10 @@ type Observer interface {
 	FirstToken(now des.Time, s *Seq)
 	// Token: a later output token of s, gap after the one before it.
 	Token(now des.Time, s *Seq, gap des.Time)
+	// Tokens: n later output tokens at now, one from each request of a
+	// stretch's pass (see Stretch), each gap after the one before it. It
+	// stands for n Token calls, in an order of its own.
+	Tokens(now des.Time, n int, gap des.Time)
 	// Finished: s emitted its last token; its blocks are freed.
 	Finished(now des.Time, s *Seq)
 }
@@ -129,6 +133,7 @@ type Worker struct {
 	stored      []block.Ref // blocks committed in the current call, reported at its end
 	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
 	busy        bool
+	ff          stretch
 
 	passes int64
 	busyNs des.Time
@@ -190,6 +195,7 @@ func (w *Worker) Fits(r *workload.Request) bool {
 // Enqueue adds a request at the back of the waiting queue. hinted says it
 // carries a kv.fetch hint, staged when the scheduler first reaches it.
 func (w *Worker) Enqueue(r *workload.Request, hinted bool) *Seq {
+	w.notStretching("Enqueue")
 	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: len(r.Blocks), Worker: w.cfg.ID, ScheduledAt: -1, FirstTokenAt: -1, FinishedAt: -1, hinted: hinted && w.kv != nil}
 	w.waiting.pushBack(s)
 	return s
@@ -385,6 +391,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 // LoadDone ends the G2 load of a waiting request: its loaded blocks enter
 // the prefix cache as computed, and it may be admitted.
 func (w *Worker) LoadDone(s *Seq) {
+	w.notStretching("LoadDone")
 	w.landLoad(s)
 	s.wait = waitNone
 	w.reportKV()
@@ -418,6 +425,7 @@ func (w *Worker) landLoad(s *Seq) {
 // PullDone ends a waiting request's pull: landed blocks from block from on
 // are in the worker's G2 (zero when the pull brought nothing).
 func (w *Worker) PullDone(s *Seq, from, landed int) {
+	w.notStretching("PullDone")
 	s.wait, s.staged = waitNone, true
 	s.pullFrom, s.pullLanded = from, landed
 }
@@ -453,6 +461,7 @@ func (w *Worker) FinishPass(now des.Time) {
 	if !w.busy {
 		panic(fmt.Sprintf("worker %d: no pass to finish", w.cfg.ID))
 	}
+	w.notStretching("FinishPass")
 	w.busy = false
 	bs := w.cfg.BlockSize
 	finished := false
@@ -512,6 +521,7 @@ func (w *Worker) FinishPass(now des.Time) {
 // block is freed and every cached block reported removed. A pass in
 // progress is abandoned; the worker must not be used again.
 func (w *Worker) Drop() []*Seq {
+	w.notStretching("Drop")
 	out := slices.Clone(w.running)
 	for i := range w.waiting.len() {
 		out = append(out, w.waiting.at(i))

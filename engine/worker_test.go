@@ -25,6 +25,9 @@ func (l *log) FirstToken(now des.Time, s *Seq) {
 func (l *log) Token(now des.Time, s *Seq, gap des.Time) {
 	l.events = append(l.events, fmt.Sprintf("%v token %d gap %v", now, s.Req.ID, gap))
 }
+func (l *log) Tokens(now des.Time, n int, gap des.Time) {
+	l.events = append(l.events, fmt.Sprintf("%v %d tokens gap %v", now, n, gap))
+}
 func (l *log) Finished(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v done %d", now, s.Req.ID))
 }

@@ -142,6 +142,23 @@ func (h *Histogram) Add(ns int64) {
 	h.max = max(h.max, ns)
 }
 
+// AddN records n samples of ns nanoseconds: the same as n calls of Add.
+func (h *Histogram) AddN(ns int64, n int) {
+	if ns < 0 || n < 0 {
+		panic("report: Histogram.AddN of a negative value or count")
+	}
+	if n == 0 {
+		return
+	}
+	i := bucket(ns)
+	if i >= len(h.counts) {
+		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
+	}
+	h.counts[i] += uint64(n)
+	h.n += uint64(n)
+	h.max = max(h.max, ns)
+}
+
 // Count returns the number of samples.
 func (h *Histogram) Count() uint64 { return h.n }
 

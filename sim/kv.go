@@ -46,6 +46,7 @@ func (l *kvListener) seqOn(w int32, req int64) *engine.Seq {
 
 func (l *kvListener) Loaded(now des.Time, w int32, req int64) {
 	if s := l.seqOn(w, req); s != nil {
+		(*Cluster)(l).settle(l.workers[w])
 		l.workers[w].w.LoadDone(s)
 		(*Cluster)(l).wake(w, now, false)
 	}
@@ -53,6 +54,7 @@ func (l *kvListener) Loaded(now des.Time, w int32, req int64) {
 
 func (l *kvListener) PullEnded(now des.Time, w int32, req int64, from, landed int) {
 	if s := l.seqOn(w, req); s != nil {
+		(*Cluster)(l).settle(l.workers[w])
 		l.workers[w].w.PullDone(s, from, landed)
 		(*Cluster)(l).wake(w, now, false)
 	}

@@ -117,6 +117,7 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	}
 	n.status, n.removedNs = kvcr.Removed, now
 	c.router.SetSchedulable(n.id, false)
+	c.settle(n)
 	seqs := n.w.Drop()
 	if c.kv != nil {
 		c.kv.RemoveWorker(now, n.id)

@@ -32,6 +32,9 @@ type Sink interface {
 type Options struct {
 	Sink  Sink // nil: rows are only summarised
 	Check bool // verify invariants during the run; a violation stops it
+	// PassByPass turns the decode fast-forward off: every pass is an event
+	// of its own, as stretch.go describes. Tests set it to compare.
+	PassByPass bool
 	// Progress, when set, is called every ProgressEvery events with the
 	// number of requests ended and the virtual time.
 	Progress func(done int64, now des.Time)
@@ -59,6 +62,7 @@ type Cluster struct {
 	chains    *block.Chains // the requests' block chains, interned while they are in the cluster
 	moveHints bool          // hints ask for move pulls (router.hints.mode)
 	scanned   des.Time      // the last instant whose workers with parked pulls were woken
+	stretches int           // workers in a stretch of quiet passes (stretch.go)
 	source    workload.Source
 	next      *workload.Request // read ahead: the next arrival
 	active    map[int64]*request
@@ -75,7 +79,8 @@ type node struct {
 	id        int32
 	w         *engine.Worker
 	status    kvcr.Status
-	drive     bool // a drive scan is scheduled at the current time
+	drive     bool        // a drive scan is scheduled at the current time
+	ff        *des.Handle // the end of the worker's stretch, when in one
 	stored    []block.Ref
 	addedNs   des.Time
 	readyNs   des.Time
@@ -310,13 +315,17 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	if rt.HintSource >= 0 {
 		c.counts.hintsAttached++
 	}
-	r.seq = c.workers[rt.Worker].w.Enqueue(r.req, rt.HintSource >= 0)
+	n := c.workers[rt.Worker]
+	c.settle(n)
+	r.seq = n.w.Enqueue(r.req, rt.HintSource >= 0)
 	return rt.Worker, true
 }
 
 // wake makes worker w scan for work at now, once. inline runs the scan at
 // once when no other event is pending at now (it would be the next event
 // anyway); only the last action of a top-level handler may ask for it.
+// During a stretch the pass ends it stands for are not on the queue, so
+// the scan is always scheduled.
 func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	n := c.workers[w]
 	if n.drive || n.status == kvcr.Removed || n.w.Busy() {
@@ -326,7 +335,7 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	if inline {
 		c.scanParked(now) // their scans come first when their ids are lower
 	}
-	if next, ok := c.q.Peek(); inline && (!ok || next > now) {
+	if next, ok := c.q.Peek(); inline && c.stretches == 0 && (!ok || next > now) {
 		(*drive)(c).Fire(now, uint64(w), 0)
 		return
 	}
@@ -353,7 +362,8 @@ func (c *Cluster) scanParked(now des.Time) {
 
 type drive Cluster
 
-// Fire is a drive scan: an idle worker with work starts a pass.
+// Fire is a drive scan: an idle worker with work starts a pass, or a
+// stretch of passes (stretch.go).
 func (d *drive) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(d)
 	n := c.workers[key]
@@ -361,10 +371,24 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	if n.status == kvcr.Removed || n.w.Busy() || !n.w.HasWork() {
 		return
 	}
-	if end, ok := n.w.StartPass(now); ok {
-		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), 0)
-		c.check(n)
+	end, ok := n.w.StartPass(now)
+	if c.stretches > 0 && c.parked() {
+		c.settleAll() // the pass ends they stand for rescan parked pulls
 	}
+	if !ok {
+		return
+	}
+	last := end
+	if c.canStretch(n) {
+		last = n.w.Stretch(end, engine.MaxStretch)
+	}
+	if last != end {
+		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), 0)
+		c.stretches++
+	} else {
+		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), 0)
+	}
+	c.check(n)
 }
 
 type passDone Cluster
@@ -376,6 +400,11 @@ func (p *passDone) Fire(now des.Time, key, _ uint64) {
 	n := c.workers[key]
 	if n.status == kvcr.Removed {
 		return // the worker went with its pass
+	}
+	if n.ff != nil { // the stretch's last pass ends
+		n.ff = nil
+		c.stretches--
+		n.w.Settle(now, false, false)
 	}
 	n.w.FinishPass(now)
 	if c.kv != nil && len(n.stored) > 0 {
@@ -408,6 +437,8 @@ func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 }
 
 func (o *observer) Token(_ des.Time, _ *engine.Seq, gap des.Time) { o.stats.itl.Add(int64(gap)) }
+
+func (o *observer) Tokens(_ des.Time, n int, gap des.Time) { o.stats.itl.AddN(int64(gap), n) }
 
 func (o *observer) Finished(now des.Time, s *engine.Seq) {
 	c := (*Cluster)(o)

@@ -55,6 +55,12 @@ func runTrace(t *testing.T, body string, lines []traceLine, sets ...string) ([]r
 // runTraceSink is runTrace returning every streamed row and the result.
 func runTraceSink(t *testing.T, body string, lines []traceLine, sets ...string) (*rowSink, *Result) {
 	t.Helper()
+	return runSink(t, traceScenario(t, body, lines, sets...))
+}
+
+// traceScenario is the scenario runTrace runs.
+func traceScenario(t *testing.T, body string, lines []traceLine, sets ...string) *scenarios.Scenario {
+	t.Helper()
 	dir := t.TempDir()
 	var b strings.Builder
 	for _, l := range lines {
@@ -76,7 +82,7 @@ func runTraceSink(t *testing.T, body string, lines []traceLine, sets ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runSink(t, sc)
+	return sc
 }
 
 func run(t *testing.T, sc *scenarios.Scenario) ([]report.RequestRow, *Summary) {

@@ -31,19 +31,41 @@ func (p Phase) String() string {
 const MaxKey = 1<<56 - 1
 
 // Handler receives the events it scheduled. key and arg are the values given
-// to Schedule. A handler that may be superseded (a rescheduled completion)
-// passes a generation in arg and ignores stale events.
+// to Schedule. An event that may be superseded (a rescheduled completion) is
+// scheduled with ScheduleHandle and cancelled, or its handler passes a
+// generation in arg and ignores stale events.
 type Handler interface {
 	Fire(now Time, key, arg uint64)
 }
 
 type entry struct {
 	at  Time
-	ord uint64 // phase<<56 | key
-	seq uint64 // push counter: the last tie-break
-	h   Handler
+	ord uint64  // phase<<56 | key
+	seq uint64  // push counter: the last tie-break
+	h   Handler // a *handled when scheduled by ScheduleHandle
 	arg uint64
 }
+
+// Handle is an event scheduled by ScheduleHandle, which Cancel can take
+// back before it fires.
+type Handle struct {
+	h     Handler
+	state handleState
+}
+
+// handled is the Handler a Handle's entry carries: the queue knows it by
+// its type and fires its handler.
+type handled Handle
+
+func (c *handled) Fire(now Time, key, arg uint64) { c.h.Fire(now, key, arg) }
+
+type handleState uint8
+
+const (
+	handlePending handleState = iota
+	handleFired
+	handleCancelled
+)
 
 func (a *entry) before(b *entry) bool {
 	if a.at != b.at {
@@ -58,23 +80,28 @@ func (a *entry) before(b *entry) bool {
 // Queue is the event queue and run loop: a 4-ary min-heap ordered by
 // (time, phase, key, seq). The zero value is ready to use at time 0.
 type Queue struct {
-	heap  []entry
-	seq   uint64
-	now   Time
-	phase Phase
-	fired uint64
+	heap      []entry
+	seq       uint64
+	now       Time
+	ord       uint64 // of the event being fired, or of the last one fired
+	fired     uint64
+	cancelled int // entries still in heap whose Handle was cancelled
 }
 
 // Now is the time of the event being fired, or of the last one fired.
 func (q *Queue) Now() Time { return q.now }
 
 // Phase is the phase of the event being fired, or of the last one fired.
-func (q *Queue) Phase() Phase { return q.phase }
+func (q *Queue) Phase() Phase { return Phase(q.ord >> 56) }
 
-// Len is the number of pending events.
-func (q *Queue) Len() int { return len(q.heap) }
+// Key is the stable key of the event being fired, or of the last one
+// fired. With Now and Phase it places the current event in the order.
+func (q *Queue) Key() uint64 { return q.ord & MaxKey }
 
-// Fired is the number of events fired so far.
+// Len is the number of pending events; cancelled ones are not pending.
+func (q *Queue) Len() int { return len(q.heap) - q.cancelled }
+
+// Fired is the number of events fired so far; cancelled events never fire.
 func (q *Queue) Fired() uint64 { return q.fired }
 
 // PastError is the panic of a model that schedules an event before the
@@ -103,20 +130,52 @@ func (q *Queue) Schedule(at Time, phase Phase, key uint64, h Handler, arg uint64
 	q.up(len(q.heap) - 1)
 }
 
+// ScheduleHandle is Schedule for an event that may be taken back: Cancel
+// with the returned handle removes it unfired.
+func (q *Queue) ScheduleHandle(at Time, phase Phase, key uint64, h Handler, arg uint64) *Handle {
+	c := &Handle{h: h}
+	q.Schedule(at, phase, key, (*handled)(c), arg)
+	return c
+}
+
+// Cancel takes back a pending event scheduled by ScheduleHandle: it will
+// not fire, and Len, Peek and Fired no longer see it. It reports false,
+// changing nothing, when the event has already fired or been cancelled.
+func (q *Queue) Cancel(c *Handle) bool {
+	if c.state != handlePending {
+		return false
+	}
+	c.state = handleCancelled
+	q.cancelled++
+	return true
+}
+
 // Peek returns the time of the next event, or false when none is pending.
 func (q *Queue) Peek() (Time, bool) {
+	if q.cancelled > 0 {
+		q.dropCancelled()
+	}
 	if len(q.heap) == 0 {
 		return 0, false
 	}
 	return q.heap[0].at, true
 }
 
-// Step fires the next event and reports whether there was one.
-func (q *Queue) Step() bool {
-	if len(q.heap) == 0 {
-		return false
+// dropCancelled pops cancelled events off the top of the heap, so that the
+// top, if any, is pending.
+func (q *Queue) dropCancelled() {
+	for q.cancelled > 0 && len(q.heap) > 0 {
+		c, ok := q.heap[0].h.(*handled)
+		if !ok || c.state != handleCancelled {
+			return
+		}
+		q.removeTop()
+		q.cancelled--
 	}
-	e := q.heap[0]
+}
+
+// removeTop removes the top of the heap.
+func (q *Queue) removeTop() {
 	last := len(q.heap) - 1
 	q.heap[0] = q.heap[last]
 	q.heap[last] = entry{}
@@ -124,16 +183,43 @@ func (q *Queue) Step() bool {
 	if last > 0 {
 		q.down(0)
 	}
-	q.now, q.phase = e.at, Phase(e.ord>>56)
+}
+
+// Step fires the next event and reports whether there was one.
+func (q *Queue) Step() bool {
+	if q.cancelled > 0 {
+		q.dropCancelled()
+	}
+	if len(q.heap) == 0 {
+		return false
+	}
+	e := q.heap[0]
+	last := len(q.heap) - 1 // removeTop, written out on this hot path
+	q.heap[0] = q.heap[last]
+	q.heap[last] = entry{}
+	q.heap = q.heap[:last]
+	if last > 0 {
+		q.down(0)
+	}
+	if c, ok := e.h.(*handled); ok {
+		c.state = handleFired
+	}
+	q.now, q.ord = e.at, e.ord
 	q.fired++
 	e.h.Fire(e.at, e.ord&MaxKey, e.arg)
 	return true
 }
 
-// Run fires events until the queue is empty or stop returns true (checked
+// Run fires events until none is pending or stop returns true (checked
 // before each event; nil means never).
 func (q *Queue) Run(stop func() bool) {
-	for len(q.heap) > 0 {
+	for {
+		if q.cancelled > 0 {
+			q.dropCancelled()
+		}
+		if len(q.heap) == 0 {
+			return
+		}
 		if stop != nil && stop() {
 			return
 		}

@@ -189,3 +189,103 @@ func BenchmarkQueue(b *testing.B) {
 		q.Step()
 	}
 }
+
+// TestCancel schedules three events at 1, 2 and 3 ns and cancels the one
+// at 2 and the one at 1: only the event at 3 fires, Len counts it alone,
+// Peek shows 3 ns and Fired is 1. Cancelling again, or after the event
+// fired, reports false and changes nothing.
+func TestCancel(t *testing.T) {
+	var q Queue
+	s := &seqRec{}
+	h1 := q.ScheduleHandle(1, PhasePass, 0, s, 1)
+	h2 := q.ScheduleHandle(2, PhasePass, 0, s, 2)
+	h3 := q.ScheduleHandle(3, PhasePass, 0, s, 3)
+	if !q.Cancel(h2) || !q.Cancel(h1) {
+		t.Fatal("Cancel of a pending event reported false")
+	}
+	if q.Cancel(h2) {
+		t.Error("second Cancel reported true")
+	}
+	if q.Len() != 1 {
+		t.Errorf("Len %d, want 1", q.Len())
+	}
+	if at, ok := q.Peek(); !ok || at != 3 {
+		t.Errorf("Peek %v %v, want 3ns true", at, ok)
+	}
+	q.Run(nil)
+	if !slices.Equal(s.args, []uint64{3}) || q.Fired() != 1 || q.Len() != 0 {
+		t.Errorf("fired args %v, Fired %d, Len %d; want [3] 1 0", s.args, q.Fired(), q.Len())
+	}
+	if q.Cancel(h3) {
+		t.Error("Cancel after firing reported true")
+	}
+}
+
+// TestCancelOnlyPending: a queue whose only events are cancelled is empty:
+// Run calls stop never and Step reports false.
+func TestCancelOnlyPending(t *testing.T) {
+	var q Queue
+	s := &seqRec{}
+	q.Cancel(q.ScheduleHandle(5, PhaseDrive, 0, s, 0))
+	q.Run(func() bool { t.Error("stop called with nothing pending"); return false })
+	if q.Step() || q.Len() != 0 || len(s.args) != 0 {
+		t.Errorf("Step fired, Len %d, args %v", q.Len(), s.args)
+	}
+}
+
+// TestCancelRandom is the queue with cancellation against a sorted list:
+// 2,000 events at random times, a random third of them cancelled at
+// random points of the run, fire in (time, phase, key, seq) order and
+// the cancelled ones never.
+func TestCancelRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 13))
+	var q Queue
+	s := &seqRec{}
+	type ev struct {
+		at   Time
+		key  uint64
+		h    *Handle
+		gone bool
+	}
+	evs := make([]ev, 2000)
+	for i := range evs {
+		evs[i] = ev{at: Time(rng.IntN(500)), key: uint64(rng.IntN(4))}
+		evs[i].h = q.ScheduleHandle(evs[i].at, PhasePass, evs[i].key, s, uint64(i))
+	}
+	var want []uint64
+	order := make([]int, len(evs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if evs[a].at != evs[b].at {
+			return int(evs[a].at - evs[b].at)
+		}
+		return int(evs[a].key) - int(evs[b].key)
+	})
+	pos := 0
+	for q.Len() > 0 {
+		if rng.IntN(3) == 0 { // cancel a random event not yet fired
+			i := order[pos+rng.IntN(len(order)-pos)]
+			if q.Cancel(evs[i].h) == evs[i].gone {
+				t.Fatalf("Cancel(%d) disagrees with gone=%v", i, evs[i].gone)
+			}
+			evs[i].gone = true
+		}
+		for pos < len(order) && evs[order[pos]].gone {
+			pos++
+		}
+		if pos == len(order) {
+			break
+		}
+		want = append(want, uint64(order[pos]))
+		pos++
+		q.Step()
+	}
+	if !slices.Equal(s.args, want) {
+		t.Errorf("fired %d events, want %d in order", len(s.args), len(want))
+	}
+	if q.Len() != 0 || q.Step() {
+		t.Errorf("Len %d after the run", q.Len())
+	}
+}

@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
+)
+
+const ms = des.Millisecond
+
+// threeDecoding returns a worker (fixed timing: 10 ms prefill, 5 ms
+// decode) whose three requests of 20 prompt tokens and 10 output tokens
+// have had their prompt pass, 0 to 10 ms (first tokens at 10 ms), and
+// whose first decode pass, from 10 ms, is extended into a stretch. Each
+// request holds 2 blocks of 16 (room for 32 tokens, 20 computed) and has
+// 9 tokens to go, so the stretch has min(32-20, 10-1) = 9 passes ending at
+// 15, 20, ..., 55 ms; the last emits the last tokens.
+func threeDecoding(t *testing.T) (*Worker, *log, []*Seq) {
+	t.Helper()
+	w, l := newWorker(t, cfg(), fixed)
+	var seqs []*Seq
+	for i := range int64(3) {
+		seqs = append(seqs, w.Enqueue(req(i, 0, 20, 10, uint64(i+1)), false))
+	}
+	end, _ := w.StartPass(0)
+	w.FinishPass(end)
+	end, _ = w.StartPass(10 * ms)
+	if end != 15*ms {
+		t.Fatalf("first decode pass ends at %v", end)
+	}
+	if last := w.Stretch(end, MaxStretch); last != 55*ms || !w.Stretching() {
+		t.Fatalf("stretch ends at %v, stretching %v; want 55ms true", last, w.Stretching())
+	}
+	return w, l, seqs
+}
+
+// TestSettle settles the stretch of threeDecoding at events placed among
+// its boundaries. Passes and busy time count every pass started: the
+// prompt pass (10 ms) and the decode passes (5 ms each) begun by then.
+func TestSettle(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		at             des.Time
+		ended, started bool
+		wantEnd        des.Time // 0: idle
+		gen            int      // tokens each request has emitted
+		passes         int64
+		busy           des.Time
+		lastTokens     string // the last line logged
+	}{
+		// An arrival at 27 ms: the boundaries at 15, 20 and 25 ms are
+		// past; tokens 2-4 at 15, 20, 25 ms; pass 5 runs 25-30 ms.
+		{"arrival 27ms", 27 * ms, true, true, 30 * ms, 4, 5, 30 * ms, "25ms 3 tokens gap 5ms"},
+		// An arrival at 25 ms comes after the pass end and drive scan at
+		// 25 ms: the same.
+		{"arrival 25ms", 25 * ms, true, true, 30 * ms, 4, 5, 30 * ms, "25ms 3 tokens gap 5ms"},
+		// A lifecycle event at 25 ms comes after the pass end but before
+		// the drive scan: the worker is idle after its token at 25 ms,
+		// with 4 passes started (to 25 ms).
+		{"lifecycle 25ms", 25 * ms, true, false, 0, 4, 4, 25 * ms, "25ms token 2 gap 5ms"},
+		// A transfer at 25 ms comes before the pass end: pass 4 (20-25
+		// ms) is still in progress.
+		{"transfer 25ms", 25 * ms, false, false, 25 * ms, 3, 4, 25 * ms, "20ms 3 tokens gap 5ms"},
+		// A G2 load landing at 12 ms, in the first decode pass: nothing
+		// is applied.
+		{"load 12ms", 12 * ms, true, true, 15 * ms, 1, 2, 15 * ms, "10ms first 2"},
+		// The stretch's own end at 55 ms: boundaries 15-50 ms are
+		// applied, the last pass ends by FinishPass.
+		{"end 55ms", 55 * ms, false, false, 55 * ms, 9, 10, 55 * ms, "50ms 3 tokens gap 5ms"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, l, seqs := threeDecoding(t)
+			end, busy := w.Settle(c.at, c.ended, c.started)
+			if busy != (c.wantEnd != 0) || end != c.wantEnd || w.Busy() != busy || w.Stretching() {
+				t.Errorf("Settle: %v %v, Busy %v; want %v", end, busy, w.Busy(), c.wantEnd)
+			}
+			for _, s := range seqs {
+				if s.Generated() != c.gen {
+					t.Errorf("request %d generated %d, want %d", s.Req.ID, s.Generated(), c.gen)
+				}
+			}
+			if w.Passes() != c.passes || w.BusyTime() != c.busy {
+				t.Errorf("passes %d busy %v, want %d %v", w.Passes(), w.BusyTime(), c.passes, c.busy)
+			}
+			if got := l.events[len(l.events)-1]; got != c.lastTokens {
+				t.Errorf("last event %q, want %q", got, c.lastTokens)
+			}
+		})
+	}
+}
+
+// TestStretchInterrupted runs threeDecoding's worker with a fourth request
+// (16 prompt tokens, 2 output tokens) arriving at 27 ms, settling the
+// stretch then, and checks it against the same requests pass by pass:
+//
+//	 0-10 ms  prompts of 0-2; first tokens at 10 ms
+//	10-30 ms  stretch settled at 27 ms: tokens at 15, 20, 25 ms; pass 25-30 ms runs on
+//	30-45 ms  token 5 of 0-2 at 30 ms ends the pass; 3's prompt and 0-2's decode: 15 ms
+//	45-50 ms  3 takes a block for its second token, its last: no stretch
+//	50-65 ms  stretch of min(32-26, 10-7) = 3 passes: tokens at 55, 60, 65 ms, 0-2 done
+//
+// Ten passes, busy all 65 ms; 3 has its first token at 45 ms and ends at
+// 50 ms.
+func TestStretchInterrupted(t *testing.T) {
+	w, l, seqs := threeDecoding(t)
+	late := req(3, 27*ms, 16, 2, 4)
+	end, busy := w.Settle(27*ms, true, true)
+	if !busy || end != 30*ms {
+		t.Fatalf("Settle at 27 ms: %v %v", end, busy)
+	}
+	seqs = append(seqs, w.Enqueue(late, false))
+	ends := []des.Time{end}
+	for {
+		w.FinishPass(end)
+		if !w.HasWork() {
+			break
+		}
+		var ok bool
+		if end, ok = w.StartPass(end); !ok {
+			t.Fatal("no pass with work left")
+		}
+		if last := w.Stretch(end, MaxStretch); last != end {
+			ends = append(ends, end)
+			end, _ = w.Settle(last, false, false)
+		}
+		ends = append(ends, end)
+	}
+	if want := []des.Time{30 * ms, 45 * ms, 50 * ms, 55 * ms, 65 * ms}; !slices.Equal(ends, want) {
+		t.Errorf("pass ends seen %v, want %v", ends, want)
+	}
+	ref, rl := newWorker(t, cfg(), fixed)
+	refSeqs := run(t, ref, []*workload.Request{req(0, 0, 20, 10, 1), req(1, 0, 20, 10, 2), req(2, 0, 20, 10, 3), late})
+	for i, s := range seqs {
+		r := refSeqs[i]
+		if s.FirstTokenAt != r.FirstTokenAt || s.FinishedAt != r.FinishedAt {
+			t.Errorf("request %d: first %v done %v; pass by pass %v %v", i, s.FirstTokenAt, s.FinishedAt, r.FirstTokenAt, r.FinishedAt)
+		}
+	}
+	if seqs[0].FinishedAt != 65*ms || seqs[3].FirstTokenAt != 45*ms || seqs[3].FinishedAt != 50*ms {
+		t.Errorf("0 done at %v, 3 first at %v done at %v; want 65, 45, 50 ms", seqs[0].FinishedAt, seqs[3].FirstTokenAt, seqs[3].FinishedAt)
+	}
+	if w.Passes() != 10 || ref.Passes() != 10 || w.BusyTime() != 65*ms || ref.BusyTime() != 65*ms {
+		t.Errorf("passes %d and %d, busy %v and %v; want 10, 65 ms", w.Passes(), ref.Passes(), w.BusyTime(), ref.BusyTime())
+	}
+	// The same inter-token gaps: 9 for each of 0-2 and one for 3, all 5
+	// ms but 0-2's at 45 ms (15 ms).
+	if g, r := gaps(l.events), gaps(rl.events); !maps.Equal(g, r) || g["5ms"] != 25 || g["15ms"] != 3 {
+		t.Errorf("gaps %v, pass by pass %v", g, r)
+	}
+}
+
+// gaps counts the inter-token gaps in a log's token lines, by gap.
+func gaps(events []string) map[string]int {
+	out := map[string]int{}
+	for _, e := range events {
+		f := strings.Fields(e) // "15ms token 0 gap 5ms" or "20ms 3 tokens gap 5ms"
+		switch {
+		case len(f) == 5 && f[1] == "token":
+			out[f[4]]++
+		case len(f) == 5 && f[2] == "tokens":
+			n, _ := strconv.Atoi(f[1])
+			out[f[4]] += n
+		}
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package sim
+
+import "github.com/kvsim/kvsim/sim/des"
+
+// The decode fast-forward. A worker whose next passes are quiet (see
+// engine.Worker.Stretch) goes through them as one stretch: its drive scan
+// starts the first pass and schedules one pass-done event, cancellable, at
+// the end of the last. Between them the stretch stands for a pass end
+// (PhasePass, keyed by the worker) and a drive scan starting the next pass
+// (PhaseDrive) at each boundary; as long as nothing acts on the worker,
+// these change nothing anyone else sees: the sampler's counts stay the
+// same, the router hears of no block, G2 receives no store.
+//
+// Whatever acts on the worker first settles the stretch (settle): an
+// enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
+// settles every stretch (settleAll), since each pass end rescans parked
+// pulls; no stretch starts while one is parked. A drive scan is never run
+// inline during a stretch, where the queue's next event need not be the
+// next one passes one by one would have.
+
+// canStretch reports whether n's pass just started may become a stretch:
+// the fast-forward is on, no stored blocks wait for its end to go to G2,
+// and no pull is parked.
+func (c *Cluster) canStretch(n *node) bool {
+	return !c.opt.PassByPass && len(n.stored) == 0 && !c.parked()
+}
+
+// parked reports whether any pull is parked.
+func (c *Cluster) parked() bool {
+	return c.kv != nil && len(c.kv.ParkedTargets()) > 0
+}
+
+// settle ends n's stretch, if any, at the current event, as passes one by
+// one would have it: the boundaries ordered before the current event by
+// (time, phase, key) are applied; the worker is then busy with the pass in
+// progress, its end an ordinary pass-done event, or idle between a pass end
+// at this instant and the drive scan that starts the next.
+func (c *Cluster) settle(n *node) {
+	if n.ff == nil {
+		return
+	}
+	c.q.Cancel(n.ff)
+	n.ff = nil
+	c.stretches--
+	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
+	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
+	started := ph > des.PhaseDrive || ph == des.PhaseDrive && key > id
+	if end, busy := n.w.Settle(now, ended, started); busy {
+		c.q.Schedule(end, des.PhasePass, id, (*passDone)(c), 0)
+		return
+	}
+	n.drive = true
+	c.q.Schedule(now, des.PhaseDrive, id, (*drive)(c), 0)
+}
+
+// settleAll settles every stretch, in worker order.
+func (c *Cluster) settleAll() {
+	for _, n := range c.workers {
+		if c.stretches == 0 {
+			return
+		}
+		c.settle(n)
+	}
+}
