@@ -28,9 +28,10 @@ type outcome struct {
 	stall bool // err is the documented admission stall
 }
 
-// runCase runs a loaded case with invariant checks on.
-func runCase(sc *scenarios.Scenario) outcome {
-	c, err := build(sc, Options{Check: true})
+// runCase runs a loaded case with invariant checks on, pass by pass or
+// with the decode fast-forward.
+func runCase(sc *scenarios.Scenario, passByPass bool) outcome {
+	c, err := build(sc, Options{Check: true, PassByPass: passByPass})
 	if err != nil {
 		return outcome{err: err}
 	}
@@ -78,8 +79,10 @@ func unjoin(err error) []error {
 }
 
 // TestGenerated runs random tiny adversarial scenarios (internal/scengen)
-// with invariant checks on, each twice: no invariant may break, except by
-// the documented admission stall, and both runs must give the same digest.
+// with invariant checks on, each twice, with the decode fast-forward and
+// pass by pass: no invariant may break, except by the documented admission
+// stall, and both runs must give the same digest (the run is deterministic
+// and the fast-forward exact).
 // A failing case is saved with the command that replays it. Longer runs:
 //
 //	go test ./sim -run 'TestGenerated$' -scengen.n=50000
@@ -97,7 +100,7 @@ func TestGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: the generator wrote an invalid scenario: %v", seed, err)
 		}
-		a, b := runCase(sc), runCase(sc)
+		a, b := runCase(sc, false), runCase(sc, true)
 		if msg := verdict(a, b); msg != "" {
 			t.Errorf("seed %d: %s\n%s", seed, msg, save(t, c))
 			continue
@@ -136,8 +139,8 @@ func TestGeneratedSeeds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := runCase(sc)
-		if msg := verdict(a, runCase(sc)); msg != "" {
+		a := runCase(sc, false)
+		if msg := verdict(a, runCase(sc, true)); msg != "" {
 			t.Errorf("seed %d: %s\n%s", c.seed, msg, save(t, gc))
 			continue
 		}
