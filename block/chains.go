@@ -138,12 +138,16 @@ func (c *Chains) Release(path []Piece) {
 	}
 }
 
-// Acquire takes a reference on segment s. A nil store or a segment -1
-// (no path) takes none.
+// Acquire takes a reference on segment s. A nil store takes none; a
+// segment -1 (a Ref made without its chain's path) is a caller's bug.
 func (c *Chains) Acquire(s int32) {
-	if c != nil && s >= 0 {
-		c.segs[s].refs++
+	if c == nil {
+		return
 	}
+	if s < 0 {
+		panic("block: a reference taken on a block without a segment (a Ref made without its chain's path)")
+	}
+	c.segs[s].refs++
 }
 
 // Drop returns a reference on segment s; when it was the last, the next

@@ -207,3 +207,18 @@ func BenchmarkIntern(b *testing.B) {
 		c.Collect()
 	}
 }
+
+// TestChainsAcquireGuards: a nil store takes and returns no reference; a
+// reference on segment -1 (a Ref made without its chain's path) panics.
+func TestChainsAcquireGuards(t *testing.T) {
+	var none *Chains
+	none.Acquire(3)
+	none.Drop(3)
+	defer func() {
+		if recover() == nil {
+			t.Error("Acquire(-1) did not panic")
+		}
+	}()
+	var c Chains
+	c.Acquire(-1)
+}

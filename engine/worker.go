@@ -535,6 +535,7 @@ func (w *Worker) Drop() []*Seq {
 			w.pool.chains.Drop(b.seg)
 		}
 	}
+	w.pool.chains = nil // its references are returned: the pool must not return them again
 	w.reportKV()
 	w.running, w.batch, w.waiting, w.waitingHeld = nil, nil, deque{}, 0
 	w.busy = false

@@ -76,11 +76,15 @@ type Cluster struct {
 
 // node is a worker and what the simulation keeps beside it.
 type node struct {
-	id        int32
-	w         *engine.Worker
-	status    kvcr.Status
-	drive     bool        // a drive scan is scheduled at the current time
-	ff        *des.Handle // the end of the worker's stretch, when in one
+	id     int32
+	w      *engine.Worker
+	status kvcr.Status
+	drive  bool        // a drive scan is scheduled at the current time
+	ff     *des.Handle // the end of the worker's stretch, when in one
+	// stored is the blocks committed to G1 since the pass began, written
+	// to G2 at its end. It holds no segment reference across the events in
+	// between: each block belongs to a request running on the worker until
+	// that pass end, whose path keeps its segment.
 	stored    []block.Ref
 	addedNs   des.Time
 	readyNs   des.Time
