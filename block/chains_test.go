@@ -74,7 +74,9 @@ func TestChainsByHand(t *testing.T) {
 }
 
 // TestChainsAgainstNames interns random chains over a random tree of
-// contents and releases them in random order, interning more in between.
+// contents and releases them in random order, interning more in between,
+// while holders take and return references on the names of random blocks
+// (collecting after each return).
 // Every live path must spell its chain, and every block must have one name
 // (segment, position): the same hash always at the same segment and chain
 // position, and no two hashes under one name. Releasing everything frees
@@ -109,24 +111,50 @@ func TestChainsAgainstNames(t *testing.T) {
 			path  []Piece
 		}
 		var lives []live
+		// held are block names a table keeps with a reference on their
+		// segment (as G1, G2 and the router do), past the paths that made
+		// them and across collections.
+		type name struct {
+			seg int32
+			pos int
+		}
+		type heldName struct {
+			name
+			hash uint64
+		}
+		var held []heldName
 		for op := range 300 {
-			if len(lives) > 0 && rng.IntN(3) == 0 {
+			switch k := rng.IntN(6); {
+			case k < 2 && len(lives) > 0:
 				i := rng.IntN(len(lives))
 				c.Release(lives[i].path)
 				lives = slices.Delete(lives, i, i+1)
 				if rng.IntN(2) == 0 {
 					c.Collect()
 				}
-			} else {
+			case k == 2 && len(lives) > 0:
+				l := lives[rng.IntN(len(lives))]
+				k := rng.IntN(len(l.chain))
+				seg, off := Locate(l.path, k)
+				c.Acquire(seg)
+				held = append(held, heldName{name{seg, c.Pos(seg) + int(off)}, l.chain[k]})
+			case k == 3 && len(held) > 0:
+				i := rng.IntN(len(held))
+				c.Drop(held[i].seg)
+				held = slices.Delete(held, i, i+1)
+				c.Collect()
+			default:
 				chain := chainOf(rng.IntN(nodes))
 				lives = append(lives, live{chain, c.Intern(chain, nil)})
 			}
-			type name struct {
-				seg int32
-				pos int
-			}
 			names := map[uint64]name{}
 			hashes := map[name]uint64{}
+			for _, h := range held {
+				if got := c.Hashes(h.seg)[h.pos-c.Pos(h.seg)]; got != h.hash {
+					t.Fatalf("trial %d op %d: held name %v spells %x, want %x", trial, op, h.name, got, h.hash)
+				}
+				names[h.hash], hashes[h.name] = h.name, h.hash
+			}
 			for _, l := range lives {
 				if got := spell(&c, l.path); !slices.Equal(got, l.chain) {
 					t.Fatalf("trial %d op %d: path %v spells %x, want %x", trial, op, l.path, got, l.chain)
@@ -149,6 +177,9 @@ func TestChainsAgainstNames(t *testing.T) {
 					k += int(p.N)
 				}
 			}
+		}
+		for _, h := range held {
+			c.Drop(h.seg)
 		}
 		for _, l := range lives {
 			c.Release(l.path)
