@@ -75,7 +75,7 @@ func BenchmarkRechunk(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for _, r := range reqs {
-			Rechunk(r.HashIDs, 512, 16, int(*r.InputLength))
+			rechunk(r.HashIDs, 512, 16, int(*r.InputLength))
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
 
-// rechunkOracle is Rechunk as its doc comment reads, one ChainHash per
+// rechunkOracle is the rechunker as its doc comment reads, one ChainHash per
 // trace block an engine block overlaps: the reference the faster
 // rechunker is checked against.
 func rechunkOracle(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
@@ -35,7 +35,7 @@ func rechunkOracle(ids []uint64, traceBlock, engineBlock, inputTokens int) []uin
 	return out
 }
 
-// TestRechunkOracle: Rechunk equals rechunkOracle for block sizes that
+// TestRechunkOracle: the rechunker equals rechunkOracle for block sizes that
 // divide each other, straddle, or exceed one another, and prompts that end
 // anywhere in their last trace block.
 func TestRechunkOracle(t *testing.T) {
@@ -47,14 +47,14 @@ func TestRechunkOracle(t *testing.T) {
 				ids[i] = rng.Uint64N(8) // small ids: repeats within and across chains
 			}
 			in := rng.IntN(c[0]*len(ids)) + 1
-			if got, want := Rechunk(ids, c[0], c[1], in), rechunkOracle(ids, c[0], c[1], in); !slices.Equal(got, want) {
+			if got, want := rechunk(ids, c[0], c[1], in), rechunkOracle(ids, c[0], c[1], in); !slices.Equal(got, want) {
 				t.Fatalf("trace %d engine %d, %d tokens over %v: got %x, want %x", c[0], c[1], in, ids, got, want)
 			}
 		}
 	}
 }
 
-// FuzzRechunk: Rechunk equals rechunkOracle on any ids and sizes.
+// FuzzRechunk: the rechunker equals rechunkOracle on any ids and sizes.
 func FuzzRechunk(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, uint16(512), uint16(16), uint32(600))
 	f.Add([]byte{1, 2, 3}, uint16(10), uint16(4), uint32(30))
@@ -68,7 +68,7 @@ func FuzzRechunk(f *testing.F) {
 			ids[i] = uint64(b) * 0x9e3779b97f4a7c15
 		}
 		n := int(in)%(int(traceBlock)*len(ids)) + 1
-		if got, want := Rechunk(ids, int(traceBlock), int(engineBlock), n), rechunkOracle(ids, int(traceBlock), int(engineBlock), n); !slices.Equal(got, want) {
+		if got, want := rechunk(ids, int(traceBlock), int(engineBlock), n), rechunkOracle(ids, int(traceBlock), int(engineBlock), n); !slices.Equal(got, want) {
 			t.Fatalf("got %x, want %x", got, want)
 		}
 	})

@@ -94,18 +94,12 @@ func chainStep(parent, content, sub uint64) uint64 {
 	return h
 }
 
-// Rechunk turns trace block ids, each covering traceBlock tokens, into the
-// hash chain of the full engine blocks (engineBlock tokens each) of a prompt
-// of inputTokens tokens. Engine block k hashes its parent, the ids of every
-// trace block it overlaps and its offset in the first of them, so equal
-// trace prefixes give equal engine chains whatever the two sizes are. The
-// caller guarantees inputTokens <= traceBlock*len(ids).
-func Rechunk(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
-	return newRechunker(traceBlock, engineBlock).chain(ids, inputTokens)
-}
-
-// rechunker is Rechunk for one pair of block sizes, with the subKey of
-// every offset an engine block can start at in a trace block when the
+// A rechunker turns trace block ids, each covering trace tokens, into the
+// hash chain of the full engine blocks (engine tokens each) of a prompt.
+// Engine block k hashes its parent, the ids of every trace block it
+// overlaps and its offset in the first of them, so equal trace prefixes
+// give equal engine chains whatever the two sizes are. It keeps the subKey
+// of every offset an engine block can start at in a trace block when the
 // engine block size divides the trace block size (Mooncake's 512 and 16).
 type rechunker struct {
 	trace, engine int
@@ -123,7 +117,8 @@ func newRechunker(traceBlock, engineBlock int) rechunker {
 	return r
 }
 
-// chain is Rechunk(ids, r.trace, r.engine, inputTokens).
+// chain is the engine-block chain of a prompt of inputTokens tokens over
+// trace block ids; the caller guarantees inputTokens <= r.trace*len(ids).
 func (r rechunker) chain(ids []uint64, inputTokens int) []uint64 {
 	n := inputTokens / r.engine
 	out := make([]uint64, n)

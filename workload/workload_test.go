@@ -13,8 +13,8 @@ import (
 func TestRechunkSharesEqualPrefixes(t *testing.T) {
 	// Trace blocks of 512 tokens, engine blocks of 16: 32 engine blocks per
 	// trace block. Prompts of 1000 tokens have 62 full engine blocks.
-	a := Rechunk([]uint64{7, 8}, 512, 16, 1000)
-	b := Rechunk([]uint64{7, 9}, 512, 16, 1000)
+	a := rechunk([]uint64{7, 8}, 512, 16, 1000)
+	b := rechunk([]uint64{7, 9}, 512, 16, 1000)
 	if len(a) != 62 || len(b) != 62 {
 		t.Fatalf("len %d,%d want 62", len(a), len(b))
 	}
@@ -28,7 +28,7 @@ func TestRechunkSharesEqualPrefixes(t *testing.T) {
 		t.Error("zero hash")
 	}
 	// A shorter prompt over the same ids is a prefix of the longer chain.
-	if c := Rechunk([]uint64{7, 8}, 512, 16, 600); !slices.Equal(c, a[:37]) {
+	if c := rechunk([]uint64{7, 8}, 512, 16, 600); !slices.Equal(c, a[:37]) {
 		t.Error("600-token prompt is not a prefix of the 1000-token chain")
 	}
 }
@@ -37,8 +37,8 @@ func TestRechunkStraddling(t *testing.T) {
 	// Trace blocks of 10 tokens, engine blocks of 4: engine block 2 covers
 	// tokens 8..11, which straddle trace blocks 0 and 1, so it must differ
 	// when only trace block 1 differs, while blocks 0 and 1 stay equal.
-	a := Rechunk([]uint64{1, 2, 3}, 10, 4, 30)
-	b := Rechunk([]uint64{1, 5, 3}, 10, 4, 30)
+	a := rechunk([]uint64{1, 2, 3}, 10, 4, 30)
+	b := rechunk([]uint64{1, 5, 3}, 10, 4, 30)
 	if len(a) != 7 {
 		t.Fatalf("len %d want 7", len(a))
 	}
@@ -273,4 +273,10 @@ func TestSorted(t *testing.T) {
 	if got[0].OutputTokens != 2 || got[0].Arrival != 0 || got[1].Arrival != 1500*des.Millisecond {
 		t.Errorf("azure sorted: %+v %+v", got[0], got[1])
 	}
+}
+
+// rechunk is the engine-block chain of a prompt of inputTokens tokens over
+// trace block ids of traceBlock tokens, engine blocks of engineBlock.
+func rechunk(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
+	return newRechunker(traceBlock, engineBlock).chain(ids, inputTokens)
 }
