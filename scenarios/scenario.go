@@ -218,12 +218,11 @@ type Duration des.Time
 // be fractional ("60us", "0.5ns").
 type PerToken float64
 
+// defaultYAML is the embedded default scenario that `kvsim replay` runs
+// when given no file.
+//
 //go:embed default.yaml
 var defaultYAML []byte
-
-// DefaultYAML is the embedded default scenario that `kvsim replay` runs when
-// given no file.
-func DefaultYAML() []byte { return defaultYAML }
 
 // defaults is a scenario before the user's keys are applied.
 func defaults() Scenario {
