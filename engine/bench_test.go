@@ -17,6 +17,7 @@ func (*refill) FirstToken(des.Time, *Seq)        {}
 func (*refill) Token(des.Time, *Seq, des.Time)   {}
 func (*refill) Tokens(des.Time, int, des.Time)   {}
 func (r *refill) Finished(des.Time, *Seq)        { r.done++ }
+func (r *refill) Ignored(des.Time, *Seq)         { r.done++ }
 
 // BenchmarkPass measures one engine pass (StartPass and FinishPass) of a
 // worker keeping 256 requests running: 1024-token prompts sharing a

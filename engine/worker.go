@@ -66,6 +66,9 @@ type Observer interface {
 	Tokens(now des.Time, n int, gap des.Time)
 	// Finished: s emitted its last token; its blocks are freed.
 	Finished(now des.Time, s *Seq)
+	// Ignored: s can never be scheduled again and leaves the worker (see
+	// Worker.ignore); its blocks are freed.
+	Ignored(now des.Time, s *Seq)
 }
 
 // Seq is a request inside a worker. The exported fields are its record.
@@ -181,12 +184,10 @@ func (w *Worker) G1Used() int { return w.pool.used() }
 func (w *Worker) G1Capacity() int { return w.pool.capacity() }
 
 // Fits reports whether a request could ever run on this worker: all its
-// tokens fit in G1 at once, and without chunked prefill its prompt and
-// output fit in one pass, as vLLM requires (it refuses max_model_len above
-// max_num_batched_tokens without chunked prefill): a request preempted
-// after its last output token but one recomputes all the others in one pass.
+// tokens fit in G1 at once, and without chunked prefill its prompt fits in
+// one pass.
 func (w *Worker) Fits(r *workload.Request) bool {
-	if !w.cfg.ChunkedPrefill && r.InputTokens+r.OutputTokens > w.cfg.MaxBatchedTokens {
+	if !w.cfg.ChunkedPrefill && r.InputTokens > w.cfg.MaxBatchedTokens {
 		return false
 	}
 	return ceilDiv(r.InputTokens+r.OutputTokens, w.cfg.BlockSize) <= w.cfg.GPUBlocks
@@ -258,6 +259,10 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		if res == admitNoRoom {
 			break
 		}
+		if res == admitTooLong {
+			w.ignore(now, i)
+			continue
+		}
 		if res == admitLoading {
 			i++
 			continue
@@ -314,7 +319,28 @@ const (
 	admitRun     admitResult = iota // admitted: runs this pass
 	admitNoRoom                     // not enough budget or free blocks: admission stops
 	admitLoading                    // its G2 hits are loading: it waits, holding blocks
+	admitTooLong                    // without chunked prefill, more tokens than any pass takes
 )
+
+// ignore ends waiting request i, which can never run again: without
+// chunked prefill a pass must take all its remaining tokens, and after a
+// preemption it has to recompute its prompt and every token it generated,
+// more than the budget. (Its prompt alone fits, or it would have been
+// rejected at arrival; with its prompt blocks still cached it would
+// recompute only the rest.) vLLM V0 finishes such a request as ignored at
+// that point, the scheduler's prompt limit being the budget without
+// chunked prefill; vLLM V1 cannot meet it, as it refuses a max_model_len
+// above the budget without chunked prefill. Its blocks are freed.
+func (w *Worker) ignore(now des.Time, i int) {
+	s := w.waiting.at(i)
+	w.waiting.removeAt(i)
+	if len(s.blocks) > 0 { // a finished G2 load left it holding its hits
+		w.waitingHeld -= len(s.blocks)
+		w.freeBlocks(s)
+	}
+	s.FinishedAt = now
+	w.obs.Ignored(now, s)
+}
 
 // admit tries to start a waiting request: the longest prefix cached in G1,
 // then its continuation in the worker's G2 (loaded to G1 first), then the
@@ -348,6 +374,9 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 		done = (len(hits) + g2) * bs
 	}
 	n := s.tokens() - done
+	if n > w.cfg.MaxBatchedTokens && !w.cfg.ChunkedPrefill {
+		return 0, admitTooLong
+	}
 	if n > budget && !w.cfg.ChunkedPrefill {
 		return 0, admitNoRoom
 	}

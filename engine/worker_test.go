@@ -31,6 +31,9 @@ func (l *log) Tokens(now des.Time, n int, gap des.Time) {
 func (l *log) Finished(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v done %d", now, s.Req.ID))
 }
+func (l *log) Ignored(now des.Time, s *Seq) {
+	l.events = append(l.events, fmt.Sprintf("%v ignored %d", now, s.Req.ID))
+}
 
 // run drives one worker through arrivals (sorted by time) until it is idle,
 // checking its invariants after every pass, and returns the sequences.
@@ -106,10 +109,8 @@ func TestSingleRequest(t *testing.T) {
 
 // TestChunkedPrefill: budget 64 tokens, 150-token prompt: chunks of 64, 64
 // and 22 tokens end at 10, 20 and 30 ms; the third emits token 1, a decode
-// pass emits token 2 at 35 ms. Without chunked prefill the worker refuses
-// it: its 150 + 2 tokens exceed the budget of one pass. It takes 62 + 2 = 64
-// tokens and refuses 63 + 2 = 65: a 63-token prompt preempted after its
-// first token would recompute 64, but vLLM's rule counts the whole output.
+// pass emits token 2 at 35 ms. Without chunked prefill the prompt does not
+// fit the budget and the worker refuses it.
 func TestChunkedPrefill(t *testing.T) {
 	c := cfg()
 	c.MaxBatchedTokens = 64
@@ -121,7 +122,7 @@ func TestChunkedPrefill(t *testing.T) {
 	}
 	c.ChunkedPrefill = false
 	w, _ = newWorker(t, c, fixed)
-	if w.Fits(req(0, 0, 150, 2, 1)) || !w.Fits(req(0, 0, 62, 2, 1)) || w.Fits(req(0, 0, 63, 2, 1)) {
+	if w.Fits(req(0, 0, 150, 2, 1)) || !w.Fits(req(0, 0, 64, 2, 1)) {
 		t.Error("Fits without chunked prefill")
 	}
 }

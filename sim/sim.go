@@ -452,6 +452,16 @@ func (o *observer) Finished(now des.Time, s *engine.Seq) {
 	c.end(r, report.OutcomeCompleted, now)
 }
 
+// Ignored ends a request its worker can never schedule again (without
+// chunked prefill, its recompute after a preemption exceeds the budget) as
+// rejected, on that worker.
+func (o *observer) Ignored(now des.Time, s *engine.Seq) {
+	c := (*Cluster)(o)
+	r := c.active[s.Req.ID]
+	c.router.Finished(r.route, s.FirstTokenAt >= 0)
+	c.end(r, report.OutcomeRejected, now)
+}
+
 // end writes a request's row and drops it from the active set.
 func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	delete(c.active, r.req.ID)
