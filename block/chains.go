@@ -67,8 +67,8 @@ func (c *Chains) Intern(chain []uint64, dst []Piece) []Piece {
 		return dst
 	}
 	parent, attach := int32(-1), int32(0)
+	s := c.find(chain[0], parent, attach)
 	for k := 0; k < len(chain); {
-		s := c.find(chain[k], parent, attach)
 		if s < 0 {
 			s = c.make(chain[k:], parent, attach, int32(k))
 			return append(dst, Piece{Seg: s, N: int32(len(chain) - k)})
@@ -81,13 +81,17 @@ func (c *Chains) Intern(chain []uint64, dst []Piece) []Piece {
 			j++
 			k++
 		}
-		if j == len(seg.hashes) && k < len(chain) && c.find(chain[k], s, int32(j)) < 0 {
-			seg.hashes = append(seg.hashes, chain[k:]...) // runs past the end, where no child starts with its block
-			j += len(chain) - k
-			k = len(chain)
+		next := int32(-1) // the segment the chain goes on in
+		if k < len(chain) {
+			next = c.find(chain[k], s, int32(j))
+			if next < 0 && j == len(seg.hashes) { // runs past the end, where no child starts with its block
+				seg.hashes = append(seg.hashes, chain[k:]...)
+				j += len(chain) - k
+				k = len(chain)
+			}
 		}
 		dst = append(dst, Piece{Seg: s, N: int32(j)})
-		parent, attach = s, int32(j)
+		parent, attach, s = s, int32(j), next
 	}
 	return dst
 }
