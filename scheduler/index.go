@@ -79,19 +79,20 @@ func (h *holding) refresh() {
 // NewIndex returns an empty index over the segments of chains.
 func NewIndex(chains *block.Chains) *Index { return &Index{chains: chains} }
 
-// holding returns worker w's holding of segment s, creating it (and the
-// segment's entry) when add, else nil when absent.
-func (ix *Index) holding(s int32, w int32, add bool) *holding {
+// holding finds worker w's holding of segment s: the segment's holders and
+// its index there, creating it (and the segment's entry) when add; index
+// -1 when absent.
+func (ix *Index) holding(s int32, w int32, add bool) (*segHolders, int) {
 	if int(s) >= len(ix.segs) {
 		if !add {
-			return nil
+			return nil, -1
 		}
 		ix.segs = append(ix.segs, make([]*segHolders, int(s)+1-len(ix.segs))...)
 	}
 	e := ix.segs[s]
 	if e == nil {
 		if !add {
-			return nil
+			return nil, -1
 		}
 		e = &segHolders{}
 		ix.segs[s] = e
@@ -100,11 +101,11 @@ func (ix *Index) holding(s int32, w int32, add bool) *holding {
 	i, found := slices.BinarySearchFunc(e.holders, w, func(h holding, w int32) int { return int(h.w - w) })
 	if !found {
 		if !add {
-			return nil
+			return nil, -1
 		}
 		e.holders = slices.Insert(e.holders, i, holding{w: w})
 	}
-	return &e.holders[i]
+	return e, i
 }
 
 // Add records that worker w holds run r in tier t.
@@ -112,24 +113,24 @@ func (ix *Index) Add(w int32, t Tier, r Run) {
 	if r.Lo >= r.Hi {
 		return
 	}
-	h := ix.holding(r.Seg, w, true)
+	e, i := ix.holding(r.Seg, w, true)
+	h := &e.holders[i]
 	ix.facts += h.tiers[t].add(r.Lo, r.Hi)
 	h.refresh()
 }
 
 // Remove records that worker w no longer holds run r in tier t.
 func (ix *Index) Remove(w int32, t Tier, r Run) {
-	h := ix.holding(r.Seg, w, false)
-	if h == nil || r.Lo >= r.Hi {
+	e, i := ix.holding(r.Seg, w, false)
+	if i < 0 || r.Lo >= r.Hi {
 		return
 	}
+	h := &e.holders[i]
 	ix.facts -= h.tiers[t].sub(r.Lo, r.Hi)
 	if len(h.tiers[G1]) > 0 || len(h.tiers[G2]) > 0 {
 		h.refresh()
 		return
 	}
-	e := ix.segs[r.Seg]
-	i, _ := slices.BinarySearchFunc(e.holders, w, func(h holding, w int32) int { return int(h.w - w) })
 	e.holders = slices.Delete(e.holders, i, i+1)
 	if len(e.holders) == 0 {
 		ix.segs[r.Seg] = nil
@@ -143,10 +144,11 @@ func (ix *Index) Facts() int { return ix.facts }
 // Mask is worker w's tiers holding block off of segment s, as a bit set of
 // 1 << Tier.
 func (ix *Index) Mask(w int32, s, off int32) uint8 {
-	h := ix.holding(s, w, false)
-	if h == nil {
+	e, i := ix.holding(s, w, false)
+	if i < 0 {
 		return 0
 	}
+	h := &e.holders[i]
 	var m uint8
 	for t := range h.tiers {
 		if h.tiers[t].end(off) > off {
