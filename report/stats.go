@@ -129,23 +129,12 @@ func bucketHigh(i int) int64 {
 }
 
 // Add records one sample, in nanoseconds. It panics if ns < 0.
-func (h *Histogram) Add(ns int64) {
-	if ns < 0 {
-		panic("report: Histogram.Add of a negative value")
-	}
-	i := bucket(ns)
-	if i >= len(h.counts) {
-		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
-	}
-	h.counts[i]++
-	h.n++
-	h.max = max(h.max, ns)
-}
+func (h *Histogram) Add(ns int64) { h.AddN(ns, 1) }
 
 // AddN records n samples of ns nanoseconds: the same as n calls of Add.
 func (h *Histogram) AddN(ns int64, n int) {
 	if ns < 0 || n < 0 {
-		panic("report: Histogram.AddN of a negative value or count")
+		panic("report: Histogram sample of a negative value or count")
 	}
 	if n == 0 {
 		return
