@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/internal/scengen"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
@@ -176,16 +175,15 @@ func TestFastForwardTraces(t *testing.T) {
 	}
 }
 
-// TestFastForwardRandom runs 400 small random scenarios both ways
-// (runWays): 1 to 4 workers, tiny G1 and G2, 10 to 60 requests whose
-// arrivals often share an instant and whose prompts share prefixes, outputs
-// of 1 to 80 tokens (one scenario in ten is larger: up to 8 workers, 400
-// requests and 300 output tokens), every timing model and routing policy, KVCR on or off
-// with copy or move hints, few in-flight pulls (so pulls park), short
-// timeouts, and drains, removals and additions at random instants. The
-// fixed timing model puts pass ends of different workers on the same
-// instants as each other and as arrivals, which exercises the order of a
-// stretch's boundaries against other events.
+// TestFastForwardRandom runs 400 of scengen's larger cases both ways
+// (runWays): blocks of 4 to 16 tokens and outputs of up to 80 (300 in one
+// case in ten), so requests decode for many passes in a row, arrivals that
+// often share an instant, prompts sharing prefixes, every timing model and
+// routing policy, KVCR on or off with copy or move hints, parked pulls,
+// short timeouts, and drains, removals and additions. Fixed timing in round
+// milliseconds puts pass ends of different workers on the same instants as
+// each other and as arrivals, which exercises the order of a stretch's
+// boundaries against other events.
 func TestFastForwardRandom(t *testing.T) {
 	n := 400
 	if testing.Short() {
@@ -193,7 +191,15 @@ func TestFastForwardRandom(t *testing.T) {
 	}
 	var slow, fast uint64
 	for i := range n {
-		sc := randomScenario(t, uint64(i))
+		c := scengen.GenerateLarge(uint64(i))
+		path, err := c.Write(filepath.Join(t.TempDir(), "case"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenarios.Load(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			s, f := runWays(t, sc)
 			slow += s
@@ -204,94 +210,4 @@ func TestFastForwardRandom(t *testing.T) {
 	if fast >= slow {
 		t.Errorf("the fast-forward fired %d events, pass by pass %d: no stretch ran", fast, slow)
 	}
-}
-
-// randomScenario writes a random small trace and scenario (see
-// TestFastForwardRandom) and loads it.
-func randomScenario(t *testing.T, seed uint64) *scenarios.Scenario {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
-	dir := t.TempDir()
-	var tr strings.Builder
-	ms := 0
-	big := seed%10 == 9
-	reqs, outs, workers := 10+rng.IntN(51), 80, 1+rng.IntN(4)
-	if big {
-		reqs, outs, workers = 100+rng.IntN(301), 300, 1+rng.IntN(8)
-	}
-	for range reqs {
-		if rng.IntN(3) > 0 {
-			ms += rng.IntN(400) // a third of the arrivals share the instant before
-		}
-		in := 1 + rng.IntN(200)
-		ids := make([]string, (in+15)/16)
-		root := 1000 * rng.IntN(4) // four prefix families
-		for j := range ids {
-			id := root + j
-			if j > rng.IntN(len(ids)+1) {
-				id = 100000 + rng.IntN(1<<20) // a private suffix
-			}
-			ids[j] = fmt.Sprint(id)
-		}
-		fmt.Fprintf(&tr, `{"timestamp": %d, "input_length": %d, "output_length": %d, "hash_ids": [%s]}`+"\n",
-			ms, in, 1+rng.IntN(outs), strings.Join(ids, ", "))
-	}
-	if err := os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(tr.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	timing := pick("{model: fixed, prefill: 10ms, decode: 5ms}", "{model: fixed, prefill: 7ms, decode: 3ms}",
-		"{model: linear, base: 2ms, per_prefill_token: 20us, per_decode_token: 30us, per_context_token: 7ns}",
-		"{model: polynomial}", "{model: roofline, gpu: h100, model_preset: llama-3.1-8b}")
-	var y strings.Builder
-	fmt.Fprintf(&y, "name: random-%d\nseed: %d\n", seed, seed)
-	y.WriteString("workload: {trace: {path: t.jsonl, block_size: 16}}\n")
-	fmt.Fprintf(&y, "cluster:\n  workers: %d\n", workers)
-	fmt.Fprintf(&y, "  engine: {block_size: %s, gpu_blocks: %d, kv_bytes_per_token: 131072, max_num_seqs: %d, max_batched_tokens: %s, chunked_prefill: %v, prefix_caching: %v, timing: %s}\n",
-		pick("4", "8", "16"), 40+rng.IntN(200), 1+rng.IntN(8), pick("32", "64", "256", "2048"),
-		rng.IntN(4) > 0, rng.IntN(4) > 0, timing)
-	fmt.Fprintf(&y, "  g2: {capacity_blocks: %d, d2h_gbps: %s, h2d_gbps: %s}\n", rng.IntN(300), pick("0", "1", "32"), pick("0", "1", "32"))
-	fmt.Fprintf(&y, "router: {policy: %s, event_delay: %s, hints: {enabled: %v, mode: %s}}\n",
-		pick("round_robin", "random", "least_loaded", "kv_aware", "kv_aware"), pick("0ms", "0ms", "3ms"),
-		rng.IntN(4) > 0, pick("copy", "move"))
-	fmt.Fprintf(&y, "kvcr: {enabled: %v, latency: %s, bandwidth_gbps: %s, operation_timeout: %s, abandon_timeout: 1s, max_inflight_pulls: %d}\n",
-		rng.IntN(3) > 0, pick("1ms", "0ms", "5ms"), pick("0.5", "5", "50"), pick("20ms", "200ms", "500ms"), rng.IntN(3))
-	var evs []string
-	live := make([]int, workers) // ids neither drained nor removed
-	for i := range live {
-		live[i] = i
-	}
-	at, next := 0, workers
-	for range rng.IntN(4) {
-		at += rng.IntN(ms/2 + 1000)
-		if rng.IntN(4) == 3 || len(live) < 2 {
-			k := 1 + rng.IntN(2)
-			evs = append(evs, fmt.Sprintf("{at: %dms, add: %d, startup: %dms}", at, k, rng.IntN(300)))
-			for range k {
-				live = append(live, next)
-				next++
-			}
-			continue
-		}
-		j := rng.IntN(len(live))
-		w := live[j]
-		live = append(live[:j], live[j+1:]...)
-		switch rng.IntN(3) {
-		case 0:
-			evs = append(evs, fmt.Sprintf("{at: %dms, drain: [%d]}", at, w))
-		case 1:
-			evs = append(evs, fmt.Sprintf("{at: %dms, drain: [%d], drain_timeout: %dms}", at, w, 1+rng.IntN(500)))
-		default:
-			evs = append(evs, fmt.Sprintf("{at: %dms, remove: [%d], on_remove: %s}", at, w, pick("reroute", "fail")))
-		}
-	}
-	if len(evs) > 0 {
-		fmt.Fprintf(&y, "events: [%s]\n", strings.Join(evs, ", "))
-	}
-	fmt.Fprintf(&y, "report: {sample_interval: %dms}\n", 1+rng.IntN(20))
-	sc, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), []byte(y.String()), nil)
-	if err != nil {
-		t.Fatalf("seed %d: %v\n%s", seed, err, y.String())
-	}
-	return sc
 }

@@ -45,8 +45,9 @@ func (c Case) Write(dir string) (string, error) {
 
 // gen is one case in the making.
 type gen struct {
-	r *rand.Rand
-	b strings.Builder // the scenario
+	r     *rand.Rand
+	b     strings.Builder // the scenario
+	large bool            // GenerateLarge's sizes
 
 	blockSize  int // engine tokens a block
 	traceBlock int // trace tokens a hash id, a multiple of blockSize
@@ -56,12 +57,34 @@ type gen struct {
 }
 
 // Generate returns the case of seed.
-func Generate(seed uint64) Case {
-	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11))}
-	g.blockSize = 1 + g.r.IntN(4)
+func Generate(seed uint64) Case { return generate(seed, false) }
+
+// GenerateLarge returns a larger case of seed: blocks of 4 to 16 tokens,
+// G1 of 40 to 240 blocks, up to 60 requests of up to 80 output tokens
+// (every tenth seed up to 400 requests and 300 tokens, on up to 8
+// workers), budgets up to 2048 tokens, and fixed timing in round
+// milliseconds, so that requests decode for many passes in a row and pass
+// ends of different workers fall on the same instants as each other and
+// as arrivals (what the decode fast-forward must order exactly).
+func GenerateLarge(seed uint64) Case { return generate(seed, true) }
+
+func generate(seed uint64, large bool) Case {
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), large: large}
+	if large {
+		g.blockSize = pick(g.r, 4, 8, 16)
+		g.gpuBlocks = 40 + g.r.IntN(201)
+		g.workers = 1 + g.r.IntN(4)
+		if seed%10 == 9 {
+			g.workers = 1 + g.r.IntN(8)
+		}
+	} else {
+		g.blockSize = 1 + g.r.IntN(4)
+	}
 	g.traceBlock = g.blockSize * (1 + g.r.IntN(4))
-	g.gpuBlocks = 4 + g.r.IntN(37)
-	g.workers = 1 + g.r.IntN(4)
+	if !large {
+		g.gpuBlocks = 4 + g.r.IntN(37)
+		g.workers = 1 + g.r.IntN(4)
+	}
 	trace := g.trace()
 	fmt.Fprintf(&g.b, "# scengen seed %d\nname: scengen-%d\nseed: %d\n", seed, seed, g.r.Uint64N(1<<32))
 	fmt.Fprintf(&g.b, "workload: {trace: {path: %s, block_size: %d, time_scale: %s}}\n",
@@ -122,7 +145,14 @@ func (g *gen) trace() []byte {
 	var b strings.Builder
 	var chains [][]uint64
 	ms := 0
-	for i := range 3 + r.IntN(28) {
+	requests, maxOut := 3+r.IntN(28), 30
+	if g.large {
+		requests, maxOut = 10+r.IntN(51), 80
+		if g.workers > 4 || r.IntN(10) == 0 {
+			requests, maxOut = 100+r.IntN(301), 300
+		}
+	}
+	for i := range requests {
 		var chain []uint64
 		twin := false
 		switch k := r.IntN(10); {
@@ -141,7 +171,7 @@ func (g *gen) trace() []byte {
 				chain = fresh(chain, 1+r.IntN(3)) // a private suffix
 			}
 		}
-		out := 1 + r.IntN(min(30, max(1, g1Tokens/2)))
+		out := 1 + r.IntN(min(maxOut, max(1, g1Tokens/2)))
 		fit := max(1, (g1Tokens-out)/g.traceBlock)
 		if r.IntN(8) == 0 {
 			fit++ // may not fit
@@ -170,13 +200,22 @@ func (g *gen) trace() []byte {
 func (g *gen) cluster(kvcr bool) {
 	r := g.r
 	fmt.Fprintf(&g.b, "cluster:\n  workers: %d\n", g.workers)
+	seqs := 6
+	if g.large {
+		seqs = 8
+	}
 	fmt.Fprintf(&g.b, "  engine: {block_size: %d, gpu_blocks: %d, kv_bytes_per_token: %d, max_num_seqs: %d,\n",
-		g.blockSize, g.gpuBlocks, pick(r, 1000, 32768, 131072), 1+r.IntN(6))
+		g.blockSize, g.gpuBlocks, pick(r, 1000, 32768, 131072), 1+r.IntN(seqs))
 	budget, chunked := 4+r.IntN(61), r.IntN(4) > 0
+	if g.large {
+		budget = pick(r, 32, 64, 256, 2048)
+	}
 	fmt.Fprintf(&g.b, "    max_batched_tokens: %d, chunked_prefill: %t, prefix_caching: %t,\n", budget, chunked, r.IntN(4) > 0)
 	// Timing models that name no hardware, and roofline, which is at the
 	// hardware's bound by construction: the physics guard refuses none.
 	switch k := r.IntN(20); {
+	case k < 5 && g.large:
+		fmt.Fprintf(&g.b, "    timing: {model: fixed, prefill: %s}}\n", pick(r, "10ms, decode: 5ms", "7ms, decode: 3ms"))
 	case k < 5:
 		fmt.Fprintf(&g.b, "    timing: {model: fixed, prefill: %dus, decode: %dus}}\n", 100+r.IntN(20000), 100+r.IntN(10000))
 	case k < 7:

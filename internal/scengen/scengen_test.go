@@ -10,14 +10,18 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
-// TestValid loads many cases as a user's files would be: every scenario
-// passes the project's validation, every trace line reads as a request,
-// and a seed gives the same bytes twice.
+// TestValid loads many cases, small and large, as a user's files would be:
+// every scenario passes the project's validation, every trace line reads
+// as a request, and a seed gives the same bytes twice.
 func TestValid(t *testing.T) {
 	dir := t.TempDir()
-	for seed := range uint64(500) {
-		c := Generate(seed)
-		if again := Generate(seed); !bytes.Equal(c.Scenario, again.Scenario) || !bytes.Equal(c.Trace, again.Trace) {
+	for i := range uint64(1000) {
+		seed, gen := i, Generate
+		if i >= 500 {
+			seed, gen = i-500, GenerateLarge
+		}
+		c := gen(seed)
+		if again := gen(seed); !bytes.Equal(c.Scenario, again.Scenario) || !bytes.Equal(c.Trace, again.Trace) {
 			t.Fatalf("seed %d: two different cases", seed)
 		}
 		path, err := c.Write(filepath.Join(dir, "case"))
