@@ -35,7 +35,7 @@ func BenchmarkPass(b *testing.B) {
 		b.Fatal(err)
 	}
 	w, err := New(Config{BlockSize: 16, GPUBlocks: blocks, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
-		ChunkedPrefill: true, PrefixCaching: true}, tm, obs, nil)
+		ChunkedPrefill: true, PrefixCaching: true, Chains: testChains}, tm, obs, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,6 +45,8 @@ func BenchmarkPass(b *testing.B) {
 		for k := 32; k < len(r.Blocks); k++ { // the second half is the request's own
 			r.Blocks[k] = workload.ChainHash(r.Blocks[k-1], uint64(id), uint64(k))
 		}
+		testChains.Release(r.Path)
+		r.Path = testChains.Intern(r.Blocks, nil)
 		w.Enqueue(r, false)
 		id++
 	}
@@ -84,7 +86,9 @@ func BenchmarkPass(b *testing.B) {
 func BenchmarkG1Pool(b *testing.B) {
 	const n = 4096
 	p := newBlockPool(n, nil)
-	ref := func(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(block.Mix(h))} }
+	ref := func(h uint64) block.Ref { // chains of 64 blocks, one segment each
+		return block.Ref{Hash: h, Place: uint32(block.Mix(h)), Seg: int32(h / 64), Off: int32(h % 64)}
+	}
 	h := uint64(0)
 	for range n {
 		h++

@@ -73,7 +73,7 @@ func (w *Worker) Check() error {
 			continue
 		}
 		hashed++
-		if got := p.lookup(block.Ref{Hash: h, Place: blk.place}); got != int32(b) {
+		if got := p.lookup(blk.seg, blk.off); got != int32(b) {
 			errs = append(errs, fmt.Errorf("worker %d: block %d holds %x, which the cache maps to block %d", w.cfg.ID, b, h, got))
 		}
 	}

@@ -3,7 +3,8 @@ package engine
 import "github.com/kvsim/kvsim/block"
 
 // blockPool is the G1 block pool: reference-counted blocks, a prefix cache
-// from chained hash to block, and an LRU free list. A freed block keeps its
+// from block name (segment and offset in the chain store, which stands for
+// the chained hash) to block, and an LRU free list. A freed block keeps its
 // hash and can still be hit until allocation reuses it (vLLM V1's
 // BlockPool and FreeKVCacheBlockQueue). vLLM's queue starts with every
 // block in id order, and a block never used has no hash, so it never
@@ -18,8 +19,8 @@ type blockPool struct {
 	// the next victim once no block is fresh.
 	queue  block.List[g1Block]
 	nfree  int              // fresh and released blocks
-	refsum int              // sum of refs, kept for the cheap invariant check
-	cached block.Map[int32] // hash -> block + 1 (0: absent)
+	refsum int         // sum of refs, kept for the cheap invariant check
+	cached block.Names // block name -> block
 	// evicted collects the cached blocks that allocation reused: they left
 	// the prefix cache. The worker reports and clears it.
 	evicted []block.Ref
@@ -41,17 +42,32 @@ func (b *g1Block) ref() block.Ref {
 }
 
 func newBlockPool(n int, chains *block.Chains) *blockPool {
-	return &blockPool{size: n, nfree: n, queue: block.NewList[g1Block](), chains: chains}
+	return &blockPool{size: n, nfree: n, queue: block.NewList[g1Block](), cached: block.NewNames(), chains: chains}
 }
 
 func (p *blockPool) capacity() int { return p.size }
 func (p *blockPool) free() int     { return p.nfree }
 func (p *blockPool) used() int     { return p.size - p.nfree }
 
-// lookup returns the block caching r, or -1.
-func (p *blockPool) lookup(r block.Ref) int32 {
-	b, _ := p.cached.Get(r.Hash, r.Place)
-	return b - 1
+// lookup returns the block caching block off of segment seg, or -1.
+func (p *blockPool) lookup(seg, off int32) int32 { return p.cached.Get(seg, off) }
+
+// hitPrefix appends to hits the blocks caching the leading blocks of the
+// chain whose path is given, up to limit blocks or the first not cached.
+func (p *blockPool) hitPrefix(path []block.Piece, limit int, hits []int32) []int32 {
+	for _, pc := range path {
+		for off := int32(0); off < pc.N; off++ {
+			if len(hits) == limit {
+				return hits
+			}
+			b := p.cached.Get(pc.Seg, off)
+			if b < 0 {
+				return hits
+			}
+			hits = append(hits, b)
+		}
+	}
+	return hits
 }
 
 // touch takes a reference on a cached block, taking it off the free list
@@ -79,7 +95,7 @@ func (p *blockPool) alloc() int32 {
 	p.nfree--
 	blk := &p.blocks[b].V
 	if blk.hash != 0 {
-		p.cached.Delete(blk.hash, blk.place)
+		p.cached.Delete(blk.seg, blk.off)
 		p.evicted = append(p.evicted, blk.ref())
 		p.chains.Drop(blk.seg)
 		blk.hash = 0
@@ -103,11 +119,10 @@ func (p *blockPool) release(b int32) {
 // commit enters a full block into the prefix cache under r. It reports
 // false when another block already caches that hash (vLLM keeps the first).
 func (p *blockPool) commit(b int32, r block.Ref) bool {
-	slot := p.cached.Insert(r.Hash, r.Place)
-	if *slot != 0 {
+	if p.cached.Get(r.Seg, r.Off) >= 0 {
 		return false
 	}
-	*slot = b + 1
+	p.cached.Put(r.Seg, r.Off, b)
 	blk := &p.blocks[b].V
 	blk.hash, blk.place, blk.seg, blk.off = r.Hash, r.Place, r.Seg, r.Off
 	p.chains.Acquire(r.Seg)

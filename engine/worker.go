@@ -25,9 +25,9 @@ type Config struct {
 	MaxBatchedTokens int  // token budget of one pass
 	ChunkedPrefill   bool // split prompts across passes
 	PrefixCaching    bool // reuse cached prompt blocks
-	// Chains is the run's chain store, which the requests' paths name; G1
-	// holds a reference on the segment of each cached block. nil: requests
-	// carry no paths.
+	// Chains is the run's chain store, which the requests' paths name: G1
+	// finds a cached block by its name there and holds a reference on its
+	// segment. Requests must come with their paths (workload.Request.Path).
 	Chains *block.Chains
 }
 
@@ -305,11 +305,8 @@ func (w *Worker) reusable(s *Seq) int {
 
 // g1Prefix counts the leading blocks of s's chain cached in G1.
 func (w *Worker) g1Prefix(s *Seq) int {
-	n, limit := 0, w.reusable(s)
-	for n < limit && w.pool.lookup(block.RefOf(s.Req.Blocks, n)) >= 0 {
-		n++
-	}
-	return n
+	w.hits = w.pool.hitPrefix(s.Req.Path, w.reusable(s), w.hits[:0])
+	return len(w.hits)
 }
 
 // admitResult says how an admission attempt went.
@@ -353,15 +350,11 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	freeHits, g2 := 0, 0 // hit blocks on the free list: allocation cannot use them
 	if !loaded && w.cfg.PrefixCaching {
 		limit := w.reusable(s)
-		for len(hits) < limit {
-			b := w.pool.lookup(block.RefOf(s.Req.Blocks, len(hits)))
-			if b < 0 {
-				break
-			}
+		hits = w.pool.hitPrefix(s.Req.Path, limit, hits)
+		for _, b := range hits {
 			if w.pool.blocks[b].V.refs == 0 {
 				freeHits++
 			}
-			hits = append(hits, b)
 		}
 		if w.kv != nil {
 			g2 = w.kv.HostPrefix(s.Req.Blocks[:limit], len(hits))

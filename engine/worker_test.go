@@ -70,11 +70,15 @@ func req(id int64, at des.Time, in, out int, chain uint64) *workload.Request {
 	for i := range blocks {
 		blocks[i] = workload.ChainHash(chain, uint64(i), 0)
 	}
-	return &workload.Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out, Blocks: blocks}
+	return &workload.Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out, Blocks: blocks, Path: testChains.Intern(blocks, nil)}
 }
 
+// testChains is the chain store of the tests' requests and workers, as the
+// simulator keeps one per run; the tests never collect it.
+var testChains = &block.Chains{}
+
 func cfg() Config {
-	return Config{BlockSize: 16, GPUBlocks: 100, MaxNumSeqs: 8, MaxBatchedTokens: 8192, ChunkedPrefill: true, PrefixCaching: true}
+	return Config{BlockSize: 16, GPUBlocks: 100, MaxNumSeqs: 8, MaxBatchedTokens: 8192, ChunkedPrefill: true, PrefixCaching: true, Chains: testChains}
 }
 
 var fixed = Fixed{Prefill: 10 * des.Millisecond, Decode: 5 * des.Millisecond}
@@ -172,10 +176,11 @@ func TestPrefixHitSkipsCompute(t *testing.T) {
 // recomputes 5 tokens in a prefill pass: its 6th token at 45 ms, 15 ms after
 // its 5th at 30 ms.
 func TestPreemption(t *testing.T) {
-	c := Config{BlockSize: 4, GPUBlocks: 4, MaxNumSeqs: 8, MaxBatchedTokens: 64, ChunkedPrefill: true, PrefixCaching: true}
+	c := Config{BlockSize: 4, GPUBlocks: 4, MaxNumSeqs: 8, MaxBatchedTokens: 64, ChunkedPrefill: true, PrefixCaching: true, Chains: testChains}
 	w, l := newWorker(t, c, fixed)
 	mk := func(id int64) *workload.Request {
-		return &workload.Request{ID: id, InputTokens: 4, OutputTokens: 6, Blocks: []uint64{uint64(100 + id)}}
+		blocks := []uint64{uint64(100 + id)}
+		return &workload.Request{ID: id, InputTokens: 4, OutputTokens: 6, Blocks: blocks, Path: testChains.Intern(blocks, nil)}
 	}
 	seqs := run(t, w, []*workload.Request{mk(0), mk(1)})
 	a, b := seqs[0], seqs[1]

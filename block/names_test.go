@@ -1,0 +1,77 @@
+package block
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestNamesAgainstBuiltin applies random puts and deletes over a few
+// segments to Names and to a built-in map of names, in patterns a pool
+// makes (runs put in order, deleted from either end, holes in the middle,
+// puts before a span's start), and compares every name after each step.
+func TestNamesAgainstBuiltin(t *testing.T) {
+	type name struct{ seg, off int32 }
+	r := rand.New(rand.NewPCG(5, 6))
+	tab := NewNames()
+	ref := map[name]int32{}
+	for step := range 30000 {
+		seg, off := int32(r.IntN(6)), int32(r.IntN(40))
+		n := name{seg, off}
+		if _, held := ref[n]; held {
+			tab.Delete(seg, off)
+			delete(ref, n)
+		} else {
+			tab.Put(seg, off, int32(step))
+			ref[n] = int32(step)
+		}
+		if tab.Len() != len(ref) {
+			t.Fatalf("step %d: len %d want %d", step, tab.Len(), len(ref))
+		}
+		if step%53 == 0 {
+			for s := int32(-1); s < 7; s++ {
+				for o := int32(-2); o < 43; o++ {
+					want, ok := ref[name{s, o}]
+					if !ok {
+						want = -1
+					}
+					if got := tab.Get(s, o); got != want {
+						t.Fatalf("step %d: Get(%d, %d) = %d, want %d", step, s, o, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNamesSpans: a run put in order is one span; deleting from its ends
+// trims it, a hole stays inside it, and an emptied segment leaves the
+// table, its span reused by the next segment.
+func TestNamesSpans(t *testing.T) {
+	tab := NewNames()
+	for off := int32(3); off < 8; off++ {
+		tab.Put(9, off, 100+off)
+	}
+	if sp := tab.spans[tab.span(9)]; sp.lo != 3 || len(sp.vals) != 5 {
+		t.Fatalf("span lo %d len %d, want 3, 5", sp.lo, len(sp.vals))
+	}
+	tab.Delete(9, 7) // tail first, as a released run is evicted
+	tab.Delete(9, 3)
+	tab.Delete(9, 5)
+	if sp := tab.spans[tab.span(9)]; sp.lo != 4 || len(sp.vals) != 3 || tab.Get(9, 5) != -1 || tab.Get(9, 6) != 106 {
+		t.Fatalf("span lo %d len %d, Get(9,5) %d Get(9,6) %d", sp.lo, len(sp.vals), tab.Get(9, 5), tab.Get(9, 6))
+	}
+	tab.Put(9, 1, 1) // before the span
+	if tab.Get(9, 1) != 1 || tab.Get(9, 4) != 104 || tab.Get(9, 2) != -1 {
+		t.Fatalf("front growth lost a value")
+	}
+	for _, off := range []int32{1, 4, 6} {
+		tab.Delete(9, off)
+	}
+	if tab.Len() != 0 || tab.segs.Len() != 0 || len(tab.spare) != 1 || tab.Get(9, 6) != -1 {
+		t.Fatalf("len %d, segments %d, spare %d", tab.Len(), tab.segs.Len(), len(tab.spare))
+	}
+	tab.Put(2, 0, 7)
+	if len(tab.spans) != 1 || tab.Get(2, 0) != 7 {
+		t.Fatalf("spans %d, want the freed one reused", len(tab.spans))
+	}
+}
