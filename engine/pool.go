@@ -18,7 +18,7 @@ type blockPool struct {
 	// queue holds the released blocks, least recently first; its head is
 	// the next victim once no block is fresh.
 	queue  block.List[g1Block]
-	nfree  int              // fresh and released blocks
+	nfree  int         // fresh and released blocks
 	refsum int         // sum of refs, kept for the cheap invariant check
 	cached block.Names // block name -> block
 	// evicted collects the cached blocks that allocation reused: they left
