@@ -10,9 +10,10 @@ type HostKV interface {
 	// while its pull is parked. g1 is how many leading blocks of its chain
 	// G1 holds, limit how many may be reused.
 	Stage(now des.Time, s *Seq, g1, limit int) Staging
-	// HostPrefix counts the blocks of chain from index from on that the
-	// worker's G2 holds readable, up to the first it does not.
-	HostPrefix(chain []uint64, from int) int
+	// HostPrefix counts the blocks of s's chain from index from on that the
+	// worker's G2 holds readable, up to index limit or the first it does
+	// not.
+	HostPrefix(s *Seq, from, limit int) int
 	// Load copies blocks [from, from+n) of s's chain from G2 to the G1
 	// blocks s holds for them. It reports true when they landed at once;
 	// otherwise the worker's LoadDone follows.

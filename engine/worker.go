@@ -357,7 +357,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 			}
 		}
 		if w.kv != nil {
-			g2 = w.kv.HostPrefix(s.Req.Blocks[:limit], len(hits))
+			g2 = w.kv.HostPrefix(s, len(hits), limit)
 		}
 	}
 	w.hits = hits

@@ -61,22 +61,23 @@ func (k *KVCR) newOp(n *node, store bool, req int64) *op {
 	return o
 }
 
-// HostPrefix counts the blocks of chain from index from on that w's G2
-// holds readable, up to the first it does not.
-func (k *KVCR) HostPrefix(w int32, chain []uint64, from int) int {
-	return k.nodes[w].pool.Prefix(chain, from)
+// HostPrefix counts the blocks of the chain whose path is given from index
+// from on that w's G2 holds readable, up to index limit or the first it
+// does not.
+func (k *KVCR) HostPrefix(w int32, path []block.Piece, from, limit int) int {
+	return k.nodes[w].pool.Prefix(path, from, limit)
 }
 
-// Load copies blocks [from, from+count) of chain (readable in w's G2) to w's
-// G1 for request req over the H2D link, pinning them meanwhile. It reports
-// true when they landed at once (instant link); otherwise Loaded follows.
-func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, from, count int) bool {
+// Load copies blocks [from, from+count) of chain, whose path is given
+// (readable in w's G2), to w's G1 for request req over the H2D link,
+// pinning them meanwhile. It reports true when they landed at once
+// (instant link); otherwise Loaded follows.
+func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, path []block.Piece, from, count int) bool {
 	n := k.nodes[w]
 	o := k.newOp(n, false, req)
 	for i := from; i < from+count; i++ {
-		b := block.RefOf(chain, i)
-		s := n.pool.slot(b)
-		k.mustServe(now, n, s, b, "load for request", req)
+		s := n.pool.slotAt(path, i)
+		k.mustServe(now, n, s, block.RefAt(chain, path, i), "load for request", req)
 		n.pool.Pin(s)
 		o.slots = append(o.slots, s)
 	}

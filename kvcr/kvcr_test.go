@@ -73,11 +73,21 @@ func chain(first, n int) []uint64 {
 	return c
 }
 
+// testChains is the tests' chain store, which names their chains' blocks
+// as the simulator's store does; the tests never collect it.
+var testChains = &block.Chains{}
+
+// path is chain c's path in testChains.
+func path(c []uint64) []block.Piece { return testChains.Intern(c, nil) }
+
+// at is block k of chain c as a Ref with its name in testChains.
+func at(c []uint64, k int) block.Ref { return block.RefAt(c, path(c), k) }
+
 // refs are a chain's blocks as refs, for stores.
 func refs(c []uint64) []block.Ref {
 	out := make([]block.Ref, len(c))
 	for k := range c {
-		out[k] = block.RefOf(c, k)
+		out[k] = at(c, k)
 	}
 	return out
 }
@@ -95,7 +105,7 @@ type stageAt struct {
 }
 
 func (s *stageAt) Fire(now des.Time, _, _ uint64) {
-	*s.got = s.g.k.Stage(now, s.target, s.req, s.c, len(s.c), s.g1, s.h)
+	*s.got = s.g.k.Stage(now, s.target, s.req, path(s.c), len(s.c), s.g1, s.h)
 }
 
 func (g *rig) stage(at des.Time, target int32, req int64, c []uint64, h Hint) *StageResult {
@@ -238,7 +248,7 @@ func TestParkedPullExpires(t *testing.T) {
 	g := newRig(Config{G2Capacity: 2})
 	g.k.Store(0, 0, refs(chain(1, 2)))
 	g.k.Store(0, 1, refs(chain(50, 2)))
-	g.k.Pool(1).Pin(g.k.Pool(1).slot(block.RefOf(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
+	g.k.Pool(1).Pin(g.k.Pool(1).slot(at(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
 	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.r.ended[1] != "4ms 0" {
@@ -262,8 +272,8 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	c := chain(1, 2)
 	g.k.Store(0, 0, refs(c))
 	g.k.Store(0, 1, refs(chain(50, 1)))
-	g.k.Pool(1).Pin(g.k.Pool(1).slot(block.RefOf(chain(50, 1), 0)))
-	g.k.Store(0, 1, []block.Ref{block.RefOf(c, 1)})
+	g.k.Pool(1).Pin(g.k.Pool(1).slot(at(chain(50, 1), 0)))
+	g.k.Store(0, 1, []block.Ref{at(c, 1)})
 	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.k.C.PinsAcquired != 0 {
@@ -287,7 +297,7 @@ func TestStagingGuard(t *testing.T) {
 		g := newRig(Config{})
 		g.k.Store(0, 0, refs(chain(1, 4)))
 		g.k.SetStatus(0, c.st)
-		if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed {
+		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed {
 			t.Errorf("%v: %v", c.st, res)
 		}
 		if c.counter(&g.k.C) != 1 || g.k.C.PinsAcquired != 0 || g.r.pulls[1].Outcome != Rejected {
@@ -296,10 +306,10 @@ func TestStagingGuard(t *testing.T) {
 	}
 	g := newRig(Config{})
 	g.k.Store(0, 1, refs(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
 		t.Errorf("nothing to fetch: %v %+v", res, g.k.C)
 	}
-	if res := g.k.Stage(0, 2, 2, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.PullsRejectedMissing != 1 {
+	if res := g.k.Stage(0, 2, 2, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.PullsRejectedMissing != 1 {
 		t.Errorf("missing: %v %+v", res, g.k.C)
 	}
 }
@@ -312,7 +322,7 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 4)))
 	g.k.Store(0, 1, refs(chain(1, 2)))
-	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Wait {
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Wait {
 		t.Fatalf("stage: %v", res)
 	}
 	if g.k.C.MoveRemovedBlocks != 2 || g.r.visible["0/1"] {
@@ -320,8 +330,8 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 	}
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Success, ms, 2*ms, 2)
-	if g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 || g.k.Pool(1).Prefix(chain(1, 4), 0) != 4 {
-		t.Errorf("removed %d, source used %d, target prefix %d", g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used(), g.k.Pool(1).Prefix(chain(1, 4), 0))
+	if g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 || g.k.Pool(1).Prefix(path(chain(1, 4)), 0, 4) != 4 {
+		t.Errorf("removed %d, source used %d, target prefix %d", g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used(), g.k.Pool(1).Prefix(path(chain(1, 4)), 0, 4))
 	}
 	g.check(t)
 }
@@ -341,9 +351,9 @@ func TestMoveLost(t *testing.T) {
 	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8500*des.Microsecond, 0)
-	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(block.RefOf(chain(1, 1), 0)) || g.k.Pool(2).Has(block.RefOf(chain(1, 1), 0)) {
+	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(at(chain(1, 1), 0)) || g.k.Pool(2).Has(at(chain(1, 1), 0)) {
 		t.Errorf("ended %q, lost %d; source has block 1: %v; target has it: %v",
-			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(block.RefOf(chain(1, 1), 0)), g.k.Pool(2).Has(block.RefOf(chain(1, 1), 0)))
+			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(at(chain(1, 1), 0)), g.k.Pool(2).Has(at(chain(1, 1), 0)))
 	}
 	g.check(t)
 }
@@ -379,7 +389,7 @@ func (r removeAt) Fire(now des.Time, _, _ uint64) { r.k.RemoveWorker(now, r.w) }
 func TestCheckEndFindsLivePull(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 4)))
-	g.k.Stage(0, 1, 7, chain(1, 4), 4, 0, Hint{Source: 0, Blocks: all})
+	g.k.Stage(0, 1, 7, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all})
 	vs := g.k.CheckEnd()
 	if len(vs) < 2 || vs[0].Invariant != InvPullsEnd || !strings.Contains(vs[0].Err.Error(), "pull 0 (request 7,") ||
 		vs[1].Invariant != InvPinsReleased {
@@ -398,7 +408,7 @@ func TestMoveAllCached(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 4)))
 	g.k.Store(0, 1, refs(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed {
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed {
 		t.Fatalf("stage: %v", res)
 	}
 	if g.k.C.HintsNothingToFetch != 1 || g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 ||
@@ -410,7 +420,7 @@ func TestMoveAllCached(t *testing.T) {
 	g = newRig(Config{})
 	g.k.Store(0, 0, refs(chain(1, 4)))
 	g.k.Store(0, 1, refs(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, chain(1, 4), 4, 4, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed ||
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 4, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed ||
 		g.k.C.MoveRemovedBlocks != 0 || g.k.Pool(0).Used() != 4 {
 		t.Errorf("G1 holds all: %v, removed %d, source used %d", res, g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used())
 	}
@@ -437,7 +447,7 @@ func TestMoveRemovalPublishedWhenRemoved(t *testing.T) {
 	g.stage(0, 1, 2, chain(1, 2), Hint{Source: 0, Move: true, Blocks: all})
 	var readable, visible bool
 	g.q.Schedule(4*ms, des.PhaseSample, 0, probe(func(des.Time) {
-		readable, visible = g.k.Pool(0).Ready(block.RefOf(chain(1, 2), 0)), g.r.visible["0/1"]
+		readable, visible = g.k.Pool(0).Ready(at(chain(1, 2), 0)), g.r.visible["0/1"]
 	}), 0)
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[2], Success, ms, 3*ms, 2)
@@ -487,9 +497,9 @@ func TestRefreshAfterLateLanding(t *testing.T) {
 	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, refs(chain(9, 1))) }), 0)
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, ms, 2*ms, 0)
-	if !g.k.Pool(0).Ready(block.RefOf(c, 0)) || g.k.Pool(0).Ready(block.RefOf(c, 2)) {
+	if !g.k.Pool(0).Ready(at(c, 0)) || g.k.Pool(0).Ready(at(c, 2)) {
 		t.Errorf("block 1 kept %v (want true), block 3 kept %v (want false)",
-			g.k.Pool(0).Ready(block.RefOf(c, 0)), g.k.Pool(0).Ready(block.RefOf(c, 2)))
+			g.k.Pool(0).Ready(at(c, 0)), g.k.Pool(0).Ready(at(c, 2)))
 	}
 	g.check(t)
 }

@@ -23,7 +23,7 @@ const (
 // are made on first use, so memory follows the blocks a run stores, not the
 // capacity.
 type Pool struct {
-	idx       slotIndex          // hash -> slot
+	names     block.Names        // block name -> slot
 	slots     []block.Node[slot] // the slots used so far; up to size
 	size      int
 	lru       block.List[slot] // the ready blocks, least recently used first
@@ -47,7 +47,7 @@ type slot struct {
 // NewPool returns an empty pool of capacity blocks. It holds a reference
 // in chains (nil: none) on the segment of each block it holds.
 func NewPool(capacity int, chains *block.Chains) *Pool {
-	return &Pool{idx: newSlotIndex(capacity), size: capacity, lru: block.NewList[slot](), chains: chains}
+	return &Pool{names: block.NewNames(), size: capacity, lru: block.NewList[slot](), chains: chains}
 }
 
 // Capacity is the pool size in blocks.
@@ -59,10 +59,14 @@ func (p *Pool) Used() int { return len(p.slots) - len(p.freeSlots) }
 // Peak is the largest Used seen.
 func (p *Pool) Peak() int { return p.peak }
 
-// slot returns r's slot, or -1.
-func (p *Pool) slot(r block.Ref) int32 {
-	return p.idx.find(p.slots, r.Hash, r.Place)
-}
+// slot returns r's slot, or -1. The pool keys blocks by name (segment and
+// offset in the chain store), which stands for the hash while the pool
+// holds the block (block.Names).
+func (p *Pool) slot(r block.Ref) int32 { return p.names.Get(r.Seg, r.Off) }
+
+// slotAt returns the slot of block k of the chain whose path is given, or
+// -1.
+func (p *Pool) slotAt(path []block.Piece, k int) int32 { return p.names.Get(block.Locate(path, k)) }
 
 // Ready reports whether r is readable.
 func (p *Pool) Ready(r block.Ref) bool {
@@ -79,12 +83,23 @@ func (p *Pool) ref(s int32) block.Ref {
 	return block.Ref{Hash: b.hash, Place: b.place, Seg: b.seg, Off: b.off}
 }
 
-// Prefix counts the readable blocks of chain from index from on, up to the
-// first that is not readable.
-func (p *Pool) Prefix(chain []uint64, from int) int {
-	n := 0
-	for from+n < len(chain) && p.Ready(block.RefOf(chain, from+n)) {
-		n++
+// Prefix counts the readable blocks of the chain whose path is given from
+// index from on, up to index limit or the first that is not readable.
+func (p *Pool) Prefix(path []block.Piece, from, limit int) int {
+	n, k := 0, 0
+	for _, pc := range path {
+		for off := int32(0); off < pc.N; off, k = off+1, k+1 {
+			if k < from {
+				continue
+			}
+			if k >= limit {
+				return n
+			}
+			if s := p.names.Get(pc.Seg, off); s < 0 || p.slots[s].V.st != ready {
+				return n
+			}
+			n++
+		}
 	}
 	return n
 }
@@ -121,7 +136,7 @@ func (p *Pool) Fill(r block.Ref) int32 {
 	p.peak = max(p.peak, p.Used())
 	p.slots[s].V = slot{hash: r.Hash, place: r.Place, seg: r.Seg, off: r.Off, st: filling}
 	p.chains.Acquire(r.Seg)
-	p.idx.insert(p.slots, s)
+	p.names.Put(r.Seg, r.Off, s)
 	return s
 }
 
@@ -140,7 +155,7 @@ func (p *Pool) remove(s int32) {
 			p.evictable--
 		}
 	}
-	p.idx.remove(p.slots, s)
+	p.names.Delete(p.slots[s].V.seg, p.slots[s].V.off)
 	p.chains.Drop(p.slots[s].V.seg)
 	p.slots[s].V = slot{}
 	p.freeSlots = append(p.freeSlots, s)
@@ -219,7 +234,7 @@ func (p *Pool) Pinned() int {
 }
 
 // Check verifies the pool's bookkeeping: the index maps each used slot's
-// hash to it, the LRU list holds exactly the ready blocks, and the
+// name to it, the LRU list holds exactly the ready blocks, and the
 // evictable count matches. O(capacity).
 func (p *Pool) Check() error {
 	var errs []error
@@ -250,9 +265,9 @@ func (p *Pool) Check() error {
 		}
 		listed++
 	}
-	if listed != readyN || evictable != p.evictable || used != p.Used() || p.idx.n != used {
+	if listed != readyN || evictable != p.evictable || used != p.Used() || p.names.Len() != used {
 		errs = append(errs, fmt.Errorf("LRU %d / ready %d, evictable %d / counted %d, used %d / %d, index %d",
-			listed, readyN, evictable, p.evictable, used, p.Used(), p.idx.n))
+			listed, readyN, evictable, p.evictable, used, p.Used(), p.names.Len()))
 	}
 	return errors.Join(errs...)
 }

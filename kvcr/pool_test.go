@@ -7,8 +7,9 @@ import (
 	"github.com/kvsim/kvsim/block"
 )
 
-// r is block h as a ref with a place of its own.
-func r(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(h)} }
+// r is block h as a ref with a place and name of its own (offset h of
+// segment 0).
+func r(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(h), Off: int32(h)} }
 
 // hashes lists refs' hashes.
 func hashes(rs []block.Ref) []uint64 {
@@ -83,7 +84,9 @@ func TestPoolRefresh(t *testing.T) {
 func BenchmarkG2Pool(b *testing.B) {
 	const n = 4096
 	p := NewPool(n, nil)
-	ref := func(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(block.Mix(h))} }
+	ref := func(h uint64) block.Ref { // chains of 64 blocks, one segment each
+		return block.Ref{Hash: h, Place: uint32(block.Mix(h)), Seg: int32(h / 64), Off: int32(h % 64)}
+	}
 	h := uint64(0)
 	for range n {
 		h++

@@ -26,18 +26,19 @@ type fetch struct {
 	unsettled bool        // the walk stopped at a target block still filling or pending removal
 }
 
-// walk fills f for the fetch [g1, limit) of chain at target tn, with the
+// walk fills f for the fetch [g1, limit) of the chain whose path is given
+// at target tn, with the
 // hint's first hintEnd blocks as remote candidates at src (nil: the source
 // may not be asked; only the target is walked, up to its first missing
 // block).
-func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hintEnd int) {
+func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit, hintEnd int) {
 	f.first, f.moves, f.unsettled = -1, 0, false
 	f.hits, f.hitIdx, f.send, f.srcSlots = f.hits[:0], f.hitIdx[:0], f.send[:0], f.srcSlots[:0]
 	capacity := tn.pool.Capacity()
 	i := g1
 	for ; i < limit; i++ {
-		b := block.RefOf(chain, i)
-		s := tn.pool.slot(b)
+		seg, off := block.Locate(path, i)
+		s := tn.pool.names.Get(seg, off)
 		if s >= 0 && tn.pool.slots[s].V.st == ready {
 			f.hits = append(f.hits, s)
 			f.hitIdx = append(f.hitIdx, i)
@@ -53,7 +54,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hi
 		if src == nil || len(f.send)+len(f.hits) >= capacity || (i >= hintEnd && !k.cfg.Opportunistic) {
 			break
 		}
-		ss := src.slot(b)
+		ss := src.names.Get(seg, off)
 		if ss < 0 || src.slots[ss].V.st != ready {
 			break
 		}
@@ -71,9 +72,10 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, chain []uint64, g1, limit, hi
 
 // Stage is called when the target's scheduler reaches a hinted request with
 // a free sequence slot and token budget, and again at each later scan while
-// its pull is parked. chain is the request's block chain, limit how many
-// of its blocks may be reused, g1 how many the target holds in G1.
-func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limit, g1 int, h Hint) StageResult {
+// its pull is parked. path is the request's chain as a path in the chain
+// store, limit how many of its blocks may be reused, g1 how many the
+// target holds in G1.
+func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, limit, g1 int, h Hint) StageResult {
 	p := k.parked[req]
 	tn, sn := k.nodes[target], k.nodes[h.Source]
 	hintEnd := min(h.Blocks, limit)
@@ -82,9 +84,9 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, chain []uint64, limi
 		src = sn.pool
 	}
 	f := &k.scratch
-	k.walk(f, tn, src, chain, g1, limit, hintEnd)
+	k.walk(f, tn, src, path, g1, limit, hintEnd)
 	if src != nil && h.Move {
-		k.invalidateHits(now, sn, chain, f, hintEnd)
+		k.invalidateHits(now, sn, path, f, hintEnd)
 	}
 	if f.first == limit { // nothing missing
 		if p == nil {
@@ -137,12 +139,12 @@ func evictable(pool *Pool, ss []int32) int {
 // invalidateHits removes at a move's source the blocks of the hint that
 // the target already holds in G2 (its destination hits): the target has
 // them, so the source lets its copies go.
-func (k *KVCR) invalidateHits(now des.Time, sn *node, chain []uint64, f *fetch, hintEnd int) {
+func (k *KVCR) invalidateHits(now des.Time, sn *node, path []block.Piece, f *fetch, hintEnd int) {
 	for _, i := range f.hitIdx {
 		if i >= hintEnd {
 			break
 		}
-		if s := sn.pool.slot(block.RefOf(chain, i)); s >= 0 {
+		if s := sn.pool.slotAt(path, i); s >= 0 {
 			k.markMoved(sn, s)
 		}
 	}

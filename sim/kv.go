@@ -17,7 +17,7 @@ type hostKV struct {
 func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Staging {
 	r := h.c.active[s.Req.ID]
 	hint := kvcr.Hint{Source: r.route.HintSource, Move: h.c.moveHints, Blocks: r.route.HintBlocks}
-	switch h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Blocks, limit, g1, hint) {
+	switch h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Path, limit, g1, hint) {
 	case kvcr.Wait:
 		return engine.StageWait
 	case kvcr.Parked:
@@ -26,10 +26,12 @@ func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Stagin
 	return engine.StageProceed
 }
 
-func (h *hostKV) HostPrefix(chain []uint64, from int) int { return h.c.kv.HostPrefix(h.w, chain, from) }
+func (h *hostKV) HostPrefix(s *engine.Seq, from, limit int) int {
+	return h.c.kv.HostPrefix(h.w, s.Req.Path, from, limit)
+}
 
 func (h *hostKV) Load(now des.Time, s *engine.Seq, from, n int) bool {
-	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Blocks, from, n)
+	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Blocks, s.Req.Path, from, n)
 }
 
 // kvListener receives KVCR's reports.
