@@ -52,3 +52,16 @@ func (l *List[T]) Unlink(s []Node[T], i int32) {
 		l.tail = n.prev
 	}
 }
+
+// Grow appends a zero node to s, a pool's nodes, which never holds more
+// than limit. A full s doubles its capacity (up to limit): append grows a
+// large slice by a quarter, which would copy a filling pool's nodes
+// several times over.
+func Grow[T any](s []Node[T], limit int) []Node[T] {
+	if len(s) == cap(s) {
+		grown := make([]Node[T], len(s), max(min(2*len(s), limit), len(s)+1))
+		copy(grown, s)
+		s = grown
+	}
+	return append(s, Node[T]{})
+}

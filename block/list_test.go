@@ -85,3 +85,19 @@ func TestListGrownSlice(t *testing.T) {
 		t.Errorf("%v, want [a c]", got)
 	}
 }
+
+// TestGrow: a pool's nodes double their capacity when full, never past
+// the limit, and new nodes are zero.
+func TestGrow(t *testing.T) {
+	var s []Node[int]
+	for i := range 100 {
+		s = Grow(s, 100)
+		if len(s) != i+1 || s[i].V != 0 || cap(s) > 100 {
+			t.Fatalf("after %d: len %d cap %d value %d", i+1, len(s), cap(s), s[i].V)
+		}
+		s[i].V = i + 1
+	}
+	if s[99].V != 100 || s[0].V != 1 {
+		t.Fatalf("values lost: %d %d", s[0].V, s[99].V)
+	}
+}

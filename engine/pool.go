@@ -85,7 +85,8 @@ func (p *blockPool) touch(b int32) {
 // evicting its cached hash. The caller has checked free() > 0.
 func (p *blockPool) alloc() int32 {
 	if len(p.blocks) < p.size {
-		p.blocks = append(p.blocks, block.Node[g1Block]{V: g1Block{refs: 1}})
+		p.blocks = block.Grow(p.blocks, p.size)
+		p.blocks[len(p.blocks)-1].V.refs = 1
 		p.nfree--
 		p.refsum++
 		return int32(len(p.blocks) - 1)

@@ -113,7 +113,7 @@ func (p *Pool) Room(n int) bool { return n <= p.size-len(p.slots)+len(p.freeSlot
 // returns its slot. The caller has checked Room.
 func (p *Pool) take() int32 {
 	if len(p.freeSlots) == 0 && len(p.slots) < p.size {
-		p.slots = append(p.slots, block.Node[slot]{})
+		p.slots = block.Grow(p.slots, p.size)
 		return int32(len(p.slots) - 1)
 	}
 	if len(p.freeSlots) == 0 {
