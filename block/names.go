@@ -73,8 +73,16 @@ func (t *Names) Get(seg, off int32) int32 {
 
 // Put sets the value of block (seg, off), which must be absent, to v >= 0.
 func (t *Names) Put(seg, off, v int32) {
+	if !t.Add(seg, off, v) {
+		panic("block: Names.Put of a name already held")
+	}
+}
+
+// Add sets the value of block (seg, off) to v >= 0 when it is absent and
+// reports whether it was.
+func (t *Names) Add(seg, off, v int32) bool {
 	if seg < 0 {
-		panic("block: Names.Put of a block without a segment (a Ref made without its chain's path)")
+		panic("block: Names.Add of a block without a segment (a Ref made without its chain's path)")
 	}
 	i := t.span(seg)
 	if i < 0 {
@@ -95,10 +103,11 @@ func (t *Names) Put(seg, off, v int32) {
 		}
 	}
 	if sp.vals[off-sp.lo] != 0 {
-		panic("block: Names.Put of a name already held")
+		return false
 	}
 	sp.vals[off-sp.lo] = v + 1
 	t.n++
+	return true
 }
 
 // newSpan adds an empty span for segment s and returns its index.

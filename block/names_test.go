@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestNamesAgainstBuiltin applies random puts and deletes over a few
+// TestNamesAgainstBuiltin applies random puts, adds and deletes over a few
 // segments to Names and to a built-in map of names, in patterns a pool
 // makes (runs put in order, deleted from either end, holes in the middle,
 // puts before a span's start), and compares every name after each step.
@@ -17,11 +17,22 @@ func TestNamesAgainstBuiltin(t *testing.T) {
 	for step := range 30000 {
 		seg, off := int32(r.IntN(6)), int32(r.IntN(40))
 		n := name{seg, off}
-		if _, held := ref[n]; held {
+		_, held := ref[n]
+		switch {
+		case held && r.IntN(4) == 0:
+			if tab.Add(seg, off, int32(step)) {
+				t.Fatalf("step %d: Add(%d, %d) of a held name reported absent", step, seg, off)
+			}
+		case held:
 			tab.Delete(seg, off)
 			delete(ref, n)
-		} else {
+		case r.IntN(2) == 0:
 			tab.Put(seg, off, int32(step))
+			ref[n] = int32(step)
+		default:
+			if !tab.Add(seg, off, int32(step)) {
+				t.Fatalf("step %d: Add(%d, %d) of an absent name reported held", step, seg, off)
+			}
 			ref[n] = int32(step)
 		}
 		if tab.Len() != len(ref) {

@@ -120,10 +120,9 @@ func (p *blockPool) release(b int32) {
 // commit enters a full block into the prefix cache under r. It reports
 // false when another block already caches that hash (vLLM keeps the first).
 func (p *blockPool) commit(b int32, r block.Ref) bool {
-	if p.cached.Get(r.Seg, r.Off) >= 0 {
+	if !p.cached.Add(r.Seg, r.Off, b) {
 		return false
 	}
-	p.cached.Put(r.Seg, r.Off, b)
 	blk := &p.blocks[b].V
 	blk.hash, blk.place, blk.seg, blk.off = r.Hash, r.Place, r.Seg, r.Off
 	p.chains.Acquire(r.Seg)
