@@ -86,3 +86,66 @@ func TestNamesSpans(t *testing.T) {
 		t.Fatalf("spans %d, want the freed one reused", len(tab.spans))
 	}
 }
+
+// churnName is block i of a run of chains of 64 blocks, one segment each.
+func churnName(i int) (int32, int32) { return int32(i / 64), int32(i % 64) }
+
+// BenchmarkNamesChurn is a pool's index in steady churn, as
+// BenchmarkChurn: 100,000 blocks of chains of 64, each step forgetting
+// the oldest block, adding a new one and looking one up in the middle.
+func BenchmarkNamesChurn(b *testing.B) {
+	t := NewNames()
+	for i := range 100000 {
+		s, o := churnName(i)
+		t.Put(s, o, int32(i))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, o := churnName(i)
+		t.Delete(s, o)
+		s, o = churnName(i + 100000)
+		t.Put(s, o, int32(i))
+		s, o = churnName(i + 50000)
+		t.Get(s, o)
+	}
+}
+
+// BenchmarkNamesChurnHashed is BenchmarkNamesChurn on a Map keyed by block
+// hash, as the pools were indexed before Names.
+func BenchmarkNamesChurnHashed(b *testing.B) {
+	var m Map[int32]
+	key := func(i int) (uint64, uint32) { k := Mix(uint64(i) + 1); return k, place(uint64(i) + 1) }
+	for i := range 100000 {
+		k, p := key(i)
+		m.Put(k, p, int32(i))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k, p := key(i)
+		m.Delete(k, p)
+		k, p = key(i + 100000)
+		m.Put(k, p, int32(i))
+		k, p = key(i + 50000)
+		m.Get(k, p)
+	}
+}
+
+// BenchmarkNamesChurnBuiltin is BenchmarkNamesChurn on Go's built-in map
+// keyed by name, the reference Names must beat to earn its place.
+func BenchmarkNamesChurnBuiltin(b *testing.B) {
+	type name struct{ seg, off int32 }
+	m := map[name]int32{}
+	for i := range 100000 {
+		s, o := churnName(i)
+		m[name{s, o}] = int32(i)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, o := churnName(i)
+		delete(m, name{s, o})
+		s, o = churnName(i + 100000)
+		m[name{s, o}] = int32(i)
+		s, o = churnName(i + 50000)
+		_ = m[name{s, o}]
+	}
+}
