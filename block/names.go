@@ -3,9 +3,9 @@ package block
 // Names maps block names, (segment, offset) in a Chains store, to int32
 // values: the G1 block or G2 slot a pool keeps the block in. A pool holds
 // runs of a chain, so Names keeps, per segment, one array of values over
-// the span of offsets it holds; a lookup finds the segment once (the last
-// segment used is remembered, as a pool works along a chain) and then
-// indexes the array. Against a hash table keyed by block hash, a run of
+// the span of offsets it holds; a lookup finds the segment once (the
+// segments used lately are remembered, as a pool works along chains) and
+// then indexes the array. Against a hash table keyed by block hash, a run of
 // blocks costs array steps instead of one probe of a large table each.
 //
 // Names keyed by name are exact for a table keyed by hash: while a pool
@@ -17,9 +17,12 @@ type Names struct {
 	spans   []nameSpan
 	spare   []int32 // indices of spans free for reuse
 	n       int
-	lastSeg int32 // the segment of the last span found, or -1
-	lastIdx int32 // its index in spans
+	recent  [8]recentSpan // spans found lately, by segment mod 8
 }
+
+// recentSpan remembers the span of a segment: seg + 1 (0: none) and the
+// span's index.
+type recentSpan struct{ seg, idx int32 }
 
 // nameSpan is one segment's values: vals[i] is the value of offset lo+i,
 // plus one (0: absent). Its first and last values are present.
@@ -29,7 +32,7 @@ type nameSpan struct {
 }
 
 // NewNames returns an empty table.
-func NewNames() Names { return Names{lastSeg: -1} }
+func NewNames() Names { return Names{} }
 
 // Len is the number of names held.
 func (t *Names) Len() int { return t.n }
@@ -46,15 +49,16 @@ func (t *Names) span(s int32) int32 {
 	if s < 0 {
 		return -1
 	}
-	if s == t.lastSeg {
-		return t.lastIdx
+	r := &t.recent[s&7]
+	if r.seg == s+1 {
+		return r.idx
 	}
 	k, pl := segKey(s)
 	i, ok := t.segs.Get(k, pl)
 	if !ok {
 		return -1
 	}
-	t.lastSeg, t.lastIdx = s, i-1
+	*r = recentSpan{s + 1, i - 1}
 	return i - 1
 }
 
@@ -122,7 +126,7 @@ func (t *Names) newSpan(s int32, off int32) int32 {
 	t.spans[i].lo = off
 	k, pl := segKey(s)
 	t.segs.Put(k, pl, i+1)
-	t.lastSeg, t.lastIdx = s, i
+	t.recent[s&7] = recentSpan{s + 1, i}
 	return i
 }
 
@@ -147,6 +151,6 @@ func (t *Names) Delete(seg, off int32) {
 		k, pl := segKey(seg)
 		t.segs.Delete(k, pl)
 		t.spare = append(t.spare, i)
-		t.lastSeg = -1
+		t.recent[seg&7] = recentSpan{}
 	}
 }
