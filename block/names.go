@@ -133,10 +133,13 @@ func (t *Names) newSpan(s int32, off int32) int32 {
 // Delete removes block (seg, off), which must be held.
 func (t *Names) Delete(seg, off int32) {
 	i := t.span(seg)
-	if i < 0 || t.Get(seg, off) < 0 {
+	if i < 0 {
 		panic("block: Names.Delete of a name not held")
 	}
 	sp := &t.spans[i]
+	if j := uint(off - sp.lo); j >= uint(len(sp.vals)) || sp.vals[j] == 0 {
+		panic("block: Names.Delete of a name not held")
+	}
 	sp.vals[off-sp.lo] = 0
 	t.n--
 	for len(sp.vals) > 0 && sp.vals[len(sp.vals)-1] == 0 {
