@@ -31,11 +31,12 @@ type runCase struct {
 }
 
 // cases are the issue-6 whole-run cases: the Mooncake conversation trace at
-// 16 and 128 workers, a million synthetic requests at 64 workers, and the
+// 16 workers (with KVCR off too, for what KVCR costs) and 128, a million synthetic requests at 64 workers, and the
 // scaling series, whose rate and request count grow with the workers.
 func cases() []runCase {
 	cs := []runCase{
 		{"conversation-16", "scenarios/conversation-16w.yaml", 16, nil},
+		{"conversation-16-nokvcr", "scenarios/conversation-16w.yaml", 16, []string{"kvcr.enabled=false"}},
 		{"conversation-128", "scenarios/conversation-16w.yaml", 128, []string{"cluster.workers=128"}},
 		{"synthetic-1m", "benchmarks/scenarios/synthetic-1m.yaml", 64, nil},
 	}
