@@ -52,8 +52,8 @@ func (w *Worker) Check() error {
 // Worker.Check).
 func (p *blockPool) check(held []*holding) []error {
 	var errs []error
-	holders := make([][]int32, len(p.spans)) // by segment, offset: the requests holding it
-	anon := 0                                // anonymous blocks held
+	holders := map[int32][]int32{} // by segment, offset: the requests holding it
+	anon := 0                      // anonymous blocks held
 	for _, h := range held {
 		n := 0
 		for _, r := range h.runs {
@@ -62,23 +62,30 @@ func (p *blockPool) check(held []*holding) []error {
 				anon += int(r.hi - r.lo)
 				continue
 			}
-			if int(r.seg) >= len(holders) {
-				errs = append(errs, fmt.Errorf("a request holds uncached block (%d, %d)", r.seg, r.lo))
-				continue
-			}
-			for len(holders[r.seg]) < int(r.hi) {
-				holders[r.seg] = append(holders[r.seg], 0)
+			hs := holders[r.seg]
+			for len(hs) < int(r.hi) {
+				hs = append(hs, 0)
 			}
 			for off := r.lo; off < r.hi; off++ {
-				holders[r.seg][off]++
+				hs[off]++
 			}
+			holders[r.seg] = hs
 		}
 		if n != h.n {
 			errs = append(errs, fmt.Errorf("a request's runs hold %d blocks, its count %d", n, h.n))
 		}
 	}
 	refsum, heldNamed, freeSpans := anon, 0, 0
-	for s, sps := range p.spans {
+	segs := 0
+	for i, e := range p.segs {
+		s, sps := e.seg, e.sps
+		if len(sps) == 0 {
+			continue
+		}
+		segs++
+		if j, _ := p.segIdx.Get(segKey(s)); j != int32(i)+1 {
+			errs = append(errs, fmt.Errorf("segment %d is entry %d, its index says %d", s, i, j-1))
+		}
 		end := int32(-1)
 		for _, sp := range sps {
 			if sp.lo <= end || sp.hi <= sp.lo {
@@ -87,7 +94,7 @@ func (p *blockPool) check(held []*holding) []error {
 			end = sp.hi - 1
 			if sp.refs == 0 {
 				freeSpans++
-				if r := p.runs[sp.q].V; r != (qrun{seg: int32(s), lo: sp.lo, hi: sp.hi}) {
+				if r := p.runs[sp.q].V; r != (qrun{seg: s, lo: sp.lo, hi: sp.hi}) {
 					errs = append(errs, fmt.Errorf("free span (%d, [%d, %d)) has queue run %v", s, sp.lo, sp.hi, r))
 				}
 			} else {
@@ -106,6 +113,9 @@ func (p *blockPool) check(held []*holding) []error {
 			}
 		}
 	}
+	if segs != p.segIdx.Len() {
+		errs = append(errs, fmt.Errorf("%d segments with spans, %d indexed", segs, p.segIdx.Len()))
+	}
 	for s, hs := range holders {
 		for off, n := range hs {
 			if n != 0 {
@@ -122,7 +132,11 @@ func (p *blockPool) check(held []*holding) []error {
 		queued += int(r.hi - r.lo)
 		if r.seg >= 0 {
 			namedRuns++
-			if i := findSpan(p.spans[r.seg], r.lo); i == len(p.spans[r.seg]) || p.spans[r.seg][i].q != q || p.spans[r.seg][i].refs != 0 {
+			var sps []span
+			if l := p.spansOf(r.seg); l != nil {
+				sps = *l
+			}
+			if i := findSpan(sps, r.lo); i == len(sps) || sps[i].q != q || sps[i].refs != 0 {
 				errs = append(errs, fmt.Errorf("queue run %v has no free span", r))
 			}
 		}
@@ -142,10 +156,10 @@ func (p *blockPool) check(held []*holding) []error {
 // Cached calls f with every block in the worker's prefix cache, by segment
 // and offset: the blocks its KV events have announced and not withdrawn.
 func (w *Worker) Cached(f func(block.Ref)) {
-	for s, sps := range w.pool.spans {
-		for _, sp := range sps {
+	for _, e := range w.pool.segs {
+		for _, sp := range e.sps {
 			for off := sp.lo; off < sp.hi; off++ {
-				f(w.pool.chains.Ref(int32(s), off))
+				f(w.pool.chains.Ref(e.seg, off))
 			}
 		}
 	}

@@ -50,8 +50,11 @@ type blockPool struct {
 	fresh  int // never-used blocks, at the head of the queue
 	nfree  int // fresh and queued blocks
 	refsum int // sum of references, kept for the cheap invariant check
-	// spans[s] is segment s's cached offsets: sorted, disjoint, non-empty.
-	spans [][]span
+	// segs holds the cached offsets of each segment with any, as spans;
+	// segIdx maps a segment to its index in segs plus one.
+	segs      []segSpans
+	segIdx    block.Map[int32]
+	spareSegs []int32 // indices of segs free for reuse
 	// queue holds the released blocks by runs, least recently first.
 	queue block.List[qrun]
 	runs  []block.Node[qrun]
@@ -60,6 +63,13 @@ type blockPool struct {
 	// the prefix cache. The worker reports and clears it.
 	evicted []block.Ref
 	chains  *block.Chains // holds a reference on the segment of every cached block
+}
+
+// segSpans is a segment's cached offsets: sorted, disjoint, non-empty spans
+// (none when the entry is free).
+type segSpans struct {
+	seg int32
+	sps []span
 }
 
 // span is offsets [lo, hi) of a segment, cached in G1, each with refs
@@ -112,12 +122,45 @@ func (p *blockPool) capacity() int { return p.size }
 func (p *blockPool) free() int     { return p.nfree }
 func (p *blockPool) used() int     { return p.size - p.nfree }
 
-// segSpans is segment s's spans (nil when it has none).
-func (p *blockPool) segSpans(s int32) []span {
-	if int(s) < len(p.spans) {
-		return p.spans[s]
+// segKey is segment s as a key and place of segIdx.
+func segKey(s int32) (uint64, uint32) {
+	k := uint64(s) + 1
+	return k, uint32(block.Mix(k) >> 32)
+}
+
+// spansOf is segment s's spans, nil when it has none. The pointer is valid
+// until a segment is added.
+func (p *blockPool) spansOf(s int32) *[]span {
+	if i, ok := p.segIdx.Get(segKey(s)); ok {
+		return &p.segs[i-1].sps
 	}
 	return nil
+}
+
+// addSeg is segment s's spans, made empty when it has none.
+func (p *blockPool) addSeg(s int32) *[]span {
+	if l := p.spansOf(s); l != nil {
+		return l
+	}
+	var i int32
+	if n := len(p.spareSegs); n > 0 {
+		i, p.spareSegs = p.spareSegs[n-1], p.spareSegs[:n-1]
+	} else {
+		i = int32(len(p.segs))
+		p.segs = append(p.segs, segSpans{})
+	}
+	p.segs[i].seg = s
+	k, pl := segKey(s)
+	p.segIdx.Put(k, pl, i+1)
+	return &p.segs[i].sps
+}
+
+// dropSeg forgets segment s, whose spans are empty.
+func (p *blockPool) dropSeg(s int32) {
+	k, pl := segKey(s)
+	i, _ := p.segIdx.Get(k, pl)
+	p.segIdx.Delete(k, pl)
+	p.spareSegs = append(p.spareSegs, i-1)
 }
 
 // hitPrefix counts the leading blocks of the chain whose path is given that
@@ -127,7 +170,11 @@ func (p *blockPool) hitPrefix(path []block.Piece, limit int) (n, free int) {
 	for _, pc := range path {
 		end := min(pc.N, int32(limit-n))
 		got := int32(0)
-		for _, sp := range p.segSpans(pc.Seg) {
+		var sps []span
+		if l := p.spansOf(pc.Seg); l != nil {
+			sps = *l
+		}
+		for _, sp := range sps {
 			if sp.lo != got || got >= end {
 				break
 			}
@@ -155,7 +202,8 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 		}
 		end := min(pc.N, int32(n))
 		n -= int(end)
-		sps := p.spans[pc.Seg]
+		l := p.spansOf(pc.Seg)
+		sps := *l
 		for i := 0; i < len(sps) && sps[i].lo < end; i++ {
 			sp := &sps[i]
 			if sp.hi > end { // straddles the hit's end: split it there
@@ -180,7 +228,7 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 			sp.refs++
 			p.refsum += int(sp.hi - sp.lo)
 		}
-		p.spans[pc.Seg] = tidy(sps)
+		*l = tidy(sps)
 		h.push(hold{seg: pc.Seg, lo: 0, hi: end})
 		h.n += int(end)
 	}
@@ -205,10 +253,14 @@ func (p *blockPool) alloc(h *holding, n int) {
 				p.evicted = append(p.evicted, p.chains.Ref(r.seg, off))
 			}
 			p.chains.DropN(r.seg, int(t))
-			sps := p.spans[r.seg]
-			i := findSpan(sps, r.lo)
-			if sps[i].hi -= t; sps[i].hi == sps[i].lo {
-				p.spans[r.seg] = slices.Delete(sps, i, i+1)
+			l := p.spansOf(r.seg)
+			i := findSpan(*l, r.lo)
+			if sp := &(*l)[i]; sp.hi-t == sp.lo {
+				if *l = slices.Delete(*l, i, i+1); len(*l) == 0 {
+					p.dropSeg(r.seg)
+				}
+			} else {
+				sp.hi -= t
 			}
 		}
 		r.hi -= t
@@ -249,10 +301,8 @@ func (p *blockPool) commit(h *holding, chain []uint64, path []block.Piece, from,
 // commitRun commits offsets [lo, hi) of segment s, chain positions from
 // start + lo on, for commit.
 func (p *blockPool) commitRun(h *holding, chain []uint64, start int, s, lo, hi int32, stored []block.Ref) []block.Ref {
-	for int(s) >= len(p.spans) {
-		p.spans = append(p.spans, nil)
-	}
-	sps := p.spans[s]
+	l := p.addSeg(s)
+	sps := *l
 	i := findSpan(sps, lo)
 	for off := lo; off < hi; {
 		if i < len(sps) && sps[i].lo <= off { // cached by another block
@@ -276,7 +326,7 @@ func (p *blockPool) commitRun(h *holding, chain []uint64, start int, s, lo, hi i
 		}
 		off = end
 	}
-	p.spans[s] = tidy(sps)
+	*l = tidy(sps)
 	return stored
 }
 
@@ -305,8 +355,8 @@ func (p *blockPool) release(h *holding) {
 // releaseRun drops a reference on each block of named run r, highest
 // offset first.
 func (p *blockPool) releaseRun(r hold) {
-	sps := p.spans[r.seg]
-	sps = split(sps, r.hi)
+	l := p.spansOf(r.seg)
+	sps := split(*l, r.hi)
 	sps = split(sps, r.lo)
 	for i := findSpan(sps, r.hi-1); i >= 0 && sps[i].lo >= r.lo; i-- {
 		sp := &sps[i]
@@ -323,7 +373,7 @@ func (p *blockPool) releaseRun(r hold) {
 		}
 		sp.q = p.enqueue(qrun{seg: r.seg, lo: sp.lo, hi: sp.hi})
 	}
-	p.spans[r.seg] = tidy(sps)
+	*l = tidy(sps)
 }
 
 // enqueue pushes run r to the queue tail and returns its id.
@@ -350,15 +400,15 @@ func (p *blockPool) unqueue(q int32) {
 // references, for a worker that is dropped; the pool must not be used
 // again.
 func (p *blockPool) evictAll() {
-	for s, sps := range p.spans {
-		for _, sp := range sps {
+	for _, e := range p.segs {
+		for _, sp := range e.sps {
 			for off := sp.lo; off < sp.hi; off++ {
-				p.evicted = append(p.evicted, p.chains.Ref(int32(s), off))
+				p.evicted = append(p.evicted, p.chains.Ref(e.seg, off))
 			}
-			p.chains.DropN(int32(s), int(sp.hi-sp.lo))
+			p.chains.DropN(e.seg, int(sp.hi-sp.lo))
 		}
 	}
-	p.spans, p.chains = nil, nil
+	p.segs, p.segIdx, p.chains = nil, block.Map[int32]{}, nil
 }
 
 // findSpan is the index of the first span of sps ending after offset x.

@@ -242,11 +242,11 @@ func TestCheckFindsCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	seg := s.Req.Path[0].Seg
-	sps := w.pool.spans[seg]
+	sps := *w.pool.spansOf(seg)
 	if len(sps) != 1 || sps[0] != (span{lo: 0, hi: 6, refs: 1}) {
 		t.Fatalf("spans %v; want blocks 0-5 with one reference", sps)
 	}
-	w.pool.spans[seg] = []span{{lo: 0, hi: 3, refs: 1}, {lo: 3, hi: 4, refs: 2}, {lo: 4, hi: 6, refs: 1}}
+	*w.pool.spansOf(seg) = []span{{lo: 0, hi: 3, refs: 1}, {lo: 3, hi: 4, refs: 2}, {lo: 4, hi: 6, refs: 1}}
 	w.pool.refsum++
 	if err := w.Check(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("worker 0: block (%d, 3) has 2 references, 1 holders", seg)) {
 		t.Errorf("got %v", err)
