@@ -173,17 +173,25 @@ func (c *Chains) DropN(s int32, n int) {
 
 // Ref is block off of segment s as a Ref: the same Ref as RefAt gives for
 // that block from the chain of any path through it.
-func (c *Chains) Ref(s, off int32) Ref {
+func (c *Chains) Ref(s, off int32) Ref { return c.AppendRefs(nil, s, off, off+1)[0] }
+
+// AppendRefs appends blocks lo..hi-1 of segment s to dst as Refs (Ref),
+// mixing each group's leader once.
+func (c *Chains) AppendRefs(dst []Ref, s, lo, hi int32) []Ref {
 	seg := &c.segs[s]
-	k := int(seg.pos) + int(off) // the block's chain position
-	lead := k &^ (PlaceGroup - 1)
-	ls := s // the segment holding the group leader: s or an ancestor
-	for lead < int(c.segs[ls].pos) {
-		ls = c.segs[ls].parent
+	lead, place := -1, uint32(0)
+	for off := lo; off < hi; off++ {
+		k := int(seg.pos) + int(off) // the block's chain position
+		if g := k &^ (PlaceGroup - 1); g != lead {
+			ls := s // the segment holding the group's leader: s or an ancestor
+			for g < int(c.segs[ls].pos) {
+				ls = c.segs[ls].parent
+			}
+			lead, place = g, uint32(Mix(c.segs[ls].hashes[g-int(c.segs[ls].pos)])>>32)&^(PlaceGroup-1)
+		}
+		dst = append(dst, Ref{Hash: seg.hashes[off], Place: place | uint32(k&(PlaceGroup-1)), Seg: s, Off: off})
 	}
-	h := c.segs[ls].hashes[lead-int(c.segs[ls].pos)]
-	place := uint32(Mix(h)>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
-	return Ref{Hash: seg.hashes[off], Place: place, Seg: s, Off: off}
+	return dst
 }
 
 // Collect frees the segments left without references, and in turn parents

@@ -249,9 +249,9 @@ func (p *blockPool) alloc(h *holding, n int) {
 		r := &p.runs[q].V
 		t := min(int32(n), r.hi-r.lo)
 		if r.seg >= 0 {
-			for off := r.hi - 1; off >= r.hi-t; off-- {
-				p.evicted = append(p.evicted, p.chains.Ref(r.seg, off))
-			}
+			m := len(p.evicted)
+			p.evicted = p.chains.AppendRefs(p.evicted, r.seg, r.hi-t, r.hi)
+			slices.Reverse(p.evicted[m:]) // highest offset first
 			p.chains.DropN(r.seg, int(t))
 			l := p.spansOf(r.seg)
 			i := findSpan(*l, r.lo)
@@ -320,10 +320,7 @@ func (p *blockPool) commitRun(h *holding, chain []uint64, start int, s, lo, hi i
 		i++
 		p.chains.AcquireN(s, int(end-off))
 		h.push(hold{seg: s, lo: off, hi: end})
-		for o := off; o < end; o++ {
-			k := start + int(o)
-			stored = append(stored, block.Ref{Hash: chain[k], Place: block.PlaceOf(chain, k), Seg: s, Off: o})
-		}
+		stored = block.AppendRefs(stored, chain, start+int(off), start+int(end), s, start)
 		off = end
 	}
 	*l = tidy(sps)
@@ -402,9 +399,7 @@ func (p *blockPool) unqueue(q int32) {
 func (p *blockPool) evictAll() {
 	for _, e := range p.segs {
 		for _, sp := range e.sps {
-			for off := sp.lo; off < sp.hi; off++ {
-				p.evicted = append(p.evicted, p.chains.Ref(e.seg, off))
-			}
+			p.evicted = p.chains.AppendRefs(p.evicted, e.seg, sp.lo, sp.hi)
 			p.chains.DropN(e.seg, int(sp.hi-sp.lo))
 		}
 	}
