@@ -5,7 +5,7 @@ import "github.com/kvsim/kvsim/block"
 // The per-block G1 pool the run pool replaced, kept as the oracle of its
 // differential test (pool_test.go): vLLM V1's BlockPool block by block.
 
-// oraclePool is the G1 block pool: reference-counted blocks, a prefix cache
+// oraclePool is the G1 block pool block by block: reference-counted blocks, a prefix cache
 // from block name (segment and offset in the chain store, which stands for
 // the chained hash) to block, and an LRU free list. A freed block keeps its
 // hash and can still be hit until allocation reuses it (vLLM V1's
@@ -48,12 +48,7 @@ func newOraclePool(n int, chains *block.Chains) *oraclePool {
 	return &oraclePool{size: n, nfree: n, queue: block.NewList[oracleBlock](), cached: block.NewNames(), chains: chains}
 }
 
-func (p *oraclePool) capacity() int { return p.size }
-func (p *oraclePool) free() int     { return p.nfree }
-func (p *oraclePool) used() int     { return p.size - p.nfree }
-
-// lookup returns the block caching block off of segment seg, or -1.
-func (p *oraclePool) lookup(seg, off int32) int32 { return p.cached.Get(seg, off) }
+func (p *oraclePool) free() int { return p.nfree }
 
 // hitPrefix appends to hits the blocks caching the leading blocks of the
 // chain whose path is given, up to limit blocks or the first not cached.
