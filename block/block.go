@@ -46,6 +46,21 @@ func PlaceOf(chain []uint64, k int) uint32 {
 // RefOf is block k of chain as a Ref for a lookup by hash (Seg -1).
 func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k), Seg: -1} }
 
+// AppendRefs appends blocks [from, to) of chain to dst as Refs named
+// (seg, k-start): blocks of one piece of the chain's path, whose segment
+// seg starts at chain position start. They are RefAt's Refs, with each
+// group's leader mixed once.
+func AppendRefs(dst []Ref, chain []uint64, from, to int, seg int32, start int) []Ref {
+	lead, place := -1, uint32(0)
+	for k := from; k < to; k++ {
+		if g := k &^ (PlaceGroup - 1); g != lead {
+			lead, place = g, uint32(Mix(chain[g])>>32)&^(PlaceGroup-1)
+		}
+		dst = append(dst, Ref{Hash: chain[k], Place: place | uint32(k&(PlaceGroup-1)), Seg: seg, Off: int32(k - start)})
+	}
+	return dst
+}
+
 // RefAt is block k of chain, whose path in a Chains store is path, as a
 // Ref with its segment and offset (Seg -1 when path is empty).
 func RefAt(chain []uint64, path []Piece, k int) Ref {

@@ -144,25 +144,54 @@ func (c *Chains) Release(path []Piece) {
 
 // Acquire takes a reference on segment s. A nil store takes none; a
 // segment -1 (a Ref made without its chain's path) is a caller's bug.
-func (c *Chains) Acquire(s int32) {
+func (c *Chains) Acquire(s int32) { c.AcquireN(s, 1) }
+
+// Drop returns a reference on segment s; when it was the last, the next
+// Collect frees s. A nil store or a segment -1 returns none.
+func (c *Chains) Drop(s int32) { c.DropN(s, 1) }
+
+// AcquireN takes n references on segment s, as n calls of Acquire would.
+func (c *Chains) AcquireN(s int32, n int) {
 	if c == nil {
 		return
 	}
 	if s < 0 {
 		panic("block: a reference taken on a block without a segment (a Ref made without its chain's path)")
 	}
-	c.segs[s].refs++
+	c.segs[s].refs += int32(n)
 }
 
-// Drop returns a reference on segment s; when it was the last, the next
-// Collect frees s. A nil store or a segment -1 returns none.
-func (c *Chains) Drop(s int32) {
+// DropN returns n > 0 references on segment s, as n calls of Drop would.
+func (c *Chains) DropN(s int32, n int) {
 	if c == nil || s < 0 {
 		return
 	}
-	if c.segs[s].refs--; c.segs[s].refs == 0 {
+	if c.segs[s].refs -= int32(n); c.segs[s].refs == 0 {
 		c.unref = append(c.unref, s)
 	}
+}
+
+// Ref is block off of segment s as a Ref: the same Ref as RefAt gives for
+// that block from the chain of any path through it.
+func (c *Chains) Ref(s, off int32) Ref { return c.AppendRefs(nil, s, off, off+1)[0] }
+
+// AppendRefs appends blocks lo..hi-1 of segment s to dst as Refs (Ref),
+// mixing each group's leader once.
+func (c *Chains) AppendRefs(dst []Ref, s, lo, hi int32) []Ref {
+	seg := &c.segs[s]
+	lead, place := -1, uint32(0)
+	for off := lo; off < hi; off++ {
+		k := int(seg.pos) + int(off) // the block's chain position
+		if g := k &^ (PlaceGroup - 1); g != lead {
+			ls := s // the segment holding the group's leader: s or an ancestor
+			for g < int(c.segs[ls].pos) {
+				ls = c.segs[ls].parent
+			}
+			lead, place = g, uint32(Mix(c.segs[ls].hashes[g-int(c.segs[ls].pos)])>>32)&^(PlaceGroup-1)
+		}
+		dst = append(dst, Ref{Hash: seg.hashes[off], Place: place | uint32(k&(PlaceGroup-1)), Seg: s, Off: off})
+	}
+	return dst
 }
 
 // Collect frees the segments left without references, and in turn parents

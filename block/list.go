@@ -27,6 +27,9 @@ func NewList[T any]() List[T] { return List[T]{head: -1, tail: -1} }
 // Head is the first node, or -1 when the list is empty.
 func (l *List[T]) Head() int32 { return l.head }
 
+// Tail is the last node, or -1 when the list is empty.
+func (l *List[T]) Tail() int32 { return l.tail }
+
 // PushTail appends node i of s, which must not be on the list.
 func (l *List[T]) PushTail(s []Node[T], i int32) {
 	s[i].prev, s[i].next = l.tail, -1

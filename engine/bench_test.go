@@ -78,38 +78,42 @@ func BenchmarkPass(b *testing.B) {
 	}
 }
 
-// BenchmarkG1Pool measures the G1 pool's free-list work: a pool of 4096
-// blocks, all cached and free, in steady churn. Each step hits a free block
-// somewhere in the list (touch unlinks it), allocates the head (evicting its
-// hash), commits the new block under a new hash and releases both to the
-// tail, as a prefix hit and a decode block do.
+// BenchmarkG1Pool measures the G1 pool's work per request: a pool of 2048
+// blocks in steady churn over 128 chains of 32 blocks (twice what fits).
+// Each step admits a request on the next chain, which hits what is left of
+// it, allocates the rest (evicting from the queue head), commits it all and
+// releases it, as a worker does with a prompt.
 func BenchmarkG1Pool(b *testing.B) {
-	const n = 4096
-	p := newBlockPool(n, nil)
-	ref := func(h uint64) block.Ref { // chains of 64 blocks, one segment each
-		return block.Ref{Hash: h, Place: uint32(block.Mix(h)), Seg: int32(h / 64), Off: int32(h % 64)}
+	const n, chains, length = 2048, 128, 32
+	p := newBlockPool(n, testChains)
+	var paths [][]block.Piece
+	var blocks [][]uint64
+	for c := range chains {
+		r := req(int64(c), 0, 16*length, 1, uint64(1000+c))
+		paths, blocks = append(paths, r.Path), append(blocks, r.Blocks)
 	}
-	h := uint64(0)
-	for range n {
-		h++
-		p.commit(p.alloc(), ref(h))
+	var h holding
+	var stored []block.Ref
+	step := func(i int) {
+		c := i % chains
+		hits, _ := p.hitPrefix(paths[c], length)
+		p.touch(&h, paths[c], hits)
+		if hits < length {
+			p.alloc(&h, length-hits)
+			stored = p.commit(&h, blocks[c], paths[c], hits, length, stored[:0])
+		}
+		p.release(&h)
+		p.evicted = p.evicted[:0]
 	}
-	for x := range int32(n) {
-		p.release(x)
+	for i := range 2 * chains {
+		step(i)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		x := int32(uint32(i) * 2654435761 % n) // free, at a scattered place in the list
-		p.touch(x)
-		y := p.alloc()
-		h++
-		p.commit(y, ref(h))
-		p.release(y)
-		p.release(x)
-		p.evicted = p.evicted[:0]
+		step(i)
 	}
 	b.StopTimer()
-	if p.free() != n || len(p.blocks) != n {
-		b.Fatalf("%d free of %d blocks; want all %d", p.free(), len(p.blocks), n)
+	if p.free() != n {
+		b.Fatalf("%d free of %d blocks; want all", p.free(), n)
 	}
 }

@@ -13,7 +13,7 @@ import (
 func (w *Worker) CheckQuick() error {
 	held := w.waitingHeld
 	for _, s := range w.running {
-		held += len(s.blocks)
+		held += s.blocks.n
 	}
 	if held != w.pool.refsum {
 		return fmt.Errorf("worker %d: requests hold %d block references, the pool counts %d", w.cfg.ID, held, w.pool.refsum)
@@ -21,74 +21,146 @@ func (w *Worker) CheckQuick() error {
 	return nil
 }
 
-// Check verifies the worker's block accounting: every block's reference
-// count equals the number of requests holding it, the free list holds
-// exactly the unreferenced blocks, and the prefix cache maps each hash to a
-// block carrying it. It costs O(blocks) and is meant for tests and --check.
+// Check verifies the worker's block accounting: every cached block's
+// reference count equals the number of requests holding it, the free queue
+// holds exactly the unreferenced blocks, each free span being one queue
+// run, and the blocks held, queued and fresh add up to the capacity. It
+// costs O(blocks) and is meant for tests and --check.
 func (w *Worker) Check() error {
-	p := w.pool
-	holders := make([]int32, len(p.blocks))
-	each := func(s *Seq) {
-		for _, b := range s.blocks {
-			holders[b]++
-		}
-	}
+	var held []*holding
 	for _, s := range w.running {
-		each(s)
+		held = append(held, &s.blocks)
 	}
 	waitingHeld := 0
 	for i := range w.waiting.len() {
 		s := w.waiting.at(i)
-		each(s)
-		waitingHeld += len(s.blocks)
+		held = append(held, &s.blocks)
+		waitingHeld += s.blocks.n
 	}
 	var errs []error
 	if waitingHeld != w.waitingHeld {
-		errs = append(errs, fmt.Errorf("worker %d: waiting requests hold %d blocks, the worker counts %d", w.cfg.ID, waitingHeld, w.waitingHeld))
+		errs = append(errs, fmt.Errorf("waiting requests hold %d blocks, the worker counts %d", waitingHeld, w.waitingHeld))
 	}
-	free := 0
-	for b := range holders {
-		if holders[b] != p.blocks[b].V.refs {
-			errs = append(errs, fmt.Errorf("worker %d: block %d has %d references, %d holders", w.cfg.ID, b, p.blocks[b].V.refs, holders[b]))
-		}
-		if p.blocks[b].V.refs == 0 {
-			free++
-		}
+	errs = append(errs, w.pool.check(held)...)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("worker %d: %w", w.cfg.ID, err)
 	}
-	n := 0
-	for b := p.queue.Head(); b >= 0; b = p.blocks[b].Next() {
-		if p.blocks[b].V.refs != 0 {
-			errs = append(errs, fmt.Errorf("worker %d: referenced block %d on the free list", w.cfg.ID, b))
-		}
-		n++
-	}
-	if fresh := p.size - len(p.blocks); n != free || n+fresh != p.nfree {
-		errs = append(errs, fmt.Errorf("worker %d: free list has %d blocks and %d are fresh, counter %d, unreferenced %d", w.cfg.ID, n, fresh, p.nfree, free))
-	}
-	hashed := 0
-	for b, nd := range p.blocks {
-		blk := nd.V
-		h := blk.hash
-		if h == 0 {
-			continue
-		}
-		hashed++
-		if got := p.lookup(blk.seg, blk.off); got != int32(b) {
-			errs = append(errs, fmt.Errorf("worker %d: block %d holds %x, which the cache maps to block %d", w.cfg.ID, b, h, got))
-		}
-	}
-	if hashed != p.cached.Len() {
-		errs = append(errs, fmt.Errorf("worker %d: %d hashed blocks, %d cache entries", w.cfg.ID, hashed, p.cached.Len()))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// Cached calls f with every block in the worker's prefix cache, in block id
-// order: the blocks its KV events have announced and not withdrawn.
+// check verifies the pool against the holdings of all its requests (see
+// Worker.Check).
+func (p *blockPool) check(held []*holding) []error {
+	var errs []error
+	holders := map[int32][]int32{} // by segment, offset: the requests holding it
+	anon := 0                      // anonymous blocks held
+	for _, h := range held {
+		n := 0
+		for _, r := range h.runs {
+			n += int(r.hi - r.lo)
+			if r.seg < 0 {
+				anon += int(r.hi - r.lo)
+				continue
+			}
+			hs := holders[r.seg]
+			for len(hs) < int(r.hi) {
+				hs = append(hs, 0)
+			}
+			for off := r.lo; off < r.hi; off++ {
+				hs[off]++
+			}
+			holders[r.seg] = hs
+		}
+		if n != h.n {
+			errs = append(errs, fmt.Errorf("a request's runs hold %d blocks, its count %d", n, h.n))
+		}
+	}
+	refsum, heldNamed, freeSpans := anon, 0, 0
+	segs := 0
+	for i, e := range p.segs {
+		s, sps := e.seg, e.sps
+		if len(sps) == 0 {
+			continue
+		}
+		segs++
+		if j, _ := p.segIdx.Get(segKey(s)); j != int32(i)+1 {
+			errs = append(errs, fmt.Errorf("segment %d is entry %d, its index says %d", s, i, j-1))
+		}
+		end := int32(-1)
+		for _, sp := range sps {
+			if sp.lo <= end || sp.hi <= sp.lo {
+				errs = append(errs, fmt.Errorf("segment %d: spans out of order at [%d, %d)", s, sp.lo, sp.hi))
+			}
+			end = sp.hi - 1
+			if sp.refs == 0 {
+				freeSpans++
+				if r := p.runs[sp.q].V; r != (qrun{seg: s, lo: sp.lo, hi: sp.hi}) {
+					errs = append(errs, fmt.Errorf("free span (%d, [%d, %d)) has queue run %v", s, sp.lo, sp.hi, r))
+				}
+			} else {
+				heldNamed += int(sp.hi - sp.lo)
+			}
+			refsum += int(sp.refs) * int(sp.hi-sp.lo)
+			for off := sp.lo; off < sp.hi; off++ {
+				got := int32(0)
+				if int(off) < len(holders[s]) {
+					got, holders[s][off] = holders[s][off], 0
+				}
+				if got != sp.refs {
+					errs = append(errs, fmt.Errorf("block (%d, %d) has %d references, %d holders", s, off, sp.refs, got))
+					break
+				}
+			}
+		}
+	}
+	if segs != p.segIdx.Len() {
+		errs = append(errs, fmt.Errorf("%d segments with spans, %d indexed", segs, p.segIdx.Len()))
+	}
+	for s, hs := range holders {
+		for off, n := range hs {
+			if n != 0 {
+				errs = append(errs, fmt.Errorf("%d requests hold block (%d, %d), which is not cached", n, s, off))
+			}
+		}
+	}
+	queued, namedRuns := 0, 0
+	for q := p.queue.Head(); q >= 0; q = p.runs[q].Next() {
+		r := p.runs[q].V
+		if r.hi <= r.lo {
+			errs = append(errs, fmt.Errorf("empty queue run %v", r))
+		}
+		queued += int(r.hi - r.lo)
+		if r.seg >= 0 {
+			namedRuns++
+			var sps []span
+			if l := p.spansOf(r.seg); l != nil {
+				sps = *l
+			}
+			if i := findSpan(sps, r.lo); i == len(sps) || sps[i].q != q || sps[i].refs != 0 {
+				errs = append(errs, fmt.Errorf("queue run %v has no free span", r))
+			}
+		}
+	}
+	if namedRuns != freeSpans {
+		errs = append(errs, fmt.Errorf("%d named queue runs, %d free spans", namedRuns, freeSpans))
+	}
+	if p.fresh+queued != p.nfree || p.nfree+heldNamed+anon != p.size {
+		errs = append(errs, fmt.Errorf("%d fresh and %d queued blocks, free count %d; %d held, capacity %d", p.fresh, queued, p.nfree, heldNamed+anon, p.size))
+	}
+	if refsum != p.refsum {
+		errs = append(errs, fmt.Errorf("references add up to %d, the pool counts %d", refsum, p.refsum))
+	}
+	return errs
+}
+
+// Cached calls f with every block in the worker's prefix cache, by segment
+// and offset: the blocks its KV events have announced and not withdrawn.
 func (w *Worker) Cached(f func(block.Ref)) {
-	for _, n := range w.pool.blocks {
-		if b := n.V; b.hash != 0 {
-			f(b.ref())
+	for _, e := range w.pool.segs {
+		for _, sp := range e.sps {
+			for off := sp.lo; off < sp.hi; off++ {
+				f(w.pool.chains.Ref(e.seg, off))
+			}
 		}
 	}
 }

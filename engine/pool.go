@@ -1,130 +1,450 @@
 package engine
 
-import "github.com/kvsim/kvsim/block"
+import (
+	"slices"
 
-// blockPool is the G1 block pool: reference-counted blocks, a prefix cache
-// from block name (segment and offset in the chain store, which stands for
-// the chained hash) to block, and an LRU free list. A freed block keeps its
-// hash and can still be hit until allocation reuses it (vLLM V1's
-// BlockPool and FreeKVCacheBlockQueue). vLLM's queue starts with every
-// block in id order, and a block never used has no hash, so it never
-// leaves the queue but from the head: the queue is always the blocks never
-// used, in id order, then the released ones. Blocks are therefore made on
-// first use, and memory follows the blocks a run touches, not the
-// capacity.
+	"github.com/kvsim/kvsim/block"
+)
+
+// blockPool is the G1 block pool of vLLM V1 (BlockPool and
+// FreeKVCacheBlockQueue), kept by runs of blocks instead of block by block.
+//
+// The model it keeps: blocks are reference counted; a full prompt block
+// enters the prefix cache under its name (segment and offset in the chain
+// store, standing for the chained hash) unless another block caches that
+// name already (vLLM keeps the first); a block whose count drops to zero
+// goes to the tail of the free queue keeping its name, and can still be
+// hit (touch takes it off the queue wherever it is) until allocation takes
+// it from the queue head, evicting its name. vLLM's queue starts with every
+// block in id order and a never-used block leaves it only from the head,
+// so the queue is the blocks never used, then the released ones, least
+// recently released first.
+//
+// Block ids are not observable, so the pool keeps none. A block is named or
+// anonymous (never committed, or its name was cached first by another
+// block); anonymous blocks are interchangeable, and a named block is its
+// name. So:
+//
+//   - the cached names of each segment are spans of offsets with one
+//     reference count each (spans: a shared prefix held by several
+//     sequences is one span per distinct count, not one entry per block);
+//   - a sequence holds a holding: runs of named blocks (a segment's offset
+//     range) and counts of anonymous ones, in token order;
+//   - the free queue is a list of runs after a count of fresh blocks: n
+//     anonymous blocks, or a segment's offsets [lo, hi) in descending order,
+//     as a sequence releasing its blocks last first leaves them. Each free
+//     span is exactly one queue run, so a hit finds a free block's place in
+//     the queue through its span.
+//
+// These runs are exact, not an approximation: releasing a holding pushes
+// its blocks in the order the per-block pool would (a block still
+// referenced elsewhere just ends a run); a hit touches the leading blocks
+// of its chain, so it takes the low end of a queue run, which is the run's
+// end in queue order, and never splits one; allocation takes blocks from
+// the queue head in order. The pool then costs per run (and per evicted or
+// stored name, which the observer is told block by block), not per block.
+// The pool holds one chain-store reference per cached block, taken and
+// returned a run at a time.
 type blockPool struct {
-	blocks []block.Node[g1Block] // the blocks used so far; ids len(blocks)..size-1 are fresh
 	size   int
-	// queue holds the released blocks, least recently first; its head is
-	// the next victim once no block is fresh.
-	queue  block.List[g1Block]
-	nfree  int         // fresh and released blocks
-	refsum int         // sum of refs, kept for the cheap invariant check
-	cached block.Names // block name -> block
-	// evicted collects the cached blocks that allocation reused: they left
+	fresh  int // never-used blocks, at the head of the queue
+	nfree  int // fresh and queued blocks
+	refsum int // sum of references, kept for the cheap invariant check
+	// segs holds the cached offsets of each segment with any, as spans;
+	// segIdx maps a segment to its index in segs plus one.
+	segs      []segSpans
+	segIdx    block.Map[int32]
+	spareSegs []int32 // indices of segs free for reuse
+	// queue holds the released blocks by runs, least recently first.
+	queue block.List[qrun]
+	runs  []block.Node[qrun]
+	spare []int32 // ids of runs free for reuse
+	// evicted collects the cached names that allocation reused: they left
 	// the prefix cache. The worker reports and clears it.
 	evicted []block.Ref
 	chains  *block.Chains // holds a reference on the segment of every cached block
 }
 
-// g1Block is one G1 block; its node in blocks holds its free-queue links
-// beside it.
-type g1Block struct {
-	hash     uint64 // 0: not in the prefix cache
-	place    uint32 // the hash's place (block.Ref)
-	refs     int32
-	seg, off int32 // the hash's segment and offset (block.Ref)
+// segSpans is a segment's cached offsets: sorted, disjoint, non-empty spans
+// (none when the entry is free).
+type segSpans struct {
+	seg int32
+	sps []span
 }
 
-// ref is the cached block's Ref.
-func (b *g1Block) ref() block.Ref {
-	return block.Ref{Hash: b.hash, Place: b.place, Seg: b.seg, Off: b.off}
+// span is offsets [lo, hi) of a segment, cached in G1, each with refs
+// references; free spans (refs 0) are queue run q.
+type span struct {
+	lo, hi int32
+	refs   int32
+	q      int32
+}
+
+// qrun is a run of the free queue: offsets hi-1 down to lo of segment seg,
+// or, seg -1, hi-lo anonymous blocks (lo 0).
+type qrun struct{ seg, lo, hi int32 }
+
+// hold is a run of a holding: offsets [lo, hi) of segment seg, or, seg -1,
+// hi-lo anonymous blocks (lo 0).
+type hold struct{ seg, lo, hi int32 }
+
+// holding is the blocks a sequence holds, in token order: runs, n blocks
+// in all. Blocks not yet committed are anonymous runs at its end.
+type holding struct {
+	runs []hold
+	n    int
+}
+
+// push appends run r, merging it into the last run when it continues it.
+func (h *holding) push(r hold) {
+	if r.hi == r.lo {
+		return
+	}
+	if k := len(h.runs) - 1; k >= 0 {
+		l := &h.runs[k]
+		if l.seg < 0 && r.seg < 0 {
+			l.hi += r.hi - r.lo
+			return
+		}
+		if l.seg == r.seg && l.hi == r.lo {
+			l.hi = r.hi
+			return
+		}
+	}
+	h.runs = append(h.runs, r)
 }
 
 func newBlockPool(n int, chains *block.Chains) *blockPool {
-	return &blockPool{size: n, nfree: n, queue: block.NewList[g1Block](), cached: block.NewNames(), chains: chains}
+	return &blockPool{size: n, fresh: n, nfree: n, queue: block.NewList[qrun](), chains: chains}
 }
 
 func (p *blockPool) capacity() int { return p.size }
 func (p *blockPool) free() int     { return p.nfree }
 func (p *blockPool) used() int     { return p.size - p.nfree }
 
-// lookup returns the block caching block off of segment seg, or -1.
-func (p *blockPool) lookup(seg, off int32) int32 { return p.cached.Get(seg, off) }
+// segKey is segment s as a key and place of segIdx.
+func segKey(s int32) (uint64, uint32) {
+	k := uint64(s) + 1
+	return k, uint32(block.Mix(k) >> 32)
+}
 
-// hitPrefix appends to hits the blocks caching the leading blocks of the
-// chain whose path is given, up to limit blocks or the first not cached.
-func (p *blockPool) hitPrefix(path []block.Piece, limit int, hits []int32) []int32 {
+// spansOf is segment s's spans, nil when it has none. The pointer is valid
+// until a segment is added.
+func (p *blockPool) spansOf(s int32) *[]span {
+	if i, ok := p.segIdx.Get(segKey(s)); ok {
+		return &p.segs[i-1].sps
+	}
+	return nil
+}
+
+// addSeg is segment s's spans, made empty when it has none.
+func (p *blockPool) addSeg(s int32) *[]span {
+	if l := p.spansOf(s); l != nil {
+		return l
+	}
+	var i int32
+	if n := len(p.spareSegs); n > 0 {
+		i, p.spareSegs = p.spareSegs[n-1], p.spareSegs[:n-1]
+	} else {
+		i = int32(len(p.segs))
+		p.segs = append(p.segs, segSpans{})
+	}
+	p.segs[i].seg = s
+	k, pl := segKey(s)
+	p.segIdx.Put(k, pl, i+1)
+	return &p.segs[i].sps
+}
+
+// dropSeg forgets segment s, whose spans are empty.
+func (p *blockPool) dropSeg(s int32) {
+	k, pl := segKey(s)
+	i, _ := p.segIdx.Get(k, pl)
+	p.segIdx.Delete(k, pl)
+	p.spareSegs = append(p.spareSegs, i-1)
+}
+
+// hitPrefix counts the leading blocks of the chain whose path is given that
+// are cached, up to limit or the first not cached, and how many of them are
+// free (allocation cannot use those once they are hit).
+func (p *blockPool) hitPrefix(path []block.Piece, limit int) (n, free int) {
 	for _, pc := range path {
-		for off := int32(0); off < pc.N; off++ {
-			if len(hits) == limit {
-				return hits
+		end := min(pc.N, int32(limit-n))
+		got := int32(0)
+		var sps []span
+		if l := p.spansOf(pc.Seg); l != nil {
+			sps = *l
+		}
+		for _, sp := range sps {
+			if sp.lo != got || got >= end {
+				break
 			}
-			b := p.cached.Get(pc.Seg, off)
-			if b < 0 {
-				return hits
+			hi := min(sp.hi, end)
+			if sp.refs == 0 {
+				free += int(hi - got)
 			}
-			hits = append(hits, b)
+			got = hi
+		}
+		n += int(got)
+		if got < pc.N || n >= limit {
+			break
 		}
 	}
-	return hits
+	return n, free
 }
 
-// touch takes a reference on a cached block, taking it off the free list
-// when it was free.
-func (p *blockPool) touch(b int32) {
-	if p.blocks[b].V.refs == 0 {
-		p.queue.Unlink(p.blocks, b)
-		p.nfree--
-	}
-	p.blocks[b].V.refs++
-	p.refsum++
-}
-
-// alloc takes the next fresh block, or else the least recently freed one,
-// evicting its cached hash. The caller has checked free() > 0.
-func (p *blockPool) alloc() int32 {
-	if len(p.blocks) < p.size {
-		p.blocks = block.Grow(p.blocks, p.size)
-		p.blocks[len(p.blocks)-1].V.refs = 1
-		p.nfree--
-		p.refsum++
-		return int32(len(p.blocks) - 1)
-	}
-	b := p.queue.Head()
-	p.queue.Unlink(p.blocks, b)
-	p.nfree--
-	blk := &p.blocks[b].V
-	if blk.hash != 0 {
-		p.cached.Delete(blk.seg, blk.off)
-		p.evicted = append(p.evicted, blk.ref())
-		p.chains.Drop(blk.seg)
-		blk.hash = 0
-	}
-	blk.refs = 1
-	p.refsum++
-	return b
-}
-
-// release drops one reference; a block whose count reaches zero goes to the
-// tail of the free list, keeping its hash.
-func (p *blockPool) release(b int32) {
-	p.blocks[b].V.refs--
-	p.refsum--
-	if p.blocks[b].V.refs == 0 {
-		p.queue.PushTail(p.blocks, b)
-		p.nfree++
+// touch takes a reference on each of the first n blocks of the chain whose
+// path is given, all cached (hitPrefix), taking free ones off the queue,
+// and appends them to h.
+func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
+	for _, pc := range path {
+		if n == 0 {
+			break
+		}
+		end := min(pc.N, int32(n))
+		n -= int(end)
+		l := p.spansOf(pc.Seg)
+		sps := *l
+		for i := 0; i < len(sps) && sps[i].lo < end; i++ {
+			sp := &sps[i]
+			if sp.hi > end { // straddles the hit's end: split it there
+				upper := *sp
+				upper.lo = end
+				if sp.refs == 0 { // the upper part stays free, as the queue run's head
+					p.runs[sp.q].V.lo = end
+					p.nfree -= int(end - sp.lo)
+					sp.hi, sp.refs = end, 1
+					p.refsum += int(end - sp.lo)
+					sps = slices.Insert(sps, i+1, upper)
+					break
+				}
+				sp.hi = end
+				sps = slices.Insert(sps, i+1, upper)
+				sp = &sps[i]
+			}
+			if sp.refs == 0 {
+				p.unqueue(sp.q)
+				p.nfree -= int(sp.hi - sp.lo)
+			}
+			sp.refs++
+			p.refsum += int(sp.hi - sp.lo)
+		}
+		*l = tidy(sps)
+		h.push(hold{seg: pc.Seg, lo: 0, hi: end})
+		h.n += int(end)
 	}
 }
 
-// commit enters a full block into the prefix cache under r. It reports
-// false when another block already caches that hash (vLLM keeps the first).
-func (p *blockPool) commit(b int32, r block.Ref) bool {
-	if !p.cached.Add(r.Seg, r.Off, b) {
-		return false
+// alloc appends n anonymous blocks to h: fresh ones first, then from the
+// queue head, evicting the names cached there. The caller has checked
+// free() >= n.
+func (p *blockPool) alloc(h *holding, n int) {
+	p.nfree -= n
+	p.refsum += n
+	h.push(hold{seg: -1, lo: 0, hi: int32(n)})
+	h.n += n
+	k := min(n, p.fresh)
+	p.fresh -= k
+	for n -= k; n > 0; {
+		q := p.queue.Head()
+		r := &p.runs[q].V
+		t := min(int32(n), r.hi-r.lo)
+		if r.seg >= 0 {
+			m := len(p.evicted)
+			p.evicted = p.chains.AppendRefs(p.evicted, r.seg, r.hi-t, r.hi)
+			slices.Reverse(p.evicted[m:]) // highest offset first
+			p.chains.DropN(r.seg, int(t))
+			l := p.spansOf(r.seg)
+			i := findSpan(*l, r.lo)
+			if sp := &(*l)[i]; sp.hi-t == sp.lo {
+				if *l = slices.Delete(*l, i, i+1); len(*l) == 0 {
+					p.dropSeg(r.seg)
+				}
+			} else {
+				sp.hi -= t
+			}
+		}
+		r.hi -= t
+		n -= int(t)
+		if r.hi == r.lo {
+			p.unqueue(q)
+		}
 	}
-	blk := &p.blocks[b].V
-	blk.hash, blk.place, blk.seg, blk.off = r.Hash, r.Place, r.Seg, r.Off
-	p.chains.Acquire(r.Seg)
-	return true
+}
+
+// commit enters blocks [from, to) of h, which h holds anonymous at its end,
+// into the prefix cache under their names in the chain whose hashes and
+// path are given. A name another block caches already stays with that
+// block (vLLM keeps the first) and h's block stays anonymous. It appends
+// the names it entered to stored.
+func (p *blockPool) commit(h *holding, chain []uint64, path []block.Piece, from, to int, stored []block.Ref) []block.Ref {
+	last := h.runs[len(h.runs)-1]
+	anon := int(last.hi - last.lo)
+	if last.seg >= 0 || h.n-anon > from || to > h.n {
+		panic("engine: commit of blocks not held anonymous at the end")
+	}
+	h.runs = h.runs[:len(h.runs)-1]
+	h.push(hold{seg: -1, lo: 0, hi: int32(from - (h.n - anon))})
+	start := 0 // chain position of the piece's first block
+	for _, pc := range path {
+		if start >= to {
+			break
+		}
+		if a, b := max(from, start), min(to, start+int(pc.N)); a < b {
+			stored = p.commitRun(h, chain, start, pc.Seg, int32(a-start), int32(b-start), stored)
+		}
+		start += int(pc.N)
+	}
+	h.push(hold{seg: -1, lo: 0, hi: int32(h.n - to)})
+	return stored
+}
+
+// commitRun commits offsets [lo, hi) of segment s, chain positions from
+// start + lo on, for commit.
+func (p *blockPool) commitRun(h *holding, chain []uint64, start int, s, lo, hi int32, stored []block.Ref) []block.Ref {
+	l := p.addSeg(s)
+	sps := *l
+	i := findSpan(sps, lo)
+	for off := lo; off < hi; {
+		if i < len(sps) && sps[i].lo <= off { // cached by another block
+			end := min(sps[i].hi, hi)
+			h.push(hold{seg: -1, lo: 0, hi: end - off})
+			off = end
+			i++
+			continue
+		}
+		end := hi
+		if i < len(sps) {
+			end = min(end, sps[i].lo)
+		}
+		sps = slices.Insert(sps, i, span{lo: off, hi: end, refs: 1})
+		i++
+		p.chains.AcquireN(s, int(end-off))
+		h.push(hold{seg: s, lo: off, hi: end})
+		stored = block.AppendRefs(stored, chain, start+int(off), start+int(end), s, start)
+		off = end
+	}
+	*l = tidy(sps)
+	return stored
+}
+
+// release drops h's references, last block first, so the tail of its chain
+// is evicted before its head: blocks left unreferenced go to the queue
+// tail, keeping their names. h ends empty.
+func (p *blockPool) release(h *holding) {
+	for i := len(h.runs) - 1; i >= 0; i-- {
+		r := h.runs[i]
+		n := int(r.hi - r.lo)
+		p.refsum -= n
+		if r.seg >= 0 {
+			p.releaseRun(r)
+			continue
+		}
+		p.nfree += n
+		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.seg < 0 {
+			p.runs[t].V.hi += int32(n)
+		} else {
+			p.enqueue(qrun{seg: -1, lo: 0, hi: int32(n)})
+		}
+	}
+	h.runs, h.n = h.runs[:0], 0
+}
+
+// releaseRun drops a reference on each block of named run r, highest
+// offset first.
+func (p *blockPool) releaseRun(r hold) {
+	l := p.spansOf(r.seg)
+	sps := split(*l, r.hi)
+	sps = split(sps, r.lo)
+	for i := findSpan(sps, r.hi-1); i >= 0 && sps[i].lo >= r.lo; i-- {
+		sp := &sps[i]
+		if sp.refs--; sp.refs > 0 {
+			continue
+		}
+		p.nfree += int(sp.hi - sp.lo)
+		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.seg == r.seg && p.runs[t].V.lo == sp.hi {
+			// continues the queue's last run, whose span is the next one
+			p.runs[t].V.lo = sp.lo
+			sps[i+1].lo = sp.lo
+			sps = slices.Delete(sps, i, i+1)
+			continue
+		}
+		sp.q = p.enqueue(qrun{seg: r.seg, lo: sp.lo, hi: sp.hi})
+	}
+	*l = tidy(sps)
+}
+
+// enqueue pushes run r to the queue tail and returns its id.
+func (p *blockPool) enqueue(r qrun) int32 {
+	var q int32
+	if n := len(p.spare); n > 0 {
+		q, p.spare = p.spare[n-1], p.spare[:n-1]
+	} else {
+		q = int32(len(p.runs))
+		p.runs = append(p.runs, block.Node[qrun]{})
+	}
+	p.runs[q].V = r
+	p.queue.PushTail(p.runs, q)
+	return q
+}
+
+// unqueue takes run q off the queue.
+func (p *blockPool) unqueue(q int32) {
+	p.queue.Unlink(p.runs, q)
+	p.spare = append(p.spare, q)
+}
+
+// evictAll reports every cached name evicted and returns the pool's chain
+// references, for a worker that is dropped; the pool must not be used
+// again.
+func (p *blockPool) evictAll() {
+	for _, e := range p.segs {
+		for _, sp := range e.sps {
+			p.evicted = p.chains.AppendRefs(p.evicted, e.seg, sp.lo, sp.hi)
+			p.chains.DropN(e.seg, int(sp.hi-sp.lo))
+		}
+	}
+	p.segs, p.segIdx, p.chains = nil, block.Map[int32]{}, nil
+}
+
+// findSpan is the index of the first span of sps ending after offset x.
+func findSpan(sps []span, x int32) int {
+	i, _ := slices.BinarySearchFunc(sps, x, func(sp span, x int32) int {
+		if sp.hi <= x {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// split cuts the referenced span holding offsets x-1 and x at x.
+func split(sps []span, x int32) []span {
+	i := findSpan(sps, x)
+	if i == len(sps) || sps[i].lo >= x {
+		return sps
+	}
+	if sps[i].refs == 0 {
+		panic("engine: split of a free span")
+	}
+	upper := sps[i]
+	upper.lo = x
+	sps[i].hi = x
+	return slices.Insert(sps, i+1, upper)
+}
+
+// tidy merges neighbouring referenced spans with the same count.
+func tidy(sps []span) []span {
+	k := 0
+	for i := 1; i < len(sps); i++ {
+		if sps[i].refs > 0 && sps[i].refs == sps[k].refs && sps[i].lo == sps[k].hi {
+			sps[k].hi = sps[i].hi
+			continue
+		}
+		k++
+		sps[k] = sps[i]
+	}
+	if len(sps) == 0 {
+		return sps
+	}
+	return sps[:k+1]
 }

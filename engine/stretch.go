@@ -65,7 +65,7 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 	for _, s := range w.batch {
 		// Pass j starts with s.computed+j-1 tokens computed and needs room
 		// for one more; pass j < k must not emit s's last token.
-		k = min(k, len(s.blocks)*bs-s.computed, s.output-s.generated)
+		k = min(k, s.blocks.n*bs-s.computed, s.output-s.generated)
 	}
 	if k < 2 {
 		return end

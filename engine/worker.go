@@ -84,7 +84,7 @@ type Seq struct {
 	committed int // leading prompt blocks in the prefix cache
 	sched     int // tokens scheduled in the current pass
 	lastToken des.Time
-	blocks    []int32 // G1 blocks held, in token order
+	blocks    holding // G1 blocks held, in token order
 
 	Worker               int32
 	ScheduledAt          des.Time // first scheduled into a pass (vLLM's scheduled_ts); -1 until then
@@ -132,7 +132,6 @@ type Worker struct {
 	waiting     deque
 	running     []*Seq      // admission order; preemption takes the last
 	batch       []*Seq      // scheduled in the pass in progress
-	hits        []int32     // scratch: the blocks a request being admitted hits
 	stored      []block.Ref // blocks committed in the current call, reported at its end
 	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
 	busy        bool
@@ -219,7 +218,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		if n == 0 {
 			continue
 		}
-		need := ceilDiv(s.computed+n, w.cfg.BlockSize) - len(s.blocks)
+		need := ceilDiv(s.computed+n, w.cfg.BlockSize) - s.blocks.n
 		for need > w.pool.free() {
 			victim := w.running[len(w.running)-1]
 			w.running = w.running[:len(w.running)-1]
@@ -305,8 +304,8 @@ func (w *Worker) reusable(s *Seq) int {
 
 // g1Prefix counts the leading blocks of s's chain cached in G1.
 func (w *Worker) g1Prefix(s *Seq) int {
-	w.hits = w.pool.hitPrefix(s.Req.Path, w.reusable(s), w.hits[:0])
-	return len(w.hits)
+	n, _ := w.pool.hitPrefix(s.Req.Path, w.reusable(s))
+	return n
 }
 
 // admitResult says how an admission attempt went.
@@ -331,8 +330,8 @@ const (
 func (w *Worker) ignore(now des.Time, i int) {
 	s := w.waiting.at(i)
 	w.waiting.removeAt(i)
-	if len(s.blocks) > 0 { // a finished G2 load left it holding its hits
-		w.waitingHeld -= len(s.blocks)
+	if s.blocks.n > 0 { // a finished G2 load left it holding its hits
+		w.waitingHeld -= s.blocks.n
 		w.freeBlocks(s)
 	}
 	s.FinishedAt = now
@@ -345,26 +344,19 @@ func (w *Worker) ignore(now des.Time, i int) {
 // request does not fit the budget or the free blocks.
 func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	bs := w.cfg.BlockSize
-	loaded := len(s.blocks) > 0 // a finished load left it holding its hits
-	hits := w.hits[:0]
-	freeHits, g2 := 0, 0 // hit blocks on the free list: allocation cannot use them
+	loaded := s.blocks.n > 0      // a finished load left it holding its hits
+	hits, freeHits, g2 := 0, 0, 0 // freeHits: hit blocks on the free list, which allocation cannot use
 	if !loaded && w.cfg.PrefixCaching {
 		limit := w.reusable(s)
-		hits = w.pool.hitPrefix(s.Req.Path, limit, hits)
-		for _, b := range hits {
-			if w.pool.blocks[b].V.refs == 0 {
-				freeHits++
-			}
-		}
+		hits, freeHits = w.pool.hitPrefix(s.Req.Path, limit)
 		if w.kv != nil {
-			g2 = w.kv.HostPrefix(s, len(hits), limit)
+			g2 = w.kv.HostPrefix(s, hits, limit)
 		}
 	}
-	w.hits = hits
-	have := len(s.blocks) + len(hits) + g2 // blocks held once admitted, before new ones
+	have := s.blocks.n + hits + g2 // blocks held once admitted, before new ones
 	done := s.computed
 	if !loaded {
-		done = (len(hits) + g2) * bs
+		done = (hits + g2) * bs
 	}
 	n := s.tokens() - done
 	if n > w.cfg.MaxBatchedTokens && !w.cfg.ChunkedPrefill {
@@ -379,32 +371,29 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 		return 0, admitNoRoom
 	}
 	if !loaded {
-		for _, b := range hits {
-			w.pool.touch(b)
-		}
-		s.blocks = append(s.blocks, hits...)
-		s.computed, s.committed = len(hits)*bs, len(hits)
+		w.pool.touch(&s.blocks, s.Req.Path, hits)
+		s.computed, s.committed = hits*bs, hits
 		if !s.admitted {
 			s.admitted = true
-			s.G1HitTokens = len(hits) * bs
+			s.G1HitTokens = hits * bs
 			pulled := 0
 			if s.pullLanded > 0 {
-				pulled = min(max(len(hits)+g2-s.pullFrom, 0), s.pullLanded, g2)
+				pulled = min(max(hits+g2-s.pullFrom, 0), s.pullLanded, g2)
 			}
 			s.G2HitTokens, s.PulledTokens = (g2-pulled)*bs, pulled*bs
 		}
 		if g2 > 0 {
 			w.grow(s, g2)
-			s.loadFrom, s.loadN = len(hits), g2
-			if !w.kv.Load(now, s, len(hits), g2) {
+			s.loadFrom, s.loadN = hits, g2
+			if !w.kv.Load(now, s, hits, g2) {
 				s.wait = waitLoad
-				w.waitingHeld += len(s.blocks)
+				w.waitingHeld += s.blocks.n
 				return 0, admitLoading
 			}
 			w.landLoad(s)
 		}
 	} else {
-		w.waitingHeld -= len(s.blocks) // running from now on
+		w.waitingHeld -= s.blocks.n // running from now on
 	}
 	w.grow(s, need)
 	return n, admitRun
@@ -435,11 +424,7 @@ func (w *Worker) reportKV() {
 // landLoad commits loaded blocks to the prefix cache.
 func (w *Worker) landLoad(s *Seq) {
 	end := s.loadFrom + s.loadN
-	for k := s.loadFrom; k < end; k++ {
-		if r := block.RefAt(s.Req.Blocks, s.Req.Path, k); w.pool.commit(s.blocks[k], r) {
-			w.stored = append(w.stored, r)
-		}
-	}
+	w.stored = w.pool.commit(&s.blocks, s.Req.Blocks, s.Req.Path, s.loadFrom, end, w.stored)
 	s.computed, s.committed = end*w.cfg.BlockSize, end
 	s.loadN = 0
 }
@@ -452,20 +437,16 @@ func (w *Worker) PullDone(s *Seq, from, landed int) {
 	s.pullFrom, s.pullLanded = from, landed
 }
 
+// grow gives s n new blocks.
 func (w *Worker) grow(s *Seq, n int) {
-	for range n {
-		s.blocks = append(s.blocks, w.pool.alloc())
+	if n > 0 {
+		w.pool.alloc(&s.blocks, n)
 	}
 }
 
 // freeBlocks releases s's blocks, last first, so the tail of its chain is
 // evicted before its head.
-func (w *Worker) freeBlocks(s *Seq) {
-	for i := len(s.blocks) - 1; i >= 0; i-- {
-		w.pool.release(s.blocks[i])
-	}
-	s.blocks = s.blocks[:0]
-}
+func (w *Worker) freeBlocks(s *Seq) { w.pool.release(&s.blocks) }
 
 // preempt frees a running request's blocks and puts it at the front of the
 // waiting queue; it recomputes everything when admitted again.
@@ -494,11 +475,9 @@ func (w *Worker) FinishPass(now des.Time) {
 		s.computed += s.sched
 		s.sched = 0
 		if w.cfg.PrefixCaching {
-			full := min(s.chain, s.computed/bs)
-			for ; s.committed < full; s.committed++ {
-				if r := block.RefAt(s.Req.Blocks, s.Req.Path, s.committed); w.pool.commit(s.blocks[s.committed], r) {
-					w.stored = append(w.stored, r)
-				}
+			if full := min(s.chain, s.computed/bs); s.committed < full {
+				w.stored = w.pool.commit(&s.blocks, s.Req.Blocks, s.Req.Path, s.committed, full, w.stored)
+				s.committed = full
 			}
 		}
 		if s.computed < s.tokens() {
@@ -551,13 +530,7 @@ func (w *Worker) Drop() []*Seq {
 	for _, s := range out {
 		w.freeBlocks(s)
 	}
-	for _, n := range w.pool.blocks {
-		if b := n.V; b.hash != 0 {
-			w.pool.evicted = append(w.pool.evicted, b.ref())
-			w.pool.chains.Drop(b.seg)
-		}
-	}
-	w.pool.chains = nil // its references are returned: the pool must not return them again
+	w.pool.evictAll()
 	w.reportKV()
 	w.running, w.batch, w.waiting, w.waitingHeld = nil, nil, deque{}, 0
 	w.busy = false

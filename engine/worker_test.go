@@ -226,21 +226,29 @@ func TestLRUEviction(t *testing.T) {
 
 // TestCheckFindsCorruption: a reference count that no longer matches the
 // requests holding the block is reported, naming the worker and the block.
-// The 100-token prompt holds ceil(100/16) = 7 blocks; one extra reference
-// on block 3, then 5 more on the pool's sum, make the pool count 7+1+5 = 13
-// against the 7 the running request holds.
+// The 100-token prompt holds ceil(100/16) = 7 blocks, the 6 full ones cached
+// after its first pass; one extra reference on block 3, then 5 more on the
+// pool's sum, make the pool count 7+1+5 = 13 against the 7 the running
+// request holds.
 func TestCheckFindsCorruption(t *testing.T) {
 	w, _ := newWorker(t, cfg(), fixed)
-	w.Enqueue(req(0, 0, 100, 3, 1), false)
-	if _, ok := w.StartPass(0); !ok {
+	s := w.Enqueue(req(0, 0, 100, 3, 1), false)
+	end, ok := w.StartPass(0)
+	if !ok {
 		t.Fatal("no pass")
 	}
+	w.FinishPass(end)
 	if err := w.Check(); err != nil {
 		t.Fatal(err)
 	}
-	w.pool.blocks[3].V.refs++
+	seg := s.Req.Path[0].Seg
+	sps := *w.pool.spansOf(seg)
+	if len(sps) != 1 || sps[0] != (span{lo: 0, hi: 6, refs: 1}) {
+		t.Fatalf("spans %v; want blocks 0-5 with one reference", sps)
+	}
+	*w.pool.spansOf(seg) = []span{{lo: 0, hi: 3, refs: 1}, {lo: 3, hi: 4, refs: 2}, {lo: 4, hi: 6, refs: 1}}
 	w.pool.refsum++
-	if err := w.Check(); err == nil || !strings.Contains(err.Error(), "worker 0: block 3 has 2 references, 1 holders") {
+	if err := w.Check(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("worker 0: block (%d, 3) has 2 references, 1 holders", seg)) {
 		t.Errorf("got %v", err)
 	}
 	w.pool.refsum += 5
