@@ -154,6 +154,39 @@ func (c *Chains) Acquire(s int32) {
 	c.segs[s].refs++
 }
 
+// AcquireN takes n references on segment s, as n calls of Acquire.
+func (c *Chains) AcquireN(s int32, n int) {
+	if c == nil {
+		return
+	}
+	if s < 0 {
+		panic("block: a reference taken on a block without a segment (a Ref made without its chain's path)")
+	}
+	c.segs[s].refs += int32(n)
+}
+
+// DropN returns n references on segment s, as n calls of Drop.
+func (c *Chains) DropN(s int32, n int) {
+	if c == nil || s < 0 || n == 0 {
+		return
+	}
+	if c.segs[s].refs -= int32(n); c.segs[s].refs == 0 {
+		c.unref = append(c.unref, s)
+	}
+}
+
+// Ref is block off of segment s as a Ref: its hash and place, those
+// RefAt gives for it on any chain through s.
+func (c *Chains) Ref(s, off int32) Ref {
+	k := int(c.segs[s].pos + off) // chain position
+	lead, t := k&^(PlaceGroup-1), s
+	for lead < int(c.segs[t].pos) {
+		t = c.segs[t].parent
+	}
+	place := uint32(Mix(c.segs[t].hashes[lead-int(c.segs[t].pos)])>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
+	return Ref{Hash: c.segs[s].hashes[off], Place: place, Seg: s, Off: off}
+}
+
 // Drop returns a reference on segment s; when it was the last, the next
 // Collect frees s. A nil store or a segment -1 returns none.
 func (c *Chains) Drop(s int32) {

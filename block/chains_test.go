@@ -253,3 +253,30 @@ func TestChainsAcquireGuards(t *testing.T) {
 	var c Chains
 	c.Acquire(-1)
 }
+
+// TestChainsRef: Ref of every block of random chains with shared prefixes,
+// by its segment and offset, is the Ref RefAt gives on its chain.
+func TestChainsRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var c Chains
+	var chains [][]uint64
+	for range 200 {
+		var contents []uint64
+		if len(chains) > 0 && rng.IntN(4) > 0 {
+			base := chains[rng.IntN(len(chains))]
+			contents = append(contents, base[:rng.IntN(len(base)+1)]...) // hashes as contents: a shared prefix
+		}
+		for range 1 + rng.IntN(30) {
+			contents = append(contents, rng.Uint64N(4))
+		}
+		chains = append(chains, contents)
+		chain := hashChain(contents...)
+		path := c.Intern(chain, nil)
+		for k := range chain {
+			want := RefAt(chain, path, k)
+			if got := c.Ref(want.Seg, want.Off); got != want {
+				t.Fatalf("block %d: Ref %+v, RefAt %+v", k, got, want)
+			}
+		}
+	}
+}
