@@ -7,10 +7,6 @@ import (
 	"github.com/kvsim/kvsim/block"
 )
 
-// r is block h as a ref with a place and name of its own (offset h of
-// segment 0).
-func r(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(h), Off: int32(h)} }
-
 // hashes lists refs' hashes.
 func hashes(rs []block.Ref) []uint64 {
 	var out []uint64
@@ -20,34 +16,44 @@ func hashes(rs []block.Ref) []uint64 {
 	return out
 }
 
-// TestPoolEviction: a pool of 4 with blocks 1-4 stored in order (1 least
-// recently used). 1 is pinned; 2 is pinned and moved (pending). Filling 5
-// and 6 evicts the least recent unpinned ready blocks, 3 then 4. With the
-// slots holding 1 (pinned), 2 (pending), 5 and 6 (filling) there is no room;
-// once 6 is ready there is.
+// blockRun is block h of the chain 1, 2, ... (hash h) as a run of one.
+func blockRun(h uint64) run { return runOf(at(chain(1, 16), int(h-1))) }
+
+// storeRun fills blocks [from, to] of the chain 1, 2, ... in p as one run
+// and makes them ready.
+func storeRun(p *Pool, from, to uint64) {
+	r := blockRun(from)
+	r.n = int32(to - from + 1)
+	p.fill(r)
+	p.makeReady(r)
+}
+
+// TestPoolEviction: a pool of 4 with blocks 1-4 stored in order, as one
+// run (1 least recently used). 1 is pinned; 2 is pinned and moved
+// (pending). Filling 5 and 6 evicts the least recent unpinned ready blocks,
+// 3 then 4. With the pool holding 1 (pinned), 2 (pending), 5 and 6
+// (filling) there is no room; once 6 is ready there is.
 func TestPoolEviction(t *testing.T) {
-	p := NewPool(4, nil)
-	for h := uint64(1); h <= 4; h++ {
-		p.MakeReady(p.Fill(r(h)))
-	}
-	p.Pin(p.slot(r(1)))
-	p.Pin(p.slot(r(2)))
-	if p.MarkPending(p.slot(r(2))) || p.Ready(r(2)) || !p.Has(r(2)) {
+	p := NewPool(4, testChains)
+	storeRun(p, 1, 4)
+	p.pin(blockRun(1))
+	p.pin(blockRun(2))
+	if _, gone := p.markPending(blockRun(2), nil); gone != 0 || p.Ready(at(chain(1, 2), 1)) || !p.Has(at(chain(1, 2), 1)) {
 		t.Fatal("pinned block removed at once, or still readable")
 	}
-	p.Fill(r(5)) // evicts 3: 1 pinned, 2 pending
-	f6 := p.Fill(r(6))
+	p.fill(blockRun(5)) // evicts 3: 1 pinned, 2 pending
+	p.fill(blockRun(6))
 	if !slices.Equal(hashes(p.evicted), []uint64{3, 4}) {
 		t.Errorf("evicted %v, want [3 4]", hashes(p.evicted))
 	}
 	if p.Room(1) {
 		t.Error("room with every block pinned, pending or filling")
 	}
-	p.MakeReady(f6)
+	p.makeReady(blockRun(6))
 	if !p.Room(1) {
 		t.Error("no room with block 6 ready and unpinned")
 	}
-	if !p.Unpin(p.slot(r(2)), false) || p.Has(r(2)) {
+	if removed, gone := p.unpin(blockRun(2), false, nil); gone != 1 || !slices.Equal(hashes(removed), []uint64{2}) || p.Has(at(chain(1, 2), 1)) {
 		t.Error("pending block kept after its last pin")
 	}
 	if p.Peak() != 4 || p.Used() != 3 {
@@ -59,46 +65,109 @@ func TestPoolEviction(t *testing.T) {
 }
 
 // TestPoolRefresh: unpinning with refresh moves a block to the most recent
-// end; without, it keeps its place.
+// end; without, it keeps its place. Blocks 1-3 are one run; 1 refreshed
+// leaves 2 3 1; filling 4 and 5 evicts 2 and 3.
 func TestPoolRefresh(t *testing.T) {
-	p := NewPool(3, nil)
-	for h := uint64(1); h <= 3; h++ {
-		p.MakeReady(p.Fill(r(h)))
-	}
-	p.Pin(p.slot(r(1)))
-	p.Unpin(p.slot(r(1)), true) // 1 is now most recent
-	p.Pin(p.slot(r(2)))
-	p.Unpin(p.slot(r(2)), false) // 2 stays least recent
-	p.Fill(r(4))
-	p.Fill(r(5))
+	p := NewPool(3, testChains)
+	storeRun(p, 1, 3)
+	p.pin(blockRun(1))
+	p.unpin(blockRun(1), true, nil) // 1 is now most recent
+	p.pin(blockRun(2))
+	p.unpin(blockRun(2), false, nil) // 2 stays least recent
+	p.fill(blockRun(4))
+	p.fill(blockRun(5))
 	if !slices.Equal(hashes(p.evicted), []uint64{2, 3}) {
 		t.Errorf("evicted %v, want [2 3]", hashes(p.evicted))
 	}
 }
 
+// TestPoolRuns: blocks 1-8 stored as one run are one extent. Pinning 3-5
+// splits it in three (1-2, 3-5 pinned, 6-8); unpinning 3-5 without refresh
+// joins them again. Pinning 4 and unpinning it with refresh leaves 1-3,
+// 5-8, 4 on the LRU list (three extents); filling 9-13 with a pool of 10
+// evicts the three least recent unpinned blocks: 1, 2, 3. The pool is then
+// full, with 5 ready blocks (5-8, 4) to evict. Storing 2-6 fills 2 and 3,
+// evicting 5 and 6; skips 4; and, as a store goes block by block, finds 5
+// and 6 gone and fills them too, evicting 7 and 8.
+func TestPoolRuns(t *testing.T) {
+	p := NewPool(10, testChains)
+	storeRun(p, 1, 8)
+	extents := func() int { return len(p.ext) - len(p.spare) }
+	if extents() != 1 {
+		t.Fatalf("%d extents after one run, want 1", extents())
+	}
+	r := blockRun(3)
+	r.n = 3
+	p.pin(r)
+	if extents() != 3 || p.evictable != 5 {
+		t.Errorf("%d extents, %d evictable after a pin in the middle; want 3, 5", extents(), p.evictable)
+	}
+	p.unpin(r, false, nil)
+	if extents() != 1 || p.evictable != 8 {
+		t.Errorf("%d extents, %d evictable after the unpin; want 1, 8", extents(), p.evictable)
+	}
+	p.pin(blockRun(4))
+	p.unpin(blockRun(4), true, nil)
+	if extents() != 3 {
+		t.Errorf("%d extents after a refresh in the middle, want 3", extents())
+	}
+	r = blockRun(9)
+	r.n = 5
+	p.fill(r) // 8 held + 5 = 13: evicts 3
+	if !slices.Equal(hashes(p.evicted), []uint64{1, 2, 3}) || p.Used() != 10 {
+		t.Errorf("evicted %v, used %d; want [1 2 3], 10", hashes(p.evicted), p.Used())
+	}
+	p.evicted = p.evicted[:0]
+	r = blockRun(2)
+	r.n = 5
+	filled, dropped := p.store(r, nil)
+	if seg := blockRun(2).seg; !slices.Equal(filled, []run{{seg, 1, 2}, {seg, 4, 2}}) || dropped != 0 || !slices.Equal(hashes(p.evicted), []uint64{5, 6, 7, 8}) {
+		t.Errorf("filled %v, dropped %d, evicted %v; want 2-3 and 5-6 filled, 5-8 evicted", filled, dropped, hashes(p.evicted))
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
 // BenchmarkG2Pool measures the G2 pool's LRU work: a full pool of 4096
 // ready blocks in steady churn. Each step loads a block from somewhere in
-// the list (a pin, then an unpin with refresh: unlink and push to the tail)
-// and stores a new block (the fill evicts the head; the new block becomes
-// ready at the tail).
+// the pool (a pin, then an unpin with refresh: the block's extent splits
+// and the block moves to the tail) and stores a new block (the fill evicts
+// the head; the new block becomes ready at the tail, joining the block
+// before it).
 func BenchmarkG2Pool(b *testing.B) {
 	const n = 4096
-	p := NewPool(n, nil)
-	ref := func(h uint64) block.Ref { // chains of 64 blocks, one segment each
-		return block.Ref{Hash: h, Place: uint32(block.Mix(h)), Seg: int32(h / 64), Off: int32(h % 64)}
+	chains := &block.Chains{}
+	var names []run // block h's name, for h >= 1; chains of 64 blocks, one segment each
+	next := uint64(0)
+	newBlock := func() run {
+		if len(names)%64 == 0 {
+			c := make([]uint64, 64)
+			for i := range c {
+				next++
+				c[i] = next
+			}
+			chains.Intern(c, nil)
+		}
+		names = append(names, run{int32(len(names) / 64), int32(len(names) % 64), 1})
+		return names[len(names)-1]
 	}
-	h := uint64(0)
+	p := NewPool(n, chains)
 	for range n {
-		h++
-		p.MakeReady(p.Fill(ref(h)))
+		r := newBlock()
+		p.fill(r)
+		p.makeReady(r)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s := int32(uint32(i) * 2654435761 % n) // ready, at a scattered place in the list
-		p.Pin(s)
-		p.Unpin(s, true)
-		h++
-		p.MakeReady(p.Fill(ref(h)))
+		r := names[len(names)-1-int(uint32(i)*2654435761%n)] // at a scattered place in the list, when still held
+		if p.Ready(block.Ref{Seg: r.seg, Off: r.lo}) {
+			p.pin(r)
+			p.unpin(r, true, nil)
+		}
+		r = newBlock()
+		p.fill(r)
+		p.makeReady(r)
 		p.evicted = p.evicted[:0]
 	}
 	b.StopTimer()
