@@ -50,16 +50,22 @@ type Pool struct {
 	spare     []int32
 	lru       block.List[extent] // the ready extents, least recently used first
 	segs      block.Map[int32]   // segment -> its index in bySeg + 1
-	bySeg     [][]int32          // per segment held, its extents by ascending offset
+	bySeg     [][]entry          // per segment held, its extents by ascending offset
 	spareSeg  []int32            // indices of bySeg free for reuse
 	lastSeg   int32              // the segment last looked up, or -1
 	lastList  int32              // its index in bySeg
 	scratch   []int32            // the extents of the run in hand (cover)
+	moved     []int32            // unpinInOrder's extent of each block
+	more      []entry            // explode's new entries
 	// evicted collects the blocks eviction took, in order; KVCR reports
 	// and clears it.
 	evicted []block.Ref
 	chains  *block.Chains // holds a reference on the segment of every block held
 }
+
+// entry is an extent in its segment's index, with the offset past its
+// last block, so that a search reads the index alone.
+type entry struct{ end, e int32 }
 
 // extent is a run of blocks the pool holds alike (see Pool).
 type extent struct {
@@ -114,13 +120,13 @@ func (p *Pool) list(s int32) int32 {
 	return i - 1
 }
 
-// search is the position in ids, a segment's extents, of the first one
+// search is the position in es, a segment's index, of the first extent
 // ending past off.
-func (p *Pool) search(ids []int32, off int32) int {
-	lo, hi := 0, len(ids)
+func search(es []entry, off int32) int {
+	lo, hi := 0, len(es)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if p.ext[ids[m]].V.end() > off {
+		if es[m].end > off {
 			hi = m
 		} else {
 			lo = m + 1
@@ -135,9 +141,9 @@ func (p *Pool) find(seg, off int32) int32 {
 	if l < 0 {
 		return -1
 	}
-	ids := p.bySeg[l]
-	if i := p.search(ids, off); i < len(ids) && p.ext[ids[i]].V.lo <= off {
-		return ids[i]
+	es := p.bySeg[l]
+	if i := search(es, off); i < len(es) && p.ext[es[i].e].V.lo <= off {
+		return es[i].e
 	}
 	return -1
 }
@@ -150,15 +156,16 @@ func (p *Pool) at(seg, off int32) (state, int32) {
 	if l < 0 {
 		return free, math.MaxInt32
 	}
-	ids := p.bySeg[l]
-	i := p.search(ids, off)
-	switch {
-	case i == len(ids):
+	es := p.bySeg[l]
+	i := search(es, off)
+	if i == len(es) {
 		return free, math.MaxInt32
-	case p.ext[ids[i]].V.lo > off:
-		return free, p.ext[ids[i]].V.lo
 	}
-	return p.ext[ids[i]].V.st, p.ext[ids[i]].V.end()
+	if x := &p.ext[es[i].e].V; x.lo <= off {
+		return x.st, es[i].end
+	} else {
+		return free, x.lo
+	}
 }
 
 // Ready reports whether r is readable.
@@ -203,9 +210,9 @@ func (p *Pool) readyIn(r run) (readyN, unpinned int) {
 	if l < 0 {
 		return 0, 0
 	}
-	ids := p.bySeg[l]
-	for i := p.search(ids, r.lo); i < len(ids) && p.ext[ids[i]].V.lo < r.end(); i++ {
-		x := &p.ext[ids[i]].V
+	es := p.bySeg[l]
+	for i := search(es, r.lo); i < len(es) && p.ext[es[i].e].V.lo < r.end(); i++ {
+		x := &p.ext[es[i].e].V
 		if x.st != ready {
 			continue
 		}
@@ -238,9 +245,8 @@ func (p *Pool) appendRefs(dst []block.Ref, r run) []block.Ref {
 	return dst
 }
 
-// newExtent adds extent x, whose blocks are not held, to the index and
-// returns it. It is on no list.
-func (p *Pool) newExtent(x extent) int32 {
+// alloc returns a new extent holding x, in no index and on no list.
+func (p *Pool) alloc(x extent) int32 {
 	var e int32
 	if k := len(p.spare); k > 0 {
 		e, p.spare = p.spare[k-1], p.spare[:k-1]
@@ -249,6 +255,13 @@ func (p *Pool) newExtent(x extent) int32 {
 		e = int32(len(p.ext) - 1)
 	}
 	p.ext[e].V = x
+	return e
+}
+
+// newExtent adds extent x, whose blocks are not held, to the index and
+// returns it. It is on no list.
+func (p *Pool) newExtent(x extent) int32 {
+	e := p.alloc(x)
 	l := p.list(x.seg)
 	if l < 0 {
 		if k := len(p.spareSeg); k > 0 {
@@ -261,8 +274,8 @@ func (p *Pool) newExtent(x extent) int32 {
 		p.segs.Put(k, pl, l+1)
 		p.lastSeg, p.lastList = x.seg, l
 	}
-	ids := p.bySeg[l]
-	p.bySeg[l] = slices.Insert(ids, p.search(ids, x.lo), e)
+	es := p.bySeg[l]
+	p.bySeg[l] = slices.Insert(es, search(es, x.lo), entry{x.end(), e})
 	return e
 }
 
@@ -270,10 +283,10 @@ func (p *Pool) newExtent(x extent) int32 {
 func (p *Pool) freeExtent(e int32) {
 	x := &p.ext[e].V
 	l := p.list(x.seg)
-	i := p.search(p.bySeg[l], x.lo)
-	ids := slices.Delete(p.bySeg[l], i, i+1)
-	p.bySeg[l] = ids
-	if len(ids) == 0 {
+	i := search(p.bySeg[l], x.lo)
+	es := slices.Delete(p.bySeg[l], i, i+1)
+	p.bySeg[l] = es
+	if len(es) == 0 {
 		k, pl := segKey(x.seg)
 		p.segs.Delete(k, pl)
 		p.spareSeg = append(p.spareSeg, l)
@@ -287,12 +300,37 @@ func (p *Pool) freeExtent(e int32) {
 // holding its blocks from at on, which follows e on the LRU list.
 func (p *Pool) split(e, at int32) int32 {
 	x := p.ext[e].V
-	p.ext[e].V.n = at - x.lo // first, so that the new extent is indexed after e
-	r := p.newExtent(extent{run: run{x.seg, at, x.end() - at}, pins: x.pins, st: x.st})
+	l := p.list(x.seg)
+	i := search(p.bySeg[l], x.lo)
+	p.bySeg[l][i].end = at
+	p.ext[e].V.n = at - x.lo
+	r := p.alloc(extent{run: run{x.seg, at, x.end() - at}, pins: x.pins, st: x.st})
+	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, entry{x.end(), r})
 	if x.st == ready {
 		p.lru.InsertAfter(p.ext, e, r)
 	}
 	return r
+}
+
+// explode splits extent e, on no list, into extents of one block each:
+// ids[k] is its block k's (e for the first).
+func (p *Pool) explode(e int32, ids []int32) {
+	x := p.ext[e].V
+	ids[0] = e
+	if x.n == 1 {
+		return
+	}
+	l := p.list(x.seg)
+	i := search(p.bySeg[l], x.lo)
+	p.bySeg[l][i].end = x.lo + 1
+	p.ext[e].V.n = 1
+	p.more = p.more[:0]
+	for off := x.lo + 1; off < x.end(); off++ {
+		b := p.alloc(extent{run: run{x.seg, off, 1}, pins: x.pins, st: x.st})
+		p.more = append(p.more, entry{off + 1, b})
+		ids[off-x.lo] = b
+	}
+	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, p.more...)
 }
 
 // cover splits the extents at r's ends and returns those holding r's
@@ -303,8 +341,8 @@ func (p *Pool) cover(r run) []int32 {
 	if l < 0 {
 		return nil
 	}
-	for i := p.search(p.bySeg[l], r.lo); i < len(p.bySeg[l]); i++ {
-		e := p.bySeg[l][i]
+	for i := search(p.bySeg[l], r.lo); i < len(p.bySeg[l]); i++ {
+		e := p.bySeg[l][i].e
 		if p.ext[e].V.lo >= r.end() {
 			break
 		}
@@ -332,7 +370,10 @@ func (p *Pool) merge(a, b int32) {
 	p.lru.Unlink(p.ext, b)
 	n := p.ext[b].V.n
 	p.freeExtent(b)
-	p.ext[a].V.n += n
+	x := &p.ext[a].V
+	x.n += n
+	es := p.bySeg[p.list(x.seg)]
+	es[search(es, x.lo)].end = x.end()
 }
 
 // pushTail makes ready extent e, on no list, the most recently used.
@@ -501,6 +542,53 @@ func (p *Pool) unpin(r run, refresh bool, removed []block.Ref) ([]block.Ref, int
 	return removed, gone
 }
 
+// unpinInOrder is unpin with refresh of each block of blocks, one by one
+// in the order given (indices into blocks); runs are the blocks as runs,
+// in blocks' order. It drops the pins run by run, cutting the ready
+// extents into blocks and taking them off the LRU list, then puts them
+// back at the most recent end in that order: one list step a block
+// instead of a search and two splits. The blocks it removes are appended
+// to removed in that order too.
+func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed []block.Ref) ([]block.Ref, int) {
+	const gone = -2 // in moved: the block was removed
+	p.moved = p.moved[:0]
+	n := 0
+	for _, r := range runs {
+		from := len(p.moved)
+		for range r.n {
+			p.moved = append(p.moved, -1) // absent, filling or still pending
+		}
+		for _, e := range p.cover(r) {
+			x := &p.ext[e].V
+			at := from + int(x.lo-r.lo)
+			x.pins--
+			switch {
+			case x.st == pending && x.pins == 0:
+				for k := range x.n {
+					p.moved[at+int(k)] = gone
+				}
+				n += int(x.n)
+				p.remove(e)
+			case x.st == ready:
+				if x.pins == 0 {
+					p.evictable += int(x.n)
+				}
+				p.lru.Unlink(p.ext, e)
+				p.explode(e, p.moved[at:at+int(x.n)])
+			}
+		}
+	}
+	for _, i := range order {
+		switch e := p.moved[i]; {
+		case e == gone:
+			removed = append(removed, blocks[i])
+		case e >= 0:
+			p.pushTail(e)
+		}
+	}
+	return removed, n
+}
+
 // markPending makes r's ready blocks absent to readers: an unpinned one is
 // removed now (appended to removed), a pinned one when its last pin drops.
 // It returns removed and the number of blocks removed now.
@@ -538,15 +626,17 @@ func (p *Pool) Pinned() int {
 func (p *Pool) Check() error {
 	var errs []error
 	indexed, used, evictable, readyN := 0, 0, 0, 0
-	for l, ids := range p.bySeg {
-		for i, e := range ids {
-			x := p.ext[e].V
-			switch {
+	for l, es := range p.bySeg {
+		for i, en := range es {
+			x := p.ext[en.e].V
+			switch e := en.e; {
 			case x.n <= 0 || x.st == free || x.pins < 0:
 				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.n, x.st, x.pins))
 			case p.list(x.seg) != int32(l):
 				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under another segment", e, x.seg))
-			case i > 0 && p.ext[ids[i-1]].V.end() > x.lo:
+			case en.end != x.end():
+				errs = append(errs, fmt.Errorf("extent %d of segment %d ends at %d, indexed as ending at %d", e, x.seg, x.end(), en.end))
+			case i > 0 && es[i-1].end > x.lo:
 				errs = append(errs, fmt.Errorf("extent %d of segment %d overlaps or precedes the one before", e, x.seg))
 			}
 			indexed++

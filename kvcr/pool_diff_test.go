@@ -190,7 +190,7 @@ func (g *diffRig) step() string {
 		i := g.rng.IntN(len(g.pins))
 		d := g.pins[i]
 		g.pins = slices.Delete(g.pins, i, i+1)
-		mode := g.rng.IntN(3)
+		mode := g.rng.IntN(4)
 		var removed, oRemoved []block.Ref
 		unpin := func(s int32, refresh bool) {
 			b := o.ref(s)
@@ -206,14 +206,19 @@ func (g *diffRig) step() string {
 			for _, s := range d.slots {
 				unpin(s, mode == 1)
 			}
-		case 2:
+		case 2, 3: // block by block, or as the source's refresh does
 			order := make([]int, len(d.refs))
 			for k := range order {
 				order[k] = k
 			}
 			slices.SortFunc(order, func(a, b int) int { return cmp.Compare(d.refs[a].Hash, d.refs[b].Hash) })
+			if mode == 3 {
+				removed, _ = p.unpinInOrder(d.runs, d.refs, order, removed)
+			}
 			for _, k := range order {
-				removed, _ = p.unpin(run{d.refs[k].Seg, d.refs[k].Off, 1}, true, removed)
+				if mode == 2 {
+					removed, _ = p.unpin(run{d.refs[k].Seg, d.refs[k].Off, 1}, true, removed)
+				}
 				unpin(d.slots[k], true)
 			}
 		}
@@ -304,10 +309,11 @@ func (g *diffRig) compare() {
 // with shared prefixes and tiny capacities, so that eviction splits runs
 // all the time: stores of runs partly held, pull reservations, landings
 // and drops, pins of ready runs and of scattered ready blocks, unpins in
-// place, refreshed by runs and refreshed in hash order, and moves. After
-// each step both must agree on every answer: the blocks evicted and
-// removed, in order; the LRU order of the ready blocks; used, peak, room
-// and pins; readiness and prefixes; and both must pass Check.
+// place, refreshed by runs, refreshed in hash order block by block and by
+// unpinInOrder, and moves. After each step both must agree on every
+// answer: the blocks evicted and removed, in order; the LRU order of the
+// ready blocks; used, peak, room and pins; readiness and prefixes; and
+// both must pass Check.
 func TestPoolAgainstSlots(t *testing.T) {
 	trials := 400
 	if testing.Short() {

@@ -86,7 +86,8 @@ func (k *KVCR) transferOver(now des.Time, p *Pull) {
 
 // unpinSource drops the pull's pins at the source; with refresh their
 // recency is refreshed, in ascending hash order: block by block, as hash
-// order follows no run. A block a move left pending goes with its last pin.
+// order follows no run (Pool.unpinInOrder). A block a move left pending
+// goes with its last pin.
 func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 	k.C.PinsReleased += int64(len(p.send))
 	if sn.status == Removed {
@@ -102,9 +103,9 @@ func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 			k.order = append(k.order, i)
 		}
 		slices.SortFunc(k.order, func(a, b int) int { return cmp.Compare(p.send[a].Hash, p.send[b].Hash) })
-		for _, i := range k.order {
-			k.unpin(sn, run{p.send[i].Seg, p.send[i].Off, 1}, true)
-		}
+		var gone int
+		k.removed, gone = sn.pool.unpinInOrder(p.runs, p.send, k.order, k.removed)
+		k.C.MoveRemovedBlocks += int64(gone)
 	}
 	k.reportRemoved(now, sn)
 }
