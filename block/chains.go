@@ -179,12 +179,32 @@ func (c *Chains) DropN(s int32, n int) {
 // RefAt gives for it on any chain through s.
 func (c *Chains) Ref(s, off int32) Ref {
 	k := int(c.segs[s].pos + off) // chain position
+	return Ref{Hash: c.segs[s].hashes[off], Place: c.leaderPlace(s, k) | uint32(k&(PlaceGroup-1)), Seg: s, Off: off}
+}
+
+// AppendRefs appends blocks [lo, lo+n) of segment s to dst as Refs (see
+// Ref), mixing a group leader's hash once for the group.
+func (c *Chains) AppendRefs(dst []Ref, s, lo, n int32) []Ref {
+	hs, pos := c.segs[s].hashes, int(c.segs[s].pos)
+	lead, place := -1, uint32(0)
+	for off := lo; off < lo+n; off++ {
+		k := pos + int(off)
+		if k&^(PlaceGroup-1) != lead {
+			lead, place = k&^(PlaceGroup-1), c.leaderPlace(s, k)
+		}
+		dst = append(dst, Ref{Hash: hs[off], Place: place | uint32(k&(PlaceGroup-1)), Seg: s, Off: off})
+	}
+	return dst
+}
+
+// leaderPlace is the place bits of chain position k's group leader (see
+// PlaceOf) on a chain through segment s, k being on s.
+func (c *Chains) leaderPlace(s int32, k int) uint32 {
 	lead, t := k&^(PlaceGroup-1), s
 	for lead < int(c.segs[t].pos) {
 		t = c.segs[t].parent
 	}
-	place := uint32(Mix(c.segs[t].hashes[lead-int(c.segs[t].pos)])>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
-	return Ref{Hash: c.segs[s].hashes[off], Place: place, Seg: s, Off: off}
+	return uint32(Mix(c.segs[t].hashes[lead-int(c.segs[t].pos)])>>32) &^ (PlaceGroup - 1)
 }
 
 // Drop returns a reference on segment s; when it was the last, the next

@@ -255,7 +255,8 @@ func TestChainsAcquireGuards(t *testing.T) {
 }
 
 // TestChainsRef: Ref of every block of random chains with shared prefixes,
-// by its segment and offset, is the Ref RefAt gives on its chain.
+// by its segment and offset, is the Ref RefAt gives on its chain, and
+// AppendRefs of each piece of a chain's path gives those Refs.
 func TestChainsRef(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var c Chains
@@ -272,11 +273,22 @@ func TestChainsRef(t *testing.T) {
 		chains = append(chains, contents)
 		chain := hashChain(contents...)
 		path := c.Intern(chain, nil)
+		var all []Ref
 		for k := range chain {
 			want := RefAt(chain, path, k)
 			if got := c.Ref(want.Seg, want.Off); got != want {
 				t.Fatalf("block %d: Ref %+v, RefAt %+v", k, got, want)
 			}
+			all = append(all, want)
+		}
+		var got []Ref
+		for _, p := range path {
+			lo := rng.Int32N(p.N) // AppendRefs from the middle of a group, too
+			got = append(got, all[len(got):len(got)+int(lo)]...)
+			got = c.AppendRefs(got, p.Seg, lo, p.N-lo)
+		}
+		if !slices.Equal(got, all) {
+			t.Fatalf("AppendRefs %+v, RefAt %+v", got, all)
 		}
 	}
 }

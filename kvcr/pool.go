@@ -239,10 +239,7 @@ func (p *Pool) notReady(r run) int32 {
 
 // appendRefs appends r's blocks to dst as Refs, in ascending order.
 func (p *Pool) appendRefs(dst []block.Ref, r run) []block.Ref {
-	for off := r.lo; off < r.end(); off++ {
-		dst = append(dst, p.chains.Ref(r.seg, off))
-	}
-	return dst
+	return p.chains.AppendRefs(dst, r.seg, r.lo, r.n)
 }
 
 // alloc returns a new extent holding x, in no index and on no list.
