@@ -39,8 +39,13 @@ func (r run) end() int32 { return r.lo + r.n }
 // most the two extents at its ends and then costs a step per extent, not
 // per block. Eviction takes the head extent's blocks from its lowest
 // offset, which is its least recently used. An extent made ready or
-// refreshed joins the tail extent when it follows it (same segment, next
-// offset, same pins), so a store's run stays one extent.
+// refreshed joins the tail extent when it continues it (same segment, next
+// offset, same pins), and one unpinned in place joins its LRU neighbours
+// likewise, so a store's run stays one extent and a load's pins leave no
+// cuts behind. Blocks refreshed in hash order (a pull's source,
+// unpinInOrder) become extents of one block each: that order follows no
+// run. The slot-by-slot pool this replaced is the oracle of
+// TestPoolAgainstSlots.
 type Pool struct {
 	size      int
 	used      int // blocks held: filling, ready or pending

@@ -175,3 +175,75 @@ func BenchmarkG2Pool(b *testing.B) {
 		b.Fatalf("%d used, %d evictable; want %d", p.Used(), p.evictable, n)
 	}
 }
+
+// BenchmarkG2PoolRuns measures run-shaped churn, as a conversation's turns
+// make it, in the pool kept by runs and in the slot-by-slot pool it
+// replaced: a full pool of 4096 ready blocks, each step storing a run of
+// 32 new blocks (evicting as many from the head; they become ready at the
+// tail) and loading 16 blocks of one of the last 128 runs stored, when
+// still held (a pin, then an unpin with refresh). ns/op is per step.
+func BenchmarkG2PoolRuns(b *testing.B) {
+	const n, store, load, ring = 4096, 32, 16, 2048
+	chains := &block.Chains{}
+	for i := range ring / 2 { // a ring of names, two runs to a chain of 64 blocks: a run is long evicted when its name comes round again
+		c := make([]uint64, 64)
+		for k := range c {
+			c[k] = uint64(i*64 + k + 1)
+		}
+		chains.Intern(c, nil)
+	}
+	stored := 0
+	var runs []run // the runs stored
+	newRun := func() run {
+		runs = append(runs, run{int32(stored % ring / 2), int32(stored % 2 * store), store})
+		stored++
+		return runs[len(runs)-1]
+	}
+	for _, kind := range []string{"runs", "slots"} {
+		b.Run(kind, func(b *testing.B) {
+			p, o := NewPool(n, chains), newSlotPool(n, chains)
+			runs, stored = runs[:0], 0
+			step := func(i int) {
+				if len(runs) == ring {
+					runs = append(runs[:0], runs[ring-n/store:]...)
+				}
+				r := newRun()
+				lr := runs[len(runs)-1-int(uint32(i)*2654435761%uint32(min(len(runs), n/store)))]
+				lr.lo, lr.n = lr.lo+8, load
+				if kind == "runs" {
+					p.fill(r)
+					p.makeReady(r)
+					if p.notReady(lr) < 0 {
+						p.pin(lr)
+						p.unpin(lr, true, nil)
+					}
+					p.evicted = p.evicted[:0]
+					return
+				}
+				var ss [store]int32
+				for k := range r.n {
+					ss[k] = o.Fill(block.Ref{Seg: r.seg, Off: r.lo + k})
+				}
+				for _, s := range ss {
+					o.MakeReady(s)
+				}
+				if o.Prefix([]block.Piece{{Seg: lr.seg, N: lr.end()}}, int(lr.lo), int(lr.end())) == load {
+					for k := range lr.n {
+						o.Pin(o.slot(block.Ref{Seg: lr.seg, Off: lr.lo + k}))
+					}
+					for k := range lr.n {
+						o.Unpin(o.slot(block.Ref{Seg: lr.seg, Off: lr.lo + k}), true)
+					}
+				}
+				o.evicted = o.evicted[:0]
+			}
+			for i := range n / store {
+				step(i)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				step(i)
+			}
+		})
+	}
+}
