@@ -283,9 +283,13 @@ func (p *Pool) newExtent(x extent) int32 {
 
 // freeExtent takes extent e, on no list, out of the index.
 func (p *Pool) freeExtent(e int32) {
+	l := p.list(p.ext[e].V.seg)
+	p.unindex(e, l, search(p.bySeg[l], p.ext[e].V.lo))
+}
+
+// unindex frees extent e, on no list, at position i of segment list l.
+func (p *Pool) unindex(e, l int32, i int) {
 	x := &p.ext[e].V
-	l := p.list(x.seg)
-	i := search(p.bySeg[l], x.lo)
 	es := slices.Delete(p.bySeg[l], i, i+1)
 	p.bySeg[l] = es
 	if len(es) == 0 {
@@ -298,12 +302,12 @@ func (p *Pool) freeExtent(e int32) {
 	p.spare = append(p.spare, e)
 }
 
-// split cuts extent e at offset at, inside it, and returns the new extent
-// holding its blocks from at on, which follows e on the LRU list.
-func (p *Pool) split(e, at int32) int32 {
+// split cuts the extent at position i of segment list l at offset at,
+// inside it, and returns the new extent holding its blocks from at on,
+// which follows it on the LRU list.
+func (p *Pool) split(l int32, i int, at int32) int32 {
+	e := p.bySeg[l][i].e
 	x := p.ext[e].V
-	l := p.list(x.seg)
-	i := search(p.bySeg[l], x.lo)
 	p.bySeg[l][i].end = at
 	p.ext[e].V.n = at - x.lo
 	r := p.alloc(extent{run: run{x.seg, at, x.end() - at}, pins: x.pins, st: x.st})
@@ -349,11 +353,11 @@ func (p *Pool) cover(r run) []int32 {
 			break
 		}
 		if p.ext[e].V.lo < r.lo {
-			e = p.split(e, r.lo)
+			e = p.split(l, i, r.lo)
 			i++
 		}
-		if p.ext[e].V.end() > r.end() {
-			p.split(e, r.end())
+		if p.bySeg[l][i].end > r.end() {
+			p.split(l, i, r.end())
 		}
 		p.scratch = append(p.scratch, e)
 	}
@@ -370,12 +374,12 @@ func (p *Pool) joins(a, b int32) bool {
 // merge joins extent b, right after a on the LRU list, into a.
 func (p *Pool) merge(a, b int32) {
 	p.lru.Unlink(p.ext, b)
-	n := p.ext[b].V.n
-	p.freeExtent(b)
 	x := &p.ext[a].V
-	x.n += n
-	es := p.bySeg[p.list(x.seg)]
-	es[search(es, x.lo)].end = x.end()
+	l := p.list(x.seg)
+	i := search(p.bySeg[l], x.lo) // a's position; b's is the next
+	x.n += p.ext[b].V.n
+	p.bySeg[l][i].end = x.end()
+	p.unindex(b, l, i+1)
 }
 
 // pushTail makes ready extent e, on no list, the most recently used.

@@ -134,40 +134,35 @@ func TestPoolRuns(t *testing.T) {
 // the pool (a pin, then an unpin with refresh: the block's extent splits
 // and the block moves to the tail) and stores a new block (the fill evicts
 // the head; the new block becomes ready at the tail, joining the block
-// before it).
+// before it when that was stored last). Blocks come from a ring of names,
+// long evicted when they come round again.
 func BenchmarkG2Pool(b *testing.B) {
-	const n = 4096
+	const n, ring = 4096, 4 * 4096
 	chains := &block.Chains{}
-	var names []run // block h's name, for h >= 1; chains of 64 blocks, one segment each
-	next := uint64(0)
-	newBlock := func() run {
-		if len(names)%64 == 0 {
-			c := make([]uint64, 64)
-			for i := range c {
-				next++
-				c[i] = next
-			}
-			chains.Intern(c, nil)
+	for i := range ring / 64 { // chains of 64 blocks, one segment each
+		c := make([]uint64, 64)
+		for k := range c {
+			c[k] = uint64(i*64 + k + 1)
 		}
-		names = append(names, run{int32(len(names) / 64), int32(len(names) % 64), 1})
-		return names[len(names)-1]
+		chains.Intern(c, nil)
 	}
+	name := func(h int) run { return run{int32(h % ring / 64), int32(h % 64), 1} }
 	p := NewPool(n, chains)
-	for range n {
-		r := newBlock()
-		p.fill(r)
-		p.makeReady(r)
+	h := 0
+	for ; h < n; h++ {
+		p.fill(name(h))
+		p.makeReady(name(h))
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := names[len(names)-1-int(uint32(i)*2654435761%n)] // at a scattered place in the list, when still held
+		r := name(h - 1 - int(uint32(i)*2654435761%n)) // at a scattered place in the list, when still held
 		if p.Ready(block.Ref{Seg: r.seg, Off: r.lo}) {
 			p.pin(r)
 			p.unpin(r, true, nil)
 		}
-		r = newBlock()
-		p.fill(r)
-		p.makeReady(r)
+		p.fill(name(h))
+		p.makeReady(name(h))
+		h++
 		p.evicted = p.evicted[:0]
 	}
 	b.StopTimer()
