@@ -134,8 +134,10 @@ func TestPoolRuns(t *testing.T) {
 // the pool (a pin, then an unpin with refresh: the block's extent splits
 // and the block moves to the tail) and stores a new block (the fill evicts
 // the head; the new block becomes ready at the tail, joining the block
-// before it when that was stored last). Blocks come from a ring of names,
-// long evicted when they come round again.
+// before it when that was stored last), in the pool kept by runs and in
+// the slot-by-slot pool it replaced: single blocks, the case runs cannot
+// help. Blocks come from a ring of names, long evicted when they come
+// round again.
 func BenchmarkG2Pool(b *testing.B) {
 	const n, ring = 4096, 4 * 4096
 	chains := &block.Chains{}
@@ -147,28 +149,46 @@ func BenchmarkG2Pool(b *testing.B) {
 		chains.Intern(c, nil)
 	}
 	name := func(h int) run { return run{int32(h % ring / 64), int32(h % 64), 1} }
-	p := NewPool(n, chains)
-	h := 0
-	for ; h < n; h++ {
-		p.fill(name(h))
-		p.makeReady(name(h))
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		r := name(h - 1 - int(uint32(i)*2654435761%n)) // at a scattered place in the list, when still held
-		if p.Ready(block.Ref{Seg: r.seg, Off: r.lo}) {
-			p.pin(r)
-			p.unpin(r, true, nil)
+	ref := func(r run) block.Ref { return block.Ref{Seg: r.seg, Off: r.lo} }
+	b.Run("runs", func(b *testing.B) {
+		p := NewPool(n, chains)
+		h := 0
+		for ; h < n; h++ {
+			p.fill(name(h))
+			p.makeReady(name(h))
 		}
-		p.fill(name(h))
-		p.makeReady(name(h))
-		h++
-		p.evicted = p.evicted[:0]
-	}
-	b.StopTimer()
-	if p.Used() != n || p.evictable != n {
-		b.Fatalf("%d used, %d evictable; want %d", p.Used(), p.evictable, n)
-	}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			r := name(h - 1 - int(uint32(i)*2654435761%n)) // at a scattered place in the list, when still held
+			if p.Ready(ref(r)) {
+				p.pin(r)
+				p.unpin(r, true, nil)
+			}
+			p.fill(name(h))
+			p.makeReady(name(h))
+			h++
+			p.evicted = p.evicted[:0]
+		}
+	})
+	b.Run("slots", func(b *testing.B) {
+		o := newSlotPool(n, chains)
+		h := 0
+		for ; h < n; h++ {
+			o.MakeReady(o.Fill(ref(name(h))))
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			r := ref(name(h - 1 - int(uint32(i)*2654435761%n)))
+			if o.Ready(r) {
+				s := o.slot(r)
+				o.Pin(s)
+				o.Unpin(s, true)
+			}
+			o.MakeReady(o.Fill(ref(name(h))))
+			h++
+			o.evicted = o.evicted[:0]
+		}
+	})
 }
 
 // BenchmarkG2PoolRuns measures run-shaped churn, as a conversation's turns
