@@ -13,11 +13,11 @@ package block
 // block's name is fixed, and every chain holding the block is interned to
 // that same name (Chains never names one block twice).
 type Names struct {
-	segs    Map[int32] // segment -> index in spans + 1
-	spans   []nameSpan
-	spare   []int32 // indices of spans free for reuse
-	n       int
-	recent  [8]recentSpan // spans found lately, by segment mod 8
+	segs   Map[int32] // segment -> index in spans + 1
+	spans  []nameSpan
+	spare  []int32 // indices of spans free for reuse
+	n      int
+	recent [8]recentSpan // spans found lately, by segment mod 8
 }
 
 // recentSpan remembers the span of a segment: seg + 1 (0: none) and the
