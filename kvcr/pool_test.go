@@ -129,6 +129,49 @@ func TestPoolRuns(t *testing.T) {
 	}
 }
 
+// lruHashes lists the hashes of p's ready blocks, least recently used
+// first.
+func lruHashes(p *Pool) []uint64 {
+	var rs []block.Ref
+	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
+		rs = p.appendRefs(rs, p.ext[e].V.run)
+	}
+	return hashes(rs)
+}
+
+// TestPoolUnpinInOrder: a pool of 8 holds blocks 1-6 (one run, 1 least
+// recent). A pull's source pins 2-5; another pull pins 4 and a move marks
+// it pending. The first pull ends, refreshing its blocks in the order 4, 2,
+// 5, 3 (as hash order might): 4 keeps a pin and stays pending, 2, 5 and 3
+// go to the tail in that order, so the LRU list is 1 6 2 5 3. The second
+// pull's unpin then removes 4. With 5 blocks held, filling 6 more evicts
+// the 3 least recent: 1, 6, 2.
+func TestPoolUnpinInOrder(t *testing.T) {
+	p := NewPool(8, testChains)
+	storeRun(p, 1, 6)
+	send := refs(chain(1, 16))[1:5] // blocks 2-5
+	pull := []run{{send[0].Seg, send[0].Off, 4}}
+	p.pin(pull[0])
+	p.pin(blockRun(4))
+	p.markPending(blockRun(4), nil)
+	removed, gone := p.unpinInOrder(pull, send, []int{2, 0, 3, 1}, nil)
+	if gone != 0 || len(removed) != 0 || !slices.Equal(lruHashes(p), []uint64{1, 6, 2, 5, 3}) {
+		t.Errorf("removed %v, LRU %v; want none, [1 6 2 5 3]", hashes(removed), lruHashes(p))
+	}
+	if removed, gone = p.unpin(blockRun(4), false, nil); gone != 1 || !slices.Equal(hashes(removed), []uint64{4}) {
+		t.Errorf("removed %v, want [4]", hashes(removed))
+	}
+	r := blockRun(7)
+	r.n = 6
+	p.fill(r)
+	if !slices.Equal(hashes(p.evicted), []uint64{1, 6, 2}) || p.Used() != 8 || p.Peak() != 8 {
+		t.Errorf("evicted %v, used %d, peak %d; want [1 6 2], 8, 8", hashes(p.evicted), p.Used(), p.Peak())
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
 // BenchmarkG2Pool measures the G2 pool's LRU work: a full pool of 4096
 // ready blocks in steady churn. Each step loads a block from somewhere in
 // the pool (a pin, then an unpin with refresh: the block's extent splits
