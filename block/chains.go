@@ -161,9 +161,9 @@ func (c *Chains) AcquireN(s int32, n int) {
 	c.segs[s].refs += int32(n)
 }
 
-// DropN returns n > 0 references on segment s, as n calls of Drop would.
+// DropN returns n references on segment s, as n calls of Drop would.
 func (c *Chains) DropN(s int32, n int) {
-	if c == nil || s < 0 {
+	if c == nil || s < 0 || n == 0 {
 		return
 	}
 	if c.segs[s].refs -= int32(n); c.segs[s].refs == 0 {

@@ -295,3 +295,42 @@ func TestAppendRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestChainsRef: Ref of every block of random chains with shared prefixes,
+// by its segment and offset, is the Ref RefAt gives on its chain, and
+// AppendRefs of each piece of a chain's path gives those Refs.
+func TestChainsRef(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var c Chains
+	var chains [][]uint64
+	for range 200 {
+		var contents []uint64
+		if len(chains) > 0 && rng.IntN(4) > 0 {
+			base := chains[rng.IntN(len(chains))]
+			contents = append(contents, base[:rng.IntN(len(base)+1)]...) // hashes as contents: a shared prefix
+		}
+		for range 1 + rng.IntN(30) {
+			contents = append(contents, rng.Uint64N(4))
+		}
+		chains = append(chains, contents)
+		chain := hashChain(contents...)
+		path := c.Intern(chain, nil)
+		var all []Ref
+		for k := range chain {
+			want := RefAt(chain, path, k)
+			if got := c.Ref(want.Seg, want.Off); got != want {
+				t.Fatalf("block %d: Ref %+v, RefAt %+v", k, got, want)
+			}
+			all = append(all, want)
+		}
+		var got []Ref
+		for _, p := range path {
+			lo := rng.Int32N(p.N) // AppendRefs from the middle of a group, too
+			got = append(got, all[len(got):len(got)+int(lo)]...)
+			got = c.AppendRefs(got, p.Seg, lo, p.N)
+		}
+		if !slices.Equal(got, all) {
+			t.Fatalf("AppendRefs %+v, RefAt %+v", got, all)
+		}
+	}
+}

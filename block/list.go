@@ -41,6 +41,22 @@ func (l *List[T]) PushTail(s []Node[T], i int32) {
 	l.tail = i
 }
 
+// InsertAfter puts node j of s, which must not be on the list, right
+// after node i, which must be.
+func (l *List[T]) InsertAfter(s []Node[T], i, j int32) {
+	next := s[i].next
+	s[j].prev, s[j].next = i, next
+	s[i].next = j
+	if next >= 0 {
+		s[next].prev = j
+	} else {
+		l.tail = j
+	}
+}
+
+// Prev is the index of the node before n on its list, or -1 at the head.
+func (n *Node[T]) Prev() int32 { return n.prev }
+
 // Unlink takes node i of s, which must be on the list, off it.
 func (l *List[T]) Unlink(s []Node[T], i int32) {
 	n := &s[i]

@@ -21,9 +21,9 @@ type oraclePool struct {
 	// queue holds the released blocks, least recently first; its head is
 	// the next victim once no block is fresh.
 	queue  block.List[oracleBlock]
-	nfree  int         // fresh and released blocks
-	refsum int         // sum of refs, kept for the cheap invariant check
-	cached block.Names // block name -> block
+	nfree  int                // fresh and released blocks
+	refsum int                // sum of refs, kept for the cheap invariant check
+	cached map[[2]int32]int32 // block name (segment, offset) -> block
 	// evicted collects the cached blocks that allocation reused: they left
 	// the prefix cache. The worker reports and clears it.
 	evicted []block.Ref
@@ -45,7 +45,7 @@ func (b *oracleBlock) ref() block.Ref {
 }
 
 func newOraclePool(n int, chains *block.Chains) *oraclePool {
-	return &oraclePool{size: n, nfree: n, queue: block.NewList[oracleBlock](), cached: block.NewNames(), chains: chains}
+	return &oraclePool{size: n, nfree: n, queue: block.NewList[oracleBlock](), cached: map[[2]int32]int32{}, chains: chains}
 }
 
 func (p *oraclePool) free() int { return p.nfree }
@@ -58,8 +58,8 @@ func (p *oraclePool) hitPrefix(path []block.Piece, limit int, hits []int32) []in
 			if len(hits) == limit {
 				return hits
 			}
-			b := p.cached.Get(pc.Seg, off)
-			if b < 0 {
+			b, ok := p.cached[[2]int32{pc.Seg, off}]
+			if !ok {
 				return hits
 			}
 			hits = append(hits, b)
@@ -94,7 +94,7 @@ func (p *oraclePool) alloc() int32 {
 	p.nfree--
 	blk := &p.blocks[b].V
 	if blk.hash != 0 {
-		p.cached.Delete(blk.seg, blk.off)
+		delete(p.cached, [2]int32{blk.seg, blk.off})
 		p.evicted = append(p.evicted, blk.ref())
 		p.chains.Drop(blk.seg)
 		blk.hash = 0
@@ -118,9 +118,10 @@ func (p *oraclePool) release(b int32) {
 // commit enters a full block into the prefix cache under r. It reports
 // false when another block already caches that hash (vLLM keeps the first).
 func (p *oraclePool) commit(b int32, r block.Ref) bool {
-	if !p.cached.Add(r.Seg, r.Off, b) {
+	if _, held := p.cached[[2]int32{r.Seg, r.Off}]; held {
 		return false
 	}
+	p.cached[[2]int32{r.Seg, r.Off}] = b
 	blk := &p.blocks[b].V
 	blk.hash, blk.place, blk.seg, blk.off = r.Hash, r.Place, r.Seg, r.Off
 	p.chains.Acquire(r.Seg)

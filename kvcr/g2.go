@@ -11,7 +11,7 @@ type op struct {
 	n      *node
 	store  bool
 	req    int64
-	slots  []int32
+	runs   []run       // its blocks, in order
 	blocks []block.Ref // a store's blocks, reported when it lands
 	at     int         // index in n.ops
 	done   func(des.Time, *Transfer)
@@ -27,19 +27,22 @@ func (k *KVCR) Store(now des.Time, w int32, blocks []block.Ref) {
 		return
 	}
 	o := k.newOp(n, true, 0)
-	for _, b := range blocks {
-		if n.pool.Has(b) {
-			continue
+	for i := 0; i < len(blocks); {
+		r := run{blocks[i].Seg, blocks[i].Off, 1} // the run of blocks from i
+		for i+int(r.n) < len(blocks) && blocks[i+int(r.n)].Seg == r.seg && blocks[i+int(r.n)].Off == r.end() {
+			r.n++
 		}
-		if !n.pool.Room(1) {
-			k.C.G2StoresDropped++
-			continue
+		filled := len(o.runs)
+		var dropped int
+		o.runs, dropped = n.pool.store(r, o.runs)
+		k.C.G2StoresDropped += int64(dropped)
+		for _, f := range o.runs[filled:] {
+			o.blocks = append(o.blocks, blocks[i+int(f.lo-r.lo):i+int(f.end()-r.lo)]...)
 		}
-		o.slots = append(o.slots, n.pool.Fill(b))
-		o.blocks = append(o.blocks, b)
+		i += int(r.n)
 	}
 	k.reportEvicted(now, n)
-	if len(o.slots) == 0 {
+	if len(o.runs) == 0 {
 		k.spare = append(k.spare, o)
 		return
 	}
@@ -52,7 +55,7 @@ func (k *KVCR) newOp(n *node, store bool, req int64) *op {
 	if len(k.spare) > 0 {
 		o = k.spare[len(k.spare)-1]
 		k.spare = k.spare[:len(k.spare)-1]
-		o.slots, o.blocks = o.slots[:0], o.blocks[:0]
+		o.runs, o.blocks = o.runs[:0], o.blocks[:0]
 	} else {
 		o = &op{}
 		o.done = func(now des.Time, _ *Transfer) { k.opDone(now, o) }
@@ -75,11 +78,14 @@ func (k *KVCR) HostPrefix(w int32, path []block.Piece, from, limit int) int {
 func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, path []block.Piece, from, count int) bool {
 	n := k.nodes[w]
 	o := k.newOp(n, false, req)
-	for i := from; i < from+count; i++ {
-		s := n.pool.slotAt(path, i)
-		k.mustServe(now, n, s, block.RefAt(chain, path, i), "load for request", req)
-		n.pool.Pin(s)
-		o.slots = append(o.slots, s)
+	o.runs = appendPath(o.runs, path, from, from+count)
+	i := from // the chain index of the run's first block
+	for _, r := range o.runs {
+		if off := n.pool.notReady(r); off >= 0 {
+			k.served(now, n, block.RefAt(chain, path, i+int(off-r.lo)), "load for request", req)
+		}
+		n.pool.pin(r)
+		i += int(r.n)
 	}
 	k.C.G2HitsBlocks += int64(count)
 	if n.h2d.Instant() {
@@ -92,7 +98,7 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, path []blo
 }
 
 func (k *KVCR) startOp(now des.Time, o *op, l *Link) {
-	o.t = Transfer{ID: k.xferID(), Bytes: int64(len(o.slots)) * k.cfg.BlockBytes}
+	o.t = Transfer{ID: k.xferID(), Bytes: int64(blocksIn(o.runs)) * k.cfg.BlockBytes}
 	o.at = len(o.n.ops)
 	o.n.ops = append(o.n.ops, o)
 	l.Start(now, &o.t, o.done)
@@ -104,10 +110,10 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 	n.ops[o.at], last.at = last, o.at
 	n.ops = n.ops[:len(n.ops)-1]
 	if o.store {
-		for _, s := range o.slots {
-			n.pool.MakeReady(s)
+		for _, r := range o.runs {
+			n.pool.makeReady(r)
 		}
-		k.C.G2Stores += int64(len(o.slots))
+		k.C.G2Stores += int64(len(o.blocks))
 		k.l.Inventory(now, n.id, o.blocks, true)
 		k.spare = append(k.spare, o)
 		return
@@ -120,34 +126,52 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 // finishLoad releases a load's pins; a read makes its blocks the most
 // recently used. A block a move left pending goes with its last pin.
 func (k *KVCR) finishLoad(now des.Time, o *op) {
-	for _, s := range o.slots {
-		k.unpin(o.n, s, true)
+	for _, r := range o.runs {
+		k.unpin(o.n, r, true)
 	}
 	k.reportRemoved(now, o.n)
 }
 
-// unpin drops one pin of slot s in n's pool; refresh makes a ready block
-// the most recently used. A block pending removal that loses its last pin
-// is removed: counted, and collected for reportRemoved.
-func (k *KVCR) unpin(n *node, s int32, refresh bool) {
-	b := n.pool.ref(s)
-	if n.pool.Unpin(s, refresh) {
-		k.C.MoveRemovedBlocks++
-		k.removed = append(k.removed, b)
-	}
+// unpin drops one pin of each of r's blocks in n's pool, in ascending
+// order; refresh makes the ready ones the most recently used. A block
+// pending removal that loses its last pin is removed: counted, and
+// collected for reportRemoved.
+func (k *KVCR) unpin(n *node, r run, refresh bool) {
+	var gone int
+	k.removed, gone = n.pool.unpin(r, refresh, k.removed)
+	k.C.MoveRemovedBlocks += int64(gone)
 }
 
-// markMoved makes a ready source block absent to readers after a move: it
-// is removed now when unpinned, else when its last pin drops.
-func (k *KVCR) markMoved(n *node, s int32) {
-	if n.pool.slots[s].V.st != ready {
-		return
+// markMoved makes r's ready source blocks absent to readers after a move:
+// each is removed now when unpinned, else when its last pin drops.
+func (k *KVCR) markMoved(n *node, r run) {
+	var gone int
+	k.removed, gone = n.pool.markPending(r, k.removed)
+	k.C.MoveRemovedBlocks += int64(gone)
+}
+
+// appendPath appends blocks [from, to) of the chain whose path is given to
+// dst, as one run per piece.
+func appendPath(dst []run, path []block.Piece, from, to int) []run {
+	k := 0 // the chain index of the piece's first block
+	for _, pc := range path {
+		if lo, hi := max(from-k, 0), min(to-k, int(pc.N)); lo < hi {
+			dst = append(dst, run{pc.Seg, int32(lo), int32(hi - lo)})
+		}
+		if k += int(pc.N); k >= to {
+			break
+		}
 	}
-	b := n.pool.ref(s)
-	if n.pool.MarkPending(s) {
-		k.C.MoveRemovedBlocks++
-		k.removed = append(k.removed, b)
+	return dst
+}
+
+// blocksIn is the number of blocks in rs.
+func blocksIn(rs []run) int {
+	n := 0
+	for _, r := range rs {
+		n += int(r.n)
 	}
+	return n
 }
 
 // reportRemoved tells the router which of n's blocks moves removed: only

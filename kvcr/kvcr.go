@@ -184,19 +184,15 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 		}
 	}
 	var gone []block.Ref
-	for s, b := range n.pool.slots {
-		if b.V.st == ready || b.V.st == pending {
-			gone = append(gone, n.pool.ref(int32(s)))
-		}
-	}
+	n.pool.Visible(func(b block.Ref) { gone = append(gone, b) })
 	n.pool.release()
 	k.l.Inventory(now, w, gone, false)
 }
 
-// mustServe records the first time a block that is not readable (absent,
-// filling, or removed by a move) is served: an invariant violation.
-func (k *KVCR) mustServe(now des.Time, n *node, s int32, b block.Ref, what string, id int64) {
-	if (s < 0 || n.pool.slots[s].V.st != ready) && k.broken == nil {
+// served records the first time a block that is not readable (absent,
+// filling, or removed by a move), b, is served: an invariant violation.
+func (k *KVCR) served(now des.Time, n *node, b block.Ref, what string, id int64) {
+	if k.broken == nil {
 		k.broken = fmt.Errorf("at %v worker %d served block %x to %s %d while not readable", now, n.id, b.Hash, what, id)
 	}
 }

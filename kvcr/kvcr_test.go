@@ -54,6 +54,9 @@ func newRig(cfg Config) *rig {
 	if cfg.OperationTimeout == 0 {
 		cfg.OperationTimeout, cfg.AbandonTimeout = 4*ms, 8*ms
 	}
+	if cfg.Chains == nil {
+		cfg.Chains = testChains
+	}
 	g.k = New(cfg, &g.q, g.r)
 	for w := range int32(3) {
 		g.k.AddWorker(w, Ready)
@@ -82,6 +85,9 @@ func path(c []uint64) []block.Piece { return testChains.Intern(c, nil) }
 
 // at is block k of chain c as a Ref with its name in testChains.
 func at(c []uint64, k int) block.Ref { return block.RefAt(c, path(c), k) }
+
+// runOf is block b as a run.
+func runOf(b block.Ref) run { return run{b.Seg, b.Off, 1} }
 
 // refs are a chain's blocks as refs, for stores.
 func refs(c []uint64) []block.Ref {
@@ -248,7 +254,7 @@ func TestParkedPullExpires(t *testing.T) {
 	g := newRig(Config{G2Capacity: 2})
 	g.k.Store(0, 0, refs(chain(1, 2)))
 	g.k.Store(0, 1, refs(chain(50, 2)))
-	g.k.Pool(1).Pin(g.k.Pool(1).slot(at(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
+	g.k.Pool(1).pin(runOf(at(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
 	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.r.ended[1] != "4ms 0" {
@@ -272,7 +278,7 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	c := chain(1, 2)
 	g.k.Store(0, 0, refs(c))
 	g.k.Store(0, 1, refs(chain(50, 1)))
-	g.k.Pool(1).Pin(g.k.Pool(1).slot(at(chain(50, 1), 0)))
+	g.k.Pool(1).pin(runOf(at(chain(50, 1), 0)))
 	g.k.Store(0, 1, []block.Ref{at(c, 1)})
 	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)

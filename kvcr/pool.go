@@ -3,6 +3,8 @@ package kvcr
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/kvsim/kvsim/block"
 )
@@ -11,274 +13,671 @@ import (
 type state uint8
 
 const (
-	free    state = iota
-	filling       // reserved for a store or pull in flight: not readable
-	ready         // readable, visible to the router and peers
-	pending       // moved away: absent to readers, removed when its last pin drops
+	free    state = iota // absent
+	filling              // reserved for a store or pull in flight: not readable
+	ready                // readable, visible to the router and peers
+	pending              // moved away: absent to readers, removed when its last pin drops
 )
 
-// Pool is one worker's G2 host pool of fixed capacity in blocks. Ready
-// blocks sit on an LRU list, least recently used first; eviction takes the
-// first unpinned one. Filling and pending blocks are never victims. Slots
-// are made on first use, so memory follows the blocks a run stores, not the
-// capacity.
+// run is blocks [lo, lo+n) of segment seg of the chain store (block.Chains),
+// a block's name there being (segment, offset): the unit the G2 pool and
+// its callers work in.
+type run struct{ seg, lo, n int32 }
+
+// end is the offset past r's last block.
+func (r run) end() int32 { return r.lo + r.n }
+
+// Pool is one worker's G2 host pool of fixed capacity in blocks, kept by
+// runs. Ready blocks sit on an LRU list, least recently used first;
+// eviction takes the first unpinned one. Filling and pending blocks are
+// never victims.
+//
+// The pool holds extents: runs of blocks with one state and one pin count
+// whose blocks, when ready, are consecutive on the LRU list in ascending
+// offset order. The LRU list is a list of extents, and each segment's
+// extents are kept sorted by offset, so an operation on a run splits at
+// most the two extents at its ends and then costs a step per extent, not
+// per block. Eviction takes the head extent's blocks from its lowest
+// offset, which is its least recently used. An extent made ready or
+// refreshed joins the tail extent when it continues it (same segment, next
+// offset, same pins), and one unpinned in place joins its LRU neighbours
+// likewise, so a store's run stays one extent and a load's pins leave no
+// cuts behind. Blocks refreshed in hash order (a pull's source,
+// unpinInOrder) become extents of one block each: that order follows no
+// run. The slot-by-slot pool this replaced is the oracle of
+// TestPoolAgainstSlots.
 type Pool struct {
-	names     block.Names        // block name -> slot
-	slots     []block.Node[slot] // the slots used so far; up to size
 	size      int
-	lru       block.List[slot] // the ready blocks, least recently used first
-	freeSlots []int32          // released slots, taken before fresh ones, the last first
-	evictable int              // ready and unpinned
+	used      int // blocks held: filling, ready or pending
 	peak      int
-	// evicted collects the blocks eviction took; KVCR reports and clears it.
+	evictable int                  // ready and unpinned blocks
+	ext       []block.Node[extent] // the extents; freed ones (n == 0) are listed in spare
+	spare     []int32
+	lru       block.List[extent] // the ready extents, least recently used first
+	segs      block.Map[int32]   // segment -> its index in bySeg + 1
+	bySeg     [][]entry          // per segment held, its extents by ascending offset
+	spareSeg  []int32            // indices of bySeg free for reuse
+	lastSeg   int32              // the segment last looked up, or -1
+	lastList  int32              // its index in bySeg
+	scratch   []int32            // the extents of the run in hand (cover)
+	moved     []int32            // unpinInOrder's extent of each block
+	more      []entry            // explode's new entries
+	// evicted collects the blocks eviction took, in order; KVCR reports
+	// and clears it.
 	evicted []block.Ref
-	chains  *block.Chains // holds a reference on the segment of every slot's block
+	chains  *block.Chains // holds a reference on the segment of every block held
 }
 
-// slot is one G2 block; its node in slots holds its LRU links beside it.
-type slot struct {
-	hash     uint64
-	place    uint32 // the hash's place (block.Ref)
-	pins     int32
-	seg, off int32 // the hash's segment and offset (block.Ref)
-	st       state
+// entry is an extent in its segment's index, with the offset past its
+// last block, so that a search reads the index alone.
+type entry struct{ end, e int32 }
+
+// extent is a run of blocks the pool holds alike (see Pool).
+type extent struct {
+	run
+	pins int32 // on each block
+	st   state
 }
 
 // NewPool returns an empty pool of capacity blocks. It holds a reference
-// in chains (nil: none) on the segment of each block it holds.
+// in chains on the segment of each block it holds, and names the blocks it
+// reports from chains, so chains may be nil only for a pool that never
+// holds a block.
 func NewPool(capacity int, chains *block.Chains) *Pool {
-	return &Pool{names: block.NewNames(), size: capacity, lru: block.NewList[slot](), chains: chains}
+	return &Pool{size: capacity, lru: block.NewList[extent](), lastSeg: -1, chains: chains}
 }
 
 // Capacity is the pool size in blocks.
 func (p *Pool) Capacity() int { return p.size }
 
-// Used is the number of slots taken (filling, ready or pending).
-func (p *Pool) Used() int { return len(p.slots) - len(p.freeSlots) }
+// Used is the number of blocks held (filling, ready or pending).
+func (p *Pool) Used() int { return p.used }
 
 // Peak is the largest Used seen.
 func (p *Pool) Peak() int { return p.peak }
 
-// slot returns r's slot, or -1. The pool keys blocks by name (segment and
-// offset in the chain store), which stands for the hash while the pool
-// holds the block (block.Names).
-func (p *Pool) slot(r block.Ref) int32 { return p.names.Get(r.Seg, r.Off) }
+// Room reports whether n blocks can be had, counting free places and
+// evictable blocks.
+func (p *Pool) Room(n int) bool { return n <= p.room() }
 
-// slotAt returns the slot of block k of the chain whose path is given, or
-// -1.
-func (p *Pool) slotAt(path []block.Piece, k int) int32 { return p.names.Get(block.Locate(path, k)) }
+// room is how many blocks can be had.
+func (p *Pool) room() int { return p.size - p.used + p.evictable }
+
+// segKey is segment s as a Map key and place.
+func segKey(s int32) (uint64, uint32) {
+	k := uint64(s) + 1
+	return k, uint32(block.Mix(k) >> 32)
+}
+
+// list is the index in bySeg of segment s's extents, or -1.
+func (p *Pool) list(s int32) int32 {
+	if s < 0 {
+		return -1
+	}
+	if s == p.lastSeg {
+		return p.lastList
+	}
+	i, ok := p.segs.Get(segKey(s))
+	if !ok {
+		return -1
+	}
+	p.lastSeg, p.lastList = s, i-1
+	return i - 1
+}
+
+// search is the position in es, a segment's index, of the first extent
+// ending past off.
+func search(es []entry, off int32) int {
+	lo, hi := 0, len(es)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if es[m].end > off {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
+// find is the extent holding block (seg, off), or -1.
+func (p *Pool) find(seg, off int32) int32 {
+	l := p.list(seg)
+	if l < 0 {
+		return -1
+	}
+	es := p.bySeg[l]
+	if i := search(es, off); i < len(es) && p.ext[es[i].e].V.lo <= off {
+		return es[i].e
+	}
+	return -1
+}
+
+// at is block (seg, off)'s state and the offset where the run of blocks
+// from off in that state ends: its extent's end, or for an absent block
+// the next held block of seg (math.MaxInt32: none).
+func (p *Pool) at(seg, off int32) (state, int32) {
+	l := p.list(seg)
+	if l < 0 {
+		return free, math.MaxInt32
+	}
+	es := p.bySeg[l]
+	i := search(es, off)
+	if i == len(es) {
+		return free, math.MaxInt32
+	}
+	if x := &p.ext[es[i].e].V; x.lo <= off {
+		return x.st, es[i].end
+	} else {
+		return free, x.lo
+	}
+}
 
 // Ready reports whether r is readable.
 func (p *Pool) Ready(r block.Ref) bool {
-	s := p.slot(r)
-	return s >= 0 && p.slots[s].V.st == ready
+	e := p.find(r.Seg, r.Off)
+	return e >= 0 && p.ext[e].V.st == ready
 }
 
-// Has reports whether r has a slot in any state.
-func (p *Pool) Has(r block.Ref) bool { return p.slot(r) >= 0 }
-
-// ref is slot s's block.
-func (p *Pool) ref(s int32) block.Ref {
-	b := &p.slots[s].V
-	return block.Ref{Hash: b.hash, Place: b.place, Seg: b.seg, Off: b.off}
-}
+// Has reports whether r is held in any state.
+func (p *Pool) Has(r block.Ref) bool { return p.find(r.Seg, r.Off) >= 0 }
 
 // Prefix counts the readable blocks of the chain whose path is given from
 // index from on, up to index limit or the first that is not readable.
 func (p *Pool) Prefix(path []block.Piece, from, limit int) int {
 	n, k := 0, 0
 	for _, pc := range path {
-		for off := int32(0); off < pc.N; off, k = off+1, k+1 {
-			if k < from {
-				continue
-			}
-			if k >= limit {
-				return n
-			}
-			if s := p.names.Get(pc.Seg, off); s < 0 || p.slots[s].V.st != ready {
-				return n
-			}
-			n++
+		if k+int(pc.N) <= from {
+			k += int(pc.N)
+			continue
 		}
+		stop := int32(min(int(pc.N), limit-k)) // the piece's blocks before limit
+		for off := int32(max(from-k, 0)); off < pc.N; {
+			if off >= stop {
+				return n
+			}
+			st, end := p.at(pc.Seg, off)
+			if st != ready {
+				return n
+			}
+			end = min(end, stop)
+			n += int(end - off)
+			off = end
+		}
+		k += int(pc.N)
 	}
 	return n
 }
 
-// Room reports whether n slots can be had, counting free slots and
-// evictable blocks.
-func (p *Pool) Room(n int) bool { return n <= p.size-len(p.slots)+len(p.freeSlots)+p.evictable }
-
-// take returns a released slot, else a fresh one, else evicts the least
-// recently used unpinned ready block (its hash goes to p.evicted) and
-// returns its slot. The caller has checked Room.
-func (p *Pool) take() int32 {
-	if len(p.freeSlots) == 0 && len(p.slots) < p.size {
-		p.slots = block.Grow(p.slots, p.size)
-		return int32(len(p.slots) - 1)
+// readyIn counts r's blocks that are ready, and those of them unpinned.
+func (p *Pool) readyIn(r run) (readyN, unpinned int) {
+	l := p.list(r.seg)
+	if l < 0 {
+		return 0, 0
 	}
-	if len(p.freeSlots) == 0 {
-		v := p.lru.Head()
-		for p.slots[v].V.pins > 0 {
-			v = p.slots[v].Next()
+	es := p.bySeg[l]
+	for i := search(es, r.lo); i < len(es) && p.ext[es[i].e].V.lo < r.end(); i++ {
+		x := &p.ext[es[i].e].V
+		if x.st != ready {
+			continue
 		}
-		p.evicted = append(p.evicted, p.ref(v))
-		p.remove(v)
-	}
-	s := p.freeSlots[len(p.freeSlots)-1]
-	p.freeSlots = p.freeSlots[:len(p.freeSlots)-1]
-	return s
-}
-
-// Fill reserves a slot for r, which must not be in the pool, in the
-// filling state, evicting when full.
-func (p *Pool) Fill(r block.Ref) int32 {
-	s := p.take()
-	p.peak = max(p.peak, p.Used())
-	p.slots[s].V = slot{hash: r.Hash, place: r.Place, seg: r.Seg, off: r.Off, st: filling}
-	p.chains.Acquire(r.Seg)
-	p.names.Put(r.Seg, r.Off, s)
-	return s
-}
-
-// MakeReady turns a filling slot readable, most recently used.
-func (p *Pool) MakeReady(s int32) {
-	p.slots[s].V.st = ready
-	p.lru.PushTail(p.slots, s)
-	p.evictable++
-}
-
-// remove frees a slot in any state.
-func (p *Pool) remove(s int32) {
-	if p.slots[s].V.st == ready {
-		p.lru.Unlink(p.slots, s)
-		if p.slots[s].V.pins == 0 {
-			p.evictable--
+		k := int(min(x.end(), r.end()) - max(x.lo, r.lo))
+		readyN += k
+		if x.pins == 0 {
+			unpinned += k
 		}
 	}
-	p.names.Delete(p.slots[s].V.seg, p.slots[s].V.off)
-	p.chains.Drop(p.slots[s].V.seg)
-	p.slots[s].V = slot{}
-	p.freeSlots = append(p.freeSlots, s)
+	return readyN, unpinned
+}
+
+// notReady is the offset of r's first block that is not readable, or -1.
+func (p *Pool) notReady(r run) int32 {
+	for off := r.lo; off < r.end(); {
+		st, end := p.at(r.seg, off)
+		if st != ready {
+			return off
+		}
+		off = end
+	}
+	return -1
+}
+
+// appendRefs appends r's blocks to dst as Refs, in ascending order.
+func (p *Pool) appendRefs(dst []block.Ref, r run) []block.Ref {
+	return p.chains.AppendRefs(dst, r.seg, r.lo, r.end())
+}
+
+// alloc returns a new extent holding x, in no index and on no list.
+func (p *Pool) alloc(x extent) int32 {
+	var e int32
+	if k := len(p.spare); k > 0 {
+		e, p.spare = p.spare[k-1], p.spare[:k-1]
+	} else {
+		p.ext = block.Grow(p.ext, p.size)
+		e = int32(len(p.ext) - 1)
+	}
+	p.ext[e].V = x
+	return e
+}
+
+// newExtent adds extent x, whose blocks are not held, to the index and
+// returns it. It is on no list.
+func (p *Pool) newExtent(x extent) int32 {
+	e := p.alloc(x)
+	l := p.list(x.seg)
+	if l < 0 {
+		if k := len(p.spareSeg); k > 0 {
+			l, p.spareSeg = p.spareSeg[k-1], p.spareSeg[:k-1]
+		} else {
+			l = int32(len(p.bySeg))
+			p.bySeg = append(p.bySeg, nil)
+		}
+		k, pl := segKey(x.seg)
+		p.segs.Put(k, pl, l+1)
+		p.lastSeg, p.lastList = x.seg, l
+	}
+	es := p.bySeg[l]
+	p.bySeg[l] = slices.Insert(es, search(es, x.lo), entry{x.end(), e})
+	return e
+}
+
+// freeExtent takes extent e, on no list, out of the index.
+func (p *Pool) freeExtent(e int32) {
+	l := p.list(p.ext[e].V.seg)
+	p.unindex(e, l, search(p.bySeg[l], p.ext[e].V.lo))
+}
+
+// unindex frees extent e, on no list, at position i of segment list l.
+func (p *Pool) unindex(e, l int32, i int) {
+	x := &p.ext[e].V
+	es := slices.Delete(p.bySeg[l], i, i+1)
+	p.bySeg[l] = es
+	if len(es) == 0 {
+		k, pl := segKey(x.seg)
+		p.segs.Delete(k, pl)
+		p.spareSeg = append(p.spareSeg, l)
+		p.lastSeg = -1
+	}
+	*x = extent{}
+	p.spare = append(p.spare, e)
+}
+
+// split cuts the extent at position i of segment list l at offset at,
+// inside it, and returns the new extent holding its blocks from at on,
+// which follows it on the LRU list.
+func (p *Pool) split(l int32, i int, at int32) int32 {
+	e := p.bySeg[l][i].e
+	x := p.ext[e].V
+	p.bySeg[l][i].end = at
+	p.ext[e].V.n = at - x.lo
+	r := p.alloc(extent{run: run{x.seg, at, x.end() - at}, pins: x.pins, st: x.st})
+	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, entry{x.end(), r})
+	if x.st == ready {
+		p.lru.InsertAfter(p.ext, e, r)
+	}
+	return r
+}
+
+// explode splits extent e, on no list, into extents of one block each:
+// ids[k] is its block k's (e for the first).
+func (p *Pool) explode(e int32, ids []int32) {
+	x := p.ext[e].V
+	ids[0] = e
+	if x.n == 1 {
+		return
+	}
+	l := p.list(x.seg)
+	i := search(p.bySeg[l], x.lo)
+	p.bySeg[l][i].end = x.lo + 1
+	p.ext[e].V.n = 1
+	p.more = p.more[:0]
+	for off := x.lo + 1; off < x.end(); off++ {
+		b := p.alloc(extent{run: run{x.seg, off, 1}, pins: x.pins, st: x.st})
+		p.more = append(p.more, entry{off + 1, b})
+		ids[off-x.lo] = b
+	}
+	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, p.more...)
+}
+
+// cover splits the extents at r's ends and returns those holding r's
+// blocks, in ascending order. The slice is valid until the next cover.
+func (p *Pool) cover(r run) []int32 {
+	p.scratch = p.scratch[:0]
+	l := p.list(r.seg)
+	if l < 0 {
+		return nil
+	}
+	for i := search(p.bySeg[l], r.lo); i < len(p.bySeg[l]); i++ {
+		e := p.bySeg[l][i].e
+		if p.ext[e].V.lo >= r.end() {
+			break
+		}
+		if p.ext[e].V.lo < r.lo {
+			e = p.split(l, i, r.lo)
+			i++
+		}
+		if p.bySeg[l][i].end > r.end() {
+			p.split(l, i, r.end())
+		}
+		p.scratch = append(p.scratch, e)
+	}
+	return p.scratch
+}
+
+// joins reports whether ready extent b, right after a on the LRU list,
+// continues a: the same segment from a's end, and the same pins.
+func (p *Pool) joins(a, b int32) bool {
+	x, y := &p.ext[a].V, &p.ext[b].V
+	return x.seg == y.seg && x.end() == y.lo && x.pins == y.pins
+}
+
+// merge joins extent b, right after a on the LRU list, into a.
+func (p *Pool) merge(a, b int32) {
+	p.lru.Unlink(p.ext, b)
+	x := &p.ext[a].V
+	l := p.list(x.seg)
+	i := search(p.bySeg[l], x.lo) // a's position; b's is the next
+	x.n += p.ext[b].V.n
+	p.bySeg[l][i].end = x.end()
+	p.unindex(b, l, i+1)
+}
+
+// pushTail makes ready extent e, on no list, the most recently used.
+func (p *Pool) pushTail(e int32) {
+	p.lru.PushTail(p.ext, e)
+	if t := p.ext[e].Prev(); t >= 0 && p.joins(t, e) {
+		p.merge(t, e)
+	}
+}
+
+// mergePrev joins ready extent e into its LRU predecessor when e continues
+// it, and returns the extent now holding e's blocks.
+func (p *Pool) mergePrev(e int32) int32 {
+	if pv := p.ext[e].Prev(); pv >= 0 && p.joins(pv, e) {
+		p.merge(pv, e)
+		return pv
+	}
+	return e
+}
+
+// fill reserves r, whose blocks must not be held, in the filling state,
+// evicting as needed; the caller has checked room.
+func (p *Pool) fill(r run) {
+	if over := p.used + int(r.n) - p.size; over > 0 {
+		p.evict(over)
+	}
+	p.used += int(r.n)
+	p.peak = max(p.peak, p.used)
+	p.chains.AcquireN(r.seg, int(r.n))
+	p.newExtent(extent{run: r, st: filling})
+}
+
+// evict removes the k least recently used unpinned ready blocks, listing
+// them in p.evicted.
+func (p *Pool) evict(k int) {
+	for e := p.lru.Head(); k > 0; {
+		next := p.ext[e].Next()
+		x := &p.ext[e].V
+		if x.pins > 0 {
+			e = next
+			continue
+		}
+		m := min(int32(k), x.n)
+		p.evicted = p.appendRefs(p.evicted, run{x.seg, x.lo, m})
+		k -= int(m)
+		if m == x.n {
+			p.remove(e)
+		} else {
+			p.chains.DropN(x.seg, int(m))
+			x.lo, x.n = x.lo+m, x.n-m
+			p.evictable -= int(m)
+			p.used -= int(m)
+		}
+		e = next
+	}
+}
+
+// store reserves the blocks of r the pool does not hold, while there is
+// room, appending the runs reserved to filled; it returns them and the
+// number of blocks it had no room for.
+func (p *Pool) store(r run, filled []run) ([]run, int) {
+	dropped := 0
+	for off := r.lo; off < r.end(); {
+		st, end := p.at(r.seg, off)
+		end = min(end, r.end())
+		if st != free {
+			off = end
+			continue
+		}
+		n := min(end-off, int32(p.room()))
+		if n > 0 {
+			p.fill(run{r.seg, off, n})
+			filled = append(filled, run{r.seg, off, n})
+		}
+		dropped += int(end - off - n)
+		off = end
+	}
+	return filled, dropped
+}
+
+// makeReady turns r's filling blocks readable, most recently used, in
+// ascending order.
+func (p *Pool) makeReady(r run) {
+	for _, e := range p.cover(r) {
+		x := &p.ext[e].V
+		x.st = ready
+		if x.pins == 0 {
+			p.evictable += int(x.n)
+		}
+		p.pushTail(e)
+	}
+}
+
+// remove frees extent e in any state.
+func (p *Pool) remove(e int32) {
+	x := &p.ext[e].V
+	if x.st == ready {
+		p.lru.Unlink(p.ext, e)
+		if x.pins == 0 {
+			p.evictable -= int(x.n)
+		}
+	}
+	p.used -= int(x.n)
+	p.chains.DropN(x.seg, int(x.n))
+	p.freeExtent(e)
+}
+
+// drop frees r's filling blocks, whose data never arrived.
+func (p *Pool) drop(r run) {
+	for _, e := range p.cover(r) {
+		p.remove(e)
+	}
 }
 
 // release returns the pool's segment references: its worker is gone.
 func (p *Pool) release() {
-	for _, n := range p.slots {
-		if n.V.hash != 0 {
-			p.chains.Drop(n.V.seg)
-		}
+	for _, nd := range p.ext {
+		p.chains.DropN(nd.V.seg, int(nd.V.n))
 	}
 	p.chains = nil
 }
 
-// Drop frees a filling slot whose data never arrived.
-func (p *Pool) Drop(s int32) { p.remove(s) }
-
-// evictableSlot reports whether eviction may take slot s: ready and
-// unpinned.
-func (p *Pool) evictableSlot(s int32) bool { return p.slots[s].V.st == ready && p.slots[s].V.pins == 0 }
-
-// Pin keeps a ready or pending block from eviction and removal.
-func (p *Pool) Pin(s int32) {
-	if p.evictableSlot(s) {
-		p.evictable--
+// pin keeps r's blocks, ready or pending, from eviction and removal.
+func (p *Pool) pin(r run) {
+	for _, e := range p.cover(r) {
+		x := &p.ext[e].V
+		if x.st == ready && x.pins == 0 {
+			p.evictable -= int(x.n)
+		}
+		x.pins++
 	}
-	p.slots[s].V.pins++
 }
 
-// Unpin drops a pin; refresh moves a ready block to the most recent end. It
-// reports whether the block was removed: a pending block goes with its last
-// pin.
-func (p *Pool) Unpin(s int32, refresh bool) bool {
-	b := &p.slots[s].V
-	b.pins--
-	switch {
-	case b.st == pending && b.pins == 0:
-		p.remove(s)
-		return true
-	case b.st == ready:
-		if b.pins == 0 {
-			p.evictable++
-		}
-		if refresh {
-			p.lru.Unlink(p.slots, s)
-			p.lru.PushTail(p.slots, s)
+// unpin drops a pin from each of r's blocks, in ascending order; refresh
+// moves the ready ones to the most recent end. A pending block goes with
+// its last pin: it is appended to removed. It returns removed and the
+// number of blocks removed.
+func (p *Pool) unpin(r run, refresh bool, removed []block.Ref) ([]block.Ref, int) {
+	gone := 0
+	last := int32(-1) // the extent holding the last ready blocks unpinned in place
+	for _, e := range p.cover(r) {
+		x := &p.ext[e].V
+		x.pins--
+		switch {
+		case x.st == pending && x.pins == 0:
+			removed = p.appendRefs(removed, x.run)
+			gone += int(x.n)
+			p.remove(e)
+		case x.st == ready:
+			if x.pins == 0 {
+				p.evictable += int(x.n)
+			}
+			if refresh {
+				p.lru.Unlink(p.ext, e)
+				p.pushTail(e)
+			} else {
+				last = p.mergePrev(e) // not with the next: it may be r's, not unpinned yet
+			}
 		}
 	}
-	return false
+	if last >= 0 {
+		if nx := p.ext[last].Next(); nx >= 0 && p.joins(last, nx) {
+			p.merge(last, nx)
+		}
+	}
+	return removed, gone
 }
 
-// MarkPending makes a ready block absent to readers; it is removed now when
-// unpinned, else when its last pin drops. It reports whether it was removed
-// now.
-func (p *Pool) MarkPending(s int32) bool {
-	if p.slots[s].V.st != ready {
-		return false
+// unpinInOrder is unpin with refresh of each block of blocks, one by one
+// in the order given (indices into blocks); runs are the blocks as runs,
+// in blocks' order. It drops the pins run by run, cutting the ready
+// extents into blocks and taking them off the LRU list, then puts them
+// back at the most recent end in that order: one list step a block
+// instead of a search and two splits. The blocks it removes are appended
+// to removed in that order too.
+func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed []block.Ref) ([]block.Ref, int) {
+	const gone = -2 // in moved: the block was removed
+	p.moved = p.moved[:0]
+	n := 0
+	for _, r := range runs {
+		from := len(p.moved)
+		for range r.n {
+			p.moved = append(p.moved, -1) // absent, filling or still pending
+		}
+		for _, e := range p.cover(r) {
+			x := &p.ext[e].V
+			at := from + int(x.lo-r.lo)
+			x.pins--
+			switch {
+			case x.st == pending && x.pins == 0:
+				for k := range x.n {
+					p.moved[at+int(k)] = gone
+				}
+				n += int(x.n)
+				p.remove(e)
+			case x.st == ready:
+				if x.pins == 0 {
+					p.evictable += int(x.n)
+				}
+				p.lru.Unlink(p.ext, e)
+				p.explode(e, p.moved[at:at+int(x.n)])
+			}
+		}
 	}
-	if p.slots[s].V.pins == 0 {
-		p.remove(s)
-		return true
+	for _, i := range order {
+		switch e := p.moved[i]; {
+		case e == gone:
+			removed = append(removed, blocks[i])
+		case e >= 0:
+			p.pushTail(e)
+		}
 	}
-	p.lru.Unlink(p.slots, s)
-	p.slots[s].V.st = pending
-	return false
+	return removed, n
+}
+
+// markPending makes r's ready blocks absent to readers: an unpinned one is
+// removed now (appended to removed), a pinned one when its last pin drops.
+// It returns removed and the number of blocks removed now.
+func (p *Pool) markPending(r run, removed []block.Ref) ([]block.Ref, int) {
+	gone := 0
+	for _, e := range p.cover(r) {
+		x := &p.ext[e].V
+		switch {
+		case x.st != ready:
+		case x.pins == 0:
+			removed = p.appendRefs(removed, x.run)
+			gone += int(x.n)
+			p.remove(e)
+		default:
+			p.lru.Unlink(p.ext, e)
+			x.st = pending
+		}
+	}
+	return removed, gone
 }
 
 // Pinned is the total of pins on the pool's blocks.
 func (p *Pool) Pinned() int {
 	n := 0
-	for _, b := range p.slots {
-		n += int(b.V.pins)
+	for _, nd := range p.ext {
+		n += int(nd.V.pins) * int(nd.V.n)
 	}
 	return n
 }
 
-// Check verifies the pool's bookkeeping: the index maps each used slot's
-// name to it, the LRU list holds exactly the ready blocks, and the
-// evictable count matches. O(capacity).
+// Check verifies the pool's bookkeeping: each segment's extents are
+// sorted, disjoint and of that segment, the index holds exactly the
+// extents in use, the LRU list holds exactly the ready ones, and the used
+// and evictable counts match. O(extents).
 func (p *Pool) Check() error {
 	var errs []error
-	readyN, evictable, used := 0, 0, 0
-	for s, nd := range p.slots {
-		b := nd.V
-		if b.st == free {
-			continue
-		}
-		used++
-		if p.slot(p.ref(int32(s))) != int32(s) {
-			errs = append(errs, fmt.Errorf("slot %d holds %x, which the index maps elsewhere", s, b.hash))
-		}
-		if b.st == ready {
-			readyN++
-			if b.pins == 0 {
-				evictable++
+	indexed, used, evictable, readyN := 0, 0, 0, 0
+	for l, es := range p.bySeg {
+		for i, en := range es {
+			x := p.ext[en.e].V
+			switch e := en.e; {
+			case x.n <= 0 || x.st == free || x.pins < 0:
+				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.n, x.st, x.pins))
+			case p.list(x.seg) != int32(l):
+				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under another segment", e, x.seg))
+			case en.end != x.end():
+				errs = append(errs, fmt.Errorf("extent %d of segment %d ends at %d, indexed as ending at %d", e, x.seg, x.end(), en.end))
+			case i > 0 && es[i-1].end > x.lo:
+				errs = append(errs, fmt.Errorf("extent %d of segment %d overlaps or precedes the one before", e, x.seg))
 			}
-		}
-		if b.pins < 0 {
-			errs = append(errs, fmt.Errorf("slot %d has %d pins", s, b.pins))
+			indexed++
+			used += int(x.n)
+			if x.st == ready {
+				readyN++
+				if x.pins == 0 {
+					evictable += int(x.n)
+				}
+			}
 		}
 	}
 	listed := 0
-	for s := p.lru.Head(); s >= 0; s = p.slots[s].Next() {
-		if p.slots[s].V.st != ready {
-			errs = append(errs, fmt.Errorf("slot %d on the LRU list is not ready", s))
+	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
+		if p.ext[e].V.st != ready {
+			errs = append(errs, fmt.Errorf("extent %d on the LRU list is not ready", e))
 		}
 		listed++
 	}
-	if listed != readyN || evictable != p.evictable || used != p.Used() || p.names.Len() != used {
-		errs = append(errs, fmt.Errorf("LRU %d / ready %d, evictable %d / counted %d, used %d / %d, index %d",
-			listed, readyN, evictable, p.evictable, used, p.Used(), p.names.Len()))
+	if indexed != len(p.ext)-len(p.spare) || listed != readyN || used != p.used || evictable != p.evictable || p.segs.Len() != len(p.bySeg)-len(p.spareSeg) {
+		errs = append(errs, fmt.Errorf("extents indexed %d / in use %d, LRU %d / ready %d, used %d / counted %d, evictable %d / counted %d, segments %d / %d",
+			indexed, len(p.ext)-len(p.spare), listed, readyN, used, p.used, evictable, p.evictable, p.segs.Len(), len(p.bySeg)-len(p.spareSeg)))
 	}
 	return errors.Join(errs...)
 }
 
-// Visible calls f with every block the router should see in the pool, in
-// slot order: the ready ones and those pending removal (announced removed
-// only once removed).
+// Visible calls f with every block the router should see in the pool: the
+// ready ones and those pending removal (announced removed only once
+// removed).
 func (p *Pool) Visible(f func(block.Ref)) {
-	for s, b := range p.slots {
-		if b.V.st == ready || b.V.st == pending {
-			f(p.ref(int32(s)))
+	for _, nd := range p.ext {
+		if nd.V.st == ready || nd.V.st == pending {
+			for off := nd.V.lo; off < nd.V.end(); off++ {
+				f(p.chains.Ref(nd.V.seg, off))
+			}
 		}
 	}
 }

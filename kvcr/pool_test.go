@@ -7,10 +7,6 @@ import (
 	"github.com/kvsim/kvsim/block"
 )
 
-// r is block h as a ref with a place and name of its own (offset h of
-// segment 0).
-func r(h uint64) block.Ref { return block.Ref{Hash: h, Place: uint32(h), Off: int32(h)} }
-
 // hashes lists refs' hashes.
 func hashes(rs []block.Ref) []uint64 {
 	var out []uint64
@@ -20,34 +16,44 @@ func hashes(rs []block.Ref) []uint64 {
 	return out
 }
 
-// TestPoolEviction: a pool of 4 with blocks 1-4 stored in order (1 least
-// recently used). 1 is pinned; 2 is pinned and moved (pending). Filling 5
-// and 6 evicts the least recent unpinned ready blocks, 3 then 4. With the
-// slots holding 1 (pinned), 2 (pending), 5 and 6 (filling) there is no room;
-// once 6 is ready there is.
+// blockRun is block h of the chain 1, 2, ... (hash h) as a run of one.
+func blockRun(h uint64) run { return runOf(at(chain(1, 16), int(h-1))) }
+
+// storeRun fills blocks [from, to] of the chain 1, 2, ... in p as one run
+// and makes them ready.
+func storeRun(p *Pool, from, to uint64) {
+	r := blockRun(from)
+	r.n = int32(to - from + 1)
+	p.fill(r)
+	p.makeReady(r)
+}
+
+// TestPoolEviction: a pool of 4 with blocks 1-4 stored in order, as one
+// run (1 least recently used). 1 is pinned; 2 is pinned and moved
+// (pending). Filling 5 and 6 evicts the least recent unpinned ready blocks,
+// 3 then 4. With the pool holding 1 (pinned), 2 (pending), 5 and 6
+// (filling) there is no room; once 6 is ready there is.
 func TestPoolEviction(t *testing.T) {
-	p := NewPool(4, nil)
-	for h := uint64(1); h <= 4; h++ {
-		p.MakeReady(p.Fill(r(h)))
-	}
-	p.Pin(p.slot(r(1)))
-	p.Pin(p.slot(r(2)))
-	if p.MarkPending(p.slot(r(2))) || p.Ready(r(2)) || !p.Has(r(2)) {
+	p := NewPool(4, testChains)
+	storeRun(p, 1, 4)
+	p.pin(blockRun(1))
+	p.pin(blockRun(2))
+	if _, gone := p.markPending(blockRun(2), nil); gone != 0 || p.Ready(at(chain(1, 2), 1)) || !p.Has(at(chain(1, 2), 1)) {
 		t.Fatal("pinned block removed at once, or still readable")
 	}
-	p.Fill(r(5)) // evicts 3: 1 pinned, 2 pending
-	f6 := p.Fill(r(6))
+	p.fill(blockRun(5)) // evicts 3: 1 pinned, 2 pending
+	p.fill(blockRun(6))
 	if !slices.Equal(hashes(p.evicted), []uint64{3, 4}) {
 		t.Errorf("evicted %v, want [3 4]", hashes(p.evicted))
 	}
 	if p.Room(1) {
 		t.Error("room with every block pinned, pending or filling")
 	}
-	p.MakeReady(f6)
+	p.makeReady(blockRun(6))
 	if !p.Room(1) {
 		t.Error("no room with block 6 ready and unpinned")
 	}
-	if !p.Unpin(p.slot(r(2)), false) || p.Has(r(2)) {
+	if removed, gone := p.unpin(blockRun(2), false, nil); gone != 1 || !slices.Equal(hashes(removed), []uint64{2}) || p.Has(at(chain(1, 2), 1)) {
 		t.Error("pending block kept after its last pin")
 	}
 	if p.Peak() != 4 || p.Used() != 3 {
@@ -59,50 +65,243 @@ func TestPoolEviction(t *testing.T) {
 }
 
 // TestPoolRefresh: unpinning with refresh moves a block to the most recent
-// end; without, it keeps its place.
+// end; without, it keeps its place. Blocks 1-3 are one run; 1 refreshed
+// leaves 2 3 1; filling 4 and 5 evicts 2 and 3.
 func TestPoolRefresh(t *testing.T) {
-	p := NewPool(3, nil)
-	for h := uint64(1); h <= 3; h++ {
-		p.MakeReady(p.Fill(r(h)))
-	}
-	p.Pin(p.slot(r(1)))
-	p.Unpin(p.slot(r(1)), true) // 1 is now most recent
-	p.Pin(p.slot(r(2)))
-	p.Unpin(p.slot(r(2)), false) // 2 stays least recent
-	p.Fill(r(4))
-	p.Fill(r(5))
+	p := NewPool(3, testChains)
+	storeRun(p, 1, 3)
+	p.pin(blockRun(1))
+	p.unpin(blockRun(1), true, nil) // 1 is now most recent
+	p.pin(blockRun(2))
+	p.unpin(blockRun(2), false, nil) // 2 stays least recent
+	p.fill(blockRun(4))
+	p.fill(blockRun(5))
 	if !slices.Equal(hashes(p.evicted), []uint64{2, 3}) {
 		t.Errorf("evicted %v, want [2 3]", hashes(p.evicted))
 	}
 }
 
+// TestPoolRuns: blocks 1-8 stored as one run are one extent. Pinning 3-5
+// splits it in three (1-2, 3-5 pinned, 6-8); unpinning 3-5 without refresh
+// joins them again. Pinning 4 and unpinning it with refresh leaves 1-3,
+// 5-8, 4 on the LRU list (three extents); filling 9-13 with a pool of 10
+// evicts the three least recent unpinned blocks: 1, 2, 3. The pool is then
+// full, with 5 ready blocks (5-8, 4) to evict. Storing 2-6 fills 2 and 3,
+// evicting 5 and 6; skips 4; and, as a store goes block by block, finds 5
+// and 6 gone and fills them too, evicting 7 and 8.
+func TestPoolRuns(t *testing.T) {
+	p := NewPool(10, testChains)
+	storeRun(p, 1, 8)
+	extents := func() int { return len(p.ext) - len(p.spare) }
+	if extents() != 1 {
+		t.Fatalf("%d extents after one run, want 1", extents())
+	}
+	r := blockRun(3)
+	r.n = 3
+	p.pin(r)
+	if extents() != 3 || p.evictable != 5 {
+		t.Errorf("%d extents, %d evictable after a pin in the middle; want 3, 5", extents(), p.evictable)
+	}
+	p.unpin(r, false, nil)
+	if extents() != 1 || p.evictable != 8 {
+		t.Errorf("%d extents, %d evictable after the unpin; want 1, 8", extents(), p.evictable)
+	}
+	p.pin(blockRun(4))
+	p.unpin(blockRun(4), true, nil)
+	if extents() != 3 {
+		t.Errorf("%d extents after a refresh in the middle, want 3", extents())
+	}
+	r = blockRun(9)
+	r.n = 5
+	p.fill(r) // 8 held + 5 = 13: evicts 3
+	if !slices.Equal(hashes(p.evicted), []uint64{1, 2, 3}) || p.Used() != 10 {
+		t.Errorf("evicted %v, used %d; want [1 2 3], 10", hashes(p.evicted), p.Used())
+	}
+	p.evicted = p.evicted[:0]
+	r = blockRun(2)
+	r.n = 5
+	filled, dropped := p.store(r, nil)
+	if seg := blockRun(2).seg; !slices.Equal(filled, []run{{seg, 1, 2}, {seg, 4, 2}}) || dropped != 0 || !slices.Equal(hashes(p.evicted), []uint64{5, 6, 7, 8}) {
+		t.Errorf("filled %v, dropped %d, evicted %v; want 2-3 and 5-6 filled, 5-8 evicted", filled, dropped, hashes(p.evicted))
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// lruHashes lists the hashes of p's ready blocks, least recently used
+// first.
+func lruHashes(p *Pool) []uint64 {
+	var rs []block.Ref
+	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
+		rs = p.appendRefs(rs, p.ext[e].V.run)
+	}
+	return hashes(rs)
+}
+
+// TestPoolUnpinInOrder: a pool of 8 holds blocks 1-6 (one run, 1 least
+// recent). A pull's source pins 2-5; another pull pins 4 and a move marks
+// it pending. The first pull ends, refreshing its blocks in the order 4, 2,
+// 5, 3 (as hash order might): 4 keeps a pin and stays pending, 2, 5 and 3
+// go to the tail in that order, so the LRU list is 1 6 2 5 3. The second
+// pull's unpin then removes 4. With 5 blocks held, filling 6 more evicts
+// the 3 least recent: 1, 6, 2.
+func TestPoolUnpinInOrder(t *testing.T) {
+	p := NewPool(8, testChains)
+	storeRun(p, 1, 6)
+	send := refs(chain(1, 16))[1:5] // blocks 2-5
+	pull := []run{{send[0].Seg, send[0].Off, 4}}
+	p.pin(pull[0])
+	p.pin(blockRun(4))
+	p.markPending(blockRun(4), nil)
+	removed, gone := p.unpinInOrder(pull, send, []int{2, 0, 3, 1}, nil)
+	if gone != 0 || len(removed) != 0 || !slices.Equal(lruHashes(p), []uint64{1, 6, 2, 5, 3}) {
+		t.Errorf("removed %v, LRU %v; want none, [1 6 2 5 3]", hashes(removed), lruHashes(p))
+	}
+	if removed, gone = p.unpin(blockRun(4), false, nil); gone != 1 || !slices.Equal(hashes(removed), []uint64{4}) {
+		t.Errorf("removed %v, want [4]", hashes(removed))
+	}
+	r := blockRun(7)
+	r.n = 6
+	p.fill(r)
+	if !slices.Equal(hashes(p.evicted), []uint64{1, 6, 2}) || p.Used() != 8 || p.Peak() != 8 {
+		t.Errorf("evicted %v, used %d, peak %d; want [1 6 2], 8, 8", hashes(p.evicted), p.Used(), p.Peak())
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
 // BenchmarkG2Pool measures the G2 pool's LRU work: a full pool of 4096
 // ready blocks in steady churn. Each step loads a block from somewhere in
-// the list (a pin, then an unpin with refresh: unlink and push to the tail)
-// and stores a new block (the fill evicts the head; the new block becomes
-// ready at the tail).
+// the pool (a pin, then an unpin with refresh: the block's extent splits
+// and the block moves to the tail) and stores a new block (the fill evicts
+// the head; the new block becomes ready at the tail, joining the block
+// before it when that was stored last), in the pool kept by runs and in
+// the slot-by-slot pool it replaced: single blocks, the case runs cannot
+// help. Blocks come from a ring of names, long evicted when they come
+// round again.
 func BenchmarkG2Pool(b *testing.B) {
-	const n = 4096
-	p := NewPool(n, nil)
-	ref := func(h uint64) block.Ref { // chains of 64 blocks, one segment each
-		return block.Ref{Hash: h, Place: uint32(block.Mix(h)), Seg: int32(h / 64), Off: int32(h % 64)}
+	const n, ring = 4096, 4 * 4096
+	chains := &block.Chains{}
+	for i := range ring / 64 { // chains of 64 blocks, one segment each
+		c := make([]uint64, 64)
+		for k := range c {
+			c[k] = uint64(i*64 + k + 1)
+		}
+		chains.Intern(c, nil)
 	}
-	h := uint64(0)
-	for range n {
-		h++
-		p.MakeReady(p.Fill(ref(h)))
+	name := func(h int) run { return run{int32(h % ring / 64), int32(h % 64), 1} }
+	ref := func(r run) block.Ref { return block.Ref{Seg: r.seg, Off: r.lo} }
+	b.Run("runs", func(b *testing.B) {
+		p := NewPool(n, chains)
+		h := 0
+		for ; h < n; h++ {
+			p.fill(name(h))
+			p.makeReady(name(h))
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			r := name(h - 1 - int(uint32(i)*2654435761%n)) // at a scattered place in the list, when still held
+			if p.Ready(ref(r)) {
+				p.pin(r)
+				p.unpin(r, true, nil)
+			}
+			p.fill(name(h))
+			p.makeReady(name(h))
+			h++
+			p.evicted = p.evicted[:0]
+		}
+	})
+	b.Run("slots", func(b *testing.B) {
+		o := newSlotPool(n, chains)
+		h := 0
+		for ; h < n; h++ {
+			o.MakeReady(o.Fill(ref(name(h))))
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			r := ref(name(h - 1 - int(uint32(i)*2654435761%n)))
+			if o.Ready(r) {
+				s := o.slot(r)
+				o.Pin(s)
+				o.Unpin(s, true)
+			}
+			o.MakeReady(o.Fill(ref(name(h))))
+			h++
+			o.evicted = o.evicted[:0]
+		}
+	})
+}
+
+// BenchmarkG2PoolRuns measures run-shaped churn, as a conversation's turns
+// make it, in the pool kept by runs and in the slot-by-slot pool it
+// replaced: a full pool of 4096 ready blocks, each step storing a run of
+// 32 new blocks (evicting as many from the head; they become ready at the
+// tail) and loading 16 blocks of one of the last 128 runs stored, when
+// still held (a pin, then an unpin with refresh). ns/op is per step.
+func BenchmarkG2PoolRuns(b *testing.B) {
+	const n, store, load, ring = 4096, 32, 16, 2048
+	chains := &block.Chains{}
+	for i := range ring / 2 { // a ring of names, two runs to a chain of 64 blocks: a run is long evicted when its name comes round again
+		c := make([]uint64, 64)
+		for k := range c {
+			c[k] = uint64(i*64 + k + 1)
+		}
+		chains.Intern(c, nil)
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		s := int32(uint32(i) * 2654435761 % n) // ready, at a scattered place in the list
-		p.Pin(s)
-		p.Unpin(s, true)
-		h++
-		p.MakeReady(p.Fill(ref(h)))
-		p.evicted = p.evicted[:0]
+	stored := 0
+	var runs []run // the runs stored
+	newRun := func() run {
+		runs = append(runs, run{int32(stored % ring / 2), int32(stored % 2 * store), store})
+		stored++
+		return runs[len(runs)-1]
 	}
-	b.StopTimer()
-	if p.Used() != n || p.evictable != n {
-		b.Fatalf("%d used, %d evictable; want %d", p.Used(), p.evictable, n)
+	for _, kind := range []string{"runs", "slots"} {
+		b.Run(kind, func(b *testing.B) {
+			p, o := NewPool(n, chains), newSlotPool(n, chains)
+			runs, stored = runs[:0], 0
+			step := func(i int) {
+				if len(runs) == ring {
+					runs = append(runs[:0], runs[ring-n/store:]...)
+				}
+				r := newRun()
+				lr := runs[len(runs)-1-int(uint32(i)*2654435761%uint32(min(len(runs), n/store)))]
+				lr.lo, lr.n = lr.lo+8, load
+				if kind == "runs" {
+					p.fill(r)
+					p.makeReady(r)
+					if p.notReady(lr) < 0 {
+						p.pin(lr)
+						p.unpin(lr, true, nil)
+					}
+					p.evicted = p.evicted[:0]
+					return
+				}
+				var ss [store]int32
+				for k := range r.n {
+					ss[k] = o.Fill(block.Ref{Seg: r.seg, Off: r.lo + k})
+				}
+				for _, s := range ss {
+					o.MakeReady(s)
+				}
+				if o.Prefix([]block.Piece{{Seg: lr.seg, N: lr.end()}}, int(lr.lo), int(lr.end())) == load {
+					for k := range lr.n {
+						o.Pin(o.slot(block.Ref{Seg: lr.seg, Off: lr.lo + k}))
+					}
+					for k := range lr.n {
+						o.Unpin(o.slot(block.Ref{Seg: lr.seg, Off: lr.lo + k}), true)
+					}
+				}
+				o.evicted = o.evicted[:0]
+			}
+			for i := range n / store {
+				step(i)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				step(i)
+			}
+		})
 	}
 }

@@ -46,9 +46,8 @@ type Pull struct {
 	whole          bool        // the fetch reaches the end of the reusable chain: landing is success
 	moves          int         // the first moves blocks of send are moved (hinted); the rest are copies
 	send           []block.Ref // the blocks the transfer carries
-	srcSlots       []int32     // their slots at the source, pinned
-	dstSlots       []int32     // their slots at the target, filling
-	hits           []int32     // the target's slots of the fetch's blocks it held, pinned
+	runs           []run       // send as runs: pinned at the source, filling at the target
+	hits           []run       // the fetch's blocks the target held, pinned there
 	targetDeadline des.Time
 	sourceDeadline des.Time
 	t              Transfer

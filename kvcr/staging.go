@@ -18,51 +18,68 @@ import (
 type fetch struct {
 	first     int         // first block the target lacks: the end of its G2 prefix
 	end       int         // the walk's end: every block of [g1, end) is a hit or sent
-	hits      []int32     // the target's slots of the hits
-	hitIdx    []int       // their block indices
+	hits      []run       // the hits, in chain order
+	hitIdx    []int       // the block index of each hit run's first block
 	send      []block.Ref // the missing blocks the transfer carries, in chain order
-	srcSlots  []int32     // their slots at the source
+	runs      []run       // send as runs
 	moves     int         // the first moves blocks of send are the hint's
 	unsettled bool        // the walk stopped at a target block still filling or pending removal
 }
 
 // walk fills f for the fetch [g1, limit) of the chain whose path is given
-// at target tn, with the
-// hint's first hintEnd blocks as remote candidates at src (nil: the source
-// may not be asked; only the target is walked, up to its first missing
-// block).
+// at target tn, with the hint's first hintEnd blocks as remote candidates
+// at src (nil: the source may not be asked; only the target is walked, up
+// to its first missing block). It goes by runs: a run of hits ends with
+// its extent at the target, a run sent where the target's gap, the
+// source's ready extent, the capacity or the hint ends.
 func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit, hintEnd int) {
 	f.first, f.moves, f.unsettled = -1, 0, false
-	f.hits, f.hitIdx, f.send, f.srcSlots = f.hits[:0], f.hitIdx[:0], f.send[:0], f.srcSlots[:0]
+	f.hits, f.hitIdx, f.send, f.runs = f.hits[:0], f.hitIdx[:0], f.send[:0], f.runs[:0]
 	capacity := tn.pool.Capacity()
-	i := g1
-	for ; i < limit; i++ {
-		seg, off := block.Locate(path, i)
-		s := tn.pool.names.Get(seg, off)
-		if s >= 0 && tn.pool.slots[s].V.st == ready {
-			f.hits = append(f.hits, s)
+	taken := 0                 // blocks hit or sent
+	i, piece, base := g1, 0, 0 // base: the chain index of the piece's first block
+	for i < limit {
+		for piece < len(path) && base+int(path[piece].N) <= i {
+			base += int(path[piece].N)
+			piece++
+		}
+		seg, off, n := int32(-1), int32(0), int32(limit-i) // past the path: a block no pool holds
+		if piece < len(path) {
+			seg, off = path[piece].Seg, int32(i-base)
+			n = min(n, path[piece].N-off)
+		}
+		st, end := tn.pool.at(seg, off)
+		if st == ready {
+			h := min(n, end-off)
+			f.hits = append(f.hits, run{seg, off, h})
 			f.hitIdx = append(f.hitIdx, i)
+			taken += int(h)
+			i += int(h)
 			continue
 		}
 		if f.first < 0 {
 			f.first = i
 		}
-		if s >= 0 {
+		if st != free {
 			f.unsettled = true
 			break
 		}
-		if src == nil || len(f.send)+len(f.hits) >= capacity || (i >= hintEnd && !k.cfg.Opportunistic) {
+		if src == nil || taken >= capacity || (i >= hintEnd && !k.cfg.Opportunistic) {
 			break
 		}
-		ss := src.names.Get(seg, off)
-		if ss < 0 || src.slots[ss].V.st != ready {
+		sst, send := src.at(seg, off)
+		if sst != ready {
 			break
 		}
-		if i < hintEnd {
-			f.moves++
+		m := min(n, end-off, send-off, int32(capacity-taken))
+		if !k.cfg.Opportunistic {
+			m = min(m, int32(hintEnd-i))
 		}
-		f.send = append(f.send, src.ref(ss)) // with its segment, as the source holds it
-		f.srcSlots = append(f.srcSlots, ss)
+		f.moves += max(0, min(i+int(m), hintEnd)-i)
+		f.runs = append(f.runs, run{seg, off, m})
+		f.send = src.appendRefs(f.send, run{seg, off, m})
+		taken += int(m)
+		i += int(m)
 	}
 	if f.first < 0 {
 		f.first = i
@@ -125,13 +142,12 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	return Wait
 }
 
-// evictable counts the slots among ss that eviction could take.
-func evictable(pool *Pool, ss []int32) int {
+// evictable counts the blocks of rs that eviction could take.
+func evictable(pool *Pool, rs []run) int {
 	n := 0
-	for _, s := range ss {
-		if pool.evictableSlot(s) {
-			n++
-		}
+	for _, r := range rs {
+		_, e := pool.readyIn(r)
+		n += e
 	}
 	return n
 }
@@ -140,13 +156,13 @@ func evictable(pool *Pool, ss []int32) int {
 // the target already holds in G2 (its destination hits): the target has
 // them, so the source lets its copies go.
 func (k *KVCR) invalidateHits(now des.Time, sn *node, path []block.Piece, f *fetch, hintEnd int) {
-	for _, i := range f.hitIdx {
+	for j, r := range f.hits {
+		i := f.hitIdx[j]
 		if i >= hintEnd {
 			break
 		}
-		if s := sn.pool.slotAt(path, i); s >= 0 {
-			k.markMoved(sn, s)
-		}
+		r.n = min(r.n, int32(hintEnd-i))
+		k.markMoved(sn, r)
 	}
 	k.reportRemoved(now, sn)
 }
@@ -223,21 +239,25 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	p.state = requested
 	k.C.PullsStaged++
 	p.send = append(p.send[:0], f.send...)
-	p.srcSlots = append(p.srcSlots[:0], f.srcSlots...)
+	p.runs = append(p.runs[:0], f.runs...)
 	p.hits = append(p.hits[:0], f.hits...)
 	if move {
 		p.moves = f.moves
 	}
-	for i, s := range p.srcSlots {
-		k.mustServe(now, sn, s, p.send[i], "pull", p.ID)
-		sn.pool.Pin(s)
+	i := 0 // the index in send of the run's first block
+	for _, r := range p.runs {
+		if off := sn.pool.notReady(r); off >= 0 {
+			k.served(now, sn, p.send[i+int(off-r.lo)], "pull", p.ID)
+		}
+		sn.pool.pin(r)
+		i += int(r.n)
 	}
-	k.C.PinsAcquired += int64(len(p.srcSlots))
-	for _, s := range p.hits {
-		tn.pool.Pin(s)
+	k.C.PinsAcquired += int64(len(p.send))
+	for _, r := range p.hits {
+		tn.pool.pin(r)
 	}
-	for _, b := range p.send {
-		p.dstSlots = append(p.dstSlots, tn.pool.Fill(b))
+	for _, r := range p.runs {
+		tn.pool.fill(r)
 	}
 	k.reportEvicted(now, tn)
 	tn.inflight++

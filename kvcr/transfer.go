@@ -29,24 +29,31 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 	sn.sent += p.Bytes
 	k.unpinSource(now, sn, p, true)
 	if accepted {
-		for _, s := range p.dstSlots {
-			tn.pool.MakeReady(s)
+		for _, r := range p.runs {
+			tn.pool.makeReady(r)
 		}
 		k.l.Inventory(now, tn.id, p.send, true)
 		p.Landed = len(p.send)
 		k.C.BlocksPulled += int64(p.Landed)
 		k.C.BytesPulled += p.Bytes
 	} else {
-		for _, s := range p.dstSlots {
-			tn.pool.Drop(s)
+		for _, r := range p.runs {
+			tn.pool.drop(r)
 		}
 	}
 	if sn.status != Removed {
-		for _, s := range p.srcSlots[:p.moves] {
-			if !accepted && sn.pool.slots[s].V.st == ready {
-				k.C.MoveLostBlocks++ // gone at the source, not kept at the target
+		left := p.moves // the runs' first blocks that were moved
+		for _, r := range p.runs {
+			if left == 0 {
+				break
 			}
-			k.markMoved(sn, s)
+			r.n = min(r.n, int32(left))
+			left -= int(r.n)
+			if !accepted {
+				readyN, _ := sn.pool.readyIn(r)
+				k.C.MoveLostBlocks += int64(readyN) // gone at the source, not kept at the target
+			}
+			k.markMoved(sn, r)
 		}
 		k.reportRemoved(now, sn)
 	}
@@ -62,8 +69,8 @@ func (k *KVCR) cancelTransfer(now des.Time, p *Pull) {
 	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
 	k.unpinSource(now, sn, p, false)
 	if tn.status != Removed {
-		for _, s := range p.dstSlots {
-			tn.pool.Drop(s)
+		for _, r := range p.runs {
+			tn.pool.drop(r)
 		}
 		k.unpinHits(now, tn, p)
 	}
@@ -78,34 +85,35 @@ func (k *KVCR) transferOver(now des.Time, p *Pull) {
 }
 
 // unpinSource drops the pull's pins at the source; with refresh their
-// recency is refreshed, in ascending hash order. A block a move left
-// pending goes with its last pin.
+// recency is refreshed, in ascending hash order: block by block, as hash
+// order follows no run (Pool.unpinInOrder). A block a move left pending
+// goes with its last pin.
 func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
-	k.C.PinsReleased += int64(len(p.srcSlots))
+	k.C.PinsReleased += int64(len(p.send))
 	if sn.status == Removed {
 		return // the pins went with the worker's pool
 	}
 	if !refresh {
-		for _, s := range p.srcSlots {
-			k.unpin(sn, s, false)
+		for _, r := range p.runs {
+			k.unpin(sn, r, false)
 		}
 	} else {
 		k.order = k.order[:0]
-		for i := range p.srcSlots {
+		for i := range p.send {
 			k.order = append(k.order, i)
 		}
 		slices.SortFunc(k.order, func(a, b int) int { return cmp.Compare(p.send[a].Hash, p.send[b].Hash) })
-		for _, i := range k.order {
-			k.unpin(sn, p.srcSlots[i], true)
-		}
+		var gone int
+		k.removed, gone = sn.pool.unpinInOrder(p.runs, p.send, k.order, k.removed)
+		k.C.MoveRemovedBlocks += int64(gone)
 	}
 	k.reportRemoved(now, sn)
 }
 
 // unpinHits releases the target's hold on its destination hits.
 func (k *KVCR) unpinHits(now des.Time, tn *node, p *Pull) {
-	for _, s := range p.hits {
-		k.unpin(tn, s, false)
+	for _, r := range p.hits {
+		k.unpin(tn, r, false)
 	}
 	k.reportRemoved(now, tn)
 }
