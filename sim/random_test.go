@@ -19,8 +19,10 @@ import (
 )
 
 var (
-	scengenN    = flag.Int("scengen.n", 2000, "generated scenarios TestGenerated runs")
-	scengenSeed = flag.Uint64("scengen.seed", 1, "first seed TestGenerated runs (with -scengen.n=1: replay one case)")
+	scengenN       = flag.Int("scengen.n", 2000, "generated scenarios TestGenerated runs")
+	scengenSeed    = flag.Uint64("scengen.seed", 1, "first seed TestGenerated runs (with -scengen.n=1: replay one case)")
+	scengenLarge   = flag.Bool("scengen.large", false, "TestGenerated runs scengen.GenerateLarge's cases")
+	scengenDigests = flag.String("scengen.digests", "", "file TestGenerated writes each case's seed and digest (or error) to, to compare two commits")
 )
 
 // outcome is what one run of a generated case ended with.
@@ -89,11 +91,28 @@ func unjoin(err error) []error {
 //
 //	go test ./sim -run 'TestGenerated$' -scengen.n=50000
 //	go test ./sim -run 'TestGenerated$' -scengen.seed=S -scengen.n=1 -v
+//
+// To check that a change keeps every result, write the digests in two
+// checkouts and compare the files (docs/performance.md):
+//
+//	go test ./sim -run 'TestGenerated$' -scengen.n=40000 -scengen.digests=/tmp/a.txt
 func TestGenerated(t *testing.T) {
 	var cov coverage
 	dir := t.TempDir()
+	var digests *os.File
+	if *scengenDigests != "" {
+		f, err := os.Create(*scengenDigests)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		digests = f
+	}
 	for seed := *scengenSeed; seed < *scengenSeed+uint64(*scengenN); seed++ {
 		c := scengen.Generate(seed)
+		if *scengenLarge {
+			c = scengen.GenerateLarge(seed)
+		}
 		path, err := c.Write(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -103,6 +122,9 @@ func TestGenerated(t *testing.T) {
 			t.Fatalf("seed %d: the generator wrote an invalid scenario: %v", seed, err)
 		}
 		a, b := runCase(sc, false), runCase(sc, true)
+		if digests != nil {
+			writeDigest(t, digests, seed, a)
+		}
 		if msg := verdict(a, b); msg != "" {
 			t.Errorf("seed %d: %s\n%s", seed, msg, save(t, c))
 			continue
@@ -114,6 +136,17 @@ func TestGenerated(t *testing.T) {
 		if missing := cov.missing(); len(missing) > 0 {
 			t.Errorf("no generated case had: %v", missing)
 		}
+	}
+}
+
+// writeDigest writes a case's seed and digest, or its error, as one line.
+func writeDigest(t *testing.T, f *os.File, seed uint64, o outcome) {
+	line := fmt.Sprintf("%d %s\n", seed, "error "+strings.ReplaceAll(fmt.Sprint(o.err), "\n", "; "))
+	if o.err == nil {
+		line = fmt.Sprintf("%d %s\n", seed, o.res.Summary.Digest)
+	}
+	if _, err := f.WriteString(line); err != nil {
+		t.Fatal(err)
 	}
 }
 
