@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -43,23 +42,18 @@ type Column[R any] struct {
 	Values []string
 }
 
-// TableWriter streams rows of type R into one Parquet file. It buffers one
-// row group of rows in Arrow builders; each full batch goes to a goroutine
-// of the writer's own, which encodes and compresses (zstd) it as one row
-// group and releases it while the next batch fills, at most one batch
-// waiting. Row groups are written in the order they fill, so the file is
-// the same as written in line. The Arrow schema is stored in the file so
-// Arrow readers restore the dictionary columns.
+// TableWriter streams rows of type R into one Parquet file. It buffers at
+// most one row group of rows in Arrow builders; each full batch is written
+// as one row group (zstd-compressed) and released. The Arrow schema is
+// stored in the file so Arrow readers restore the dictionary columns.
 type TableWriter[R any] struct {
 	path    string
 	b       *array.RecordBuilder
-	appends []func(*R) error       // one a column, in schema order
-	batch   int                    // rows a row group
-	n       int                    // rows in the current batch
-	err     error                  // first error; the writer is dead after it
-	groups  chan arrow.RecordBatch // full batches, to the writing goroutine
-	done    chan error             // the writing goroutine's first error, when it ends
-	failed  atomic.Pointer[error]  // set by the writing goroutine when a row group fails
+	fw      *pqarrow.FileWriter
+	appends []func(*R) error // one a column, in schema order
+	batch   int              // rows a row group
+	n       int              // rows in the current batch
+	err     error            // first error; the writer is dead after it
 }
 
 // NewTableWriter creates the file at path (truncating it) for a table with
@@ -95,9 +89,8 @@ func NewTableWriter[R any](path string, cols []Column[R], rowGroupRows int) (*Ta
 	}
 
 	f, err := os.Create(path)
-	var fw *pqarrow.FileWriter
 	if err == nil {
-		fw, err = pqarrow.NewFileWriter(b.Schema(), f, parquet.NewWriterProperties(props...),
+		w.fw, err = pqarrow.NewFileWriter(b.Schema(), f, parquet.NewWriterProperties(props...),
 			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		if err != nil {
 			f.Close()
@@ -108,28 +101,7 @@ func NewTableWriter[R any](path string, cols []Column[R], rowGroupRows int) (*Ta
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	b.Reserve(rowGroupRows)
-	w.groups, w.done = make(chan arrow.RecordBatch, 1), make(chan error, 1)
-	go w.write(fw)
 	return w, nil
-}
-
-// write writes the batches that arrive as row groups, then the footer, and
-// reports its first error on w.done. After an error it drops the batches.
-func (w *TableWriter[R]) write(fw *pqarrow.FileWriter) {
-	var err error
-	for rec := range w.groups {
-		if err == nil {
-			if err = fw.Write(rec); err != nil {
-				err = fmt.Errorf("report: %s: %w", w.path, err)
-				w.failed.Store(&err)
-			}
-		}
-		rec.Release()
-	}
-	if cerr := fw.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("report: %s: %w", w.path, cerr)
-	}
-	w.done <- err
 }
 
 // dataType returns the Arrow type c's getter selects.
@@ -206,15 +178,10 @@ func (c Column[R]) appender(b array.Builder) (func(*R) error, error) {
 	}, nil
 }
 
-// Append adds one row. Every rowGroupRows rows it hands a row group to be
-// written. After an error (its own, or a row group's that failed to write)
-// the writer accepts no more rows; Close still closes the file.
+// Append adds one row. Every rowGroupRows rows it writes a row group. After
+// an error the writer accepts no more rows; Close still closes the file.
 func (w *TableWriter[R]) Append(r *R) error {
 	if w.err != nil {
-		return w.err
-	}
-	if err := w.failed.Load(); err != nil {
-		w.err = *err
 		return w.err
 	}
 	for _, a := range w.appends {
@@ -225,30 +192,35 @@ func (w *TableWriter[R]) Append(r *R) error {
 	}
 	w.n++
 	if w.n == w.batch {
-		w.flush()
+		return w.flush()
 	}
 	return nil
 }
 
-// flush hands the buffered rows to the writing goroutine as one row group.
-func (w *TableWriter[R]) flush() {
-	w.groups <- w.b.NewRecordBatch()
+// flush writes the buffered rows as one row group and releases them.
+func (w *TableWriter[R]) flush() error {
+	rec := w.b.NewRecordBatch()
+	defer rec.Release()
 	w.n = 0
+	if err := w.fw.Write(rec); err != nil {
+		w.err = fmt.Errorf("report: %s: %w", w.path, err)
+		return w.err
+	}
 	w.b.Reserve(w.batch)
+	return nil
 }
 
-// Close writes the buffered rows as a last row group, waits for every row
-// group to be written, writes the footer and closes the file; call it once.
-// It returns the first error of the writer's life.
+// Close writes the buffered rows as a last row group, writes the footer and
+// closes the file; call it once. It returns the first error of the
+// writer's life.
 func (w *TableWriter[R]) Close() error {
 	if w.err == nil && w.n > 0 {
-		w.flush()
-	}
-	close(w.groups)
-	if err := <-w.done; err != nil && w.err == nil {
-		w.err = err
+		w.flush() // an error lands in w.err
 	}
 	w.b.Release()
+	if err := w.fw.Close(); err != nil && w.err == nil {
+		w.err = fmt.Errorf("report: %s: %w", w.path, err)
+	}
 	return w.err
 }
 
