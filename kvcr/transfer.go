@@ -32,7 +32,7 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 		for _, r := range p.runs {
 			tn.pool.makeReady(r)
 		}
-		k.l.Inventory(now, tn.id, p.send, true)
+		k.inventory(now, tn.id, p.runs, true)
 		p.Landed = len(p.send)
 		k.C.BlocksPulled += int64(p.Landed)
 		k.C.BytesPulled += p.Bytes
