@@ -106,7 +106,8 @@ type KVCR struct {
 	spare    []*op       // finished loads and stores, for reuse
 	removed  []block.Run // scratch: blocks a move removed, reported in one batch
 	inv      []block.Run // scratch: runs reported to the listener (inventory)
-	order    []int       // scratch: pinned blocks in hash order
+	sent     []block.Ref // scratch: a pull's blocks, for their hashes (unpinSource)
+	order    []int       // scratch: sent in hash order
 	scratch  fetch       // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters
