@@ -1,8 +1,9 @@
 // Package block is a block's identity in the tables that index blocks by
 // hash: Ref (hash, place, segment and offset), the place of a chain's
 // block, and Map, the hash map those tables use; List, the LRU list of the
-// G1 and G2 pools; and Chains, the chain store whose segments name blocks
-// for the tables kept by runs. The workload, engine, kvcr and scheduler
+// G1 and G2 pools; Chains, the chain store whose segments name blocks for
+// the tables kept by runs; and Run, a run of a segment's blocks, in which
+// the caches report what they gained and lost. The workload, engine, kvcr and scheduler
 // packages share it.
 package block
 
@@ -33,6 +34,39 @@ type Ref struct {
 	Seg   int32
 }
 
+// A Run is blocks [Lo, Hi) of segment Seg of a Chains store: how the
+// caches report the blocks they gained or lost, a run at a time.
+type Run struct {
+	Seg    int32
+	Lo, Hi int32
+}
+
+// Len is the number of blocks in r.
+func (r Run) Len() int { return int(r.Hi - r.Lo) }
+
+// AppendRun appends r to dst, extending dst's last run instead when r
+// continues it (the same segment, from its end), so that blocks appended
+// in ascending order make as few runs as they can. An empty r is skipped.
+func AppendRun(dst []Run, r Run) []Run {
+	if r.Lo >= r.Hi {
+		return dst
+	}
+	if n := len(dst); n > 0 && dst[n-1].Seg == r.Seg && dst[n-1].Hi == r.Lo {
+		dst[n-1].Hi = r.Hi
+		return dst
+	}
+	return append(dst, r)
+}
+
+// Blocks is the number of blocks in runs.
+func Blocks(runs []Run) int {
+	n := 0
+	for _, r := range runs {
+		n += r.Len()
+	}
+	return n
+}
+
 // PlaceGroup is how many consecutive blocks share a place leader.
 const PlaceGroup = Group
 
@@ -45,21 +79,6 @@ func PlaceOf(chain []uint64, k int) uint32 {
 
 // RefOf is block k of chain as a Ref for a lookup by hash (Seg -1).
 func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k), Seg: -1} }
-
-// AppendRefs appends blocks [from, to) of chain to dst as Refs named
-// (seg, k-start): blocks of one piece of the chain's path, whose segment
-// seg starts at chain position start. They are RefAt's Refs, with each
-// group's leader mixed once.
-func AppendRefs(dst []Ref, chain []uint64, from, to int, seg int32, start int) []Ref {
-	lead, place := -1, uint32(0)
-	for k := from; k < to; k++ {
-		if g := k &^ (PlaceGroup - 1); g != lead {
-			lead, place = g, uint32(Mix(chain[g])>>32)&^(PlaceGroup-1)
-		}
-		dst = append(dst, Ref{Hash: chain[k], Place: place | uint32(k&(PlaceGroup-1)), Seg: seg, Off: int32(k - start)})
-	}
-	return dst
-}
 
 // RefAt is block k of chain, whose path in a Chains store is path, as a
 // Ref with its segment and offset (Seg -1 when path is empty).

@@ -254,8 +254,8 @@ func TestChainsAcquireGuards(t *testing.T) {
 	c.Acquire(-1)
 }
 
-// TestAppendRefs: the Refs made by run, from a chain's piece (AppendRefs) or
-// from the store alone (Chains.AppendRefs, Chains.Ref), are RefAt's, for
+// TestAppendRefs: the Refs made from the store alone (Chains.AppendRefs,
+// Chains.Ref) are RefAt's, for
 // chains that branch off and extend each other at every offset, across the
 // place groups.
 func TestAppendRefs(t *testing.T) {
@@ -281,9 +281,6 @@ func TestAppendRefs(t *testing.T) {
 			want := make([]Ref, 0, p.N)
 			for k := start; k < start+int(p.N); k++ {
 				want = append(want, RefAt(chain, path, k))
-			}
-			if got := AppendRefs(nil, chain, start, start+int(p.N), p.Seg, start); !slices.Equal(got, want) {
-				t.Fatalf("AppendRefs %v, RefAt %v", got, want)
 			}
 			if got := c.AppendRefs(nil, p.Seg, 0, p.N); !slices.Equal(got, want) {
 				t.Fatalf("Chains.AppendRefs %v, RefAt %v", got, want)
@@ -332,5 +329,22 @@ func TestChainsRef(t *testing.T) {
 		if !slices.Equal(got, all) {
 			t.Fatalf("AppendRefs %+v, RefAt %+v", got, all)
 		}
+	}
+}
+
+// TestAppendRun: runs appended in ascending order join where one continues
+// the last; anything else (another segment, a gap, a step back) starts a
+// run, and an empty run is skipped.
+func TestAppendRun(t *testing.T) {
+	var rs []Run
+	for _, r := range []Run{{1, 0, 2}, {1, 2, 5}, {1, 5, 5}, {1, 6, 7}, {2, 7, 8}, {2, 3, 7}, {1, 7, 9}} {
+		rs = AppendRun(rs, r)
+	}
+	want := []Run{{1, 0, 5}, {1, 6, 7}, {2, 7, 8}, {2, 3, 7}, {1, 7, 9}}
+	if !slices.Equal(rs, want) {
+		t.Fatalf("runs %v, want %v", rs, want)
+	}
+	if n := Blocks(rs); n != 5+1+1+4+2 {
+		t.Fatalf("Blocks %d", n)
 	}
 }

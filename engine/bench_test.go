@@ -11,8 +11,8 @@ import (
 // refill counts finished sequences, so the benchmark can replace them.
 type refill struct{ done int }
 
-func (*refill) BlocksStored(int32, []block.Ref)  {}
-func (*refill) BlocksRemoved(int32, []block.Ref) {}
+func (*refill) BlocksStored(int32, []block.Run)  {}
+func (*refill) BlocksRemoved(int32, []block.Run) {}
 func (*refill) FirstToken(des.Time, *Seq)        {}
 func (*refill) Token(des.Time, *Seq, des.Time)   {}
 func (*refill) Tokens(des.Time, int, des.Time)   {}
@@ -87,20 +87,18 @@ func BenchmarkG1Pool(b *testing.B) {
 	const n, chains, length = 2048, 128, 32
 	p := newBlockPool(n, testChains)
 	var paths [][]block.Piece
-	var blocks [][]uint64
 	for c := range chains {
-		r := req(int64(c), 0, 16*length, 1, uint64(1000+c))
-		paths, blocks = append(paths, r.Path), append(blocks, r.Blocks)
+		paths = append(paths, req(int64(c), 0, 16*length, 1, uint64(1000+c)).Path)
 	}
 	var h holding
-	var stored []block.Ref
+	var stored []block.Run
 	step := func(i int) {
 		c := i % chains
 		hits, _ := p.hitPrefix(paths[c], length)
 		p.touch(&h, paths[c], hits)
 		if hits < length {
 			p.alloc(&h, length-hits)
-			stored = p.commit(&h, blocks[c], paths[c], hits, length, stored[:0])
+			stored = p.commit(&h, paths[c], hits, length, stored[:0])
 		}
 		p.release(&h)
 		p.evicted = p.evicted[:0]

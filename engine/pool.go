@@ -41,8 +41,8 @@ import (
 // referenced elsewhere just ends a run); a hit touches the leading blocks
 // of its chain, so it takes the low end of a queue run, which is the run's
 // end in queue order, and never splits one; allocation takes blocks from
-// the queue head in order. The pool then costs per run (and per evicted or
-// stored name, which the observer is told block by block), not per block.
+// the queue head in order. The pool then costs per run, not per block, and
+// so do its reports to the observer: the names evicted and stored, as runs.
 // The pool holds one chain-store reference per cached block, taken and
 // returned a run at a time.
 type blockPool struct {
@@ -59,9 +59,9 @@ type blockPool struct {
 	queue block.List[qrun]
 	runs  []block.Node[qrun]
 	spare []int32 // ids of runs free for reuse
-	// evicted collects the cached names that allocation reused: they left
-	// the prefix cache. The worker reports and clears it.
-	evicted []block.Ref
+	// evicted collects the cached names that allocation reused, as runs:
+	// they left the prefix cache. The worker reports and clears it.
+	evicted []block.Run
 	chains  *block.Chains // holds a reference on the segment of every cached block
 }
 
@@ -249,9 +249,7 @@ func (p *blockPool) alloc(h *holding, n int) {
 		r := &p.runs[q].V
 		t := min(int32(n), r.hi-r.lo)
 		if r.seg >= 0 {
-			m := len(p.evicted)
-			p.evicted = p.chains.AppendRefs(p.evicted, r.seg, r.hi-t, r.hi)
-			slices.Reverse(p.evicted[m:]) // highest offset first
+			p.evict(block.Run{Seg: r.seg, Lo: r.hi - t, Hi: r.hi})
 			p.chains.DropN(r.seg, int(t))
 			l := p.spansOf(r.seg)
 			i := findSpan(*l, r.lo)
@@ -271,12 +269,23 @@ func (p *blockPool) alloc(h *holding, n int) {
 	}
 }
 
+// evict lists run r in evicted, joining it to the last run listed when the
+// two meet: allocation takes a queue run from its highest offset down, and
+// the next queue run often continues below it.
+func (p *blockPool) evict(r block.Run) {
+	if n := len(p.evicted); n > 0 && p.evicted[n-1].Seg == r.Seg && p.evicted[n-1].Lo == r.Hi {
+		p.evicted[n-1].Lo = r.Lo
+		return
+	}
+	p.evicted = append(p.evicted, r)
+}
+
 // commit enters blocks [from, to) of h, which h holds anonymous at its end,
-// into the prefix cache under their names in the chain whose hashes and
-// path are given. A name another block caches already stays with that
-// block (vLLM keeps the first) and h's block stays anonymous. It appends
-// the names it entered to stored.
-func (p *blockPool) commit(h *holding, chain []uint64, path []block.Piece, from, to int, stored []block.Ref) []block.Ref {
+// into the prefix cache under their names in the chain whose path is
+// given. A name another block caches already stays with that block (vLLM
+// keeps the first) and h's block stays anonymous. It appends the names it
+// entered to stored, as runs in ascending order (block.AppendRun).
+func (p *blockPool) commit(h *holding, path []block.Piece, from, to int, stored []block.Run) []block.Run {
 	last := h.runs[len(h.runs)-1]
 	anon := int(last.hi - last.lo)
 	if last.seg >= 0 || h.n-anon > from || to > h.n {
@@ -290,7 +299,7 @@ func (p *blockPool) commit(h *holding, chain []uint64, path []block.Piece, from,
 			break
 		}
 		if a, b := max(from, start), min(to, start+int(pc.N)); a < b {
-			stored = p.commitRun(h, chain, start, pc.Seg, int32(a-start), int32(b-start), stored)
+			stored = p.commitRun(h, pc.Seg, int32(a-start), int32(b-start), stored)
 		}
 		start += int(pc.N)
 	}
@@ -298,9 +307,8 @@ func (p *blockPool) commit(h *holding, chain []uint64, path []block.Piece, from,
 	return stored
 }
 
-// commitRun commits offsets [lo, hi) of segment s, chain positions from
-// start + lo on, for commit.
-func (p *blockPool) commitRun(h *holding, chain []uint64, start int, s, lo, hi int32, stored []block.Ref) []block.Ref {
+// commitRun commits offsets [lo, hi) of segment s, for commit.
+func (p *blockPool) commitRun(h *holding, s, lo, hi int32, stored []block.Run) []block.Run {
 	l := p.addSeg(s)
 	sps := *l
 	i := findSpan(sps, lo)
@@ -320,7 +328,7 @@ func (p *blockPool) commitRun(h *holding, chain []uint64, start int, s, lo, hi i
 		i++
 		p.chains.AcquireN(s, int(end-off))
 		h.push(hold{seg: s, lo: off, hi: end})
-		stored = block.AppendRefs(stored, chain, start+int(off), start+int(end), s, start)
+		stored = block.AppendRun(stored, block.Run{Seg: s, Lo: off, Hi: end})
 		off = end
 	}
 	*l = tidy(sps)
@@ -399,7 +407,7 @@ func (p *blockPool) unqueue(q int32) {
 func (p *blockPool) evictAll() {
 	for _, e := range p.segs {
 		for _, sp := range e.sps {
-			p.evicted = p.chains.AppendRefs(p.evicted, e.seg, sp.lo, sp.hi)
+			p.evicted = append(p.evicted, block.Run{Seg: e.seg, Lo: sp.lo, Hi: sp.hi})
 			p.chains.DropN(e.seg, int(sp.hi-sp.lo))
 		}
 	}

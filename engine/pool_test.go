@@ -94,7 +94,8 @@ func TestPoolAgainstOracle(t *testing.T) {
 		for i := range seqs {
 			seqs[i].chain = rng.IntN(len(chains))
 		}
-		var ostored, rstored []block.Ref
+		var ostored []block.Ref
+		var rstored []block.Run
 		for step := range 300 {
 			s := &seqs[rng.IntN(len(seqs))]
 			chain, path := chains[s.chain], paths[s.chain]
@@ -147,7 +148,7 @@ func TestPoolAgainstOracle(t *testing.T) {
 						ostored = append(ostored, r)
 					}
 				}
-				rstored = rp.commit(&s.h, chain, path, s.committed, to, rstored)
+				rstored = rp.commit(&s.h, path, s.committed, to, rstored)
 				did = fmt.Sprintf("commit [%d, %d)", s.committed, to)
 				s.committed = to
 			default: // release, last block first
@@ -160,11 +161,11 @@ func TestPoolAgainstOracle(t *testing.T) {
 				did = "release"
 			}
 			at := fmt.Sprintf("seed %d step %d (%s)", seed, step, did)
-			if !slices.Equal(op.evicted, rp.evicted) {
-				t.Fatalf("%s: evicted %v, oracle %v", at, rp.evicted, op.evicted)
+			if got, want := runNames(rp.evicted, true), refNames(op.evicted); !slices.Equal(got, want) {
+				t.Fatalf("%s: evicted %v, oracle %v", at, got, want)
 			}
-			if !slices.Equal(ostored, rstored) {
-				t.Fatalf("%s: stored %v, oracle %v", at, rstored, ostored)
+			if got, want := runNames(rstored, false), refNames(ostored); !slices.Equal(got, want) {
+				t.Fatalf("%s: stored %v, oracle %v", at, got, want)
 			}
 			op.evicted, rp.evicted, ostored, rstored = op.evicted[:0], rp.evicted[:0], ostored[:0], rstored[:0]
 			if op.free() != rp.free() || op.refsum != rp.refsum {
@@ -193,18 +194,19 @@ func TestPoolAgainstOracle(t *testing.T) {
 		}
 		// A dropped worker reports every cached name (in an order of its
 		// own: the router keeps a set).
-		var want []block.Ref
+		var cached []block.Ref
 		for _, b := range op.blocks {
 			if b.V.hash != 0 {
-				want = append(want, b.V.ref())
+				cached = append(cached, b.V.ref())
 			}
 		}
 		rp.evictAll()
-		cmp := func(a, b block.Ref) int { return int(a.Seg-b.Seg)*1<<20 + int(a.Off-b.Off) }
+		want, got := refNames(cached), runNames(rp.evicted, false)
+		cmp := func(a, b [2]int32) int { return int(a[0]-b[0])*1<<20 + int(a[1]-b[1]) }
 		slices.SortFunc(want, cmp)
-		slices.SortFunc(rp.evicted, cmp)
-		if !slices.Equal(want, rp.evicted) {
-			t.Fatalf("seed %d: dropping evicts %v, oracle caches %v", seed, rp.evicted, want)
+		slices.SortFunc(got, cmp)
+		if !slices.Equal(want, got) {
+			t.Fatalf("seed %d: dropping evicts %v, oracle caches %v", seed, got, want)
 		}
 	}
 }
@@ -245,4 +247,29 @@ func BenchmarkG1PoolOracle(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		step(i)
 	}
+}
+
+// refNames is the names (segment, offset) of rs, in order.
+func refNames(rs []block.Ref) [][2]int32 {
+	var out [][2]int32
+	for _, r := range rs {
+		out = append(out, [2]int32{r.Seg, r.Off})
+	}
+	return out
+}
+
+// runNames is the names (segment, offset) of the blocks of runs, run by run,
+// each run's in ascending order or, desc, highest offset first.
+func runNames(runs []block.Run, desc bool) [][2]int32 {
+	var out [][2]int32
+	for _, r := range runs {
+		for i := range r.Hi - r.Lo {
+			off := r.Lo + i
+			if desc {
+				off = r.Hi - 1 - i
+			}
+			out = append(out, [2]int32{r.Seg, off})
+		}
+	}
+	return out
 }

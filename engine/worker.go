@@ -51,11 +51,13 @@ func (c Config) Validate() error {
 // come in batches at the end of each call, removals first; the slices are
 // only valid during the call.
 type Observer interface {
-	// BlocksStored: full prompt blocks entered the worker's prefix cache.
-	BlocksStored(worker int32, blocks []block.Ref)
+	// BlocksStored: full prompt blocks entered the worker's prefix cache,
+	// as runs in the order they entered (ascending within a request's
+	// commit, requests in the order they committed).
+	BlocksStored(worker int32, blocks []block.Run)
 	// BlocksRemoved: cached blocks were evicted for reuse (or the worker
-	// was dropped).
-	BlocksRemoved(worker int32, blocks []block.Ref)
+	// was dropped), as runs in no particular order.
+	BlocksRemoved(worker int32, blocks []block.Run)
 	// FirstToken: the pass ending now finished s's prompt.
 	FirstToken(now des.Time, s *Seq)
 	// Token: a later output token of s, gap after the one before it.
@@ -132,7 +134,7 @@ type Worker struct {
 	waiting     deque
 	running     []*Seq      // admission order; preemption takes the last
 	batch       []*Seq      // scheduled in the pass in progress
-	stored      []block.Ref // blocks committed in the current call, reported at its end
+	stored      []block.Run // blocks committed in the current call, reported at its end
 	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
 	busy        bool
 	ff          stretch
@@ -424,7 +426,7 @@ func (w *Worker) reportKV() {
 // landLoad commits loaded blocks to the prefix cache.
 func (w *Worker) landLoad(s *Seq) {
 	end := s.loadFrom + s.loadN
-	w.stored = w.pool.commit(&s.blocks, s.Req.Blocks, s.Req.Path, s.loadFrom, end, w.stored)
+	w.stored = w.pool.commit(&s.blocks, s.Req.Path, s.loadFrom, end, w.stored)
 	s.computed, s.committed = end*w.cfg.BlockSize, end
 	s.loadN = 0
 }
@@ -476,7 +478,7 @@ func (w *Worker) FinishPass(now des.Time) {
 		s.sched = 0
 		if w.cfg.PrefixCaching {
 			if full := min(s.chain, s.computed/bs); s.committed < full {
-				w.stored = w.pool.commit(&s.blocks, s.Req.Blocks, s.Req.Path, s.committed, full, w.stored)
+				w.stored = w.pool.commit(&s.blocks, s.Req.Path, s.committed, full, w.stored)
 				s.committed = full
 			}
 		}

@@ -17,8 +17,8 @@ type log struct {
 	removed int
 }
 
-func (l *log) BlocksStored(_ int32, h []block.Ref)  { l.stored += len(h) }
-func (l *log) BlocksRemoved(_ int32, h []block.Ref) { l.removed += len(h) }
+func (l *log) BlocksStored(_ int32, h []block.Run)  { l.stored += block.Blocks(h) }
+func (l *log) BlocksRemoved(_ int32, h []block.Run) { l.removed += block.Blocks(h) }
 func (l *log) FirstToken(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v first %d", now, s.Req.ID))
 }

@@ -7,39 +7,29 @@ import (
 
 // op is a load or a store in flight on a worker's H2D or D2H link.
 type op struct {
-	t      Transfer
-	n      *node
-	store  bool
-	req    int64
-	runs   []run       // its blocks, in order
-	blocks []block.Ref // a store's blocks, reported when it lands
-	at     int         // index in n.ops
-	done   func(des.Time, *Transfer)
+	t     Transfer
+	n     *node
+	store bool
+	req   int64
+	runs  []run // its blocks, in order
+	at    int   // index in n.ops
+	done  func(des.Time, *Transfer)
 }
 
-// Store writes the blocks a pass committed to w's G1 into its G2, as one
-// D2H transfer; they become readable (and visible) when it completes.
-// Blocks G2 already has are skipped; a block with no slot to take is
-// dropped.
-func (k *KVCR) Store(now des.Time, w int32, blocks []block.Ref) {
+// Store writes the blocks a pass committed to w's G1, runs in the order
+// they were committed, into its G2 in that order, as one D2H transfer;
+// they become readable (and visible) when it completes. Blocks G2 already
+// has are skipped; a block with no slot to take is dropped.
+func (k *KVCR) Store(now des.Time, w int32, runs []block.Run) {
 	n := k.nodes[w]
 	if n.pool.Capacity() == 0 {
 		return
 	}
 	o := k.newOp(n, true, 0)
-	for i := 0; i < len(blocks); {
-		r := run{blocks[i].Seg, blocks[i].Off, 1} // the run of blocks from i
-		for i+int(r.n) < len(blocks) && blocks[i+int(r.n)].Seg == r.seg && blocks[i+int(r.n)].Off == r.end() {
-			r.n++
-		}
-		filled := len(o.runs)
+	for _, r := range runs {
 		var dropped int
-		o.runs, dropped = n.pool.store(r, o.runs)
+		o.runs, dropped = n.pool.store(run{r.Seg, r.Lo, r.Hi - r.Lo}, o.runs)
 		k.C.G2StoresDropped += int64(dropped)
-		for _, f := range o.runs[filled:] {
-			o.blocks = append(o.blocks, blocks[i+int(f.lo-r.lo):i+int(f.end()-r.lo)]...)
-		}
-		i += int(r.n)
 	}
 	k.reportEvicted(now, n)
 	if len(o.runs) == 0 {
@@ -55,7 +45,7 @@ func (k *KVCR) newOp(n *node, store bool, req int64) *op {
 	if len(k.spare) > 0 {
 		o = k.spare[len(k.spare)-1]
 		k.spare = k.spare[:len(k.spare)-1]
-		o.runs, o.blocks = o.runs[:0], o.blocks[:0]
+		o.runs = o.runs[:0]
 	} else {
 		o = &op{}
 		o.done = func(now des.Time, _ *Transfer) { k.opDone(now, o) }
@@ -113,8 +103,8 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 		for _, r := range o.runs {
 			n.pool.makeReady(r)
 		}
-		k.C.G2Stores += int64(len(o.blocks))
-		k.l.Inventory(now, n.id, o.blocks, true)
+		k.C.G2Stores += int64(blocksIn(o.runs))
+		k.inventory(now, n.id, o.runs, true)
 		k.spare = append(k.spare, o)
 		return
 	}
@@ -172,6 +162,16 @@ func blocksIn(rs []run) int {
 		n += int(r.n)
 	}
 	return n
+}
+
+// inventory tells the listener that runs became visible in w's G2, or
+// were removed from it.
+func (k *KVCR) inventory(now des.Time, w int32, runs []run, visible bool) {
+	k.inv = k.inv[:0]
+	for _, r := range runs {
+		k.inv = append(k.inv, block.Run{Seg: r.seg, Lo: r.lo, Hi: r.end()})
+	}
+	k.l.Inventory(now, w, k.inv, visible)
 }
 
 // reportRemoved tells the router which of n's blocks moves removed: only

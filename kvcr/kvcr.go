@@ -67,9 +67,9 @@ type Listener interface {
 	// PullEnded: request req on target w may be admitted. landed blocks,
 	// from block index from, are readable in w's G2.
 	PullEnded(now des.Time, w int32, req int64, from, landed int)
-	// Inventory: blocks became readable (visible) in w's G2, or were
-	// removed from it. The slice is only valid during the call.
-	Inventory(now des.Time, w int32, blocks []block.Ref, visible bool)
+	// Inventory: the blocks of runs became readable (visible) in w's G2,
+	// or were removed from it. The slice is only valid during the call.
+	Inventory(now des.Time, w int32, runs []block.Run, visible bool)
 	// PullDone: p has its final outcome and times.
 	PullDone(p *Pull)
 	// Idle: w no longer takes part in any pull (a draining w may go, in an
@@ -104,8 +104,10 @@ type KVCR struct {
 	nextXfer uint64
 	broken   error       // the first block served while not readable
 	spare    []*op       // finished loads and stores, for reuse
-	removed  []block.Ref // scratch: blocks a move removed, reported in one batch
-	order    []int       // scratch: pinned blocks in hash order
+	removed  []block.Run // scratch: blocks a move removed, reported in one batch
+	inv      []block.Run // scratch: runs reported to the listener (inventory)
+	sent     []block.Ref // scratch: a pull's blocks, for their hashes (unpinSource)
+	order    []int       // scratch: sent in hash order
 	scratch  fetch       // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters
@@ -159,7 +161,7 @@ func (k *KVCR) xferID() uint64 {
 // reportEvicted tells the router which blocks eviction took from n's pool.
 func (k *KVCR) reportEvicted(now des.Time, n *node) {
 	if ev := n.pool.evicted; len(ev) > 0 {
-		k.C.G2Evictions += int64(len(ev))
+		k.C.G2Evictions += int64(block.Blocks(ev))
 		k.l.Inventory(now, n.id, ev, false)
 		n.pool.evicted = ev[:0]
 	}
@@ -183,8 +185,7 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 			k.sourceRemoved(now, p)
 		}
 	}
-	var gone []block.Ref
-	n.pool.Visible(func(b block.Ref) { gone = append(gone, b) })
+	gone := n.pool.visible(nil)
 	n.pool.release()
 	k.l.Inventory(now, w, gone, false)
 }

@@ -16,19 +16,22 @@ type recorder struct {
 	pulls   map[int64]*Pull  // by request
 	visible map[string]bool  // "worker/hash"
 	idle    []int32
+	chains  *block.Chains // names the blocks reported
 }
 
-func newRecorder() *recorder {
-	return &recorder{ended: map[int64]string{}, pulls: map[int64]*Pull{}, visible: map[string]bool{}}
+func newRecorder(chains *block.Chains) *recorder {
+	return &recorder{ended: map[int64]string{}, pulls: map[int64]*Pull{}, visible: map[string]bool{}, chains: chains}
 }
 
 func (r *recorder) Loaded(des.Time, int32, int64) {}
 func (r *recorder) PullEnded(now des.Time, w int32, req int64, from, landed int) {
 	r.ended[req] = fmt.Sprintf("%v %d", now, landed)
 }
-func (r *recorder) Inventory(_ des.Time, w int32, bs []block.Ref, visible bool) {
-	for _, b := range bs {
-		r.visible[fmt.Sprintf("%d/%d", w, b.Hash)] = visible
+func (r *recorder) Inventory(_ des.Time, w int32, runs []block.Run, visible bool) {
+	for _, b := range runs {
+		for _, h := range r.chains.Hashes(b.Seg)[b.Lo:b.Hi] {
+			r.visible[fmt.Sprintf("%d/%d", w, h)] = visible
+		}
 	}
 }
 func (r *recorder) PullDone(p *Pull)         { r.pulls[p.Req] = p }
@@ -43,7 +46,7 @@ type rig struct {
 }
 
 func newRig(cfg Config) *rig {
-	g := &rig{r: newRecorder()}
+	g := &rig{}
 	if cfg.BlockBytes == 0 {
 		cfg.BlockBytes = 500_000
 	}
@@ -57,6 +60,7 @@ func newRig(cfg Config) *rig {
 	if cfg.Chains == nil {
 		cfg.Chains = testChains
 	}
+	g.r = newRecorder(cfg.Chains)
 	g.k = New(cfg, &g.q, g.r)
 	for w := range int32(3) {
 		g.k.AddWorker(w, Ready)
@@ -89,7 +93,16 @@ func at(c []uint64, k int) block.Ref { return block.RefAt(c, path(c), k) }
 // runOf is block b as a run.
 func runOf(b block.Ref) run { return run{b.Seg, b.Off, 1} }
 
-// refs are a chain's blocks as refs, for stores.
+// stores is a chain's blocks as runs, for stores.
+func stores(c []uint64) []block.Run {
+	var out []block.Run
+	for _, pc := range path(c) {
+		out = append(out, block.Run{Seg: pc.Seg, Lo: 0, Hi: pc.N})
+	}
+	return out
+}
+
+// refs are a chain's blocks as refs.
 func refs(c []uint64) []block.Ref {
 	out := make([]block.Ref, len(c))
 	for k := range c {
@@ -159,7 +172,7 @@ func wantPull(t *testing.T, p *Pull, out Outcome, firstByte, end des.Time, lande
 // deadline would not count).
 func TestConcurrentPullsShareEgress(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 20)))
+	g.k.Store(0, 0, stores(chain(1, 20)))
 	h := Hint{Source: 0, Blocks: all}
 	g.stage(0, 1, 10, chain(1, 2), h)
 	g.stage(0, 2, 11, chain(1, 2), h)
@@ -172,7 +185,7 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 	g.check(t)
 
 	g = newRig(Config{OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
-	g.k.Store(0, 0, refs(chain(1, 20)))
+	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.stage(0, 1, 20, chain(1, 2), h)
 	g.stage(0, 2, 21, chain(1, 4), h)
 	g.stageHeld(0, 1, 22, chain(1, 16), 10, h) // blocks 11-16: worker 1's G1 holds 1-10
@@ -193,7 +206,7 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 // lands nothing, its target slots are freed, its pins released.
 func TestCancelReshares(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 30)))
+	g.k.Store(0, 0, stores(chain(1, 30)))
 	h := Hint{Source: 0, Blocks: all}
 	g.stage(0, 1, 1, chain(1, 20), h)
 	g.stageHeld(2*ms, 2, 2, chain(1, 23), 20, h) // blocks 21-23
@@ -214,7 +227,7 @@ func TestCancelReshares(t *testing.T) {
 // requested landed).
 func TestPartialPull(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 2)))
+	g.k.Store(0, 0, stores(chain(1, 2)))
 	g.stage(0, 1, 1, chain(1, 4), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	p := g.r.pulls[1]
@@ -231,7 +244,7 @@ func TestPartialPull(t *testing.T) {
 // 5 ms. Its staged time stays the first attempt.
 func TestParkedPull(t *testing.T) {
 	g := newRig(Config{MaxInflightPulls: 1, OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
-	g.k.Store(0, 0, refs(chain(1, 10)))
+	g.k.Store(0, 0, stores(chain(1, 10)))
 	h := Hint{Source: 0, Blocks: all}
 	first := g.stage(0, 1, 1, chain(1, 2), h)
 	parked := g.stageHeld(500*des.Microsecond, 1, 2, chain(1, 6), 4, h) // blocks 5-6
@@ -252,8 +265,8 @@ func TestParkedPull(t *testing.T) {
 // first staging, having pinned nothing.
 func TestParkedPullExpires(t *testing.T) {
 	g := newRig(Config{G2Capacity: 2})
-	g.k.Store(0, 0, refs(chain(1, 2)))
-	g.k.Store(0, 1, refs(chain(50, 2)))
+	g.k.Store(0, 0, stores(chain(1, 2)))
+	g.k.Store(0, 1, stores(chain(50, 2)))
 	g.k.Pool(1).pin(runOf(at(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
 	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
@@ -276,10 +289,10 @@ func TestParkedPullExpires(t *testing.T) {
 func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	g := newRig(Config{G2Capacity: 2})
 	c := chain(1, 2)
-	g.k.Store(0, 0, refs(c))
-	g.k.Store(0, 1, refs(chain(50, 1)))
+	g.k.Store(0, 0, stores(c))
+	g.k.Store(0, 1, stores(chain(50, 1)))
 	g.k.Pool(1).pin(runOf(at(chain(50, 1), 0)))
-	g.k.Store(0, 1, []block.Ref{at(c, 1)})
+	g.k.Store(0, 1, []block.Run{{Seg: at(c, 1).Seg, Lo: at(c, 1).Off, Hi: at(c, 1).Off + 1}})
 	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.k.C.PinsAcquired != 0 {
@@ -301,7 +314,7 @@ func TestStagingGuard(t *testing.T) {
 		{Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
 	} {
 		g := newRig(Config{})
-		g.k.Store(0, 0, refs(chain(1, 4)))
+		g.k.Store(0, 0, stores(chain(1, 4)))
 		g.k.SetStatus(0, c.st)
 		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed {
 			t.Errorf("%v: %v", c.st, res)
@@ -311,7 +324,7 @@ func TestStagingGuard(t *testing.T) {
 		}
 	}
 	g := newRig(Config{})
-	g.k.Store(0, 1, refs(chain(1, 4)))
+	g.k.Store(0, 1, stores(chain(1, 4)))
 	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
 		t.Errorf("nothing to fetch: %v %+v", res, g.k.C)
 	}
@@ -326,8 +339,8 @@ func TestStagingGuard(t *testing.T) {
 // removed, none left at the source, all four readable at the target.
 func TestMoveWithTargetHoldingSome(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 4)))
-	g.k.Store(0, 1, refs(chain(1, 2)))
+	g.k.Store(0, 0, stores(chain(1, 4)))
+	g.k.Store(0, 1, stores(chain(1, 2)))
 	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Wait {
 		t.Fatalf("stage: %v", res)
 	}
@@ -351,7 +364,7 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 // and removed its copy; the target dropped the data: the block is lost.
 func TestMoveLost(t *testing.T) {
 	g := newRig(Config{MaxInflightPulls: 1})
-	g.k.Store(0, 0, refs(chain(1, 30)))
+	g.k.Store(0, 0, stores(chain(1, 30)))
 	g.stageHeld(0, 2, 0, chain(1, 28), 24, Hint{Source: 0, Blocks: all}) // blocks 25-28
 	g.stage(0, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
 	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
@@ -369,7 +382,7 @@ func TestMoveLost(t *testing.T) {
 // failed.
 func TestRemoveSource(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 10)))
+	g.k.Store(0, 0, stores(chain(1, 10)))
 	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0, Blocks: all})
 	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g.k, 0}, 0)
 	g.q.Run(nil)
@@ -394,7 +407,7 @@ func (r removeAt) Fire(now des.Time, _, _ uint64) { r.k.RemoveWorker(now, r.w) }
 // violation naming the pull and its request, and so are its pins.
 func TestCheckEndFindsLivePull(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 4)))
+	g.k.Store(0, 0, stores(chain(1, 4)))
 	g.k.Stage(0, 1, 7, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all})
 	vs := g.k.CheckEnd()
 	if len(vs) < 2 || vs[0].Invariant != InvPullsEnd || !strings.Contains(vs[0].Err.Error(), "pull 0 (request 7,") ||
@@ -412,8 +425,8 @@ func TestCheckEndFindsLivePull(t *testing.T) {
 // keeps its copies.
 func TestMoveAllCached(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 4)))
-	g.k.Store(0, 1, refs(chain(1, 4)))
+	g.k.Store(0, 0, stores(chain(1, 4)))
+	g.k.Store(0, 1, stores(chain(1, 4)))
 	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed {
 		t.Fatalf("stage: %v", res)
 	}
@@ -424,8 +437,8 @@ func TestMoveAllCached(t *testing.T) {
 	g.check(t)
 
 	g = newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 4)))
-	g.k.Store(0, 1, refs(chain(1, 4)))
+	g.k.Store(0, 0, stores(chain(1, 4)))
+	g.k.Store(0, 1, stores(chain(1, 4)))
 	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 4, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed ||
 		g.k.C.MoveRemovedBlocks != 0 || g.k.Pool(0).Used() != 4 {
 		t.Errorf("G1 holds all: %v, removed %d, source used %d", res, g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used())
@@ -448,7 +461,7 @@ func (p probe) Fire(now des.Time, _, _ uint64) { p(now) }
 // the router hears it, when the copy's pins drop at 5 ms.
 func TestMoveRemovalPublishedWhenRemoved(t *testing.T) {
 	g := newRig(Config{OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
-	g.k.Store(0, 0, refs(chain(1, 6)))
+	g.k.Store(0, 0, stores(chain(1, 6)))
 	g.stage(0, 2, 1, chain(1, 6), Hint{Source: 0, Blocks: all})
 	g.stage(0, 1, 2, chain(1, 2), Hint{Source: 0, Move: true, Blocks: all})
 	var readable, visible bool
@@ -476,7 +489,7 @@ func TestMoveRemovalPublishedWhenRemoved(t *testing.T) {
 // rule answered the target at 5 ms.)
 func TestSourceFailureReachesTargetLater(t *testing.T) {
 	g := newRig(Config{})
-	g.k.Store(0, 0, refs(chain(1, 20)))
+	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.stage(0, 1, 1, chain(1, 20), Hint{Source: 0, Move: true, Blocks: all})
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Failed, ms, 5*ms, 0)
@@ -498,9 +511,9 @@ func TestSourceFailureReachesTargetLater(t *testing.T) {
 func TestRefreshAfterLateLanding(t *testing.T) {
 	g := newRig(Config{G2Capacity: 4, OperationTimeout: 2 * ms, AbandonTimeout: 4 * ms})
 	c := chain(1, 4)
-	g.k.Store(0, 0, refs(c))
+	g.k.Store(0, 0, stores(c))
 	g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
-	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, refs(chain(9, 1))) }), 0)
+	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, stores(chain(9, 1))) }), 0)
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Expired, ms, 2*ms, 0)
 	if !g.k.Pool(0).Ready(at(c, 0)) || g.k.Pool(0).Ready(at(c, 2)) {

@@ -62,9 +62,9 @@ type Pool struct {
 	scratch   []int32            // the extents of the run in hand (cover)
 	moved     []int32            // unpinInOrder's extent of each block
 	more      []entry            // explode's new entries
-	// evicted collects the blocks eviction took, in order; KVCR reports
-	// and clears it.
-	evicted []block.Ref
+	// evicted collects the blocks eviction took, as runs in order; KVCR
+	// reports and clears it.
+	evicted []block.Run
 	chains  *block.Chains // holds a reference on the segment of every block held
 }
 
@@ -247,6 +247,11 @@ func (p *Pool) appendRefs(dst []block.Ref, r run) []block.Ref {
 	return p.chains.AppendRefs(dst, r.seg, r.lo, r.end())
 }
 
+// appendRun appends r to dst as a block.Run (block.AppendRun).
+func appendRun(dst []block.Run, r run) []block.Run {
+	return block.AppendRun(dst, block.Run{Seg: r.seg, Lo: r.lo, Hi: r.end()})
+}
+
 // alloc returns a new extent holding x, in no index and on no list.
 func (p *Pool) alloc(x extent) int32 {
 	var e int32
@@ -423,7 +428,7 @@ func (p *Pool) evict(k int) {
 			continue
 		}
 		m := min(int32(k), x.n)
-		p.evicted = p.appendRefs(p.evicted, run{x.seg, x.lo, m})
+		p.evicted = appendRun(p.evicted, run{x.seg, x.lo, m})
 		k -= int(m)
 		if m == x.n {
 			p.remove(e)
@@ -517,7 +522,7 @@ func (p *Pool) pin(r run) {
 // moves the ready ones to the most recent end. A pending block goes with
 // its last pin: it is appended to removed. It returns removed and the
 // number of blocks removed.
-func (p *Pool) unpin(r run, refresh bool, removed []block.Ref) ([]block.Ref, int) {
+func (p *Pool) unpin(r run, refresh bool, removed []block.Run) ([]block.Run, int) {
 	gone := 0
 	last := int32(-1) // the extent holding the last ready blocks unpinned in place
 	for _, e := range p.cover(r) {
@@ -525,7 +530,7 @@ func (p *Pool) unpin(r run, refresh bool, removed []block.Ref) ([]block.Ref, int
 		x.pins--
 		switch {
 		case x.st == pending && x.pins == 0:
-			removed = p.appendRefs(removed, x.run)
+			removed = appendRun(removed, x.run)
 			gone += int(x.n)
 			p.remove(e)
 		case x.st == ready:
@@ -555,7 +560,7 @@ func (p *Pool) unpin(r run, refresh bool, removed []block.Ref) ([]block.Ref, int
 // back at the most recent end in that order: one list step a block
 // instead of a search and two splits. The blocks it removes are appended
 // to removed in that order too.
-func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed []block.Ref) ([]block.Ref, int) {
+func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed []block.Run) ([]block.Run, int) {
 	const gone = -2 // in moved: the block was removed
 	p.moved = p.moved[:0]
 	n := 0
@@ -587,7 +592,7 @@ func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed
 	for _, i := range order {
 		switch e := p.moved[i]; {
 		case e == gone:
-			removed = append(removed, blocks[i])
+			removed = appendRun(removed, run{blocks[i].Seg, blocks[i].Off, 1})
 		case e >= 0:
 			p.pushTail(e)
 		}
@@ -598,14 +603,14 @@ func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed
 // markPending makes r's ready blocks absent to readers: an unpinned one is
 // removed now (appended to removed), a pinned one when its last pin drops.
 // It returns removed and the number of blocks removed now.
-func (p *Pool) markPending(r run, removed []block.Ref) ([]block.Ref, int) {
+func (p *Pool) markPending(r run, removed []block.Run) ([]block.Run, int) {
 	gone := 0
 	for _, e := range p.cover(r) {
 		x := &p.ext[e].V
 		switch {
 		case x.st != ready:
 		case x.pins == 0:
-			removed = p.appendRefs(removed, x.run)
+			removed = appendRun(removed, x.run)
 			gone += int(x.n)
 			p.remove(e)
 		default:
@@ -673,11 +678,19 @@ func (p *Pool) Check() error {
 // ready ones and those pending removal (announced removed only once
 // removed).
 func (p *Pool) Visible(f func(block.Ref)) {
-	for _, nd := range p.ext {
-		if nd.V.st == ready || nd.V.st == pending {
-			for off := nd.V.lo; off < nd.V.end(); off++ {
-				f(p.chains.Ref(nd.V.seg, off))
-			}
+	for _, r := range p.visible(nil) {
+		for off := r.Lo; off < r.Hi; off++ {
+			f(p.chains.Ref(r.Seg, off))
 		}
 	}
+}
+
+// visible appends the blocks Visible calls f with to dst, as runs.
+func (p *Pool) visible(dst []block.Run) []block.Run {
+	for _, nd := range p.ext {
+		if nd.V.st == ready || nd.V.st == pending {
+			dst = appendRun(dst, nd.V.run)
+		}
+	}
+	return dst
 }

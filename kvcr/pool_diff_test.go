@@ -191,7 +191,8 @@ func (g *diffRig) step() string {
 		d := g.pins[i]
 		g.pins = slices.Delete(g.pins, i, i+1)
 		mode := g.rng.IntN(4)
-		var removed, oRemoved []block.Ref
+		var removed []block.Run
+		var oRemoved []block.Ref
 		unpin := func(s int32, refresh bool) {
 			b := o.ref(s)
 			if o.Unpin(s, refresh) {
@@ -222,11 +223,12 @@ func (g *diffRig) step() string {
 				unpin(d.slots[k], true)
 			}
 		}
-		g.sameRefs("removed by unpin", removed, oRemoved)
+		g.sameRuns("removed by unpin", removed, oRemoved)
 		return fmt.Sprintf("unpin batch %d mode %d", i, mode)
 	default: // a move: ready blocks go, now or with their last pin
 		c, a, b := g.span()
-		var removed, oRemoved []block.Ref
+		var removed []block.Run
+		var oRemoved []block.Ref
 		for _, r := range appendPath(nil, g.paths[c], a, b) {
 			removed, _ = p.markPending(r, removed)
 		}
@@ -237,7 +239,7 @@ func (g *diffRig) step() string {
 				}
 			}
 		}
-		g.sameRefs("removed by a move", removed, oRemoved)
+		g.sameRuns("removed by a move", removed, oRemoved)
 		return fmt.Sprintf("move %d [%d,%d)", c, a, b)
 	}
 }
@@ -255,10 +257,27 @@ func (g *diffRig) sameRefs(what string, got, want []block.Ref) {
 	}
 }
 
+// sameRuns fails unless the blocks of runs, each run's in ascending order,
+// are want's in the same order.
+func (g *diffRig) sameRuns(what string, runs []block.Run, want []block.Ref) {
+	var got, names [][2]int32
+	for _, r := range runs {
+		for off := r.Lo; off < r.Hi; off++ {
+			got = append(got, [2]int32{r.Seg, off})
+		}
+	}
+	for _, b := range want {
+		names = append(names, [2]int32{b.Seg, b.Off})
+	}
+	if !slices.Equal(got, names) {
+		g.fatalf("%s: %v, oracle %v", what, got, names)
+	}
+}
+
 // compare fails unless the two pools answer alike.
 func (g *diffRig) compare() {
 	p, o := g.p, g.o
-	g.sameRefs("evicted", p.evicted, o.evicted)
+	g.sameRuns("evicted", p.evicted, o.evicted)
 	p.evicted, o.evicted = p.evicted[:0], o.evicted[:0]
 	if p.Used() != o.Used() || p.Peak() != o.Peak() || p.Pinned() != o.Pinned() {
 		g.fatalf("used %d peak %d pinned %d; oracle %d %d %d", p.Used(), p.Peak(), p.Pinned(), o.Used(), o.Peak(), o.Pinned())

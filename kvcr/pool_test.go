@@ -7,11 +7,12 @@ import (
 	"github.com/kvsim/kvsim/block"
 )
 
-// hashes lists refs' hashes.
-func hashes(rs []block.Ref) []uint64 {
+// hashes lists the hashes of the blocks of runs in testChains, each run's
+// in ascending order.
+func hashes(runs []block.Run) []uint64 {
 	var out []uint64
-	for _, x := range rs {
-		out = append(out, x.Hash)
+	for _, r := range runs {
+		out = append(out, testChains.Hashes(r.Seg)[r.Lo:r.Hi]...)
 	}
 	return out
 }
@@ -132,9 +133,9 @@ func TestPoolRuns(t *testing.T) {
 // lruHashes lists the hashes of p's ready blocks, least recently used
 // first.
 func lruHashes(p *Pool) []uint64 {
-	var rs []block.Ref
+	var rs []block.Run
 	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
-		rs = p.appendRefs(rs, p.ext[e].V.run)
+		rs = append(rs, block.Run{Seg: p.ext[e].V.seg, Lo: p.ext[e].V.lo, Hi: p.ext[e].V.end()})
 	}
 	return hashes(rs)
 }

@@ -16,14 +16,13 @@ import (
 // holds it ready. The walk stops at the first block neither side can
 // supply.
 type fetch struct {
-	first     int         // first block the target lacks: the end of its G2 prefix
-	end       int         // the walk's end: every block of [g1, end) is a hit or sent
-	hits      []run       // the hits, in chain order
-	hitIdx    []int       // the block index of each hit run's first block
-	send      []block.Ref // the missing blocks the transfer carries, in chain order
-	runs      []run       // send as runs
-	moves     int         // the first moves blocks of send are the hint's
-	unsettled bool        // the walk stopped at a target block still filling or pending removal
+	first     int   // first block the target lacks: the end of its G2 prefix
+	end       int   // the walk's end: every block of [g1, end) is a hit or sent
+	hits      []run // the hits, in chain order
+	hitIdx    []int // the block index of each hit run's first block
+	runs      []run // the missing blocks the transfer carries, in chain order
+	moves     int   // the first moves blocks of runs are the hint's
+	unsettled bool  // the walk stopped at a target block still filling or pending removal
 }
 
 // walk fills f for the fetch [g1, limit) of the chain whose path is given
@@ -34,7 +33,7 @@ type fetch struct {
 // source's ready extent, the capacity or the hint ends.
 func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit, hintEnd int) {
 	f.first, f.moves, f.unsettled = -1, 0, false
-	f.hits, f.hitIdx, f.send, f.runs = f.hits[:0], f.hitIdx[:0], f.send[:0], f.runs[:0]
+	f.hits, f.hitIdx, f.runs = f.hits[:0], f.hitIdx[:0], f.runs[:0]
 	capacity := tn.pool.Capacity()
 	taken := 0                 // blocks hit or sent
 	i, piece, base := g1, 0, 0 // base: the chain index of the piece's first block
@@ -77,7 +76,6 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 		}
 		f.moves += max(0, min(i+int(m), hintEnd)-i)
 		f.runs = append(f.runs, run{seg, off, m})
-		f.send = src.appendRefs(f.send, run{seg, off, m})
 		taken += int(m)
 		i += int(m)
 	}
@@ -129,11 +127,11 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	case sn.status == Starting:
 		k.reject(now, p, &k.C.PullsRejectedNotReady)
 		return Proceed
-	case len(f.send) == 0 && !f.unsettled:
+	case len(f.runs) == 0 && !f.unsettled:
 		k.reject(now, p, &k.C.PullsRejectedMissing)
 		return Proceed
 	case f.unsettled || (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) ||
-		!tn.pool.Room(len(f.send)+evictable(tn.pool, f.hits)):
+		!tn.pool.Room(blocksIn(f.runs)+evictable(tn.pool, f.hits)):
 		k.park(p)
 		return Parked
 	}
@@ -238,21 +236,19 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	k.unpark(p)
 	p.state = requested
 	k.C.PullsStaged++
-	p.send = append(p.send[:0], f.send...)
 	p.runs = append(p.runs[:0], f.runs...)
 	p.hits = append(p.hits[:0], f.hits...)
 	if move {
 		p.moves = f.moves
 	}
-	i := 0 // the index in send of the run's first block
 	for _, r := range p.runs {
 		if off := sn.pool.notReady(r); off >= 0 {
-			k.served(now, sn, p.send[i+int(off-r.lo)], "pull", p.ID)
+			k.served(now, sn, k.cfg.Chains.Ref(r.seg, off), "pull", p.ID)
 		}
 		sn.pool.pin(r)
-		i += int(r.n)
 	}
-	k.C.PinsAcquired += int64(len(p.send))
+	sent := blocksIn(p.runs)
+	k.C.PinsAcquired += int64(sent)
 	for _, r := range p.hits {
 		tn.pool.pin(r)
 	}
@@ -262,7 +258,7 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	k.reportEvicted(now, tn)
 	tn.inflight++
 	sn.pulls++
-	p.Bytes = int64(len(p.send)) * k.cfg.BlockBytes
+	p.Bytes = int64(sent) * k.cfg.BlockBytes
 	p.t = Transfer{ID: k.xferID(), Bytes: p.Bytes, index: -1}
 	receipt := des.AddSat(now, k.cfg.Latency)
 	// The source's deadline runs from its receipt of the request for the

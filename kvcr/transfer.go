@@ -32,8 +32,8 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 		for _, r := range p.runs {
 			tn.pool.makeReady(r)
 		}
-		k.l.Inventory(now, tn.id, p.send, true)
-		p.Landed = len(p.send)
+		k.inventory(now, tn.id, p.runs, true)
+		p.Landed = blocksIn(p.runs)
 		k.C.BlocksPulled += int64(p.Landed)
 		k.C.BytesPulled += p.Bytes
 	} else {
@@ -89,7 +89,7 @@ func (k *KVCR) transferOver(now des.Time, p *Pull) {
 // order follows no run (Pool.unpinInOrder). A block a move left pending
 // goes with its last pin.
 func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
-	k.C.PinsReleased += int64(len(p.send))
+	k.C.PinsReleased += int64(blocksIn(p.runs))
 	if sn.status == Removed {
 		return // the pins went with the worker's pool
 	}
@@ -98,13 +98,16 @@ func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 			k.unpin(sn, r, false)
 		}
 	} else {
-		k.order = k.order[:0]
-		for i := range p.send {
+		k.sent, k.order = k.sent[:0], k.order[:0]
+		for _, r := range p.runs {
+			k.sent = sn.pool.appendRefs(k.sent, r)
+		}
+		for i := range k.sent {
 			k.order = append(k.order, i)
 		}
-		slices.SortFunc(k.order, func(a, b int) int { return cmp.Compare(p.send[a].Hash, p.send[b].Hash) })
+		slices.SortFunc(k.order, func(a, b int) int { return cmp.Compare(k.sent[a].Hash, k.sent[b].Hash) })
 		var gone int
-		k.removed, gone = sn.pool.unpinInOrder(p.runs, p.send, k.order, k.removed)
+		k.removed, gone = sn.pool.unpinInOrder(p.runs, k.sent, k.order, k.removed)
 		k.C.MoveRemovedBlocks += int64(gone)
 	}
 	k.reportRemoved(now, sn)

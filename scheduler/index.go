@@ -37,12 +37,6 @@ type Prefix struct {
 	Either int
 }
 
-// A Run is blocks [Lo, Hi) of chain segment Seg (block.Chains).
-type Run struct {
-	Seg    int32
-	Lo, Hi int32
-}
-
 // Index is the router's view by runs: for each chain segment some
 // worker holds blocks of, the workers holding them, each with the offsets
 // it holds in each tier as sorted disjoint spans. An update costs one
@@ -109,7 +103,7 @@ func (ix *Index) holding(s int32, w int32, add bool) (*segHolders, int) {
 }
 
 // Add records that worker w holds run r in tier t.
-func (ix *Index) Add(w int32, t Tier, r Run) {
+func (ix *Index) Add(w int32, t Tier, r block.Run) {
 	if r.Lo >= r.Hi {
 		return
 	}
@@ -120,7 +114,7 @@ func (ix *Index) Add(w int32, t Tier, r Run) {
 }
 
 // Remove records that worker w no longer holds run r in tier t.
-func (ix *Index) Remove(w int32, t Tier, r Run) {
+func (ix *Index) Remove(w int32, t Tier, r block.Run) {
 	e, i := ix.holding(r.Seg, w, false)
 	if i < 0 || r.Lo >= r.Hi {
 		return

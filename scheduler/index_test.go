@@ -138,13 +138,13 @@ func TestIndexAgainstBlockIndex(t *testing.T) {
 }
 
 // runsOf splits blocks [lo, hi) of a path's chain into runs of segments.
-func runsOf(path []block.Piece, lo, hi int) []Run {
-	var out []Run
+func runsOf(path []block.Piece, lo, hi int) []block.Run {
+	var out []block.Run
 	pos := 0
 	for _, p := range path {
 		a, b := max(lo, pos), min(hi, pos+int(p.N))
 		if a < b {
-			out = append(out, Run{Seg: p.Seg, Lo: int32(a - pos), Hi: int32(b - pos)})
+			out = append(out, block.Run{Seg: p.Seg, Lo: int32(a - pos), Hi: int32(b - pos)})
 		}
 		pos += int(p.N)
 	}

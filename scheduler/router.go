@@ -33,7 +33,7 @@ type Config struct {
 	Hints            bool // attach kv.fetch hints
 	HintMinBlocks    int  // a hint must fetch at least this many blocks
 	// Chains is the run's chain store: requests come with their paths in
-	// it and KV events name blocks by segment (block.Ref).
+	// it and KV events name blocks by segment, as runs (block.Run).
 	Chains *block.Chains
 }
 
@@ -63,7 +63,7 @@ type Route struct {
 type kvEvent struct {
 	at     des.Time
 	worker int32
-	run    Run
+	run    block.Run
 	tier   Tier
 	stored bool
 }
@@ -126,35 +126,23 @@ func (r *Router) SetSchedulable(id int32, on bool) {
 // Schedulable reports how many workers the router may use.
 func (r *Router) Schedulable() int { return len(r.schedulable) }
 
-// Stored is a batch of KV events: worker w's tier gained blocks.
-func (r *Router) Stored(now des.Time, w int32, tier Tier, blocks []block.Ref) {
-	r.events(now, w, tier, blocks, true)
+// Stored is a batch of KV events: worker w's tier gained the blocks of
+// runs.
+func (r *Router) Stored(now des.Time, w int32, tier Tier, runs []block.Run) {
+	r.events(now, w, tier, runs, true)
 }
 
-// Removed is a batch of KV events: worker w's tier lost blocks.
-func (r *Router) Removed(now des.Time, w int32, tier Tier, blocks []block.Ref) {
-	r.events(now, w, tier, blocks, false)
+// Removed is a batch of KV events: worker w's tier lost the blocks of
+// runs.
+func (r *Router) Removed(now des.Time, w int32, tier Tier, runs []block.Run) {
+	r.events(now, w, tier, runs, false)
 }
 
-// events applies a batch of KV events, or queues them for EventDelay, as
-// runs: consecutive blocks of one segment, ascending or descending, are
-// one run. (The index is a set of facts, so a batch's order does not
+// events applies a batch of KV events, or queues them for EventDelay, run
+// by run. (The index is a set of facts, so a batch's order does not
 // matter.) A queued run holds a reference on its segment until applied.
-func (r *Router) events(now des.Time, w int32, tier Tier, blocks []block.Ref, stored bool) {
-	for i := 0; i < len(blocks); {
-		b := blocks[i]
-		run := Run{Seg: b.Seg, Lo: b.Off, Hi: b.Off + 1}
-		for i++; i < len(blocks) && blocks[i].Seg == run.Seg; i++ {
-			switch blocks[i].Off {
-			case run.Hi:
-				run.Hi++
-				continue
-			case run.Lo - 1:
-				run.Lo--
-				continue
-			}
-			break
-		}
+func (r *Router) events(now des.Time, w int32, tier Tier, runs []block.Run, stored bool) {
+	for _, run := range runs {
 		if r.cfg.EventDelay == 0 {
 			r.apply(w, tier, run, stored)
 			continue
@@ -164,7 +152,7 @@ func (r *Router) events(now des.Time, w int32, tier Tier, blocks []block.Ref, st
 	}
 }
 
-func (r *Router) apply(w int32, tier Tier, run Run, stored bool) {
+func (r *Router) apply(w int32, tier Tier, run block.Run, stored bool) {
 	if stored {
 		r.index.Add(w, tier, run)
 	} else {

@@ -57,16 +57,10 @@ func TestIndexOverlaps(t *testing.T) {
 	}
 }
 
-// blocks are blocks from..to-1 of chain as refs.
-// blocks is blocks [from, to) of chain as Refs in r's chain store (the
+// blocks is blocks [from, to) of chain as runs in r's chain store (the
 // chain interned there, its references kept).
-func blocks(r *Router, chain []uint64, from, to int) []block.Ref {
-	path := r.cfg.Chains.Intern(chain, nil)
-	var out []block.Ref
-	for k := from; k < to; k++ {
-		out = append(out, block.RefAt(chain, path, k))
-	}
-	return out
+func blocks(r *Router, chain []uint64, from, to int) []block.Run {
+	return runsOf(r.cfg.Chains.Intern(chain, nil), from, to)
 }
 
 // in gives q its path in r's chain store, as the simulation does at

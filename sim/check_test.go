@@ -61,17 +61,18 @@ func TestRouterViewCheck(t *testing.T) {
 		t.Fatal("worker 1 caches nothing")
 	}
 	now := c.q.Now()
-	c.router.Removed(now, 1, scheduler.G1, []block.Ref{held})
+	one := []block.Run{{Seg: held.Seg, Lo: held.Off, Hi: held.Off + 1}}
+	c.router.Removed(now, 1, scheduler.G1, one)
 	if err := c.checkRouterView(); err == nil || !strings.Contains(err.Error(), "worker 1 holds block") {
 		t.Errorf("lost holding: %v", err)
 	}
-	c.router.Stored(now, 1, scheduler.G1, []block.Ref{held})
-	invented := block.Ref{Hash: 12345, Place: 6, Seg: held.Seg, Off: 1 << 20} // far past the segment's end
-	c.router.Stored(now, 2, scheduler.G1, []block.Ref{invented})
+	c.router.Stored(now, 1, scheduler.G1, one)
+	invented := []block.Run{{Seg: held.Seg, Lo: 1 << 20, Hi: 1<<20 + 1}} // far past the segment's end
+	c.router.Stored(now, 2, scheduler.G1, invented)
 	if err := c.checkRouterView(); err == nil || !strings.Contains(err.Error(), "the router records") {
 		t.Errorf("invented holding: %v", err)
 	}
-	c.router.Removed(now, 2, scheduler.G1, []block.Ref{invented})
+	c.router.Removed(now, 2, scheduler.G1, invented)
 	if err := c.checkRouterView(); err != nil {
 		t.Errorf("mended: %v", err)
 	}

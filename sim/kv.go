@@ -62,11 +62,11 @@ func (l *kvListener) PullEnded(now des.Time, w int32, req int64, from, landed in
 	}
 }
 
-func (l *kvListener) Inventory(now des.Time, w int32, blocks []block.Ref, visible bool) {
+func (l *kvListener) Inventory(now des.Time, w int32, runs []block.Run, visible bool) {
 	if visible {
-		l.router.Stored(now, w, scheduler.G2, blocks)
+		l.router.Stored(now, w, scheduler.G2, runs)
 	} else {
-		l.router.Removed(now, w, scheduler.G2, blocks)
+		l.router.Removed(now, w, scheduler.G2, runs)
 	}
 }
 

@@ -81,11 +81,12 @@ type node struct {
 	status kvcr.Status
 	drive  bool        // a drive scan is scheduled at the current time
 	ff     *des.Handle // the end of the worker's stretch, when in one
-	// stored is the blocks committed to G1 since the pass began, written
-	// to G2 at its end. It holds no segment reference across the events in
-	// between: each block belongs to a request running on the worker until
-	// that pass end, whose path keeps its segment.
-	stored    []block.Ref
+	// stored is the blocks committed to G1 since the pass began, as runs in
+	// the order committed, written to G2 at its end. It holds no segment
+	// reference across the events in between: each block belongs to a
+	// request running on the worker until that pass end, whose path keeps
+	// its segment.
+	stored    []block.Run
 	addedNs   des.Time
 	readyNs   des.Time
 	drainNs   des.Time
@@ -423,17 +424,19 @@ func (p *passDone) Fire(now des.Time, key, _ uint64) {
 // observer receives the workers' reports.
 type observer Cluster
 
-func (o *observer) BlocksStored(w int32, hs []block.Ref) {
+func (o *observer) BlocksStored(w int32, runs []block.Run) {
 	c := (*Cluster)(o)
-	c.router.Stored(c.q.Now(), w, scheduler.G1, hs)
+	c.router.Stored(c.q.Now(), w, scheduler.G1, runs)
 	if c.kv != nil {
 		n := c.workers[w]
-		n.stored = append(n.stored, hs...)
+		for _, r := range runs {
+			n.stored = block.AppendRun(n.stored, r)
+		}
 	}
 }
 
-func (o *observer) BlocksRemoved(w int32, hs []block.Ref) {
-	o.router.Removed(o.q.Now(), w, scheduler.G1, hs)
+func (o *observer) BlocksRemoved(w int32, runs []block.Run) {
+	o.router.Removed(o.q.Now(), w, scheduler.G1, runs)
 }
 
 func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
