@@ -43,9 +43,6 @@ func newSlotPool(capacity int, chains *block.Chains) *slotPool {
 	return &slotPool{names: map[[2]int32]int32{}, size: capacity, lru: block.NewList[oslot](), chains: chains}
 }
 
-// Capacity is the pool size in blocks.
-func (p *slotPool) Capacity() int { return p.size }
-
 // Used is the number of slots taken (filling, ready or pending).
 func (p *slotPool) Used() int { return len(p.slots) - len(p.freeSlots) }
 
@@ -64,10 +61,6 @@ func (p *slotPool) get(seg, off int32) int32 {
 	}
 	return -1
 }
-
-// slotAt returns the slot of block k of the chain whose path is given, or
-// -1.
-func (p *slotPool) slotAt(path []block.Piece, k int) int32 { return p.get(block.Locate(path, k)) }
 
 // Ready reports whether r is readable.
 func (p *slotPool) Ready(r block.Ref) bool {
@@ -160,16 +153,6 @@ func (p *slotPool) remove(s int32) {
 	p.chains.Drop(p.slots[s].V.seg)
 	p.slots[s].V = oslot{}
 	p.freeSlots = append(p.freeSlots, s)
-}
-
-// release returns the pool's segment references: its worker is gone.
-func (p *slotPool) release() {
-	for _, n := range p.slots {
-		if n.V.hash != 0 {
-			p.chains.Drop(n.V.seg)
-		}
-	}
-	p.chains = nil
 }
 
 // Drop frees a filling slot whose data never arrived.
