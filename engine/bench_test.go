@@ -35,7 +35,7 @@ func BenchmarkPass(b *testing.B) {
 		b.Fatal(err)
 	}
 	w, err := New(Config{BlockSize: 16, GPUBlocks: blocks, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
-		ChunkedPrefill: true, PrefixCaching: true, Chains: testChains}, tm, obs, nil)
+		ChunkedPrefill: true, PrefixCaching: true, Chains: testChains}, &tm, obs, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 // included). It is the roofline at mfu = mbu = 1 with no overhead, so a
 // Roofline with mfu, mbu <= 1 never predicts less.
 func Bound(gpu GPU, m Model, tp int, b *Batch) des.Time {
-	return Roofline{GPU: gpu, Model: m, TP: tp, MFU: 1, MBU: 1}.PassTime(b)
+	r := Roofline{GPU: gpu, Model: m, TP: tp, MFU: 1, MBU: 1}
+	return r.PassTime(b)
 }
 
 // Limits are the engine settings that bound the passes a worker can run.

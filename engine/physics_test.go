@@ -130,8 +130,8 @@ func TestCheckPhysics(t *testing.T) {
 	}
 	for _, ok := range []Timing{
 		Fixed{Prefill: des.Second, Decode: des.Second},
-		Roofline{GPU: gpu, Model: m, TP: 1, MFU: 0.5, MBU: 0.7, Overhead: des.Millisecond},
-		Roofline{GPU: gpu, Model: m, TP: 1, MFU: 1, MBU: 1},
+		&Roofline{GPU: gpu, Model: m, TP: 1, MFU: 0.5, MBU: 0.7, Overhead: des.Millisecond},
+		&Roofline{GPU: gpu, Model: m, TP: 1, MFU: 1, MBU: 1},
 		// 5 ms + 15 us a prefill token + 160 ns a context token: above both
 		// roofs at every probe. Memory: 4.024 ms of weights + 156.5 ns of
 		// KV a context token. Compute: 13.63 us a new token + 0.53 ns an

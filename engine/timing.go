@@ -108,7 +108,7 @@ func (m Model) Work(b *Batch) (flops, bytes float64) {
 }
 
 // PassTime implements Timing.
-func (r Roofline) PassTime(b *Batch) des.Time {
+func (r *Roofline) PassTime(b *Batch) des.Time {
 	flops, bytes := r.Model.Work(b)
 	tp := float64(r.TP)
 	compute := flops / float64(r.GPU.PeakFLOPS*tp*r.MFU)

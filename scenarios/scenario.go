@@ -154,7 +154,7 @@ func (sc *Scenario) PassTiming() engine.Timing {
 		return engine.Polynomial{SpeedupRatio: t.SpeedupRatio}
 	}
 	gpu, model, tp, _ := sc.Hardware()
-	return engine.Roofline{GPU: gpu, Model: model, TP: tp, MFU: t.MFU, MBU: t.MBU, Overhead: des.Time(t.Overhead)}
+	return &engine.Roofline{GPU: gpu, Model: model, TP: tp, MFU: t.MFU, MBU: t.MBU, Overhead: des.Time(t.Overhead)}
 }
 
 // G2 is each worker's KVCR host pool.
