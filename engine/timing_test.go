@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/kvsim/kvsim/sim/des"
@@ -128,5 +129,41 @@ func TestMoEWeightsRead(t *testing.T) {
 	d, _ := FindModel("llama-3.1-8b")
 	if d.WeightsRead(1) != d.Params || d.WeightsRead(1000) != d.Params || d.Active() != d.Params {
 		t.Error("a dense model reads all its weights")
+	}
+}
+
+// TestCompiledRooflineExact: the worker's compiled roofline (the per-model
+// factors computed once) gives Roofline.PassTime's pass time, and the same
+// float nanoseconds before rounding bit for bit,
+// for every dense preset and GPU, random tp, mfu, mbu, overhead and KV
+// bytes a token, on random passes; a mixture-of-experts model keeps its
+// Roofline, whose weights read depend on the batch.
+func TestCompiledRooflineExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, m := range Models {
+		for _, g := range GPUs {
+			for range 300 {
+				r := &Roofline{GPU: g, Model: m, TP: 1 + rng.IntN(8), MFU: 1 - rng.Float64(), MBU: 1 - rng.Float64(),
+					Overhead: des.Time(rng.IntN(2_000_000))}
+				if rng.IntN(3) == 0 {
+					r.Model.KVPerToken = 1 + rng.Int64N(1<<20)
+				}
+				c := compiled(r)
+				if _, kept := c.(*Roofline); kept != (m.Experts > 0) {
+					t.Fatalf("%s: compiled to %T", m.Name, c)
+				}
+				b := Batch{PrefillTokens: rng.IntN(9000), DecodeTokens: rng.IntN(300), PriorContext: rng.Int64N(4_000_000)}
+				b.AttnPairs = rng.Int64N(1 + b.PriorContext*int64(b.PrefillTokens+b.DecodeTokens+1))
+				if got, want := c.PassTime(&b), r.PassTime(&b); got != want {
+					t.Fatalf("%s on %d x %s: %+v takes %v compiled, %v as Roofline", m.Name, r.TP, g.Name, b, got, want)
+				}
+				if p, ok := c.(*rooflinePass); ok && math.Float64bits(p.nanos(&b)) != math.Float64bits(r.nanos(&b)) {
+					t.Fatalf("%s on %d x %s: %+v takes %v ns compiled, %v ns as Roofline", m.Name, r.TP, g.Name, b, p.nanos(&b), r.nanos(&b))
+				}
+			}
+		}
+	}
+	if f := (Fixed{Decode: 1}); compiled(f) != f {
+		t.Fatal("compiled changed a Fixed timing")
 	}
 }

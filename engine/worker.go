@@ -149,7 +149,7 @@ func New(cfg Config, timing Timing, obs Observer, kv HostKV) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("worker %d: %w", cfg.ID, err)
 	}
-	w := &Worker{cfg: cfg, timing: timing, obs: obs, kv: kv}
+	w := &Worker{cfg: cfg, timing: compiled(timing), obs: obs, kv: kv}
 	w.pool = newBlockPool(cfg.GPUBlocks, cfg.Chains)
 	return w, nil
 }
