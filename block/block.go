@@ -77,7 +77,7 @@ func PlaceOf(chain []uint64, k int) uint32 {
 	return uint32(Mix(chain[k&^(PlaceGroup-1)])>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
 }
 
-// RefOf is block k of chain as a Ref for a lookup by hash (Seg -1).
+// RefOf is block k of chain as a Ref without its segment (Seg -1).
 func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k), Seg: -1} }
 
 // RefAt is block k of chain, whose path in a Chains store is path, as a

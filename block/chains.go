@@ -173,7 +173,10 @@ func (c *Chains) DropN(s int32, n int) {
 
 // Ref is block off of segment s as a Ref: the same Ref as RefAt gives for
 // that block from the chain of any path through it.
-func (c *Chains) Ref(s, off int32) Ref { return c.AppendRefs(nil, s, off, off+1)[0] }
+func (c *Chains) Ref(s, off int32) Ref {
+	var r [1]Ref
+	return c.AppendRefs(r[:0], s, off, off+1)[0]
+}
 
 // AppendRefs appends blocks lo..hi-1 of segment s to dst as Refs (Ref),
 // mixing each group's leader once.

@@ -27,14 +27,19 @@ type Map[V any] struct {
 	bits  uint // log2(len(slots))
 }
 
-// Home is a place's home slot in a table of 2^bits slots (bits >= 3): the
-// place's top bits choose an aligned group of Group slots, its low bits the
-// slot in the group. Tables that keep their keys elsewhere home by it too.
-func Home(place uint32, bits uint) int {
-	return int(place>>(32-bits))&^(Group-1) | int(place&(Group-1))
+// SegKey is chain segment s as a Map key and place, for the tables that
+// index by segment.
+func SegKey(s int32) (uint64, uint32) {
+	k := uint64(s) + 1
+	return k, uint32(Mix(k) >> 32)
 }
 
-func (m *Map[V]) home(place uint32) int { return Home(place, m.bits) }
+// home is a place's home slot in the table of 2^bits slots (bits >= 3):
+// the place's top bits choose an aligned group of Group slots, its low bits
+// the slot in the group.
+func (m *Map[V]) home(place uint32) int {
+	return int(place>>(32-m.bits))&^(Group-1) | int(place&(Group-1))
+}
 
 // Len is the number of keys.
 func (m *Map[V]) Len() int { return m.n }

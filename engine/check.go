@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/kvsim/kvsim/block"
 )
@@ -83,7 +85,7 @@ func (p *blockPool) check(held []*holding) []error {
 			continue
 		}
 		segs++
-		if j, _ := p.segIdx.Get(segKey(s)); j != int32(i)+1 {
+		if j, _ := p.segIdx.Get(block.SegKey(s)); j != int32(i)+1 {
 			errs = append(errs, fmt.Errorf("segment %d is entry %d, its index says %d", s, i, j-1))
 		}
 		end := int32(-1)
@@ -116,8 +118,8 @@ func (p *blockPool) check(held []*holding) []error {
 	if segs != p.segIdx.Len() {
 		errs = append(errs, fmt.Errorf("%d segments with spans, %d indexed", segs, p.segIdx.Len()))
 	}
-	for s, hs := range holders {
-		for off, n := range hs {
+	for _, s := range slices.Sorted(maps.Keys(holders)) { // in segment order, so the errors are too
+		for off, n := range holders[s] {
 			if n != 0 {
 				errs = append(errs, fmt.Errorf("%d requests hold block (%d, %d), which is not cached", n, s, off))
 			}

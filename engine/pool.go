@@ -122,16 +122,10 @@ func (p *blockPool) capacity() int { return p.size }
 func (p *blockPool) free() int     { return p.nfree }
 func (p *blockPool) used() int     { return p.size - p.nfree }
 
-// segKey is segment s as a key and place of segIdx.
-func segKey(s int32) (uint64, uint32) {
-	k := uint64(s) + 1
-	return k, uint32(block.Mix(k) >> 32)
-}
-
 // spansOf is segment s's spans, nil when it has none. The pointer is valid
 // until a segment is added.
 func (p *blockPool) spansOf(s int32) *[]span {
-	if i, ok := p.segIdx.Get(segKey(s)); ok {
+	if i, ok := p.segIdx.Get(block.SegKey(s)); ok {
 		return &p.segs[i-1].sps
 	}
 	return nil
@@ -150,14 +144,14 @@ func (p *blockPool) addSeg(s int32) *[]span {
 		p.segs = append(p.segs, segSpans{})
 	}
 	p.segs[i].seg = s
-	k, pl := segKey(s)
+	k, pl := block.SegKey(s)
 	p.segIdx.Put(k, pl, i+1)
 	return &p.segs[i].sps
 }
 
 // dropSeg forgets segment s, whose spans are empty.
 func (p *blockPool) dropSeg(s int32) {
-	k, pl := segKey(s)
+	k, pl := block.SegKey(s)
 	i, _ := p.segIdx.Get(k, pl)
 	p.segIdx.Delete(k, pl)
 	p.spareSegs = append(p.spareSegs, i-1)

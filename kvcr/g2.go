@@ -61,21 +61,19 @@ func (k *KVCR) HostPrefix(w int32, path []block.Piece, from, limit int) int {
 	return k.nodes[w].pool.Prefix(path, from, limit)
 }
 
-// Load copies blocks [from, from+count) of chain, whose path is given
-// (readable in w's G2), to w's G1 for request req over the H2D link,
+// Load copies blocks [from, from+count) of the chain whose path is given
+// (readable in w's G2) to w's G1 for request req over the H2D link,
 // pinning them meanwhile. It reports true when they landed at once
 // (instant link); otherwise Loaded follows.
-func (k *KVCR) Load(now des.Time, w int32, req int64, chain []uint64, path []block.Piece, from, count int) bool {
+func (k *KVCR) Load(now des.Time, w int32, req int64, path []block.Piece, from, count int) bool {
 	n := k.nodes[w]
 	o := k.newOp(n, false, req)
 	o.runs = appendPath(o.runs, path, from, from+count)
-	i := from // the chain index of the run's first block
 	for _, r := range o.runs {
 		if off := n.pool.notReady(r); off >= 0 {
-			k.served(now, n, block.RefAt(chain, path, i+int(off-r.lo)), "load for request", req)
+			k.served(now, n, k.cfg.Chains.Ref(r.seg, off), "load for request", req)
 		}
 		n.pool.pin(r)
-		i += int(r.n)
 	}
 	k.C.G2HitsBlocks += int64(count)
 	if n.h2d.Instant() {

@@ -41,8 +41,8 @@ func (r run) end() int32 { return r.lo + r.n }
 // offset, which is its least recently used. An extent made ready or
 // refreshed joins the tail extent when it continues it (same segment, next
 // offset, same pins), and one unpinned in place joins its LRU neighbours
-// likewise, so a store's run stays one extent and a load's pins leave no
-// cuts behind. Blocks refreshed in hash order (a pull's source,
+// likewise, so a store's run stays one extent and pins released in place (a
+// pull's destination hits, a cancelled pull's source) leave no cuts behind. Blocks refreshed in hash order (a pull's source,
 // unpinInOrder) become extents of one block each: that order follows no
 // run. The slot-by-slot pool this replaced is the oracle of
 // TestPoolAgainstSlots.
@@ -103,12 +103,6 @@ func (p *Pool) Room(n int) bool { return n <= p.room() }
 // room is how many blocks can be had.
 func (p *Pool) room() int { return p.size - p.used + p.evictable }
 
-// segKey is segment s as a Map key and place.
-func segKey(s int32) (uint64, uint32) {
-	k := uint64(s) + 1
-	return k, uint32(block.Mix(k) >> 32)
-}
-
 // list is the index in bySeg of segment s's extents, or -1.
 func (p *Pool) list(s int32) int32 {
 	if s < 0 {
@@ -117,7 +111,7 @@ func (p *Pool) list(s int32) int32 {
 	if s == p.lastSeg {
 		return p.lastList
 	}
-	i, ok := p.segs.Get(segKey(s))
+	i, ok := p.segs.Get(block.SegKey(s))
 	if !ok {
 		return -1
 	}
@@ -277,7 +271,7 @@ func (p *Pool) newExtent(x extent) int32 {
 			l = int32(len(p.bySeg))
 			p.bySeg = append(p.bySeg, nil)
 		}
-		k, pl := segKey(x.seg)
+		k, pl := block.SegKey(x.seg)
 		p.segs.Put(k, pl, l+1)
 		p.lastSeg, p.lastList = x.seg, l
 	}
@@ -298,7 +292,7 @@ func (p *Pool) unindex(e, l int32, i int) {
 	es := slices.Delete(p.bySeg[l], i, i+1)
 	p.bySeg[l] = es
 	if len(es) == 0 {
-		k, pl := segKey(x.seg)
+		k, pl := block.SegKey(x.seg)
 		p.segs.Delete(k, pl)
 		p.spareSeg = append(p.spareSeg, l)
 		p.lastSeg = -1

@@ -1,7 +1,9 @@
 package kvcr
 
 // The G2 pool as it was kept slot by slot, before it was kept by runs: the
-// oracle of TestPoolAgainstSlots. It is kept as it was, bar its names.
+// oracle of TestPoolAgainstSlots. It is kept as it was, bar its names and
+// its index (a built-in map by segment and offset instead of the slot index
+// by hash).
 
 import (
 	"errors"

@@ -31,7 +31,7 @@ func (h *hostKV) HostPrefix(s *engine.Seq, from, limit int) int {
 }
 
 func (h *hostKV) Load(now des.Time, s *engine.Seq, from, n int) bool {
-	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Blocks, s.Req.Path, from, n)
+	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Path, from, n)
 }
 
 // kvListener receives KVCR's reports.

@@ -109,9 +109,11 @@ func TestGenerated(t *testing.T) {
 		digests = f
 	}
 	for seed := *scengenSeed; seed < *scengenSeed+uint64(*scengenN); seed++ {
-		c := scengen.Generate(seed)
+		var c scengen.Case
 		if *scengenLarge {
 			c = scengen.GenerateLarge(seed)
+		} else {
+			c = scengen.Generate(seed)
 		}
 		path, err := c.Write(dir)
 		if err != nil {

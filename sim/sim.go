@@ -84,8 +84,8 @@ type node struct {
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a
-	// request running on the worker until that pass end, whose path keeps
-	// its segment.
+	// request on the worker (running, or waiting with its loaded blocks)
+	// until that pass end, whose path keeps its segment.
 	stored    []block.Run
 	addedNs   des.Time
 	readyNs   des.Time
