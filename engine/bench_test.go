@@ -84,26 +84,43 @@ func BenchmarkPass(b *testing.B) {
 // it, allocates the rest (evicting from the queue head), commits it all and
 // releases it, as a worker does with a prompt.
 func BenchmarkG1Pool(b *testing.B) {
-	const n, chains, length = 2048, 128, 32
-	p := newBlockPool(n, testChains)
-	var paths [][]block.Piece
-	for c := range chains {
-		paths = append(paths, req(int64(c), 0, 16*length, 1, uint64(1000+c)).Path)
-	}
+	p := newBlockPool(churnBlocks, testChains)
+	reqs := churnRequests()
 	var h holding
 	var stored []block.Run
-	step := func(i int) {
-		c := i % chains
-		hits, _ := p.hitPrefix(paths[c], length)
-		p.touch(&h, paths[c], hits)
-		if hits < length {
-			p.alloc(&h, length-hits)
-			stored = p.commit(&h, paths[c], hits, length, stored[:0])
+	churn(b, func(i int) {
+		r := reqs[i%len(reqs)]
+		hits, _ := p.hitPrefix(r.Path, churnLength)
+		p.touch(&h, r.Path, hits)
+		if hits < churnLength {
+			p.alloc(&h, churnLength-hits)
+			stored = p.commit(&h, r.Path, hits, churnLength, stored[:0])
 		}
 		p.release(&h)
 		p.evicted = p.evicted[:0]
+	})
+	if p.free() != churnBlocks {
+		b.Fatalf("%d free of %d blocks; want all", p.free(), churnBlocks)
 	}
-	for i := range 2 * chains {
+}
+
+// The G1 pool benchmarks' churn: a pool of churnBlocks blocks and
+// churnChains chains of churnLength blocks, twice what fits.
+const churnBlocks, churnChains, churnLength = 2048, 128, 32
+
+// churnRequests are the churn's requests, one a chain.
+func churnRequests() []*workload.Request {
+	var reqs []*workload.Request
+	for c := range churnChains {
+		reqs = append(reqs, req(int64(c), 0, 16*churnLength, 1, uint64(1000+c)))
+	}
+	return reqs
+}
+
+// churn runs step over the chains twice, to fill the pool, then b.N times
+// timed.
+func churn(b *testing.B, step func(i int)) {
+	for i := range 2 * churnChains {
 		step(i)
 	}
 	b.ResetTimer()
@@ -111,7 +128,4 @@ func BenchmarkG1Pool(b *testing.B) {
 		step(i)
 	}
 	b.StopTimer()
-	if p.free() != n {
-		b.Fatalf("%d free of %d blocks; want all", p.free(), n)
-	}
 }

@@ -214,39 +214,26 @@ func TestPoolAgainstOracle(t *testing.T) {
 // BenchmarkG1PoolOracle is BenchmarkG1Pool's work on the per-block pool,
 // for reference.
 func BenchmarkG1PoolOracle(b *testing.B) {
-	const n, chains, length = 2048, 128, 32
-	p := newOraclePool(n, testChains)
-	var paths [][]block.Piece
-	var blocks [][]uint64
-	for c := range chains {
-		r := req(int64(c), 0, 16*length, 1, uint64(1000+c))
-		paths, blocks = append(paths, r.Path), append(blocks, r.Blocks)
-	}
+	p := newOraclePool(churnBlocks, testChains)
+	reqs := churnRequests()
 	var ids, hits []int32
-	step := func(i int) {
-		c := i % chains
-		hits = p.hitPrefix(paths[c], length, hits[:0])
+	churn(b, func(i int) {
+		r := reqs[i%len(reqs)]
+		hits = p.hitPrefix(r.Path, churnLength, hits[:0])
 		for _, x := range hits {
 			p.touch(x)
 		}
 		ids = append(ids[:0], hits...)
-		for k := len(hits); k < length; k++ {
+		for k := len(hits); k < churnLength; k++ {
 			x := p.alloc()
 			ids = append(ids, x)
-			p.commit(x, block.RefAt(blocks[c], paths[c], k))
+			p.commit(x, block.RefAt(r.Blocks, r.Path, k))
 		}
 		for k := len(ids) - 1; k >= 0; k-- {
 			p.release(ids[k])
 		}
 		p.evicted = p.evicted[:0]
-	}
-	for i := range 2 * chains {
-		step(i)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		step(i)
-	}
+	})
 }
 
 // refNames is the names (segment, offset) of rs, in order.
