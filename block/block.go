@@ -74,8 +74,11 @@ const PlaceGroup = Group
 // leader's hash, mixed, with the block's offset in the group as the low
 // bits.
 func PlaceOf(chain []uint64, k int) uint32 {
-	return uint32(Mix(chain[k&^(PlaceGroup-1)])>>32)&^(PlaceGroup-1) | uint32(k&(PlaceGroup-1))
+	return leaderPlace(chain[k&^(PlaceGroup-1)]) | uint32(k&(PlaceGroup-1))
 }
+
+// leaderPlace is the place bits a group leader's hash gives its group.
+func leaderPlace(h uint64) uint32 { return uint32(Mix(h)>>32) &^ (PlaceGroup - 1) }
 
 // RefOf is block k of chain as a Ref without its segment (Seg -1).
 func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k), Seg: -1} }

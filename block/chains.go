@@ -190,7 +190,7 @@ func (c *Chains) AppendRefs(dst []Ref, s, lo, hi int32) []Ref {
 			for g < int(c.segs[ls].pos) {
 				ls = c.segs[ls].parent
 			}
-			lead, place = g, uint32(Mix(c.segs[ls].hashes[g-int(c.segs[ls].pos)])>>32)&^(PlaceGroup-1)
+			lead, place = g, leaderPlace(c.segs[ls].hashes[g-int(c.segs[ls].pos)])
 		}
 		dst = append(dst, Ref{Hash: seg.hashes[off], Place: place | uint32(k&(PlaceGroup-1)), Seg: s, Off: off})
 	}

@@ -254,45 +254,6 @@ func TestChainsAcquireGuards(t *testing.T) {
 	c.Acquire(-1)
 }
 
-// TestAppendRefs: the Refs made from the store alone (Chains.AppendRefs,
-// Chains.Ref) are RefAt's, for
-// chains that branch off and extend each other at every offset, across the
-// place groups.
-func TestAppendRefs(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	var c Chains
-	var chains, contentsOf [][]uint64
-	for range 200 {
-		var contents []uint64
-		if len(chains) > 0 && rng.IntN(3) > 0 { // another chain's contents, cut anywhere
-			o := contentsOf[rng.IntN(len(contentsOf))]
-			contents = slices.Clone(o[:rng.IntN(len(o)+1)])
-		}
-		for range 1 + rng.IntN(40) {
-			contents = append(contents, rng.Uint64N(1000))
-		}
-		contentsOf = append(contentsOf, contents)
-		chains = append(chains, hashChain(contents...))
-	}
-	for _, chain := range chains {
-		path := c.Intern(chain, nil)
-		start := 0
-		for _, p := range path {
-			want := make([]Ref, 0, p.N)
-			for k := start; k < start+int(p.N); k++ {
-				want = append(want, RefAt(chain, path, k))
-			}
-			if got := c.AppendRefs(nil, p.Seg, 0, p.N); !slices.Equal(got, want) {
-				t.Fatalf("Chains.AppendRefs %v, RefAt %v", got, want)
-			}
-			if got := c.Ref(p.Seg, p.N-1); got != want[p.N-1] {
-				t.Fatalf("Chains.Ref %v, RefAt %v", got, want[p.N-1])
-			}
-			start += int(p.N)
-		}
-	}
-}
-
 // TestChainsRef: Ref of every block of random chains with shared prefixes,
 // by its segment and offset, is the Ref RefAt gives on its chain, and
 // AppendRefs of each piece of a chain's path gives those Refs.
