@@ -11,8 +11,8 @@ type op struct {
 	n     *node
 	store bool
 	req   int64
-	runs  []run // its blocks, in order
-	at    int   // index in n.ops
+	runs  []block.Run // its blocks, in order
+	at    int         // index in n.ops
 	done  func(des.Time, *Transfer)
 }
 
@@ -28,7 +28,7 @@ func (k *KVCR) Store(now des.Time, w int32, runs []block.Run) {
 	o := k.newOp(n, true, 0)
 	for _, r := range runs {
 		var dropped int
-		o.runs, dropped = n.pool.store(run{r.Seg, r.Lo, r.Hi - r.Lo}, o.runs)
+		o.runs, dropped = n.pool.store(r, o.runs)
 		k.C.G2StoresDropped += int64(dropped)
 	}
 	k.reportEvicted(now, n)
@@ -71,7 +71,7 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, path []block.Piece, from, 
 	o.runs = appendPath(o.runs, path, from, from+count)
 	for _, r := range o.runs {
 		if off := n.pool.notReady(r); off >= 0 {
-			k.served(now, n, k.cfg.Chains.Ref(r.seg, off), "load for request", req)
+			k.served(now, n, k.cfg.Chains.Ref(r.Seg, off), "load for request", req)
 		}
 		n.pool.pin(r)
 	}
@@ -86,7 +86,7 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, path []block.Piece, from, 
 }
 
 func (k *KVCR) startOp(now des.Time, o *op, l *Link) {
-	o.t = Transfer{ID: k.xferID(), Bytes: int64(blocksIn(o.runs)) * k.cfg.BlockBytes}
+	o.t = Transfer{ID: k.xferID(), Bytes: int64(block.Blocks(o.runs)) * k.cfg.BlockBytes}
 	o.at = len(o.n.ops)
 	o.n.ops = append(o.n.ops, o)
 	l.Start(now, &o.t, o.done)
@@ -101,8 +101,8 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 		for _, r := range o.runs {
 			n.pool.makeReady(r)
 		}
-		k.C.G2Stores += int64(blocksIn(o.runs))
-		k.inventory(now, n.id, o.runs, true)
+		k.C.G2Stores += int64(block.Blocks(o.runs))
+		k.l.Inventory(now, n.id, o.runs, true)
 		k.spare = append(k.spare, o)
 		return
 	}
@@ -124,7 +124,7 @@ func (k *KVCR) finishLoad(now des.Time, o *op) {
 // order; refresh makes the ready ones the most recently used. A block
 // pending removal that loses its last pin is removed: counted, and
 // collected for reportRemoved.
-func (k *KVCR) unpin(n *node, r run, refresh bool) {
+func (k *KVCR) unpin(n *node, r block.Run, refresh bool) {
 	var gone int
 	k.removed, gone = n.pool.unpin(r, refresh, k.removed)
 	k.C.MoveRemovedBlocks += int64(gone)
@@ -132,7 +132,7 @@ func (k *KVCR) unpin(n *node, r run, refresh bool) {
 
 // markMoved makes r's ready source blocks absent to readers after a move:
 // each is removed now when unpinned, else when its last pin drops.
-func (k *KVCR) markMoved(n *node, r run) {
+func (k *KVCR) markMoved(n *node, r block.Run) {
 	var gone int
 	k.removed, gone = n.pool.markPending(r, k.removed)
 	k.C.MoveRemovedBlocks += int64(gone)
@@ -140,36 +140,17 @@ func (k *KVCR) markMoved(n *node, r run) {
 
 // appendPath appends blocks [from, to) of the chain whose path is given to
 // dst, as one run per piece.
-func appendPath(dst []run, path []block.Piece, from, to int) []run {
+func appendPath(dst []block.Run, path []block.Piece, from, to int) []block.Run {
 	k := 0 // the chain index of the piece's first block
 	for _, pc := range path {
 		if lo, hi := max(from-k, 0), min(to-k, int(pc.N)); lo < hi {
-			dst = append(dst, run{pc.Seg, int32(lo), int32(hi - lo)})
+			dst = append(dst, block.Run{Seg: pc.Seg, Lo: int32(lo), Hi: int32(hi)})
 		}
 		if k += int(pc.N); k >= to {
 			break
 		}
 	}
 	return dst
-}
-
-// blocksIn is the number of blocks in rs.
-func blocksIn(rs []run) int {
-	n := 0
-	for _, r := range rs {
-		n += int(r.n)
-	}
-	return n
-}
-
-// inventory tells the listener that runs became visible in w's G2, or
-// were removed from it.
-func (k *KVCR) inventory(now des.Time, w int32, runs []run, visible bool) {
-	k.inv = k.inv[:0]
-	for _, r := range runs {
-		k.inv = append(k.inv, block.Run{Seg: r.seg, Lo: r.lo, Hi: r.end()})
-	}
-	k.l.Inventory(now, w, k.inv, visible)
 }
 
 // reportRemoved tells the router which of n's blocks moves removed: only

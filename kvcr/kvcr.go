@@ -105,7 +105,6 @@ type KVCR struct {
 	broken   error       // the first block served while not readable
 	spare    []*op       // finished loads and stores, for reuse
 	removed  []block.Run // scratch: blocks a move removed, reported in one batch
-	inv      []block.Run // scratch: runs reported to the listener (inventory)
 	sent     []block.Ref // scratch: a pull's blocks, for their hashes (unpinSource)
 	order    []int       // scratch: sent in hash order
 	scratch  fetch       // the fetch of the staging in progress

@@ -91,7 +91,7 @@ func path(c []uint64) []block.Piece { return testChains.Intern(c, nil) }
 func at(c []uint64, k int) block.Ref { return block.RefAt(c, path(c), k) }
 
 // runOf is block b as a run.
-func runOf(b block.Ref) run { return run{b.Seg, b.Off, 1} }
+func runOf(b block.Ref) block.Run { return block.Run{Seg: b.Seg, Lo: b.Off, Hi: b.Off + 1} }
 
 // stores is a chain's blocks as runs, for stores.
 func stores(c []uint64) []block.Run {

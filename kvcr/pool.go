@@ -19,14 +19,6 @@ const (
 	pending              // moved away: absent to readers, removed when its last pin drops
 )
 
-// run is blocks [lo, lo+n) of segment seg of the chain store (block.Chains),
-// a block's name there being (segment, offset): the unit the G2 pool and
-// its callers work in.
-type run struct{ seg, lo, n int32 }
-
-// end is the offset past r's last block.
-func (r run) end() int32 { return r.lo + r.n }
-
 // Pool is one worker's G2 host pool of fixed capacity in blocks, kept by
 // runs. Ready blocks sit on an LRU list, least recently used first;
 // eviction takes the first unpinned one. Filling and pending blocks are
@@ -74,7 +66,7 @@ type entry struct{ end, e int32 }
 
 // extent is a run of blocks the pool holds alike (see Pool).
 type extent struct {
-	run
+	block.Run
 	pins int32 // on each block
 	st   state
 }
@@ -141,7 +133,7 @@ func (p *Pool) find(seg, off int32) int32 {
 		return -1
 	}
 	es := p.bySeg[l]
-	if i := search(es, off); i < len(es) && p.ext[es[i].e].V.lo <= off {
+	if i := search(es, off); i < len(es) && p.ext[es[i].e].V.Lo <= off {
 		return es[i].e
 	}
 	return -1
@@ -160,10 +152,10 @@ func (p *Pool) at(seg, off int32) (state, int32) {
 	if i == len(es) {
 		return free, math.MaxInt32
 	}
-	if x := &p.ext[es[i].e].V; x.lo <= off {
+	if x := &p.ext[es[i].e].V; x.Lo <= off {
 		return x.st, es[i].end
 	} else {
-		return free, x.lo
+		return free, x.Lo
 	}
 }
 
@@ -204,18 +196,18 @@ func (p *Pool) Prefix(path []block.Piece, from, limit int) int {
 }
 
 // readyIn counts r's blocks that are ready, and those of them unpinned.
-func (p *Pool) readyIn(r run) (readyN, unpinned int) {
-	l := p.list(r.seg)
+func (p *Pool) readyIn(r block.Run) (readyN, unpinned int) {
+	l := p.list(r.Seg)
 	if l < 0 {
 		return 0, 0
 	}
 	es := p.bySeg[l]
-	for i := search(es, r.lo); i < len(es) && p.ext[es[i].e].V.lo < r.end(); i++ {
+	for i := search(es, r.Lo); i < len(es) && p.ext[es[i].e].V.Lo < r.Hi; i++ {
 		x := &p.ext[es[i].e].V
 		if x.st != ready {
 			continue
 		}
-		k := int(min(x.end(), r.end()) - max(x.lo, r.lo))
+		k := int(min(x.Hi, r.Hi) - max(x.Lo, r.Lo))
 		readyN += k
 		if x.pins == 0 {
 			unpinned += k
@@ -225,9 +217,9 @@ func (p *Pool) readyIn(r run) (readyN, unpinned int) {
 }
 
 // notReady is the offset of r's first block that is not readable, or -1.
-func (p *Pool) notReady(r run) int32 {
-	for off := r.lo; off < r.end(); {
-		st, end := p.at(r.seg, off)
+func (p *Pool) notReady(r block.Run) int32 {
+	for off := r.Lo; off < r.Hi; {
+		st, end := p.at(r.Seg, off)
 		if st != ready {
 			return off
 		}
@@ -237,13 +229,8 @@ func (p *Pool) notReady(r run) int32 {
 }
 
 // appendRefs appends r's blocks to dst as Refs, in ascending order.
-func (p *Pool) appendRefs(dst []block.Ref, r run) []block.Ref {
-	return p.chains.AppendRefs(dst, r.seg, r.lo, r.end())
-}
-
-// appendRun appends r to dst as a block.Run (block.AppendRun).
-func appendRun(dst []block.Run, r run) []block.Run {
-	return block.AppendRun(dst, block.Run{Seg: r.seg, Lo: r.lo, Hi: r.end()})
+func (p *Pool) appendRefs(dst []block.Ref, r block.Run) []block.Ref {
+	return p.chains.AppendRefs(dst, r.Seg, r.Lo, r.Hi)
 }
 
 // alloc returns a new extent holding x, in no index and on no list.
@@ -263,7 +250,7 @@ func (p *Pool) alloc(x extent) int32 {
 // returns it. It is on no list.
 func (p *Pool) newExtent(x extent) int32 {
 	e := p.alloc(x)
-	l := p.list(x.seg)
+	l := p.list(x.Seg)
 	if l < 0 {
 		if k := len(p.spareSeg); k > 0 {
 			l, p.spareSeg = p.spareSeg[k-1], p.spareSeg[:k-1]
@@ -271,19 +258,19 @@ func (p *Pool) newExtent(x extent) int32 {
 			l = int32(len(p.bySeg))
 			p.bySeg = append(p.bySeg, nil)
 		}
-		k, pl := block.SegKey(x.seg)
+		k, pl := block.SegKey(x.Seg)
 		p.segs.Put(k, pl, l+1)
-		p.lastSeg, p.lastList = x.seg, l
+		p.lastSeg, p.lastList = x.Seg, l
 	}
 	es := p.bySeg[l]
-	p.bySeg[l] = slices.Insert(es, search(es, x.lo), entry{x.end(), e})
+	p.bySeg[l] = slices.Insert(es, search(es, x.Lo), entry{x.Hi, e})
 	return e
 }
 
 // freeExtent takes extent e, on no list, out of the index.
 func (p *Pool) freeExtent(e int32) {
-	l := p.list(p.ext[e].V.seg)
-	p.unindex(e, l, search(p.bySeg[l], p.ext[e].V.lo))
+	l := p.list(p.ext[e].V.Seg)
+	p.unindex(e, l, search(p.bySeg[l], p.ext[e].V.Lo))
 }
 
 // unindex frees extent e, on no list, at position i of segment list l.
@@ -292,7 +279,7 @@ func (p *Pool) unindex(e, l int32, i int) {
 	es := slices.Delete(p.bySeg[l], i, i+1)
 	p.bySeg[l] = es
 	if len(es) == 0 {
-		k, pl := block.SegKey(x.seg)
+		k, pl := block.SegKey(x.Seg)
 		p.segs.Delete(k, pl)
 		p.spareSeg = append(p.spareSeg, l)
 		p.lastSeg = -1
@@ -308,9 +295,9 @@ func (p *Pool) split(l int32, i int, at int32) int32 {
 	e := p.bySeg[l][i].e
 	x := p.ext[e].V
 	p.bySeg[l][i].end = at
-	p.ext[e].V.n = at - x.lo
-	r := p.alloc(extent{run: run{x.seg, at, x.end() - at}, pins: x.pins, st: x.st})
-	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, entry{x.end(), r})
+	p.ext[e].V.Hi = at
+	r := p.alloc(extent{Run: block.Run{Seg: x.Seg, Lo: at, Hi: x.Hi}, pins: x.pins, st: x.st})
+	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, entry{x.Hi, r})
 	if x.st == ready {
 		p.lru.InsertAfter(p.ext, e, r)
 	}
@@ -322,41 +309,41 @@ func (p *Pool) split(l int32, i int, at int32) int32 {
 func (p *Pool) explode(e int32, ids []int32) {
 	x := p.ext[e].V
 	ids[0] = e
-	if x.n == 1 {
+	if x.Len() == 1 {
 		return
 	}
-	l := p.list(x.seg)
-	i := search(p.bySeg[l], x.lo)
-	p.bySeg[l][i].end = x.lo + 1
-	p.ext[e].V.n = 1
+	l := p.list(x.Seg)
+	i := search(p.bySeg[l], x.Lo)
+	p.bySeg[l][i].end = x.Lo + 1
+	p.ext[e].V.Hi = x.Lo + 1
 	p.more = p.more[:0]
-	for off := x.lo + 1; off < x.end(); off++ {
-		b := p.alloc(extent{run: run{x.seg, off, 1}, pins: x.pins, st: x.st})
+	for off := x.Lo + 1; off < x.Hi; off++ {
+		b := p.alloc(extent{Run: block.Run{Seg: x.Seg, Lo: off, Hi: off + 1}, pins: x.pins, st: x.st})
 		p.more = append(p.more, entry{off + 1, b})
-		ids[off-x.lo] = b
+		ids[off-x.Lo] = b
 	}
 	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, p.more...)
 }
 
 // cover splits the extents at r's ends and returns those holding r's
 // blocks, in ascending order. The slice is valid until the next cover.
-func (p *Pool) cover(r run) []int32 {
+func (p *Pool) cover(r block.Run) []int32 {
 	p.scratch = p.scratch[:0]
-	l := p.list(r.seg)
+	l := p.list(r.Seg)
 	if l < 0 {
 		return nil
 	}
-	for i := search(p.bySeg[l], r.lo); i < len(p.bySeg[l]); i++ {
+	for i := search(p.bySeg[l], r.Lo); i < len(p.bySeg[l]); i++ {
 		e := p.bySeg[l][i].e
-		if p.ext[e].V.lo >= r.end() {
+		if p.ext[e].V.Lo >= r.Hi {
 			break
 		}
-		if p.ext[e].V.lo < r.lo {
-			e = p.split(l, i, r.lo)
+		if p.ext[e].V.Lo < r.Lo {
+			e = p.split(l, i, r.Lo)
 			i++
 		}
-		if p.bySeg[l][i].end > r.end() {
-			p.split(l, i, r.end())
+		if p.bySeg[l][i].end > r.Hi {
+			p.split(l, i, r.Hi)
 		}
 		p.scratch = append(p.scratch, e)
 	}
@@ -367,17 +354,17 @@ func (p *Pool) cover(r run) []int32 {
 // continues a: the same segment from a's end, and the same pins.
 func (p *Pool) joins(a, b int32) bool {
 	x, y := &p.ext[a].V, &p.ext[b].V
-	return x.seg == y.seg && x.end() == y.lo && x.pins == y.pins
+	return x.Seg == y.Seg && x.Hi == y.Lo && x.pins == y.pins
 }
 
 // merge joins extent b, right after a on the LRU list, into a.
 func (p *Pool) merge(a, b int32) {
 	p.lru.Unlink(p.ext, b)
 	x := &p.ext[a].V
-	l := p.list(x.seg)
-	i := search(p.bySeg[l], x.lo) // a's position; b's is the next
-	x.n += p.ext[b].V.n
-	p.bySeg[l][i].end = x.end()
+	l := p.list(x.Seg)
+	i := search(p.bySeg[l], x.Lo) // a's position; b's is the next
+	x.Hi = p.ext[b].V.Hi
+	p.bySeg[l][i].end = x.Hi
 	p.unindex(b, l, i+1)
 }
 
@@ -401,14 +388,14 @@ func (p *Pool) mergePrev(e int32) int32 {
 
 // fill reserves r, whose blocks must not be held, in the filling state,
 // evicting as needed; the caller has checked room.
-func (p *Pool) fill(r run) {
-	if over := p.used + int(r.n) - p.size; over > 0 {
+func (p *Pool) fill(r block.Run) {
+	if over := p.used + r.Len() - p.size; over > 0 {
 		p.evict(over)
 	}
-	p.used += int(r.n)
+	p.used += r.Len()
 	p.peak = max(p.peak, p.used)
-	p.chains.AcquireN(r.seg, int(r.n))
-	p.newExtent(extent{run: r, st: filling})
+	p.chains.AcquireN(r.Seg, r.Len())
+	p.newExtent(extent{Run: r, st: filling})
 }
 
 // evict removes the k least recently used unpinned ready blocks, listing
@@ -421,14 +408,14 @@ func (p *Pool) evict(k int) {
 			e = next
 			continue
 		}
-		m := min(int32(k), x.n)
-		p.evicted = appendRun(p.evicted, run{x.seg, x.lo, m})
+		m := min(int32(k), x.Hi-x.Lo)
+		p.evicted = block.AppendRun(p.evicted, block.Run{Seg: x.Seg, Lo: x.Lo, Hi: x.Lo + m})
 		k -= int(m)
-		if m == x.n {
+		if x.Lo+m == x.Hi {
 			p.remove(e)
 		} else {
-			p.chains.DropN(x.seg, int(m))
-			x.lo, x.n = x.lo+m, x.n-m
+			p.chains.DropN(x.Seg, int(m))
+			x.Lo += m
 			p.evictable -= int(m)
 			p.used -= int(m)
 		}
@@ -439,19 +426,19 @@ func (p *Pool) evict(k int) {
 // store reserves the blocks of r the pool does not hold, while there is
 // room, appending the runs reserved to filled; it returns them and the
 // number of blocks it had no room for.
-func (p *Pool) store(r run, filled []run) ([]run, int) {
+func (p *Pool) store(r block.Run, filled []block.Run) ([]block.Run, int) {
 	dropped := 0
-	for off := r.lo; off < r.end(); {
-		st, end := p.at(r.seg, off)
-		end = min(end, r.end())
+	for off := r.Lo; off < r.Hi; {
+		st, end := p.at(r.Seg, off)
+		end = min(end, r.Hi)
 		if st != free {
 			off = end
 			continue
 		}
 		n := min(end-off, int32(p.room()))
 		if n > 0 {
-			p.fill(run{r.seg, off, n})
-			filled = append(filled, run{r.seg, off, n})
+			p.fill(block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
+			filled = append(filled, block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
 		}
 		dropped += int(end - off - n)
 		off = end
@@ -461,12 +448,12 @@ func (p *Pool) store(r run, filled []run) ([]run, int) {
 
 // makeReady turns r's filling blocks readable, most recently used, in
 // ascending order.
-func (p *Pool) makeReady(r run) {
+func (p *Pool) makeReady(r block.Run) {
 	for _, e := range p.cover(r) {
 		x := &p.ext[e].V
 		x.st = ready
 		if x.pins == 0 {
-			p.evictable += int(x.n)
+			p.evictable += x.Len()
 		}
 		p.pushTail(e)
 	}
@@ -478,16 +465,16 @@ func (p *Pool) remove(e int32) {
 	if x.st == ready {
 		p.lru.Unlink(p.ext, e)
 		if x.pins == 0 {
-			p.evictable -= int(x.n)
+			p.evictable -= x.Len()
 		}
 	}
-	p.used -= int(x.n)
-	p.chains.DropN(x.seg, int(x.n))
+	p.used -= x.Len()
+	p.chains.DropN(x.Seg, x.Len())
 	p.freeExtent(e)
 }
 
 // drop frees r's filling blocks, whose data never arrived.
-func (p *Pool) drop(r run) {
+func (p *Pool) drop(r block.Run) {
 	for _, e := range p.cover(r) {
 		p.remove(e)
 	}
@@ -496,17 +483,17 @@ func (p *Pool) drop(r run) {
 // release returns the pool's segment references: its worker is gone.
 func (p *Pool) release() {
 	for _, nd := range p.ext {
-		p.chains.DropN(nd.V.seg, int(nd.V.n))
+		p.chains.DropN(nd.V.Seg, nd.V.Len())
 	}
 	p.chains = nil
 }
 
 // pin keeps r's blocks, ready or pending, from eviction and removal.
-func (p *Pool) pin(r run) {
+func (p *Pool) pin(r block.Run) {
 	for _, e := range p.cover(r) {
 		x := &p.ext[e].V
 		if x.st == ready && x.pins == 0 {
-			p.evictable -= int(x.n)
+			p.evictable -= x.Len()
 		}
 		x.pins++
 	}
@@ -516,7 +503,7 @@ func (p *Pool) pin(r run) {
 // moves the ready ones to the most recent end. A pending block goes with
 // its last pin: it is appended to removed. It returns removed and the
 // number of blocks removed.
-func (p *Pool) unpin(r run, refresh bool, removed []block.Run) ([]block.Run, int) {
+func (p *Pool) unpin(r block.Run, refresh bool, removed []block.Run) ([]block.Run, int) {
 	gone := 0
 	last := int32(-1) // the extent holding the last ready blocks unpinned in place
 	for _, e := range p.cover(r) {
@@ -524,12 +511,12 @@ func (p *Pool) unpin(r run, refresh bool, removed []block.Run) ([]block.Run, int
 		x.pins--
 		switch {
 		case x.st == pending && x.pins == 0:
-			removed = appendRun(removed, x.run)
-			gone += int(x.n)
+			removed = block.AppendRun(removed, x.Run)
+			gone += x.Len()
 			p.remove(e)
 		case x.st == ready:
 			if x.pins == 0 {
-				p.evictable += int(x.n)
+				p.evictable += x.Len()
 			}
 			if refresh {
 				p.lru.Unlink(p.ext, e)
@@ -549,44 +536,44 @@ func (p *Pool) unpin(r run, refresh bool, removed []block.Run) ([]block.Run, int
 
 // unpinInOrder is unpin with refresh of each block of blocks, one by one
 // in the order given (indices into blocks); runs are the blocks as runs,
-// in blocks' order. It drops the pins run by run, cutting the ready
+// in blocks' order. It drops the pins run by block.Run, cutting the ready
 // extents into blocks and taking them off the LRU list, then puts them
 // back at the most recent end in that order: one list step a block
 // instead of a search and two splits. The blocks it removes are appended
 // to removed in that order too.
-func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed []block.Run) ([]block.Run, int) {
+func (p *Pool) unpinInOrder(runs []block.Run, blocks []block.Ref, order []int, removed []block.Run) ([]block.Run, int) {
 	const gone = -2 // in moved: the block was removed
 	p.moved = p.moved[:0]
 	n := 0
 	for _, r := range runs {
 		from := len(p.moved)
-		for range r.n {
+		for range r.Len() {
 			p.moved = append(p.moved, -1) // absent, filling or still pending
 		}
 		for _, e := range p.cover(r) {
 			x := &p.ext[e].V
-			at := from + int(x.lo-r.lo)
+			at := from + int(x.Lo-r.Lo)
 			x.pins--
 			switch {
 			case x.st == pending && x.pins == 0:
-				for k := range x.n {
+				for k := range x.Len() {
 					p.moved[at+int(k)] = gone
 				}
-				n += int(x.n)
+				n += x.Len()
 				p.remove(e)
 			case x.st == ready:
 				if x.pins == 0 {
-					p.evictable += int(x.n)
+					p.evictable += x.Len()
 				}
 				p.lru.Unlink(p.ext, e)
-				p.explode(e, p.moved[at:at+int(x.n)])
+				p.explode(e, p.moved[at:at+x.Len()])
 			}
 		}
 	}
 	for _, i := range order {
 		switch e := p.moved[i]; {
 		case e == gone:
-			removed = appendRun(removed, run{blocks[i].Seg, blocks[i].Off, 1})
+			removed = block.AppendRun(removed, block.Run{Seg: blocks[i].Seg, Lo: blocks[i].Off, Hi: blocks[i].Off + 1})
 		case e >= 0:
 			p.pushTail(e)
 		}
@@ -597,15 +584,15 @@ func (p *Pool) unpinInOrder(runs []run, blocks []block.Ref, order []int, removed
 // markPending makes r's ready blocks absent to readers: an unpinned one is
 // removed now (appended to removed), a pinned one when its last pin drops.
 // It returns removed and the number of blocks removed now.
-func (p *Pool) markPending(r run, removed []block.Run) ([]block.Run, int) {
+func (p *Pool) markPending(r block.Run, removed []block.Run) ([]block.Run, int) {
 	gone := 0
 	for _, e := range p.cover(r) {
 		x := &p.ext[e].V
 		switch {
 		case x.st != ready:
 		case x.pins == 0:
-			removed = appendRun(removed, x.run)
-			gone += int(x.n)
+			removed = block.AppendRun(removed, x.Run)
+			gone += x.Len()
 			p.remove(e)
 		default:
 			p.lru.Unlink(p.ext, e)
@@ -619,7 +606,7 @@ func (p *Pool) markPending(r run, removed []block.Run) ([]block.Run, int) {
 func (p *Pool) Pinned() int {
 	n := 0
 	for _, nd := range p.ext {
-		n += int(nd.V.pins) * int(nd.V.n)
+		n += int(nd.V.pins) * nd.V.Len()
 	}
 	return n
 }
@@ -635,21 +622,21 @@ func (p *Pool) Check() error {
 		for i, en := range es {
 			x := p.ext[en.e].V
 			switch e := en.e; {
-			case x.n <= 0 || x.st == free || x.pins < 0:
-				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.n, x.st, x.pins))
-			case p.list(x.seg) != int32(l):
-				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under another segment", e, x.seg))
-			case en.end != x.end():
-				errs = append(errs, fmt.Errorf("extent %d of segment %d ends at %d, indexed as ending at %d", e, x.seg, x.end(), en.end))
-			case i > 0 && es[i-1].end > x.lo:
-				errs = append(errs, fmt.Errorf("extent %d of segment %d overlaps or precedes the one before", e, x.seg))
+			case x.Len() <= 0 || x.st == free || x.pins < 0:
+				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.Len(), x.st, x.pins))
+			case p.list(x.Seg) != int32(l):
+				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under another segment", e, x.Seg))
+			case en.end != x.Hi:
+				errs = append(errs, fmt.Errorf("extent %d of segment %d ends at %d, indexed as ending at %d", e, x.Seg, x.Hi, en.end))
+			case i > 0 && es[i-1].end > x.Lo:
+				errs = append(errs, fmt.Errorf("extent %d of segment %d overlaps or precedes the one before", e, x.Seg))
 			}
 			indexed++
-			used += int(x.n)
+			used += x.Len()
 			if x.st == ready {
 				readyN++
 				if x.pins == 0 {
-					evictable += int(x.n)
+					evictable += x.Len()
 				}
 			}
 		}
@@ -683,7 +670,7 @@ func (p *Pool) Visible(f func(block.Ref)) {
 func (p *Pool) visible(dst []block.Run) []block.Run {
 	for _, nd := range p.ext {
 		if nd.V.st == ready || nd.V.st == pending {
-			dst = appendRun(dst, nd.V.run)
+			dst = block.AppendRun(dst, nd.V.Run)
 		}
 	}
 	return dst

@@ -28,18 +28,18 @@ type diffRig struct {
 // diffBatch is blocks reserved or pinned together: as runs in the pool,
 // as slots in the oracle, in the same order.
 type diffBatch struct {
-	runs  []run
+	runs  []block.Run
 	slots []int32
 	refs  []block.Ref
 }
 
 // addBlock appends block b to rs, extending the last run when b follows it.
-func addBlock(rs []run, b block.Ref) []run {
-	if k := len(rs) - 1; k >= 0 && rs[k].seg == b.Seg && rs[k].end() == b.Off {
-		rs[k].n++
+func addBlock(rs []block.Run, b block.Ref) []block.Run {
+	if k := len(rs) - 1; k >= 0 && rs[k].Seg == b.Seg && rs[k].Hi == b.Off {
+		rs[k].Hi++
 		return rs
 	}
-	return append(rs, run{b.Seg, b.Off, 1})
+	return append(rs, block.Run{Seg: b.Seg, Lo: b.Off, Hi: b.Off + 1})
 }
 
 // newDiffRig makes chains with shared prefixes in a chain store of their
@@ -111,8 +111,8 @@ func (g *diffRig) step() string {
 				d.refs = append(d.refs, x)
 			}
 		}
-		if dropped != oDropped || blocksIn(d.runs) != len(d.slots) {
-			g.fatalf("store: %d filled, %d dropped; oracle %d, %d", blocksIn(d.runs), dropped, len(d.slots), oDropped)
+		if dropped != oDropped || block.Blocks(d.runs) != len(d.slots) {
+			g.fatalf("store: %d filled, %d dropped; oracle %d, %d", block.Blocks(d.runs), dropped, len(d.slots), oDropped)
 		}
 		g.fills = append(g.fills, d)
 		return fmt.Sprintf("store %d [%d,%d)", c, a, b)
@@ -218,7 +218,7 @@ func (g *diffRig) step() string {
 			}
 			for _, k := range order {
 				if mode == 2 {
-					removed, _ = p.unpin(run{d.refs[k].Seg, d.refs[k].Off, 1}, true, removed)
+					removed, _ = p.unpin(block.Run{Seg: d.refs[k].Seg, Lo: d.refs[k].Off, Hi: d.refs[k].Off + 1}, true, removed)
 				}
 				unpin(d.slots[k], true)
 			}
@@ -289,7 +289,7 @@ func (g *diffRig) compare() {
 	}
 	var lru, oLRU []block.Ref
 	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
-		lru = p.appendRefs(lru, p.ext[e].V.run)
+		lru = p.appendRefs(lru, p.ext[e].V.Run)
 	}
 	for s := o.lru.Head(); s >= 0; s = o.slots[s].Next() {
 		oLRU = append(oLRU, o.ref(s))

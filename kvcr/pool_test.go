@@ -18,13 +18,13 @@ func hashes(runs []block.Run) []uint64 {
 }
 
 // blockRun is block h of the chain 1, 2, ... (hash h) as a run of one.
-func blockRun(h uint64) run { return runOf(at(chain(1, 16), int(h-1))) }
+func blockRun(h uint64) block.Run { return runOf(at(chain(1, 16), int(h-1))) }
 
 // storeRun fills blocks [from, to] of the chain 1, 2, ... in p as one run
 // and makes them ready.
 func storeRun(p *Pool, from, to uint64) {
 	r := blockRun(from)
-	r.n = int32(to - from + 1)
+	r.Hi = r.Lo + int32(to-from+1)
 	p.fill(r)
 	p.makeReady(r)
 }
@@ -95,10 +95,10 @@ func TestPoolRuns(t *testing.T) {
 	storeRun(p, 1, 8)
 	extents := func() int { return len(p.ext) - len(p.spare) }
 	if extents() != 1 {
-		t.Fatalf("%d extents after one run, want 1", extents())
+		t.Fatalf("%d extents after one block.Run, want 1", extents())
 	}
 	r := blockRun(3)
-	r.n = 3
+	r.Hi = r.Lo + 3
 	p.pin(r)
 	if extents() != 3 || p.evictable != 5 {
 		t.Errorf("%d extents, %d evictable after a pin in the middle; want 3, 5", extents(), p.evictable)
@@ -113,16 +113,16 @@ func TestPoolRuns(t *testing.T) {
 		t.Errorf("%d extents after a refresh in the middle, want 3", extents())
 	}
 	r = blockRun(9)
-	r.n = 5
+	r.Hi = r.Lo + 5
 	p.fill(r) // 8 held + 5 = 13: evicts 3
 	if !slices.Equal(hashes(p.evicted), []uint64{1, 2, 3}) || p.Used() != 10 {
 		t.Errorf("evicted %v, used %d; want [1 2 3], 10", hashes(p.evicted), p.Used())
 	}
 	p.evicted = p.evicted[:0]
 	r = blockRun(2)
-	r.n = 5
+	r.Hi = r.Lo + 5
 	filled, dropped := p.store(r, nil)
-	if seg := blockRun(2).seg; !slices.Equal(filled, []run{{seg, 1, 2}, {seg, 4, 2}}) || dropped != 0 || !slices.Equal(hashes(p.evicted), []uint64{5, 6, 7, 8}) {
+	if seg := blockRun(2).Seg; !slices.Equal(filled, []block.Run{{Seg: seg, Lo: 1, Hi: 3}, {Seg: seg, Lo: 4, Hi: 6}}) || dropped != 0 || !slices.Equal(hashes(p.evicted), []uint64{5, 6, 7, 8}) {
 		t.Errorf("filled %v, dropped %d, evicted %v; want 2-3 and 5-6 filled, 5-8 evicted", filled, dropped, hashes(p.evicted))
 	}
 	if err := p.Check(); err != nil {
@@ -135,12 +135,12 @@ func TestPoolRuns(t *testing.T) {
 func lruHashes(p *Pool) []uint64 {
 	var rs []block.Run
 	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
-		rs = append(rs, block.Run{Seg: p.ext[e].V.seg, Lo: p.ext[e].V.lo, Hi: p.ext[e].V.end()})
+		rs = append(rs, block.Run{Seg: p.ext[e].V.Seg, Lo: p.ext[e].V.Lo, Hi: p.ext[e].V.Hi})
 	}
 	return hashes(rs)
 }
 
-// TestPoolUnpinInOrder: a pool of 8 holds blocks 1-6 (one run, 1 least
+// TestPoolUnpinInOrder: a pool of 8 holds blocks 1-6 (one block.Run, 1 least
 // recent). A pull's source pins 2-5; another pull pins 4 and a move marks
 // it pending. The first pull ends, refreshing its blocks in the order 4, 2,
 // 5, 3 (as hash order might): 4 keeps a pin and stays pending, 2, 5 and 3
@@ -151,7 +151,7 @@ func TestPoolUnpinInOrder(t *testing.T) {
 	p := NewPool(8, testChains)
 	storeRun(p, 1, 6)
 	send := refs(chain(1, 16))[1:5] // blocks 2-5
-	pull := []run{{send[0].Seg, send[0].Off, 4}}
+	pull := []block.Run{{Seg: send[0].Seg, Lo: send[0].Off, Hi: send[0].Off + 4}}
 	p.pin(pull[0])
 	p.pin(blockRun(4))
 	p.markPending(blockRun(4), nil)
@@ -163,7 +163,7 @@ func TestPoolUnpinInOrder(t *testing.T) {
 		t.Errorf("removed %v, want [4]", hashes(removed))
 	}
 	r := blockRun(7)
-	r.n = 6
+	r.Hi = r.Lo + 6
 	p.fill(r)
 	if !slices.Equal(hashes(p.evicted), []uint64{1, 6, 2}) || p.Used() != 8 || p.Peak() != 8 {
 		t.Errorf("evicted %v, used %d, peak %d; want [1 6 2], 8, 8", hashes(p.evicted), p.Used(), p.Peak())
@@ -192,8 +192,10 @@ func BenchmarkG2Pool(b *testing.B) {
 		}
 		chains.Intern(c, nil)
 	}
-	name := func(h int) run { return run{int32(h % ring / 64), int32(h % 64), 1} }
-	ref := func(r run) block.Ref { return block.Ref{Seg: r.seg, Off: r.lo} }
+	name := func(h int) block.Run {
+		return block.Run{Seg: int32(h % ring / 64), Lo: int32(h % 64), Hi: int32(h%64) + 1}
+	}
+	ref := func(r block.Run) block.Ref { return block.Ref{Seg: r.Seg, Off: r.Lo} }
 	b.Run("runs", func(b *testing.B) {
 		p := NewPool(n, chains)
 		h := 0
@@ -252,9 +254,9 @@ func BenchmarkG2PoolRuns(b *testing.B) {
 		chains.Intern(c, nil)
 	}
 	stored := 0
-	var runs []run // the runs stored
-	newRun := func() run {
-		runs = append(runs, run{int32(stored % ring / 2), int32(stored % 2 * store), store})
+	var runs []block.Run // the runs stored
+	newRun := func() block.Run {
+		runs = append(runs, block.Run{Seg: int32(stored % ring / 2), Lo: int32(stored % 2 * store), Hi: int32(stored%2*store) + store})
 		stored++
 		return runs[len(runs)-1]
 	}
@@ -268,7 +270,8 @@ func BenchmarkG2PoolRuns(b *testing.B) {
 				}
 				r := newRun()
 				lr := runs[len(runs)-1-int(uint32(i)*2654435761%uint32(min(len(runs), n/store)))]
-				lr.lo, lr.n = lr.lo+8, load
+				lr.Lo += 8
+				lr.Hi = lr.Lo + load
 				if kind == "runs" {
 					p.fill(r)
 					p.makeReady(r)
@@ -280,18 +283,18 @@ func BenchmarkG2PoolRuns(b *testing.B) {
 					return
 				}
 				var ss [store]int32
-				for k := range r.n {
-					ss[k] = o.Fill(block.Ref{Seg: r.seg, Off: r.lo + k})
+				for off := r.Lo; off < r.Hi; off++ {
+					ss[off-r.Lo] = o.Fill(block.Ref{Seg: r.Seg, Off: off})
 				}
 				for _, s := range ss {
 					o.MakeReady(s)
 				}
-				if o.Prefix([]block.Piece{{Seg: lr.seg, N: lr.end()}}, int(lr.lo), int(lr.end())) == load {
-					for k := range lr.n {
-						o.Pin(o.slot(block.Ref{Seg: lr.seg, Off: lr.lo + k}))
+				if o.Prefix([]block.Piece{{Seg: lr.Seg, N: lr.Hi}}, int(lr.Lo), int(lr.Hi)) == load {
+					for off := lr.Lo; off < lr.Hi; off++ {
+						o.Pin(o.slot(block.Ref{Seg: lr.Seg, Off: off}))
 					}
-					for k := range lr.n {
-						o.Unpin(o.slot(block.Ref{Seg: lr.seg, Off: lr.lo + k}), true)
+					for off := lr.Lo; off < lr.Hi; off++ {
+						o.Unpin(o.slot(block.Ref{Seg: lr.Seg, Off: off}), true)
 					}
 				}
 				o.evicted = o.evicted[:0]

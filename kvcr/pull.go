@@ -3,6 +3,7 @@ package kvcr
 import (
 	"fmt"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 )
 
@@ -41,11 +42,11 @@ type Pull struct {
 	Outcome     Outcome
 
 	state          pullState
-	from           int   // first block the target lacked
-	whole          bool  // the fetch reaches the end of the reusable chain: landing is success
-	moves          int   // the first moves blocks of runs are moved (hinted); the rest are copies
-	runs           []run // the blocks the transfer carries, in chain order: pinned at the source, filling at the target
-	hits           []run // the fetch's blocks the target held, pinned there
+	from           int         // first block the target lacked
+	whole          bool        // the fetch reaches the end of the reusable chain: landing is success
+	moves          int         // the first moves blocks of runs are moved (hinted); the rest are copies
+	runs           []block.Run // the blocks the transfer carries, in chain order: pinned at the source, filling at the target
+	hits           []block.Run // the fetch's blocks the target held, pinned there
 	targetDeadline des.Time
 	sourceDeadline des.Time
 	t              Transfer

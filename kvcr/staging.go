@@ -16,13 +16,13 @@ import (
 // holds it ready. The walk stops at the first block neither side can
 // supply.
 type fetch struct {
-	first     int   // first block the target lacks: the end of its G2 prefix
-	end       int   // the walk's end: every block of [g1, end) is a hit or sent
-	hits      []run // the hits, in chain order
-	hitIdx    []int // the block index of each hit run's first block
-	runs      []run // the missing blocks the transfer carries, in chain order
-	moves     int   // the first moves blocks of runs are the hint's
-	unsettled bool  // the walk stopped at a target block still filling or pending removal
+	first     int         // first block the target lacks: the end of its G2 prefix
+	end       int         // the walk's end: every block of [g1, end) is a hit or sent
+	hits      []block.Run // the hits, in chain order
+	hitIdx    []int       // the block index of each hit run's first block
+	runs      []block.Run // the missing blocks the transfer carries, in chain order
+	moves     int         // the first moves blocks of runs are the hint's
+	unsettled bool        // the walk stopped at a target block still filling or pending removal
 }
 
 // walk fills f for the fetch [g1, limit) of the chain whose path is given
@@ -50,7 +50,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 		st, end := tn.pool.at(seg, off)
 		if st == ready {
 			h := min(n, end-off)
-			f.hits = append(f.hits, run{seg, off, h})
+			f.hits = append(f.hits, block.Run{Seg: seg, Lo: off, Hi: off + h})
 			f.hitIdx = append(f.hitIdx, i)
 			taken += int(h)
 			i += int(h)
@@ -75,7 +75,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 			m = min(m, int32(hintEnd-i))
 		}
 		f.moves += max(0, min(i+int(m), hintEnd)-i)
-		f.runs = append(f.runs, run{seg, off, m})
+		f.runs = append(f.runs, block.Run{Seg: seg, Lo: off, Hi: off + m})
 		taken += int(m)
 		i += int(m)
 	}
@@ -131,7 +131,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 		k.reject(now, p, &k.C.PullsRejectedMissing)
 		return Proceed
 	case f.unsettled || (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) ||
-		!tn.pool.Room(blocksIn(f.runs)+evictable(tn.pool, f.hits)):
+		!tn.pool.Room(block.Blocks(f.runs)+evictable(tn.pool, f.hits)):
 		k.park(p)
 		return Parked
 	}
@@ -141,7 +141,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 }
 
 // evictable counts the blocks of rs that eviction could take.
-func evictable(pool *Pool, rs []run) int {
+func evictable(pool *Pool, rs []block.Run) int {
 	n := 0
 	for _, r := range rs {
 		_, e := pool.readyIn(r)
@@ -159,7 +159,7 @@ func (k *KVCR) invalidateHits(now des.Time, sn *node, path []block.Piece, f *fet
 		if i >= hintEnd {
 			break
 		}
-		r.n = min(r.n, int32(hintEnd-i))
+		r.Hi = min(r.Hi, r.Lo+int32(hintEnd-i))
 		k.markMoved(sn, r)
 	}
 	k.reportRemoved(now, sn)
@@ -243,11 +243,11 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	}
 	for _, r := range p.runs {
 		if off := sn.pool.notReady(r); off >= 0 {
-			k.served(now, sn, k.cfg.Chains.Ref(r.seg, off), "pull", p.ID)
+			k.served(now, sn, k.cfg.Chains.Ref(r.Seg, off), "pull", p.ID)
 		}
 		sn.pool.pin(r)
 	}
-	sent := blocksIn(p.runs)
+	sent := block.Blocks(p.runs)
 	k.C.PinsAcquired += int64(sent)
 	for _, r := range p.hits {
 		tn.pool.pin(r)

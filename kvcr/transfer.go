@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 )
 
@@ -32,8 +33,8 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 		for _, r := range p.runs {
 			tn.pool.makeReady(r)
 		}
-		k.inventory(now, tn.id, p.runs, true)
-		p.Landed = blocksIn(p.runs)
+		k.l.Inventory(now, tn.id, p.runs, true)
+		p.Landed = block.Blocks(p.runs)
 		k.C.BlocksPulled += int64(p.Landed)
 		k.C.BytesPulled += p.Bytes
 	} else {
@@ -47,8 +48,8 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 			if left == 0 {
 				break
 			}
-			r.n = min(r.n, int32(left))
-			left -= int(r.n)
+			r.Hi = min(r.Hi, r.Lo+int32(left))
+			left -= r.Len()
 			if !accepted {
 				readyN, _ := sn.pool.readyIn(r)
 				k.C.MoveLostBlocks += int64(readyN) // gone at the source, not kept at the target
@@ -89,7 +90,7 @@ func (k *KVCR) transferOver(now des.Time, p *Pull) {
 // order follows no run (Pool.unpinInOrder). A block a move left pending
 // goes with its last pin.
 func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
-	k.C.PinsReleased += int64(blocksIn(p.runs))
+	k.C.PinsReleased += int64(block.Blocks(p.runs))
 	if sn.status == Removed {
 		return // the pins went with the worker's pool
 	}
