@@ -59,19 +59,19 @@ func (p *blockPool) check(held []*holding) []error {
 	for _, h := range held {
 		n := 0
 		for _, r := range h.runs {
-			n += int(r.hi - r.lo)
-			if r.seg < 0 {
-				anon += int(r.hi - r.lo)
+			n += int(r.Hi - r.Lo)
+			if r.Seg < 0 {
+				anon += int(r.Hi - r.Lo)
 				continue
 			}
-			hs := holders[r.seg]
-			for len(hs) < int(r.hi) {
+			hs := holders[r.Seg]
+			for len(hs) < int(r.Hi) {
 				hs = append(hs, 0)
 			}
-			for off := r.lo; off < r.hi; off++ {
+			for off := r.Lo; off < r.Hi; off++ {
 				hs[off]++
 			}
-			holders[r.seg] = hs
+			holders[r.Seg] = hs
 		}
 		if n != h.n {
 			errs = append(errs, fmt.Errorf("a request's runs hold %d blocks, its count %d", n, h.n))
@@ -96,7 +96,7 @@ func (p *blockPool) check(held []*holding) []error {
 			end = sp.hi - 1
 			if sp.refs == 0 {
 				freeSpans++
-				if r := p.runs[sp.q].V; r != (qrun{seg: s, lo: sp.lo, hi: sp.hi}) {
+				if r := p.runs[sp.q].V; r != (block.Run{Seg: s, Lo: sp.lo, Hi: sp.hi}) {
 					errs = append(errs, fmt.Errorf("free span (%d, [%d, %d)) has queue run %v", s, sp.lo, sp.hi, r))
 				}
 			} else {
@@ -128,17 +128,17 @@ func (p *blockPool) check(held []*holding) []error {
 	queued, namedRuns := 0, 0
 	for q := p.queue.Head(); q >= 0; q = p.runs[q].Next() {
 		r := p.runs[q].V
-		if r.hi <= r.lo {
+		if r.Hi <= r.Lo {
 			errs = append(errs, fmt.Errorf("empty queue run %v", r))
 		}
-		queued += int(r.hi - r.lo)
-		if r.seg >= 0 {
+		queued += int(r.Hi - r.Lo)
+		if r.Seg >= 0 {
 			namedRuns++
 			var sps []span
-			if l := p.spansOf(r.seg); l != nil {
+			if l := p.spansOf(r.Seg); l != nil {
 				sps = *l
 			}
-			if i := findSpan(sps, r.lo); i == len(sps) || sps[i].q != q || sps[i].refs != 0 {
+			if i := findSpan(sps, r.Lo); i == len(sps) || sps[i].q != q || sps[i].refs != 0 {
 				errs = append(errs, fmt.Errorf("queue run %v has no free span", r))
 			}
 		}

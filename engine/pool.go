@@ -55,9 +55,11 @@ type blockPool struct {
 	segs      []segSpans
 	segIdx    block.Map[int32]
 	spareSegs []int32 // indices of segs free for reuse
-	// queue holds the released blocks by runs, least recently first.
-	queue block.List[qrun]
-	runs  []block.Node[qrun]
+	// queue holds the released blocks by runs, least recently first: a
+	// run is offsets Hi-1 down to Lo of segment Seg, or, Seg -1, Hi-Lo
+	// anonymous blocks (Lo 0).
+	queue block.List[block.Run]
+	runs  []block.Node[block.Run]
 	spare []int32 // ids of runs free for reuse
 	// evicted collects the cached names that allocation reused, as runs:
 	// they left the prefix cache. The worker reports and clears it.
@@ -80,34 +82,28 @@ type span struct {
 	q      int32
 }
 
-// qrun is a run of the free queue: offsets hi-1 down to lo of segment seg,
-// or, seg -1, hi-lo anonymous blocks (lo 0).
-type qrun struct{ seg, lo, hi int32 }
-
-// hold is a run of a holding: offsets [lo, hi) of segment seg, or, seg -1,
-// hi-lo anonymous blocks (lo 0).
-type hold struct{ seg, lo, hi int32 }
-
 // holding is the blocks a sequence holds, in token order: runs, n blocks
-// in all. Blocks not yet committed are anonymous runs at its end.
+// in all. A run is offsets [Lo, Hi) of segment Seg, or, Seg -1, Hi-Lo
+// anonymous blocks (Lo 0); blocks not yet committed are anonymous runs at
+// its end.
 type holding struct {
-	runs []hold
+	runs []block.Run
 	n    int
 }
 
 // push appends run r, merging it into the last run when it continues it.
-func (h *holding) push(r hold) {
-	if r.hi == r.lo {
+func (h *holding) push(r block.Run) {
+	if r.Hi == r.Lo {
 		return
 	}
 	if k := len(h.runs) - 1; k >= 0 {
 		l := &h.runs[k]
-		if l.seg < 0 && r.seg < 0 {
-			l.hi += r.hi - r.lo
+		if l.Seg < 0 && r.Seg < 0 {
+			l.Hi += r.Hi - r.Lo
 			return
 		}
-		if l.seg == r.seg && l.hi == r.lo {
-			l.hi = r.hi
+		if l.Seg == r.Seg && l.Hi == r.Lo {
+			l.Hi = r.Hi
 			return
 		}
 	}
@@ -115,7 +111,7 @@ func (h *holding) push(r hold) {
 }
 
 func newBlockPool(n int, chains *block.Chains) *blockPool {
-	return &blockPool{size: n, fresh: n, nfree: n, queue: block.NewList[qrun](), chains: chains}
+	return &blockPool{size: n, fresh: n, nfree: n, queue: block.NewList[block.Run](), chains: chains}
 }
 
 func (p *blockPool) capacity() int { return p.size }
@@ -204,7 +200,7 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 				upper := *sp
 				upper.lo = end
 				if sp.refs == 0 { // the upper part stays free, as the queue run's head
-					p.runs[sp.q].V.lo = end
+					p.runs[sp.q].V.Lo = end
 					p.nfree -= int(end - sp.lo)
 					sp.hi, sp.refs = end, 1
 					p.refsum += int(end - sp.lo)
@@ -223,7 +219,7 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 			p.refsum += int(sp.hi - sp.lo)
 		}
 		*l = tidy(sps)
-		h.push(hold{seg: pc.Seg, lo: 0, hi: end})
+		h.push(block.Run{Seg: pc.Seg, Lo: 0, Hi: end})
 		h.n += int(end)
 	}
 }
@@ -234,30 +230,30 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 func (p *blockPool) alloc(h *holding, n int) {
 	p.nfree -= n
 	p.refsum += n
-	h.push(hold{seg: -1, lo: 0, hi: int32(n)})
+	h.push(block.Run{Seg: -1, Lo: 0, Hi: int32(n)})
 	h.n += n
 	k := min(n, p.fresh)
 	p.fresh -= k
 	for n -= k; n > 0; {
 		q := p.queue.Head()
 		r := &p.runs[q].V
-		t := min(int32(n), r.hi-r.lo)
-		if r.seg >= 0 {
-			p.evict(block.Run{Seg: r.seg, Lo: r.hi - t, Hi: r.hi})
-			p.chains.DropN(r.seg, int(t))
-			l := p.spansOf(r.seg)
-			i := findSpan(*l, r.lo)
+		t := min(int32(n), r.Hi-r.Lo)
+		if r.Seg >= 0 {
+			p.evict(block.Run{Seg: r.Seg, Lo: r.Hi - t, Hi: r.Hi})
+			p.chains.DropN(r.Seg, int(t))
+			l := p.spansOf(r.Seg)
+			i := findSpan(*l, r.Lo)
 			if sp := &(*l)[i]; sp.hi-t == sp.lo {
 				if *l = slices.Delete(*l, i, i+1); len(*l) == 0 {
-					p.dropSeg(r.seg)
+					p.dropSeg(r.Seg)
 				}
 			} else {
 				sp.hi -= t
 			}
 		}
-		r.hi -= t
+		r.Hi -= t
 		n -= int(t)
-		if r.hi == r.lo {
+		if r.Hi == r.Lo {
 			p.unqueue(q)
 		}
 	}
@@ -281,12 +277,12 @@ func (p *blockPool) evict(r block.Run) {
 // entered to stored, as runs in ascending order (block.AppendRun).
 func (p *blockPool) commit(h *holding, path []block.Piece, from, to int, stored []block.Run) []block.Run {
 	last := h.runs[len(h.runs)-1]
-	anon := int(last.hi - last.lo)
-	if last.seg >= 0 || h.n-anon > from || to > h.n {
+	anon := int(last.Hi - last.Lo)
+	if last.Seg >= 0 || h.n-anon > from || to > h.n {
 		panic("engine: commit of blocks not held anonymous at the end")
 	}
 	h.runs = h.runs[:len(h.runs)-1]
-	h.push(hold{seg: -1, lo: 0, hi: int32(from - (h.n - anon))})
+	h.push(block.Run{Seg: -1, Lo: 0, Hi: int32(from - (h.n - anon))})
 	start := 0 // chain position of the piece's first block
 	for _, pc := range path {
 		if start >= to {
@@ -297,7 +293,7 @@ func (p *blockPool) commit(h *holding, path []block.Piece, from, to int, stored 
 		}
 		start += int(pc.N)
 	}
-	h.push(hold{seg: -1, lo: 0, hi: int32(h.n - to)})
+	h.push(block.Run{Seg: -1, Lo: 0, Hi: int32(h.n - to)})
 	return stored
 }
 
@@ -309,7 +305,7 @@ func (p *blockPool) commitRun(h *holding, s, lo, hi int32, stored []block.Run) [
 	for off := lo; off < hi; {
 		if i < len(sps) && sps[i].lo <= off { // cached by another block
 			end := min(sps[i].hi, hi)
-			h.push(hold{seg: -1, lo: 0, hi: end - off})
+			h.push(block.Run{Seg: -1, Lo: 0, Hi: end - off})
 			off = end
 			i++
 			continue
@@ -321,7 +317,7 @@ func (p *blockPool) commitRun(h *holding, s, lo, hi int32, stored []block.Run) [
 		sps = slices.Insert(sps, i, span{lo: off, hi: end, refs: 1})
 		i++
 		p.chains.AcquireN(s, int(end-off))
-		h.push(hold{seg: s, lo: off, hi: end})
+		h.push(block.Run{Seg: s, Lo: off, Hi: end})
 		stored = block.AppendRun(stored, block.Run{Seg: s, Lo: off, Hi: end})
 		off = end
 	}
@@ -335,17 +331,17 @@ func (p *blockPool) commitRun(h *holding, s, lo, hi int32, stored []block.Run) [
 func (p *blockPool) release(h *holding) {
 	for i := len(h.runs) - 1; i >= 0; i-- {
 		r := h.runs[i]
-		n := int(r.hi - r.lo)
+		n := int(r.Hi - r.Lo)
 		p.refsum -= n
-		if r.seg >= 0 {
+		if r.Seg >= 0 {
 			p.releaseRun(r)
 			continue
 		}
 		p.nfree += n
-		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.seg < 0 {
-			p.runs[t].V.hi += int32(n)
+		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.Seg < 0 {
+			p.runs[t].V.Hi += int32(n)
 		} else {
-			p.enqueue(qrun{seg: -1, lo: 0, hi: int32(n)})
+			p.enqueue(block.Run{Seg: -1, Lo: 0, Hi: int32(n)})
 		}
 	}
 	h.runs, h.n = h.runs[:0], 0
@@ -353,36 +349,36 @@ func (p *blockPool) release(h *holding) {
 
 // releaseRun drops a reference on each block of named run r, highest
 // offset first.
-func (p *blockPool) releaseRun(r hold) {
-	l := p.spansOf(r.seg)
-	sps := split(*l, r.hi)
-	sps = split(sps, r.lo)
-	for i := findSpan(sps, r.hi-1); i >= 0 && sps[i].lo >= r.lo; i-- {
+func (p *blockPool) releaseRun(r block.Run) {
+	l := p.spansOf(r.Seg)
+	sps := split(*l, r.Hi)
+	sps = split(sps, r.Lo)
+	for i := findSpan(sps, r.Hi-1); i >= 0 && sps[i].lo >= r.Lo; i-- {
 		sp := &sps[i]
 		if sp.refs--; sp.refs > 0 {
 			continue
 		}
 		p.nfree += int(sp.hi - sp.lo)
-		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.seg == r.seg && p.runs[t].V.lo == sp.hi {
+		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.Seg == r.Seg && p.runs[t].V.Lo == sp.hi {
 			// continues the queue's last run, whose span is the next one
-			p.runs[t].V.lo = sp.lo
+			p.runs[t].V.Lo = sp.lo
 			sps[i+1].lo = sp.lo
 			sps = slices.Delete(sps, i, i+1)
 			continue
 		}
-		sp.q = p.enqueue(qrun{seg: r.seg, lo: sp.lo, hi: sp.hi})
+		sp.q = p.enqueue(block.Run{Seg: r.Seg, Lo: sp.lo, Hi: sp.hi})
 	}
 	*l = tidy(sps)
 }
 
 // enqueue pushes run r to the queue tail and returns its id.
-func (p *blockPool) enqueue(r qrun) int32 {
+func (p *blockPool) enqueue(r block.Run) int32 {
 	var q int32
 	if n := len(p.spare); n > 0 {
 		q, p.spare = p.spare[n-1], p.spare[:n-1]
 	} else {
 		q = int32(len(p.runs))
-		p.runs = append(p.runs, block.Node[qrun]{})
+		p.runs = append(p.runs, block.Node[block.Run]{})
 	}
 	p.runs[q].V = r
 	p.queue.PushTail(p.runs, q)

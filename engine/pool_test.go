@@ -66,9 +66,9 @@ func runQueue(p *blockPool) []string {
 	out := []string{fmt.Sprintf("fresh %d", p.fresh)}
 	for q := p.queue.Head(); q >= 0; q = p.runs[q].Next() {
 		r := p.runs[q].V
-		for off := r.hi - 1; off >= r.lo; off-- {
-			if r.seg >= 0 {
-				out = append(out, fmt.Sprint(r.seg, off))
+		for off := r.Hi - 1; off >= r.Lo; off-- {
+			if r.Seg >= 0 {
+				out = append(out, fmt.Sprint(r.Seg, off))
 			} else {
 				out = append(out, "-")
 			}

@@ -440,11 +440,7 @@ func (w *Worker) PullDone(s *Seq, from, landed int) {
 }
 
 // grow gives s n new blocks.
-func (w *Worker) grow(s *Seq, n int) {
-	if n > 0 {
-		w.pool.alloc(&s.blocks, n)
-	}
-}
+func (w *Worker) grow(s *Seq, n int) { w.pool.alloc(&s.blocks, n) }
 
 // freeBlocks releases s's blocks, last first, so the tail of its chain is
 // evicted before its head.
