@@ -536,7 +536,7 @@ func (p *Pool) unpin(r block.Run, refresh bool, removed []block.Run) ([]block.Ru
 
 // unpinInOrder is unpin with refresh of each block of blocks, one by one
 // in the order given (indices into blocks); runs are the blocks as runs,
-// in blocks' order. It drops the pins run by block.Run, cutting the ready
+// in blocks' order. It drops the pins run by run, cutting the ready
 // extents into blocks and taking them off the LRU list, then puts them
 // back at the most recent end in that order: one list step a block
 // instead of a search and two splits. The blocks it removes are appended

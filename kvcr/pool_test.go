@@ -140,7 +140,7 @@ func lruHashes(p *Pool) []uint64 {
 	return hashes(rs)
 }
 
-// TestPoolUnpinInOrder: a pool of 8 holds blocks 1-6 (one block.Run, 1 least
+// TestPoolUnpinInOrder: a pool of 8 holds blocks 1-6 (one run, 1 least
 // recent). A pull's source pins 2-5; another pull pins 4 and a move marks
 // it pending. The first pull ends, refreshing its blocks in the order 4, 2,
 // 5, 3 (as hash order might): 4 keeps a pin and stays pending, 2, 5 and 3
