@@ -228,11 +228,6 @@ func (p *Pool) notReady(r block.Run) int32 {
 	return -1
 }
 
-// appendRefs appends r's blocks to dst as Refs, in ascending order.
-func (p *Pool) appendRefs(dst []block.Ref, r block.Run) []block.Ref {
-	return p.chains.AppendRefs(dst, r.Seg, r.Lo, r.Hi)
-}
-
 // alloc returns a new extent holding x, in no index and on no list.
 func (p *Pool) alloc(x extent) int32 {
 	var e int32

@@ -289,7 +289,7 @@ func (g *diffRig) compare() {
 	}
 	var lru, oLRU []block.Ref
 	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
-		lru = p.appendRefs(lru, p.ext[e].V.Run)
+		lru = p.chains.AppendRefs(lru, p.ext[e].V.Seg, p.ext[e].V.Lo, p.ext[e].V.Hi)
 	}
 	for s := o.lru.Head(); s >= 0; s = o.slots[s].Next() {
 		oLRU = append(oLRU, o.ref(s))

@@ -100,8 +100,11 @@ func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 		}
 	} else {
 		k.sent, k.order = k.sent[:0], k.order[:0]
-		for _, r := range p.runs {
-			k.sent = sn.pool.appendRefs(k.sent, r)
+		for _, r := range p.runs { // the hashes to sort by and the names; no place is needed
+			hs := k.cfg.Chains.Hashes(r.Seg)
+			for off := r.Lo; off < r.Hi; off++ {
+				k.sent = append(k.sent, block.Ref{Hash: hs[off], Seg: r.Seg, Off: off})
+			}
 		}
 		for i := range k.sent {
 			k.order = append(k.order, i)
