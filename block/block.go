@@ -58,6 +58,21 @@ func AppendRun(dst []Run, r Run) []Run {
 	return append(dst, r)
 }
 
+// AppendPath appends blocks [from, to) of the chain whose path is given to
+// dst, as one run a piece.
+func AppendPath(dst []Run, path []Piece, from, to int) []Run {
+	k := 0 // the chain index of the piece's first block
+	for _, pc := range path {
+		if lo, hi := max(from-k, 0), min(to-k, int(pc.N)); lo < hi {
+			dst = append(dst, Run{Seg: pc.Seg, Lo: int32(lo), Hi: int32(hi)})
+		}
+		if k += int(pc.N); k >= to {
+			break
+		}
+	}
+	return dst
+}
+
 // Blocks is the number of blocks in runs.
 func Blocks(runs []Run) int {
 	n := 0

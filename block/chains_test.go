@@ -309,3 +309,19 @@ func TestAppendRun(t *testing.T) {
 		t.Fatalf("Blocks %d", n)
 	}
 }
+
+// TestAppendPath: blocks 2-8 of a chain whose path is 4 blocks of segment
+// 7, 3 of segment 8 and 5 of segment 9 are offsets 2-3 of 7, 0-2 of 8 and
+// 0-1 of 9; blocks 4-6 are segment 8 alone, and an empty range is no run.
+func TestAppendPath(t *testing.T) {
+	path := []Piece{{Seg: 7, N: 4}, {Seg: 8, N: 3}, {Seg: 9, N: 5}}
+	if got, want := AppendPath(nil, path, 2, 9), []Run{{7, 2, 4}, {8, 0, 3}, {9, 0, 2}}; !slices.Equal(got, want) {
+		t.Errorf("blocks 2-8: %v, want %v", got, want)
+	}
+	if got, want := AppendPath(nil, path, 4, 7), []Run{{8, 0, 3}}; !slices.Equal(got, want) {
+		t.Errorf("blocks 4-6: %v, want %v", got, want)
+	}
+	if got := AppendPath(nil, path, 5, 5); len(got) != 0 {
+		t.Errorf("no blocks: %v", got)
+	}
+}

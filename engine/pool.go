@@ -64,6 +64,7 @@ type blockPool struct {
 	// evicted collects the cached names that allocation reused, as runs:
 	// they left the prefix cache. The worker reports and clears it.
 	evicted []block.Run
+	pieces  []block.Run   // scratch: the runs commit enters
 	chains  *block.Chains // holds a reference on the segment of every cached block
 }
 
@@ -283,15 +284,9 @@ func (p *blockPool) commit(h *holding, path []block.Piece, from, to int, stored 
 	}
 	h.runs = h.runs[:len(h.runs)-1]
 	h.push(block.Run{Seg: -1, Lo: 0, Hi: int32(from - (h.n - anon))})
-	start := 0 // chain position of the piece's first block
-	for _, pc := range path {
-		if start >= to {
-			break
-		}
-		if a, b := max(from, start), min(to, start+int(pc.N)); a < b {
-			stored = p.commitRun(h, pc.Seg, int32(a-start), int32(b-start), stored)
-		}
-		start += int(pc.N)
+	p.pieces = block.AppendPath(p.pieces[:0], path, from, to)
+	for _, r := range p.pieces {
+		stored = p.commitRun(h, r.Seg, r.Lo, r.Hi, stored)
 	}
 	h.push(block.Run{Seg: -1, Lo: 0, Hi: int32(h.n - to)})
 	return stored

@@ -68,7 +68,7 @@ func (k *KVCR) HostPrefix(w int32, path []block.Piece, from, limit int) int {
 func (k *KVCR) Load(now des.Time, w int32, req int64, path []block.Piece, from, count int) bool {
 	n := k.nodes[w]
 	o := k.newOp(n, false, req)
-	o.runs = appendPath(o.runs, path, from, from+count)
+	o.runs = block.AppendPath(o.runs, path, from, from+count)
 	for _, r := range o.runs {
 		if off := n.pool.notReady(r); off >= 0 {
 			k.served(now, n, k.cfg.Chains.Ref(r.Seg, off), "load for request", req)
@@ -136,21 +136,6 @@ func (k *KVCR) markMoved(n *node, r block.Run) {
 	var gone int
 	k.removed, gone = n.pool.markPending(r, k.removed)
 	k.C.MoveRemovedBlocks += int64(gone)
-}
-
-// appendPath appends blocks [from, to) of the chain whose path is given to
-// dst, as one run per piece.
-func appendPath(dst []block.Run, path []block.Piece, from, to int) []block.Run {
-	k := 0 // the chain index of the piece's first block
-	for _, pc := range path {
-		if lo, hi := max(from-k, 0), min(to-k, int(pc.N)); lo < hi {
-			dst = append(dst, block.Run{Seg: pc.Seg, Lo: int32(lo), Hi: int32(hi)})
-		}
-		if k += int(pc.N); k >= to {
-			break
-		}
-	}
-	return dst
 }
 
 // reportRemoved tells the router which of n's blocks moves removed: only

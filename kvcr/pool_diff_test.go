@@ -96,7 +96,7 @@ func (g *diffRig) step() string {
 		c, a, b := g.span()
 		var d diffBatch
 		dropped, oDropped := 0, 0
-		for _, r := range appendPath(nil, g.paths[c], a, b) {
+		for _, r := range block.AppendPath(nil, g.paths[c], a, b) {
 			var n int
 			d.runs, n = p.store(r, d.runs)
 			dropped += n
@@ -149,7 +149,7 @@ func (g *diffRig) step() string {
 			return "none"
 		}
 		var d diffBatch
-		d.runs = appendPath(nil, g.paths[c], a, a+n)
+		d.runs = block.AppendPath(nil, g.paths[c], a, a+n)
 		for _, r := range d.runs {
 			p.fill(r)
 		}
@@ -229,7 +229,7 @@ func (g *diffRig) step() string {
 		c, a, b := g.span()
 		var removed []block.Run
 		var oRemoved []block.Ref
-		for _, r := range appendPath(nil, g.paths[c], a, b) {
+		for _, r := range block.AppendPath(nil, g.paths[c], a, b) {
 			removed, _ = p.markPending(r, removed)
 		}
 		for _, x := range g.blocks(c, a, b) {
