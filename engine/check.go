@@ -59,9 +59,9 @@ func (p *blockPool) check(held []*holding) []error {
 	for _, h := range held {
 		n := 0
 		for _, r := range h.runs {
-			n += int(r.Hi - r.Lo)
+			n += r.Len()
 			if r.Seg < 0 {
-				anon += int(r.Hi - r.Lo)
+				anon += r.Len()
 				continue
 			}
 			hs := holders[r.Seg]
@@ -131,7 +131,7 @@ func (p *blockPool) check(held []*holding) []error {
 		if r.Hi <= r.Lo {
 			errs = append(errs, fmt.Errorf("empty queue run %v", r))
 		}
-		queued += int(r.Hi - r.Lo)
+		queued += r.Len()
 		if r.Seg >= 0 {
 			namedRuns++
 			var sps []span

@@ -278,7 +278,7 @@ func (p *blockPool) evict(r block.Run) {
 // entered to stored, as runs in ascending order (block.AppendRun).
 func (p *blockPool) commit(h *holding, path []block.Piece, from, to int, stored []block.Run) []block.Run {
 	last := h.runs[len(h.runs)-1]
-	anon := int(last.Hi - last.Lo)
+	anon := last.Len()
 	if last.Seg >= 0 || h.n-anon > from || to > h.n {
 		panic("engine: commit of blocks not held anonymous at the end")
 	}
@@ -326,7 +326,7 @@ func (p *blockPool) commitRun(h *holding, s, lo, hi int32, stored []block.Run) [
 func (p *blockPool) release(h *holding) {
 	for i := len(h.runs) - 1; i >= 0; i-- {
 		r := h.runs[i]
-		n := int(r.Hi - r.Lo)
+		n := r.Len()
 		p.refsum -= n
 		if r.Seg >= 0 {
 			p.releaseRun(r)
