@@ -67,6 +67,11 @@ var exeSHA256 = sync.OnceValue(func() string {
 	return id.SHA256
 })
 
+// HashExecutable starts computing the running executable's SHA-256 in the
+// background, for WithExecutable to take later: a kvsim binary is tens of
+// MB (about 60 ms to hash), which a command can overlap with its run.
+func HashExecutable() { go exeSHA256() }
+
 // WithExecutable returns b with the running executable's SHA-256.
 func (b Build) WithExecutable() Build {
 	b.ExecutableSHA256 = exeSHA256()

@@ -27,15 +27,25 @@ var traceIDs sync.Map // path -> *report.FileID
 // ("" for the embedded default) with sets, naming no trace: a sweep's or a
 // merge's.
 func commandManifest(cmdline []string, path string, sets []string) *report.Manifest {
-	return &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version).WithExecutable(), Command: cmdline,
+	m := buildlessManifest(cmdline, path, sets)
+	m.Build = m.Build.WithExecutable()
+	return m
+}
+
+// buildlessManifest is commandManifest without the executable's hash, which
+// runTo adds once the run is over (replay hashes the executable while it
+// runs: report.HashExecutable).
+func buildlessManifest(cmdline []string, path string, sets []string) *report.Manifest {
+	return &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
 		Scenario: path, Sets: append([]string{}, sets...)}
 }
 
 // newManifest returns the manifest of a run of sc, loaded from the scenario
 // file path ("" for the embedded default) with sets: the command's, and the
-// identity of the trace it replays.
+// identity of the trace it replays. It leaves out the executable's hash
+// (runTo adds it).
 func newManifest(cmdline []string, path string, sets []string, sc *scenarios.Scenario) (*report.Manifest, error) {
-	m := commandManifest(cmdline, path, sets)
+	m := buildlessManifest(cmdline, path, sets)
 	if t := sc.Workload.Trace; t != nil {
 		if id, ok := traceIDs.Load(t.Path); ok {
 			m.Trace = id.(*report.FileID)

@@ -54,6 +54,7 @@ func newReplay(cmdline []string) *cobra.Command {
 }
 
 func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (err error) {
+	report.HashExecutable() // for the manifest, while the run goes
 	sc, err := loadScenario(path, f.sets)
 	if err != nil {
 		return err
@@ -118,7 +119,8 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 
 // runTo runs sc, writing its tables through path, and writes scenario.yaml
 // and summary.json beside them, the summary with the wall time the run
-// took and the manifest m. It returns the summary.
+// took and the manifest m, to which it adds the executable's hash. It
+// returns the summary.
 func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Scenario, opt sim.Options, m *report.Manifest) (*runSummary, error) {
 	start := time.Now()
 	if err := writeScenario(path("scenario.yaml"), sc); err != nil {
@@ -137,6 +139,7 @@ func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Sce
 	if err := tables.Close(res.Workers, res.Counters); err != nil {
 		return nil, err
 	}
+	m.Build = m.Build.WithExecutable()
 	sum := &runSummary{Summary: res.Summary, Manifest: m}
 	sum.WallTimeS = time.Since(start).Seconds()
 	return sum, report.WriteJSON(path("summary.json"), sum)

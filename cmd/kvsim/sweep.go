@@ -219,6 +219,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		if err != nil {
 			return err
 		}
+		m.Build = m.Build.WithExecutable() // doneRow compares it
 		for _, w := range sc.Warnings() {
 			if !slices.Contains(warnings, w) {
 				warnings = append(warnings, w)
