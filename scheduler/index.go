@@ -51,11 +51,11 @@ type Index struct {
 }
 
 type segHolders struct {
-	holders []holding // by worker id
+	ws      []int32   // the holders' worker ids, ascending: a search reads this line, not the holdings
+	holders []holding // in the order of ws
 }
 
 type holding struct {
-	w     int32
 	tiers [2]spans // G1, G2
 	// from0 is, by tier set (InG1, InG2, InEither), the end of the run
 	// from offset 0 the worker holds: what a prefix walk asks of every
@@ -92,12 +92,13 @@ func (ix *Index) holding(s int32, w int32, add bool) (*segHolders, int) {
 		ix.segs[s] = e
 		ix.chains.Acquire(s)
 	}
-	i, found := slices.BinarySearchFunc(e.holders, w, func(h holding, w int32) int { return int(h.w - w) })
+	i, found := slices.BinarySearch(e.ws, w)
 	if !found {
 		if !add {
 			return nil, -1
 		}
-		e.holders = slices.Insert(e.holders, i, holding{w: w})
+		e.ws = slices.Insert(e.ws, i, w)
+		e.holders = slices.Insert(e.holders, i, holding{})
 	}
 	return e, i
 }
@@ -125,6 +126,7 @@ func (ix *Index) Remove(w int32, t Tier, r block.Run) {
 		h.refresh()
 		return
 	}
+	e.ws = slices.Delete(e.ws, i, i+1)
 	e.holders = slices.Delete(e.holders, i, i+1)
 	if len(e.holders) == 0 {
 		ix.segs[r.Seg] = nil
@@ -174,15 +176,16 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Pr
 	}
 	start := len(dst)
 	if int(path[i].Seg) < len(ix.segs) && ix.segs[path[i].Seg] != nil {
-		for k := range ix.segs[path[i].Seg].holders {
-			h := &ix.segs[path[i].Seg].holders[k]
+		e := ix.segs[path[i].Seg]
+		for k := range e.holders {
+			h := &e.holders[k]
 			either := h.cover(off, outer)
 			if either <= off {
 				continue
 			}
 			either = min(either, path[i].N)
 			g1 := min(h.cover(off, inner), path[i].N)
-			dst = append(dst, Prefix{Worker: h.w, G1: int(max(0, g1-off)), Either: int(either - off)})
+			dst = append(dst, Prefix{Worker: e.ws[k], G1: int(max(0, g1-off)), Either: int(either - off)})
 		}
 	}
 	out := dst[start:]
@@ -196,9 +199,10 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Pr
 	}
 	for i++; i < len(path); i++ {
 		p := path[i]
+		var ws []int32
 		var hs []holding
 		if int(p.Seg) < len(ix.segs) && ix.segs[p.Seg] != nil {
-			hs = ix.segs[p.Seg].holders
+			ws, hs = ix.segs[p.Seg].ws, ix.segs[p.Seg].holders
 		}
 		any := false
 		j := 0
@@ -206,11 +210,11 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Pr
 			if !live[k] {
 				continue
 			}
-			for j < len(hs) && hs[j].w < out[k].Worker {
+			for j < len(ws) && ws[j] < out[k].Worker {
 				j++
 			}
 			var either, g1 int32
-			if j < len(hs) && hs[j].w == out[k].Worker {
+			if j < len(ws) && ws[j] == out[k].Worker {
 				either = min(hs[j].cover(0, outer), p.N)
 				g1 = min(hs[j].cover(0, inner), p.N)
 			}
