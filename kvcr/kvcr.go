@@ -107,6 +107,7 @@ type KVCR struct {
 	removed  []block.Run // scratch: blocks a move removed, reported in one batch
 	sent     []block.Ref // scratch: a pull's blocks' hashes and names (unpinSource)
 	order    []int       // scratch: sent in hash order
+	byHash   []hashPos   // scratch: to sort sent by hash
 	scratch  fetch       // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters
