@@ -33,9 +33,9 @@ type RequestRow struct {
 	MeasuredTTFTNs, MeasuredE2ENs, MeasuredQueueNs, MeasuredPrefillNs, MeasuredDecodeNs int64
 }
 
-// requestColumns is the schema of requests.parquet. The names are a public
+// RequestColumns is the schema of requests.parquet. The names are a public
 // contract (DESIGN.md section 8): never rename one.
-var requestColumns = []Column[RequestRow]{
+var RequestColumns = []Column[RequestRow]{
 	{Name: "request_id", Int64: func(r *RequestRow) int64 { return r.RequestID }},
 	{Name: "worker", Int32: func(r *RequestRow) int32 { return r.Worker }},
 	{Name: "arrival_ns", Int64: func(r *RequestRow) int64 { return r.ArrivalNs }},
@@ -58,10 +58,4 @@ var requestColumns = []Column[RequestRow]{
 	{Name: "measured_queue_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredQueueNs }},
 	{Name: "measured_prefill_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredPrefillNs }},
 	{Name: "measured_decode_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredDecodeNs }},
-}
-
-// NewRequestWriter creates requests.parquet at path; rowGroupRows is as in
-// NewTableWriter (0 means DefaultRowGroupRows).
-func NewRequestWriter(path string, rowGroupRows int) (*TableWriter[RequestRow], error) {
-	return NewTableWriter(path, requestColumns, rowGroupRows)
 }

@@ -1,11 +1,5 @@
 package report
 
-import (
-	"fmt"
-	"reflect"
-	"slices"
-)
-
 // SweepRow is one row of sweep.parquet: one run of a sweep, its varied
 // parameters and its summary metrics. Wall time is left out: a sweep's
 // table does not depend on how it was run.
@@ -86,47 +80,4 @@ func SweepColumns(keys []string) []Column[SweepRow] {
 		cols = append(cols, Column[SweepRow]{Name: k, String: func(r *SweepRow) string { return r.Params[i] }})
 	}
 	return append(cols, sweepMetrics...)
-}
-
-// WriteSweep writes sweep.parquet with the rows in the order given.
-func WriteSweep(path string, keys []string, rows []SweepRow) error {
-	return writeAll(path, SweepColumns(keys), rows)
-}
-
-// ReadSweep reads a sweep.parquet: its varied keys and rows.
-func ReadSweep(path string) ([]string, []SweepRow, error) {
-	var keys []string
-	check := func(names []string) error {
-		nk := len(names) - 1 - len(sweepMetrics)
-		if nk < 0 || names[0] != "run" {
-			return fmt.Errorf("report: %s is not a sweep table", path)
-		}
-		keys = slices.Clone(names[1 : 1+nk])
-		return checkColumns(path, names, SweepColumns(keys))
-	}
-	// Columns: run, one a key (into Params), then the metrics, which are
-	// SweepRow's fields after Params in order.
-	field := func(row reflect.Value, i int) reflect.Value {
-		switch {
-		case i == 0:
-			return row.Field(0)
-		case i <= len(keys):
-			params := row.Field(1)
-			if params.Len() != len(keys) {
-				params.Set(reflect.ValueOf(make([]string, len(keys))))
-			}
-			return params.Index(i - 1)
-		}
-		return row.Field(i - len(keys) + 1)
-	}
-	var rows []SweepRow
-	err := readRows(path, check, field, func(r *SweepRow) error {
-		rows = append(rows, *r)
-		r.Params = nil // the next row gets its own
-		return nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return keys, rows, nil
 }

@@ -17,7 +17,7 @@ type PullRow struct {
 	Outcome         string // one of PullOutcomes
 }
 
-var pullColumns = []Column[PullRow]{
+var PullColumns = []Column[PullRow]{
 	{Name: "pull_id", Int64: func(r *PullRow) int64 { return r.PullID }},
 	{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
 	{Name: "source", Int32: func(r *PullRow) int32 { return r.Source }},
@@ -48,7 +48,7 @@ type WorkerRow struct {
 	G2PeakBlocks      int64
 }
 
-var workerColumns = []Column[WorkerRow]{
+var WorkerColumns = []Column[WorkerRow]{
 	{Name: "worker", Int32: func(r *WorkerRow) int32 { return r.Worker }},
 	{Name: "added_ns", Int64: func(r *WorkerRow) int64 { return r.AddedNs }},
 	{Name: "ready_ns", Int64: func(r *WorkerRow) int64 { return r.ReadyNs }},
@@ -60,9 +60,9 @@ var workerColumns = []Column[WorkerRow]{
 	{Name: "g2_peak_blocks", Int64: func(r *WorkerRow) int64 { return r.G2PeakBlocks }},
 }
 
-// counterColumns is counters.parquet's schema; names are the counters, in
+// CounterColumns is counters.parquet's schema; names are the counters, in
 // row order, for the name column's dictionary.
-func counterColumns(names []string) []Column[CounterRow] {
+func CounterColumns(names []string) []Column[CounterRow] {
 	return []Column[CounterRow]{
 		{Name: "name", Dict: func(r *CounterRow) string { return r.Name }, Values: names},
 		{Name: "value", Int64: func(r *CounterRow) int64 { return r.Value }},
@@ -86,7 +86,7 @@ type SampleRow struct {
 	ActivePulls int32 // pulls it is the source or target of
 }
 
-var sampleColumns = []Column[SampleRow]{
+var SampleColumns = []Column[SampleRow]{
 	{Name: "time_ns", Int64: func(r *SampleRow) int64 { return r.TimeNs }},
 	{Name: "worker", Int32: func(r *SampleRow) int32 { return r.Worker }},
 	{Name: "running", Int32: func(r *SampleRow) int32 { return r.Running }},
@@ -94,76 +94,4 @@ var sampleColumns = []Column[SampleRow]{
 	{Name: "g1_blocks", Int64: func(r *SampleRow) int64 { return r.G1Blocks }},
 	{Name: "g2_blocks", Int64: func(r *SampleRow) int64 { return r.G2Blocks }},
 	{Name: "active_pulls", Int32: func(r *SampleRow) int32 { return r.ActivePulls }},
-}
-
-// Tables writes a run's five Parquet tables into a directory: requests,
-// pulls and time-series rows stream in as the run produces them; workers
-// and counters are written at the end.
-type Tables struct {
-	requests *TableWriter[RequestRow]
-	pulls    *TableWriter[PullRow]
-	samples  *TableWriter[SampleRow]
-	dir      func(string) string
-}
-
-// NewTables creates requests.parquet, pulls.parquet and timeseries.parquet;
-// path maps a file name to its path.
-func NewTables(path func(name string) string) (*Tables, error) {
-	t := &Tables{dir: path}
-	var err error
-	if t.requests, err = NewRequestWriter(path("requests.parquet"), 0); err != nil {
-		return nil, err
-	}
-	if t.pulls, err = NewTableWriter(path("pulls.parquet"), pullColumns, 0); err != nil {
-		t.requests.Close()
-		return nil, err
-	}
-	if t.samples, err = NewTableWriter(path("timeseries.parquet"), sampleColumns, 0); err != nil {
-		t.requests.Close()
-		t.pulls.Close()
-		return nil, err
-	}
-	return t, nil
-}
-
-// Request appends a requests.parquet row.
-func (t *Tables) Request(r *RequestRow) error { return t.requests.Append(r) }
-
-// Pull appends a pulls.parquet row.
-func (t *Tables) Pull(r *PullRow) error { return t.pulls.Append(r) }
-
-// Sample appends a timeseries.parquet row.
-func (t *Tables) Sample(r *SampleRow) error { return t.samples.Append(r) }
-
-// Close writes workers.parquet and counters.parquet and closes every
-// table. It returns the first error.
-func (t *Tables) Close(workers []WorkerRow, counters []CounterRow) error {
-	errs := []error{t.requests.Close(), t.pulls.Close(), t.samples.Close()}
-	errs = append(errs, writeAll(t.dir("workers.parquet"), workerColumns, workers))
-	names := make([]string, len(counters))
-	for i, c := range counters {
-		names[i] = c.Name
-	}
-	errs = append(errs, writeAll(t.dir("counters.parquet"), counterColumns(names), counters))
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeAll writes a whole table at once.
-func writeAll[R any](path string, cols []Column[R], rows []R) error {
-	w, err := NewTableWriter(path, cols, 0)
-	if err != nil {
-		return err
-	}
-	for i := range rows {
-		if err := w.Append(&rows[i]); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	return w.Close()
 }

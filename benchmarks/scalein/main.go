@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 func main() {
@@ -38,7 +39,7 @@ func main() {
 }
 
 func sweep(dir string, at, window int64) error {
-	keys, rows, err := report.ReadSweep(filepath.Join(dir, "sweep.parquet"))
+	keys, rows, err := parquetio.ReadSweep(filepath.Join(dir, "sweep.parquet"))
 	if err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func sweep(dir string, at, window int64) error {
 		if modeKey >= 0 {
 			mode = r.Params[modeKey]
 		}
-		workers, err := report.ReadWorkers(filepath.Join(run, "workers.parquet"))
+		workers, err := parquetio.ReadWorkers(filepath.Join(run, "workers.parquet"))
 		if err != nil {
 			return err
 		}
@@ -61,7 +62,7 @@ func sweep(dir string, at, window int64) error {
 			}
 		}
 		var before, after report.Dist
-		err = report.ReadRequests(filepath.Join(run, "requests.parquet"), func(q *report.RequestRow) error {
+		err = parquetio.ReadRequests(filepath.Join(run, "requests.parquet"), func(q *report.RequestRow) error {
 			if q.Outcome != report.OutcomeCompleted {
 				return nil
 			}
@@ -76,7 +77,7 @@ func sweep(dir string, at, window int64) error {
 		if err != nil {
 			return err
 		}
-		counters, err := report.ReadCounters(filepath.Join(run, "counters.parquet"))
+		counters, err := parquetio.ReadCounters(filepath.Join(run, "counters.parquet"))
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/sim"
 )
 
@@ -63,9 +64,9 @@ type comparison struct {
 	Scenario []keyChange     `json:"scenario"`
 	Counters []counterChange `json:"counters,omitempty"`
 	// Requests and Pulls are the first differing rows; nil when equal.
-	Requests *report.RowDiff `json:"requests,omitempty"`
-	Pulls    *report.RowDiff `json:"pulls,omitempty"`
-	Metrics  []metricChange  `json:"metrics,omitempty"`
+	Requests *parquetio.RowDiff `json:"requests,omitempty"`
+	Pulls    *parquetio.RowDiff `json:"pulls,omitempty"`
+	Metrics  []metricChange     `json:"metrics,omitempty"`
 }
 
 type keyChange struct {
@@ -105,10 +106,10 @@ func compare(dirA, dirB string) (*comparison, error) {
 	if c.Counters, err = counterChanges(dirA, dirB); err != nil {
 		return nil, err
 	}
-	if c.Requests, err = report.FirstRequestDiff(filepath.Join(dirA, "requests.parquet"), filepath.Join(dirB, "requests.parquet")); err != nil {
+	if c.Requests, err = parquetio.FirstRequestDiff(filepath.Join(dirA, "requests.parquet"), filepath.Join(dirB, "requests.parquet")); err != nil {
 		return nil, err
 	}
-	if c.Pulls, err = report.FirstPullDiff(filepath.Join(dirA, "pulls.parquet"), filepath.Join(dirB, "pulls.parquet")); err != nil {
+	if c.Pulls, err = parquetio.FirstPullDiff(filepath.Join(dirA, "pulls.parquet"), filepath.Join(dirB, "pulls.parquet")); err != nil {
 		return nil, err
 	}
 	c.Metrics = metricChanges(a.Summary, b.Summary)
@@ -189,11 +190,11 @@ func scenarioKeys(dir string) (keys []keyChange, ok bool, err error) {
 }
 
 func counterChanges(dirA, dirB string) ([]counterChange, error) {
-	ca, err := report.ReadCounters(filepath.Join(dirA, "counters.parquet"))
+	ca, err := parquetio.ReadCounters(filepath.Join(dirA, "counters.parquet"))
 	if err != nil {
 		return nil, err
 	}
-	cb, err := report.ReadCounters(filepath.Join(dirB, "counters.parquet"))
+	cb, err := parquetio.ReadCounters(filepath.Join(dirB, "counters.parquet"))
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func (c *comparison) print(w io.Writer) {
 	fmt.Fprintln(w)
 	for _, t := range []struct {
 		name string
-		d    *report.RowDiff
+		d    *parquetio.RowDiff
 	}{{"requests.parquet", c.Requests}, {"pulls.parquet", c.Pulls}} {
 		if t.d == nil {
 			fmt.Fprintf(w, "%s: equal\n\n", t.name)

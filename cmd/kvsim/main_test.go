@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/sim"
 )
 
@@ -157,7 +158,7 @@ func TestDigest(t *testing.T) {
 	if len(s.Digest) != 64 {
 		t.Fatalf("digest %q", s.Digest)
 	}
-	got, err := report.DigestDir(func(n string) string { return filepath.Join(a, n) })
+	got, err := parquetio.DigestDir(func(n string) string { return filepath.Join(a, n) })
 	if err != nil || got != s.Digest {
 		t.Errorf("recomputed from Parquet: %s, %v; summary says %s", got, err, s.Digest)
 	}
@@ -228,7 +229,7 @@ func TestSweep(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	read := func(d string) []report.SweepRow {
-		keys, rows, err := report.ReadSweep(filepath.Join(dir, d, "sweep.parquet"))
+		keys, rows, err := parquetio.ReadSweep(filepath.Join(dir, d, "sweep.parquet"))
 		if err != nil || len(keys) != 2 || len(rows) != 4 {
 			t.Fatalf("%s: %v keys %v rows %d", d, err, keys, len(rows))
 		}

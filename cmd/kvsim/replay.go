@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/sim/des"
@@ -126,7 +127,7 @@ func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Sce
 	if err := writeScenario(path("scenario.yaml"), sc); err != nil {
 		return nil, err
 	}
-	tables, err := report.NewTables(path)
+	tables, err := parquetio.NewTables(path)
 	if err != nil {
 		return nil, err
 	}

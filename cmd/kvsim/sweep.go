@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )
@@ -380,7 +381,7 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 // finishSweep writes dir/sweep.parquet, last and atomically (its presence
 // says the sweep is complete), and prints the table, or the rows as JSON.
 func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow, asJSON bool) error {
-	err := writeAtomically(filepath.Join(dir, "sweep.parquet"), func(path string) error { return report.WriteSweep(path, keys, rows) })
+	err := writeAtomically(filepath.Join(dir, "sweep.parquet"), func(path string) error { return parquetio.WriteSweep(path, keys, rows) })
 	if err != nil {
 		return err
 	}
@@ -525,7 +526,7 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 		if !exists(filepath.Join(d, "sweep.parquet")) {
 			return usageError{fmt.Errorf("%s is an unfinished sweep (no sweep.parquet): finish it with the command that started it and --resume", d)}
 		}
-		k, r, err := report.ReadSweep(filepath.Join(d, "sweep.parquet"))
+		k, r, err := parquetio.ReadSweep(filepath.Join(d, "sweep.parquet"))
 		if err != nil {
 			return err
 		}
@@ -549,7 +550,7 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
 		return err
 	}
-	if err := report.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
+	if err := parquetio.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {

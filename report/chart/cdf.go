@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 // latencies are a run's per-request latencies in milliseconds, from the
@@ -43,7 +44,7 @@ func (l *latencies) add(r *report.RequestRow) {
 // percentiles of its summary.json.
 func readLatencies(path func(string) string) (*latencies, error) {
 	l := &latencies{}
-	err := report.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
+	err := parquetio.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
 		l.add(r)
 		return nil
 	})

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 // TestCDF checks the distributions on four hand-made requests:
@@ -85,7 +86,7 @@ func TestSweepCDF(t *testing.T) {
 		simulate(t, filepath.Join(dir, "runs", fmt.Sprintf("run-%03d", i)), keys[0]+"="+n)
 		rows = append(rows, report.SweepRow{Run: int64(i), Params: []string{n}})
 	}
-	if err := report.WriteSweep(filepath.Join(dir, "sweep.parquet"), keys, rows); err != nil {
+	if err := parquetio.WriteSweep(filepath.Join(dir, "sweep.parquet"), keys, rows); err != nil {
 		t.Fatal(err)
 	}
 	lines := func(f *figure) []string {

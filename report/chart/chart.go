@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 // maxPanels is how many workers get a panel each in the per-worker charts;
@@ -39,13 +40,13 @@ const maxPanels = 64
 // chart with no data is not drawn.
 func Run(dir string) ([]string, error) {
 	path := func(n string) string { return filepath.Join(dir, n) }
-	workers, err := report.ReadWorkers(path("workers.parquet"))
+	workers, err := parquetio.ReadWorkers(path("workers.parquet"))
 	if err != nil {
 		return nil, err
 	}
 	evs := lifecycle(workers)
 	var samples []report.SampleRow // read once for the queue and occupancy charts
-	err = report.ReadSamples(path("timeseries.parquet"), func(r *report.SampleRow) error {
+	err = parquetio.ReadSamples(path("timeseries.parquet"), func(r *report.SampleRow) error {
 		samples = append(samples, *r)
 		return nil
 	})
@@ -55,7 +56,7 @@ func Run(dir string) ([]string, error) {
 	var reqs []request
 	lat := &latencies{}
 	var fid report.FidelityCollector
-	err = report.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
+	err = parquetio.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
 		if r.Outcome == report.OutcomeCompleted {
 			reqs = append(reqs, request{r.ArrivalNs, r.FirstTokenNs - r.ArrivalNs})
 		}
@@ -70,7 +71,7 @@ func Run(dir string) ([]string, error) {
 		return nil, err
 	}
 	var pulls []pullEnd
-	err = report.ReadPulls(path("pulls.parquet"), func(r *report.PullRow) error {
+	err = parquetio.ReadPulls(path("pulls.parquet"), func(r *report.PullRow) error {
 		pulls = append(pulls, pullEnd{r.EndNs, r.Outcome})
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )
@@ -25,7 +26,7 @@ func simulate(t *testing.T, dir string, sets ...string) *sim.Summary {
 		t.Fatal(err)
 	}
 	path := func(n string) string { return filepath.Join(dir, n) }
-	tables, err := report.NewTables(path)
+	tables, err := parquetio.NewTables(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 // TestFidelityCharts: a run without measurements (the default scenario's
@@ -74,7 +75,7 @@ func TestFidelityCharts(t *testing.T) {
 	r2 := &rows[2]
 	r2.MeasuredTTFTNs, r2.MeasuredE2ENs, r2.MeasuredQueueNs, r2.MeasuredPrefillNs, r2.MeasuredDecodeNs = -1, -1, -1, -1, -1
 	path := filepath.Join(dir, "requests.parquet")
-	w, err := report.NewRequestWriter(path, 0)
+	w, err := parquetio.NewRequestWriter(path, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestFidelityCharts(t *testing.T) {
 
 	// The figures as Run drew them from the file.
 	var c report.FidelityCollector
-	if err := report.ReadRequests(path, func(r *report.RequestRow) error { c.Add(r); return nil }); err != nil {
+	if err := parquetio.ReadRequests(path, func(r *report.RequestRow) error { c.Add(r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	d := newFidelityData(&c)

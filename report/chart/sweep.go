@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 // defaultSweepMetrics are the sweep charts drawn when none are asked for.
@@ -45,7 +46,7 @@ type SweepOptions struct {
 // returns the files written, sorted.
 func Sweep(dir string, opt SweepOptions) ([]string, error) {
 	table := filepath.Join(dir, "sweep.parquet")
-	keys, rows, err := report.ReadSweep(table)
+	keys, rows, err := parquetio.ReadSweep(table)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,12 @@
-package report
+package parquetio
 
 import (
 	"errors"
 	"fmt"
 	"iter"
 	"reflect"
+
+	"github.com/kvsim/kvsim/report"
 )
 
 // ColumnChange is one column that differs between two rows.
@@ -25,7 +27,7 @@ type RowDiff struct {
 var errStop = errors.New("stop")
 
 // rows adapts readTable into an iterator of row copies.
-func rows[R any](path string, cols []Column[R]) iter.Seq2[R, error] {
+func rows[R any](path string, cols []report.Column[R]) iter.Seq2[R, error] {
 	return func(yield func(R, error) bool) {
 		err := readTable(path, cols, func(r *R) error {
 			if !yield(*r, nil) {
@@ -43,7 +45,7 @@ func rows[R any](path string, cols []Column[R]) iter.Seq2[R, error] {
 // firstDiff walks two tables in step and returns the first row that
 // differs, or nil when they are equal. Equal rows are skipped without
 // formatting their cells.
-func firstDiff[R comparable](pathA, pathB string, cols []Column[R]) (*RowDiff, error) {
+func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R]) (*RowDiff, error) {
 	nextA, stopA := iter.Pull2(rows(pathA, cols))
 	defer stopA()
 	nextB, stopB := iter.Pull2(rows(pathB, cols))
@@ -83,11 +85,11 @@ func firstDiff[R comparable](pathA, pathB string, cols []Column[R]) (*RowDiff, e
 // FirstRequestDiff returns the first differing row of two requests.parquet
 // files, nil when equal.
 func FirstRequestDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, requestColumns)
+	return firstDiff(pathA, pathB, report.RequestColumns)
 }
 
 // FirstPullDiff returns the first differing row of two pulls.parquet files,
 // nil when equal.
 func FirstPullDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, pullColumns)
+	return firstDiff(pathA, pathB, report.PullColumns)
 }

@@ -1,4 +1,4 @@
-package report
+package parquetio
 
 import (
 	"bytes"
@@ -18,21 +18,28 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/kvsim/kvsim/report"
 )
 
 // testRequests has a distinct value in every cell, so a swapped column shows.
-var testRequests = []RequestRow{
-	{0, 3, 1_000, 5_000, 9_000, 2048, 128, 1024, 512, 256, 256, 0, -1, OutcomeCompleted, 0, 1_500, 11, 12, 13, 14, 15},
-	{1, 0, 2_000, -1, 2_500, 200_000, 16, 0, 0, 0, 0, 0, -1, OutcomeRejected, 1, -1, -1, -1, -1, -1, -1},
-	{2, 7, 3_000, 6_100, 7_700, 4096, 64, 2048, 16, 1024, 1008, 2, 5, OutcomeFailed, 2, 3_100, 21, 22, 23, 24, 25},
-	{3, 1, 4_000, 8_800, -1, 33, 1, 17, 0, 0, 16, 1, 6, OutcomeUnfinished, 3, 4_200, 31, 32, 33, 34, 35},
-	{4, 2, 5_000, 5_900, 12_345, 1, 2, 3, 4, 5, 6, 7, 8, OutcomeCompleted, 9, 5_100, 41, 42, 43, 44, 45},
+var testRequests = []report.RequestRow{
+	{RequestID: 0, Worker: 3, ArrivalNs: 1_000, FirstTokenNs: 5_000, FinishNs: 9_000, InputTokens: 2048, OutputTokens: 128, G1HitTokens: 1024, G2HitTokens: 512, PulledTokens: 256, ComputedPromptTokens: 256,
+		Preemptions: 0, HintSource: -1, Outcome: report.OutcomeCompleted, Reroutes: 0, ScheduledNs: 1_500, MeasuredTTFTNs: 11, MeasuredE2ENs: 12, MeasuredQueueNs: 13, MeasuredPrefillNs: 14, MeasuredDecodeNs: 15},
+	{RequestID: 1, Worker: 0, ArrivalNs: 2_000, FirstTokenNs: -1, FinishNs: 2_500, InputTokens: 200_000, OutputTokens: 16, G1HitTokens: 0, G2HitTokens: 0, PulledTokens: 0, ComputedPromptTokens: 0,
+		Preemptions: 0, HintSource: -1, Outcome: report.OutcomeRejected, Reroutes: 1, ScheduledNs: -1, MeasuredTTFTNs: -1, MeasuredE2ENs: -1, MeasuredQueueNs: -1, MeasuredPrefillNs: -1, MeasuredDecodeNs: -1},
+	{RequestID: 2, Worker: 7, ArrivalNs: 3_000, FirstTokenNs: 6_100, FinishNs: 7_700, InputTokens: 4096, OutputTokens: 64, G1HitTokens: 2048, G2HitTokens: 16, PulledTokens: 1024, ComputedPromptTokens: 1008,
+		Preemptions: 2, HintSource: 5, Outcome: report.OutcomeFailed, Reroutes: 2, ScheduledNs: 3_100, MeasuredTTFTNs: 21, MeasuredE2ENs: 22, MeasuredQueueNs: 23, MeasuredPrefillNs: 24, MeasuredDecodeNs: 25},
+	{RequestID: 3, Worker: 1, ArrivalNs: 4_000, FirstTokenNs: 8_800, FinishNs: -1, InputTokens: 33, OutputTokens: 1, G1HitTokens: 17, G2HitTokens: 0, PulledTokens: 0, ComputedPromptTokens: 16,
+		Preemptions: 1, HintSource: 6, Outcome: report.OutcomeUnfinished, Reroutes: 3, ScheduledNs: 4_200, MeasuredTTFTNs: 31, MeasuredE2ENs: 32, MeasuredQueueNs: 33, MeasuredPrefillNs: 34, MeasuredDecodeNs: 35},
+	{RequestID: 4, Worker: 2, ArrivalNs: 5_000, FirstTokenNs: 5_900, FinishNs: 12_345, InputTokens: 1, OutputTokens: 2, G1HitTokens: 3, G2HitTokens: 4, PulledTokens: 5, ComputedPromptTokens: 6,
+		Preemptions: 7, HintSource: 8, Outcome: report.OutcomeCompleted, Reroutes: 9, ScheduledNs: 5_100, MeasuredTTFTNs: 41, MeasuredE2ENs: 42, MeasuredQueueNs: 43, MeasuredPrefillNs: 44, MeasuredDecodeNs: 45},
 }
 
 // readRequests reads a requests.parquet back with arrow-go's reader,
 // mapping columns to fields by name, and returns its rows, its Arrow column
 // types in file order and its row counts by row group.
-func readRequests(t *testing.T, path string) (rows []RequestRow, types []string, groups []int64) {
+func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []string, groups []int64) {
 	t.Helper()
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -51,7 +58,7 @@ func readRequests(t *testing.T, path string) (rows []RequestRow, types []string,
 		t.Fatal(err)
 	}
 	defer tbl.Release()
-	rows = make([]RequestRow, tbl.NumRows())
+	rows = make([]report.RequestRow, tbl.NumRows())
 	for c := range int(tbl.NumCols()) {
 		f := tbl.Schema().Field(c)
 		types = append(types, f.Name+" "+f.Type.String())
@@ -249,8 +256,8 @@ func TestTableWriterEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, types, groups := readRequests(t, path)
-	if len(rows) != 0 || len(types) != len(requestColumns) || len(groups) != 0 {
-		t.Errorf("got %d rows, %d columns, %d row groups; want 0, %d, 0", len(rows), len(types), len(groups), len(requestColumns))
+	if len(rows) != 0 || len(types) != len(report.RequestColumns) || len(groups) != 0 {
+		t.Errorf("got %d rows, %d columns, %d row groups; want 0, %d, 0", len(rows), len(types), len(groups), len(report.RequestColumns))
 	}
 }
 
@@ -281,16 +288,16 @@ func TestColumnDeclarationErrors(t *testing.T) {
 	type row struct{ a int64 }
 	get := func(r *row) int64 { return r.a }
 	for _, c := range []struct {
-		col  Column[row]
+		col  report.Column[row]
 		want string
 	}{
-		{Column[row]{Name: "none"}, "0 getters"},
-		{Column[row]{Name: "two", Int64: get, Int32: func(*row) int32 { return 0 }}, "2 getters"},
-		{Column[row]{Name: "dict", Dict: func(*row) string { return "" }}, "without values"},
-		{Column[row]{Name: "dup", Dict: func(*row) string { return "" }, Values: []string{"x", "x"}}, "duplicate"},
+		{report.Column[row]{Name: "none"}, "0 getters"},
+		{report.Column[row]{Name: "two", Int64: get, Int32: func(*row) int32 { return 0 }}, "2 getters"},
+		{report.Column[row]{Name: "dict", Dict: func(*row) string { return "" }}, "without values"},
+		{report.Column[row]{Name: "dup", Dict: func(*row) string { return "" }, Values: []string{"x", "x"}}, "duplicate"},
 	} {
 		path := filepath.Join(t.TempDir(), "t.parquet")
-		w, err := NewTableWriter(path, []Column[row]{c.col}, 0)
+		w, err := NewTableWriter(path, []report.Column[row]{c.col}, 0)
 		if err == nil {
 			w.Close()
 		}
@@ -311,8 +318,8 @@ func TestDictIndexWidth(t *testing.T) {
 		{128, arrow.PrimitiveTypes.Int8},
 		{129, arrow.PrimitiveTypes.Int16},
 	} {
-		col := Column[row]{Name: "d", Dict: func(*row) string { return "" }, Values: make([]string, c.n)}
-		dt, err := col.dataType()
+		col := report.Column[row]{Name: "d", Dict: func(*row) string { return "" }, Values: make([]string, c.n)}
+		dt, err := dataType(col)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -330,7 +337,7 @@ func BenchmarkRequestWriter(b *testing.B) {
 		b.Fatal(err)
 	}
 	r := testRequests[2]
-	outcomes := []string{OutcomeCompleted, OutcomeRejected, OutcomeFailed, OutcomeUnfinished}
+	outcomes := []string{report.OutcomeCompleted, report.OutcomeRejected, report.OutcomeFailed, report.OutcomeUnfinished}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		r.RequestID, r.ArrivalNs, r.Outcome = int64(i), int64(i)*1000, outcomes[i%len(outcomes)]
@@ -349,7 +356,7 @@ func BenchmarkRequestWriter(b *testing.B) {
 // covered too) and reads them back unchanged, keys included.
 func TestSweepRoundTrip(t *testing.T) {
 	keys := []string{"cluster.workers", "router.policy"}
-	rows := make([]SweepRow, 2)
+	rows := make([]report.SweepRow, 2)
 	next := 0
 	for i := range rows {
 		v := reflect.ValueOf(&rows[i]).Elem()

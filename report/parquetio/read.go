@@ -1,4 +1,4 @@
-package report
+package parquetio
 
 import (
 	"context"
@@ -10,19 +10,21 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/kvsim/kvsim/report"
 )
 
 // readTable streams the rows of a table kvsim wrote, in file order, to fn.
 // The row type's fields are the table's columns in order (every row type
 // here is declared so); the file's column names must match cols.
-func readTable[R any](path string, cols []Column[R], fn func(*R) error) error {
+func readTable[R any](path string, cols []report.Column[R], fn func(*R) error) error {
 	check := func(names []string) error { return checkColumns(path, names, cols) }
 	field := func(row reflect.Value, i int) reflect.Value { return row.Field(i) }
 	return readRows(path, check, field, fn)
 }
 
 // checkColumns reports whether a file's column names are cols'.
-func checkColumns[R any](path string, names []string, cols []Column[R]) error {
+func checkColumns[R any](path string, names []string, cols []report.Column[R]) error {
 	if len(names) != len(cols) {
 		return fmt.Errorf("report: %s: %d columns, want %d", path, len(names), len(cols))
 	}
@@ -107,19 +109,19 @@ func setField(f reflect.Value, col arrow.Array, j int) error {
 }
 
 // ReadRequests streams requests.parquet rows to fn.
-func ReadRequests(path string, fn func(*RequestRow) error) error {
-	return readTable(path, requestColumns, fn)
+func ReadRequests(path string, fn func(*report.RequestRow) error) error {
+	return readTable(path, report.RequestColumns, fn)
 }
 
 // ReadPulls streams pulls.parquet rows to fn.
-func ReadPulls(path string, fn func(*PullRow) error) error {
-	return readTable(path, pullColumns, fn)
+func ReadPulls(path string, fn func(*report.PullRow) error) error {
+	return readTable(path, report.PullColumns, fn)
 }
 
 // ReadCounters returns counters.parquet's rows.
-func ReadCounters(path string) ([]CounterRow, error) {
-	var out []CounterRow
-	err := readTable(path, counterColumns(nil), func(r *CounterRow) error {
+func ReadCounters(path string) ([]report.CounterRow, error) {
+	var out []report.CounterRow
+	err := readTable(path, report.CounterColumns(nil), func(r *report.CounterRow) error {
 		out = append(out, *r)
 		return nil
 	})
@@ -130,11 +132,11 @@ func ReadCounters(path string) ([]CounterRow, error) {
 // independently of the run: the check that the digest is reproducible from
 // the report alone.
 func DigestDir(dir func(name string) string) (string, error) {
-	d := NewDigest()
-	if err := ReadRequests(dir("requests.parquet"), func(r *RequestRow) error { d.Request(r); return nil }); err != nil {
+	d := report.NewDigest()
+	if err := ReadRequests(dir("requests.parquet"), func(r *report.RequestRow) error { d.Request(r); return nil }); err != nil {
 		return "", err
 	}
-	if err := ReadPulls(dir("pulls.parquet"), func(r *PullRow) error { d.Pull(r); return nil }); err != nil {
+	if err := ReadPulls(dir("pulls.parquet"), func(r *report.PullRow) error { d.Pull(r); return nil }); err != nil {
 		return "", err
 	}
 	cs, err := ReadCounters(dir("counters.parquet"))
@@ -145,9 +147,9 @@ func DigestDir(dir func(name string) string) (string, error) {
 }
 
 // ReadWorkers returns workers.parquet's rows.
-func ReadWorkers(path string) ([]WorkerRow, error) {
-	var out []WorkerRow
-	err := readTable(path, workerColumns, func(r *WorkerRow) error {
+func ReadWorkers(path string) ([]report.WorkerRow, error) {
+	var out []report.WorkerRow
+	err := readTable(path, report.WorkerColumns, func(r *report.WorkerRow) error {
 		out = append(out, *r)
 		return nil
 	})
@@ -155,6 +157,6 @@ func ReadWorkers(path string) ([]WorkerRow, error) {
 }
 
 // ReadSamples streams timeseries.parquet rows to fn.
-func ReadSamples(path string, fn func(*SampleRow) error) error {
-	return readTable(path, sampleColumns, fn)
+func ReadSamples(path string, fn func(*report.SampleRow) error) error {
+	return readTable(path, report.SampleColumns, fn)
 }

@@ -1,17 +1,14 @@
-// Package report writes a run's outputs: Parquet tables streamed in row
-// groups, summary statistics (percentiles) and the output directory, which
-// is written under a temporary name and renamed into place when complete.
-// DESIGN.md section 8 names the tables and their columns.
-package report
+// Package parquetio writes kvsim's tables as Parquet files, streamed in row
+// groups, and reads them back. The tables' rows and columns are package
+// report's; this is the only package that links Arrow and Parquet, and
+// only the CLI (and tools that read outputs) import it, so the model does
+// not. docs/outputs.md names the tables and their columns.
+package parquetio
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,28 +16,13 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/kvsim/kvsim/report"
 )
 
 // DefaultRowGroupRows is the number of rows a TableWriter buffers before it
 // writes them as one Parquet row group.
 const DefaultRowGroupRows = 65536
-
-// Column declares one column of a table whose rows have type R: its name and
-// exactly one getter, which picks the column's type. Every column is
-// non-nullable (Parquet REQUIRED); "none" is a value such as -1.
-type Column[R any] struct {
-	Name    string
-	Int64   func(*R) int64   // an int64 column
-	Int32   func(*R) int32   // an int32 column
-	Float64 func(*R) float64 // a float64 column
-	String  func(*R) string  // a plain string column
-	// Dict makes a dictionary-encoded string column whose values must be
-	// one of Values. The dictionary holds Values in that order in every row
-	// group, with int8 indices (int16 past 128 values); readers see a
-	// string or categorical column.
-	Dict   func(*R) string
-	Values []string
-}
 
 // TableWriter streams rows of type R into one Parquet file. It buffers at
 // most one row group of rows in Arrow builders; each full batch is written
@@ -59,7 +41,7 @@ type TableWriter[R any] struct {
 // NewTableWriter creates the file at path (truncating it) for a table with
 // the given columns. rowGroupRows is the number of rows a row group; 0
 // means DefaultRowGroupRows.
-func NewTableWriter[R any](path string, cols []Column[R], rowGroupRows int) (*TableWriter[R], error) {
+func NewTableWriter[R any](path string, cols []report.Column[R], rowGroupRows int) (*TableWriter[R], error) {
 	if rowGroupRows == 0 {
 		rowGroupRows = DefaultRowGroupRows
 	}
@@ -69,7 +51,7 @@ func NewTableWriter[R any](path string, cols []Column[R], rowGroupRows int) (*Ta
 	fields := make([]arrow.Field, len(cols))
 	props := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false)}
 	for i, c := range cols {
-		t, err := c.dataType()
+		t, err := dataType(c)
 		if err != nil {
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
@@ -82,7 +64,7 @@ func NewTableWriter[R any](path string, cols []Column[R], rowGroupRows int) (*Ta
 	w := &TableWriter[R]{path: path, b: b, batch: rowGroupRows, appends: make([]func(*R) error, len(cols))}
 	for i, c := range cols {
 		var err error
-		if w.appends[i], err = c.appender(b.Field(i)); err != nil {
+		if w.appends[i], err = appender(c, b.Field(i)); err != nil {
 			b.Release()
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
@@ -104,8 +86,8 @@ func NewTableWriter[R any](path string, cols []Column[R], rowGroupRows int) (*Ta
 	return w, nil
 }
 
-// dataType returns the Arrow type c's getter selects.
-func (c Column[R]) dataType() (arrow.DataType, error) {
+// dataType returns the Arrow type column c's getter selects.
+func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 	set := 0
 	for _, ok := range []bool{c.Int64 != nil, c.Int32 != nil, c.Float64 != nil, c.String != nil, c.Dict != nil} {
 		if ok {
@@ -137,7 +119,7 @@ func (c Column[R]) dataType() (arrow.DataType, error) {
 // appender returns the function appending c's value of a row to b, the
 // builder of c's dataType. A dictionary builder is seeded with c.Values
 // once: its dictionary persists across batches, so indices never change.
-func (c Column[R]) appender(b array.Builder) (func(*R) error, error) {
+func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error) {
 	switch {
 	case c.Int64 != nil:
 		b, get := b.(*array.Int64Builder), c.Int64
@@ -222,72 +204,4 @@ func (w *TableWriter[R]) Close() error {
 		w.err = fmt.Errorf("report: %s: %w", w.path, err)
 	}
 	return w.err
-}
-
-// Text is row r as "name=value" pairs in column order, for records a
-// person reads (the golden files).
-func Text[R any](cols []Column[R], r *R) string {
-	var b strings.Builder
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(c.Name)
-		b.WriteByte('=')
-		switch {
-		case c.Int64 != nil:
-			b.WriteString(strconv.FormatInt(c.Int64(r), 10))
-		case c.Int32 != nil:
-			b.WriteString(strconv.FormatInt(int64(c.Int32(r)), 10))
-		case c.Float64 != nil:
-			b.WriteString(strconv.FormatFloat(c.Float64(r), 'g', -1, 64))
-		case c.String != nil:
-			b.WriteString(c.String(r))
-		default:
-			b.WriteString(c.Dict(r))
-		}
-	}
-	return b.String()
-}
-
-// RequestText is a requests.parquet row as Text.
-func RequestText(r *RequestRow) string { return Text(requestColumns, r) }
-
-// PullText is a pulls.parquet row as Text.
-func PullText(r *PullRow) string { return Text(pullColumns, r) }
-
-// RowJSON renders r as a JSON object whose members are the columns, named
-// and ordered as in the table, so that --json output and the Parquet file
-// share one schema.
-func RowJSON[R any](cols []Column[R], r *R) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := json.Marshal(c.Name)
-		b.Write(name)
-		b.WriteByte(':')
-		var v any
-		switch {
-		case c.Int64 != nil:
-			v = c.Int64(r)
-		case c.Int32 != nil:
-			v = c.Int32(r)
-		case c.Float64 != nil:
-			v = c.Float64(r)
-		case c.String != nil:
-			v = c.String(r)
-		default:
-			v = c.Dict(r)
-		}
-		val, err := json.Marshal(v)
-		if err != nil { // NaN or an infinity
-			val = []byte("null")
-		}
-		b.Write(val)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
 }

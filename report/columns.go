@@ -1,0 +1,101 @@
+// Package report is what a run reports, apart from any file format: the
+// rows and columns of its tables, the digest, latency distributions,
+// fidelity against measured runs, the manifest and the output directory,
+// written under a temporary name and renamed into place when complete. It
+// imports only the standard library, so the model, which streams rows into
+// it, links no file-format code; report/parquetio writes and reads the
+// tables as Parquet files. docs/outputs.md names the tables and their
+// columns.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// Column declares one column of a table whose rows have type R: its name and
+// exactly one getter, which picks the column's type. Every column is
+// non-nullable (Parquet REQUIRED); "none" is a value such as -1.
+type Column[R any] struct {
+	Name    string
+	Int64   func(*R) int64   // an int64 column
+	Int32   func(*R) int32   // an int32 column
+	Float64 func(*R) float64 // a float64 column
+	String  func(*R) string  // a plain string column
+	// Dict makes a dictionary-encoded string column whose values must be
+	// one of Values. The dictionary holds Values in that order in every row
+	// group, with int8 indices (int16 past 128 values); readers see a
+	// string or categorical column.
+	Dict   func(*R) string
+	Values []string
+}
+
+// Text is row r as "name=value" pairs in column order, for records a
+// person reads (the golden files).
+func Text[R any](cols []Column[R], r *R) string {
+	var b strings.Builder
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(c.Name)
+		b.WriteByte('=')
+		switch {
+		case c.Int64 != nil:
+			b.WriteString(strconv.FormatInt(c.Int64(r), 10))
+		case c.Int32 != nil:
+			b.WriteString(strconv.FormatInt(int64(c.Int32(r)), 10))
+		case c.Float64 != nil:
+			b.WriteString(strconv.FormatFloat(c.Float64(r), 'g', -1, 64))
+		case c.String != nil:
+			b.WriteString(c.String(r))
+		default:
+			b.WriteString(c.Dict(r))
+		}
+	}
+	return b.String()
+}
+
+// RequestText is a requests.parquet row as Text.
+func RequestText(r *RequestRow) string { return Text(RequestColumns, r) }
+
+// PullText is a pulls.parquet row as Text.
+func PullText(r *PullRow) string { return Text(PullColumns, r) }
+
+// RowJSON renders r as a JSON object whose members are the columns, named
+// and ordered as in the table, so that --json output and the Parquet file
+// share one schema.
+func RowJSON[R any](cols []Column[R], r *R) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(c.Name)
+		b.Write(name)
+		b.WriteByte(':')
+		var v any
+		switch {
+		case c.Int64 != nil:
+			v = c.Int64(r)
+		case c.Int32 != nil:
+			v = c.Int32(r)
+		case c.Float64 != nil:
+			v = c.Float64(r)
+		case c.String != nil:
+			v = c.String(r)
+		default:
+			v = c.Dict(r)
+		}
+		val, err := json.Marshal(v)
+		if err != nil { // NaN or an infinity
+			val = []byte("null")
+		}
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
