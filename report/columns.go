@@ -30,6 +30,10 @@ type Column[R any] struct {
 	// string or categorical column.
 	Dict   func(*R) string
 	Values []string
+	// NoDigest leaves the column out of the run's digest (docs/digest.md):
+	// configuration and measured inputs rather than behaviour, and columns
+	// added after kvsim-digest-v1 was fixed.
+	NoDigest bool
 }
 
 // Text is row r as "name=value" pairs in column order, for records a

@@ -17,10 +17,10 @@ const DigestVersion = "kvsim-digest-v1"
 // they stream out. docs/digest.md specifies the encoding so another tool can
 // recompute it from the Parquet files:
 //
-//	R = SHA-256 of every requests.parquet row in request_id order, each the
-//	    integer columns in file order as int64 little-endian, with outcome
-//	    in its place as a string;
-//	P = the same over pulls.parquet in pull_id order (mode excluded);
+//	R = SHA-256 of every requests.parquet row in request_id order, each its
+//	    columns in file order but those marked NoDigest, integers as int64
+//	    little-endian and outcome as a string;
+//	P = the same over pulls.parquet in pull_id order;
 //	C = SHA-256 of the counters sorted by name, each name then value;
 //	digest = SHA-256("kvsim-digest-v1\n" || R || rows(R) || P || rows(P) || C)
 //
@@ -43,28 +43,52 @@ func (d *Digest) str(s string) {
 	d.buf = append(d.buf, s...)
 }
 
+// digested is the columns of cols in the digest, in file order.
+func digested[R any](cols []Column[R]) []Column[R] {
+	var in []Column[R]
+	for _, c := range cols {
+		if !c.NoDigest {
+			in = append(in, c)
+		}
+	}
+	return in
+}
+
+var (
+	digestRequestColumns = digested(RequestColumns)
+	digestPullColumns    = digested(PullColumns)
+)
+
+// row encodes r's digested columns into d.buf: integers widened to int64,
+// strings after their length.
+func row[R any](d *Digest, cols []Column[R], r *R) {
+	d.buf = d.buf[:0]
+	for _, c := range cols {
+		switch {
+		case c.Int64 != nil:
+			d.i64(c.Int64(r))
+		case c.Int32 != nil:
+			d.i64(int64(c.Int32(r)))
+		case c.Dict != nil:
+			d.str(c.Dict(r))
+		case c.String != nil:
+			d.str(c.String(r))
+		default:
+			panic("report: column " + c.Name + " has no digest encoding")
+		}
+	}
+}
+
 // Request adds the next requests.parquet row.
 func (d *Digest) Request(r *RequestRow) {
-	d.buf = d.buf[:0]
-	for _, v := range []int64{r.RequestID, int64(r.Worker), r.ArrivalNs, r.FirstTokenNs, r.FinishNs,
-		r.InputTokens, r.OutputTokens, r.G1HitTokens, r.G2HitTokens, r.PulledTokens,
-		r.ComputedPromptTokens, int64(r.Preemptions), int64(r.HintSource)} {
-		d.i64(v)
-	}
-	d.str(r.Outcome)
-	d.i64(int64(r.Reroutes))
+	row(d, digestRequestColumns, r)
 	d.req.Write(d.buf)
 	d.nreq++
 }
 
 // Pull adds the next pulls.parquet row.
 func (d *Digest) Pull(r *PullRow) {
-	d.buf = d.buf[:0]
-	for _, v := range []int64{r.PullID, r.RequestID, int64(r.Source), int64(r.Target), r.BlocksRequested,
-		r.BlocksLanded, r.Bytes, r.StagedNs, r.FirstByteNs, r.EndNs} {
-		d.i64(v)
-	}
-	d.str(r.Outcome)
+	row(d, digestPullColumns, r)
 	d.pull.Write(d.buf)
 	d.npull++
 }

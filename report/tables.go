@@ -22,7 +22,7 @@ var PullColumns = []Column[PullRow]{
 	{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
 	{Name: "source", Int32: func(r *PullRow) int32 { return r.Source }},
 	{Name: "target", Int32: func(r *PullRow) int32 { return r.Target }},
-	{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: []string{"copy", "move"}},
+	{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: []string{"copy", "move"}, NoDigest: true},
 	{Name: "blocks_requested", Int64: func(r *PullRow) int64 { return r.BlocksRequested }},
 	{Name: "blocks_landed", Int64: func(r *PullRow) int64 { return r.BlocksLanded }},
 	{Name: "bytes", Int64: func(r *PullRow) int64 { return r.Bytes }},
