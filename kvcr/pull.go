@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim/des"
 )
 
@@ -21,7 +22,10 @@ const (
 	Superseded         // parked, then found nothing left to fetch: the blocks reached the target otherwise
 )
 
-var outcomeNames = [...]string{"pending", "success", "partial", "failed", "expired", "rejected", "superseded"}
+// outcomeNames are the outcomes' names: pulls.parquet's values (report
+// owns them), and "pending", which no row shows.
+var outcomeNames = [...]string{Pending: "pending", Success: report.PullSuccess, Partial: report.PullPartial,
+	Failed: report.PullFailed, Expired: report.PullExpired, Rejected: report.PullRejected, Superseded: report.PullSuperseded}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 

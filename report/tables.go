@@ -32,8 +32,19 @@ var PullColumns = []Column[PullRow]{
 	{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome }, Values: PullOutcomes},
 }
 
-// PullOutcomes are the values of pulls.parquet's outcome column.
-var PullOutcomes = []string{"success", "partial", "failed", "expired", "rejected", "superseded"}
+// Pull outcomes, the values of pulls.parquet's outcome column.
+const (
+	PullSuccess    = "success"
+	PullPartial    = "partial"
+	PullFailed     = "failed"
+	PullExpired    = "expired"
+	PullRejected   = "rejected"
+	PullSuperseded = "superseded"
+)
+
+// PullOutcomes are the values of pulls.parquet's outcome column, in its
+// dictionary's order.
+var PullOutcomes = []string{PullSuccess, PullPartial, PullFailed, PullExpired, PullRejected, PullSuperseded}
 
 // WorkerRow is one row of workers.parquet: one worker's life and totals.
 type WorkerRow struct {
