@@ -106,16 +106,6 @@ type counts struct {
 	rerouted      int64
 }
 
-// CounterNames lists the counters every run reports, in report order.
-func CounterNames() []string {
-	c := &Cluster{sc: &scenarios.Scenario{}}
-	var names []string
-	for _, r := range c.counterRows() {
-		names = append(names, r.Name)
-	}
-	return names
-}
-
 // Unmet lists the scenario's expectations that the counters do not meet,
 // as "move_lost_blocks is 0, expected move_lost_blocks > 0".
 func Unmet(sc *scenarios.Scenario, counters map[string]int64) []string {
@@ -128,37 +118,29 @@ func Unmet(sc *scenarios.Scenario, counters map[string]int64) []string {
 	return out
 }
 
-// counterRows lists every counter in report order: hints_attached and
-// KVCR's, then the cluster's. KVCR's are zero when it is off.
-func (c *Cluster) counterRows() []report.CounterRow {
-	var kc kvcr.Counters
+// counters are the run's counters: hints_attached and KVCR's, then the
+// cluster's. KVCR's are zero when it is off.
+func (c *Cluster) counters() Counters {
+	out := Counters{HintsAttached: c.counts.hintsAttached}
 	if c.kv != nil {
-		kc = c.kv.C
+		out.Counters = c.kv.C
 	}
-	rows := []report.CounterRow{{Name: "hints_attached", Value: c.counts.hintsAttached}}
-	for _, k := range kc.List() {
-		rows = append(rows, report.CounterRow{Name: k.Name, Value: k.Value})
-	}
-	var drained, removed int64
 	for _, n := range c.workers {
 		if n.drainNs >= 0 {
-			drained++
+			out.WorkersDrained++
 		}
 		if n.removedNs >= 0 {
-			removed++
+			out.WorkersRemoved++
 		}
 	}
 	s := &c.stats.s
-	return append(rows,
-		report.CounterRow{Name: "requests_total", Value: s.Requests.Total},
-		report.CounterRow{Name: "requests_completed", Value: s.Requests.Completed},
-		report.CounterRow{Name: "requests_rejected", Value: s.Requests.Rejected},
-		report.CounterRow{Name: "requests_failed", Value: s.Requests.Failed},
-		report.CounterRow{Name: "requests_unfinished", Value: s.Requests.Unfinished},
-		report.CounterRow{Name: "requests_rerouted", Value: c.counts.rerouted},
-		report.CounterRow{Name: "preemptions", Value: s.Preempted},
-		report.CounterRow{Name: "workers_added", Value: int64(len(c.workers) - c.sc.Cluster.Workers)},
-		report.CounterRow{Name: "workers_drained", Value: drained},
-		report.CounterRow{Name: "workers_removed", Value: removed},
-	)
+	out.RequestsTotal = s.Requests.Total
+	out.RequestsCompleted = s.Requests.Completed
+	out.RequestsRejected = s.Requests.Rejected
+	out.RequestsFailed = s.Requests.Failed
+	out.RequestsUnfinished = s.Requests.Unfinished
+	out.RequestsRerouted = c.counts.rerouted
+	out.Preemptions = s.Preempted
+	out.WorkersAdded = int64(len(c.workers) - c.sc.Cluster.Workers)
+	return out
 }

@@ -168,7 +168,8 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	if err := c.finish(); err != nil {
 		return nil, err
 	}
-	cs := c.counterRows()
+	counters := c.counters()
+	cs := counters.Rows()
 	res = &Result{Summary: c.summary(cs), Workers: c.workerRows(), Counters: cs}
 	res.Summary.Digest = c.digest.Sum(cs)
 	return res, nil

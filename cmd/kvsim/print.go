@@ -3,25 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim"
 )
-
-// pullsRejected is the staging refusals of every reason: the counters
-// named pulls_rejected_* (a sum, so the map's order does not matter).
-func pullsRejected(c map[string]int64) int64 {
-	n := int64(0)
-	for name, v := range c {
-		if strings.HasPrefix(name, "pulls_rejected_") {
-			n += v
-		}
-	}
-	return n
-}
 
 // fidelityLabels name report.FidelityMetrics in the summary table.
 var fidelityLabels = []string{"TTFT", "ITL", "E2E", "queue", "prefill", "decode"}
@@ -35,11 +22,11 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 		r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)
 	fmt.Fprintf(tw, "tokens\t%d in, %d out; %d preemptions\n", s.Tokens.Input, s.Tokens.Output, s.Preempted)
 	fmt.Fprintf(tw, "prompt hits\tG1 %.3f, G2 %.3f, pulled %.3f\n", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)
-	c := s.Counters
-	if rej := pullsRejected(c); c["hints_attached"] > 0 || c["pulls_staged"]+rej > 0 {
+	c := sim.CountersOf(s.Counters)
+	if rej := c.PullsRejected(); c.HintsAttached > 0 || c.PullsStaged+rej > 0 {
 		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled\n",
-			c["hints_attached"], c["pulls_staged"], c["pulls_success"], c["pulls_partial"], c["pulls_failed"],
-			c["pulls_expired"], rej, c["pulls_parked"], c["pulls_superseded"], float64(c["bytes_pulled"])/1e9)
+			c.HintsAttached, c.PullsStaged, c.PullsSuccess, c.PullsPartial, c.PullsFailed,
+			c.PullsExpired, rej, c.PullsParked, c.PullsSuperseded, float64(c.BytesPulled)/1e9)
 	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
 		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)

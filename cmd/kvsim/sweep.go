@@ -433,7 +433,7 @@ func runPoint(ctx context.Context, r *sweepRun) (*report.SweepRow, error) {
 }
 
 func sweepRow(p point, s *sim.Summary) report.SweepRow {
-	c := s.Counters
+	c := sim.CountersOf(s.Counters)
 	return report.SweepRow{
 		Run: int64(p.run), Params: p.values,
 		Completed: s.Requests.Completed, Rejected: s.Requests.Rejected, Failed: s.Requests.Failed,
@@ -442,11 +442,11 @@ func sweepRow(p point, s *sim.Summary) report.SweepRow {
 		ITLP99: s.ITL.P99, E2EP50: s.E2E.P50, E2EP99: s.E2E.P99,
 		HitG1: s.HitRatio.G1, HitG2: s.HitRatio.G2, HitPulled: s.HitRatio.Pulled,
 		RequestsPerS: s.Throughput.RequestsPerS, OutputTokensPerS: s.Throughput.OutputTokensPerS,
-		PullsStaged: c["pulls_staged"], PullsSuccess: c["pulls_success"], PullsPartial: c["pulls_partial"],
-		PullsFailed: c["pulls_failed"], PullsExpired: c["pulls_expired"], PullsSuperseded: c["pulls_superseded"],
-		PullsRejected: pullsRejected(c),
-		PullsParked:   c["pulls_parked"], BytesPulled: c["bytes_pulled"], Rerouted: c["requests_rerouted"],
-		WorkersRemoved: c["workers_removed"], MakespanNs: s.MakespanNs, Digest: s.Digest,
+		PullsStaged: c.PullsStaged, PullsSuccess: c.PullsSuccess, PullsPartial: c.PullsPartial,
+		PullsFailed: c.PullsFailed, PullsExpired: c.PullsExpired, PullsSuperseded: c.PullsSuperseded,
+		PullsRejected: c.PullsRejected(),
+		PullsParked:   c.PullsParked, BytesPulled: c.BytesPulled, Rerouted: c.RequestsRerouted,
+		WorkersRemoved: c.WorkersRemoved, MakespanNs: s.MakespanNs, Digest: s.Digest,
 	}
 }
 
