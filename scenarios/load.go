@@ -72,6 +72,10 @@ func displayName(file string) string {
 	return file
 }
 
+// DisplayFile is how errors name the scenario's file: its path, or
+// "default scenario" for the embedded one.
+func (sc *Scenario) DisplayFile() string { return displayName(sc.File) }
+
 // Parse is Load on data already read; file is the path relative paths
 // resolve against ("" for the embedded default).
 func Parse(file string, data []byte, sets []string) (*Scenario, error) {

@@ -39,7 +39,7 @@ func openSource(sc *scenarios.Scenario) (workload.Source, io.Closer, error) {
 	t := sc.Workload.Trace
 	f, err := os.Open(t.Path)
 	if err != nil {
-		return nil, nil, &scenarios.InputError{File: displayFile(sc), Key: "workload.trace.path",
+		return nil, nil, &scenarios.InputError{File: sc.DisplayFile(), Key: "workload.trace.path",
 			Err: fmt.Errorf("cannot open trace: %w", err)}
 	}
 	opt := workload.TraceOptions{TraceBlockSize: t.BlockSize, EngineBlockSize: e.BlockSize, TimeScale: t.TimeScale,
@@ -63,12 +63,5 @@ func traceFile(sc *scenarios.Scenario) string {
 	if sc.Workload.Trace != nil {
 		return sc.Workload.Trace.Path
 	}
-	return displayFile(sc)
-}
-
-func displayFile(sc *scenarios.Scenario) string {
-	if sc.File == "" {
-		return "default scenario"
-	}
-	return sc.File
+	return sc.DisplayFile()
 }
