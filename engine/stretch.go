@@ -27,7 +27,8 @@ import (
 // keeps each pass's end, computed with the timing model exactly as
 // StartPass would, pass by pass.
 type stretch struct {
-	ends []des.Time // ends[j] is the end of pass j+1; empty when no stretch
+	ends  []des.Time // ends[j] is the end of pass j+1; empty when no stretch
+	batch Batch      // scratch: the batch of the pass being timed (a local would escape through the timing interface)
 }
 
 // MaxStretch is the most passes one stretch covers.
@@ -70,12 +71,13 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 	if k < 2 {
 		return end
 	}
-	b := w.stats
+	w.ff.batch = w.stats
+	b := &w.ff.batch
 	ends := append(w.ff.ends[:0], end)
 	for range k - 1 {
 		b.PriorContext += int64(n)
 		b.AttnPairs += int64(n)
-		end += max(w.timing.PassTime(&b), 1)
+		end += max(w.timing.PassTime(b), 1)
 		ends = append(ends, end)
 	}
 	w.ff.ends = ends
