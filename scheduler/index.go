@@ -111,7 +111,9 @@ func (ix *Index) Add(w int32, t Tier, r block.Run) {
 	e, i := ix.holding(r.Seg, w, true)
 	h := &e.holders[i]
 	ix.facts += h.tiers[t].add(r.Lo, r.Hi)
-	h.refresh()
+	if r.Lo <= h.from0[InEither] { // else every run from offset 0 ends before r
+		h.refresh()
+	}
 }
 
 // Remove records that worker w no longer holds run r in tier t.
@@ -123,7 +125,9 @@ func (ix *Index) Remove(w int32, t Tier, r block.Run) {
 	h := &e.holders[i]
 	ix.facts -= h.tiers[t].sub(r.Lo, r.Hi)
 	if len(h.tiers[G1]) > 0 || len(h.tiers[G2]) > 0 {
-		h.refresh()
+		if r.Lo < h.from0[InEither] { // else every run from offset 0 ends at or before r
+			h.refresh()
+		}
 		return
 	}
 	e.ws = slices.Delete(e.ws, i, i+1)
