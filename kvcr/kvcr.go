@@ -108,6 +108,7 @@ type KVCR struct {
 	sent     []block.Ref // scratch: a pull's blocks' hashes and names (unpinSource)
 	order    []int       // scratch: sent in hash order
 	byHash   []hashPos   // scratch: to sort sent by hash
+	hashTmp  []hashPos   // scratch of sortByHash
 	scratch  fetch       // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters

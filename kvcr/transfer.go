@@ -1,9 +1,6 @@
 package kvcr
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
 )
@@ -106,11 +103,11 @@ func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 				k.sent = append(k.sent, block.Ref{Hash: hs[off], Seg: r.Seg, Off: off})
 			}
 		}
-		k.byHash = k.byHash[:0] // sorted by value, not through an index: fewer cache misses
+		k.byHash = k.byHash[:0]
 		for i, b := range k.sent {
 			k.byHash = append(k.byHash, hashPos{b.Hash, i})
 		}
-		slices.SortFunc(k.byHash, func(a, b hashPos) int { return cmp.Compare(a.hash, b.hash) })
+		k.hashTmp = sortByHash(k.byHash, k.hashTmp)
 		for _, x := range k.byHash {
 			k.order = append(k.order, x.pos)
 		}
@@ -119,13 +116,6 @@ func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 		k.C.MoveRemovedBlocks += int64(gone)
 	}
 	k.reportRemoved(now, sn)
-}
-
-// hashPos is a block's hash and its position in a pull's blocks, to sort
-// them in hash order.
-type hashPos struct {
-	hash uint64
-	pos  int
 }
 
 // unpinHits releases the target's hold on its destination hits.
