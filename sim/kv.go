@@ -83,6 +83,7 @@ func (l *kvListener) PullDone(p *kvcr.Pull) {
 // kvcr.Listener).
 func (l *kvListener) Idle(now des.Time, w int32) {
 	if l.workers[w].status == kvcr.Draining {
-		l.q.Schedule(now, des.PhaseLifecycle, uint64(len(l.sc.Events)), (*lifecycle)(l), lifeRetire|uint64(w)<<8)
+		retire := lifeArg{kind: lifeRetire, worker: w}
+		l.q.Schedule(now, des.PhaseLifecycle, uint64(len(l.sc.Events)), (*lifecycle)(l), retire.pack())
 	}
 }

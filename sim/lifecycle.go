@@ -7,19 +7,36 @@ import (
 	"github.com/kvsim/kvsim/sim/des"
 )
 
-// The lifecycle event kinds, carried in the event's arg beside the
-// scenario event index (the key).
+// lifeKind is the kind of a lifecycle event. The key of each is the index
+// of the scenario event it comes from (len(Events) for lifeRetire).
+type lifeKind uint8
+
+// The lifecycle event kinds.
 const (
-	lifeScenario     = iota // the scenario's event itself
-	lifeReady               // an added worker finished starting (arg: kind | worker<<8)
-	lifeDrainTimeout        // a drained worker's drain_timeout passed
-	lifeRetire              // a draining worker's last pull ended (arg: kind | worker<<8)
+	lifeScenario     lifeKind = iota // the scenario's event itself
+	lifeReady                        // an added worker finished starting
+	lifeDrainTimeout                 // a drained worker's drain_timeout passed
+	lifeRetire                       // a draining worker's last pull ended
 )
+
+// lifeArg is the arg of a lifecycle event: its kind and the worker it is
+// about (0 for lifeScenario). pack and unpackLife are its only encoding.
+type lifeArg struct {
+	kind   lifeKind
+	worker int32
+}
+
+// pack encodes a: the kind in the low 8 bits, the worker's 32 bits above
+// them. Every lifeKind and every int32 fits, so no worker id overflows.
+func (a lifeArg) pack() uint64 { return uint64(a.kind) | uint64(uint32(a.worker))<<8 }
+
+// unpackLife decodes an arg that pack encoded.
+func unpackLife(x uint64) lifeArg { return lifeArg{lifeKind(x & 0xff), int32(uint32(x >> 8))} }
 
 // scheduleLifecycle puts the scenario's events on the queue.
 func (c *Cluster) scheduleLifecycle() {
 	for i, ev := range c.sc.Events {
-		c.q.Schedule(des.Time(ev.At), des.PhaseLifecycle, uint64(i), (*lifecycle)(c), lifeScenario)
+		c.q.Schedule(des.Time(ev.At), des.PhaseLifecycle, uint64(i), (*lifecycle)(c), lifeArg{kind: lifeScenario}.pack())
 	}
 }
 
@@ -28,21 +45,21 @@ type lifecycle Cluster
 // Fire applies a lifecycle event.
 func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 	c := (*Cluster)(l)
-	kind, w := arg&0xff, int32(arg>>8)
-	switch kind {
+	a := unpackLife(arg)
+	switch a.kind {
 	case lifeReady:
-		n := c.workers[w]
+		n := c.workers[a.worker]
 		if n.status == kvcr.Starting {
 			c.ready(now, n)
 		}
 		return
 	case lifeDrainTimeout:
-		if n := c.workers[w]; n.status == kvcr.Draining {
+		if n := c.workers[a.worker]; n.status == kvcr.Draining {
 			c.remove(now, n, c.sc.Events[key].OnRemove == "fail")
 		}
 		return
 	case lifeRetire:
-		c.maybeRetire(now, c.workers[w])
+		c.maybeRetire(now, c.workers[a.worker])
 		return
 	}
 	ev := c.sc.Events[key]
@@ -54,8 +71,8 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 				return
 			}
 			if ev.Startup > 0 {
-				id := uint64(len(c.workers) - 1)
-				c.q.Schedule(des.AddSat(now, des.Time(ev.Startup)), des.PhaseLifecycle, key, l, lifeReady|id<<8)
+				ready := lifeArg{kind: lifeReady, worker: c.workers[len(c.workers)-1].id}
+				c.q.Schedule(des.AddSat(now, des.Time(ev.Startup)), des.PhaseLifecycle, key, l, ready.pack())
 			}
 		}
 	case ev.Drain != nil:
@@ -63,8 +80,8 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 			n := c.workers[id]
 			c.drain(now, n)
 			if ev.DrainTimeout > 0 {
-				c.q.Schedule(des.AddSat(now, des.Time(ev.DrainTimeout)), des.PhaseLifecycle, key, l,
-					lifeDrainTimeout|uint64(id)<<8)
+				timeout := lifeArg{kind: lifeDrainTimeout, worker: n.id}
+				c.q.Schedule(des.AddSat(now, des.Time(ev.DrainTimeout)), des.PhaseLifecycle, key, l, timeout.pack())
 			}
 		}
 		for _, id := range ev.Drain {

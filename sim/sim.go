@@ -327,11 +327,11 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	return rt.Worker, true
 }
 
-// wake makes worker w scan for work at now, once. inline runs the scan at
-// once when no other event is pending at now (it would be the next event
-// anyway); only the last action of a top-level handler may ask for it.
-// During a stretch the pass ends it stands for are not on the queue, so
-// the scan is always scheduled.
+// wake makes worker w scan for work at now, once. inline lets the queue
+// run the scan at once (des.Queue.FireOrSchedule): only the last action
+// of a handler fired by the queue may ask for it. During a stretch the
+// pass ends it stands for are not on the queue, which cannot tell then
+// whether the scan would be the next event, so the scan is scheduled.
 func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	n := c.workers[w]
 	if n.drive || n.status == kvcr.Removed || n.w.Busy() {
@@ -341,8 +341,8 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	if inline {
 		c.scanParked(now) // their scans come first when their ids are lower
 	}
-	if next, ok := c.q.Peek(); inline && c.stretches == 0 && (!ok || next > now) {
-		(*drive)(c).Fire(now, uint64(w), 0)
+	if inline && c.stretches == 0 {
+		c.q.FireOrSchedule(des.PhaseDrive, uint64(w), (*drive)(c), 0)
 		return
 	}
 	c.q.Schedule(now, des.PhaseDrive, uint64(w), (*drive)(c), 0)

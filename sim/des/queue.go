@@ -31,9 +31,9 @@ func (p Phase) String() string {
 const MaxKey = 1<<56 - 1
 
 // Handler receives the events it scheduled. key and arg are the values given
-// to Schedule. An event that may be superseded (a rescheduled completion) is
-// scheduled with ScheduleHandle and cancelled, or its handler passes a
-// generation in arg and ignores stale events.
+// to Schedule (or FireOrSchedule). An event that may be superseded (a
+// rescheduled completion) is scheduled with ScheduleHandle and cancelled,
+// or its handler passes a generation in arg and ignores stale events.
 type Handler interface {
 	Fire(now Time, key, arg uint64)
 }
@@ -101,7 +101,8 @@ func (q *Queue) Key() uint64 { return q.ord & MaxKey }
 // Len is the number of pending events; cancelled ones are not pending.
 func (q *Queue) Len() int { return len(q.heap) - q.cancelled }
 
-// Fired is the number of events fired so far; cancelled events never fire.
+// Fired is the number of events Step has fired so far; cancelled events
+// never fire, and events FireOrSchedule fires at once are not counted.
 func (q *Queue) Fired() uint64 { return q.fired }
 
 // PastError is the panic of a model that schedules an event before the
@@ -122,12 +123,41 @@ func (q *Queue) Schedule(at Time, phase Phase, key uint64, h Handler, arg uint64
 	if at < q.now {
 		panic(PastError{Phase: phase, At: at, Now: q.now})
 	}
-	if key > MaxKey {
-		panic(fmt.Sprintf("des: key %d exceeds MaxKey", key))
-	}
+	checkKey(key)
 	q.seq++
 	q.heap = append(q.heap, entry{at: at, ord: uint64(phase)<<56 | key, seq: q.seq, h: h, arg: arg})
 	q.up(len(q.heap) - 1)
+}
+
+// checkKey panics when key exceeds MaxKey.
+func checkKey(key uint64) {
+	if key > MaxKey {
+		panic(fmt.Sprintf("des: key %d exceeds MaxKey", key))
+	}
+}
+
+// FireOrSchedule fires an event due at Now at once, inside the handler
+// being fired, when no pending event is due at or before Now; otherwise it
+// schedules it at Now, as Schedule would. It reports whether it fired it.
+//
+// The rule: with nothing pending at Now, the event scheduled at Now would
+// be the next to fire whatever its phase and key, so firing it at once
+// gives the same order, provided the calling handler, and every handler
+// it is fired inside, does nothing after FireOrSchedule returns.
+//
+// While the event fires, Now, Phase and Key report it; afterwards they
+// report the calling event again. Fired does not count it.
+func (q *Queue) FireOrSchedule(phase Phase, key uint64, h Handler, arg uint64) bool {
+	checkKey(key)
+	if next, ok := q.Peek(); ok && next <= q.now {
+		q.Schedule(q.now, phase, key, h, arg)
+		return false
+	}
+	caller := q.ord
+	q.ord = uint64(phase)<<56 | key
+	h.Fire(q.now, key, arg)
+	q.ord = caller
+	return true
 }
 
 // ScheduleHandle is Schedule for an event that may be taken back: Cancel

@@ -289,3 +289,157 @@ func TestCancelRandom(t *testing.T) {
 		t.Errorf("Len %d after the run", q.Len())
 	}
 }
+
+// seen is one fire as the queue places it: Now, Phase and Key inside the
+// handler, and the event's arg.
+type seen struct {
+	at  Time
+	p   Phase
+	key uint64
+	arg uint64
+}
+
+// caller is a handler whose fire with arg 0 hands the queue, as its last
+// action, a drive event (key 2, arg 9) through FireOrSchedule; every fire
+// is recorded as the queue places it.
+type caller struct {
+	q      *Queue
+	got    []seen
+	inline []bool
+}
+
+func (c *caller) Fire(now Time, key, arg uint64) {
+	c.got = append(c.got, seen{now, c.q.Phase(), c.q.Key(), arg})
+	if arg == 0 {
+		c.inline = append(c.inline, c.q.FireOrSchedule(PhaseDrive, 2, c, 9))
+	}
+}
+
+// TestFireOrSchedule works the rule by hand. The caller fires at 5 ns in
+// PhaseArrival with key 3 and hands over a drive event (key 2, arg 9).
+// Each row adds one more event (arg 1) before the run, or none:
+//   - none, or one at 6 ns: nothing is due at 5 ns, so the drive fires at
+//     once, inside the caller, and Fired does not count it;
+//   - one at 5 ns in a later phase (sample), in the same phase with a
+//     higher key (drive, 3) or with a lower key (drive, 1): it is due at
+//     5 ns, so the drive is scheduled and fires in its place in the
+//     (phase, key) order: before the sample and drive 3, after drive 1;
+//   - one at 5 ns, cancelled: a cancelled event is not due, so inline.
+func TestFireOrSchedule(t *testing.T) {
+	arrival := seen{5, PhaseArrival, 3, 0}
+	drive := seen{5, PhaseDrive, 2, 9}
+	for _, c := range []struct {
+		name   string
+		other  *seen // the one more event, if any
+		cancel bool
+		inline bool
+		want   []seen
+	}{
+		{"alone", nil, false, true, []seen{arrival, drive}},
+		{"later instant", &seen{6, PhaseTransfer, 0, 1}, false, true,
+			[]seen{arrival, drive, {6, PhaseTransfer, 0, 1}}},
+		{"later phase", &seen{5, PhaseSample, 0, 1}, false, false,
+			[]seen{arrival, drive, {5, PhaseSample, 0, 1}}},
+		{"higher key", &seen{5, PhaseDrive, 3, 1}, false, false,
+			[]seen{arrival, drive, {5, PhaseDrive, 3, 1}}},
+		{"lower key", &seen{5, PhaseDrive, 1, 1}, false, false,
+			[]seen{arrival, {5, PhaseDrive, 1, 1}, drive}},
+		{"cancelled", &seen{5, PhaseSample, 0, 1}, true, true, []seen{arrival, drive}},
+	} {
+		var q Queue
+		h := &caller{q: &q}
+		q.Schedule(5, PhaseArrival, 3, h, 0)
+		if o := c.other; o != nil {
+			hd := q.ScheduleHandle(o.at, o.p, o.key, h, o.arg)
+			if c.cancel {
+				q.Cancel(hd)
+			}
+		}
+		if !q.Step() {
+			t.Fatalf("%s: nothing fired", c.name)
+		}
+		if len(h.inline) != 1 || h.inline[0] != c.inline {
+			t.Errorf("%s: fired at once %v, want %v", c.name, h.inline, c.inline)
+		}
+		if q.Phase() != PhaseArrival || q.Key() != 3 {
+			t.Errorf("%s: after the caller Phase %v Key %d, want arrival 3", c.name, q.Phase(), q.Key())
+		}
+		q.Run(nil)
+		if !slices.Equal(h.got, c.want) {
+			t.Errorf("%s: fired\n %v\nwant\n %v", c.name, h.got, c.want)
+		}
+		if want := uint64(len(c.want)); c.inline && q.Fired() != want-1 || !c.inline && q.Fired() != want {
+			t.Errorf("%s: Fired %d of %d events, inline %v", c.name, q.Fired(), want, c.inline)
+		}
+	}
+}
+
+// chain is a handler that, with its own stream of draws, schedules at most
+// one event at or after the current instant, in a random phase and key, and
+// then, as its last action, may hand over one more event due now,
+// through FireOrSchedule or always through Schedule.
+type chain struct {
+	q        Queue
+	rng      *rand.Rand
+	useFire  bool
+	next     uint64 // the next event's arg: a serial number
+	got      []seen
+	atOnce   int // events fired by FireOrSchedule at once
+	deferred int // events FireOrSchedule scheduled
+}
+
+func (c *chain) Fire(now Time, key, arg uint64) {
+	c.got = append(c.got, seen{now, c.q.Phase(), c.q.Key(), arg})
+	if c.next > 500 {
+		return
+	}
+	for range c.rng.IntN(2) {
+		c.next++
+		c.q.Schedule(now+Time(c.rng.IntN(4)), Phase(1+c.rng.IntN(7)), uint64(c.rng.IntN(4)), c, c.next)
+	}
+	if c.rng.IntN(3) == 0 {
+		return
+	}
+	c.next++
+	p, k := Phase(1+c.rng.IntN(7)), uint64(c.rng.IntN(4))
+	if !c.useFire {
+		c.q.Schedule(now, p, k, c, c.next)
+	} else if c.q.FireOrSchedule(p, k, c, c.next) {
+		c.atOnce++
+	} else {
+		c.deferred++
+	}
+}
+
+// TestFireOrScheduleMatchesSchedule runs 200 random event sets twice, with
+// the same draws: once handing the last event of a handler to
+// FireOrSchedule, once always to Schedule. Both fire the same events in
+// the same order with the same Now, Phase and Key, and Fired differs by
+// the events fired at once.
+func TestFireOrScheduleMatchesSchedule(t *testing.T) {
+	var atOnce, deferred int
+	for seed := range uint64(200) {
+		run := func(useFire bool) *chain {
+			c := &chain{rng: rand.New(rand.NewPCG(seed, 99)), useFire: useFire}
+			for range 1 + c.rng.IntN(20) {
+				c.next++
+				c.q.Schedule(Time(c.rng.IntN(50)), Phase(1+c.rng.IntN(7)), uint64(c.rng.IntN(4)), c, c.next)
+			}
+			c.q.Run(nil)
+			return c
+		}
+		fire, sched := run(true), run(false)
+		if !slices.Equal(fire.got, sched.got) {
+			t.Fatalf("seed %d: FireOrSchedule fired %d events, Schedule %d, in a different order",
+				seed, len(fire.got), len(sched.got))
+		}
+		if fire.q.Fired()+uint64(fire.atOnce) != sched.q.Fired() {
+			t.Errorf("seed %d: Fired %d + %d at once, want %d", seed, fire.q.Fired(), fire.atOnce, sched.q.Fired())
+		}
+		atOnce, deferred = atOnce+fire.atOnce, deferred+fire.deferred
+	}
+	if atOnce == 0 || deferred == 0 {
+		t.Errorf("%d events fired at once and %d scheduled: the sets do not reach both ways", atOnce, deferred)
+	}
+	t.Logf("%d events fired at once, %d scheduled", atOnce, deferred)
+}
