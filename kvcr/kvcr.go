@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 )
 
 // Config holds KVCR's knobs, resolved from the scenario.
@@ -25,18 +26,10 @@ type Config struct {
 	// Chains is the run's chain store; each G2 pool holds a reference on
 	// the segment of every block it holds. nil: none.
 	Chains *block.Chains
+	// Workers is the workers' lifecycle, which the staging guard reads
+	// (sim owns it).
+	Workers life.View
 }
-
-// Status is a worker's lifecycle state, as the staging guard sees it.
-type Status uint8
-
-// The statuses.
-const (
-	Starting Status = iota // added, not ready yet
-	Ready
-	Draining
-	Removed
-)
 
 // Hint is the router's kv.fetch hint for a request: the source, the mode,
 // and how many leading blocks of the request's chain it lists (the prefix
@@ -80,7 +73,6 @@ type Listener interface {
 // node is KVCR's part of one worker.
 type node struct {
 	id       int32
-	status   Status
 	pool     *Pool
 	d2h, h2d *Link
 	pulls    int   // live pulls it is the target of, or the source of while their transfer runs
@@ -126,8 +118,8 @@ func New(cfg Config, q *des.Queue, l Listener) *KVCR {
 }
 
 // AddWorker adds worker id (ids are dense, from 0) with an empty G2.
-func (k *KVCR) AddWorker(id int32, st Status) {
-	n := &node{id: id, status: st, pool: NewPool(k.cfg.G2Capacity, k.cfg.Chains),
+func (k *KVCR) AddWorker(id int32) {
+	n := &node{id: id, pool: NewPool(k.cfg.G2Capacity, k.cfg.Chains),
 		d2h: NewLink(fmt.Sprintf("d2h/%d", id), k.cfg.D2HGbps, k.q),
 		h2d: NewLink(fmt.Sprintf("h2d/%d", id), k.cfg.H2DGbps, k.q)}
 	for int(id) >= len(k.nodes) {
@@ -136,8 +128,8 @@ func (k *KVCR) AddWorker(id int32, st Status) {
 	k.nodes[id] = n
 }
 
-// SetStatus changes what the staging guard sees of w.
-func (k *KVCR) SetStatus(w int32, st Status) { k.nodes[w].status = st }
+// status is n's worker's place in its lifecycle.
+func (k *KVCR) status(n *node) life.Status { return k.cfg.Workers.Of(n.id) }
 
 // Pool is worker w's G2 pool.
 func (k *KVCR) Pool(w int32) *Pool { return k.nodes[w].pool }
@@ -168,12 +160,12 @@ func (k *KVCR) reportEvicted(now des.Time, n *node) {
 	}
 }
 
-// RemoveWorker is the abrupt loss of w: its loads and stores stop, pulls to
-// it end at once, pulls from it stop now and their targets learn it one
-// latency later, and its G2 is gone (every block it held is removed).
+// RemoveWorker is the abrupt loss of w, whose status is already Removed:
+// its loads and stores stop, pulls to it end at once, pulls from it stop
+// now and their targets learn it one latency later, and its G2 is gone
+// (every block it held is removed).
 func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	n := k.nodes[w]
-	n.status = Removed
 	for _, o := range n.ops {
 		o.t.link.Cancel(now, &o.t)
 	}
@@ -234,7 +226,7 @@ func (k *KVCR) CheckEnd() []Violation {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}
 	for _, n := range k.nodes {
-		if n.status == Removed {
+		if k.status(n) == life.Removed {
 			continue
 		}
 		if p := n.pool.Pinned(); p != 0 {

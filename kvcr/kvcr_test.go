@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 )
 
 // recorder is a Listener that logs what KVCR reports.
@@ -40,9 +41,10 @@ func (r *recorder) Idle(_ des.Time, w int32) { r.idle = append(r.idle, w) }
 // rig is KVCR over three ready workers with instant G2 links, 1 GB/s
 // egress, 1 ms latency and 0.5 MB blocks.
 type rig struct {
-	q des.Queue
-	k *KVCR
-	r *recorder
+	q    des.Queue
+	k    *KVCR
+	r    *recorder
+	life life.Table
 }
 
 func newRig(cfg Config) *rig {
@@ -61,9 +63,10 @@ func newRig(cfg Config) *rig {
 		cfg.Chains = testChains
 	}
 	g.r = newRecorder(cfg.Chains)
+	cfg.Workers = g.life.View()
 	g.k = New(cfg, &g.q, g.r)
-	for w := range int32(3) {
-		g.k.AddWorker(w, Ready)
+	for range 3 {
+		g.k.AddWorker(g.life.Add(life.Ready))
 	}
 	return g
 }
@@ -143,7 +146,7 @@ func (g *rig) check(t *testing.T) {
 		t.Errorf("%s: %v", v.Invariant, v.Err)
 	}
 	for w := range int32(3) {
-		if g.k.nodes[w].status == Removed {
+		if g.life.Of(w) == life.Removed {
 			continue // its pool went with it
 		}
 		if err := g.k.Pool(w).Check(); err != nil {
@@ -306,16 +309,16 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 // as missing; a target holding everything needs no pull.
 func TestStagingGuard(t *testing.T) {
 	for _, c := range []struct {
-		st      Status
+		st      life.Status
 		counter func(*Counters) int64
 	}{
-		{Draining, func(c *Counters) int64 { return c.PullsRejectedDraining }},
-		{Removed, func(c *Counters) int64 { return c.PullsRejectedRemoved }},
-		{Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
+		{life.Draining, func(c *Counters) int64 { return c.PullsRejectedDraining }},
+		{life.Removed, func(c *Counters) int64 { return c.PullsRejectedRemoved }},
+		{life.Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
 	} {
 		g := newRig(Config{})
 		g.k.Store(0, 0, stores(chain(1, 4)))
-		g.k.SetStatus(0, c.st)
+		g.life.Set(0, c.st)
 		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed {
 			t.Errorf("%v: %v", c.st, res)
 		}
@@ -384,7 +387,7 @@ func TestRemoveSource(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 10)))
 	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0, Blocks: all})
-	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g.k, 0}, 0)
+	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g, 0}, 0)
 	g.q.Run(nil)
 	wantPull(t, g.r.pulls[1], Failed, ms, 2*ms, 0)
 	if g.r.ended[1] != "3ms 0" || g.k.Pool(1).Used() != 0 {
@@ -396,12 +399,17 @@ func TestRemoveSource(t *testing.T) {
 	g.check(t)
 }
 
+// removeAt removes worker w as sim does: its status first, then KVCR's
+// part.
 type removeAt struct {
-	k *KVCR
+	g *rig
 	w int32
 }
 
-func (r removeAt) Fire(now des.Time, _, _ uint64) { r.k.RemoveWorker(now, r.w) }
+func (r removeAt) Fire(now des.Time, _, _ uint64) {
+	r.g.life.Set(r.w, life.Removed)
+	r.g.k.RemoveWorker(now, r.w)
+}
 
 // TestCheckEndFindsLivePull: a pull still in flight at the end is a
 // violation naming the pull and its request, and so are its pins.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 )
 
 // fetch is what one staging attempt finds on the request's reusable chain
@@ -95,7 +96,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	tn, sn := k.nodes[target], k.nodes[h.Source]
 	hintEnd := min(h.Blocks, limit)
 	var src *Pool
-	if sn.status == Ready {
+	if k.status(sn) == life.Ready {
 		src = sn.pool
 	}
 	f := &k.scratch
@@ -118,13 +119,13 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	}
 	p.from, p.Requested = f.first, limit-f.first
 	switch {
-	case sn.status == Draining:
+	case k.status(sn) == life.Draining:
 		k.reject(now, p, &k.C.PullsRejectedDraining)
 		return Proceed
-	case sn.status == Removed:
+	case k.status(sn) == life.Removed:
 		k.reject(now, p, &k.C.PullsRejectedRemoved)
 		return Proceed
-	case sn.status == Starting:
+	case k.status(sn) == life.Starting:
 		k.reject(now, p, &k.C.PullsRejectedNotReady)
 		return Proceed
 	case len(f.runs) == 0 && !f.unsettled:

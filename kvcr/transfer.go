@@ -3,6 +3,7 @@ package kvcr
 import (
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 )
 
 type firstByteEvent KVCR
@@ -39,7 +40,7 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 			tn.pool.drop(r)
 		}
 	}
-	if sn.status != Removed {
+	if k.status(sn) != life.Removed {
 		left := p.moves // the runs' first blocks that were moved
 		for _, r := range p.runs {
 			if left == 0 {
@@ -66,7 +67,7 @@ func (k *KVCR) cancelTransfer(now des.Time, p *Pull) {
 	p.EndNs = now
 	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
 	k.unpinSource(now, sn, p, false)
-	if tn.status != Removed {
+	if k.status(tn) != life.Removed {
 		for _, r := range p.runs {
 			tn.pool.drop(r)
 		}
@@ -88,7 +89,7 @@ func (k *KVCR) transferOver(now des.Time, p *Pull) {
 // goes with its last pin.
 func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 	k.C.PinsReleased += int64(block.Blocks(p.runs))
-	if sn.status == Removed {
+	if k.status(sn) == life.Removed {
 		return // the pins went with the worker's pool
 	}
 	if !refresh {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/sim/life"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -33,13 +34,13 @@ func benchChain(g, id int) []uint64 {
 func BenchmarkRoute(b *testing.B) {
 	for _, n := range []int{8, 32, 128, 512, 2048} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
-			r, err := New(Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
+			r, tab, err := newWithLife(Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
 				BlockSize: 16, Hints: true, HintMinBlocks: 1, Chains: &block.Chains{}}, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
 			for w := range int32(n) {
-				r.AddWorker(w)
+				tab.Add(life.Ready)
 				for i := range 4 {
 					chain := benchChain(int(w+int32(i)*17)%64, int(w)*4+i)
 					r.Stored(0, w, G1, blocks(r, chain, 0, len(chain)))

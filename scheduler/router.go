@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	// Chains is the run's chain store: requests come with their paths in
 	// it and KV events name blocks by segment, as runs (block.Run).
 	Chains *block.Chains
+	// Workers is the workers' lifecycle (sim owns it): the router routes to
+	// the ready ones and names only them as hint sources.
+	Workers life.View
 }
 
 // load is the router's own account of what it sent a worker. It never reads
@@ -75,8 +79,7 @@ type Router struct {
 	rng         *rand.Rand
 	index       *Index
 	loads       []load  // by worker id
-	schedulable []int32 // sorted ids the router may use
-	usable      []bool  // by worker id: whether it is in schedulable
+	schedulable []int32 // the ready workers' ids, sorted: an index of cfg.Workers kept by changed
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
 	prefixes    []Prefix // scratch: the request's prefixes on the workers holding its first block
@@ -95,26 +98,29 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 		return nil, fmt.Errorf("unknown router policy %q", cfg.Policy)
 	}
 	keyed := cfg.Policy == LeastLoaded || cfg.Policy == KVAware && exactScale(cfg.PrefillLoadScale)
-	return &Router{cfg: cfg, rng: rng, index: NewIndex(cfg.Chains), keyed: keyed}, nil
-}
-
-// AddWorker makes worker id known (ids are dense, from 0) and schedulable.
-func (r *Router) AddWorker(id int32) {
-	for int(id) >= len(r.loads) {
-		r.loads = append(r.loads, load{})
-		r.usable = append(r.usable, false)
+	r := &Router{cfg: cfg, rng: rng, index: NewIndex(cfg.Chains), keyed: keyed}
+	for w := range int32(cfg.Workers.Len()) {
+		r.changed(w)
 	}
-	r.SetSchedulable(id, true)
+	cfg.Workers.Watch(r.changed)
+	return r, nil
 }
 
-// SetSchedulable adds id to or removes it from the workers the router uses.
-func (r *Router) SetSchedulable(id int32, on bool) {
-	r.usable[id] = on
-	r.rekey(id)
-	i, found := slices.BinarySearch(r.schedulable, id)
+// ready reports whether the router may use worker w.
+func (r *Router) ready(w int32) bool { return r.cfg.Workers.Of(w) == life.Ready }
+
+// changed follows a change of worker w in the lifecycle: a worker added,
+// or its status set.
+func (r *Router) changed(w int32) {
+	for int(w) >= len(r.loads) {
+		r.loads = append(r.loads, load{})
+	}
+	on := r.ready(w)
+	r.rekey(w)
+	i, found := slices.BinarySearch(r.schedulable, w)
 	switch {
 	case on && !found:
-		r.schedulable = slices.Insert(r.schedulable, i, id)
+		r.schedulable = slices.Insert(r.schedulable, i, w)
 	case !on && found:
 		r.schedulable = slices.Delete(r.schedulable, i, i+1)
 		if r.next > i {
@@ -230,7 +236,7 @@ func (r *Router) hint(rt *Route, path []block.Piece, blocks int) {
 		if o.Worker == rt.Worker || o.Either < r.cfg.HintMinBlocks || o.Either <= best {
 			continue
 		}
-		if r.usable[o.Worker] {
+		if r.ready(o.Worker) {
 			rt.HintSource, rt.HintBlocks, best = o.Worker, t+o.Either, o.Either
 		}
 	}
@@ -265,7 +271,7 @@ func (r *Router) kvAware(blocks int) int32 {
 		}
 	}
 	for _, p := range r.prefixes {
-		if !r.usable[p.Worker] {
+		if !r.ready(p.Worker) {
 			continue
 		}
 		credit := float64(r.cfg.OverlapCredit*float64(p.G1)) + float64(r.cfg.HostHitWeight*float64(p.Either-p.G1))
@@ -337,7 +343,7 @@ func (r *Router) rekey(w int32) {
 	}
 	k := math.Inf(1)
 	switch {
-	case !r.usable[w]:
+	case !r.ready(w):
 	case r.cfg.Policy == LeastLoaded:
 		k = float64(r.loads[w].outstanding)
 	default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -70,16 +71,34 @@ func in(r *Router, q *workload.Request) *workload.Request {
 	return q
 }
 
-func newRouter(t *testing.T, policy string, n int) *Router {
-	r, err := New(Config{Policy: policy, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1, BlockSize: 16, Chains: &block.Chains{}},
+// newWithLife is New with a lifecycle table of its own, which the test
+// changes as sim would.
+func newWithLife(cfg Config, rng *rand.Rand) (*Router, *life.Table, error) {
+	tab := &life.Table{}
+	cfg.Workers = tab.View()
+	r, err := New(cfg, rng)
+	return r, tab, err
+}
+
+// setReady makes worker w ready, or draining.
+func setReady(tab *life.Table, w int32, on bool) {
+	if on {
+		tab.Set(w, life.Ready)
+	} else {
+		tab.Set(w, life.Draining)
+	}
+}
+
+func newRouter(t *testing.T, policy string, n int) (*Router, *life.Table) {
+	r, tab, err := newWithLife(Config{Policy: policy, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1, BlockSize: 16, Chains: &block.Chains{}},
 		rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range n {
-		r.AddWorker(int32(i))
+	for range n {
+		tab.Add(life.Ready)
 	}
-	return r
+	return r, tab
 }
 
 func rq(in int, blocks ...uint64) *workload.Request {
@@ -96,11 +115,11 @@ func pick(t *testing.T, r *Router, q *workload.Request) Route {
 }
 
 func TestRoundRobinSkipsUnschedulable(t *testing.T) {
-	r := newRouter(t, RoundRobin, 4)
+	r, tab := newRouter(t, RoundRobin, 4)
 	var got []int32
 	for i := range 6 {
 		if i == 2 {
-			r.SetSchedulable(2, false)
+			setReady(tab, 2, false)
 		}
 		got = append(got, pick(t, r, rq(16)).Worker)
 	}
@@ -108,7 +127,7 @@ func TestRoundRobinSkipsUnschedulable(t *testing.T) {
 		t.Errorf("got %v want %v", got, want)
 	}
 	for i := range 4 {
-		r.SetSchedulable(int32(i), false)
+		setReady(tab, int32(i), false)
 	}
 	if _, ok := r.Pick(0, rq(16)); ok {
 		t.Error("picked with no schedulable worker")
@@ -116,7 +135,7 @@ func TestRoundRobinSkipsUnschedulable(t *testing.T) {
 }
 
 func TestLeastLoaded(t *testing.T) {
-	r := newRouter(t, LeastLoaded, 3)
+	r, _ := newRouter(t, LeastLoaded, 3)
 	a, b, c := pick(t, r, rq(16)), pick(t, r, rq(16)), pick(t, r, rq(16))
 	if a.Worker != 0 || b.Worker != 1 || c.Worker != 2 {
 		t.Fatalf("%d %d %d", a.Worker, b.Worker, c.Worker)
@@ -129,7 +148,7 @@ func TestLeastLoaded(t *testing.T) {
 
 func TestRandomIsSeeded(t *testing.T) {
 	seq := func() []int32 {
-		r := newRouter(t, Random, 8)
+		r, _ := newRouter(t, Random, 8)
 		var s []int32
 		for range 20 {
 			s = append(s, pick(t, r, rq(16)).Worker)
@@ -154,7 +173,7 @@ func TestRandomIsSeeded(t *testing.T) {
 // count as decode load: the same cached request then costs 0 + 4 - 3 + 4 =
 // 5 on worker 1 against 4 + 4 = 8 on worker 0 and 4 on worker 2: worker 2.
 func TestKVAware(t *testing.T) {
-	r := newRouter(t, KVAware, 3)
+	r, _ := newRouter(t, KVAware, 3)
 	r.Stored(0, 1, G1, blocks(r, []uint64{1, 2, 3, 4}, 0, 3))
 	first := pick(t, r, rq(64, 1, 2, 3, 4))
 	if first.Worker != 1 || first.G1Overlap != 3 {
@@ -179,20 +198,20 @@ func TestKVAwareAgainstReference(t *testing.T) {
 	weights := []float64{0, 0.5, 0.75, 1, 2, 0.1, 1e300}
 	for trial := range 20000 {
 		n := 1 + rng.IntN(12)
-		r, err := New(Config{Policy: KVAware, OverlapCredit: weights[rng.IntN(len(weights))],
+		r, tab, err := newWithLife(Config{Policy: KVAware, OverlapCredit: weights[rng.IntN(len(weights))],
 			HostHitWeight: weights[rng.IntN(len(weights))], PrefillLoadScale: weights[rng.IntN(len(weights)-1)], BlockSize: 16},
 			rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for w := range int32(n) {
-			r.AddWorker(w)
+			tab.Add(life.Ready)
 			r.loads[w] = load{prefillBlocks: rng.IntN(4), decodeBlocks: rng.IntN(4)}
 			r.rekey(w)
 		}
 		for w := range int32(n) {
 			if rng.IntN(4) == 0 && r.Schedulable() > 1 {
-				r.SetSchedulable(w, false)
+				setReady(tab, w, false)
 			}
 		}
 		r.prefixes = r.prefixes[:0]
@@ -243,6 +262,8 @@ func TestKeyedAgainstScan(t *testing.T) {
 			cfg.Policy = LeastLoaded
 		}
 		var rs [2]*Router
+		tab := &life.Table{} // both routers watch it
+		cfg.Workers = tab.View()
 		for i := range rs {
 			r, err := New(cfg, nil)
 			if err != nil {
@@ -257,10 +278,8 @@ func TestKeyedAgainstScan(t *testing.T) {
 			rs[1].keyed = false
 		}
 		n := 1 + rng.IntN(40)
-		for _, r := range rs {
-			for w := range int32(n) {
-				r.AddWorker(w)
-			}
+		for range n {
+			tab.Add(life.Ready)
 		}
 		size := 1 + rng.IntN(40)
 		if trial%5 == 0 {
@@ -304,10 +323,7 @@ func TestKeyedAgainstScan(t *testing.T) {
 				}
 				live, started = slices.Delete(live, i, i+1), slices.Delete(started, i, i+1)
 			default:
-				w, on := int32(rng.IntN(n)), rng.IntN(2) == 0
-				for _, r := range rs {
-					r.SetSchedulable(w, on)
-				}
+				setReady(tab, int32(rng.IntN(n)), rng.IntN(2) == 0)
 			}
 		}
 		if !rs[0].keyed {
@@ -357,9 +373,9 @@ func TestExactScale(t *testing.T) {
 // TestEventDelay: with a 5 ms delay, a block stored at 0 is invisible to a
 // request routed at 4 ms and visible at 5 ms.
 func TestEventDelay(t *testing.T) {
-	r, _ := New(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16, Chains: &block.Chains{}}, nil)
-	r.AddWorker(0)
-	r.AddWorker(1)
+	r, tab, _ := newWithLife(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16, Chains: &block.Chains{}}, nil)
+	tab.Add(life.Ready)
+	tab.Add(life.Ready)
 	r.Stored(0, 1, G1, blocks(r, []uint64{42}, 0, 1))
 	if rt, _ := r.Pick(4*des.Millisecond, in(r, rq(16, 42))); rt.Worker != 0 || rt.G1Overlap != 0 {
 		t.Errorf("at 4ms: %+v", rt)
@@ -428,9 +444,9 @@ func TestIndexAgainstReference(t *testing.T) {
 // longest, ties to the lowest id: worker 2, a hint for a 5-block prefix.
 // Once worker 2 stops being schedulable (draining), worker 3.
 func TestHintSelection(t *testing.T) {
-	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2, Chains: &block.Chains{}}, nil)
-	for i := range int32(4) {
-		r.AddWorker(i)
+	r, tab, _ := newWithLife(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2, Chains: &block.Chains{}}, nil)
+	for range 4 {
+		tab.Add(life.Ready)
 	}
 	chain := []uint64{1, 2, 3, 4, 5, 6}
 	r.Stored(0, 0, G1, blocks(r, chain, 0, 1))
@@ -442,7 +458,7 @@ func TestHintSelection(t *testing.T) {
 	if rt.Worker != 0 || rt.G1Overlap != 1 || rt.HostOverlap != 1 || rt.HintSource != 2 || rt.HintBlocks != 5 {
 		t.Errorf("route %+v", rt)
 	}
-	r.SetSchedulable(2, false)
+	setReady(tab, 2, false)
 	r.next = 0
 	if rt := pick(t, r, rq(96, chain...)); rt.HintSource != 3 {
 		t.Errorf("with worker 2 draining: %+v", rt)
@@ -463,7 +479,7 @@ func TestHintSelection(t *testing.T) {
 // worker 0 holds 2 blocks in G1, worker 1 holds 4 in G2 only. Costs:
 // worker 0: 4 - 2 = 2; worker 1: 4 - 0.75 x 4 = 1: worker 1.
 func TestG2Credit(t *testing.T) {
-	r := newRouter(t, KVAware, 2)
+	r, _ := newRouter(t, KVAware, 2)
 	chain := []uint64{1, 2, 3, 4}
 	r.Stored(0, 0, G1, blocks(r, chain, 0, 2))
 	r.Stored(0, 1, G2, blocks(r, chain, 0, 4))
@@ -479,7 +495,7 @@ func TestG2Credit(t *testing.T) {
 // worker 1. (Counting its G2 prefix, which is empty, would give credit 2,
 // cost 4, and worker 0.)
 func TestG2CreditPastG1(t *testing.T) {
-	r := newRouter(t, KVAware, 2)
+	r, _ := newRouter(t, KVAware, 2)
 	chain := []uint64{1, 2, 3, 4, 5, 6}
 	r.Stored(0, 0, G1, blocks(r, chain, 0, 3))
 	r.Stored(0, 1, G1, blocks(r, chain, 0, 2))
@@ -494,9 +510,9 @@ func TestG2CreditPastG1(t *testing.T) {
 // G1 only and holds 3-6 in G2: a run of 4 from the target's prefix, a hint
 // for the whole 6-block prefix.
 func TestHintFromG1Prefix(t *testing.T) {
-	r, _ := New(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 1, Chains: &block.Chains{}}, nil)
-	r.AddWorker(0)
-	r.AddWorker(1)
+	r, tab, _ := newWithLife(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 1, Chains: &block.Chains{}}, nil)
+	tab.Add(life.Ready)
+	tab.Add(life.Ready)
 	chain := []uint64{1, 2, 3, 4, 5, 6}
 	r.Stored(0, 0, G1, blocks(r, chain, 0, 2))
 	r.Stored(0, 1, G1, blocks(r, chain, 0, 2))

@@ -6,6 +6,7 @@ import (
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 )
 
 // hostKV is one worker's engine.HostKV: its slice of KVCR.
@@ -82,7 +83,7 @@ func (l *kvListener) PullDone(p *kvcr.Pull) {
 // ended its last pull, would hand that pull a second transition (see
 // kvcr.Listener).
 func (l *kvListener) Idle(now des.Time, w int32) {
-	if l.workers[w].status == kvcr.Draining {
+	if l.life.Of(w) == life.Draining {
 		retire := lifeArg{kind: lifeRetire, worker: w}
 		l.q.Schedule(now, des.PhaseLifecycle, uint64(len(l.sc.Events)), (*lifecycle)(l), retire.pack())
 	}

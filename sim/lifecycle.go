@@ -2,9 +2,9 @@ package sim
 
 import (
 	"github.com/kvsim/kvsim/engine"
-	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 )
 
 // lifeKind is the kind of a lifecycle event. The key of each is the index
@@ -49,12 +49,12 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 	switch a.kind {
 	case lifeReady:
 		n := c.workers[a.worker]
-		if n.status == kvcr.Starting {
+		if c.status(n) == life.Starting {
 			c.ready(now, n)
 		}
 		return
 	case lifeDrainTimeout:
-		if n := c.workers[a.worker]; n.status == kvcr.Draining {
+		if n := c.workers[a.worker]; c.status(n) == life.Draining {
 			c.remove(now, n, c.sc.Events[key].OnRemove == "fail")
 		}
 		return
@@ -99,20 +99,17 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 // drain stops routing to a worker; its requests and the pulls staged from
 // it finish, new staging from it is rejected.
 func (c *Cluster) drain(now des.Time, n *node) {
-	if n.status == kvcr.Removed || n.status == kvcr.Draining {
+	if st := c.status(n); st == life.Removed || st == life.Draining {
 		return
 	}
-	n.status, n.drainNs = kvcr.Draining, now
-	c.router.SetSchedulable(n.id, false)
-	if c.kv != nil {
-		c.kv.SetStatus(n.id, kvcr.Draining)
-	}
+	c.life.Set(n.id, life.Draining)
+	n.drainNs = now
 }
 
 // maybeRetire removes a draining worker that has no requests, no pass in
 // progress and no pins or pulls.
 func (c *Cluster) maybeRetire(now des.Time, n *node) {
-	if n.status != kvcr.Draining || n.w.HasWork() || n.w.Busy() {
+	if c.status(n) != life.Draining || n.w.HasWork() || n.w.Busy() {
 		return
 	}
 	if c.kv != nil && c.kv.ActivePulls(n.id) > 0 {
@@ -129,11 +126,11 @@ func (c *Cluster) remove(now des.Time, n *node, fail bool) {
 
 // takeOut removes a worker and returns the requests it held.
 func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
-	if n.status == kvcr.Removed {
+	if c.status(n) == life.Removed {
 		return nil
 	}
-	n.status, n.removedNs = kvcr.Removed, now
-	c.router.SetSchedulable(n.id, false)
+	c.life.Set(n.id, life.Removed)
+	n.removedNs = now
 	c.settle(n)
 	seqs := n.w.Drop()
 	if c.kv != nil {

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/internal/scengen"
-	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 )
 
 var (
@@ -63,7 +63,7 @@ func stalled(c *Cluster, err error) bool {
 	}
 	stuck := false
 	for _, n := range c.workers {
-		if n.status == kvcr.Removed || !n.w.HasWork() {
+		if c.status(n) == life.Removed || !n.w.HasWork() {
 			continue
 		}
 		if n.w.Busy() || n.w.Running() > 0 || n.w.G1Used() == 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/sim/life"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -57,6 +58,7 @@ type Cluster struct {
 	q         des.Queue
 	workers   []*node
 	timing    engine.Timing
+	life      life.Table // every worker's status: the one copy, which the router and KVCR read
 	router    *scheduler.Router
 	kv        *kvcr.KVCR    // nil when KVCR is off
 	chains    *block.Chains // the requests' block chains, interned while they are in the cluster
@@ -76,11 +78,10 @@ type Cluster struct {
 
 // node is a worker and what the simulation keeps beside it.
 type node struct {
-	id     int32
-	w      *engine.Worker
-	status kvcr.Status
-	drive  bool        // a drive scan is scheduled at the current time
-	ff     *des.Handle // the end of the worker's stretch, when in one
+	id    int32
+	w     *engine.Worker
+	drive bool        // a drive scan is scheduled at the current time
+	ff    *des.Handle // the end of the worker's stretch, when in one
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a
@@ -189,7 +190,7 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
 		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
 		BlockSize: e.BlockSize, Hints: kvOn && sc.Router.Hints.Enabled && sc.Cluster.G2.CapacityBlocks > 0,
-		HintMinBlocks: sc.Router.Hints.MinBlocks, Chains: c.chains,
+		HintMinBlocks: sc.Router.Hints.MinBlocks, Chains: c.chains, Workers: c.life.View(),
 	}, rng.Stream("router"))
 	if err != nil {
 		return nil, err
@@ -203,6 +204,7 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
 			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
 			MaxInflightPulls: k.MaxInflightPulls, Opportunistic: k.OpportunisticQuery, Chains: c.chains,
+			Workers: c.life.View(),
 		}, &c.q, (*kvListener)(c))
 	}
 	for range sc.Cluster.Workers {
@@ -228,11 +230,12 @@ func checkExpect(sc *scenarios.Scenario) error {
 // addWorker creates the next worker, ready at once or starting.
 func (c *Cluster) addWorker(now des.Time, ready bool) error {
 	id := int32(len(c.workers))
-	n := &node{id: id, addedNs: now, readyNs: -1, drainNs: -1, removedNs: -1, status: kvcr.Starting}
+	n := &node{id: id, addedNs: now, readyNs: -1, drainNs: -1, removedNs: -1}
+	c.life.Add(life.Starting)
 	var host engine.HostKV
 	if c.kv != nil {
 		host = &hostKV{c: c, w: id}
-		c.kv.AddWorker(id, kvcr.Starting)
+		c.kv.AddWorker(id)
 	}
 	cfg := engineConfig(c.sc, id)
 	cfg.Chains = c.chains
@@ -242,8 +245,6 @@ func (c *Cluster) addWorker(now des.Time, ready bool) error {
 	}
 	n.w = w
 	c.workers = append(c.workers, n)
-	c.router.AddWorker(id)
-	c.router.SetSchedulable(id, false)
 	if ready {
 		c.ready(now, n)
 	}
@@ -252,11 +253,8 @@ func (c *Cluster) addWorker(now des.Time, ready bool) error {
 
 // ready makes a worker schedulable.
 func (c *Cluster) ready(now des.Time, n *node) {
-	n.status, n.readyNs = kvcr.Ready, now
-	c.router.SetSchedulable(n.id, true)
-	if c.kv != nil {
-		c.kv.SetStatus(n.id, kvcr.Ready)
-	}
+	c.life.Set(n.id, life.Ready)
+	n.readyNs = now
 }
 
 // readNext reads the next request and schedules its arrival.
@@ -334,7 +332,7 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 // whether the scan would be the next event, so the scan is scheduled.
 func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	n := c.workers[w]
-	if n.drive || n.status == kvcr.Removed || n.w.Busy() {
+	if n.drive || c.status(n) == life.Removed || n.w.Busy() {
 		return
 	}
 	n.drive = true
@@ -374,7 +372,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(d)
 	n := c.workers[key]
 	n.drive = false
-	if n.status == kvcr.Removed || n.w.Busy() || !n.w.HasWork() {
+	if c.status(n) == life.Removed || n.w.Busy() || !n.w.HasWork() {
 		return
 	}
 	end, ok := n.w.StartPass(now)
@@ -404,7 +402,7 @@ type passDone Cluster
 func (p *passDone) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(p)
 	n := c.workers[key]
-	if n.status == kvcr.Removed {
+	if c.status(n) == life.Removed {
 		return // the worker went with its pass
 	}
 	if n.ff != nil { // the stretch's last pass ends
@@ -543,3 +541,6 @@ func (c *Cluster) finish() error {
 	}
 	return nil
 }
+
+// status is n's place in its lifecycle.
+func (c *Cluster) status(n *node) life.Status { return c.life.Of(n.id) }
