@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestPackageGraph: docs/architecture.md's package graph lists every
+// kvsim package (but the benchmark tools and the test-only ones) with
+// exactly the kvsim packages it imports, so the table a newcomer reads is
+// the graph as it is.
+func TestPackageGraph(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	const mod = "github.com/kvsim/kvsim/"
+	out, err := exec.Command(goTool, "list", "-f", `{{if .GoFiles}}{{.ImportPath}} {{join .Imports " "}}{{end}}`, mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	actual := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkg := strings.TrimPrefix(f[0], mod)
+		if strings.HasPrefix(pkg, "benchmarks/") {
+			continue
+		}
+		imports := []string{}
+		for _, imp := range f[1:] {
+			if strings.HasPrefix(imp, mod) {
+				imports = append(imports, strings.TrimPrefix(imp, mod))
+			}
+		}
+		actual[pkg] = imports
+	}
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string][]string{}
+	in := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| package | imports | rule |"):
+			in = true
+		case in && !strings.HasPrefix(line, "|"):
+			in = false
+		case in && !strings.HasPrefix(line, "|---"):
+			cells := strings.Split(line, "|")
+			imports := []string{}
+			for _, imp := range strings.Split(cells[2], ",") {
+				if imp = strings.Trim(strings.TrimSpace(imp), "`"); imp != "" {
+					imports = append(imports, imp)
+				}
+			}
+			documented[strings.Trim(strings.TrimSpace(cells[1]), "`")] = imports
+		}
+	}
+	if len(documented) == 0 {
+		t.Fatal("docs/architecture.md has no package graph table")
+	}
+	for pkg, imports := range actual {
+		doc, ok := documented[pkg]
+		switch {
+		case !ok:
+			t.Errorf("%s is missing from docs/architecture.md's package graph", pkg)
+		case !slices.Equal(doc, imports):
+			t.Errorf("%s imports %q; docs/architecture.md says %q", pkg, imports, doc)
+		}
+	}
+	for pkg := range documented {
+		if _, ok := actual[pkg]; !ok {
+			t.Errorf("docs/architecture.md's package graph lists %s, which is no package", pkg)
+		}
+	}
+}
