@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
 )
 
@@ -166,12 +167,12 @@ type G2 struct {
 
 // Router is the routing policy and hint settings.
 type Router struct {
-	Policy           string   `yaml:"policy"`
-	OverlapCredit    float64  `yaml:"overlap_credit"`
-	HostHitWeight    float64  `yaml:"host_hit_weight"`
-	PrefillLoadScale float64  `yaml:"prefill_load_scale"`
-	EventDelay       Duration `yaml:"event_delay"`
-	Hints            Hints    `yaml:"hints"`
+	Policy           scheduler.Policy `yaml:"policy"`
+	OverlapCredit    float64          `yaml:"overlap_credit"`
+	HostHitWeight    float64          `yaml:"host_hit_weight"`
+	PrefillLoadScale float64          `yaml:"prefill_load_scale"`
+	EventDelay       Duration         `yaml:"event_delay"`
+	Hints            Hints            `yaml:"hints"`
 }
 
 // Hints configures kv.fetch hints.
@@ -238,7 +239,7 @@ func defaults() Scenario {
 			G2: G2{CapacityBlocks: -1, D2HGbps: 32, H2DGbps: 32},
 		},
 		Router: Router{
-			Policy: "kv_aware", OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
+			Policy: scheduler.KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
 			Hints: Hints{Enabled: true, Mode: "copy", MinBlocks: 1},
 		},
 		KVCR: KVCR{

@@ -66,15 +66,19 @@ func (c *check) nonNegative(key string, v float64) {
 }
 
 // oneOf checks an enum value, suggesting the allowed value nearest a typo.
-func (c *check) oneOf(key, v string, allowed ...string) {
+func oneOf[T ~string](c *check, key string, v T, allowed ...T) {
 	if slices.Contains(allowed, v) {
 		return
 	}
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
 	hint := ""
-	if best := closest(v, allowed); best != "" {
+	if best := closest(string(v), names); best != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	c.fail(key, "%q is not one of %s%s", v, strings.Join(allowed, ", "), hint)
+	c.fail(key, "%q is not one of %s%s", v, strings.Join(names, ", "), hint)
 }
 
 // validate checks every value's range and the combinations of keys. Errors
@@ -100,7 +104,7 @@ func (sc *Scenario) validate() error {
 				t.Format = "otel"
 			}
 		}
-		c.oneOf("workload.trace.format", t.Format, "mooncake", "azure", "otel")
+		oneOf(c, "workload.trace.format", t.Format, "mooncake", "azure", "otel")
 		c.atLeast("workload.trace.block_size", int64(t.BlockSize), 1)
 		c.positive("workload.trace.time_scale", t.TimeScale)
 		c.atLeast("workload.trace.limit", int64(t.Limit), 0)
@@ -116,7 +120,7 @@ func (sc *Scenario) validate() error {
 	if s := w.Synthetic; s != nil {
 		c.atLeast("workload.synthetic.requests", int64(s.Requests), 1)
 		c.positive("workload.synthetic.rate", s.Rate)
-		c.oneOf("workload.synthetic.arrival", s.Arrival, "poisson", "constant")
+		oneOf(c, "workload.synthetic.arrival", s.Arrival, "poisson", "constant")
 		for _, l := range []struct {
 			key  string
 			mean float64
@@ -147,12 +151,12 @@ func (sc *Scenario) validate() error {
 	c.nonNegative("cluster.g2.h2d_gbps", cl.G2.H2DGbps)
 
 	r := &sc.Router
-	c.oneOf("router.policy", r.Policy, scheduler.Policies...)
+	oneOf(c, "router.policy", r.Policy, scheduler.Policies...)
 	c.nonNegative("router.overlap_credit", r.OverlapCredit)
 	c.nonNegative("router.host_hit_weight", r.HostHitWeight)
 	c.nonNegative("router.prefill_load_scale", r.PrefillLoadScale)
 	c.atLeast("router.event_delay", int64(r.EventDelay), 0)
-	c.oneOf("router.hints.mode", r.Hints.Mode, "copy", "move")
+	oneOf(c, "router.hints.mode", r.Hints.Mode, "copy", "move")
 	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
 
 	k := &sc.KVCR
@@ -195,7 +199,7 @@ func (sc *Scenario) validateTiming(c *check) {
 	models := []string{"fixed", "linear", "polynomial", "roofline"}
 	keys, ok := timingKeys[t.Model]
 	if !ok {
-		c.oneOf(p+"model", t.Model, models...)
+		oneOf(c, p+"model", t.Model, models...)
 		return
 	}
 	for _, model := range models {
@@ -255,12 +259,12 @@ func (sc *Scenario) validateHardware(c *check) {
 	if t.GPU == "" {
 		c.fail(p+"gpu", "missing: a timing model that names its model (model_preset, model_config) or tp names its gpu too, one of %s", strings.Join(engine.GPUNames(), ", "))
 	} else {
-		c.oneOf(p+"gpu", t.GPU, engine.GPUNames()...)
+		oneOf(c, p+"gpu", t.GPU, engine.GPUNames()...)
 	}
 	if t.ModelPreset == "" && t.ModelConfig == "" {
 		c.fail(p+"model_preset", "missing: a timing model that names its gpu names its model too: model_preset (one of %s) or model_config", strings.Join(engine.ModelNames(), ", "))
 	} else if t.ModelPreset != "" {
-		c.oneOf(p+"model_preset", t.ModelPreset, engine.ModelNames()...)
+		oneOf(c, p+"model_preset", t.ModelPreset, engine.ModelNames()...)
 	}
 	c.atLeast(p+"tp", int64(t.TP), 1)
 }
@@ -337,7 +341,7 @@ func (sc *Scenario) validateEvents(c *check) {
 		}
 		c.atLeast(key+".drain_timeout", int64(ev.DrainTimeout), 0)
 		c.atLeast(key+".startup", int64(ev.Startup), 0)
-		c.oneOf(key+".on_remove", ev.OnRemove, "reroute", "fail")
+		oneOf(c, key+".on_remove", ev.OnRemove, "reroute", "fail")
 		ids, verb := ev.Drain, "drain"
 		if ev.Remove != nil {
 			ids, verb = ev.Remove, "remove"

@@ -12,20 +12,24 @@ import (
 	"github.com/kvsim/kvsim/workload"
 )
 
+// Policy names a routing policy: the value of the scenario key
+// router.policy.
+type Policy string
+
 // The routing policies.
 const (
-	RoundRobin  = "round_robin"
-	Random      = "random"
-	LeastLoaded = "least_loaded"
-	KVAware     = "kv_aware"
+	RoundRobin  Policy = "round_robin"
+	Random      Policy = "random"
+	LeastLoaded Policy = "least_loaded"
+	KVAware     Policy = "kv_aware"
 )
 
-// Policies lists the policy names.
-var Policies = []string{RoundRobin, Random, LeastLoaded, KVAware}
+// Policies lists the policies, in the order errors name them.
+var Policies = []Policy{RoundRobin, Random, LeastLoaded, KVAware}
 
 // Config holds the router's knobs.
 type Config struct {
-	Policy           string
+	Policy           Policy
 	OverlapCredit    float64  // credit per G1 block already cached on a worker
 	HostHitWeight    float64  // credit per G2 block (host pool) on a worker
 	PrefillLoadScale float64  // weight of prefill blocks against decode blocks

@@ -89,7 +89,7 @@ func setReady(tab *life.Table, w int32, on bool) {
 	}
 }
 
-func newRouter(t *testing.T, policy string, n int) (*Router, *life.Table) {
+func newRouter(t *testing.T, policy Policy, n int) (*Router, *life.Table) {
 	r, tab, err := newWithLife(Config{Policy: policy, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1, BlockSize: 16, Chains: &block.Chains{}},
 		rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
