@@ -104,7 +104,7 @@ type Engine struct {
 // model names it when any hardware key is set, and is then checked against
 // the hardware's physical bound (engine.CheckPhysics).
 type Timing struct {
-	Model string `yaml:"model"` // fixed, linear, polynomial, roofline
+	Model TimingModel `yaml:"model"`
 
 	Prefill Duration `yaml:"prefill"` // fixed
 	Decode  Duration `yaml:"decode"`  // fixed
@@ -127,6 +127,21 @@ type Timing struct {
 	model engine.Model // resolved from model_preset or model_config
 }
 
+// TimingModel names a pass timing model: the value of the scenario key
+// cluster.engine.timing.model.
+type TimingModel string
+
+// The timing models.
+const (
+	TimingFixed      TimingModel = "fixed"
+	TimingLinear     TimingModel = "linear"
+	TimingPolynomial TimingModel = "polynomial"
+	TimingRoofline   TimingModel = "roofline"
+)
+
+// TimingModels lists the timing models, in the order errors name them.
+var TimingModels = []TimingModel{TimingFixed, TimingLinear, TimingPolynomial, TimingRoofline}
+
 // NamesHardware reports whether the timing names a GPU and a model (always
 // with roofline).
 func (t *Timing) NamesHardware() bool { return t.GPU != "" }
@@ -146,12 +161,12 @@ func (sc *Scenario) Hardware() (gpu engine.GPU, model engine.Model, tp int, ok b
 func (sc *Scenario) PassTiming() engine.Timing {
 	t := sc.Cluster.Engine.Timing
 	switch t.Model {
-	case "fixed":
+	case TimingFixed:
 		return engine.Fixed{Prefill: des.Time(t.Prefill), Decode: des.Time(t.Decode)}
-	case "linear":
+	case TimingLinear:
 		return engine.Linear{Base: float64(t.Base), PerPrefillToken: float64(t.PerPrefillToken),
 			PerDecodeToken: float64(t.PerDecodeToken), PerContextToken: float64(t.PerContextToken)}
-	case "polynomial":
+	case TimingPolynomial:
 		return engine.Polynomial{SpeedupRatio: t.SpeedupRatio}
 	}
 	gpu, model, tp, _ := sc.Hardware()
@@ -234,7 +249,7 @@ func defaults() Scenario {
 			Engine: Engine{
 				BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
 				ChunkedPrefill: true, PrefixCaching: true,
-				Timing: Timing{Model: "roofline"},
+				Timing: Timing{Model: TimingRoofline},
 			},
 			G2: G2{CapacityBlocks: -1, D2HGbps: 32, H2DGbps: 32},
 		},
@@ -264,11 +279,11 @@ func eventDefaults() Event { return Event{OnRemove: "reroute"} }
 // timingDefaults fills the selected model's parameters.
 func timingDefaults(t *Timing) {
 	switch t.Model {
-	case "fixed":
+	case TimingFixed:
 		t.Prefill, t.Decode = Duration(10*des.Millisecond), Duration(5*des.Millisecond)
-	case "polynomial":
+	case TimingPolynomial:
 		t.SpeedupRatio = 1
-	case "roofline":
+	case TimingRoofline:
 		t.GPU, t.ModelPreset, t.TP = "h100", "llama-3.1-8b", 1
 		t.MFU, t.MBU, t.Overhead = engine.DefaultMFU, engine.DefaultMBU, Duration(engine.DefaultOverhead)
 	}

@@ -183,11 +183,11 @@ func (sc *Scenario) validate() error {
 
 // timingKeys lists the keys each timing model takes besides model and the
 // hardware keys.
-var timingKeys = map[string][]string{
-	"fixed":      {"prefill", "decode"},
-	"linear":     {"base", "per_prefill_token", "per_decode_token", "per_context_token"},
-	"polynomial": {"speedup_ratio"},
-	"roofline":   {"mfu", "mbu", "overhead"},
+var timingKeys = map[TimingModel][]string{
+	TimingFixed:      {"prefill", "decode"},
+	TimingLinear:     {"base", "per_prefill_token", "per_decode_token", "per_context_token"},
+	TimingPolynomial: {"speedup_ratio"},
+	TimingRoofline:   {"mfu", "mbu", "overhead"},
 }
 
 // hardwareKeys name the GPU and model; every timing model takes them.
@@ -196,13 +196,12 @@ var hardwareKeys = []string{"gpu", "model_preset", "model_config", "tp"}
 func (sc *Scenario) validateTiming(c *check) {
 	t := &sc.Cluster.Engine.Timing
 	const p = "cluster.engine.timing."
-	models := []string{"fixed", "linear", "polynomial", "roofline"}
 	keys, ok := timingKeys[t.Model]
 	if !ok {
-		oneOf(c, p+"model", t.Model, models...)
+		oneOf(c, p+"model", t.Model, TimingModels...)
 		return
 	}
-	for _, model := range models {
+	for _, model := range TimingModels {
 		for _, key := range timingKeys[model] {
 			if model != t.Model && sc.Has(p+key) && !slices.Contains(keys, key) {
 				c.fail(p+key, "belongs to timing model %s, not %s", model, t.Model)
@@ -211,17 +210,17 @@ func (sc *Scenario) validateTiming(c *check) {
 	}
 	sc.validateHardware(c)
 	switch t.Model {
-	case "fixed":
+	case TimingFixed:
 		c.atLeast(p+"prefill", int64(t.Prefill), 0)
 		c.atLeast(p+"decode", int64(t.Decode), 0)
-	case "linear":
+	case TimingLinear:
 		c.atLeast(p+"base", int64(t.Base), 0)
 		c.nonNegative(p+"per_prefill_token", float64(t.PerPrefillToken))
 		c.nonNegative(p+"per_decode_token", float64(t.PerDecodeToken))
 		c.nonNegative(p+"per_context_token", float64(t.PerContextToken))
-	case "polynomial":
+	case TimingPolynomial:
 		c.positive(p+"speedup_ratio", t.SpeedupRatio)
-	case "roofline":
+	case TimingRoofline:
 		if !(t.MFU > 0 && t.MFU <= 1) {
 			c.fail(p+"mfu", "must be in (0, 1], got %g", t.MFU)
 		}
@@ -239,7 +238,7 @@ func (sc *Scenario) validateTiming(c *check) {
 func (sc *Scenario) validateHardware(c *check) {
 	t := &sc.Cluster.Engine.Timing
 	const p = "cluster.engine.timing."
-	named := t.Model == "roofline"
+	named := t.Model == TimingRoofline
 	for _, key := range hardwareKeys {
 		named = named || sc.Has(p+key)
 	}
@@ -253,7 +252,7 @@ func (sc *Scenario) validateHardware(c *check) {
 		}
 		t.ModelPreset = "" // the roofline default gives way
 	}
-	if t.Model != "roofline" && !sc.Has(p+"tp") {
+	if t.Model != TimingRoofline && !sc.Has(p+"tp") {
 		t.TP = 1
 	}
 	if t.GPU == "" {
@@ -282,8 +281,8 @@ func (sc *Scenario) Warnings() []string {
 		w = append(w, sc.ErrAt("workload.trace.time_scale", "%g changes the load the server's latencies were measured under: the comparison with them is not like for like", tr.TimeScale).Error())
 	}
 	t := sc.Cluster.Engine.Timing
-	if (t.Model == "fixed" && t.Prefill == 0 && t.Decode == 0) ||
-		(t.Model == "linear" && t.Base == 0 && t.PerPrefillToken == 0 && t.PerDecodeToken == 0 && t.PerContextToken == 0) {
+	if (t.Model == TimingFixed && t.Prefill == 0 && t.Decode == 0) ||
+		(t.Model == TimingLinear && t.Base == 0 && t.PerPrefillToken == 0 && t.PerDecodeToken == 0 && t.PerContextToken == 0) {
 		w = append(w, sc.ErrAt("cluster.engine.timing", "the %s timing model takes no time: every pass is instant, so every latency is 0", t.Model).Error())
 	}
 	return w
@@ -445,7 +444,7 @@ func (sc *Scenario) CheckPhysics() error {
 	e := &sc.Cluster.Engine
 	t := &e.Timing
 	gpu, model, tp, ok := sc.Hardware()
-	if !ok || t.Model == "roofline" {
+	if !ok || t.Model == TimingRoofline {
 		return nil
 	}
 	lim := engine.Limits{MaxNumSeqs: e.MaxNumSeqs, MaxBatchedTokens: e.MaxBatchedTokens, MaxModelLen: e.MaxModelLen,

@@ -53,7 +53,7 @@ func (p Param) coord(v float64) float64 {
 // Params returns the free parameters of a timing model: roofline's MFU, MBU
 // and per-pass overhead; linear's four coefficients; fixed's two times;
 // polynomial's speedup ratio.
-func Params(model string) []Param {
+func Params(model scenarios.TimingModel) []Param {
 	dur := func(key string, start float64, f func(*scenarios.Timing) *scenarios.Duration) Param {
 		return Param{Key: key, start: start,
 			get: func(t *scenarios.Timing) float64 { return float64(*f(t)) },
@@ -70,25 +70,25 @@ func Params(model string) []Param {
 			set: func(t *scenarios.Timing, v float64) { *f(t) = v }}
 	}
 	switch model {
-	case "roofline":
+	case scenarios.TimingRoofline:
 		return []Param{
 			fraction("mfu", func(t *scenarios.Timing) *float64 { return &t.MFU }),
 			fraction("mbu", func(t *scenarios.Timing) *float64 { return &t.MBU }),
 			dur("overhead", 1e6, func(t *scenarios.Timing) *scenarios.Duration { return &t.Overhead }),
 		}
-	case "linear":
+	case scenarios.TimingLinear:
 		return []Param{
 			dur("base", 1e6, func(t *scenarios.Timing) *scenarios.Duration { return &t.Base }),
 			perToken("per_prefill_token", 1e4, func(t *scenarios.Timing) *scenarios.PerToken { return &t.PerPrefillToken }),
 			perToken("per_decode_token", 1e5, func(t *scenarios.Timing) *scenarios.PerToken { return &t.PerDecodeToken }),
 			perToken("per_context_token", 10, func(t *scenarios.Timing) *scenarios.PerToken { return &t.PerContextToken }),
 		}
-	case "fixed":
+	case scenarios.TimingFixed:
 		return []Param{
 			dur("prefill", 1e7, func(t *scenarios.Timing) *scenarios.Duration { return &t.Prefill }),
 			dur("decode", 1e7, func(t *scenarios.Timing) *scenarios.Duration { return &t.Decode }),
 		}
-	case "polynomial":
+	case scenarios.TimingPolynomial:
 		return []Param{{Key: "speedup_ratio", start: 1,
 			get: func(t *scenarios.Timing) float64 { return t.SpeedupRatio },
 			set: func(t *scenarios.Timing, v float64) { t.SpeedupRatio = v }}}

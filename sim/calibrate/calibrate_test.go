@@ -116,7 +116,7 @@ func TestFitRecoversKnownParameters(t *testing.T) {
 // TestParamCoordinates: every parameter's value survives the trip to the
 // optimizer's coordinate and back; fractions stay in (0, 1).
 func TestParamCoordinates(t *testing.T) {
-	for _, model := range []string{"roofline", "linear", "fixed", "polynomial"} {
+	for _, model := range scenarios.TimingModels {
 		for _, p := range Params(model) {
 			for _, v := range []float64{0.01, 0.3, 0.9, 5, 1e6} {
 				if p.Fraction && v >= 1 {
