@@ -192,10 +192,23 @@ type Router struct {
 
 // Hints configures kv.fetch hints.
 type Hints struct {
-	Enabled   bool   `yaml:"enabled"`
-	Mode      string `yaml:"mode"` // copy or move
-	MinBlocks int    `yaml:"min_blocks"`
+	Enabled   bool     `yaml:"enabled"`
+	Mode      HintMode `yaml:"mode"`
+	MinBlocks int      `yaml:"min_blocks"`
 }
+
+// HintMode is what a hinted pull does to the source's copy: the value of
+// the scenario key router.hints.mode.
+type HintMode string
+
+// The hint modes.
+const (
+	HintCopy HintMode = "copy" // the source keeps its copy
+	HintMove HintMode = "move" // the source drops its copy once the target has it
+)
+
+// HintModes lists the hint modes, in the order errors name them.
+var HintModes = []HintMode{HintCopy, HintMove}
 
 // KVCR configures peer pulls.
 type KVCR struct {
@@ -255,7 +268,7 @@ func defaults() Scenario {
 		},
 		Router: Router{
 			Policy: scheduler.KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
-			Hints: Hints{Enabled: true, Mode: "copy", MinBlocks: 1},
+			Hints: Hints{Enabled: true, Mode: HintCopy, MinBlocks: 1},
 		},
 		KVCR: KVCR{
 			Enabled: true, Latency: Duration(des.Millisecond), BandwidthGbps: 50,

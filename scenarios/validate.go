@@ -156,7 +156,7 @@ func (sc *Scenario) validate() error {
 	c.nonNegative("router.host_hit_weight", r.HostHitWeight)
 	c.nonNegative("router.prefill_load_scale", r.PrefillLoadScale)
 	c.atLeast("router.event_delay", int64(r.EventDelay), 0)
-	oneOf(c, "router.hints.mode", r.Hints.Mode, "copy", "move")
+	oneOf(c, "router.hints.mode", r.Hints.Mode, HintModes...)
 	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
 
 	k := &sc.KVCR

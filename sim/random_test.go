@@ -290,7 +290,7 @@ func reached(sc *scenarios.Scenario, o outcome) []struct {
 		yes  bool
 	}{
 		{"kvcr", sc.KVCR.Enabled},
-		{"move hints", sc.KVCR.Enabled && sc.Router.Hints.Enabled && sc.Router.Hints.Mode == "move"},
+		{"move hints", sc.KVCR.Enabled && sc.Router.Hints.Enabled && sc.Router.Hints.Mode == scenarios.HintMove},
 		{"removes", slices.ContainsFunc(sc.Events, func(e scenarios.Event) bool { return e.Remove != nil })},
 		{"drains", k["workers_drained"] > 0},
 		{"adds", k["workers_added"] > 0},

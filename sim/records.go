@@ -73,12 +73,12 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 
 // pullRow is a finished pull's pulls.parquet row.
 func pullRow(p *kvcr.Pull) report.PullRow {
-	mode := "copy"
+	mode := scenarios.HintCopy
 	if p.Move {
-		mode = "move"
+		mode = scenarios.HintMove
 	}
 	return report.PullRow{
-		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: mode,
+		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: string(mode),
 		BlocksRequested: int64(p.Requested), BlocksLanded: int64(p.Landed), Bytes: p.Bytes,
 		StagedNs: int64(p.StagedNs), FirstByteNs: int64(p.FirstByteNs), EndNs: int64(p.EndNs),
 		Outcome: p.Outcome.String(),
