@@ -14,6 +14,7 @@ import (
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // Scenario is one run: workload, cluster, router, KVCR, lifecycle events and
@@ -61,15 +62,15 @@ type Trace struct {
 
 // Synthetic generates a seeded workload; see workload.Synthetic.
 type Synthetic struct {
-	Requests     int      `yaml:"requests"`
-	Rate         float64  `yaml:"rate"`    // requests per second
-	Arrival      string   `yaml:"arrival"` // poisson or constant
-	Input        Lengths  `yaml:"input"`
-	Output       Lengths  `yaml:"output"`
-	PrefixGroups int      `yaml:"prefix_groups"`
-	SharedPrefix int      `yaml:"shared_prefix"` // tokens
-	Turns        int      `yaml:"turns"`
-	ThinkTime    Duration `yaml:"think_time"`
+	Requests     int              `yaml:"requests"`
+	Rate         float64          `yaml:"rate"` // requests per second
+	Arrival      workload.Arrival `yaml:"arrival"`
+	Input        Lengths          `yaml:"input"`
+	Output       Lengths          `yaml:"output"`
+	PrefixGroups int              `yaml:"prefix_groups"`
+	SharedPrefix int              `yaml:"shared_prefix"` // tokens
+	Turns        int              `yaml:"turns"`
+	ThinkTime    Duration         `yaml:"think_time"`
 }
 
 // Lengths is a lognormal token-length distribution with the given mean.
@@ -283,7 +284,7 @@ func defaults() Scenario {
 func traceDefaults() *Trace { return &Trace{BlockSize: 512, TimeScale: 1} }
 
 func syntheticDefaults() *Synthetic {
-	return &Synthetic{Requests: 1000, Rate: 10, Arrival: "poisson", Input: Lengths{Mean: 1024},
+	return &Synthetic{Requests: 1000, Rate: 10, Arrival: workload.ArrivalPoisson, Input: Lengths{Mean: 1024},
 		Output: Lengths{Mean: 128}, Turns: 1}
 }
 

@@ -120,7 +120,7 @@ func (sc *Scenario) validate() error {
 	if s := w.Synthetic; s != nil {
 		c.atLeast("workload.synthetic.requests", int64(s.Requests), 1)
 		c.positive("workload.synthetic.rate", s.Rate)
-		oneOf(c, "workload.synthetic.arrival", s.Arrival, "poisson", "constant")
+		oneOf(c, "workload.synthetic.arrival", s.Arrival, workload.Arrivals...)
 		for _, l := range []struct {
 			key  string
 			mean float64

@@ -148,7 +148,7 @@ func BenchmarkAzure(b *testing.B) {
 // 0.5) in 64 groups sharing 512 tokens, 128 output tokens.
 func BenchmarkGenerator(b *testing.B) {
 	g := NewGenerator(Synthetic{Requests: 1 << 62, Rate: 1000, InputMean: 1024, InputSigma: 0.5,
-		OutputMean: 128, OutputSigma: 0.5, PrefixGroups: 64, SharedPrefix: 512, Turns: 1, Arrival: "poisson", BlockSize: 16}, des.NewRNG(1))
+		OutputMean: 128, OutputSigma: 0.5, PrefixGroups: 64, SharedPrefix: 512, Turns: 1, Arrival: ArrivalPoisson, BlockSize: 16}, des.NewRNG(1))
 	for i := 0; i < b.N; i++ {
 		if _, err := g.Next(); err != nil {
 			b.Fatal(err)

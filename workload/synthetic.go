@@ -24,7 +24,7 @@ import (
 type Synthetic struct {
 	Requests     int     // total requests
 	Rate         float64 // requests per second
-	Arrival      string  // "poisson" or "constant"
+	Arrival      Arrival
 	InputMean    float64 // tokens, lognormal mean
 	InputSigma   float64 // lognormal sigma of the underlying normal
 	OutputMean   float64
@@ -36,6 +36,19 @@ type Synthetic struct {
 	BlockSize    int // engine block size
 	MaxTokens    int // cap on drawn lengths (e.g. max_model_len); 0 = none
 }
+
+// Arrival is the process that starts sessions: the value of the scenario
+// key workload.synthetic.arrival.
+type Arrival string
+
+// The arrival processes.
+const (
+	ArrivalPoisson  Arrival = "poisson"  // exponential gaps
+	ArrivalConstant Arrival = "constant" // equal gaps
+)
+
+// Arrivals lists the arrival processes, in the order errors name them.
+var Arrivals = []Arrival{ArrivalPoisson, ArrivalConstant}
 
 // session is one conversation between turns.
 type session struct {
@@ -117,7 +130,7 @@ func (g *Generator) clamp(n int) int {
 
 func (g *Generator) sessionGap() des.Time {
 	mean := float64(g.cfg.Turns) / g.cfg.Rate * 1e9
-	if g.cfg.Arrival == "constant" {
+	if g.cfg.Arrival == ArrivalConstant {
 		return des.MustFromNanos(mean)
 	}
 	return des.MustFromNanos(g.arrivals.ExpFloat64() * mean)

@@ -156,7 +156,7 @@ func TestAzure(t *testing.T) {
 }
 
 var synth = Synthetic{
-	Requests: 3000, Rate: 50, Arrival: "poisson", InputMean: 1024, InputSigma: 0.5,
+	Requests: 3000, Rate: 50, Arrival: ArrivalPoisson, InputMean: 1024, InputSigma: 0.5,
 	OutputMean: 128, OutputSigma: 0.5, PrefixGroups: 4, SharedPrefix: 512, Turns: 3,
 	ThinkTime: 5 * des.Second, BlockSize: 16,
 }
@@ -228,7 +228,7 @@ func TestSyntheticDeterministic(t *testing.T) {
 }
 
 func TestSyntheticConstantSingleTurn(t *testing.T) {
-	cfg := Synthetic{Requests: 4, Rate: 10, Arrival: "constant", InputMean: 100, OutputMean: 10,
+	cfg := Synthetic{Requests: 4, Rate: 10, Arrival: ArrivalConstant, InputMean: 100, OutputMean: 10,
 		Turns: 1, BlockSize: 16}
 	got := readAll(t, NewGenerator(cfg, des.NewRNG(1)))
 	for i, r := range got {
