@@ -47,13 +47,13 @@ type Workload struct {
 
 // Trace replays a recorded trace.
 type Trace struct {
-	Path      string  `yaml:"path"`           // relative to the scenario file; $KVSIM_TRACES expands
-	Format    string  `yaml:"format"`         // mooncake, azure or otel; default otel by content, else by extension (.csv: azure)
-	BlockSize int     `yaml:"block_size"`     // tokens per trace hash id
-	TimeScale float64 `yaml:"time_scale"`     // arrival times are multiplied by it
-	Limit     int     `yaml:"limit"`          // first N requests; 0 = all
-	Skip      int     `yaml:"skip,omitempty"` // drop the first N requests (after limit); the rest are numbered from 0
-	Sort      bool    `yaml:"sort"`           // sort by timestamp (reads the whole trace first)
+	Path      string          `yaml:"path"`           // relative to the scenario file; $KVSIM_TRACES expands
+	Format    workload.Format `yaml:"format"`         // default: azure for a .csv, otel by content, else mooncake
+	BlockSize int             `yaml:"block_size"`     // tokens per trace hash id
+	TimeScale float64         `yaml:"time_scale"`     // arrival times are multiplied by it
+	Limit     int             `yaml:"limit"`          // first N requests; 0 = all
+	Skip      int             `yaml:"skip,omitempty"` // drop the first N requests (after limit); the rest are numbered from 0
+	Sort      bool            `yaml:"sort"`           // sort by timestamp (reads the whole trace first)
 	// SharedPrefix is the tokens every prompt begins with, for otel
 	// traces, which do not record prompts; 0 = none. (Omitted when 0, so
 	// that the resolved scenarios of other formats are as they were.)

@@ -97,14 +97,14 @@ func (sc *Scenario) validate() error {
 			c.fail("workload.trace.path", "missing")
 		}
 		if t.Format == "" {
-			t.Format = "mooncake"
+			t.Format = workload.FormatMooncake
 			if strings.EqualFold(filepath.Ext(t.Path), ".csv") {
-				t.Format = "azure"
+				t.Format = workload.FormatAzure
 			} else if p, err := sc.tracePath(); t.Path != "" && err == nil && isOtelFile(p) {
-				t.Format = "otel"
+				t.Format = workload.FormatOtel
 			}
 		}
-		oneOf(c, "workload.trace.format", t.Format, "mooncake", "azure", "otel")
+		oneOf(c, "workload.trace.format", t.Format, workload.Formats...)
 		c.atLeast("workload.trace.block_size", int64(t.BlockSize), 1)
 		c.positive("workload.trace.time_scale", t.TimeScale)
 		c.atLeast("workload.trace.limit", int64(t.Limit), 0)
@@ -113,7 +113,7 @@ func (sc *Scenario) validate() error {
 			c.fail("workload.trace.skip", "skips all %d requests the limit keeps", t.Limit)
 		}
 		c.atLeast("workload.trace.shared_prefix", int64(t.SharedPrefix), 0)
-		if t.SharedPrefix != 0 && t.Format != "otel" {
+		if t.SharedPrefix != 0 && t.Format != workload.FormatOtel {
 			c.fail("workload.trace.shared_prefix", "applies only to format otel, whose prompts are unknown; a %s trace says what its prompts share", t.Format)
 		}
 	}
@@ -277,7 +277,7 @@ func (sc *Scenario) Warnings() []string {
 	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled {
 		w = append(w, sc.ErrAt("router.hints.enabled", "hints are on but kvcr.enabled is false: the router attaches hints that nothing pulls").Error())
 	}
-	if tr := sc.Workload.Trace; tr != nil && tr.Format == "otel" && tr.TimeScale != 1 {
+	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && tr.TimeScale != 1 {
 		w = append(w, sc.ErrAt("workload.trace.time_scale", "%g changes the load the server's latencies were measured under: the comparison with them is not like for like", tr.TimeScale).Error())
 	}
 	t := sc.Cluster.Engine.Timing

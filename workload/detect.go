@@ -12,25 +12,25 @@ import (
 // "mooncake" for .jsonl and .json or a first non-blank byte '{', "azure"
 // for .csv or a first line naming TIMESTAMP, ContextTokens or
 // GeneratedTokens; "" when none fits. With a nil head only the name counts.
-func DetectFormat(name string, head []byte) string {
+func DetectFormat(name string, head []byte) Format {
 	head = bytes.TrimPrefix(head, []byte("\ufeff"))
 	trimmed := bytes.TrimLeft(head, " \t\r\n")
 	if IsOtel(trimmed) {
-		return "otel"
+		return FormatOtel
 	}
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".jsonl", ".json":
-		return "mooncake"
+		return FormatMooncake
 	case ".csv":
-		return "azure"
+		return FormatAzure
 	}
 	if len(trimmed) > 0 && trimmed[0] == '{' {
-		return "mooncake"
+		return FormatMooncake
 	}
 	line, _, _ := bytes.Cut(head, []byte("\n"))
 	for _, col := range azureColumns {
 		if bytes.Contains(line, []byte(col)) {
-			return "azure"
+			return FormatAzure
 		}
 	}
 	return ""

@@ -19,13 +19,26 @@ type TraceOptions struct {
 	SharedPrefix    int     // tokens every prompt begins with (otel, whose prompts are unknown); 0 = none
 }
 
-// Open returns the reader of a trace in format ("mooncake", "azure" or
-// "otel") over r.
-func Open(format string, r io.Reader, opt TraceOptions) Source {
+// Format names a trace format: the value of the scenario key
+// workload.trace.format.
+type Format string
+
+// The trace formats.
+const (
+	FormatMooncake Format = "mooncake" // Mooncake FAST'25 JSONL
+	FormatAzure    Format = "azure"    // Azure LLM inference CSV
+	FormatOtel     Format = "otel"     // vLLM's OTLP JSON spans
+)
+
+// Formats lists the trace formats, in the order errors name them.
+var Formats = []Format{FormatMooncake, FormatAzure, FormatOtel}
+
+// Open returns the reader of a trace in format over r.
+func Open(format Format, r io.Reader, opt TraceOptions) Source {
 	switch format {
-	case "azure":
+	case FormatAzure:
 		return NewAzure(r, opt)
-	case "otel":
+	case FormatOtel:
 		return NewOtel(r, opt) // reads the whole file, in arrival order
 	}
 	return NewMooncake(r, opt)

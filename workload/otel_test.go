@@ -190,7 +190,7 @@ func TestDetectOtel(t *testing.T) {
 		{"traces.json", line, "otel"}, {"t.jsonl", "\ufeff  { \"resourceSpans\": []}", "otel"}, {"trace", line, "otel"},
 		{"traces.json", `{"timestamp": 0}`, "mooncake"}, {"traces.json", "", "mooncake"},
 	} {
-		if got := DetectFormat(c.name, []byte(c.head)); got != c.want {
+		if got := DetectFormat(c.name, []byte(c.head)); string(got) != c.want {
 			t.Errorf("DetectFormat(%q, %.30q) = %q, want %q", c.name, c.head, got, c.want)
 		}
 	}

@@ -265,7 +265,7 @@ func TestDetectFormat(t *testing.T) {
 		{"trace", "\n  {\"timestamp\": 1", "mooncake"}, {"trace", "\ufeffTIMESTAMP,ContextTokens\n", "azure"},
 		{"trace", "x,GeneratedTokens\n", "azure"}, {"s.yaml", "name: x\n", ""}, {"trace", "", ""},
 	} {
-		if got := DetectFormat(c.name, []byte(c.head)); got != c.want {
+		if got := DetectFormat(c.name, []byte(c.head)); string(got) != c.want {
 			t.Errorf("DetectFormat(%q, %q) = %q, want %q", c.name, c.head, got, c.want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/sim/calibrate"
+	"github.com/kvsim/kvsim/workload"
 )
 
 func newCalibrate() *cobra.Command {
@@ -31,7 +32,7 @@ func newCalibrate() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if t := sc.Workload.Trace; t == nil || t.Format != "otel" {
+			if t := sc.Workload.Trace; t == nil || t.Format != workload.FormatOtel {
 				return sc.ErrAt("workload", "calibrate needs a measured trace (workload.trace.format: otel), whose requests carry the server's latencies")
 			} else if t.TimeScale != 1 {
 				return sc.ErrAt("workload.trace.time_scale", "must be 1 to calibrate: the latencies were measured at the trace's own arrival times")

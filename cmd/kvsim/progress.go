@@ -72,7 +72,7 @@ func requestCount(sc *scenarios.Scenario) int64 {
 	}
 	defer f.Close()
 	var n int64
-	if w.Trace.Format == "otel" {
+	if w.Trace.Format == workload.FormatOtel {
 		n, err = countOtel(f)
 	} else {
 		n, err = countRecords(f)
@@ -80,7 +80,7 @@ func requestCount(sc *scenarios.Scenario) int64 {
 	if err != nil {
 		return -1
 	}
-	if w.Trace.Format == "azure" {
+	if w.Trace.Format == workload.FormatAzure {
 		n--
 	}
 	if l := int64(w.Trace.Limit); l > 0 && l < n {

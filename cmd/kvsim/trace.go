@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -84,20 +85,20 @@ func (t *traceSource) each(ctx context.Context, fn func(*workload.Request) error
 	}
 }
 
-// inputKind is what a path holds: "scenario", "mooncake", "azure" or
-// "otel", from the format flag (named flag) when given, else a scenario's
-// name, else the contents and the name (workload.DetectFormat: an OTLP JSON
-// file is otel whatever its name).
-func inputKind(path, format, flag string) (string, error) {
+// inputKind is what a path holds: a trace format, or "" for a scenario,
+// from the format flag (named flag) when given, else a scenario's name,
+// else the contents and the name (workload.DetectFormat: an OTLP JSON file
+// is otel whatever its name).
+func inputKind(path, format, flag string) (workload.Format, error) {
 	if format != "" {
-		if format != "mooncake" && format != "azure" && format != "otel" {
+		if !slices.Contains(workload.Formats, workload.Format(format)) {
 			return "", usageError{fmt.Errorf("--%s %q: want mooncake, azure or otel", flag, format)}
 		}
-		return format, nil
+		return workload.Format(format), nil
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".yaml", ".yml":
-		return "scenario", nil
+		return "", nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -116,14 +117,14 @@ func inputKind(path, format, flag string) (string, error) {
 }
 
 // openTrace opens a trace file of a known format.
-func openTrace(path, format string, opt workload.TraceOptions) (*traceSource, error) {
+func openTrace(path string, format workload.Format, opt workload.TraceOptions) (*traceSource, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &scenarios.InputError{File: path, Err: fmt.Errorf("cannot open trace: %w", errors.Unwrap(err))}
 	}
-	t := &traceSource{name: path, format: format, closer: f, block: opt.EngineBlockSize}
+	t := &traceSource{name: path, format: string(format), closer: f, block: opt.EngineBlockSize}
 	t.src = workload.Open(format, f, opt)
-	if format == "mooncake" {
+	if format == workload.FormatMooncake {
 		t.traceBlock = opt.TraceBlockSize
 	}
 	return t, nil
@@ -137,8 +138,8 @@ func openScenario(sc *scenarios.Scenario) (*traceSource, error) {
 	}
 	t := &traceSource{scenario: sc, src: src, closer: closer, block: sc.Cluster.Engine.BlockSize}
 	if tr := sc.Workload.Trace; tr != nil {
-		t.name, t.format = tr.Path, tr.Format
-		if tr.Format == "mooncake" {
+		t.name, t.format = tr.Path, string(tr.Format)
+		if tr.Format == workload.FormatMooncake {
 			t.traceBlock = tr.BlockSize
 		}
 	} else {
@@ -194,16 +195,16 @@ func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
 	if f.bucket < 0 {
 		return usageError{fmt.Errorf("--bucket %v: must not be negative", f.bucket)}
 	}
-	kind := "scenario"
+	var format workload.Format // "": a scenario, the default one when path is ""
 	if path != "" {
 		var err error
-		if kind, err = inputKind(path, f.format, "format"); err != nil {
+		if format, err = inputKind(path, f.format, "format"); err != nil {
 			return err
 		}
 	}
 	var t *traceSource
 	var err error
-	if kind == "scenario" {
+	if format == "" {
 		if cmd.Flags().Changed("trace-block-size") {
 			return usageError{errors.New("--trace-block-size is for trace files: a scenario's trace says its own (--set workload.trace.block_size=N)")}
 		}
@@ -223,7 +224,7 @@ func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
 		if len(f.sets) > 0 {
 			return usageError{errors.New("--set is for scenarios, not trace files")}
 		}
-		t, err = openTrace(path, kind, workload.TraceOptions{TraceBlockSize: f.traceBlock, EngineBlockSize: f.block, TimeScale: 1})
+		t, err = openTrace(path, format, workload.TraceOptions{TraceBlockSize: f.traceBlock, EngineBlockSize: f.block, TimeScale: 1})
 		if err != nil {
 			return err
 		}
@@ -507,10 +508,11 @@ func newTraceConvert() *cobra.Command {
 }
 
 func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
+	to := workload.Format(f.to)
 	switch {
 	case f.out == "":
 		return usageError{errors.New("trace convert: -o OUT is required")}
-	case f.to != "mooncake" && f.to != "azure":
+	case to != workload.FormatMooncake && to != workload.FormatAzure:
 		return usageError{fmt.Errorf("--to %q: want mooncake or azure", f.to)}
 	case f.traceBlock < 1:
 		return usageError{errors.New("--trace-block-size must be at least 1")}
@@ -520,13 +522,13 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 		return err
 	}
 	switch from {
-	case "scenario":
+	case "":
 		return usageError{fmt.Errorf("%s is a scenario: trace gen writes a scenario's synthetic workload", in)}
-	case f.to:
+	case to:
 		return usageError{fmt.Errorf("%s is already in the %s format", in, from)}
 	}
 	stderr := cmd.ErrOrStderr()
-	if f.to == "mooncake" {
+	if to == workload.FormatMooncake {
 		t, err := openTrace(in, from, workload.TraceOptions{EngineBlockSize: f.traceBlock, TimeScale: 1})
 		if err != nil {
 			return err
@@ -537,7 +539,7 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 			return err
 		}
 		dropped := ""
-		if from == "otel" {
+		if from == workload.FormatOtel {
 			dropped = " (the measured latencies are not carried over)"
 		}
 		fmt.Fprintf(stderr, "wrote %s: %d requests, Mooncake JSONL with one hash id per %d tokens%s; replay it with\n"+
