@@ -227,14 +227,27 @@ type KVCR struct {
 
 // Event is one lifecycle event; exactly one of Drain, Remove and Add is set.
 type Event struct {
-	At           Duration `yaml:"at"`
-	Drain        []int    `yaml:"drain,omitempty"`
-	DrainTimeout Duration `yaml:"drain_timeout,omitempty"` // 0: none
-	Remove       []int    `yaml:"remove,omitempty"`
-	OnRemove     string   `yaml:"on_remove,omitempty"` // reroute or fail
-	Add          int      `yaml:"add,omitempty"`
-	Startup      Duration `yaml:"startup,omitempty"`
+	At           Duration     `yaml:"at"`
+	Drain        []int        `yaml:"drain,omitempty"`
+	DrainTimeout Duration     `yaml:"drain_timeout,omitempty"` // 0: none
+	Remove       []int        `yaml:"remove,omitempty"`
+	OnRemove     RemoveAction `yaml:"on_remove,omitempty"`
+	Add          int          `yaml:"add,omitempty"`
+	Startup      Duration     `yaml:"startup,omitempty"`
 }
+
+// RemoveAction is what becomes of the requests on a removed worker: the
+// value of the scenario key events[i].on_remove.
+type RemoveAction string
+
+// The remove actions.
+const (
+	RemoveReroute RemoveAction = "reroute" // routed again
+	RemoveFail    RemoveAction = "fail"    // ended with the outcome failed
+)
+
+// RemoveActions lists the remove actions, in the order errors name them.
+var RemoveActions = []RemoveAction{RemoveReroute, RemoveFail}
 
 // Report configures outputs.
 type Report struct {
@@ -288,7 +301,7 @@ func syntheticDefaults() *Synthetic {
 		Output: Lengths{Mean: 128}, Turns: 1}
 }
 
-func eventDefaults() Event { return Event{OnRemove: "reroute"} }
+func eventDefaults() Event { return Event{OnRemove: RemoveReroute} }
 
 // timingDefaults fills the selected model's parameters.
 func timingDefaults(t *Timing) {

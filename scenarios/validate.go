@@ -340,7 +340,7 @@ func (sc *Scenario) validateEvents(c *check) {
 		}
 		c.atLeast(key+".drain_timeout", int64(ev.DrainTimeout), 0)
 		c.atLeast(key+".startup", int64(ev.Startup), 0)
-		oneOf(c, key+".on_remove", ev.OnRemove, "reroute", "fail")
+		oneOf(c, key+".on_remove", ev.OnRemove, RemoveActions...)
 		ids, verb := ev.Drain, "drain"
 		if ev.Remove != nil {
 			ids, verb = ev.Remove, "remove"
