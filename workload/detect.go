@@ -7,10 +7,10 @@ import (
 )
 
 // DetectFormat names the trace format of a file from the head of its
-// contents, else from its name: "otel" for a first line that starts with
-// {"resourceSpans" (OTLP JSON, whatever the name: .json is ambiguous),
-// "mooncake" for .jsonl and .json or a first non-blank byte '{', "azure"
-// for .csv or a first line naming TIMESTAMP, ContextTokens or
+// contents, else from its name: FormatOtel for a first line that starts
+// with {"resourceSpans" (OTLP JSON, whatever the name: .json is ambiguous),
+// FormatMooncake for .jsonl and .json or a first non-blank byte '{',
+// FormatAzure for .csv or a first line naming TIMESTAMP, ContextTokens or
 // GeneratedTokens; "" when none fits. With a nil head only the name counts.
 func DetectFormat(name string, head []byte) Format {
 	head = bytes.TrimPrefix(head, []byte("\ufeff"))
