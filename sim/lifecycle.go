@@ -3,6 +3,7 @@ package sim
 import (
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/sim/life"
 )
@@ -55,7 +56,7 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 		return
 	case lifeDrainTimeout:
 		if n := c.workers[a.worker]; c.status(n) == life.Draining {
-			c.remove(now, n, c.sc.Events[key].OnRemove == "fail")
+			c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail)
 		}
 		return
 	case lifeRetire:
@@ -92,7 +93,7 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 		for _, id := range ev.Remove {
 			seqs = append(seqs, c.takeOut(now, c.workers[id])...)
 		}
-		c.requeue(now, seqs, ev.OnRemove == "fail")
+		c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail)
 	}
 }
 
