@@ -2,7 +2,6 @@ package sim
 
 import (
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -13,17 +12,10 @@ import (
 // exactly the kvsim packages it imports, so the table a newcomer reads is
 // the graph as it is.
 func TestPackageGraph(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
 	const mod = "github.com/kvsim/kvsim/"
-	out, err := exec.Command(goTool, "list", "-f", `{{if .GoFiles}}{{.ImportPath}} {{join .Imports " "}}{{end}}`, mod+"...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	out := goList(t, "-f", `{{if .GoFiles}}{{.ImportPath}} {{join .Imports " "}}{{end}}`, mod+"...")
 	actual := map[string][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
 		pkg := strings.TrimPrefix(f[0], mod)
 		if strings.HasPrefix(pkg, "benchmarks/") {
