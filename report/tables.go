@@ -22,7 +22,7 @@ var PullColumns = []Column[PullRow]{
 	{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
 	{Name: "source", Int32: func(r *PullRow) int32 { return r.Source }},
 	{Name: "target", Int32: func(r *PullRow) int32 { return r.Target }},
-	{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: []string{"copy", "move"}, NoDigest: true},
+	{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: []string{PullCopy, PullMove}, NoDigest: true},
 	{Name: "blocks_requested", Int64: func(r *PullRow) int64 { return r.BlocksRequested }},
 	{Name: "blocks_landed", Int64: func(r *PullRow) int64 { return r.BlocksLanded }},
 	{Name: "bytes", Int64: func(r *PullRow) int64 { return r.Bytes }},
@@ -31,6 +31,13 @@ var PullColumns = []Column[PullRow]{
 	{Name: "end_ns", Int64: func(r *PullRow) int64 { return r.EndNs }},
 	{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome }, Values: PullOutcomes},
 }
+
+// Pull modes, the values of pulls.parquet's mode column, which are the
+// scenario's hint modes (router.hints.mode).
+const (
+	PullCopy = "copy" // the source keeps its copy
+	PullMove = "move" // the source drops its copy once the target has it
+)
 
 // Pull outcomes, the values of pulls.parquet's outcome column.
 const (

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
@@ -204,8 +205,8 @@ type HintMode string
 
 // The hint modes.
 const (
-	HintCopy HintMode = "copy" // the source keeps its copy
-	HintMove HintMode = "move" // the source drops its copy once the target has it
+	HintCopy HintMode = report.PullCopy // the source keeps its copy
+	HintMove HintMode = report.PullMove // the source drops its copy once the target has it
 )
 
 // HintModes lists the hint modes, in the order errors name them.
