@@ -9,7 +9,7 @@ import (
 // TestModelLinksNoFileFormat: the model's packages link neither Arrow nor
 // Parquet; only the CLI wires in report/parquetio. (go list -deps of
 // github.com/kvsim/kvsim/sim was 444 packages with report's Parquet writer
-// in it, 145 without.)
+// in it, 146 without.)
 func TestModelLinksNoFileFormat(t *testing.T) {
 	out := goList(t, "-deps", "./", "../engine", "../kvcr", "../scheduler", "../workload", "../block", "../report")
 	for _, dep := range strings.Fields(out) {
