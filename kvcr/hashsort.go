@@ -23,7 +23,7 @@ func sortByHash(ps, tmp []hashPos) []hashPos {
 		slices.SortStableFunc(ps, func(a, b hashPos) int { return cmp.Compare(a.hash, b.hash) })
 		return tmp
 	}
-	tmp = append(tmp[:0], ps...)
+	tmp = slices.Grow(tmp[:0], len(ps))[:len(ps)] // every pass writes all of dst
 	src, dst := ps, tmp
 	for shift := uint(0); shift < 64; shift += 8 {
 		var count [256]int

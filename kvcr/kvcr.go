@@ -26,8 +26,9 @@ type Config struct {
 	// Chains is the run's chain store; each G2 pool holds a reference on
 	// the segment of every block it holds. nil: none.
 	Chains *block.Chains
-	// Workers is the workers' lifecycle, which the staging guard reads
-	// (sim owns it).
+	// Workers is the workers' lifecycle (sim owns it): the staging guard
+	// reads it, and so do transfers and refreshes, which skip a removed
+	// worker. Required.
 	Workers life.View
 }
 

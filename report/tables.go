@@ -17,6 +17,8 @@ type PullRow struct {
 	Outcome         string // one of PullOutcomes
 }
 
+// PullColumns is the schema of pulls.parquet. The names are a public
+// contract: never rename one.
 var PullColumns = []Column[PullRow]{
 	{Name: "pull_id", Int64: func(r *PullRow) int64 { return r.PullID }},
 	{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
@@ -66,6 +68,7 @@ type WorkerRow struct {
 	G2PeakBlocks      int64
 }
 
+// WorkerColumns is the schema of workers.parquet.
 var WorkerColumns = []Column[WorkerRow]{
 	{Name: "worker", Int32: func(r *WorkerRow) int32 { return r.Worker }},
 	{Name: "added_ns", Int64: func(r *WorkerRow) int64 { return r.AddedNs }},
@@ -104,6 +107,7 @@ type SampleRow struct {
 	ActivePulls int32 // pulls it is the source or target of
 }
 
+// SampleColumns is the schema of timeseries.parquet.
 var SampleColumns = []Column[SampleRow]{
 	{Name: "time_ns", Int64: func(r *SampleRow) int64 { return r.TimeNs }},
 	{Name: "worker", Int32: func(r *SampleRow) int32 { return r.Worker }},

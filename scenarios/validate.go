@@ -18,7 +18,7 @@ import (
 // ErrAt is bad input at key: an InputError naming the file and the line
 // where key (or the nearest enclosing key) was written.
 func (sc *Scenario) ErrAt(key, format string, a ...any) error {
-	file := displayName(sc.File)
+	file := sc.DisplayFile()
 	for k := key; k != ""; {
 		if l, ok := sc.pos[k]; ok {
 			return &InputError{File: l.file, Line: l.line, Key: key, Err: fmt.Errorf(format, a...)}

@@ -41,7 +41,7 @@ type Config struct {
 	// it and KV events name blocks by segment, as runs (block.Run).
 	Chains *block.Chains
 	// Workers is the workers' lifecycle (sim owns it): the router routes to
-	// the ready ones and names only them as hint sources.
+	// the ready ones and names only them as hint sources. Required.
 	Workers life.View
 }
 

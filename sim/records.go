@@ -73,12 +73,12 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 
 // pullRow is a finished pull's pulls.parquet row.
 func pullRow(p *kvcr.Pull) report.PullRow {
-	mode := scenarios.HintCopy
+	mode := report.PullCopy
 	if p.Move {
-		mode = scenarios.HintMove
+		mode = report.PullMove
 	}
 	return report.PullRow{
-		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: string(mode),
+		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: mode,
 		BlocksRequested: int64(p.Requested), BlocksLanded: int64(p.Landed), Bytes: p.Bytes,
 		StagedNs: int64(p.StagedNs), FirstByteNs: int64(p.FirstByteNs), EndNs: int64(p.EndNs),
 		Outcome: p.Outcome.String(),

@@ -229,9 +229,8 @@ func checkExpect(sc *scenarios.Scenario) error {
 
 // addWorker creates the next worker, ready at once or starting.
 func (c *Cluster) addWorker(now des.Time, ready bool) error {
-	id := int32(len(c.workers))
+	id := c.life.Add(life.Starting)
 	n := &node{id: id, addedNs: now, readyNs: -1, drainNs: -1, removedNs: -1}
-	c.life.Add(life.Starting)
 	var host engine.HostKV
 	if c.kv != nil {
 		host = &hostKV{c: c, w: id}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/sim"
 )
 
 func main() {
@@ -81,10 +82,11 @@ func sweep(dir string, at, window int64) error {
 		if err != nil {
 			return err
 		}
-		count := map[string]int64{}
+		byName := map[string]int64{}
 		for _, c := range counters {
-			count[c.Name] = c.Value
+			byName[c.Name] = c.Value
 		}
+		count := sim.CountersOf(byName)
 		b, a := before.Percentiles(), after.Percentiles()
 		goneText := "—"
 		if drained > 0 {
@@ -92,7 +94,7 @@ func sweep(dir string, at, window int64) error {
 		}
 		fmt.Printf("| %s | %d | %d / %d / %d / %d / %d / %d | %d | %d / %d | %s | %.1f / %.1f | %.1f / %.1f |\n", mode, drained,
 			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.PullsSuperseded,
-			count["pulls_rejected_draining"], count["move_removed_blocks"], count["move_lost_blocks"], goneText, b.P50, a.P50, b.P99, a.P99)
+			count.PullsRejectedDraining, count.MoveRemovedBlocks, count.MoveLostBlocks, goneText, b.P50, a.P50, b.P99, a.P99)
 	}
 	return nil
 }

@@ -85,6 +85,18 @@ func (t *traceSource) each(ctx context.Context, fn func(*workload.Request) error
 	}
 }
 
+// formatList names trace formats as "a, b or c".
+func formatList(fs ...workload.Format) string {
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = string(f)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
 // inputKind is what a path holds: a trace format, or "" for a scenario,
 // from the format flag (named flag) when given, else a scenario's name,
 // else the contents and the name (workload.DetectFormat: an OTLP JSON file
@@ -92,7 +104,7 @@ func (t *traceSource) each(ctx context.Context, fn func(*workload.Request) error
 func inputKind(path, format, flag string) (workload.Format, error) {
 	if format != "" {
 		if !slices.Contains(workload.Formats, workload.Format(format)) {
-			return "", usageError{fmt.Errorf("--%s %q: want mooncake, azure or otel", flag, format)}
+			return "", usageError{fmt.Errorf("--%s %q: want %s", flag, format, formatList(workload.Formats...))}
 		}
 		return workload.Format(format), nil
 	}
@@ -143,16 +155,9 @@ func openScenario(sc *scenarios.Scenario) (*traceSource, error) {
 			t.traceBlock = tr.BlockSize
 		}
 	} else {
-		t.name, t.format = scenarioName(sc), "synthetic"
+		t.name, t.format = sc.DisplayFile(), "synthetic"
 	}
 	return t, nil
-}
-
-func scenarioName(sc *scenarios.Scenario) string {
-	if sc.File == "" {
-		return "default scenario"
-	}
-	return sc.File
 }
 
 type statsFlags struct {
@@ -422,7 +427,7 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 		return err
 	}
 	if sc.Workload.Synthetic == nil {
-		return &scenarios.InputError{File: scenarioName(sc), Key: "workload",
+		return &scenarios.InputError{File: sc.DisplayFile(), Key: "workload",
 			Err: errors.New("is a trace, not synthetic: trace gen writes synthetic workloads (trace convert converts a trace)")}
 	}
 	t, err := openScenario(sc)
@@ -513,7 +518,7 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 	case f.out == "":
 		return usageError{errors.New("trace convert: -o OUT is required")}
 	case to != workload.FormatMooncake && to != workload.FormatAzure:
-		return usageError{fmt.Errorf("--to %q: want mooncake or azure", f.to)}
+		return usageError{fmt.Errorf("--to %q: want %s", f.to, formatList(workload.FormatMooncake, workload.FormatAzure))}
 	case f.traceBlock < 1:
 		return usageError{errors.New("--trace-block-size must be at least 1")}
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
 )
 
@@ -247,7 +248,7 @@ func (g *gen) router(kvcr bool) {
 			pick(r, "0", "0.5", "2"), pick(r, "0", "0.25", "1.5"), pick(r, "0", "0.5", "3"))
 	}
 	fmt.Fprintf(&g.b, "  hints: {enabled: %t, mode: %s, min_blocks: %d}\n",
-		kvcr && r.IntN(8) > 0, pick(r, "copy", "move"), 1+r.IntN(2))
+		kvcr && r.IntN(8) > 0, pick(r, scenarios.HintCopy, scenarios.HintMove), 1+r.IntN(2))
 }
 
 // kvcr writes the pull settings: short deadlines, slow or fast links.
@@ -297,7 +298,7 @@ func (g *gen) events() {
 			g.b.WriteString("}\n")
 		case k == 1 && len(ids) > 0: // remove, rarely every live worker
 			ids = ids[:1+r.IntN(max(1, len(ids)-1+r.IntN(2)))]
-			fmt.Fprintf(&g.b, "  - {at: %dms, remove: %s, on_remove: %s}\n", at, list(ids), pick(r, "reroute", "reroute", "fail"))
+			fmt.Fprintf(&g.b, "  - {at: %dms, remove: %s, on_remove: %s}\n", at, list(ids), pick(r, scenarios.RemoveReroute, scenarios.RemoveReroute, scenarios.RemoveFail))
 		default:
 			add := 1 + r.IntN(2)
 			fmt.Fprintf(&g.b, "  - {at: %dms, add: %d, startup: %dms}\n", at, add, pick(r, 0, 0, 5, 40))

@@ -1,7 +1,7 @@
 // Package life is the workers' lifecycle: each worker's status, kept in one
-// table that sim owns and changes. KVCR's staging guard and the router read
-// it through a View; the router also watches it, to keep its set of
-// routable workers.
+// table that sim owns and changes. KVCR (its staging guard, and transfers
+// and refreshes that skip a removed worker) and the router read it through
+// a View; the router also watches it, to keep its set of routable workers.
 package life
 
 // Status is where a worker is in its life.
@@ -48,10 +48,11 @@ func (t *Table) changed(w int32) {
 // Of is worker w's status.
 func (t *Table) Of(w int32) Status { return t.status[w] }
 
-// View is the table, read-only.
+// View is the table as the others see it.
 func (t *Table) View() View { return View{t} }
 
-// View reads a Table: what KVCR and the router get.
+// View reads a Table and watches its changes, but cannot set a status:
+// what KVCR and the router get.
 type View struct{ t *Table }
 
 // Of is worker w's status.
