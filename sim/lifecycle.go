@@ -154,7 +154,7 @@ func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) {
 			continue
 		}
 		r.reroutes++
-		c.counts.rerouted++
+		c.counts.RequestsRerouted++
 		if w, ok := c.route(now, r); ok {
 			c.wake(w, now, false)
 		}

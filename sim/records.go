@@ -100,13 +100,6 @@ func (c *Cluster) workerRows() []report.WorkerRow {
 	return rows
 }
 
-// counts are the simulation's own running counters, beside KVCR's; the
-// workers' counters come from the workers at the end.
-type counts struct {
-	hintsAttached int64
-	rerouted      int64
-}
-
 // Unmet lists the scenario's expectations that the counters do not meet,
 // as "move_lost_blocks is 0, expected move_lost_blocks > 0".
 func Unmet(sc *scenarios.Scenario, counters map[string]int64) []string {
@@ -122,7 +115,7 @@ func Unmet(sc *scenarios.Scenario, counters map[string]int64) []string {
 // counters are the run's counters: hints_attached and KVCR's, then the
 // cluster's. KVCR's are zero when it is off.
 func (c *Cluster) counters() Counters {
-	out := Counters{HintsAttached: c.counts.hintsAttached}
+	out := c.counts
 	if c.kv != nil {
 		out.Counters = c.kv.C
 	}
@@ -140,7 +133,6 @@ func (c *Cluster) counters() Counters {
 	out.RequestsRejected = s.Requests.Rejected
 	out.RequestsFailed = s.Requests.Failed
 	out.RequestsUnfinished = s.Requests.Unfinished
-	out.RequestsRerouted = c.counts.rerouted
 	out.Preemptions = s.Preempted
 	out.WorkersAdded = int64(len(c.workers) - c.sc.Cluster.Workers)
 	return out

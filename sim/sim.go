@@ -72,7 +72,7 @@ type Cluster struct {
 	pulls     reorder[report.PullRow]
 	digest    *report.Digest
 	stats     stats
-	counts    counts
+	counts    Counters // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
 	err       error
 }
 
@@ -316,7 +316,7 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	}
 	r.route = rt
 	if rt.HintSource >= 0 {
-		c.counts.hintsAttached++
+		c.counts.HintsAttached++
 	}
 	n := c.workers[rt.Worker]
 	c.settle(n)
