@@ -17,7 +17,7 @@ func WriteSweep(path string, keys []string, rows []report.SweepRow) error {
 func ReadSweep(path string) ([]string, []report.SweepRow, error) {
 	var keys []string
 	check := func(names []string) error {
-		nk := len(names) - 1 - (len(report.SweepColumns(nil)) - 1)
+		nk := len(names) - len(report.SweepColumns(nil)) // past run and the metrics
 		if nk < 0 || names[0] != "run" {
 			return fmt.Errorf("report: %s is not a sweep table", path)
 		}
