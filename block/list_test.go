@@ -87,13 +87,22 @@ func TestListGrownSlice(t *testing.T) {
 }
 
 // TestGrow: a pool's nodes double their capacity when full, never past
-// the limit, and new nodes are zero.
+// the limit, and new nodes are zero. With limit 100 the capacity after n
+// nodes is the least power of two at or above n up to 64 (1, 2, 4, 4, 8,
+// ...), then 100 from the 65th node on (min(2 x 64, 100)).
 func TestGrow(t *testing.T) {
 	var s []Node[int]
 	for i := range 100 {
 		s = Grow(s, 100)
-		if len(s) != i+1 || s[i].V != 0 || cap(s) > 100 {
-			t.Fatalf("after %d: len %d cap %d value %d", i+1, len(s), cap(s), s[i].V)
+		want := 100
+		if i < 64 {
+			want = 1
+			for want < i+1 {
+				want *= 2
+			}
+		}
+		if len(s) != i+1 || s[i].V != 0 || cap(s) != want {
+			t.Fatalf("after %d: len %d cap %d (want %d) value %d", i+1, len(s), cap(s), want, s[i].V)
 		}
 		s[i].V = i + 1
 	}
