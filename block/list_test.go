@@ -14,7 +14,7 @@ func walk(t *testing.T, l *List[string], s []Node[string]) []string {
 	for i := l.Head(); i >= 0; i = s[i].Next() {
 		fwd = append(fwd, s[i].V)
 	}
-	for i := l.tail; i >= 0; i = s[i].prev {
+	for i := l.Tail(); i >= 0; i = s[i].Prev() {
 		back = append(back, s[i].V)
 	}
 	slices.Reverse(back)
@@ -25,8 +25,9 @@ func walk(t *testing.T, l *List[string], s []Node[string]) []string {
 }
 
 // TestList: five nodes a..e pushed in the order c a e b d, then unlinked
-// from the head, the middle and the tail, pushed again, and emptied; each
-// row is the order after its step.
+// from the head, the middle and the tail, pushed again, inserted after the
+// tail and in the middle, and emptied; each row is the order after its
+// step.
 func TestList(t *testing.T) {
 	s := []Node[string]{{V: "a"}, {V: "b"}, {V: "c"}, {V: "d"}, {V: "e"}}
 	const a, b, c, d, e = 0, 1, 2, 3, 4
@@ -54,6 +55,12 @@ func TestList(t *testing.T) {
 			l.PushTail(s, a)
 		}, []string{"b", "c", "a"}},
 		{"unlink all but c", func() {
+			l.Unlink(s, b)
+			l.Unlink(s, a)
+		}, []string{"c"}},
+		{"insert a after c, the tail", func() { l.InsertAfter(s, c, a) }, []string{"c", "a"}},
+		{"insert b after c, before a", func() { l.InsertAfter(s, c, b) }, []string{"c", "b", "a"}},
+		{"unlink b and a", func() {
 			l.Unlink(s, b)
 			l.Unlink(s, a)
 		}, []string{"c"}},
