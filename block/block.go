@@ -93,7 +93,7 @@ func PlaceOf(chain []uint64, k int) uint32 {
 }
 
 // leaderPlace is the place bits a group leader's hash gives its group.
-func leaderPlace(h uint64) uint32 { return uint32(Mix(h)>>32) &^ (PlaceGroup - 1) }
+func leaderPlace(h uint64) uint32 { return placeOfHash(h) &^ (PlaceGroup - 1) }
 
 // RefOf is block k of chain as a Ref without its segment (Seg -1).
 func RefOf(chain []uint64, k int) Ref { return Ref{Hash: chain[k], Place: PlaceOf(chain, k), Seg: -1} }

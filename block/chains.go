@@ -132,7 +132,9 @@ func (c *Chains) make(hashes []uint64, parent, attach, pos int32) int32 {
 	return s
 }
 
-// placeOfHash spreads a segment's first hash over the starts table.
+// placeOfHash is a place taken from a key's own bits: the top half of its
+// mix. The starts table places a segment's first hash by it, SegKey a
+// segment, and leaderPlace a place group's blocks.
 func placeOfHash(h uint64) uint32 { return uint32(Mix(h) >> 32) }
 
 // Release returns the references Intern took for path.

@@ -14,7 +14,7 @@ func walk(t *testing.T, l *List[string], s []Node[string]) []string {
 	for i := l.Head(); i >= 0; i = s[i].Next() {
 		fwd = append(fwd, s[i].V)
 	}
-	for i := l.tail; i >= 0; i = s[i].prev {
+	for i := l.Tail(); i >= 0; i = s[i].Prev() {
 		back = append(back, s[i].V)
 	}
 	slices.Reverse(back)
@@ -25,8 +25,9 @@ func walk(t *testing.T, l *List[string], s []Node[string]) []string {
 }
 
 // TestList: five nodes a..e pushed in the order c a e b d, then unlinked
-// from the head, the middle and the tail, pushed again, and emptied; each
-// row is the order after its step.
+// from the head, the middle and the tail, pushed again, inserted after the
+// tail and in the middle, and emptied; each row is the order after its
+// step.
 func TestList(t *testing.T) {
 	s := []Node[string]{{V: "a"}, {V: "b"}, {V: "c"}, {V: "d"}, {V: "e"}}
 	const a, b, c, d, e = 0, 1, 2, 3, 4
@@ -54,6 +55,12 @@ func TestList(t *testing.T) {
 			l.PushTail(s, a)
 		}, []string{"b", "c", "a"}},
 		{"unlink all but c", func() {
+			l.Unlink(s, b)
+			l.Unlink(s, a)
+		}, []string{"c"}},
+		{"insert a after c, the tail", func() { l.InsertAfter(s, c, a) }, []string{"c", "a"}},
+		{"insert b after c, before a", func() { l.InsertAfter(s, c, b) }, []string{"c", "b", "a"}},
+		{"unlink b and a", func() {
 			l.Unlink(s, b)
 			l.Unlink(s, a)
 		}, []string{"c"}},
@@ -87,13 +94,22 @@ func TestListGrownSlice(t *testing.T) {
 }
 
 // TestGrow: a pool's nodes double their capacity when full, never past
-// the limit, and new nodes are zero.
+// the limit, and new nodes are zero. With limit 100 the capacity after n
+// nodes is the least power of two at or above n up to 64 (1, 2, 4, 4, 8,
+// ...), then 100 from the 65th node on (min(2 x 64, 100)).
 func TestGrow(t *testing.T) {
 	var s []Node[int]
 	for i := range 100 {
 		s = Grow(s, 100)
-		if len(s) != i+1 || s[i].V != 0 || cap(s) > 100 {
-			t.Fatalf("after %d: len %d cap %d value %d", i+1, len(s), cap(s), s[i].V)
+		want := 100
+		if i < 64 {
+			want = 1
+			for want < i+1 {
+				want *= 2
+			}
+		}
+		if len(s) != i+1 || s[i].V != 0 || cap(s) != want {
+			t.Fatalf("after %d: len %d cap %d (want %d) value %d", i+1, len(s), cap(s), want, s[i].V)
 		}
 		s[i].V = i + 1
 	}

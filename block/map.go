@@ -31,7 +31,7 @@ type Map[V any] struct {
 // index by segment.
 func SegKey(s int32) (uint64, uint32) {
 	k := uint64(s) + 1
-	return k, uint32(Mix(k) >> 32)
+	return k, placeOfHash(k)
 }
 
 // home is a place's home slot in the table of 2^bits slots (bits >= 3):

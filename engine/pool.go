@@ -196,24 +196,20 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 		l := p.spansOf(pc.Seg)
 		sps := *l
 		for i := 0; i < len(sps) && sps[i].lo < end; i++ {
-			sp := &sps[i]
-			if sp.hi > end { // straddles the hit's end: split it there
-				upper := *sp
+			straddles := sps[i].hi > end
+			if straddles { // split it at the hit's end
+				upper := sps[i]
 				upper.lo = end
-				if sp.refs == 0 { // the upper part stays free, as the queue run's head
-					p.runs[sp.q].V.Lo = end
-					p.nfree -= int(end - sp.lo)
-					sp.hi, sp.refs = end, 1
-					p.refsum += int(end - sp.lo)
-					sps = slices.Insert(sps, i+1, upper)
-					break
-				}
-				sp.hi = end
+				sps[i].hi = end
 				sps = slices.Insert(sps, i+1, upper)
-				sp = &sps[i]
 			}
+			sp := &sps[i]
 			if sp.refs == 0 {
-				p.unqueue(sp.q)
+				if straddles { // the upper part stays free, as the queue run's head
+					p.runs[sp.q].V.Lo = end
+				} else {
+					p.unqueue(sp.q)
+				}
 				p.nfree -= int(sp.hi - sp.lo)
 			}
 			sp.refs++

@@ -54,13 +54,19 @@ func (m Model) Active() float64 {
 // of E uniformly. That is k (the active parameters) for one token and all E
 // as n grows (99 % of Mixtral's 8 at n = 16). See docs/model.md.
 func (m Model) WeightsRead(n int) float64 {
-	if m.Experts == 0 || m.ActiveParams == 0 || m.ExpertsPerToken >= m.Experts {
+	if m.readsAll() {
 		return m.Params
 	}
 	e, k := float64(m.Experts), float64(m.ExpertsPerToken)
 	experts := float64((m.Params-m.ActiveParams)*e) / (e - k) // all experts' parameters
 	touched := float64(e * (1 - math.Pow(1-k/e, float64(n))))
 	return m.Params - float64(experts*(e-touched))/e
+}
+
+// readsAll reports whether every pass reads all of m's weights, whatever
+// its tokens: a dense model, or experts that every token routes to.
+func (m Model) readsAll() bool {
+	return m.Experts == 0 || m.ActiveParams == 0 || m.ExpertsPerToken >= m.Experts
 }
 
 // KVBytesPerToken is 2 (K and V) x layers x kv_heads x head_dim x dtype

@@ -152,7 +152,7 @@ func compiled(t Timing) Timing {
 		return t
 	}
 	m := r.Model
-	if !(m.Experts == 0 || m.ActiveParams == 0 || m.ExpertsPerToken >= m.Experts) {
+	if !m.readsAll() {
 		return t // mixture of experts: WeightsRead depends on the batch's tokens
 	}
 	tp := float64(r.TP)
