@@ -223,8 +223,16 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 
 // alloc appends n anonymous blocks to h: fresh ones first, then from the
 // queue head, evicting the names cached there. The caller has checked
-// free() >= n.
+// free() >= n. Most passes of a decoding request need no block: alloc of
+// none is inlined and does nothing.
 func (p *blockPool) alloc(h *holding, n int) {
+	if n > 0 {
+		p.allocSome(h, n)
+	}
+}
+
+// allocSome is alloc of n > 0 blocks.
+func (p *blockPool) allocSome(h *holding, n int) {
 	p.nfree -= n
 	p.refsum += n
 	h.push(block.Run{Seg: -1, Lo: 0, Hi: int32(n)})

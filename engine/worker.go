@@ -439,13 +439,8 @@ func (w *Worker) PullDone(s *Seq, from, landed int) {
 	s.pullFrom, s.pullLanded = from, landed
 }
 
-// grow gives s n new blocks. Most passes of a decoding request need none,
-// and skip the call.
-func (w *Worker) grow(s *Seq, n int) {
-	if n > 0 {
-		w.pool.alloc(&s.blocks, n)
-	}
-}
+// grow gives s n new blocks.
+func (w *Worker) grow(s *Seq, n int) { w.pool.alloc(&s.blocks, n) }
 
 // freeBlocks releases s's blocks, last first, so the tail of its chain is
 // evicted before its head.
