@@ -105,15 +105,6 @@ func stores(c []uint64) []block.Run {
 	return out
 }
 
-// refs are a chain's blocks as refs.
-func refs(c []uint64) []block.Ref {
-	out := make([]block.Ref, len(c))
-	for k := range c {
-		out[k] = at(c, k)
-	}
-	return out
-}
-
 // stageAt stages request req on target at time at, pulling from source;
 // the target holds the chain's first g1 blocks in G1.
 type stageAt struct {
