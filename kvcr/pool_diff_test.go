@@ -33,15 +33,6 @@ type diffBatch struct {
 	refs  []block.Ref
 }
 
-// addBlock appends block b to rs, extending the last run when b follows it.
-func addBlock(rs []block.Run, b block.Ref) []block.Run {
-	if k := len(rs) - 1; k >= 0 && rs[k].Seg == b.Seg && rs[k].Hi == b.Off {
-		rs[k].Hi++
-		return rs
-	}
-	return append(rs, block.Run{Seg: b.Seg, Lo: b.Off, Hi: b.Off + 1})
-}
-
 // newDiffRig makes chains with shared prefixes in a chain store of their
 // own and two empty pools of a tiny capacity.
 func newDiffRig(t *testing.T, seed uint64) *diffRig {
@@ -171,7 +162,7 @@ func (g *diffRig) step() string {
 			if op == 5 && g.rng.IntN(4) == 0 {
 				continue
 			}
-			d.runs = addBlock(d.runs, x)
+			d.runs = block.AppendRun(d.runs, runOf(x))
 			d.slots = append(d.slots, o.slot(x))
 			d.refs = append(d.refs, x)
 		}

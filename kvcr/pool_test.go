@@ -135,7 +135,7 @@ func TestPoolRuns(t *testing.T) {
 func lruHashes(p *Pool) []uint64 {
 	var rs []block.Run
 	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
-		rs = append(rs, block.Run{Seg: p.ext[e].V.Seg, Lo: p.ext[e].V.Lo, Hi: p.ext[e].V.Hi})
+		rs = append(rs, p.ext[e].V.Run)
 	}
 	return hashes(rs)
 }
