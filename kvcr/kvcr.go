@@ -98,9 +98,7 @@ type KVCR struct {
 	broken   error       // the first block served while not readable
 	spare    []*op       // finished loads and stores, for reuse
 	removed  []block.Run // scratch: blocks a move removed, reported in one batch
-	sent     []block.Ref // scratch: a pull's blocks' hashes and names (unpinSource)
-	order    []int       // scratch: sent in hash order
-	byHash   []hashPos   // scratch: to sort sent by hash
+	byHash   []hashPos   // scratch: a pull's blocks' hashes and positions, sorted by hash (unpinSource)
 	hashTmp  []hashPos   // scratch of sortByHash
 	scratch  fetch       // the fetch of the staging in progress
 	// C holds the run's counters.

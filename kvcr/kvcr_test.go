@@ -97,22 +97,7 @@ func at(c []uint64, k int) block.Ref { return block.RefAt(c, path(c), k) }
 func runOf(b block.Ref) block.Run { return block.Run{Seg: b.Seg, Lo: b.Off, Hi: b.Off + 1} }
 
 // stores is a chain's blocks as runs, for stores.
-func stores(c []uint64) []block.Run {
-	var out []block.Run
-	for _, pc := range path(c) {
-		out = append(out, block.Run{Seg: pc.Seg, Lo: 0, Hi: pc.N})
-	}
-	return out
-}
-
-// refs are a chain's blocks as refs.
-func refs(c []uint64) []block.Ref {
-	out := make([]block.Ref, len(c))
-	for k := range c {
-		out[k] = at(c, k)
-	}
-	return out
-}
+func stores(c []uint64) []block.Run { return block.AppendPath(nil, path(c), 0, len(c)) }
 
 // stageAt stages request req on target at time at, pulling from source;
 // the target holds the chain's first g1 blocks in G1.
@@ -295,7 +280,7 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	g.k.Store(0, 0, stores(c))
 	g.k.Store(0, 1, stores(chain(50, 1)))
 	g.k.Pool(1).pin(runOf(at(chain(50, 1), 0)))
-	g.k.Store(0, 1, []block.Run{{Seg: at(c, 1).Seg, Lo: at(c, 1).Off, Hi: at(c, 1).Off + 1}})
+	g.k.Store(0, 1, []block.Run{runOf(at(c, 1))})
 	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
 	if *res != Parked || g.k.C.PinsAcquired != 0 {

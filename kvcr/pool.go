@@ -52,7 +52,8 @@ type Pool struct {
 	lastSeg   int32              // the segment last looked up, or -1
 	lastList  int32              // its index in bySeg
 	scratch   []int32            // the extents of the run in hand (cover)
-	moved     []int32            // unpinInOrder's extent of each block
+	moved     []int32            // unpinInOrder's extent of each block; -1: none; -2-j: removed, gone[j]
+	gone      []block.Run        // unpinInOrder's blocks removed, one a run
 	more      []entry            // explode's new entries
 	// evicted collects the blocks eviction took, as runs in order; KVCR
 	// reports and clears it.
@@ -529,16 +530,15 @@ func (p *Pool) unpin(r block.Run, refresh bool, removed []block.Run) ([]block.Ru
 	return removed, gone
 }
 
-// unpinInOrder is unpin with refresh of each block of blocks, one by one
-// in the order given (indices into blocks); runs are the blocks as runs,
-// in blocks' order. It drops the pins run by run, cutting the ready
-// extents into blocks and taking them off the LRU list, then puts them
-// back at the most recent end in that order: one list step a block
-// instead of a search and two splits. The blocks it removes are appended
-// to removed in that order too.
-func (p *Pool) unpinInOrder(runs []block.Run, blocks []block.Ref, order []int, removed []block.Run) ([]block.Run, int) {
-	const gone = -2 // in moved: the block was removed
-	p.moved = p.moved[:0]
+// unpinInOrder is unpin with refresh of each block of runs, one by one in
+// the order of order, whose pos is the block's index among runs' blocks
+// (runs in order, each's in ascending order); order's hashes are not read.
+// It drops the pins run by run, cutting the ready extents into blocks and
+// taking them off the LRU list, then puts them back at the most recent end
+// in that order: one list step a block instead of a search and two splits.
+// The blocks it removes are appended to removed in that order too.
+func (p *Pool) unpinInOrder(runs []block.Run, order []hashPos, removed []block.Run) ([]block.Run, int) {
+	p.moved, p.gone = p.moved[:0], p.gone[:0]
 	n := 0
 	for _, r := range runs {
 		from := len(p.moved)
@@ -551,8 +551,9 @@ func (p *Pool) unpinInOrder(runs []block.Run, blocks []block.Ref, order []int, r
 			x.pins--
 			switch {
 			case x.st == pending && x.pins == 0:
-				for k := range x.Len() {
-					p.moved[at+int(k)] = gone
+				for off := x.Lo; off < x.Hi; off++ {
+					p.moved[at+int(off-x.Lo)] = -2 - int32(len(p.gone))
+					p.gone = append(p.gone, block.Run{Seg: x.Seg, Lo: off, Hi: off + 1})
 				}
 				n += x.Len()
 				p.remove(e)
@@ -565,12 +566,12 @@ func (p *Pool) unpinInOrder(runs []block.Run, blocks []block.Ref, order []int, r
 			}
 		}
 	}
-	for _, i := range order {
-		switch e := p.moved[i]; {
-		case e == gone:
-			removed = block.AppendRun(removed, block.Run{Seg: blocks[i].Seg, Lo: blocks[i].Off, Hi: blocks[i].Off + 1})
+	for _, o := range order {
+		switch e := p.moved[o.pos]; {
 		case e >= 0:
 			p.pushTail(e)
+		case e < -1:
+			removed = block.AppendRun(removed, p.gone[-2-e])
 		}
 	}
 	return removed, n

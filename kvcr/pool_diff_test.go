@@ -33,15 +33,6 @@ type diffBatch struct {
 	refs  []block.Ref
 }
 
-// addBlock appends block b to rs, extending the last run when b follows it.
-func addBlock(rs []block.Run, b block.Ref) []block.Run {
-	if k := len(rs) - 1; k >= 0 && rs[k].Seg == b.Seg && rs[k].Hi == b.Off {
-		rs[k].Hi++
-		return rs
-	}
-	return append(rs, block.Run{Seg: b.Seg, Lo: b.Off, Hi: b.Off + 1})
-}
-
 // newDiffRig makes chains with shared prefixes in a chain store of their
 // own and two empty pools of a tiny capacity.
 func newDiffRig(t *testing.T, seed uint64) *diffRig {
@@ -171,7 +162,7 @@ func (g *diffRig) step() string {
 			if op == 5 && g.rng.IntN(4) == 0 {
 				continue
 			}
-			d.runs = addBlock(d.runs, x)
+			d.runs = block.AppendRun(d.runs, runOf(x))
 			d.slots = append(d.slots, o.slot(x))
 			d.refs = append(d.refs, x)
 		}
@@ -208,19 +199,19 @@ func (g *diffRig) step() string {
 				unpin(s, mode == 1)
 			}
 		case 2, 3: // block by block, or as the source's refresh does
-			order := make([]int, len(d.refs))
-			for k := range order {
-				order[k] = k
+			order := make([]hashPos, len(d.refs))
+			for k, x := range d.refs {
+				order[k] = hashPos{x.Hash, k}
 			}
-			slices.SortFunc(order, func(a, b int) int { return cmp.Compare(d.refs[a].Hash, d.refs[b].Hash) })
+			slices.SortFunc(order, func(a, b hashPos) int { return cmp.Compare(a.hash, b.hash) })
 			if mode == 3 {
-				removed, _ = p.unpinInOrder(d.runs, d.refs, order, removed)
+				removed, _ = p.unpinInOrder(d.runs, order, removed)
 			}
-			for _, k := range order {
+			for _, o := range order {
 				if mode == 2 {
-					removed, _ = p.unpin(block.Run{Seg: d.refs[k].Seg, Lo: d.refs[k].Off, Hi: d.refs[k].Off + 1}, true, removed)
+					removed, _ = p.unpin(runOf(d.refs[o.pos]), true, removed)
 				}
-				unpin(d.slots[k], true)
+				unpin(d.slots[o.pos], true)
 			}
 		}
 		g.sameRuns("removed by unpin", removed, oRemoved)

@@ -135,7 +135,7 @@ func TestPoolRuns(t *testing.T) {
 func lruHashes(p *Pool) []uint64 {
 	var rs []block.Run
 	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
-		rs = append(rs, block.Run{Seg: p.ext[e].V.Seg, Lo: p.ext[e].V.Lo, Hi: p.ext[e].V.Hi})
+		rs = append(rs, p.ext[e].V.Run)
 	}
 	return hashes(rs)
 }
@@ -150,12 +150,13 @@ func lruHashes(p *Pool) []uint64 {
 func TestPoolUnpinInOrder(t *testing.T) {
 	p := NewPool(8, testChains)
 	storeRun(p, 1, 6)
-	send := refs(chain(1, 16))[1:5] // blocks 2-5
-	pull := []block.Run{{Seg: send[0].Seg, Lo: send[0].Off, Hi: send[0].Off + 4}}
-	p.pin(pull[0])
+	pull := blockRun(2)
+	pull.Hi = pull.Lo + 4 // blocks 2-5
+	p.pin(pull)
 	p.pin(blockRun(4))
 	p.markPending(blockRun(4), nil)
-	removed, gone := p.unpinInOrder(pull, send, []int{2, 0, 3, 1}, nil)
+	order := []hashPos{{4, 2}, {2, 0}, {5, 3}, {3, 1}} // (hash, position in the pull's blocks)
+	removed, gone := p.unpinInOrder([]block.Run{pull}, order, nil)
 	if gone != 0 || len(removed) != 0 || !slices.Equal(lruHashes(p), []uint64{1, 6, 2, 5, 3}) {
 		t.Errorf("removed %v, LRU %v; want none, [1 6 2 5 3]", hashes(removed), lruHashes(p))
 	}

@@ -97,23 +97,15 @@ func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 			k.unpin(sn, r, false)
 		}
 	} else {
-		k.sent, k.order = k.sent[:0], k.order[:0]
-		for _, r := range p.runs { // the hashes to sort by and the names; no place is needed
-			hs := k.cfg.Chains.Hashes(r.Seg)
-			for off := r.Lo; off < r.Hi; off++ {
-				k.sent = append(k.sent, block.Ref{Hash: hs[off], Seg: r.Seg, Off: off})
+		k.byHash = k.byHash[:0]
+		for _, r := range p.runs { // the hashes to sort by; a block's position in p.runs names it
+			for _, h := range k.cfg.Chains.Hashes(r.Seg)[r.Lo:r.Hi] {
+				k.byHash = append(k.byHash, hashPos{h, len(k.byHash)})
 			}
 		}
-		k.byHash = k.byHash[:0]
-		for i, b := range k.sent {
-			k.byHash = append(k.byHash, hashPos{b.Hash, i})
-		}
 		k.hashTmp = sortByHash(k.byHash, k.hashTmp)
-		for _, x := range k.byHash {
-			k.order = append(k.order, x.pos)
-		}
 		var gone int
-		k.removed, gone = sn.pool.unpinInOrder(p.runs, k.sent, k.order, k.removed)
+		k.removed, gone = sn.pool.unpinInOrder(p.runs, k.byHash, k.removed)
 		k.C.MoveRemovedBlocks += int64(gone)
 	}
 	k.reportRemoved(now, sn)
