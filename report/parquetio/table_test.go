@@ -120,9 +120,11 @@ func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []
 	return rows, types, groups
 }
 
-func TestRequestWriterRoundTrip(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "requests.parquet")
-	w, err := NewRequestWriter(path, 2) // 5 rows: row groups of 2, 2, 1
+// writeRequests writes testRequests to a requests.parquet at path, in row
+// groups of rowGroupRows.
+func writeRequests(t *testing.T, path string, rowGroupRows int) {
+	t.Helper()
+	w, err := NewRequestWriter(path, rowGroupRows)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +136,11 @@ func TestRequestWriterRoundTrip(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestRequestWriterRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "requests.parquet")
+	writeRequests(t, path, 2) // 5 rows: row groups of 2, 2, 1
 
 	rows, types, groups := readRequests(t, path)
 	if !slices.Equal(rows, testRequests) {
@@ -161,18 +168,7 @@ func TestRequestWriterRoundTrip(t *testing.T) {
 // BYTE_ARRAY with the dictionary in declaration order in every row group.
 func TestRequestWriterParquetSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "requests.parquet")
-	w, err := NewRequestWriter(path, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range testRequests {
-		if err := w.Append(&testRequests[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRequests(t, path, 3)
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
 		t.Fatal(err)
@@ -225,18 +221,8 @@ func TestRequestWriterDeterministic(t *testing.T) {
 	var files [2][]byte
 	for i := range files {
 		path := filepath.Join(t.TempDir(), "requests.parquet")
-		w, err := NewRequestWriter(path, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j := range testRequests {
-			if err := w.Append(&testRequests[j]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeRequests(t, path, 2)
+		var err error
 		if files[i], err = os.ReadFile(path); err != nil {
 			t.Fatal(err)
 		}
