@@ -98,8 +98,6 @@ type KVCR struct {
 	broken   error       // the first block served while not readable
 	spare    []*op       // finished loads and stores, for reuse
 	removed  []block.Run // scratch: blocks a move removed, reported in one batch
-	byHash   []hashPos   // scratch: a pull's blocks' hashes and positions, sorted by hash (unpinSource)
-	hashTmp  []hashPos   // scratch of sortByHash
 	scratch  fetch       // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters

@@ -516,6 +516,35 @@ func TestRefreshAfterLateLanding(t *testing.T) {
 	g.check(t)
 }
 
+// TestSourceRefreshInChainOrder (rule: a completed write refreshes the
+// source's blocks as one cohort in chain order, the chain's first block
+// least recent). Worker 0's G2 of 4 blocks holds the chain 4000, 3000,
+// 2000, 1000 (hashes descending along the chain), 4000 the least recently
+// used. A copy of the first two blocks (1 MB) staged at 0 lands at 2 ms
+// (first byte 1 ms): the source refreshes 4000 then 3000, so the LRU list
+// is 2000 1000 4000 3000. A store of three new blocks at 3 ms evicts the
+// three least recent and keeps 3000. The old rule, ascending hash order,
+// refreshed 3000 then 4000 and kept 4000.
+func TestSourceRefreshInChainOrder(t *testing.T) {
+	g := newRig(Config{G2Capacity: 4})
+	c := []uint64{4000, 3000, 2000, 1000}
+	g.k.Store(0, 0, stores(c))
+	g.stage(0, 1, 1, c[:2], Hint{Source: 0, Blocks: all})
+	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, stores(chain(5000, 3))) }), 0)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Success, ms, 2*ms, 2)
+	var kept []uint64
+	for i, h := range c {
+		if g.k.Pool(0).Ready(at(c, i)) {
+			kept = append(kept, h)
+		}
+	}
+	if !slices.Equal(kept, []uint64{3000}) {
+		t.Errorf("source kept %v, want [3000]", kept)
+	}
+	g.check(t)
+}
+
 // TestIllegalTransitionsPanic: an event a pull's state does not allow
 // panics with a TransitionError naming the pull, its state and the event.
 func TestIllegalTransitionsPanic(t *testing.T) {

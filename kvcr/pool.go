@@ -33,11 +33,10 @@ const (
 // offset, which is its least recently used. An extent made ready or
 // refreshed joins the tail extent when it continues it (same segment, next
 // offset, same pins), and one unpinned in place joins its LRU neighbours
-// likewise, so a store's run stays one extent and pins released in place (a
-// pull's destination hits, a cancelled pull's source) leave no cuts behind. Blocks refreshed in hash order (a pull's source,
-// unpinInOrder) become extents of one block each: that order follows no
-// run. The slot-by-slot pool this replaced is the oracle of
-// TestPoolAgainstSlots.
+// likewise, so a store's run stays one extent, and pins released in place
+// (a pull's destination hits, a cancelled pull's source) or refreshed in
+// chain order (a pull's source after its write) leave no cuts behind. The
+// slot-by-slot pool this replaced is the oracle of TestPoolAgainstSlots.
 type Pool struct {
 	size      int
 	used      int // blocks held: filling, ready or pending
@@ -52,9 +51,6 @@ type Pool struct {
 	lastSeg   int32              // the segment last looked up, or -1
 	lastList  int32              // its index in bySeg
 	scratch   []int32            // the extents of the run in hand (cover)
-	moved     []int32            // unpinInOrder's extent of each block; -1: none; -2-j: removed, gone[j]
-	gone      []block.Run        // unpinInOrder's blocks removed, one a run
-	more      []entry            // explode's new entries
 	// evicted collects the blocks eviction took, as runs in order; KVCR
 	// reports and clears it.
 	evicted []block.Run
@@ -300,27 +296,6 @@ func (p *Pool) split(l int32, i int, at int32) int32 {
 	return r
 }
 
-// explode splits extent e, on no list, into extents of one block each:
-// ids[k] is its block k's (e for the first).
-func (p *Pool) explode(e int32, ids []int32) {
-	x := p.ext[e].V
-	ids[0] = e
-	if x.Len() == 1 {
-		return
-	}
-	l := p.list(x.Seg)
-	i := search(p.bySeg[l], x.Lo)
-	p.bySeg[l][i].end = x.Lo + 1
-	p.ext[e].V.Hi = x.Lo + 1
-	p.more = p.more[:0]
-	for off := x.Lo + 1; off < x.Hi; off++ {
-		b := p.alloc(extent{Run: block.Run{Seg: x.Seg, Lo: off, Hi: off + 1}, pins: x.pins, st: x.st})
-		p.more = append(p.more, entry{off + 1, b})
-		ids[off-x.Lo] = b
-	}
-	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, p.more...)
-}
-
 // cover splits the extents at r's ends and returns those holding r's
 // blocks, in ascending order. The slice is valid until the next cover.
 func (p *Pool) cover(r block.Run) []int32 {
@@ -528,53 +503,6 @@ func (p *Pool) unpin(r block.Run, refresh bool, removed []block.Run) ([]block.Ru
 		}
 	}
 	return removed, gone
-}
-
-// unpinInOrder is unpin with refresh of each block of runs, one by one in
-// the order of order, whose pos is the block's index among runs' blocks
-// (runs in order, each's in ascending order); order's hashes are not read.
-// It drops the pins run by run, cutting the ready extents into blocks and
-// taking them off the LRU list, then puts them back at the most recent end
-// in that order: one list step a block instead of a search and two splits.
-// The blocks it removes are appended to removed in that order too.
-func (p *Pool) unpinInOrder(runs []block.Run, order []hashPos, removed []block.Run) ([]block.Run, int) {
-	p.moved, p.gone = p.moved[:0], p.gone[:0]
-	n := 0
-	for _, r := range runs {
-		from := len(p.moved)
-		for range r.Len() {
-			p.moved = append(p.moved, -1) // absent, filling or still pending
-		}
-		for _, e := range p.cover(r) {
-			x := &p.ext[e].V
-			at := from + int(x.Lo-r.Lo)
-			x.pins--
-			switch {
-			case x.st == pending && x.pins == 0:
-				for off := x.Lo; off < x.Hi; off++ {
-					p.moved[at+int(off-x.Lo)] = -2 - int32(len(p.gone))
-					p.gone = append(p.gone, block.Run{Seg: x.Seg, Lo: off, Hi: off + 1})
-				}
-				n += x.Len()
-				p.remove(e)
-			case x.st == ready:
-				if x.pins == 0 {
-					p.evictable += x.Len()
-				}
-				p.lru.Unlink(p.ext, e)
-				p.explode(e, p.moved[at:at+x.Len()])
-			}
-		}
-	}
-	for _, o := range order {
-		switch e := p.moved[o.pos]; {
-		case e >= 0:
-			p.pushTail(e)
-		case e < -1:
-			removed = block.AppendRun(removed, p.gone[-2-e])
-		}
-	}
-	return removed, n
 }
 
 // markPending makes r's ready blocks absent to readers: an unpinned one is

@@ -174,14 +174,14 @@ func (g *diffRig) step() string {
 		}
 		g.pins = append(g.pins, d)
 		return fmt.Sprintf("pin %d [%d,%d): %d", c, a, b, len(d.slots))
-	case op == 6 || op == 7: // pins released: in place, refreshed by runs, or refreshed in hash order
+	case op == 6 || op == 7: // pins released: in place, refreshed by runs (a pull's source), or refreshed block by block
 		if len(g.pins) == 0 {
 			return "none"
 		}
 		i := g.rng.IntN(len(g.pins))
 		d := g.pins[i]
 		g.pins = slices.Delete(g.pins, i, i+1)
-		mode := g.rng.IntN(4)
+		mode := g.rng.IntN(3)
 		var removed []block.Run
 		var oRemoved []block.Ref
 		unpin := func(s int32, refresh bool) {
@@ -198,20 +198,10 @@ func (g *diffRig) step() string {
 			for _, s := range d.slots {
 				unpin(s, mode == 1)
 			}
-		case 2, 3: // block by block, or as the source's refresh does
-			order := make([]hashPos, len(d.refs))
-			for k, x := range d.refs {
-				order[k] = hashPos{x.Hash, k}
-			}
-			slices.SortFunc(order, func(a, b hashPos) int { return cmp.Compare(a.hash, b.hash) })
-			if mode == 3 {
-				removed, _ = p.unpinInOrder(d.runs, order, removed)
-			}
-			for _, o := range order {
-				if mode == 2 {
-					removed, _ = p.unpin(runOf(d.refs[o.pos]), true, removed)
-				}
-				unpin(d.slots[o.pos], true)
+		case 2: // block by block, in a random order
+			for _, k := range g.rng.Perm(len(d.refs)) {
+				removed, _ = p.unpin(runOf(d.refs[k]), true, removed)
+				unpin(d.slots[k], true)
 			}
 		}
 		g.sameRuns("removed by unpin", removed, oRemoved)
@@ -319,8 +309,8 @@ func (g *diffRig) compare() {
 // with shared prefixes and tiny capacities, so that eviction splits runs
 // all the time: stores of runs partly held, pull reservations, landings
 // and drops, pins of ready runs and of scattered ready blocks, unpins in
-// place, refreshed by runs, refreshed in hash order block by block and by
-// unpinInOrder, and moves. After each step both must agree on every
+// place, refreshed by runs (a pull's source refreshing in chain order) and
+// refreshed block by block in a random order, and moves. After each step both must agree on every
 // answer: the blocks evicted and removed, in order; the LRU order of the
 // ready blocks; used, peak, room and pins; readiness and prefixes; and
 // both must pass Check.

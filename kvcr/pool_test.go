@@ -140,14 +140,14 @@ func lruHashes(p *Pool) []uint64 {
 	return hashes(rs)
 }
 
-// TestPoolUnpinInOrder: a pool of 8 holds blocks 1-6 (one run, 1 least
+// TestPoolSourceRefresh: a pool of 8 holds blocks 1-6 (one run, 1 least
 // recent). A pull's source pins 2-5; another pull pins 4 and a move marks
-// it pending. The first pull ends, refreshing its blocks in the order 4, 2,
-// 5, 3 (as hash order might): 4 keeps a pin and stays pending, 2, 5 and 3
-// go to the tail in that order, so the LRU list is 1 6 2 5 3. The second
-// pull's unpin then removes 4. With 5 blocks held, filling 6 more evicts
-// the 3 least recent: 1, 6, 2.
-func TestPoolUnpinInOrder(t *testing.T) {
+// it pending. The first pull ends, refreshing its blocks as one cohort in
+// chain order: 4 keeps a pin and stays pending, 2, 3 and 5 go to the tail
+// in that order, so the LRU list is 1 6 2 3 5. The second pull's unpin
+// then removes 4. With 5 blocks held, filling 6 more evicts the 3 least
+// recent: 1, 6, 2.
+func TestPoolSourceRefresh(t *testing.T) {
 	p := NewPool(8, testChains)
 	storeRun(p, 1, 6)
 	pull := blockRun(2)
@@ -155,10 +155,9 @@ func TestPoolUnpinInOrder(t *testing.T) {
 	p.pin(pull)
 	p.pin(blockRun(4))
 	p.markPending(blockRun(4), nil)
-	order := []hashPos{{4, 2}, {2, 0}, {5, 3}, {3, 1}} // (hash, position in the pull's blocks)
-	removed, gone := p.unpinInOrder([]block.Run{pull}, order, nil)
-	if gone != 0 || len(removed) != 0 || !slices.Equal(lruHashes(p), []uint64{1, 6, 2, 5, 3}) {
-		t.Errorf("removed %v, LRU %v; want none, [1 6 2 5 3]", hashes(removed), lruHashes(p))
+	removed, gone := p.unpin(pull, true, nil)
+	if gone != 0 || len(removed) != 0 || !slices.Equal(lruHashes(p), []uint64{1, 6, 2, 3, 5}) {
+		t.Errorf("removed %v, LRU %v; want none, [1 6 2 3 5]", hashes(removed), lruHashes(p))
 	}
 	if removed, gone = p.unpin(blockRun(4), false, nil); gone != 1 || !slices.Equal(hashes(removed), []uint64{4}) {
 		t.Errorf("removed %v, want [4]", hashes(removed))

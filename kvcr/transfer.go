@@ -84,29 +84,16 @@ func (k *KVCR) transferOver(now des.Time, p *Pull) {
 }
 
 // unpinSource drops the pull's pins at the source; with refresh their
-// recency is refreshed, in ascending hash order: block by block, as hash
-// order follows no run (Pool.unpinInOrder). A block a move left pending
-// goes with its last pin.
+// recency is refreshed as one cohort, in chain order: the chain's first
+// block least recent, its last most recent (p.runs are in chain order). A
+// block a move left pending goes with its last pin.
 func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 	k.C.PinsReleased += int64(block.Blocks(p.runs))
 	if k.status(sn) == life.Removed {
 		return // the pins went with the worker's pool
 	}
-	if !refresh {
-		for _, r := range p.runs {
-			k.unpin(sn, r, false)
-		}
-	} else {
-		k.byHash = k.byHash[:0]
-		for _, r := range p.runs { // the hashes to sort by; a block's position in p.runs names it
-			for _, h := range k.cfg.Chains.Hashes(r.Seg)[r.Lo:r.Hi] {
-				k.byHash = append(k.byHash, hashPos{h, len(k.byHash)})
-			}
-		}
-		k.hashTmp = sortByHash(k.byHash, k.hashTmp)
-		var gone int
-		k.removed, gone = sn.pool.unpinInOrder(p.runs, k.byHash, k.removed)
-		k.C.MoveRemovedBlocks += int64(gone)
+	for _, r := range p.runs {
+		k.unpin(sn, r, refresh)
 	}
 	k.reportRemoved(now, sn)
 }
