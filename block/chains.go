@@ -14,7 +14,7 @@ package block
 // before it), so two chains share exactly their common prefix. A 64-bit
 // collision, two different prefixes with the same hash, is not detected
 // inside a segment; at a segment's start it gives the chain a private
-// segment that no later chain finds.
+// segment that no later chain finds, and is counted (Collisions).
 //
 // A segment lives while it is referenced: by each interned path through it
 // (Intern takes the references, Release returns them), by each child, and
@@ -30,6 +30,7 @@ type Chains struct {
 	free   []int32    // freed ids
 	unref  []int32    // segments whose references reached zero since the last Collect
 	live   int
+	clash  int // segments made private by a hash collision
 }
 
 type segment struct {
@@ -125,7 +126,9 @@ func (c *Chains) make(hashes []uint64, parent, attach, pos int32) int32 {
 	c.live++
 	if p := c.starts.Insert(hashes[0], placeOfHash(hashes[0])); *p == 0 {
 		*p = s + 1
-	} // else a hash collision: the segment stays private
+	} else {
+		c.clash++ // a hash collision: the segment stays private
+	}
 	if parent >= 0 {
 		c.segs[parent].refs++
 	}
@@ -234,3 +237,9 @@ func (c *Chains) Parent(s int32) (int32, int) { return c.segs[s].parent, int(c.s
 
 // Live is the number of segments alive (collected ones not counted).
 func (c *Chains) Live() int { return c.live }
+
+// Collisions is the number of times a chain met, at a segment's start, a
+// hash another segment already starts with under a different prefix: a
+// 64-bit hash collision. Each such chain was kept apart in a private
+// segment.
+func (c *Chains) Collisions() int { return c.clash }

@@ -73,6 +73,29 @@ func TestChainsByHand(t *testing.T) {
 	}
 }
 
+// TestChainsCollision: chains 1 2 and 3 4 make segments 0 and 1; 1 5
+// leaves segment 0 after one block, so segment 2 starts with 5 under
+// segment 0. Chain 3 5 meets hash 5 at a segment's start under segment 1: a
+// collision (hash 5 under two different prefixes). It is counted, and the
+// chain gets a private segment 3, so each chain still spells itself and
+// 3 5 shares nothing with 1 5.
+func TestChainsCollision(t *testing.T) {
+	var c Chains
+	for _, ch := range [][]uint64{{1, 2}, {3, 4}, {1, 5}} {
+		c.Intern(ch, nil)
+	}
+	if c.Collisions() != 0 {
+		t.Fatalf("collisions %d before any", c.Collisions())
+	}
+	p := c.Intern([]uint64{3, 5}, nil)
+	if want := []Piece{{1, 1}, {3, 1}}; !slices.Equal(p, want) || c.Collisions() != 1 {
+		t.Errorf("path %v, collisions %d; want %v, 1", p, c.Collisions(), want)
+	}
+	if got := spell(&c, p); !slices.Equal(got, []uint64{3, 5}) {
+		t.Errorf("spells %v", got)
+	}
+}
+
 // TestChainsAgainstNames interns random chains over a random tree of
 // contents and releases them in random order, interning more in between,
 // while holders take and return references on the names of random blocks

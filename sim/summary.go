@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -55,8 +57,11 @@ type Summary struct {
 	// measured, when the trace carries them (otel); absent otherwise.
 	Fidelity *report.Fidelity `json:"fidelity,omitempty"`
 	// Counters are every run counter by name (counters.parquet).
-	Counters  map[string]int64 `json:"counters"`
-	WallTimeS float64          `json:"wall_time_s"` // set by the caller; outside any digest
+	Counters map[string]int64 `json:"counters"`
+	// Warnings are what the run found that may make its results mislead
+	// (kvsim replay prints them on stderr); outside the digest.
+	Warnings  []string `json:"warnings,omitempty"`
+	WallTimeS float64  `json:"wall_time_s"` // set by the caller; outside any digest
 }
 
 // stats accumulates the summary as requests end.
@@ -131,6 +136,10 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 	s.Counters = map[string]int64{}
 	for _, r := range cs {
 		s.Counters[r.Name] = r.Value
+	}
+	if n := c.chains.Collisions(); n > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
+			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))
 	}
 	return &s
 }

@@ -102,6 +102,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		return err
 	}
 	warn(stderr, sc.LateEvents(des.Time(sum.LastArrivalNs)))
+	warn(stderr, sum.Warnings)
 	if f.json {
 		if err := printJSON(cmd.OutOrStdout(), sum); err != nil {
 			return err
