@@ -545,6 +545,52 @@ func TestSourceRefreshInChainOrder(t *testing.T) {
 	g.check(t)
 }
 
+// TestPendingRemovalAtTargetFailsRead (rule: a target block pending
+// removal is a failed read; the fetch stops there, does not wait and does
+// not ask the source for it). The source, worker 0, holds blocks 1-6. The
+// target, worker 1, holds block 3, moved away by a move it served and
+// still pinned by another reader: pending removal. A request for 1-6 staged
+// at 0: blocks 1-2 are missing and the source has them, block 3 stops the
+// walk. The pull sends 1-2 (1 MB: first byte 1 ms, lands 2 ms) and is
+// partial, 6 requested, 2 landed; nothing parks. With block 1 pending
+// instead, the walk stops at once: nothing to send, rejected at staging,
+// and the request goes on at 0. (The old rule parked both until the
+// removal finished.)
+func TestPendingRemovalAtTargetFailsRead(t *testing.T) {
+	c := chain(1, 6)
+	for _, tc := range []struct {
+		pending int // the target's block pending removal
+		res     StageResult
+		out     Outcome
+		end     des.Time
+		landed  int
+	}{
+		{2, Wait, Partial, 2 * ms, 2},
+		{0, Proceed, Rejected, 0, 0},
+	} {
+		g := newRig(Config{})
+		g.k.Store(0, 0, stores(c))
+		b := runOf(at(c, tc.pending))
+		g.k.Store(0, 1, []block.Run{b})
+		g.k.Pool(1).pin(b)
+		g.k.Pool(1).markPending(b, nil)
+		res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
+		g.q.Run(nil)
+		first := des.Time(-1)
+		if tc.landed > 0 {
+			first = ms
+		}
+		p := g.r.pulls[1]
+		wantPull(t, p, tc.out, first, tc.end, tc.landed)
+		if *res != tc.res || p.Requested != 6 || g.k.C.PullsParked != 0 {
+			t.Errorf("block %d pending: staging %v, requested %d, parked %d; want %v, 6, 0",
+				tc.pending+1, *res, p.Requested, g.k.C.PullsParked, tc.res)
+		}
+		g.k.Pool(1).unpin(b, false, nil) // the other reader lets go: the block goes
+		g.check(t)
+	}
+}
+
 // TestIllegalTransitionsPanic: an event a pull's state does not allow
 // panics with a TransitionError naming the pull, its state and the event.
 func TestIllegalTransitionsPanic(t *testing.T) {

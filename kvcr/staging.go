@@ -11,11 +11,11 @@ import (
 // fetch is what one staging attempt finds on the request's reusable chain
 // past the target's G1 prefix: the fetch. It is walked block by block from
 // the G1 prefix: a block the target holds ready in G2 is a destination hit
-// (not sent); a block the target is still filling, or whose removal is
-// pending there, must settle first; a missing block joins the transfer
-// when the hint listed it (or the query is opportunistic) and the source
-// holds it ready. The walk stops at the first block neither side can
-// supply.
+// (not sent); a block the target is still filling must settle first; a
+// block whose removal is pending there is a failed read, where the walk
+// stops; a missing block joins the transfer when the hint listed it (or
+// the query is opportunistic) and the source holds it ready. The walk
+// stops at the first block neither side can supply.
 type fetch struct {
 	first     int         // first block the target lacks: the end of its G2 prefix
 	end       int         // the walk's end: every block of [g1, end) is a hit or sent
@@ -23,7 +23,7 @@ type fetch struct {
 	hitIdx    []int       // the block index of each hit run's first block
 	runs      []block.Run // the missing blocks the transfer carries, in chain order
 	moves     int         // the first moves blocks of runs are the hint's
-	unsettled bool        // the walk stopped at a target block still filling or pending removal
+	unsettled bool        // the walk stopped at a target block still filling
 }
 
 // walk fills f for the fetch [g1, limit) of the chain whose path is given
@@ -59,6 +59,9 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 		}
 		if f.first < 0 {
 			f.first = i
+		}
+		if st == pending {
+			break // a failed read: the runtime rejects it, and the source is not asked
 		}
 		if st != free {
 			f.unsettled = true
