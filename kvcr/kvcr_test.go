@@ -184,28 +184,45 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 	g.check(t)
 }
 
-// TestCancelReshares: operation timeout 4 ms. A (20 blocks, 10 MB) staged
-// at 0: first byte 1 ms, target deadline 4 ms, source deadline 1 + 4 = 5
-// ms. B (3 blocks, 1.5 MB) staged at 2 ms: first byte 3 ms. A is alone for
-// 1-3 ms (2 MB); both get 0.5 GB/s from 3 ms. At 4 ms A's target deadline
-// passes: it expires, but its bytes keep flowing until its source cancels
-// at 5 ms, by when B has 1 MB. Alone, B's last 0.5 MB takes 0.5 ms: it
-// lands at 5.5 ms (it would land at 6 ms had A not been cancelled). A
-// lands nothing, its target slots are freed, its pins released.
-func TestCancelReshares(t *testing.T) {
+// TestExpiredWriteKeepsItsShare (rule: a write cannot be recalled: after
+// its first byte it runs to its last, keeping its share of the link, its
+// source pins and its target's slots, and lands nothing). Operation
+// timeout 4 ms. A (20 blocks, 10 MB) staged at 0: first byte 1 ms, target
+// deadline 4 ms, source deadline 1 + 4 = 5 ms. B (2 blocks, 1 MB) staged at
+// 3 ms: first byte 4 ms, target deadline 7 ms. A is alone for 1-4 ms (3
+// MB). At 4 ms A's target gives up (expired, end_ns 4 ms), and B starts:
+// each gets 0.5 GB/s. At 5 ms A's source gives up too, but its write runs
+// on: B gets its MB at 0.5 GB/s and lands at 6 ms. (Under the old rule A's
+// bytes stopped at 5 ms, when B had 0.5 MB; alone, B's last 0.5 MB took 0.5
+// ms: 5.5 ms. B ends later by exactly that 0.5 ms.) A has 4 MB at 6 ms and
+// its last 6 MB alone end the write at 12 ms: its pins and its target's 20
+// slots are held until then (seen at 11 ms), then released; nothing
+// landed, and the source treats the write as cancelled (no refresh).
+func TestExpiredWriteKeepsItsShare(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 30)))
 	h := Hint{Source: 0, Blocks: all}
 	g.stage(0, 1, 1, chain(1, 20), h)
-	g.stageHeld(2*ms, 2, 2, chain(1, 23), 20, h) // blocks 21-23
+	g.stageHeld(3*ms, 2, 2, chain(1, 22), 20, h) // blocks 21-22
+	var pinned, slots int
+	g.q.Schedule(11*ms, des.PhaseSample, 0, probe(func(des.Time) {
+		pinned, slots = g.k.Pool(0).Pinned(), g.k.Pool(1).Used()
+	}), 0)
 	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Expired, ms, 5*ms, 0)
-	wantPull(t, g.r.pulls[2], Success, 3*ms, 5500*des.Microsecond, 3)
+	wantPull(t, g.r.pulls[1], Expired, ms, 4*ms, 0)
+	wantPull(t, g.r.pulls[2], Success, 4*ms, 6*ms, 2)
+	if a := g.r.pulls[1]; a.WriteEndNs != 12*ms || g.r.pulls[2].WriteEndNs != 6*ms {
+		t.Errorf("writes ended at %v and %v, want 12ms and 6ms", a.WriteEndNs, g.r.pulls[2].WriteEndNs)
+	}
 	if g.r.ended[1] != "4ms 0" {
 		t.Errorf("A released at %q, want at its 4 ms deadline", g.r.ended[1])
 	}
-	if g.k.Pool(1).Used() != 0 || g.k.C.PullsExpired != 1 || g.k.C.BytesPulled != 1_500_000 {
-		t.Errorf("target slots %d, expired %d, bytes %d", g.k.Pool(1).Used(), g.k.C.PullsExpired, g.k.C.BytesPulled)
+	if pinned != 20 || slots != 20 {
+		t.Errorf("at 11 ms: %d source pins, %d target slots; want 20, 20", pinned, slots)
+	}
+	if g.k.Pool(1).Used() != 0 || g.k.C.PullsExpired != 1 || g.k.C.BytesPulled != 1_000_000 || g.k.Moved(0) != 11_000_000 {
+		t.Errorf("target slots %d, expired %d, bytes pulled %d, egress moved %d",
+			g.k.Pool(1).Used(), g.k.C.PullsExpired, g.k.C.BytesPulled, g.k.Moved(0))
 	}
 	g.check(t)
 }
@@ -348,7 +365,8 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 // deadline runs from its first staging: 0 + abandon 8 ms. Staged again at
 // 7 ms it starts with 1 ms left: its source deadline is 7 + 1 (latency) +
 // min(4, 1) = 9 ms, its first byte at 8 ms, and its 0.5 MB lands at 8.5
-// ms: after the target gave up at 8 ms. The source saw a successful write
+// ms: after the target gave up at 8 ms (its end_ns; the write's end is 8.5
+// ms). The source saw a successful write
 // and removed its copy; the target dropped the data: the block is lost.
 func TestMoveLost(t *testing.T) {
 	g := newRig(Config{MaxInflightPulls: 1})
@@ -357,7 +375,10 @@ func TestMoveLost(t *testing.T) {
 	g.stage(0, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
 	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
 	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8500*des.Microsecond, 0)
+	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8*ms, 0)
+	if we := g.r.pulls[1].WriteEndNs; we != 8500*des.Microsecond {
+		t.Errorf("write ended at %v, want 8.5ms", we)
+	}
 	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(at(chain(1, 1), 0)) || g.k.Pool(2).Has(at(chain(1, 1), 0)) {
 		t.Errorf("ended %q, lost %d; source has block 1: %v; target has it: %v",
 			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(at(chain(1, 1), 0)), g.k.Pool(2).Has(at(chain(1, 1), 0)))
@@ -366,16 +387,16 @@ func TestMoveLost(t *testing.T) {
 }
 
 // TestRemoveSource: the source of a pull in flight is removed at 2 ms: the
-// transfer stops at once, the target learns it one latency later (3 ms):
-// failed.
+// write stops at once (write_end_ns 2 ms), the target learns it one
+// latency later (3 ms): failed.
 func TestRemoveSource(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 10)))
 	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0, Blocks: all})
 	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g, 0}, 0)
 	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Failed, ms, 2*ms, 0)
-	if g.r.ended[1] != "3ms 0" || g.k.Pool(1).Used() != 0 {
+	wantPull(t, g.r.pulls[1], Failed, ms, 3*ms, 0)
+	if g.r.ended[1] != "3ms 0" || g.k.Pool(1).Used() != 0 || g.r.pulls[1].WriteEndNs != 2*ms {
 		t.Errorf("ended %q, target slots %d", g.r.ended[1], g.k.Pool(1).Used())
 	}
 	if !slices.Contains(g.r.idle, 1) {
@@ -477,16 +498,17 @@ func TestMoveRemovalPublishedWhenRemoved(t *testing.T) {
 // reaches the target one latency later). A move of 20 blocks (10 MB) staged
 // at 0: target deadline 0 + 8 ms (abandon), source deadline 1 (receipt) +
 // min(4, 8) = 5 ms. The transfer needs 10 ms from its first byte at 1 ms:
-// at 5 ms the source cancels (the transfer ends there, nothing landed, the
-// source keeps its blocks); the target hears it at 6 ms: failed. (The old
-// rule answered the target at 5 ms.)
+// at 5 ms the source gives up (the source keeps its blocks); the target
+// hears it at 6 ms: failed, end_ns 6 ms. The write cannot be recalled: it
+// runs to its last byte at 11 ms, holding the source's pins and the
+// target's slots until then, and lands nothing.
 func TestSourceFailureReachesTargetLater(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.stage(0, 1, 1, chain(1, 20), Hint{Source: 0, Move: true, Blocks: all})
 	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Failed, ms, 5*ms, 0)
-	if g.r.ended[1] != "6ms 0" || g.k.Pool(0).Used() != 20 || g.k.Pool(1).Used() != 0 || g.k.C.MoveRemovedBlocks != 0 {
+	wantPull(t, g.r.pulls[1], Failed, ms, 6*ms, 0)
+	if g.r.ended[1] != "6ms 0" || g.r.pulls[1].WriteEndNs != 11*ms || g.k.Pool(0).Used() != 20 || g.k.Pool(1).Used() != 0 || g.k.C.MoveRemovedBlocks != 0 {
 		t.Errorf("target answered %q; source used %d, target used %d, removed %d", g.r.ended[1],
 			g.k.Pool(0).Used(), g.k.Pool(1).Used(), g.k.C.MoveRemovedBlocks)
 	}
@@ -602,7 +624,8 @@ func TestIllegalTransitionsPanic(t *testing.T) {
 	}{
 		{parked, "first byte", func(p *Pull) { g.k.firstByte(0, p) }},
 		{requested, "transfer landed", func(p *Pull) { g.k.landed(0, p) }},
-		{requested, "source deadline", func(p *Pull) { g.k.sourceDeadline(0, p) }},
+		{parked, "source deadline", func(p *Pull) { g.k.sourceDeadline(0, p) }},
+		{discarding, "first byte", func(p *Pull) { g.k.firstByte(0, p) }},
 		{flowing, "failure notice", func(p *Pull) { g.k.notice(0, p) }},
 		{abandonedFlowing, "target deadline", func(p *Pull) { g.k.targetDeadline(0, p) }},
 		{done, "target removed", func(p *Pull) { g.k.targetRemoved(0, p) }},

@@ -42,7 +42,8 @@ type Pull struct {
 	Bytes       int64 // bytes of the transfer
 	StagedNs    des.Time
 	FirstByteNs des.Time // -1: none
-	EndNs       des.Time // transfer end (completion or cancel), or the outcome time without a transfer
+	EndNs       des.Time // when the outcome was decided (the target's deadline for expired)
+	WriteEndNs  des.Time // when the source's write ended: its last byte, or stopped by a removal; -1: never started
 	Outcome     Outcome
 
 	state          pullState
@@ -58,38 +59,52 @@ type Pull struct {
 
 // pullState is where a pull is in its life. docs/kvcr.md draws the
 // diagram; each event below is one function that takes the transitions
-// its state allows and panics on any other.
+// its state allows and panics on any other. A write, once its first byte
+// is on the network, cannot be recalled (an RDMA write has no abort): a
+// cancel after it lets the write run to its last byte, holding its share of
+// the link, the source's pins and the target's slots, and nothing lands.
 //
 //	staging            -staged->          parked | requested | done (rejected)
 //	parked             -staged again->    parked | requested | done (rejected, superseded)
 //	parked             -target deadline-> done (expired)
 //	requested          -first byte->      flowing
 //	requested          -target deadline-> abandonedRequested
+//	requested          -source deadline-> cancelled (nothing was sent)
 //	flowing            -landed->          done (success, partial)
 //	flowing            -target deadline-> abandonedFlowing
+//	flowing            -source deadline-> cancelledFlowing
 //	abandonedRequested -first byte->      abandonedFlowing
+//	abandonedRequested -source deadline-> done (expired; nothing was sent)
 //	abandonedFlowing   -landed->          done (expired; a move loses its blocks)
-//	requested          -source removed->  cancelled
-//	flowing            -source deadline or removal-> cancelled
-//	abandoned*         -source deadline or removal-> done (expired)
+//	abandonedFlowing   -source deadline-> discarding
+//	cancelledFlowing   -landed->          cancelled (nothing lands)
+//	cancelledFlowing   -notice->          discarding (failed)
+//	cancelledFlowing   -target deadline-> discarding (expired)
+//	discarding         -landed->          done
+//	discarding         -notice or target deadline-> discarding (already answered)
+//	requested, flowing, cancelledFlowing -source removed-> cancelled (the write stops with its source)
+//	abandoned*, discarding -source removed-> done
 //	cancelled          -first byte, source deadline or removal-> cancelled (already over)
 //	cancelled          -notice->          done (failed)
 //	cancelled          -target deadline-> done (expired)
-//	any                -target removed->  done (failed; expired once abandoned)
+//	any                -target removed->  done (failed; as answered once answered)
 type pullState uint8
 
 const (
 	staging            pullState = iota // its first staging is in progress
 	parked                              // holds nothing; waits for room, an inflight slot or target blocks to settle
 	requested                           // pins and target slots held; the request travels to the source
-	flowing                             // the transfer is on the network
-	abandonedRequested                  // the target gave up (expired) before the first byte; the transfer will still run
-	abandonedFlowing                    // the target gave up; the transfer runs on and lands nothing
-	cancelled                           // the source stopped the transfer; the target hears of it one latency later
+	flowing                             // the write is on the network
+	abandonedRequested                  // the target gave up (expired) before the first byte; the write will still run
+	abandonedFlowing                    // the target gave up; the write runs on and lands nothing
+	cancelledFlowing                    // the source gave up after the first byte; the write runs on, the target hears one latency later
+	discarding                          // answered, and the source gave up: the write runs to its last byte and lands nothing
+	cancelled                           // no write runs (the source gave up before its first byte, or was removed, or the write ended after a cancel); the target waits for the news
 	done                                // outcome and row final
 )
 
-var stateNames = [...]string{"staging", "parked", "requested", "flowing", "abandoned before its first byte", "abandoned", "cancelled", "done"}
+var stateNames = [...]string{"staging", "parked", "requested", "flowing", "abandoned before its first byte", "abandoned",
+	"cancelled while writing", "discarding", "cancelled", "done"}
 
 func (s pullState) String() string { return stateNames[s] }
 
@@ -109,8 +124,7 @@ func illegal(p *Pull, event string) {
 	panic(TransitionError{Pull: p.ID, State: p.state.String(), Event: event})
 }
 
-// firstByte: the request reached the source one latency after staging and
-// the transfer starts.
+// firstByte: the request reached the source and the write starts.
 func (k *KVCR) firstByte(now des.Time, p *Pull) {
 	switch p.state {
 	case requested:
@@ -118,7 +132,7 @@ func (k *KVCR) firstByte(now des.Time, p *Pull) {
 	case abandonedRequested:
 		p.state = abandonedFlowing
 	case cancelled:
-		return // the source was removed before the request reached it
+		return // the source gave up or was removed before the request reached it
 	default:
 		illegal(p, "first byte")
 	}
@@ -126,9 +140,9 @@ func (k *KVCR) firstByte(now des.Time, p *Pull) {
 	k.net.start(now, &p.t, p.Source, p.Target, func(now des.Time, _ *Transfer) { k.landed(now, p) })
 }
 
-// landed: the transfer's last byte arrived at the target. The source saw a
-// successful write, so it refreshes (copy) or removes (move) its blocks
-// whether or not the target still wanted them.
+// landed: the write's last byte arrived at the target. A source that had
+// not given up saw a successful write, so it refreshes (copy) or removes
+// (move) its blocks whether or not the target still wanted them.
 func (k *KVCR) landed(now des.Time, p *Pull) {
 	if p.state == flowing && now >= p.targetDeadline {
 		// Data landing at the target's deadline does not count: the
@@ -143,16 +157,24 @@ func (k *KVCR) landed(now des.Time, p *Pull) {
 			out = Success
 		}
 		k.answer(now, p, out)
+		k.finish(now, p)
 	case abandonedFlowing:
 		k.endTransfer(now, p, false)
+		k.finish(now, p)
+	case cancelledFlowing:
+		k.discardWrite(now, p)
+		p.state = cancelled // the target keeps its slots until it hears
+	case discarding:
+		k.discardWrite(now, p)
+		k.releaseTarget(now, p)
+		k.finish(now, p)
 	default:
 		illegal(p, "transfer landed")
 	}
-	k.finish(now, p)
 }
 
 // targetDeadline: the target stops waiting; its request goes on without
-// the pull. A transfer still running lands nothing.
+// the pull. A write still running lands nothing.
 func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
 	switch p.state {
 	case parked:
@@ -165,67 +187,95 @@ func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
 	case flowing:
 		p.state = abandonedFlowing
 		k.answer(now, p, Expired)
+	case cancelledFlowing:
+		p.state = discarding
+		k.answer(now, p, Expired)
+	case discarding:
+		// answered already: the failure notice came first
 	case cancelled:
 		k.answer(now, p, Expired)
+		k.releaseTarget(now, p)
 		k.finish(now, p)
 	default:
 		illegal(p, "target deadline")
 	}
 }
 
-// sourceDeadline: the source gives up on a transfer still running. It
-// releases bandwidth and pins now; the target hears one latency later.
+// sourceDeadline: the source gives up. Before the write's first byte
+// nothing moves and its pins go now; after it the write cannot be
+// recalled and runs on. The target hears one latency later, unless it has
+// given up already.
 func (k *KVCR) sourceDeadline(now des.Time, p *Pull) {
 	switch p.state {
-	case flowing:
-		k.cancelTransfer(now, p)
-		k.notify(now, p)
-	case abandonedFlowing:
-		k.cancelTransfer(now, p)
+	case requested:
+		k.stopWrite(now, p)
+		k.notify(now, p, cancelled)
+	case abandonedRequested:
+		k.stopWrite(now, p)
+		k.releaseTarget(now, p)
 		k.finish(now, p)
+	case flowing:
+		k.notify(now, p, cancelledFlowing)
+	case abandonedFlowing:
+		p.state = discarding
 	case cancelled:
-		// cancelled already: its source was removed
+		// its source was removed
 	default:
 		illegal(p, "source deadline")
 	}
 }
 
-// sourceRemoved: the source is gone. A transfer stops at once and the
-// target hears one latency later; a parked pull holds nothing there and is
+// sourceRemoved: the source is gone, and its write stops with it; the
+// target hears one latency later. A parked pull holds nothing there and is
 // rejected at its next retry.
 func (k *KVCR) sourceRemoved(now des.Time, p *Pull) {
 	switch p.state {
 	case parked, cancelled:
 	case requested, flowing:
-		k.cancelTransfer(now, p)
-		k.notify(now, p)
-	case abandonedRequested, abandonedFlowing:
-		k.cancelTransfer(now, p)
+		k.stopWrite(now, p)
+		k.notify(now, p, cancelled)
+	case cancelledFlowing:
+		k.stopWrite(now, p)
+		p.state = cancelled // its notice is on the way
+	case abandonedRequested, abandonedFlowing, discarding:
+		k.stopWrite(now, p)
+		k.releaseTarget(now, p)
 		k.finish(now, p)
 	default:
 		illegal(p, "source removed")
 	}
 }
 
-// notice: the target hears that the source stopped the transfer.
+// notice: the target hears that the source gave up. A write still running
+// goes on to its last byte.
 func (k *KVCR) notice(now des.Time, p *Pull) {
-	if p.state != cancelled {
+	switch p.state {
+	case cancelled:
+		k.answer(now, p, Failed)
+		k.releaseTarget(now, p)
+		k.finish(now, p)
+	case cancelledFlowing:
+		p.state = discarding
+		k.answer(now, p, Failed)
+	case discarding:
+		// the target's deadline came first
+	default:
 		illegal(p, "failure notice")
 	}
-	k.answer(now, p, Failed)
-	k.finish(now, p)
 }
 
 // targetRemoved: the target is gone, and with it the request's wait; a
-// transfer to it stops at once. The pull fails unless its target had
-// already given up on it.
+// write to it stops at once. The pull fails unless its target had
+// already answered.
 func (k *KVCR) targetRemoved(now des.Time, p *Pull) {
 	switch p.state {
 	case parked:
 		k.unpark(p)
-	case requested, flowing, abandonedRequested, abandonedFlowing:
-		k.cancelTransfer(now, p)
+	case requested, flowing, abandonedRequested, abandonedFlowing, cancelledFlowing, discarding:
+		k.stopWrite(now, p)
+		k.releaseTarget(now, p)
 	case cancelled:
+		k.releaseTarget(now, p)
 	default:
 		illegal(p, "target removed")
 	}

@@ -6,7 +6,7 @@ import "github.com/kvsim/kvsim/sim/des"
 const (
 	evTargetDeadline = iota
 	evSourceDeadline
-	evNotice // the target hears that the source stopped the transfer
+	evNotice // the target hears that the source gave up
 )
 
 type deadline KVCR
@@ -29,10 +29,10 @@ func (d *deadline) Fire(now des.Time, id, kind uint64) {
 	}
 }
 
-// notify: the source stopped the transfer; its target hears one latency
-// later.
-func (k *KVCR) notify(now des.Time, p *Pull) {
-	p.state = cancelled
+// notify: the source gave up; p goes to state st and its target hears one
+// latency later.
+func (k *KVCR) notify(now des.Time, p *Pull, st pullState) {
+	p.state = st
 	k.q.Schedule(des.AddSat(now, k.cfg.Latency), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evNotice)
 }
 
@@ -44,10 +44,11 @@ func (k *KVCR) settle(p *Pull, out Outcome) {
 	p.Outcome = out
 }
 
-// answer settles the pull and lets its request go on, with the landed
-// blocks when the pull succeeded or was partial.
+// answer settles the pull at now, its end, and lets its request go on,
+// with the landed blocks when the pull succeeded or was partial.
 func (k *KVCR) answer(now des.Time, p *Pull, out Outcome) {
 	k.settle(p, out)
+	p.EndNs = now
 	landed := 0
 	if out == Success || out == Partial {
 		landed = p.Landed
@@ -55,8 +56,9 @@ func (k *KVCR) answer(now des.Time, p *Pull, out Outcome) {
 	k.l.PullEnded(now, p.Target, p.Req, p.from, landed)
 }
 
-// finish closes a pull whose answer and transfer are both over: it is
-// counted by outcome, its row handed over and its target's part released.
+// finish closes a pull whose answer, write and target's part are all over:
+// it is counted by outcome, its row handed over and its target's count
+// released.
 func (k *KVCR) finish(now des.Time, p *Pull) {
 	p.state = done
 	if p.EndNs < 0 {

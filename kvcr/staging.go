@@ -173,7 +173,7 @@ func (k *KVCR) invalidateHits(now des.Time, sn *node, path []block.Piece, f *fet
 // now.
 func (k *KVCR) newPull(now des.Time, target int32, req int64, h Hint) *Pull {
 	p := &Pull{ID: k.nextPull, Req: req, Source: h.Source, Target: target, Move: h.Move,
-		StagedNs: now, FirstByteNs: -1, EndNs: -1}
+		StagedNs: now, FirstByteNs: -1, EndNs: -1, WriteEndNs: -1}
 	k.nextPull++
 	timeout := k.cfg.OperationTimeout
 	if h.Move {

@@ -16,14 +16,14 @@ func (f *firstByteEvent) Fire(now des.Time, _, id uint64) {
 	}
 }
 
-// endTransfer closes a transfer that delivered its last byte. The source
-// releases its pins, refreshing the blocks' recency: the write succeeded,
-// whether or not the target still waited. accepted says the target takes
-// the blocks (its reserved slots turn ready); otherwise it drops them. A
-// move's source then removes the hinted blocks it sent; when the target
-// did not accept them they are lost.
+// endTransfer closes a write that delivered its last byte to a source that
+// had not given up. The source releases its pins, refreshing the blocks'
+// recency: the write succeeded, whether or not the target still waited.
+// accepted says the target takes the blocks (its reserved slots turn
+// ready); otherwise it drops them. A move's source then removes the hinted
+// blocks it sent; when the target did not accept them they are lost.
 func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
-	p.EndNs = now
+	p.WriteEndNs = now
 	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
 	sn.sent += p.Bytes
 	k.unpinSource(now, sn, p, true)
@@ -57,30 +57,48 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 		k.reportRemoved(now, sn)
 	}
 	k.unpinHits(now, tn, p)
-	k.transferOver(now, p)
+	tn.inflight--
+	k.release(now, sn)
 }
 
-// cancelTransfer stops a pull's transfer, running or not yet started: the
-// source's pins are released without refresh, the target's slots freed.
-func (k *KVCR) cancelTransfer(now des.Time, p *Pull) {
-	k.net.cancel(now, &p.t)
-	p.EndNs = now
-	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
+// discardWrite closes a write that delivered its last byte after its
+// source gave up: the bytes were sent, but the source treats the write as
+// cancelled, so its pins go without refresh and a move removes nothing.
+// The target's part is released on its own (releaseTarget).
+func (k *KVCR) discardWrite(now des.Time, p *Pull) {
+	p.WriteEndNs = now
+	sn := k.nodes[p.Source]
+	sn.sent += p.Bytes
 	k.unpinSource(now, sn, p, false)
+	k.release(now, sn)
+}
+
+// stopWrite ends the source's part of a pull whose write never started (the
+// source gave up first) or stops before its last byte (its source or
+// target is removed): the bytes so far are lost, the source's pins go
+// without refresh.
+func (k *KVCR) stopWrite(now des.Time, p *Pull) {
+	k.net.cancel(now, &p.t)
+	if p.FirstByteNs >= 0 {
+		p.WriteEndNs = now
+	}
+	sn := k.nodes[p.Source]
+	k.unpinSource(now, sn, p, false)
+	k.release(now, sn)
+}
+
+// releaseTarget ends the target's part of a pull that will land nothing:
+// its reserved slots are freed and its hits let go (a removed target's
+// pool is gone already), and its inflight slot is free.
+func (k *KVCR) releaseTarget(now des.Time, p *Pull) {
+	tn := k.nodes[p.Target]
 	if k.status(tn) != life.Removed {
 		for _, r := range p.runs {
 			tn.pool.drop(r)
 		}
 		k.unpinHits(now, tn, p)
 	}
-	k.transferOver(now, p)
-}
-
-// transferOver: the target's inflight slot and the source's part in the
-// pull end with its transfer.
-func (k *KVCR) transferOver(now des.Time, p *Pull) {
-	k.nodes[p.Target].inflight--
-	k.release(now, k.nodes[p.Source])
+	tn.inflight--
 }
 
 // unpinSource drops the pull's pins at the source; with refresh their

@@ -13,8 +13,9 @@ type PullRow struct {
 	Bytes           int64  // bytes of the transfer (0 when none started)
 	StagedNs        int64  // first staging (a parked pull keeps it)
 	FirstByteNs     int64  // first byte at the source's egress; -1 none
-	EndNs           int64  // transfer end, or the outcome time without a transfer
+	EndNs           int64  // when the outcome was decided (the target's deadline for expired)
 	Outcome         string // one of PullOutcomes
+	WriteEndNs      int64  // when the source's write really ended (last byte, or stopped); -1 never started
 }
 
 // PullColumns is the schema of pulls.parquet. The names are a public
@@ -32,6 +33,7 @@ var PullColumns = []Column[PullRow]{
 	{Name: "first_byte_ns", Int64: func(r *PullRow) int64 { return r.FirstByteNs }},
 	{Name: "end_ns", Int64: func(r *PullRow) int64 { return r.EndNs }},
 	{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome }, Values: PullOutcomes},
+	{Name: "write_end_ns", Int64: func(r *PullRow) int64 { return r.WriteEndNs }, NoDigest: true},
 }
 
 // Pull modes, the values of pulls.parquet's mode column, which are the

@@ -46,7 +46,7 @@ func TestMoveKeepsTargetG1Blocks(t *testing.T) {
 	}
 	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "move",
 		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 30 * ms, FirstByteNs: 31 * ms, EndNs: 34 * ms,
-		Outcome: "success"})
+		Outcome: "success", WriteEndNs: 34 * ms})
 	if c := res.Summary.Counters; c["move_removed_blocks"] != 3 {
 		t.Errorf("move_removed_blocks %d, want 3", c["move_removed_blocks"])
 	}
@@ -74,7 +74,7 @@ func TestPullLimitedToHint(t *testing.T) {
 		t.Errorf("R3 %+v", r)
 	}
 	want := report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
-		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 111 * ms, Outcome: "partial"}
+		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 111 * ms, Outcome: "partial", WriteEndNs: 111 * ms}
 	wantPullRow(t, sink.pulls[0], want)
 
 	_, sink, res := runKV(t, hintLines, append(sets, "router.hints.mode=move")...)
@@ -90,7 +90,7 @@ func TestPullLimitedToHint(t *testing.T) {
 			t.Errorf("opportunistic %s: R3 %+v", mode, r)
 		}
 		want := report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: mode, BlocksRequested: 7,
-			BlocksLanded: 7, Bytes: 7_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 114 * ms, Outcome: "success"}
+			BlocksLanded: 7, Bytes: 7_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 114 * ms, Outcome: "success", WriteEndNs: 114 * ms}
 		wantPullRow(t, sink.pulls[0], want)
 		if removed := res.Summary.Counters["move_removed_blocks"]; (mode == "move") != (removed == 4) || removed > 4 {
 			t.Errorf("opportunistic %s: move_removed_blocks %d", mode, removed)
@@ -124,7 +124,7 @@ func TestParkedPullRetriesWhenStoreLands(t *testing.T) {
 	}
 	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
 		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 14 * ms, FirstByteNs: 16 * ms, EndNs: 19 * ms,
-		Outcome: "success"})
+		Outcome: "success", WriteEndNs: 19 * ms})
 	if c := res.Summary.Counters; c["pulls_parked"] != 1 {
 		t.Errorf("pulls_parked %d", c["pulls_parked"])
 	}
@@ -141,7 +141,7 @@ func TestParkedPullRejectedWhenSourceDrains(t *testing.T) {
 		t.Errorf("R3 %+v", r)
 	}
 	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
-		BlocksRequested: 3, StagedNs: 14 * ms, FirstByteNs: -1, EndNs: 14800 * us, Outcome: "rejected"})
+		BlocksRequested: 3, StagedNs: 14 * ms, FirstByteNs: -1, EndNs: 14800 * us, Outcome: "rejected", WriteEndNs: -1})
 	if c := res.Summary.Counters; c["pulls_rejected_draining"] != 1 || c["pulls_expired"] != 0 {
 		t.Errorf("counters %v", c)
 	}
@@ -174,9 +174,9 @@ func TestFillingBlocksSettleFirst(t *testing.T) {
 	}
 	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
 		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 110 * ms,
-		Outcome: "success"})
+		Outcome: "success", WriteEndNs: 110 * ms})
 	wantPullRow(t, sink.pulls[1], report.PullRow{PullID: 1, RequestID: 5, Source: 0, Target: 1, Mode: "copy",
-		BlocksRequested: 3, StagedNs: 106 * ms, FirstByteNs: -1, EndNs: 120 * ms, Outcome: "superseded"})
+		BlocksRequested: 3, StagedNs: 106 * ms, FirstByteNs: -1, EndNs: 120 * ms, Outcome: "superseded", WriteEndNs: -1})
 	if c := res.Summary.Counters; c["pulls_superseded"] != 1 || c["bytes_pulled"] != 3_000_000 || c["pulls_parked"] != 1 {
 		t.Errorf("counters %v", c)
 	}

@@ -39,7 +39,7 @@ func TestPartialFollowUp(t *testing.T) {
 		t.Errorf("R1 %+v", r)
 	}
 	want := report.PullRow{PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
-		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 25 * ms, Outcome: "partial"}
+		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 25 * ms, Outcome: "partial", WriteEndNs: 25 * ms}
 	if len(sink.pulls) != 1 || sink.pulls[0] != want {
 		t.Errorf("pulls %+v\nwant %+v", sink.pulls, want)
 	}
@@ -138,25 +138,27 @@ func TestDrainRejectsStaging(t *testing.T) {
 //     byte 21 ms, landing 25 ms (partial); worker 0 goes at 25 ms, R1
 //     computes 64 tokens, 25-35 ms.
 //   - landed unused: at 40 MB/s with 10 ms latency and a 105 ms timeout,
-//     the first byte is at 30 ms, the target gives up at 125 ms (computing
-//     all 128 tokens, 125-135 ms) and the 4 MB land at 130 ms, before the
-//     source's deadline (30 + 105 ms): worker 0 goes at 130 ms.
-//   - cancelled: at 32 MB/s the 4 MB would take 125 ms; the target gives
-//     up at 120 ms (R1 computes 120-130 ms), the source at its deadline
-//     21 + 100 = 121 ms, and worker 0 goes then.
+//     the first byte is at 30 ms, the target gives up at 125 ms (the
+//     pull's end; R1 computes all 128 tokens, 125-135 ms) and the 4 MB land
+//     at 130 ms, before the source's deadline (30 + 105 ms): worker 0 goes
+//     at 130 ms, when its write ends.
+//   - given up: at 32 MB/s the 4 MB take 125 ms; the target gives up at
+//     120 ms (R1 computes 120-130 ms), the source at its deadline 21 + 100
+//     = 121 ms, but a write cannot be recalled: it runs to its last byte
+//     at 21 + 125 = 146 ms, and worker 0 goes then.
 func TestDrainedSourceRetiresAfterItsTransfer(t *testing.T) {
 	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)}}
 	for _, tc := range []struct {
-		name                       string
-		sets                       []string
-		outcome                    string
-		landed, pulled, computedR1 int64
-		firstByte, end, firstToken int64
+		name                                 string
+		sets                                 []string
+		outcome                              string
+		landed, pulled, computedR1           int64
+		firstByte, end, writeEnd, firstToken int64
 	}{
-		{"landed", nil, "partial", 4, 64, 64, 21 * ms, 25 * ms, 35 * ms},
+		{"landed", nil, "partial", 4, 64, 64, 21 * ms, 25 * ms, 25 * ms, 35 * ms},
 		{"landed unused", []string{"kvcr.bandwidth_gbps=0.04", "kvcr.latency=10ms", "kvcr.operation_timeout=105ms", "kvcr.abandon_timeout=210ms"},
-			"expired", 0, 0, 128, 30 * ms, 130 * ms, 135 * ms},
-		{"cancelled", []string{"kvcr.bandwidth_gbps=0.032"}, "expired", 0, 0, 128, 21 * ms, 121 * ms, 130 * ms},
+			"expired", 0, 0, 128, 30 * ms, 125 * ms, 130 * ms, 135 * ms},
+		{"given up", []string{"kvcr.bandwidth_gbps=0.032"}, "expired", 0, 0, 128, 21 * ms, 120 * ms, 146 * ms, 130 * ms},
 	} {
 		rows, sink, res := runKV(t, lines, append(tc.sets, "events=[{at: 22ms, drain: [0]}]")...)
 		if r := rows[1]; r.PulledTokens != tc.pulled || r.ComputedPromptTokens != tc.computedR1 || r.FirstTokenNs != tc.firstToken {
@@ -165,14 +167,15 @@ func TestDrainedSourceRetiresAfterItsTransfer(t *testing.T) {
 		if len(sink.pulls) != 1 {
 			t.Fatalf("%s: pulls %+v", tc.name, sink.pulls)
 		}
-		if p := sink.pulls[0]; p.Outcome != tc.outcome || p.BlocksLanded != tc.landed || p.FirstByteNs != tc.firstByte || p.EndNs != tc.end {
+		if p := sink.pulls[0]; p.Outcome != tc.outcome || p.BlocksLanded != tc.landed || p.FirstByteNs != tc.firstByte ||
+			p.EndNs != tc.end || p.WriteEndNs != tc.writeEnd {
 			t.Errorf("%s: pull %+v", tc.name, p)
 		}
 		c := res.Summary.Counters
 		if c["pins_acquired"] != 4 || c["pins_released"] != 4 || c["workers_drained"] != 1 || c["pulls_failed"] != 0 {
 			t.Errorf("%s: counters %v", tc.name, c)
 		}
-		if w0 := res.Workers[0]; w0.DrainNs != 22*ms || w0.RemovedNs != tc.end {
+		if w0 := res.Workers[0]; w0.DrainNs != 22*ms || w0.RemovedNs != tc.writeEnd {
 			t.Errorf("%s: worker 0 %+v", tc.name, w0)
 		}
 	}

@@ -81,7 +81,7 @@ func pullRow(p *kvcr.Pull) report.PullRow {
 		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: mode,
 		BlocksRequested: int64(p.Requested), BlocksLanded: int64(p.Landed), Bytes: p.Bytes,
 		StagedNs: int64(p.StagedNs), FirstByteNs: int64(p.FirstByteNs), EndNs: int64(p.EndNs),
-		Outcome: p.Outcome.String(),
+		Outcome: p.Outcome.String(), WriteEndNs: int64(p.WriteEndNs),
 	}
 }
 
