@@ -21,8 +21,11 @@ type Config struct {
 	IngressGbps      float64 // each worker's RDMA ingress; 0 = unbounded
 	OperationTimeout des.Time
 	AbandonTimeout   des.Time
-	MaxInflightPulls int  // started pulls a target may have; 0 = unlimited
-	Opportunistic    bool // also fetch, as copies, blocks past the hint that the source holds
+	MaxInflightPulls int // started pulls a target may have; 0 = unlimited
+	// LossNotice is how long after its source is removed a pull's target
+	// learns it; 0: never, the target fails at its own deadline.
+	LossNotice    des.Time
+	Opportunistic bool // also fetch, as copies, blocks past the hint that the source holds
 	// Chains is the run's chain store; each G2 pool holds a reference on
 	// the segment of every block it holds. nil: none.
 	Chains *block.Chains
@@ -158,9 +161,9 @@ func (k *KVCR) reportEvicted(now des.Time, n *node) {
 }
 
 // RemoveWorker is the abrupt loss of w, whose status is already Removed:
-// its loads and stores stop, pulls to it end at once, pulls from it stop
-// now and their targets learn it one latency later, and its G2 is gone
-// (every block it held is removed).
+// its loads and stores stop, pulls to it end at once, the writes of pulls
+// from it stop now and their targets learn it at their own deadlines (or
+// LossNotice later), and its G2 is gone (every block it held is removed).
 func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	n := k.nodes[w]
 	for _, o := range n.ops {

@@ -386,23 +386,36 @@ func TestMoveLost(t *testing.T) {
 	g.check(t)
 }
 
-// TestRemoveSource: the source of a pull in flight is removed at 2 ms: the
-// write stops at once (write_end_ns 2 ms), the target learns it one
-// latency later (3 ms): failed.
+// TestRemoveSource (rule: a lost source is noticed at the target's
+// deadline): the source of a 10-block copy (5 MB, first byte 1 ms, landing
+// at 6 ms) is removed at 2 ms. Its write stops at once (write_end_ns 2
+// ms), but a source that is gone sends no notice: the target waits for a
+// write_done that never comes, holding its 10 reserved slots (seen at 3.5
+// ms), and fails at its own deadline, 0 + 4 ms: failed, end_ns 4 ms. With
+// kvcr.loss_notice 500µs the target learns it at 2.5 ms instead. (The old
+// rule told the target one latency after the removal, at 3 ms.)
 func TestRemoveSource(t *testing.T) {
-	g := newRig(Config{})
-	g.k.Store(0, 0, stores(chain(1, 10)))
-	g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0, Blocks: all})
-	g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g, 0}, 0)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Failed, ms, 3*ms, 0)
-	if g.r.ended[1] != "3ms 0" || g.k.Pool(1).Used() != 0 || g.r.pulls[1].WriteEndNs != 2*ms {
-		t.Errorf("ended %q, target slots %d", g.r.ended[1], g.k.Pool(1).Used())
+	for _, tc := range []struct {
+		notice, end des.Time
+		slots       int
+	}{{0, 4 * ms, 10}, {500 * des.Microsecond, 2500 * des.Microsecond, 0}} {
+		g := newRig(Config{LossNotice: tc.notice})
+		g.k.Store(0, 0, stores(chain(1, 10)))
+		g.stage(0, 1, 1, chain(1, 10), Hint{Source: 0, Blocks: all})
+		g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g, 0}, 0)
+		slots := -1
+		g.q.Schedule(3500*des.Microsecond, des.PhaseSample, 0, probe(func(des.Time) { slots = g.k.Pool(1).Used() }), 0)
+		g.q.Run(nil)
+		wantPull(t, g.r.pulls[1], Failed, ms, tc.end, 0)
+		if g.r.ended[1] != fmt.Sprintf("%v 0", tc.end) || slots != tc.slots || g.k.Pool(1).Used() != 0 || g.r.pulls[1].WriteEndNs != 2*ms {
+			t.Errorf("loss notice %v: ended %q, target slots %d at 3.5 ms and %d at the end, write ended %v",
+				tc.notice, g.r.ended[1], slots, g.k.Pool(1).Used(), g.r.pulls[1].WriteEndNs)
+		}
+		if !slices.Contains(g.r.idle, 1) {
+			t.Error("target never idle")
+		}
+		g.check(t)
 	}
-	if !slices.Contains(g.r.idle, 1) {
-		t.Error("target never idle")
-	}
-	g.check(t)
 }
 
 // removeAt removes worker w as sim does: its status first, then KVCR's

@@ -47,6 +47,7 @@ type Pull struct {
 	Outcome     Outcome
 
 	state          pullState
+	lost           bool        // its source was removed: the target fails when it learns it
 	from           int         // first block the target lacked
 	whole          bool        // the fetch reaches the end of the reusable chain: landing is success
 	moves          int         // the first moves blocks of runs are moved (hinted); the rest are copies
@@ -82,11 +83,12 @@ type Pull struct {
 //	cancelledFlowing   -target deadline-> discarding (expired)
 //	discarding         -landed->          done
 //	discarding         -notice or target deadline-> discarding (already answered)
-//	requested, flowing, cancelledFlowing -source removed-> cancelled (the write stops with its source)
+//	requested, flowing -source removed-> cancelled (lost: the write stops with its source, no notice)
+//	cancelledFlowing   -source removed->  cancelled (its notice is on the way)
 //	abandoned*, discarding -source removed-> done
 //	cancelled          -first byte, source deadline or removal-> cancelled (already over)
-//	cancelled          -notice->          done (failed)
-//	cancelled          -target deadline-> done (expired)
+//	cancelled          -notice or loss notice-> done (failed)
+//	cancelled          -target deadline-> done (expired; failed when lost)
 //	any                -target removed->  done (failed; as answered once answered)
 type pullState uint8
 
@@ -99,7 +101,7 @@ const (
 	abandonedFlowing                    // the target gave up; the write runs on and lands nothing
 	cancelledFlowing                    // the source gave up after the first byte; the write runs on, the target hears one latency later
 	discarding                          // answered, and the source gave up: the write runs to its last byte and lands nothing
-	cancelled                           // no write runs (the source gave up before its first byte, or was removed, or the write ended after a cancel); the target waits for the news
+	cancelled                           // no write runs (the source gave up before its first byte or was removed, or the write ended after the source gave up); the target waits for the news or its deadline
 	done                                // outcome and row final
 )
 
@@ -193,7 +195,11 @@ func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
 	case discarding:
 		// answered already: the failure notice came first
 	case cancelled:
-		k.answer(now, p, Expired)
+		out := Expired
+		if p.lost {
+			out = Failed // its source is gone: the target learns it now
+		}
+		k.answer(now, p, out)
 		k.releaseTarget(now, p)
 		k.finish(now, p)
 	default:
@@ -225,15 +231,19 @@ func (k *KVCR) sourceDeadline(now des.Time, p *Pull) {
 	}
 }
 
-// sourceRemoved: the source is gone, and its write stops with it; the
-// target hears one latency later. A parked pull holds nothing there and is
-// rejected at its next retry.
+// sourceRemoved: the source is gone, and its write stops with it. A source
+// that is gone sends no notice: the target learns it at its own deadline,
+// or LossNotice later when the deployment detects a dead peer sooner. A
+// parked pull holds nothing there and is rejected at its next retry.
 func (k *KVCR) sourceRemoved(now des.Time, p *Pull) {
 	switch p.state {
 	case parked, cancelled:
 	case requested, flowing:
 		k.stopWrite(now, p)
-		k.notify(now, p, cancelled)
+		p.state, p.lost = cancelled, true
+		if k.cfg.LossNotice > 0 {
+			k.q.Schedule(des.AddSat(now, k.cfg.LossNotice), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evNotice)
+		}
 	case cancelledFlowing:
 		k.stopWrite(now, p)
 		p.state = cancelled // its notice is on the way

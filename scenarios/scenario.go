@@ -221,6 +221,9 @@ type KVCR struct {
 	OperationTimeout Duration `yaml:"operation_timeout"`
 	AbandonTimeout   Duration `yaml:"abandon_timeout"`
 	MaxInflightPulls int      `yaml:"max_inflight_pulls"` // 0: unlimited
+	// LossNotice is how long after a source is lost its targets learn it;
+	// 0: never, they fail at their own deadlines (the runtime's default).
+	LossNotice Duration `yaml:"loss_notice"`
 	// OpportunisticQuery lets a pull also fetch, as copies, blocks past
 	// its hint that the source holds.
 	OpportunisticQuery bool `yaml:"opportunistic_query"`

@@ -165,6 +165,7 @@ func (sc *Scenario) validate() error {
 	c.nonNegative("kvcr.ingress_gbps", k.IngressGbps)
 	c.atLeast("kvcr.operation_timeout", int64(k.OperationTimeout), 1)
 	c.atLeast("kvcr.max_inflight_pulls", int64(k.MaxInflightPulls), 0)
+	c.atLeast("kvcr.loss_notice", int64(k.LossNotice), 0)
 	if k.AbandonTimeout < 2*k.OperationTimeout {
 		c.fail("kvcr.abandon_timeout", "must be at least 2 x operation_timeout (%v), got %v",
 			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
