@@ -12,12 +12,21 @@ import (
 
 // Config holds KVCR's knobs, resolved from the scenario.
 type Config struct {
-	BlockBytes       int64   // bytes of one KV block: block_size x kv_bytes_per_token
-	G2Capacity       int     // blocks per worker; 0 disables G2
-	D2HGbps          float64 // G1 to G2 store link; 0 = instant
-	H2DGbps          float64 // G2 to G1 load link; 0 = instant
-	Latency          des.Time
-	BandwidthGbps    float64 // each worker's RDMA egress
+	BlockBytes    int64   // bytes of one KV block: block_size x kv_bytes_per_token
+	G2Capacity    int     // blocks per worker; 0 disables G2
+	D2HGbps       float64 // G1 to G2 store link; 0 = instant
+	H2DGbps       float64 // G2 to G1 load link; 0 = instant
+	Latency       des.Time
+	BandwidthGbps float64 // each worker's RDMA egress
+	// DescriptorCost is the time to post one transfer descriptor, and
+	// DescriptorsPerBlock how many a block takes (0 counts as 1). Posting
+	// overlaps the bytes: a worker's egress serves pull bytes at the
+	// slower of its bandwidth and the descriptor rate (egressGbps).
+	DescriptorCost      des.Time
+	DescriptorsPerBlock int
+	// SessionSetup delays the first transfer of each (source, target)
+	// pair once, from the source's receipt of the first request.
+	SessionSetup     des.Time
 	IngressGbps      float64 // each worker's RDMA ingress; 0 = unbounded
 	OperationTimeout des.Time
 	AbandonTimeout   des.Time
@@ -98,10 +107,11 @@ type KVCR struct {
 	live     map[int64]*Pull // by pull id: every pull not done
 	nextPull int64
 	nextXfer uint64
-	broken   error       // the first block served while not readable
-	spare    []*op       // finished loads and stores, for reuse
-	removed  []block.Run // scratch: blocks a move removed, reported in one batch
-	scratch  fetch       // the fetch of the staging in progress
+	sessions map[uint64]des.Time // by (source, target): when the pair's session is set up; nil without SessionSetup
+	broken   error               // the first block served while not readable
+	spare    []*op               // finished loads and stores, for reuse
+	removed  []block.Run         // scratch: blocks a move removed, reported in one batch
+	scratch  fetch               // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters
 }
@@ -110,11 +120,27 @@ type KVCR struct {
 func New(cfg Config, q *des.Queue, l Listener) *KVCR {
 	k := &KVCR{cfg: cfg, q: q, l: l, parked: map[int64]*Pull{}, live: map[int64]*Pull{}}
 	if cfg.IngressGbps > 0 {
-		k.net = newFairNet(q, cfg.BandwidthGbps, cfg.IngressGbps)
+		k.net = newFairNet(q, cfg.egressGbps(), cfg.IngressGbps)
 	} else {
-		k.net = &egressLinks{q: q, gbps: cfg.BandwidthGbps}
+		k.net = &egressLinks{q: q, gbps: cfg.egressGbps()}
+	}
+	if cfg.SessionSetup > 0 {
+		k.sessions = map[uint64]des.Time{}
 	}
 	return k
+}
+
+// egressGbps is the rate at which a worker's egress serves pull bytes.
+// Posting a write's descriptors overlaps its bytes (NIXL's per-descriptor
+// cost is flat from 4 KB to 256 KB), so the link serves at the slower of
+// its bandwidth and one block every DescriptorsPerBlock x DescriptorCost,
+// shared by its writes as its bandwidth is.
+func (c Config) egressGbps() float64 {
+	if c.DescriptorCost <= 0 {
+		return c.BandwidthGbps
+	}
+	perBlock := float64(max(c.DescriptorsPerBlock, 1)) * float64(c.DescriptorCost) // ns
+	return min(c.BandwidthGbps, float64(c.BlockBytes)/perBlock)                    // bytes per ns = GB/s
 }
 
 // AddWorker adds worker id (ids are dense, from 0) with an empty G2.

@@ -626,6 +626,42 @@ func TestPendingRemovalAtTargetFailsRead(t *testing.T) {
 	}
 }
 
+// TestDescriptorAndSessionCosts (rules: posting descriptors overlaps the
+// bytes, so a source's egress serves at the slower of its bandwidth and its
+// descriptor rate; the first transfer of a (source, target) pair waits
+// once for the session's setup). Blocks of 0.5 MB, 4 descriptors a block
+// at 250 µs each: the source posts one block a ms, 0.5 GB/s, below its 1
+// GB/s bandwidth. Session setup 5 ms; timeouts 100 and 200 ms.
+//   - A (2 blocks, 1 MB, to worker 1) staged at 0 reaches the source at 1
+//     ms; the pair's session is set up at 1 + 5 = 6 ms: first byte 6 ms.
+//   - B (2 blocks, to worker 1) staged at 2 ms reaches the source at 3 ms
+//     and waits for the same session: first byte 6 ms. A and B share the
+//     0.5 GB/s, 0.25 GB/s each: both land at 6 + 4 = 10 ms.
+//   - C (2 blocks, to worker 2) staged at 20 ms: a new pair, set up from
+//     21 to 26 ms; alone at 0.5 GB/s it lands at 28 ms.
+//
+// With both costs zero A lands at 1 + 1 = 2 ms (1 MB at 1 GB/s).
+func TestDescriptorAndSessionCosts(t *testing.T) {
+	g := newRig(Config{DescriptorCost: 250 * des.Microsecond, DescriptorsPerBlock: 4, SessionSetup: 5 * ms,
+		OperationTimeout: 100 * ms, AbandonTimeout: 200 * ms})
+	g.k.Store(0, 0, stores(chain(1, 10)))
+	h := Hint{Source: 0, Blocks: all}
+	g.stage(0, 1, 1, chain(1, 2), h)
+	g.stageHeld(2*ms, 1, 2, chain(1, 4), 2, h) // blocks 3-4
+	g.stage(20*ms, 2, 3, chain(1, 2), h)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Success, 6*ms, 10*ms, 2)
+	wantPull(t, g.r.pulls[2], Success, 6*ms, 10*ms, 2)
+	wantPull(t, g.r.pulls[3], Success, 26*ms, 28*ms, 2)
+	g.check(t)
+
+	g = newRig(Config{})
+	g.k.Store(0, 0, stores(chain(1, 10)))
+	g.stage(0, 1, 1, chain(1, 2), h)
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[1], Success, ms, 2*ms, 2)
+}
+
 // TestIllegalTransitionsPanic: an event a pull's state does not allow
 // panics with a TransitionError naming the pull, its state and the event.
 func TestIllegalTransitionsPanic(t *testing.T) {

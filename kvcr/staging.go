@@ -269,6 +269,23 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	// shorter of its own operation timeout and the time the target had
 	// left when it sent the request.
 	p.sourceDeadline = des.AddSat(receipt, min(k.cfg.OperationTimeout, p.targetDeadline-now))
-	k.q.Schedule(receipt, des.PhaseTransfer, p.t.ID, (*firstByteEvent)(k), uint64(p.ID))
+	k.q.Schedule(k.sessionReady(p, receipt), des.PhaseTransfer, p.t.ID, (*firstByteEvent)(k), uint64(p.ID))
 	k.q.Schedule(p.sourceDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evSourceDeadline)
+}
+
+// sessionReady is when p's write may start, its request having reached the
+// source at receipt: then, or once the (source, target) pair's session is
+// set up. The first request of a pair sets it up, SessionSetup from its
+// receipt; later ones wait for that, if it is still under way.
+func (k *KVCR) sessionReady(p *Pull, receipt des.Time) des.Time {
+	if k.sessions == nil {
+		return receipt
+	}
+	pair := uint64(uint32(p.Source))<<32 | uint64(uint32(p.Target))
+	ready, ok := k.sessions[pair]
+	if !ok {
+		ready = des.AddSat(receipt, k.cfg.SessionSetup)
+		k.sessions[pair] = ready
+	}
+	return max(receipt, ready)
 }

@@ -221,6 +221,16 @@ type KVCR struct {
 	OperationTimeout Duration `yaml:"operation_timeout"`
 	AbandonTimeout   Duration `yaml:"abandon_timeout"`
 	MaxInflightPulls int      `yaml:"max_inflight_pulls"` // 0: unlimited
+	// DescriptorCost is the time the source takes to post one transfer
+	// descriptor; posting overlaps the bytes, so a link serves at most
+	// one block a DescriptorsPerBlock x DescriptorCost. 0: free.
+	DescriptorCost Duration `yaml:"descriptor_cost"`
+	// DescriptorsPerBlock is the descriptors a block takes: 1 for a
+	// contiguous layout, 2 x layers for one region per layer and K/V.
+	DescriptorsPerBlock int `yaml:"descriptors_per_block"`
+	// SessionSetup delays the first transfer of each (source, target)
+	// pair once. 0: none.
+	SessionSetup Duration `yaml:"session_setup"`
 	// LossNotice is how long after a source is lost its targets learn it;
 	// 0: never, they fail at their own deadlines (the runtime's default).
 	LossNotice Duration `yaml:"loss_notice"`
@@ -291,6 +301,7 @@ func defaults() Scenario {
 		KVCR: KVCR{
 			Enabled: true, Latency: Duration(des.Millisecond), BandwidthGbps: 50,
 			OperationTimeout: Duration(1000 * des.Millisecond), AbandonTimeout: Duration(5000 * des.Millisecond),
+			DescriptorCost: Duration(2 * des.Microsecond), DescriptorsPerBlock: 1,
 		},
 		Report: Report{SampleInterval: Duration(des.Second)},
 	}

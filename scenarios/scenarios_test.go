@@ -69,6 +69,8 @@ func TestErrors(t *testing.T) {
 		{base + "  engine: {block_size: big}\n", nil, `s.yaml:6: cluster.engine.block_size: want an integer, got "big"`},
 		{base + "  engine: {block_size: 0}\n", nil, `s.yaml:6: cluster.engine.block_size: must be at least 1, got 0`},
 		{base + "kvcr: {bandwidth_gbps: -1}\n", nil, `s.yaml:6: kvcr.bandwidth_gbps: must be positive, got -1`},
+		{base + "kvcr: {descriptors_per_block: 0}\n", nil, `s.yaml:6: kvcr.descriptors_per_block: must be at least 1, got 0`},
+		{base + "kvcr: {loss_notice: -1ms}\n", nil, `s.yaml:6: kvcr.loss_notice: must be at least 0s, got -1ms`},
 		{base + "kvcr: {operation_timeout: 1s, abandon_timeout: 1500ms}\n", nil,
 			`s.yaml:6: kvcr.abandon_timeout: must be at least 2 x operation_timeout (2s), got 1.5s`},
 		{base + "kvcr: {latency: 5 ms}\n", nil, `kvcr.latency: want a duration like 250ms, got "5 ms"`},

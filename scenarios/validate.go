@@ -53,6 +53,13 @@ func (c *check) atLeast(key string, v, lo int64) {
 	}
 }
 
+// durationAtLeast is atLeast for a duration key, naming durations.
+func (c *check) durationAtLeast(key string, v Duration, lo des.Time) {
+	if des.Time(v) < lo {
+		c.fail(key, "must be at least %v, got %v", lo, des.Time(v))
+	}
+}
+
 func (c *check) positive(key string, v float64) {
 	if !(v > 0) {
 		c.fail(key, "must be positive, got %g", v)
@@ -134,7 +141,7 @@ func (sc *Scenario) validate() error {
 		c.atLeast("workload.synthetic.prefix_groups", int64(s.PrefixGroups), 0)
 		c.atLeast("workload.synthetic.shared_prefix", int64(s.SharedPrefix), 0)
 		c.atLeast("workload.synthetic.turns", int64(s.Turns), 1)
-		c.atLeast("workload.synthetic.think_time", int64(s.ThinkTime), 0)
+		c.durationAtLeast("workload.synthetic.think_time", s.ThinkTime, 0)
 	}
 	cl := &sc.Cluster
 	c.atLeast("cluster.workers", int64(cl.Workers), 1)
@@ -155,17 +162,20 @@ func (sc *Scenario) validate() error {
 	c.nonNegative("router.overlap_credit", r.OverlapCredit)
 	c.nonNegative("router.host_hit_weight", r.HostHitWeight)
 	c.nonNegative("router.prefill_load_scale", r.PrefillLoadScale)
-	c.atLeast("router.event_delay", int64(r.EventDelay), 0)
+	c.durationAtLeast("router.event_delay", r.EventDelay, 0)
 	oneOf(c, "router.hints.mode", r.Hints.Mode, HintModes...)
 	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
 
 	k := &sc.KVCR
-	c.atLeast("kvcr.latency", int64(k.Latency), 0)
+	c.durationAtLeast("kvcr.latency", k.Latency, 0)
 	c.positive("kvcr.bandwidth_gbps", k.BandwidthGbps)
 	c.nonNegative("kvcr.ingress_gbps", k.IngressGbps)
-	c.atLeast("kvcr.operation_timeout", int64(k.OperationTimeout), 1)
+	c.durationAtLeast("kvcr.operation_timeout", k.OperationTimeout, 1)
 	c.atLeast("kvcr.max_inflight_pulls", int64(k.MaxInflightPulls), 0)
-	c.atLeast("kvcr.loss_notice", int64(k.LossNotice), 0)
+	c.durationAtLeast("kvcr.loss_notice", k.LossNotice, 0)
+	c.durationAtLeast("kvcr.descriptor_cost", k.DescriptorCost, 0)
+	c.atLeast("kvcr.descriptors_per_block", int64(k.DescriptorsPerBlock), 1)
+	c.durationAtLeast("kvcr.session_setup", k.SessionSetup, 0)
 	if k.AbandonTimeout < 2*k.OperationTimeout {
 		c.fail("kvcr.abandon_timeout", "must be at least 2 x operation_timeout (%v), got %v",
 			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
@@ -212,10 +222,10 @@ func (sc *Scenario) validateTiming(c *check) {
 	sc.validateHardware(c)
 	switch t.Model {
 	case TimingFixed:
-		c.atLeast(p+"prefill", int64(t.Prefill), 0)
-		c.atLeast(p+"decode", int64(t.Decode), 0)
+		c.durationAtLeast(p+"prefill", t.Prefill, 0)
+		c.durationAtLeast(p+"decode", t.Decode, 0)
 	case TimingLinear:
-		c.atLeast(p+"base", int64(t.Base), 0)
+		c.durationAtLeast(p+"base", t.Base, 0)
 		c.nonNegative(p+"per_prefill_token", float64(t.PerPrefillToken))
 		c.nonNegative(p+"per_decode_token", float64(t.PerDecodeToken))
 		c.nonNegative(p+"per_context_token", float64(t.PerContextToken))
@@ -228,7 +238,7 @@ func (sc *Scenario) validateTiming(c *check) {
 		if !(t.MBU > 0 && t.MBU <= 1) {
 			c.fail(p+"mbu", "must be in (0, 1], got %g", t.MBU)
 		}
-		c.atLeast(p+"overhead", int64(t.Overhead), 0)
+		c.durationAtLeast(p+"overhead", t.Overhead, 0)
 	}
 }
 
@@ -339,8 +349,8 @@ func (sc *Scenario) validateEvents(c *check) {
 		if ev.Startup != 0 && ev.Add == 0 {
 			c.fail(key+".startup", "only applies to add")
 		}
-		c.atLeast(key+".drain_timeout", int64(ev.DrainTimeout), 0)
-		c.atLeast(key+".startup", int64(ev.Startup), 0)
+		c.durationAtLeast(key+".drain_timeout", ev.DrainTimeout, 0)
+		c.durationAtLeast(key+".startup", ev.Startup, 0)
 		oneOf(c, key+".on_remove", ev.OnRemove, RemoveActions...)
 		ids, verb := ev.Drain, "drain"
 		if ev.Remove != nil {

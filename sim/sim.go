@@ -203,7 +203,9 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 			D2HGbps: sc.Cluster.G2.D2HGbps, H2DGbps: sc.Cluster.G2.H2DGbps, Latency: des.Time(k.Latency),
 			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
 			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
-			MaxInflightPulls: k.MaxInflightPulls, LossNotice: des.Time(k.LossNotice), Opportunistic: k.OpportunisticQuery, Chains: c.chains,
+			MaxInflightPulls: k.MaxInflightPulls, LossNotice: des.Time(k.LossNotice), Opportunistic: k.OpportunisticQuery,
+			DescriptorCost: des.Time(k.DescriptorCost), DescriptorsPerBlock: k.DescriptorsPerBlock,
+			SessionSetup: des.Time(k.SessionSetup), Chains: c.chains,
 			Workers: c.life.View(),
 		}, &c.q, (*kvListener)(c))
 	}

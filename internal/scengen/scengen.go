@@ -47,6 +47,7 @@ func (c Case) Write(dir string) (string, error) {
 // gen is one case in the making.
 type gen struct {
 	r     *rand.Rand
+	late  *rand.Rand      // the keys added after r's draws were fixed, so that they change no other draw
 	b     strings.Builder // the scenario
 	large bool            // GenerateLarge's sizes
 
@@ -70,7 +71,7 @@ func Generate(seed uint64) Case { return generate(seed, false) }
 func GenerateLarge(seed uint64) Case { return generate(seed, true) }
 
 func generate(seed uint64, large bool) Case {
-	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), large: large}
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)), large: large}
 	if large {
 		g.blockSize = pick(g.r, 4, 8, 16)
 		g.gpuBlocks = 40 + g.r.IntN(201)
@@ -263,6 +264,8 @@ func (g *gen) kvcr(on bool) {
 		pick(r, 0, 100, 1000, 5000), pick(r, "0.001", "0.01", "1", "50"), pick(r, "0", "0", "0.005", "1"))
 	fmt.Fprintf(&g.b, "  operation_timeout: %dms\n  abandon_timeout: %dms\n  max_inflight_pulls: %d\n  opportunistic_query: %t\n",
 		op, op*(2+r.IntN(3)), r.IntN(3), r.IntN(2) == 0)
+	fmt.Fprintf(&g.b, "  loss_notice: %s\n  descriptor_cost: %s\n  descriptors_per_block: %d\n  session_setup: %s\n",
+		pick(g.late, "0s", "0s", "500us", "5ms"), pick(g.late, "0s", "2us", "50us"), pick(g.late, 1, 1, 8), pick(g.late, "0s", "0s", "2ms"))
 }
 
 // events writes drains, removes and adds, each valid when it happens: ids
