@@ -26,22 +26,41 @@ func (w *Worker) CheckQuick() error {
 // Check verifies the worker's block accounting: every cached block's
 // reference count equals the number of requests holding it, the free queue
 // holds exactly the unreferenced blocks, each free span being one queue
-// run, and the blocks held, queued and fresh add up to the capacity. It
-// costs O(blocks) and is meant for tests and --check.
+// run, and the blocks held, queued and fresh add up to the capacity; the
+// waiting requests' held blocks and their needs add up to the worker's
+// counts, and under AdmitCurrent every waiting request that holds blocks or
+// waits for a pull or a load is among the skipped ones at the queue's front.
+// It costs O(blocks) and is meant for tests and --check.
 func (w *Worker) Check() error {
 	var held []*holding
 	for _, s := range w.running {
 		held = append(held, &s.blocks)
 	}
-	waitingHeld := 0
+	waitingHeld, waitingNeed := 0, 0
+	var outside []int64 // AdmitCurrent: waiting requests that must be among the skipped, and are not
 	for i := range w.waiting.len() {
 		s := w.waiting.at(i)
 		held = append(held, &s.blocks)
 		waitingHeld += s.blocks.n
+		if s.blocks.n > 0 {
+			waitingNeed += ceilDiv(s.tokens(), w.cfg.BlockSize)
+		}
+		if !w.v011 && i >= w.skipped && (s.blocks.n > 0 || s.wait != waitNone) {
+			outside = append(outside, s.Req.ID)
+		}
 	}
 	var errs []error
+	if len(outside) > 0 {
+		errs = append(errs, fmt.Errorf("waiting requests %v hold blocks or wait but are behind the %d skipped ones", outside, w.skipped))
+	}
 	if waitingHeld != w.waitingHeld {
 		errs = append(errs, fmt.Errorf("waiting requests hold %d blocks, the worker counts %d", waitingHeld, w.waitingHeld))
+	}
+	if waitingNeed != w.waitingNeed {
+		errs = append(errs, fmt.Errorf("waiting requests holding blocks need %d for their lengths, the worker counts %d", waitingNeed, w.waitingNeed))
+	}
+	if w.skipped > w.waiting.len() {
+		errs = append(errs, fmt.Errorf("%d skipped requests, %d waiting", w.skipped, w.waiting.len()))
 	}
 	errs = append(errs, w.pool.check(held)...)
 	if err := errors.Join(errs...); err != nil {

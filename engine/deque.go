@@ -1,7 +1,8 @@
 package engine
 
 // deque is a ring buffer of requests: the waiting queue takes arrivals at
-// the back and preempted requests at the front.
+// the back and preempted requests at the front, or behind the requests
+// admission has skipped (insertAt).
 type deque struct {
 	buf  []*Seq
 	head int
@@ -34,6 +35,16 @@ func (d *deque) pushFront(s *Seq) {
 	d.head = (d.head - 1 + len(d.buf)) % len(d.buf)
 	d.buf[d.head] = s
 	d.n++
+}
+
+// insertAt puts s at position i (0 <= i <= len), keeping the order of the
+// others. Like removeAt it shifts the i requests in front of it.
+func (d *deque) insertAt(i int, s *Seq) {
+	d.pushFront(s)
+	for j := 0; j < i; j++ {
+		d.buf[(d.head+j)%len(d.buf)] = d.buf[(d.head+j+1)%len(d.buf)]
+	}
+	d.buf[(d.head+i)%len(d.buf)] = s
 }
 
 func (d *deque) popFront() *Seq {

@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-// TestDequeAgainstSlice applies random pushes at both ends, pops and
-// removals at random positions to a deque and to a slice, through many
+// TestDequeAgainstSlice applies random pushes at both ends, pops, and
+// insertions and removals at random positions to a deque and to a slice, through many
 // wrap-arounds and growths, and compares their contents after each step.
 func TestDequeAgainstSlice(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var d deque
 	var want []*Seq
 	for step := range 5000 {
-		switch op := r.IntN(4); {
+		switch op := r.IntN(5); {
 		case op == 0 || len(want) == 0:
 			s := &Seq{}
 			d.pushBack(s)
@@ -28,6 +28,10 @@ func TestDequeAgainstSlice(t *testing.T) {
 				t.Fatalf("step %d: popFront", step)
 			}
 			want = want[1:]
+		case op == 3:
+			s, i := &Seq{}, r.IntN(len(want)+1)
+			d.insertAt(i, s)
+			want = slices.Insert(want, i, s)
 		default:
 			i := r.IntN(len(want))
 			d.removeAt(i)

@@ -18,6 +18,9 @@ type HostKV interface {
 	// blocks s holds for them. It reports true when they landed at once;
 	// otherwise the worker's LoadDone follows.
 	Load(now des.Time, s *Seq, from, n int) bool
+	// AsyncLoads reports whether Load lands blocks later, by LoadDone,
+	// rather than at once: whether the worker's H2D link takes time.
+	AsyncLoads() bool
 }
 
 // Staging is what staging a hinted request decided.

@@ -25,6 +25,9 @@ type Config struct {
 	MaxBatchedTokens int  // token budget of one pass
 	ChunkedPrefill   bool // split prompts across passes
 	PrefixCaching    bool // reuse cached prompt blocks
+	// Admission is the rule for waiting requests whose G2 hits load
+	// asynchronously; "" is AdmitCurrent.
+	Admission Admission
 	// Chains is the run's chain store, which the requests' paths name: G1
 	// finds a cached block by its name there and holds a reference on its
 	// segment. Requests must come with their paths (workload.Request.Path).
@@ -42,9 +45,39 @@ func (c Config) Validate() error {
 		return errors.New("max_num_seqs must be at least 1")
 	case c.MaxBatchedTokens < 1:
 		return errors.New("max_batched_tokens must be at least 1")
+	case c.Admission != "" && !slices.Contains(Admissions, c.Admission):
+		return fmt.Errorf("unknown admission rule %q", c.Admission)
 	}
 	return nil
 }
+
+// Admission names how a worker admits waiting requests while some of
+// them wait for a KVCR pull or load their G2 hits to G1 asynchronously,
+// holding the G1 blocks the load fills: the value of the scenario key
+// cluster.engine.admission (docs/model.md, "Admission around asynchronous
+// loads").
+type Admission string
+
+// The admission rules.
+const (
+	// AdmitCurrent is vLLM's admission since its fixes of the deadlock
+	// with asynchronous KV loads. The requests the scan has skipped
+	// (waiting for a pull, parked, or loading) stay ahead of the other
+	// waiting requests, and a preempted request goes behind them, not to
+	// the front; a load starts only when its blocks leave free what every
+	// in-flight prefill still needs for its whole length; no load starts
+	// behind a skipped request that holds no blocks; and a pass whose
+	// running requests were all preempted admits at once.
+	AdmitCurrent Admission = "current"
+	// AdmitV011 is vLLM 0.11's: a preempted request at the front of the
+	// queue, a load admitted whenever its blocks are free. Waiting requests
+	// whose loads finished can hold the blocks the head of the queue needs
+	// while nothing runs, and the worker stops.
+	AdmitV011 Admission = "vllm-0.11"
+)
+
+// Admissions lists the admission rules, in the order errors name them.
+var Admissions = []Admission{AdmitCurrent, AdmitV011}
 
 // Observer hears what a worker does. Calls happen inside StartPass,
 // FinishPass, Settle, LoadDone and Drop, in a deterministic order. Cache changes
@@ -136,8 +169,12 @@ type Worker struct {
 	batch       []*Seq      // scheduled in the pass in progress
 	stored      []block.Run // blocks committed in the current call, reported at its end
 	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
+	waitingNeed int         // blocks those requests need for their whole length, held ones included
+	skipped     int         // AdmitCurrent: the waiting requests the scan has skipped, at the queue's front
+	blockless   bool        // the admission scan in progress skipped a waiting request holding no blocks
 	busy        bool
 	ff          stretch
+	v011        bool // cfg.Admission is AdmitV011
 
 	passes int64
 	busyNs des.Time
@@ -149,7 +186,7 @@ func New(cfg Config, timing Timing, obs Observer, kv HostKV) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("worker %d: %w", cfg.ID, err)
 	}
-	w := &Worker{cfg: cfg, timing: compiled(timing), obs: obs, kv: kv}
+	w := &Worker{cfg: cfg, timing: compiled(timing), obs: obs, kv: kv, v011: cfg.Admission == AdmitV011}
 	w.pool = newBlockPool(cfg.GPUBlocks, cfg.Chains)
 	return w, nil
 }
@@ -238,20 +275,31 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		budget -= n
 		w.batch = append(w.batch, s)
 	}
+	if preempted && len(w.batch) == 0 && !w.v011 {
+		// Every running request was preempted (each one with budget left
+		// is scheduled or preempted): vLLM's engine schedules its next step
+		// at once, and that step admits from the waiting queue, the budget
+		// whole.
+		preempted = false
+	}
+	w.blockless = false
 	for i := 0; !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && i < w.waiting.len(); {
 		s := w.waiting.at(i)
 		if s.wait != waitNone {
-			i++ // waits for its pull or load: skipped, not a blocker
+			w.skip(i) // waits for its pull or load: skipped, not a blocker
+			i++
 			continue
 		}
 		if s.hinted && !s.staged {
 			switch w.kv.Stage(now, s, w.g1Prefix(s), w.reusable(s)) {
 			case StageWait:
 				s.wait, s.staged = waitPull, true
+				w.skip(i)
 				i++
 				continue
 			case StageParked:
-				i++ // staged again at the next scan
+				w.skip(i) // staged again at the next scan
+				i++
 				continue
 			}
 			s.staged = true
@@ -264,11 +312,12 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 			w.ignore(now, i)
 			continue
 		}
-		if res == admitLoading {
+		if res == admitLoading || res == admitDeferred {
+			w.skip(i)
 			i++
 			continue
 		}
-		w.waiting.removeAt(i)
+		w.unqueue(i)
 		w.running = append(w.running, s)
 		if s.ScheduledAt < 0 {
 			s.ScheduledAt = now
@@ -314,11 +363,38 @@ func (w *Worker) g1Prefix(s *Seq) int {
 type admitResult uint8
 
 const (
-	admitRun     admitResult = iota // admitted: runs this pass
-	admitNoRoom                     // not enough budget or free blocks: admission stops
-	admitLoading                    // its G2 hits are loading: it waits, holding blocks
-	admitTooLong                    // without chunked prefill, more tokens than any pass takes
+	admitRun      admitResult = iota // admitted: runs this pass
+	admitNoRoom                      // not enough budget or free blocks: admission stops
+	admitLoading                     // its G2 hits are loading: it waits, holding blocks
+	admitDeferred                    // AdmitCurrent: its load may not start yet; it waits, holding nothing
+	admitTooLong                     // without chunked prefill, more tokens than any pass takes
 )
+
+// skip passes over waiting request i, which stays where it is. Under
+// AdmitCurrent it joins the skipped requests at the queue's front: the
+// scan reaches i only past every request in front of it, all skipped.
+func (w *Worker) skip(i int) {
+	w.skipped = max(w.skipped, i+1)
+	if w.waiting.at(i).blocks.n == 0 {
+		w.blockless = true
+	}
+}
+
+// unqueue takes waiting request i out of the queue.
+func (w *Worker) unqueue(i int) {
+	w.waiting.removeAt(i)
+	if i < w.skipped {
+		w.skipped--
+	}
+}
+
+// reserved is what AdmitCurrent keeps free when a load starts: the blocks
+// the in-flight prefills still need to hold their whole length (vLLM's
+// reservation). Those are the waiting requests whose G2 hits are loading or
+// have loaded, and the running requests whose chunk in this pass leaves part
+// of their length to compute; but such a chunk took the rest of the budget,
+// and no admission follows it in the pass, so only the waiting ones count.
+func (w *Worker) reserved() int { return w.waitingNeed - w.waitingHeld }
 
 // ignore ends waiting request i, which can never run again: without
 // chunked prefill a pass must take all its remaining tokens, and after a
@@ -331,9 +407,10 @@ const (
 // above the budget without chunked prefill. Its blocks are freed.
 func (w *Worker) ignore(now des.Time, i int) {
 	s := w.waiting.at(i)
-	w.waiting.removeAt(i)
+	w.unqueue(i)
 	if s.blocks.n > 0 { // a finished G2 load left it holding its hits
 		w.waitingHeld -= s.blocks.n
+		w.waitingNeed -= ceilDiv(s.tokens(), w.cfg.BlockSize)
 		w.freeBlocks(s)
 	}
 	s.FinishedAt = now
@@ -369,7 +446,14 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	}
 	n = min(n, budget)
 	need := ceilDiv(done+n, bs) - have // new blocks for this pass's tokens
-	if g2+need > w.pool.free()-freeHits {
+	free := w.pool.free() - freeHits
+	if g2 > 0 && !w.v011 && w.kv.AsyncLoads() {
+		if w.blockless {
+			return 0, admitDeferred // no load behind a skipped request holding nothing
+		}
+		free -= w.reserved()
+	}
+	if g2+need > free {
 		return 0, admitNoRoom
 	}
 	if !loaded {
@@ -390,12 +474,14 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 			if !w.kv.Load(now, s, hits, g2) {
 				s.wait = waitLoad
 				w.waitingHeld += s.blocks.n
+				w.waitingNeed += ceilDiv(s.tokens(), bs)
 				return 0, admitLoading
 			}
 			w.landLoad(s)
 		}
 	} else {
 		w.waitingHeld -= s.blocks.n // running from now on
+		w.waitingNeed -= ceilDiv(s.tokens(), bs)
 	}
 	w.grow(s, need)
 	return n, admitRun
@@ -452,7 +538,11 @@ func (w *Worker) preempt(s *Seq) {
 	w.freeBlocks(s)
 	s.computed, s.committed, s.sched = 0, 0, 0
 	s.Preemptions++
-	w.waiting.pushFront(s)
+	if !w.v011 {
+		w.waiting.insertAt(w.skipped, s) // behind the skipped requests
+	} else {
+		w.waiting.pushFront(s)
+	}
 }
 
 // FinishPass ends the pass in progress at now: tokens advance, full prompt
@@ -530,7 +620,7 @@ func (w *Worker) Drop() []*Seq {
 	}
 	w.pool.evictAll()
 	w.reportKV()
-	w.running, w.batch, w.waiting, w.waitingHeld = nil, nil, deque{}, 0
+	w.running, w.batch, w.waiting, w.waitingHeld, w.waitingNeed, w.skipped = nil, nil, deque{}, 0, 0, 0
 	w.busy = false
 	return out
 }

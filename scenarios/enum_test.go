@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -29,6 +30,9 @@ var enumKeys = []struct {
 	{"cluster.engine.timing.model", "workload: {synthetic: {requests: 10}}\ncluster: {engine: {kv_bytes_per_token: 1000, timing: {model: VALUE}}}\n",
 		"fixed, linear, polynomial, roofline", names(TimingModels),
 		func(sc *Scenario) string { return string(sc.Cluster.Engine.Timing.Model) }},
+	{"cluster.engine.admission", "workload: {synthetic: {requests: 10}}\ncluster: {engine: {admission: VALUE}}\n",
+		"current, vllm-0.11", names(engine.Admissions),
+		func(sc *Scenario) string { return string(sc.Cluster.Engine.Admission) }},
 	{"router.policy", "workload: {synthetic: {requests: 10}}\nrouter: {policy: VALUE}\n",
 		"round_robin, random, least_loaded, kv_aware", names(scheduler.Policies),
 		func(sc *Scenario) string { return string(sc.Router.Policy) }},

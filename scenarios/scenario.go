@@ -89,15 +89,18 @@ type Cluster struct {
 
 // Engine is every worker's vLLM configuration.
 type Engine struct {
-	BlockSize        int    `yaml:"block_size"`
-	GPUBlocks        int    `yaml:"gpu_blocks"`         // 0: derived from the gpu and model, else 16384
-	KVBytesPerToken  int64  `yaml:"kv_bytes_per_token"` // 0: from the model
-	MaxNumSeqs       int    `yaml:"max_num_seqs"`
-	MaxBatchedTokens int    `yaml:"max_batched_tokens"`
-	ChunkedPrefill   bool   `yaml:"chunked_prefill"`
-	PrefixCaching    bool   `yaml:"prefix_caching"`
-	MaxModelLen      int    `yaml:"max_model_len"` // 0: from the model, else no limit
-	Timing           Timing `yaml:"timing"`
+	BlockSize        int   `yaml:"block_size"`
+	GPUBlocks        int   `yaml:"gpu_blocks"`         // 0: derived from the gpu and model, else 16384
+	KVBytesPerToken  int64 `yaml:"kv_bytes_per_token"` // 0: from the model
+	MaxNumSeqs       int   `yaml:"max_num_seqs"`
+	MaxBatchedTokens int   `yaml:"max_batched_tokens"`
+	ChunkedPrefill   bool  `yaml:"chunked_prefill"`
+	PrefixCaching    bool  `yaml:"prefix_caching"`
+	MaxModelLen      int   `yaml:"max_model_len"` // 0: from the model, else no limit
+	// Admission is the admission rule around asynchronous KV loads:
+	// vLLM's current one, or 0.11's, which can stall (docs/model.md).
+	Admission engine.Admission `yaml:"admission"`
+	Timing    Timing           `yaml:"timing"`
 }
 
 // Timing selects and parameterises the pass timing model. Only the keys of
@@ -289,7 +292,7 @@ func defaults() Scenario {
 			Workers: 1,
 			Engine: Engine{
 				BlockSize: 16, MaxNumSeqs: 256, MaxBatchedTokens: 8192,
-				ChunkedPrefill: true, PrefixCaching: true,
+				ChunkedPrefill: true, PrefixCaching: true, Admission: engine.AdmitCurrent,
 				Timing: Timing{Model: TimingRoofline},
 			},
 			G2: G2{CapacityBlocks: -1, D2HGbps: 32, H2DGbps: 32},

@@ -152,6 +152,7 @@ func (sc *Scenario) validate() error {
 	c.atLeast("cluster.engine.max_num_seqs", int64(e.MaxNumSeqs), 1)
 	c.atLeast("cluster.engine.max_batched_tokens", int64(e.MaxBatchedTokens), 1)
 	c.atLeast("cluster.engine.max_model_len", int64(e.MaxModelLen), 0)
+	oneOf(c, "cluster.engine.admission", e.Admission, engine.Admissions...)
 	sc.validateTiming(c)
 	c.atLeast("cluster.g2.capacity_blocks", int64(cl.G2.CapacityBlocks), -1)
 	c.nonNegative("cluster.g2.d2h_gbps", cl.G2.D2HGbps)

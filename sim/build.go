@@ -20,6 +20,7 @@ func engineConfig(sc *scenarios.Scenario, id int32) engine.Config {
 	return engine.Config{
 		ID: id, BlockSize: e.BlockSize, GPUBlocks: e.GPUBlocks, MaxNumSeqs: e.MaxNumSeqs,
 		MaxBatchedTokens: e.MaxBatchedTokens, ChunkedPrefill: e.ChunkedPrefill, PrefixCaching: e.PrefixCaching,
+		Admission: e.Admission,
 	}
 }
 

@@ -1,10 +1,10 @@
 // Package scengen generates small random scenarios that push the model into
 // its corners: G1 of a few blocks so eviction and preemption never stop,
 // chains that share prefixes and duplicate blocks, tiny G2 pools, slow or
-// instant links, short pull deadlines, and workers that drain, vanish and
-// join mid-run. A case is a scenario file and a Mooncake trace, exactly what
-// a user could write, drawn from one seeded stream: the same seed gives the
-// same bytes.
+// instant links, short pull deadlines, workers that drain, vanish and join
+// mid-run, and vLLM 0.11's admission in one case in four. A case is a
+// scenario file and a Mooncake trace, exactly what a user could write,
+// drawn from seeded streams: the same seed gives the same bytes.
 package scengen
 
 import (
@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
 )
@@ -50,6 +51,10 @@ type gen struct {
 	late  *rand.Rand      // the keys added after r's draws were fixed, so that they change no other draw
 	b     strings.Builder // the scenario
 	large bool            // GenerateLarge's sizes
+	// v011 says the case runs vLLM 0.11's admission, which can stall (one
+	// case in four). It is drawn from a stream of its own, so the other
+	// cases are byte for byte what they were before the key existed.
+	v011 bool
 
 	blockSize  int // engine tokens a block
 	traceBlock int // trace tokens a hash id, a multiple of blockSize
@@ -72,6 +77,7 @@ func GenerateLarge(seed uint64) Case { return generate(seed, true) }
 
 func generate(seed uint64, large bool) Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)), large: large}
+	g.v011 = rand.New(rand.NewPCG(seed, 0xad_0011)).IntN(4) == 0
 	if large {
 		g.blockSize = pick(g.r, 4, 8, 16)
 		g.gpuBlocks = 40 + g.r.IntN(201)
@@ -208,6 +214,9 @@ func (g *gen) cluster(kvcr bool) {
 	}
 	fmt.Fprintf(&g.b, "  engine: {block_size: %d, gpu_blocks: %d, kv_bytes_per_token: %d, max_num_seqs: %d,\n",
 		g.blockSize, g.gpuBlocks, pick(r, 1000, 32768, 131072), 1+r.IntN(seqs))
+	if g.v011 {
+		fmt.Fprintf(&g.b, "    admission: %s,\n", engine.AdmitV011)
+	}
 	budget, chunked := 4+r.IntN(61), r.IntN(4) > 0
 	if g.large {
 		budget = pick(r, 32, 64, 256, 2048)
