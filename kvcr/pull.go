@@ -164,10 +164,10 @@ func (k *KVCR) landed(now des.Time, p *Pull) {
 		k.endTransfer(now, p, false)
 		k.finish(now, p)
 	case cancelledFlowing:
-		k.discardWrite(now, p)
+		k.writeLanded(now, p, false)
 		p.state = cancelled // the target keeps its slots until it hears
 	case discarding:
-		k.discardWrite(now, p)
+		k.writeLanded(now, p, false)
 		k.releaseTarget(now, p)
 		k.finish(now, p)
 	default:
@@ -215,13 +215,13 @@ func (k *KVCR) sourceDeadline(now des.Time, p *Pull) {
 	switch p.state {
 	case requested:
 		k.stopWrite(now, p)
-		k.notify(now, p, cancelled)
+		k.notify(now, p, cancelled, k.cfg.Latency)
 	case abandonedRequested:
 		k.stopWrite(now, p)
 		k.releaseTarget(now, p)
 		k.finish(now, p)
 	case flowing:
-		k.notify(now, p, cancelledFlowing)
+		k.notify(now, p, cancelledFlowing, k.cfg.Latency)
 	case abandonedFlowing:
 		p.state = discarding
 	case cancelled:
@@ -240,9 +240,11 @@ func (k *KVCR) sourceRemoved(now des.Time, p *Pull) {
 	case parked, cancelled:
 	case requested, flowing:
 		k.stopWrite(now, p)
-		p.state, p.lost = cancelled, true
+		p.lost = true
 		if k.cfg.LossNotice > 0 {
-			k.q.Schedule(des.AddSat(now, k.cfg.LossNotice), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evNotice)
+			k.notify(now, p, cancelled, k.cfg.LossNotice)
+		} else {
+			p.state = cancelled
 		}
 	case cancelledFlowing:
 		k.stopWrite(now, p)

@@ -6,7 +6,7 @@ import "github.com/kvsim/kvsim/sim/des"
 const (
 	evTargetDeadline = iota
 	evSourceDeadline
-	evNotice // the target hears that the source gave up
+	evNotice // the target hears that the source gave up, or was lost
 )
 
 type deadline KVCR
@@ -29,11 +29,12 @@ func (d *deadline) Fire(now des.Time, id, kind uint64) {
 	}
 }
 
-// notify: the source gave up; p goes to state st and its target hears one
-// latency later.
-func (k *KVCR) notify(now des.Time, p *Pull, st pullState) {
+// notify: the source gave up (one latency for its message to arrive) or
+// was lost (the loss notice); p goes to state st and its target hears it
+// after.
+func (k *KVCR) notify(now des.Time, p *Pull, st pullState, after des.Time) {
 	p.state = st
-	k.q.Schedule(des.AddSat(now, k.cfg.Latency), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evNotice)
+	k.q.Schedule(des.AddSat(now, after), des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evNotice)
 }
 
 // settle records the target's answer, once.

@@ -17,59 +17,53 @@ func (f *firstByteEvent) Fire(now des.Time, _, id uint64) {
 }
 
 // endTransfer closes a write that delivered its last byte to a source that
-// had not given up. The source releases its pins, refreshing the blocks'
-// recency: the write succeeded, whether or not the target still waited.
-// accepted says the target takes the blocks (its reserved slots turn
-// ready); otherwise it drops them. A move's source then removes the hinted
-// blocks it sent; when the target did not accept them they are lost.
+// had not given up: the source saw it succeed, so its pins go with a
+// refresh, whether or not the target still waited, and a move's source
+// removes the hinted blocks it sent. accepted says the target takes the
+// blocks (its reserved slots turn ready); otherwise it drops them, and the
+// moved blocks are lost.
 func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
-	p.WriteEndNs = now
-	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
-	sn.sent += p.Bytes
-	k.unpinSource(now, sn, p, true)
-	if accepted {
-		for _, r := range p.runs {
-			tn.pool.makeReady(r)
+	k.writeLanded(now, p, true)
+	sn := k.nodes[p.Source]
+	left := p.moves // the runs' first blocks that were moved
+	for _, r := range p.runs {
+		if left == 0 {
+			break
 		}
-		k.l.Inventory(now, tn.id, p.runs, true)
-		p.Landed = block.Blocks(p.runs)
-		k.C.BlocksPulled += int64(p.Landed)
-		k.C.BytesPulled += p.Bytes
-	} else {
-		for _, r := range p.runs {
-			tn.pool.drop(r)
+		r.Hi = min(r.Hi, r.Lo+int32(left))
+		left -= r.Len()
+		if !accepted {
+			readyN, _ := sn.pool.readyIn(r)
+			k.C.MoveLostBlocks += int64(readyN) // gone at the source, not kept at the target
 		}
+		k.markMoved(sn, r)
 	}
-	if k.status(sn) != life.Removed {
-		left := p.moves // the runs' first blocks that were moved
-		for _, r := range p.runs {
-			if left == 0 {
-				break
-			}
-			r.Hi = min(r.Hi, r.Lo+int32(left))
-			left -= r.Len()
-			if !accepted {
-				readyN, _ := sn.pool.readyIn(r)
-				k.C.MoveLostBlocks += int64(readyN) // gone at the source, not kept at the target
-			}
-			k.markMoved(sn, r)
-		}
-		k.reportRemoved(now, sn)
+	k.reportRemoved(now, sn)
+	if !accepted {
+		k.releaseTarget(now, p)
+		return
 	}
+	tn := k.nodes[p.Target]
+	for _, r := range p.runs {
+		tn.pool.makeReady(r)
+	}
+	k.l.Inventory(now, tn.id, p.runs, true)
+	p.Landed = block.Blocks(p.runs)
+	k.C.BlocksPulled += int64(p.Landed)
+	k.C.BytesPulled += p.Bytes
 	k.unpinHits(now, tn, p)
 	tn.inflight--
-	k.release(now, sn)
 }
 
-// discardWrite closes a write that delivered its last byte after its
-// source gave up: the bytes were sent, but the source treats the write as
-// cancelled, so its pins go without refresh and a move removes nothing.
-// The target's part is released on its own (releaseTarget).
-func (k *KVCR) discardWrite(now des.Time, p *Pull) {
+// writeLanded ends the source's part of a write that delivered its last
+// byte. seen says the source had not given up and saw the write succeed:
+// its pins go with a refresh; after it gave up they go without, and the
+// write counts as cancelled to it (a move removes nothing).
+func (k *KVCR) writeLanded(now des.Time, p *Pull, seen bool) {
 	p.WriteEndNs = now
 	sn := k.nodes[p.Source]
 	sn.sent += p.Bytes
-	k.unpinSource(now, sn, p, false)
+	k.unpinSource(now, sn, p, seen)
 	k.release(now, sn)
 }
 
