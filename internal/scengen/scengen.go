@@ -48,13 +48,10 @@ func (c Case) Write(dir string) (string, error) {
 // gen is one case in the making.
 type gen struct {
 	r     *rand.Rand
-	late  *rand.Rand      // the keys added after r's draws were fixed, so that they change no other draw
+	late  *rand.Rand      // the keys added after r's draws were fixed, so that they change none of r's draws
 	b     strings.Builder // the scenario
 	large bool            // GenerateLarge's sizes
-	// v011 says the case runs vLLM 0.11's admission, which can stall (one
-	// case in four). It is drawn from a stream of its own, so the other
-	// cases are byte for byte what they were before the key existed.
-	v011 bool
+	v011  bool            // the case runs vLLM 0.11's admission, which can stall (one case in four; from late)
 
 	blockSize  int // engine tokens a block
 	traceBlock int // trace tokens a hash id, a multiple of blockSize
@@ -77,7 +74,7 @@ func GenerateLarge(seed uint64) Case { return generate(seed, true) }
 
 func generate(seed uint64, large bool) Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)), large: large}
-	g.v011 = rand.New(rand.NewPCG(seed, 0xad_0011)).IntN(4) == 0
+	g.v011 = g.late.IntN(4) == 0
 	if large {
 		g.blockSize = pick(g.r, 4, 8, 16)
 		g.gpuBlocks = 40 + g.r.IntN(201)
