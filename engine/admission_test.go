@@ -44,9 +44,10 @@ func (h *hostKV) Load(now des.Time, s *Seq, _, _ int) bool {
 
 func (h *hostKV) AsyncLoads() bool { return true }
 
-// runKV drives one worker with h as its KVCR, as the simulator would: at
-// each instant, loads and pulls landing first (in the order they started),
-// then the pass ending, then a pass starting. It checks the worker's
+// runKV drives one worker with h as its KVCR (unused by a worker without
+// one), as the simulator would: arrivals in time order; at each instant,
+// loads and pulls landing first (in the order they started), then the pass
+// ending, then a pass starting. It checks the worker's
 // invariants after every step and returns when nothing is left to happen:
 // every request finished, or the worker stalled.
 func runKV(t *testing.T, w *Worker, h *hostKV, reqs []*workload.Request, hinted ...int64) []*Seq {
@@ -106,14 +107,10 @@ func runKV(t *testing.T, w *Worker, h *hostKV, reqs []*workload.Request, hinted 
 // chainReq is a request of in prompt tokens and out output tokens, arriving
 // at 0, whose chain of in/4 blocks is its own.
 func chainReq(id int64, in, out int) *workload.Request {
-	blocks := make([]uint64, in/4)
-	for i := range blocks {
-		blocks[i] = workload.ChainHash(uint64(1000+id), uint64(i), 0)
-	}
-	return &workload.Request{ID: id, InputTokens: in, OutputTokens: out, Blocks: blocks, Path: testChains.Intern(blocks, nil)}
+	return chainOf(id, 0, in, out, uint64(1000+id), 4)
 }
 
-// TestAdmissionStall: three queues that stall a worker under vLLM 0.11's
+// TestAdmissionStall: four queues that stall a worker under vLLM 0.11's
 // admission and finish under the current one. Block size 4, fixed timing
 // (10 ms a pass with prompt tokens, 5 ms a pass of decodes only), budget
 // 8192, G2 loads of 10 or 40 ms. "hold" counts G1 blocks; a request's

@@ -35,38 +35,23 @@ func (l *log) Ignored(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v ignored %d", now, s.Req.ID))
 }
 
-// run drives one worker through arrivals (sorted by time) until it is idle,
-// checking its invariants after every pass, and returns the sequences.
+// run drives one worker without KVCR through arrivals (sorted by time)
+// until it is idle, checking its invariants after every step, and returns
+// the sequences.
 func run(t *testing.T, w *Worker, reqs []*workload.Request) []*Seq {
 	t.Helper()
-	var seqs []*Seq
-	now, next := des.Time(0), 0
-	for {
-		for next < len(reqs) && reqs[next].Arrival <= now {
-			seqs = append(seqs, w.Enqueue(reqs[next], false))
-			next++
-		}
-		end, ok := w.StartPass(now)
-		if !ok {
-			if next == len(reqs) {
-				return seqs
-			}
-			now = reqs[next].Arrival
-			continue
-		}
-		if err := w.Check(); err != nil {
-			t.Fatal(err)
-		}
-		now = end
-		w.FinishPass(now)
-		if err := w.Check(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return runKV(t, w, &hostKV{}, reqs)
 }
 
+// req is a request of in prompt tokens and out output tokens arriving at
+// at, whose chain of 16-token blocks is chain's.
 func req(id int64, at des.Time, in, out int, chain uint64) *workload.Request {
-	blocks := make([]uint64, in/16)
+	return chainOf(id, at, in, out, chain, 16)
+}
+
+// chainOf is req for blocks of blockSize tokens.
+func chainOf(id int64, at des.Time, in, out int, chain uint64, blockSize int) *workload.Request {
+	blocks := make([]uint64, in/blockSize)
 	for i := range blocks {
 		blocks[i] = workload.ChainHash(chain, uint64(i), 0)
 	}
