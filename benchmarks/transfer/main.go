@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +22,8 @@ import (
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // stack is the knobs that stand for one published setup.
@@ -163,20 +164,25 @@ kvcr: {%s}
 // minute apart, each with one output token: the first computes the prompt
 // on worker 0, the second, on worker 1, pulls it.
 func writeTrace(path string, tokens int) error {
-	ids := make([]int, (tokens+511)/512)
-	for k := range ids {
-		ids[k] = k + 1
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	var b strings.Builder
-	for r := range 2 {
-		line, err := json.Marshal(map[string]any{"timestamp": r * 60_000, "input_length": tokens, "output_length": 1, "hash_ids": ids})
-		if err != nil {
+	defer f.Close()
+	prompt := make([]uint64, tokens/512) // one chain of 512-token trace blocks
+	for k := range prompt {
+		prompt[k] = uint64(k + 1)
+	}
+	w := workload.NewMooncakeWriter(f, 512)
+	for r := range int64(2) {
+		if err := w.Write(&workload.Request{ID: r, Arrival: des.Time(r) * des.Minute, InputTokens: tokens, OutputTokens: 1, Blocks: prompt}); err != nil {
 			return err
 		}
-		b.Write(line)
-		b.WriteByte('\n')
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // pulls keeps a run's pull rows.
