@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/workload"
 )
 

@@ -1,6 +1,6 @@
 package engine
 
-import "github.com/kvsim/kvsim/sim/des"
+import "github.com/kvsim/kvsim/des"
 
 // HostKV is all a worker knows of KVCR: its own G2 host pool, loads from it,
 // and the staging of kv.fetch hints.

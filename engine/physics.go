@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // Bound is the shortest time the hardware can run a pass in: max(FLOPs /

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // TestBound on h100 (989e12 FLOP/s, 3.35e12 B/s) + llama-2-7b (6.74e9

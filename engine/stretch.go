@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // A stretch is a run of quiet decode passes that a worker goes through as

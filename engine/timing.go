@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // Batch describes one pass to a timing model.

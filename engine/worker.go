@@ -12,7 +12,7 @@ import (
 	"slices"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/workload"
 )
 

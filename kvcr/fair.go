@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // fairNet shares bandwidth max-min fairly over two links a transfer: the

@@ -3,7 +3,7 @@ package kvcr
 import (
 	"testing"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // TestFairShares: egress and ingress 1 GB/s (1 byte/ns) everywhere. At 0,

@@ -2,7 +2,7 @@ package kvcr
 
 import (
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // op is a load or a store in flight on a worker's H2D or D2H link.

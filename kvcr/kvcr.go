@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 )
 
 // Config holds KVCR's knobs, resolved from the scenario.
@@ -41,7 +41,7 @@ type Config struct {
 	// Workers is the workers' lifecycle (sim owns it): the staging guard
 	// reads it, and so do transfers and refreshes, which skip a removed
 	// worker. Required.
-	Workers life.View
+	Workers lifecycle.View
 }
 
 // Hint is the router's kv.fetch hint for a request: the source, the mode,
@@ -155,7 +155,7 @@ func (k *KVCR) AddWorker(id int32) {
 }
 
 // status is n's worker's place in its lifecycle.
-func (k *KVCR) status(n *node) life.Status { return k.cfg.Workers.Of(n.id) }
+func (k *KVCR) status(n *node) lifecycle.Status { return k.cfg.Workers.Of(n.id) }
 
 // Pool is worker w's G2 pool.
 func (k *KVCR) Pool(w int32) *Pool { return k.nodes[w].pool }
@@ -252,7 +252,7 @@ func (k *KVCR) CheckEnd() []Violation {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}
 	for _, n := range k.nodes {
-		if k.status(n) == life.Removed {
+		if k.status(n) == lifecycle.Removed {
 			continue
 		}
 		if p := n.pool.Pinned(); p != 0 {

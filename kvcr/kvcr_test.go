@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 )
 
 // recorder is a Listener that logs what KVCR reports.
@@ -44,7 +44,7 @@ type rig struct {
 	q    des.Queue
 	k    *KVCR
 	r    *recorder
-	life life.Table
+	life lifecycle.Table
 }
 
 func newRig(cfg Config) *rig {
@@ -66,7 +66,7 @@ func newRig(cfg Config) *rig {
 	cfg.Workers = g.life.View()
 	g.k = New(cfg, &g.q, g.r)
 	for range 3 {
-		g.k.AddWorker(g.life.Add(life.Ready))
+		g.k.AddWorker(g.life.Add(lifecycle.Ready))
 	}
 	return g
 }
@@ -131,7 +131,7 @@ func (g *rig) check(t *testing.T) {
 		t.Errorf("%s: %v", v.Invariant, v.Err)
 	}
 	for w := range int32(3) {
-		if g.life.Of(w) == life.Removed {
+		if g.life.Of(w) == lifecycle.Removed {
 			continue // its pool went with it
 		}
 		if err := g.k.Pool(w).Check(); err != nil {
@@ -311,12 +311,12 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 // as missing; a target holding everything needs no pull.
 func TestStagingGuard(t *testing.T) {
 	for _, c := range []struct {
-		st      life.Status
+		st      lifecycle.Status
 		counter func(*Counters) int64
 	}{
-		{life.Draining, func(c *Counters) int64 { return c.PullsRejectedDraining }},
-		{life.Removed, func(c *Counters) int64 { return c.PullsRejectedRemoved }},
-		{life.Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
+		{lifecycle.Draining, func(c *Counters) int64 { return c.PullsRejectedDraining }},
+		{lifecycle.Removed, func(c *Counters) int64 { return c.PullsRejectedRemoved }},
+		{lifecycle.Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
 	} {
 		g := newRig(Config{})
 		g.k.Store(0, 0, stores(chain(1, 4)))
@@ -426,7 +426,7 @@ type removeAt struct {
 }
 
 func (r removeAt) Fire(now des.Time, _, _ uint64) {
-	r.g.life.Set(r.w, life.Removed)
+	r.g.life.Set(r.w, lifecycle.Removed)
 	r.g.k.RemoveWorker(now, r.w)
 }
 

@@ -9,7 +9,7 @@ import (
 	"container/heap"
 	"fmt"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // Transfer is one write over a link: all its bytes land together when the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 const (

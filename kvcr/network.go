@@ -3,7 +3,7 @@ package kvcr
 import (
 	"fmt"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // network carries pull transfers from a source's G2 to a target's.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/sim/des"
 )
 
 // Outcome is how a pull ended.

@@ -1,6 +1,6 @@
 package kvcr
 
-import "github.com/kvsim/kvsim/sim/des"
+import "github.com/kvsim/kvsim/des"
 
 // The kinds of a pull's deadline events, carried in the event's arg.
 const (

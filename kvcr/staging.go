@@ -4,8 +4,8 @@ import (
 	"slices"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 )
 
 // fetch is what one staging attempt finds on the request's reusable chain
@@ -99,7 +99,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	tn, sn := k.nodes[target], k.nodes[h.Source]
 	hintEnd := min(h.Blocks, limit)
 	var src *Pool
-	if k.status(sn) == life.Ready {
+	if k.status(sn) == lifecycle.Ready {
 		src = sn.pool
 	}
 	f := &k.scratch
@@ -122,13 +122,13 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	}
 	p.from, p.Requested = f.first, limit-f.first
 	switch {
-	case k.status(sn) == life.Draining:
+	case k.status(sn) == lifecycle.Draining:
 		k.reject(now, p, &k.C.PullsRejectedDraining)
 		return Proceed
-	case k.status(sn) == life.Removed:
+	case k.status(sn) == lifecycle.Removed:
 		k.reject(now, p, &k.C.PullsRejectedRemoved)
 		return Proceed
-	case k.status(sn) == life.Starting:
+	case k.status(sn) == lifecycle.Starting:
 		k.reject(now, p, &k.C.PullsRejectedNotReady)
 		return Proceed
 	case len(f.runs) == 0 && !f.unsettled:

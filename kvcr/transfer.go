@@ -2,8 +2,8 @@ package kvcr
 
 import (
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 )
 
 type firstByteEvent KVCR
@@ -86,7 +86,7 @@ func (k *KVCR) stopWrite(now des.Time, p *Pull) {
 // pool is gone already), and its inflight slot is free.
 func (k *KVCR) releaseTarget(now des.Time, p *Pull) {
 	tn := k.nodes[p.Target]
-	if k.status(tn) != life.Removed {
+	if k.status(tn) != lifecycle.Removed {
 		for _, r := range p.runs {
 			tn.pool.drop(r)
 		}
@@ -101,7 +101,7 @@ func (k *KVCR) releaseTarget(now des.Time, p *Pull) {
 // block a move left pending goes with its last pin.
 func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 	k.C.PinsReleased += int64(block.Blocks(p.runs))
-	if k.status(sn) == life.Removed {
+	if k.status(sn) == lifecycle.Removed {
 		return // the pins went with the worker's pool
 	}
 	for _, r := range p.runs {

@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scheduler"
-	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
 

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/scheduler"
-	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
 

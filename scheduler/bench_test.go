@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/life"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -40,7 +40,7 @@ func BenchmarkRoute(b *testing.B) {
 				b.Fatal(err)
 			}
 			for w := range int32(n) {
-				tab.Add(life.Ready)
+				tab.Add(lifecycle.Ready)
 				for i := range 4 {
 					chain := benchChain(int(w+int32(i)*17)%64, int(w)*4+i)
 					r.Stored(0, w, G1, blocks(r, chain, 0, len(chain)))

@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -42,7 +42,7 @@ type Config struct {
 	Chains *block.Chains
 	// Workers is the workers' lifecycle (sim owns it): the router routes to
 	// the ready ones and names only them as hint sources. Required.
-	Workers life.View
+	Workers lifecycle.View
 }
 
 // load is the router's own account of what it sent a worker. It never reads
@@ -111,7 +111,7 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 }
 
 // ready reports whether the router may use worker w.
-func (r *Router) ready(w int32) bool { return r.cfg.Workers.Of(w) == life.Ready }
+func (r *Router) ready(w int32) bool { return r.cfg.Workers.Of(w) == lifecycle.Ready }
 
 // changed follows a change of worker w in the lifecycle: a worker added,
 // or its status set.

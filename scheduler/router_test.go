@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -73,30 +73,30 @@ func in(r *Router, q *workload.Request) *workload.Request {
 
 // newWithLife is New with a lifecycle table of its own, which the test
 // changes as sim would.
-func newWithLife(cfg Config, rng *rand.Rand) (*Router, *life.Table, error) {
-	tab := &life.Table{}
+func newWithLife(cfg Config, rng *rand.Rand) (*Router, *lifecycle.Table, error) {
+	tab := &lifecycle.Table{}
 	cfg.Workers = tab.View()
 	r, err := New(cfg, rng)
 	return r, tab, err
 }
 
 // setReady makes worker w ready, or draining.
-func setReady(tab *life.Table, w int32, on bool) {
+func setReady(tab *lifecycle.Table, w int32, on bool) {
 	if on {
-		tab.Set(w, life.Ready)
+		tab.Set(w, lifecycle.Ready)
 	} else {
-		tab.Set(w, life.Draining)
+		tab.Set(w, lifecycle.Draining)
 	}
 }
 
-func newRouter(t *testing.T, policy Policy, n int) (*Router, *life.Table) {
+func newRouter(t *testing.T, policy Policy, n int) (*Router, *lifecycle.Table) {
 	r, tab, err := newWithLife(Config{Policy: policy, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1, BlockSize: 16, Chains: &block.Chains{}},
 		rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range n {
-		tab.Add(life.Ready)
+		tab.Add(lifecycle.Ready)
 	}
 	return r, tab
 }
@@ -205,7 +205,7 @@ func TestKVAwareAgainstReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for w := range int32(n) {
-			tab.Add(life.Ready)
+			tab.Add(lifecycle.Ready)
 			r.loads[w] = load{prefillBlocks: rng.IntN(4), decodeBlocks: rng.IntN(4)}
 			r.rekey(w)
 		}
@@ -262,7 +262,7 @@ func TestKeyedAgainstScan(t *testing.T) {
 			cfg.Policy = LeastLoaded
 		}
 		var rs [2]*Router
-		tab := &life.Table{} // both routers watch it
+		tab := &lifecycle.Table{} // both routers watch it
 		cfg.Workers = tab.View()
 		for i := range rs {
 			r, err := New(cfg, nil)
@@ -279,7 +279,7 @@ func TestKeyedAgainstScan(t *testing.T) {
 		}
 		n := 1 + rng.IntN(40)
 		for range n {
-			tab.Add(life.Ready)
+			tab.Add(lifecycle.Ready)
 		}
 		size := 1 + rng.IntN(40)
 		if trial%5 == 0 {
@@ -374,8 +374,8 @@ func TestExactScale(t *testing.T) {
 // request routed at 4 ms and visible at 5 ms.
 func TestEventDelay(t *testing.T) {
 	r, tab, _ := newWithLife(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: 5 * des.Millisecond, BlockSize: 16, Chains: &block.Chains{}}, nil)
-	tab.Add(life.Ready)
-	tab.Add(life.Ready)
+	tab.Add(lifecycle.Ready)
+	tab.Add(lifecycle.Ready)
 	r.Stored(0, 1, G1, blocks(r, []uint64{42}, 0, 1))
 	if rt, _ := r.Pick(4*des.Millisecond, in(r, rq(16, 42))); rt.Worker != 0 || rt.G1Overlap != 0 {
 		t.Errorf("at 4ms: %+v", rt)
@@ -446,7 +446,7 @@ func TestIndexAgainstReference(t *testing.T) {
 func TestHintSelection(t *testing.T) {
 	r, tab, _ := newWithLife(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2, Chains: &block.Chains{}}, nil)
 	for range 4 {
-		tab.Add(life.Ready)
+		tab.Add(lifecycle.Ready)
 	}
 	chain := []uint64{1, 2, 3, 4, 5, 6}
 	r.Stored(0, 0, G1, blocks(r, chain, 0, 1))
@@ -511,8 +511,8 @@ func TestG2CreditPastG1(t *testing.T) {
 // for the whole 6-block prefix.
 func TestHintFromG1Prefix(t *testing.T) {
 	r, tab, _ := newWithLife(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 1, Chains: &block.Chains{}}, nil)
-	tab.Add(life.Ready)
-	tab.Add(life.Ready)
+	tab.Add(lifecycle.Ready)
+	tab.Add(lifecycle.Ready)
 	chain := []uint64{1, 2, 3, 4, 5, 6}
 	r.Stored(0, 0, G1, blocks(r, chain, 0, 2))
 	r.Stored(0, 1, G1, blocks(r, chain, 0, 2))

@@ -5,10 +5,10 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scheduler"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
 )
 
 // InvariantError is a broken model invariant found by Options.Check: which
@@ -80,7 +80,7 @@ func (c *Cluster) checkEnd() error {
 	var errs []error
 	now := c.q.Now()
 	for _, n := range c.workers {
-		if c.status(n) == life.Removed {
+		if c.status(n) == lifecycle.Removed {
 			continue
 		}
 		if err := c.checkWorker(n); err != nil {
@@ -116,7 +116,7 @@ func (c *Cluster) checkRouterView() error {
 	facts := 0
 	var missing error
 	for _, n := range c.workers {
-		if c.status(n) == life.Removed {
+		if c.status(n) == lifecycle.Removed {
 			continue
 		}
 		look := func(t scheduler.Tier) func(block.Ref) {

@@ -3,8 +3,8 @@ package sim
 import (
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/sim/des"
 )
 
 // The tests of this file are the KVCR runtime's rules that kvsim once bent

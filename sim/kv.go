@@ -2,11 +2,11 @@ package sim
 
 import (
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/scheduler"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
 )
 
 // hostKV is one worker's engine.HostKV: its slice of KVCR.
@@ -85,8 +85,8 @@ func (l *kvListener) PullDone(p *kvcr.Pull) {
 // ended its last pull, would hand that pull a second transition (see
 // kvcr.Listener).
 func (l *kvListener) Idle(now des.Time, w int32) {
-	if l.life.Of(w) == life.Draining {
+	if l.life.Of(w) == lifecycle.Draining {
 		retire := lifeArg{kind: lifeRetire, worker: w}
-		l.q.Schedule(now, des.PhaseLifecycle, uint64(len(l.sc.Events)), (*lifecycle)(l), retire.pack())
+		l.q.Schedule(now, des.PhaseLifecycle, uint64(len(l.sc.Events)), (*lifeEvent)(l), retire.pack())
 	}
 }

@@ -1,11 +1,11 @@
 package sim
 
 import (
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
 )
 
 // lifeKind is the kind of a lifecycle event. The key of each is the index
@@ -37,25 +37,25 @@ func unpackLife(x uint64) lifeArg { return lifeArg{lifeKind(x & 0xff), int32(uin
 // scheduleLifecycle puts the scenario's events on the queue.
 func (c *Cluster) scheduleLifecycle() {
 	for i, ev := range c.sc.Events {
-		c.q.Schedule(des.Time(ev.At), des.PhaseLifecycle, uint64(i), (*lifecycle)(c), lifeArg{kind: lifeScenario}.pack())
+		c.q.Schedule(des.Time(ev.At), des.PhaseLifecycle, uint64(i), (*lifeEvent)(c), lifeArg{kind: lifeScenario}.pack())
 	}
 }
 
-type lifecycle Cluster
+type lifeEvent Cluster
 
 // Fire applies a lifecycle event.
-func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
+func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 	c := (*Cluster)(l)
 	a := unpackLife(arg)
 	switch a.kind {
 	case lifeReady:
 		n := c.workers[a.worker]
-		if c.status(n) == life.Starting {
+		if c.status(n) == lifecycle.Starting {
 			c.ready(now, n)
 		}
 		return
 	case lifeDrainTimeout:
-		if n := c.workers[a.worker]; c.status(n) == life.Draining {
+		if n := c.workers[a.worker]; c.status(n) == lifecycle.Draining {
 			c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail)
 		}
 		return
@@ -100,17 +100,17 @@ func (l *lifecycle) Fire(now des.Time, key, arg uint64) {
 // drain stops routing to a worker; its requests and the pulls staged from
 // it finish, new staging from it is rejected.
 func (c *Cluster) drain(now des.Time, n *node) {
-	if st := c.status(n); st == life.Removed || st == life.Draining {
+	if st := c.status(n); st == lifecycle.Removed || st == lifecycle.Draining {
 		return
 	}
-	c.life.Set(n.id, life.Draining)
+	c.life.Set(n.id, lifecycle.Draining)
 	n.drainNs = now
 }
 
 // maybeRetire removes a draining worker that has no requests, no pass in
 // progress and no pins or pulls.
 func (c *Cluster) maybeRetire(now des.Time, n *node) {
-	if c.status(n) != life.Draining || n.w.HasWork() || n.w.Busy() {
+	if c.status(n) != lifecycle.Draining || n.w.HasWork() || n.w.Busy() {
 		return
 	}
 	if c.kv != nil && c.kv.ActivePulls(n.id) > 0 {
@@ -127,10 +127,10 @@ func (c *Cluster) remove(now des.Time, n *node, fail bool) {
 
 // takeOut removes a worker and returns the requests it held.
 func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
-	if c.status(n) == life.Removed {
+	if c.status(n) == lifecycle.Removed {
 		return nil
 	}
-	c.life.Set(n.id, life.Removed)
+	c.life.Set(n.id, lifecycle.Removed)
 	n.removedNs = now
 	c.settle(n)
 	seqs := n.w.Drop()

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/internal/scengen"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
 )
 
 var (
@@ -77,7 +77,7 @@ func stalled(c *Cluster, err error) bool {
 	}
 	stuck := false
 	for _, n := range c.workers {
-		if c.status(n) == life.Removed || !n.w.HasWork() {
+		if c.status(n) == lifecycle.Removed || !n.w.HasWork() {
 			continue
 		}
 		if n.w.Busy() || n.w.Running() > 0 || n.w.G1Used() == 0 {

@@ -3,11 +3,11 @@ package sim
 import (
 	"fmt"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
 )
 
 // reorder releases rows in id order: requests and pulls end out of order,
@@ -52,7 +52,7 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	c := (*Cluster)(s)
 	if c.opt.Sink != nil {
 		for _, n := range c.workers {
-			if c.status(n) == life.Removed {
+			if c.status(n) == lifecycle.Removed {
 				continue
 			}
 			row := report.SampleRow{TimeNs: int64(now), Worker: n.id, Running: int32(n.w.Running()),

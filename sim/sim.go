@@ -11,13 +11,13 @@ import (
 	"strings"
 
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
-	"github.com/kvsim/kvsim/sim/des"
-	"github.com/kvsim/kvsim/sim/life"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -58,7 +58,7 @@ type Cluster struct {
 	q         des.Queue
 	workers   []*node
 	timing    engine.Timing
-	life      life.Table // every worker's status: the one copy, which the router and KVCR read
+	life      lifecycle.Table // every worker's status: the one copy, which the router and KVCR read
 	router    *scheduler.Router
 	kv        *kvcr.KVCR    // nil when KVCR is off
 	chains    *block.Chains // the requests' block chains, interned while they are in the cluster
@@ -231,7 +231,7 @@ func checkExpect(sc *scenarios.Scenario) error {
 
 // addWorker creates the next worker, ready at once or starting.
 func (c *Cluster) addWorker(now des.Time, ready bool) error {
-	id := c.life.Add(life.Starting)
+	id := c.life.Add(lifecycle.Starting)
 	n := &node{id: id, addedNs: now, readyNs: -1, drainNs: -1, removedNs: -1}
 	var host engine.HostKV
 	if c.kv != nil {
@@ -254,7 +254,7 @@ func (c *Cluster) addWorker(now des.Time, ready bool) error {
 
 // ready makes a worker schedulable.
 func (c *Cluster) ready(now des.Time, n *node) {
-	c.life.Set(n.id, life.Ready)
+	c.life.Set(n.id, lifecycle.Ready)
 	n.readyNs = now
 }
 
@@ -333,7 +333,7 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 // whether the scan would be the next event, so the scan is scheduled.
 func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	n := c.workers[w]
-	if n.drive || c.status(n) == life.Removed || n.w.Busy() {
+	if n.drive || c.status(n) == lifecycle.Removed || n.w.Busy() {
 		return
 	}
 	n.drive = true
@@ -373,7 +373,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(d)
 	n := c.workers[key]
 	n.drive = false
-	if c.status(n) == life.Removed || n.w.Busy() || !n.w.HasWork() {
+	if c.status(n) == lifecycle.Removed || n.w.Busy() || !n.w.HasWork() {
 		return
 	}
 	end, ok := n.w.StartPass(now)
@@ -403,7 +403,7 @@ type passDone Cluster
 func (p *passDone) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(p)
 	n := c.workers[key]
-	if c.status(n) == life.Removed {
+	if c.status(n) == lifecycle.Removed {
 		return // the worker went with its pass
 	}
 	if n.ff != nil { // the stretch's last pass ends
@@ -544,4 +544,4 @@ func (c *Cluster) finish() error {
 }
 
 // status is n's place in its lifecycle.
-func (c *Cluster) status(n *node) life.Status { return c.life.Of(n.id) }
+func (c *Cluster) status(n *node) lifecycle.Status { return c.life.Of(n.id) }

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim/des"
 )
 
 // rowSink keeps every row.

@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/kvsim/kvsim/sim/des"
+import "github.com/kvsim/kvsim/des"
 
 // The decode fast-forward. A worker whose next passes are quiet (see
 // engine.Worker.Stretch) goes through them as one stretch: its drive scan

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // azureTimeLayout is the TIMESTAMP format of the Azure LLM inference traces.

@@ -9,7 +9,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // drain reads a source to its end; any error but io.EOF must be a

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // TraceOptions say how to turn a trace into requests.

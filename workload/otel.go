@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // The span the otel reader takes, and the attributes it reads.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // Request is one inference request as the cluster sees it.

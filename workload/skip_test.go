@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 type listSource []*Request

@@ -3,7 +3,7 @@ package workload
 import (
 	"slices"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // Stats describes a workload as a run would see it: its requests in

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/kvsim/kvsim/block"
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // Synthetic describes a seeded synthetic workload. Sessions start by the

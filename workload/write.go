@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kvsim/kvsim/sim/des"
+	"github.com/kvsim/kvsim/des"
 )
 
 // FormatMillis writes an arrival as a Mooncake timestamp, in milliseconds,

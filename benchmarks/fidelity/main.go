@@ -15,10 +15,10 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
-	"github.com/kvsim/kvsim/sim/calibrate"
 )
 
 func main() {

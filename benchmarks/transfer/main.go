@@ -19,10 +19,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
-	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
 

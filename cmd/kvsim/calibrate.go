@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/sim/calibrate"
 	"github.com/kvsim/kvsim/workload"
 )
 

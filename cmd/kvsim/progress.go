@@ -9,8 +9,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
-	"github.com/kvsim/kvsim/sim/des"
 	"github.com/kvsim/kvsim/workload"
 )
 

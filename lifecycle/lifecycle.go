@@ -1,8 +1,8 @@
-// Package life is the workers' lifecycle: each worker's status, kept in one
+// Package lifecycle is the workers' lifecycle: each worker's status, kept in one
 // table that sim owns and changes. KVCR (its staging guard, and transfers
 // and refreshes that skip a removed worker) and the router read it through
 // a View; the router also watches it, to keep its set of routable workers.
-package life
+package lifecycle
 
 // Status is where a worker is in its life.
 type Status uint8
