@@ -130,7 +130,7 @@ var missingPenalty = math.Pow(math.Log(10), 2)
 // prefill time (first scheduling to first token) plus that of its mean
 // decode gap (ITL), over the completed requests that carry both; log
 // ratios weigh a request of 20 ms and one of 2 s alike. A candidate faster
-// than the hardware the timing names allows (scenarios.CheckPhysics) is
+// than the hardware the timing names allows (sim.Prepare checks it) is
 // never chosen. sc is not modified.
 func Fit(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
 	return FitAll(ctx, []*scenarios.Scenario{sc}, opt)
@@ -154,11 +154,12 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 		for i, sc := range scs {
 			s := *sc // a copy whose timing the search changes
 			s.Cluster.Engine.Timing = with(params, sc.Cluster.Engine.Timing, t)
-			if s.CheckPhysics() != nil {
-				return math.Inf(1), nil // faster than the hardware: never a fit
+			p, err := sim.Prepare(&s)
+			if err != nil {
+				return math.Inf(1), nil // faster than the hardware (FitAll prepared the rest): never a fit
 			}
 			var c collector
-			if _, err := sim.Run(ctx, &s, sim.Options{Sink: &c}); err != nil {
+			if _, err := p.Run(ctx, sim.Options{Sink: &c}); err != nil {
 				runErr = cmp.Or(runErr, err)
 				return math.Inf(1), nil
 			}
@@ -170,6 +171,9 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 	for _, sc := range scs {
 		if m := sc.Cluster.Engine.Timing.Model; m != model {
 			return nil, fmt.Errorf("calibrate: %s uses timing model %s, %s uses %s: one fit needs one model", scs[0].File, model, sc.File, m)
+		}
+		if _, err := sim.Prepare(sc); err != nil {
+			return nil, err
 		}
 	}
 	res := &Result{}

@@ -171,7 +171,7 @@ kvcr: {enabled: false}
 	}
 	fitted := *sc
 	fitted.Cluster.Engine.Timing = res.Timing[0]
-	if err := fitted.CheckPhysics(); err != nil {
+	if _, err := sim.Prepare(&fitted); err != nil {
 		t.Errorf("the fit is faster than the hardware: %v", err)
 	}
 	if p := res.Params[0]; p.After < 29e6 || p.After >= p.Before {

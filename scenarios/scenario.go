@@ -162,22 +162,6 @@ func (sc *Scenario) Hardware() (gpu engine.GPU, model engine.Model, tp int, ok b
 	return gpu, t.model, t.TP, true
 }
 
-// PassTiming builds the resolved scenario's pass timing model.
-func (sc *Scenario) PassTiming() engine.Timing {
-	t := sc.Cluster.Engine.Timing
-	switch t.Model {
-	case TimingFixed:
-		return engine.Fixed{Prefill: des.Time(t.Prefill), Decode: des.Time(t.Decode)}
-	case TimingLinear:
-		return engine.Linear{Base: float64(t.Base), PerPrefillToken: float64(t.PerPrefillToken),
-			PerDecodeToken: float64(t.PerDecodeToken), PerContextToken: float64(t.PerContextToken)}
-	case TimingPolynomial:
-		return engine.Polynomial{SpeedupRatio: t.SpeedupRatio}
-	}
-	gpu, model, tp, _ := sc.Hardware()
-	return &engine.Roofline{GPU: gpu, Model: model, TP: tp, MFU: t.MFU, MBU: t.MBU, Overhead: des.Time(t.Overhead)}
-}
-
 // G2 is each worker's KVCR host pool.
 type G2 struct {
 	CapacityBlocks int     `yaml:"capacity_blocks"` // default 4 x gpu_blocks; 0 disables G2

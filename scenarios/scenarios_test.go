@@ -86,9 +86,6 @@ func TestErrors(t *testing.T) {
 		{base + "  engine: {timing: {model: polynomial, tp: 2}}\n", nil, `cluster.engine.timing.gpu: missing`},
 		{base + "  engine: {timing: {model_preset: llama-2-7b, model_config: c.json}}\n", nil, `s.yaml:6: cluster.engine.timing.model_config: set only one of model_preset and model_config`},
 		{base + "  engine: {timing: {model_config: none.json}}\n", nil, `s.yaml:6: cluster.engine.timing.model_config: cannot read model config: open `},
-		{base + "  engine: {timing: {model: fixed, gpu: h100, model_preset: llama-2-7b}}\n", nil,
-			`s.yaml:6: cluster.engine.timing: the fixed timing model is faster than the hardware (1 x h100 running llama-2-7b): ` +
-				`a prefill pass of 4 sequences of 2048 tokens after 2048 tokens of context takes 10ms, the physical bound is 124.999441ms`},
 		{base + "  engine: {timing: {model: linear}}\n", nil, `cluster.engine.kv_bytes_per_token: required when timing.model is linear`},
 		{base + "  engine: {timing: {gpu: h900}}\n", nil, `cluster.engine.timing.gpu: "h900" is not one of a100, h100, h200, b200`},
 		{base + "  engine: {timing: {model_preset: llama-3.1-70b, gpu: a100}}\n", nil, `leave no KV cache`},
@@ -336,13 +333,6 @@ func TestModelConfig(t *testing.T) {
 	sc, err = Parse(filepath.Join(dir, "sub", "s.yaml"), []byte(base), []string{"cluster.engine.timing.model_config=models/mixtral.json", "cluster.engine.timing.tp=2"})
 	if err != nil || sc.Cluster.Engine.Timing.ModelConfig != cfg {
 		t.Errorf("--set: %v", err)
-	}
-	// A linear model with the config is checked against its bound: 1 ms
-	// a pass cannot run a decode step that reads 12.9e9 x 2 B of weights
-	// on 2 x 3.35e12 B/s (3.85 ms).
-	_, err = Parse(file, []byte(base+"  engine: {timing: {model: linear, base: 1ms, model_config: models/mixtral.json, gpu: h100, tp: 2}}\n"), nil)
-	if err == nil || !strings.Contains(err.Error(), "cluster.engine.timing: the linear timing model is faster than the hardware (2 x h100 running "+cfg+")") {
-		t.Errorf("linear on mixtral: %v", err)
 	}
 }
 

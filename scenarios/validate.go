@@ -32,6 +32,17 @@ func (sc *Scenario) ErrAt(key, format string, a ...any) error {
 	return &InputError{File: file, Key: key, Err: fmt.Errorf(format, a...)}
 }
 
+// setUnder reports whether key, or a key inside it, was written in the
+// file or by --set.
+func (sc *Scenario) setUnder(key string) bool {
+	for k := range sc.pos {
+		if k == key || strings.HasPrefix(k, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
 // Has reports whether key was written in the file or by --set.
 func (sc *Scenario) Has(key string) bool {
 	_, ok := sc.pos[key]
@@ -286,7 +297,7 @@ func (sc *Scenario) validateHardware(c *check) {
 // read; replay warns of it after the run.)
 func (sc *Scenario) Warnings() []string {
 	var w []string
-	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled {
+	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled && sc.setUnder("router.hints") { // hints are on by default: warn only when asked for
 		w = append(w, sc.ErrAt("router.hints.enabled", "hints are on but kvcr.enabled is false: the router attaches hints that nothing pulls").Error())
 	}
 	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && tr.TimeScale != 1 {
@@ -401,8 +412,8 @@ func (sc *Scenario) resolve() error {
 
 // resolveHardware reads the model the timing names and derives from the
 // hardware kv_bytes_per_token, max_model_len and gpu_blocks where they are
-// 0; a timing model other than roofline is then checked against the
-// hardware's physical bound.
+// 0 (sim.Prepare checks a timing model other than roofline against the
+// hardware's physical bound).
 func (sc *Scenario) resolveHardware() error {
 	e := &sc.Cluster.Engine
 	t := &e.Timing
@@ -443,26 +454,6 @@ func (sc *Scenario) resolveHardware() error {
 			return sc.ErrAt("cluster.engine.timing", "%v", err)
 		}
 		e.GPUBlocks = n
-	}
-	return sc.CheckPhysics()
-}
-
-// CheckPhysics returns an error naming cluster.engine.timing when the
-// timing model would run a pass this worker can run faster than the
-// hardware it names allows (engine.CheckPhysics); nil when it names no
-// hardware, or is roofline, at or above the bound by construction (mfu,
-// mbu <= 1). Resolved scenarios only.
-func (sc *Scenario) CheckPhysics() error {
-	e := &sc.Cluster.Engine
-	t := &e.Timing
-	gpu, model, tp, ok := sc.Hardware()
-	if !ok || t.Model == TimingRoofline {
-		return nil
-	}
-	lim := engine.Limits{MaxNumSeqs: e.MaxNumSeqs, MaxBatchedTokens: e.MaxBatchedTokens, MaxModelLen: e.MaxModelLen,
-		BlockSize: e.BlockSize, GPUBlocks: e.GPUBlocks}
-	if err := engine.CheckPhysics(sc.PassTiming(), gpu, model, tp, lim); err != nil {
-		return sc.ErrAt("cluster.engine.timing", "the %s timing model is %v", t.Model, err)
 	}
 	return nil
 }

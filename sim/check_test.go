@@ -48,7 +48,11 @@ func TestRouterViewCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := build(sc, Options{Check: true})
+	p, err := Prepare(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := build(p, Options{Check: true})
 	if err != nil {
 		t.Fatal(err)
 	}

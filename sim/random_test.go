@@ -38,7 +38,11 @@ type outcome struct {
 // with the decode fast-forward. Only a case that runs vLLM 0.11's admission
 // may stall: under the current rule a stall is a failure like any other.
 func runCase(sc *scenarios.Scenario, passByPass bool) outcome {
-	c, err := build(sc, Options{Check: true, PassByPass: passByPass})
+	p, err := Prepare(sc)
+	if err != nil {
+		return outcome{err: err}
+	}
+	c, err := build(p, Options{Check: true, PassByPass: passByPass})
 	if err != nil {
 		return outcome{err: err}
 	}

@@ -2,13 +2,11 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"runtime/debug"
 	"slices"
-	"strings"
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
@@ -54,10 +52,10 @@ type Result struct {
 // Cluster is one run in progress.
 type Cluster struct {
 	sc        *scenarios.Scenario
+	plan      *Plan
 	opt       Options
 	q         des.Queue
 	workers   []*node
-	timing    engine.Timing
 	life      lifecycle.Table // every worker's status: the one copy, which the router and KVCR read
 	router    *scheduler.Router
 	kv        *kvcr.KVCR    // nil when KVCR is off
@@ -106,11 +104,21 @@ type request struct {
 	priorComputed    int
 }
 
-// Run simulates the scenario to the end. Cancelling ctx stops the run with
+// Run prepares the scenario (Prepare) and simulates it to the end, as
+// Plan.Run.
+func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
+	p, err := Prepare(sc)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(ctx, opt)
+}
+
+// Run simulates the plan to the end. Cancelling ctx stops the run with
 // ctx's error. A model bug that panics becomes an error: an InvariantError
 // when an event was scheduled in the past, an internal error otherwise.
-func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, error) {
-	c, err := build(sc, opt)
+func (p *Plan) Run(ctx context.Context, opt Options) (*Result, error) {
+	c, err := build(p, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +145,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 		err = fmt.Errorf("internal error at virtual time %v: %v (a kvsim bug: please report it with the scenario)\n%s",
 			c.q.Now(), r, debug.Stack())
 	}()
-	src, closer, err := openSource(sc)
+	src, closer, err := c.plan.OpenSource()
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +153,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	c.source = src
 	c.readNext()
 	if c.next == nil && c.err == nil {
-		return nil, &scenarios.InputError{File: traceFile(sc), Key: "workload", Err: errors.New("the workload has no requests")}
+		return nil, errNoRequests(sc)
 	}
 	c.scheduleLifecycle()
 	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
@@ -176,38 +184,23 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	return res, nil
 }
 
-// build wires workers, router and KVCR for a scenario.
-func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
-	if err := checkExpect(sc); err != nil {
-		return nil, err
-	}
+// build wires workers, router and KVCR for a plan.
+func build(p *Plan, opt Options) (*Cluster, error) {
+	sc := p.Scenario
 	rng := des.NewRNG(sc.Seed)
-	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: sc.PassTiming(), digest: report.NewDigest(),
+	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
 		moveHints: sc.Router.Hints.Mode == scenarios.HintMove, scanned: -1, chains: &block.Chains{}}
-	e := sc.Cluster.Engine
-	kvOn := sc.KVCR.Enabled
-	r, err := scheduler.New(scheduler.Config{
-		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
-		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
-		BlockSize: e.BlockSize, Hints: kvOn && sc.Router.Hints.Enabled && sc.Cluster.G2.CapacityBlocks > 0,
-		HintMinBlocks: sc.Router.Hints.MinBlocks, Chains: c.chains, Workers: c.life.View(),
-	}, rng.Stream("router"))
+	rc := p.Router
+	rc.Chains, rc.Workers = c.chains, c.life.View()
+	r, err := scheduler.New(rc, rng.Stream("router"))
 	if err != nil {
 		return nil, err
 	}
 	c.router = r
-	if kvOn {
-		k := sc.KVCR
-		c.kv = kvcr.New(kvcr.Config{
-			BlockBytes: int64(e.BlockSize) * e.KVBytesPerToken, G2Capacity: sc.Cluster.G2.CapacityBlocks,
-			D2HGbps: sc.Cluster.G2.D2HGbps, H2DGbps: sc.Cluster.G2.H2DGbps, Latency: des.Time(k.Latency),
-			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
-			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
-			MaxInflightPulls: k.MaxInflightPulls, LossNotice: des.Time(k.LossNotice), Opportunistic: k.OpportunisticQuery,
-			DescriptorCost: des.Time(k.DescriptorCost), DescriptorsPerBlock: k.DescriptorsPerBlock,
-			SessionSetup: des.Time(k.SessionSetup), Chains: c.chains,
-			Workers: c.life.View(),
-		}, &c.q, (*kvListener)(c))
+	if p.KVCR != nil {
+		kc := *p.KVCR
+		kc.Chains, kc.Workers = c.chains, c.life.View()
+		c.kv = kvcr.New(kc, &c.q, (*kvListener)(c))
 	}
 	for range sc.Cluster.Workers {
 		if err := c.addWorker(0, true); err != nil {
@@ -215,18 +208,6 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 		}
 	}
 	return c, nil
-}
-
-// checkExpect reports an expect entry naming no counter.
-func checkExpect(sc *scenarios.Scenario) error {
-	names := CounterNames()
-	for i, e := range sc.Expectations() {
-		if !slices.Contains(names, e.Counter) {
-			return sc.ErrAt(fmt.Sprintf("expect[%d]", i), "no counter is named %q (counters.parquet lists them: %s)",
-				e.Counter, strings.Join(names, ", "))
-		}
-	}
-	return nil
 }
 
 // addWorker creates the next worker, ready at once or starting.
@@ -238,9 +219,9 @@ func (c *Cluster) addWorker(now des.Time, ready bool) error {
 		host = &hostKV{c: c, w: id}
 		c.kv.AddWorker(id)
 	}
-	cfg := engineConfig(c.sc, id)
-	cfg.Chains = c.chains
-	w, err := engine.New(cfg, c.timing, (*observer)(c), host)
+	cfg := c.plan.Engine
+	cfg.ID, cfg.Chains = id, c.chains
+	w, err := engine.New(cfg, c.plan.Timing, (*observer)(c), host)
 	if err != nil {
 		return err
 	}
@@ -271,19 +252,6 @@ func (c *Cluster) readNext() {
 	}
 	c.next = req
 	c.q.Schedule(req.Arrival, des.PhaseArrival, uint64(req.ID), (*arrival)(c), 0)
-}
-
-// traceError names the trace file and the scenario key in a reader error.
-func traceError(sc *scenarios.Scenario, err error) error {
-	var pe *workload.ParseError
-	if errors.As(err, &pe) {
-		key := "workload.trace"
-		if pe.Key != "" {
-			key = pe.Key
-		}
-		return &scenarios.InputError{File: sc.Workload.Trace.Path, Line: pe.Line, Key: key, Err: pe.Err}
-	}
-	return err
 }
 
 type arrival Cluster

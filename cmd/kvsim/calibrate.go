@@ -28,16 +28,20 @@ func newCalibrate() *cobra.Command {
 			"and the fit report (each parameter, the error per metric before and after) on stderr.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := loadScenario(args[0], sets)
+			p, err := prepare(args[0], sets, 1)
 			if err != nil {
 				return err
 			}
+			sc := p.Scenario
 			if t := sc.Workload.Trace; t == nil || t.Format != workload.FormatOtel {
 				return sc.ErrAt("workload", "calibrate needs a measured trace (workload.trace.format: otel), whose requests carry the server's latencies")
 			} else if t.TimeScale != 1 {
 				return sc.ErrAt("workload.trace.time_scale", "must be 1 to calibrate: the latencies were measured at the trace's own arrival times")
 			}
-			warn(cmd.ErrOrStderr(), sc.Warnings())
+			if _, err := p.ReadWorkload(); err != nil {
+				return err
+			}
+			warn(cmd.ErrOrStderr(), p.Warnings())
 			res, err := calibrate.Fit(cmd.Context(), sc, opt)
 			if err != nil {
 				return err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/sim"
 )
 
 // version is kvsim's release; golden digests are tied to it. The commit a
@@ -211,19 +212,49 @@ func loadScenario(path string, sets []string) (*scenarios.Scenario, error) {
 	return scenarios.Load(path, sets)
 }
 
+// prepare loads a scenario (the embedded default when path is "") and
+// turns it into the plan a run follows (sim.Prepare), refusing one whose
+// estimated memory this machine cannot hold: what every command that runs
+// or checks a scenario does first. atOnce runs (a sweep's -j) share the
+// memory.
+func prepare(path string, sets []string, atOnce int) (*sim.Plan, error) {
+	sc, err := loadScenario(path, sets)
+	if err != nil {
+		return nil, err
+	}
+	p, err := sim.Prepare(sc)
+	if err != nil {
+		return nil, err
+	}
+	limit, source := machineMemory()
+	if atOnce > 1 {
+		limit /= int64(atOnce)
+		source = fmt.Sprintf("%s, shared by %d runs at once", source, atOnce)
+	}
+	if err := p.CheckMemory(limit, source); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 func newValidate() *cobra.Command {
 	var sets []string
 	cmd := &cobra.Command{
 		Use:   "validate [SCENARIO]",
 		Short: "Check a scenario and print it resolved, with every default",
-		Args:  positional(cobra.MaximumNArgs(1)),
+		Long: "validate checks a scenario as replay would run it, reading its whole trace, and\n" +
+			"prints it resolved, with every default: what validate accepts, replay runs.",
+		Args: positional(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := loadScenario(first(args), sets)
+			p, err := prepare(first(args), sets, 1)
 			if err != nil {
 				return err
 			}
-			warn(cmd.ErrOrStderr(), sc.Warnings())
-			out, err := sc.YAML()
+			if _, err := p.ReadWorkload(); err != nil {
+				return err
+			}
+			warn(cmd.ErrOrStderr(), p.Warnings())
+			out, err := p.Scenario.YAML()
 			if err != nil {
 				return err
 			}

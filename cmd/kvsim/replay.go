@@ -12,7 +12,6 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
-	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )
 
@@ -56,12 +55,20 @@ func newReplay(cmdline []string) *cobra.Command {
 
 func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (err error) {
 	report.HashExecutable() // for the manifest, while the run goes
-	sc, err := loadScenario(path, f.sets)
+	plan, err := prepare(path, f.sets, 1)
 	if err != nil {
 		return err
 	}
+	sc := plan.Scenario
 	stderr := cmd.ErrOrStderr()
-	warn(stderr, sc.Warnings())
+	showBar := showProgress(stderr, f.quiet)
+	var total int64
+	if showBar { // the bar's total, and a bad trace refused before anything is written
+		if total, err = plan.ReadWorkload(); err != nil {
+			return err
+		}
+	}
+	warn(stderr, plan.Warnings())
 	m, err := newManifest(cmdline, path, f.sets, sc)
 	if err != nil {
 		return err
@@ -77,8 +84,8 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	defer out.Abort() // no-op after Commit
 	opt := sim.Options{Check: f.check}
 	clearBar := func() {}
-	if showProgress(stderr, f.quiet) {
-		bar := newBar(stderr, requestCount(sc), "requests")
+	if showBar {
+		bar := newBar(stderr, total, "requests")
 		clearBar = func() { bar.Clear() }
 		opt.Progress = replayProgress(bar)
 	}
@@ -87,7 +94,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		clearBar()
 		return err
 	}
-	sum, err := runTo(cmd.Context(), out.Path, sc, opt, m)
+	sum, err := runTo(cmd.Context(), out.Path, plan, opt, m)
 	stopProfile()
 	clearBar() // before anything else is printed
 	if err != nil {
@@ -119,13 +126,13 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	return nil
 }
 
-// runTo runs sc, writing its tables through path, and writes scenario.yaml
+// runTo runs plan, writing its tables through path, and writes scenario.yaml
 // and summary.json beside them, the summary with the wall time the run
 // took and the manifest m, to which it adds the executable's hash. It
 // returns the summary.
-func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Scenario, opt sim.Options, m *report.Manifest) (*runSummary, error) {
+func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, opt sim.Options, m *report.Manifest) (*runSummary, error) {
 	start := time.Now()
-	if err := writeScenario(path("scenario.yaml"), sc); err != nil {
+	if err := writeScenario(path("scenario.yaml"), plan.Scenario); err != nil {
 		return nil, err
 	}
 	tables, err := parquetio.NewTables(path)
@@ -133,7 +140,7 @@ func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Sce
 		return nil, err
 	}
 	opt.Sink = tables
-	res, err := sim.Run(ctx, sc, opt)
+	res, err := plan.Run(ctx, opt)
 	if err != nil {
 		tables.Close(nil, nil)
 		return nil, err

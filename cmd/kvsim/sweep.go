@@ -174,10 +174,10 @@ func newSweep(cmdline []string) *cobra.Command {
 // and its row once it has run or was found done.
 type sweepRun struct {
 	point
-	sc  *scenarios.Scenario
-	m   *report.Manifest
-	dir string
-	row *report.SweepRow
+	plan *sim.Plan
+	m    *report.Manifest
+	dir  string
+	row  *report.SweepRow
 }
 
 func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) error {
@@ -207,14 +207,23 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		}
 		pts = slices.DeleteFunc(pts, func(p point) bool { return p.run%n != i-1 })
 	}
-	// Load every variation first: bad input fails before anything runs.
+	// Prepare every variation and read each of their workloads first: bad
+	// input fails before anything runs.
 	runs := make([]*sweepRun, len(pts))
 	var warnings []string
+	read := map[workloadKey]bool{}
 	for i, p := range pts {
 		sets := spec.sets(p)
-		sc, err := scenarios.Load(scenario, sets)
+		plan, err := prepare(scenario, sets, min(f.jobs, len(pts)))
 		if err != nil {
 			return err
+		}
+		sc := plan.Scenario
+		if k := keyOf(sc); !read[k] {
+			read[k] = true
+			if _, err := plan.ReadWorkload(); err != nil {
+				return err
+			}
 		}
 		m, err := newManifest(cmdline, scenario, sets, sc)
 		if err != nil {
@@ -226,7 +235,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 				warnings = append(warnings, w)
 			}
 		}
-		runs[i] = &sweepRun{point: p, sc: sc, m: m, dir: filepath.Join(f.out, "runs", fmt.Sprintf("run-%03d", p.run))}
+		runs[i] = &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(f.out, "runs", fmt.Sprintf("run-%03d", p.run))}
 	}
 	warn(cmd.ErrOrStderr(), warnings)
 	spec.Manifest = commandManifest(cmdline, scenario, f.sets)
@@ -261,6 +270,21 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		rows[i] = *r.row
 	}
 	return finishSweep(cmd.OutOrStdout(), f.out, keys, rows, f.json)
+}
+
+// workloadKey is what a run reads its workload with: runs of the same key
+// read the same requests, so a sweep reads each key's workload once.
+type workloadKey struct {
+	trace     scenarios.Trace
+	synthetic bool
+	blockSize int
+}
+
+func keyOf(sc *scenarios.Scenario) workloadKey {
+	if sc.Workload.Synthetic != nil {
+		return workloadKey{synthetic: true}
+	}
+	return workloadKey{trace: *sc.Workload.Trace, blockSize: sc.Cluster.Engine.BlockSize}
 }
 
 // startSweepDir creates dir with the sweep's spec in dir/sweep.json and an
@@ -305,7 +329,7 @@ func doneRow(r *sweepRun) (*report.SweepRow, error) {
 	if err != nil || s.Manifest == nil || !s.Manifest.SameRun(r.m) {
 		return nil, nil
 	}
-	want, err := r.sc.YAML()
+	want, err := r.plan.Scenario.YAML()
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +445,7 @@ func runPoint(ctx context.Context, r *sweepRun) (*report.SweepRow, error) {
 		return nil, err
 	}
 	defer out.Abort() // no-op after Commit
-	sum, err := runTo(ctx, out.Path, r.sc, sim.Options{}, r.m)
+	sum, err := runTo(ctx, out.Path, r.plan, sim.Options{}, r.m)
 	if err != nil {
 		return nil, err
 	}

@@ -144,7 +144,11 @@ func openTrace(path string, format workload.Format, opt workload.TraceOptions) (
 
 // openScenario opens a scenario's workload as a run reads it.
 func openScenario(sc *scenarios.Scenario) (*traceSource, error) {
-	src, closer, err := sim.OpenSource(sc)
+	p, err := sim.Prepare(sc)
+	if err != nil {
+		return nil, err
+	}
+	src, closer, err := p.OpenSource()
 	if err != nil {
 		return nil, err
 	}

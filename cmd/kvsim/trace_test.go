@@ -361,9 +361,9 @@ func TestTraceOtel(t *testing.T) {
 	if s := statsJSONOf(t, sc); s.Format != "otel" || s.Requests != 3 || s.HitBlocks != 2 || s.LastArrivalS != 2 {
 		t.Errorf("scenario of an otel trace: %+v", s)
 	}
-	if scn, err := loadScenario(sc, nil); err != nil {
+	if p, err := prepare(sc, nil, 1); err != nil {
 		t.Fatal(err)
-	} else if n := requestCount(scn); n != 3 {
+	} else if n, err := p.ReadWorkload(); n != 3 || err != nil {
 		t.Errorf("progress total %d, want 3", n)
 	}
 	mc := filepath.Join(dir, "t.jsonl")

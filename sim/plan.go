@@ -1,0 +1,225 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/scheduler"
+	"github.com/kvsim/kvsim/workload"
+)
+
+// Plan is a loaded scenario turned into the model's configurations and
+// checked against them. Prepare is the one place where a scenario becomes
+// the engine, timing, router and KVCR configurations: replay, validate,
+// sweep, calibrate and the progress bar all go through it, so what validate
+// accepts is what replay runs.
+type Plan struct {
+	Scenario *scenarios.Scenario
+	Engine   engine.Config    // every worker's, but for its ID and Chains, which the run sets
+	Timing   engine.Timing    // the pass timing model
+	Router   scheduler.Config // but for Chains and Workers, which the run sets
+	KVCR     *kvcr.Config     // nil when KVCR is off; Chains and Workers are the run's
+	// Workers is the most workers the run ever holds: the initial ones and
+	// every one an event adds (ids are never reused).
+	Workers int
+}
+
+// Prepare builds a resolved scenario's configurations and checks what the
+// scenario's own validation cannot: the expect entries against the run's
+// counters, the engine configuration, and a timing model against the
+// hardware it names. It reads no trace (ReadWorkload does).
+func Prepare(sc *scenarios.Scenario) (*Plan, error) {
+	if err := checkExpect(sc); err != nil {
+		return nil, err
+	}
+	e := sc.Cluster.Engine
+	p := &Plan{Scenario: sc, Timing: passTiming(sc), Workers: sc.Cluster.Workers}
+	p.Engine = engine.Config{
+		BlockSize: e.BlockSize, GPUBlocks: e.GPUBlocks, MaxNumSeqs: e.MaxNumSeqs,
+		MaxBatchedTokens: e.MaxBatchedTokens, ChunkedPrefill: e.ChunkedPrefill, PrefixCaching: e.PrefixCaching,
+		Admission: e.Admission,
+	}
+	if err := p.Engine.Validate(); err != nil {
+		return nil, sc.ErrAt("cluster.engine", "%v", err)
+	}
+	if err := checkPhysics(sc, p.Timing); err != nil {
+		return nil, err
+	}
+	kvOn := sc.KVCR.Enabled
+	p.Router = scheduler.Config{
+		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
+		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
+		BlockSize: e.BlockSize, Hints: kvOn && sc.Router.Hints.Enabled && sc.Cluster.G2.CapacityBlocks > 0,
+		HintMinBlocks: sc.Router.Hints.MinBlocks,
+	}
+	if kvOn {
+		k := sc.KVCR
+		p.KVCR = &kvcr.Config{
+			BlockBytes: int64(e.BlockSize) * e.KVBytesPerToken, G2Capacity: sc.Cluster.G2.CapacityBlocks,
+			D2HGbps: sc.Cluster.G2.D2HGbps, H2DGbps: sc.Cluster.G2.H2DGbps, Latency: des.Time(k.Latency),
+			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
+			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
+			MaxInflightPulls: k.MaxInflightPulls, LossNotice: des.Time(k.LossNotice), Opportunistic: k.OpportunisticQuery,
+			DescriptorCost: des.Time(k.DescriptorCost), DescriptorsPerBlock: k.DescriptorsPerBlock,
+			SessionSetup: des.Time(k.SessionSetup),
+		}
+	}
+	for _, ev := range sc.Events {
+		p.Workers += ev.Add
+	}
+	return p, nil
+}
+
+// Warnings are the scenario's warnings (scenarios.Scenario.Warnings): a
+// configuration that runs but likely not as meant.
+func (p *Plan) Warnings() []string { return p.Scenario.Warnings() }
+
+// checkExpect reports an expect entry naming no counter.
+func checkExpect(sc *scenarios.Scenario) error {
+	names := CounterNames()
+	for i, e := range sc.Expectations() {
+		if !slices.Contains(names, e.Counter) {
+			return sc.ErrAt(fmt.Sprintf("expect[%d]", i), "no counter is named %q (counters.parquet lists them: %s)",
+				e.Counter, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
+// passTiming builds the resolved scenario's pass timing model.
+func passTiming(sc *scenarios.Scenario) engine.Timing {
+	t := sc.Cluster.Engine.Timing
+	switch t.Model {
+	case scenarios.TimingFixed:
+		return engine.Fixed{Prefill: des.Time(t.Prefill), Decode: des.Time(t.Decode)}
+	case scenarios.TimingLinear:
+		return engine.Linear{Base: float64(t.Base), PerPrefillToken: float64(t.PerPrefillToken),
+			PerDecodeToken: float64(t.PerDecodeToken), PerContextToken: float64(t.PerContextToken)}
+	case scenarios.TimingPolynomial:
+		return engine.Polynomial{SpeedupRatio: t.SpeedupRatio}
+	}
+	gpu, model, tp, _ := sc.Hardware()
+	return &engine.Roofline{GPU: gpu, Model: model, TP: tp, MFU: t.MFU, MBU: t.MBU, Overhead: des.Time(t.Overhead)}
+}
+
+// checkPhysics returns an error naming cluster.engine.timing when the
+// timing model would run a pass faster than the hardware it names allows
+// (engine.CheckPhysics); nil when it names no hardware, or is roofline, at
+// or above the bound by construction (mfu, mbu <= 1).
+func checkPhysics(sc *scenarios.Scenario, timing engine.Timing) error {
+	e := &sc.Cluster.Engine
+	gpu, model, tp, ok := sc.Hardware()
+	if !ok || e.Timing.Model == scenarios.TimingRoofline {
+		return nil
+	}
+	lim := engine.Limits{MaxNumSeqs: e.MaxNumSeqs, MaxBatchedTokens: e.MaxBatchedTokens, MaxModelLen: e.MaxModelLen,
+		BlockSize: e.BlockSize, GPUBlocks: e.GPUBlocks}
+	if err := engine.CheckPhysics(timing, gpu, model, tp, lim); err != nil {
+		return sc.ErrAt("cluster.engine.timing", "the %s timing model is %v", e.Timing.Model, err)
+	}
+	return nil
+}
+
+// OpenSource opens the scenario's workload as a run reads it: the seeded
+// generator (a *workload.Generator) of a synthetic workload, or the trace
+// reader with the scenario's block sizes, time scale, limit, sort, skip and
+// shared prefix. A trace's *workload.ParseError from Next names a line of
+// sc.Workload.Trace.Path. Close the closer when done.
+func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
+	sc := p.Scenario
+	e := sc.Cluster.Engine
+	if s := sc.Workload.Synthetic; s != nil {
+		g := workload.NewGenerator(workload.Synthetic{
+			Requests: s.Requests, Rate: s.Rate, Arrival: s.Arrival,
+			InputMean: s.Input.Mean, InputSigma: s.Input.Sigma, OutputMean: s.Output.Mean, OutputSigma: s.Output.Sigma,
+			PrefixGroups: s.PrefixGroups, SharedPrefix: s.SharedPrefix, Turns: s.Turns,
+			ThinkTime: des.Time(s.ThinkTime), BlockSize: e.BlockSize, MaxTokens: e.MaxModelLen,
+		}, des.NewRNG(sc.Seed))
+		return g, io.NopCloser(nil), nil
+	}
+	t := sc.Workload.Trace
+	f, err := os.Open(t.Path)
+	if err != nil {
+		return nil, nil, sc.ErrAt("workload.trace.path", "cannot open trace: %w", err)
+	}
+	opt := workload.TraceOptions{TraceBlockSize: t.BlockSize, EngineBlockSize: e.BlockSize, TimeScale: t.TimeScale,
+		Limit: t.Limit, Unsorted: t.Sort, SharedPrefix: t.SharedPrefix}
+	src := workload.Open(t.Format, f, opt)
+	if t.Sort {
+		if src, err = workload.Sorted(src); err != nil {
+			f.Close()
+			return nil, nil, traceError(sc, err)
+		}
+	}
+	if t.Skip > 0 {
+		src = workload.Skip(src, t.Skip)
+	}
+	return src, f, nil
+}
+
+// ReadWorkload reads the workload to its end as a run reads it and returns
+// how many requests it holds; its error is the one the run would stop
+// with (a trace that cannot be opened or parsed, or holds no request). A
+// synthetic workload is not drawn: its generator cannot fail and makes the
+// requests the scenario asks for.
+func (p *Plan) ReadWorkload() (int64, error) {
+	sc := p.Scenario
+	if s := sc.Workload.Synthetic; s != nil {
+		return int64(s.Requests), nil // at least 1, as validated
+	}
+	src, closer, err := p.OpenSource()
+	if err != nil {
+		return 0, err
+	}
+	defer closer.Close()
+	var n int64
+	for {
+		_, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, traceError(sc, err)
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, errNoRequests(sc)
+	}
+	return n, nil
+}
+
+// errNoRequests is the error of a workload without a request.
+func errNoRequests(sc *scenarios.Scenario) error {
+	return &scenarios.InputError{File: traceFile(sc), Key: "workload", Err: errors.New("the workload has no requests")}
+}
+
+// traceFile names the workload's source in errors: the trace, or the
+// scenario of a synthetic workload.
+func traceFile(sc *scenarios.Scenario) string {
+	if sc.Workload.Trace != nil {
+		return sc.Workload.Trace.Path
+	}
+	return sc.DisplayFile()
+}
+
+// traceError names the trace file and the scenario key in a reader error.
+func traceError(sc *scenarios.Scenario, err error) error {
+	var pe *workload.ParseError
+	if errors.As(err, &pe) {
+		key := "workload.trace"
+		if pe.Key != "" {
+			key = pe.Key
+		}
+		return &scenarios.InputError{File: sc.Workload.Trace.Path, Line: pe.Line, Key: key, Err: pe.Err}
+	}
+	return err
+}
