@@ -183,7 +183,7 @@ func build(sc *scenarios.Scenario, opt Options) (*Cluster, error) {
 	}
 	rng := des.NewRNG(sc.Seed)
 	c := &Cluster{sc: sc, opt: opt, active: map[int64]*request{}, timing: sc.PassTiming(), digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == scenarios.HintMove, scanned: -1, chains: &block.Chains{}}
+		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}}
 	e := sc.Cluster.Engine
 	kvOn := sc.KVCR.Enabled
 	r, err := scheduler.New(scheduler.Config{

@@ -128,7 +128,7 @@ func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Sce
 	if err := writeScenario(path("scenario.yaml"), sc); err != nil {
 		return nil, err
 	}
-	tables, err := parquetio.NewTables(path)
+	tables, err := parquetio.NewTables(path, sim.PullColumns)
 	if err != nil {
 		return nil, err
 	}
