@@ -1,7 +1,12 @@
 package sim
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,4 +37,45 @@ func goList(t *testing.T, args ...string) string {
 		t.Fatalf("go list: %v", err)
 	}
 	return string(out)
+}
+
+// TestKVCRUsesOnlyStaging: kvcr imports engine only for the answer a
+// staging gives the worker (engine.Staging and its values), defined once
+// beside engine.HostKV; the worker itself stays behind that interface.
+func TestKVCRUsesOnlyStaging(t *testing.T) {
+	allowed := []string{"Staging", "StageProceed", "StageWait", "StageParked"}
+	files, err := filepath.Glob("../kvcr/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := ""
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"github.com/kvsim/kvsim/engine"` {
+				local = "engine"
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+			}
+		}
+		if local == "" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if s, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := s.X.(*ast.Ident); ok && x.Name == local && !slices.Contains(allowed, s.Sel.Name) {
+					t.Errorf("%s: kvcr uses engine.%s; it may use only %q", fset.Position(s.Pos()), s.Sel.Name, allowed)
+				}
+			}
+			return true
+		})
+	}
 }
