@@ -23,18 +23,7 @@ func TestDictionary(t *testing.T) {
 	}
 	write := func(rows ...row) string {
 		path := filepath.Join(t.TempDir(), "t.parquet")
-		w, err := NewTableWriter(path, cols, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range rows {
-			if err := w.Append(&rows[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeTable(t, path, cols, rows, 1)
 		return path
 	}
 	path := write(row{1, "a"}, row{2, "a"})
