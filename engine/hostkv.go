@@ -23,12 +23,15 @@ type HostKV interface {
 	AsyncLoads() bool
 }
 
-// Staging is what staging a hinted request decided.
+// Staging is what staging a hinted request decided, for the worker's
+// scheduler to act on. KVCR decides it (kvcr.Stage returns it); it is
+// declared here, beside HostKV, because a worker knows KVCR only through
+// this interface.
 type Staging uint8
 
-// The staging outcomes.
+// The staging results.
 const (
 	StageProceed Staging = iota // no pull: admit the request now
 	StageWait                   // a pull is in flight: skip it until PullDone
-	StageParked                 // no room for the pull yet: stage again next scan
+	StageParked                 // the pull waits for room, an inflight slot or blocks to settle: stage again next scan
 )

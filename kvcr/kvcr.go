@@ -53,16 +53,6 @@ type Hint struct {
 	Blocks int
 }
 
-// StageResult tells the target's scheduler what to do with a hinted request.
-type StageResult uint8
-
-// The staging results.
-const (
-	Proceed StageResult = iota // no pull: admit the request now
-	Wait                       // a pull is in flight: skip the request until PullEnded
-	Parked                     // not yet: skip it and stage again at the next scan
-)
-
 // Listener hears what KVCR does that the rest of the cluster must know.
 // Its calls come in the middle of a pull's transition: a listener must not
 // call back into KVCR (stage, store, remove a worker) before it returns;

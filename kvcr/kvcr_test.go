@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/lifecycle"
 )
 
@@ -108,19 +109,19 @@ type stageAt struct {
 	c      []uint64
 	g1     int
 	h      Hint
-	got    *StageResult
+	got    *engine.Staging
 }
 
 func (s *stageAt) Fire(now des.Time, _, _ uint64) {
 	*s.got = s.g.k.Stage(now, s.target, s.req, path(s.c), len(s.c), s.g1, s.h)
 }
 
-func (g *rig) stage(at des.Time, target int32, req int64, c []uint64, h Hint) *StageResult {
+func (g *rig) stage(at des.Time, target int32, req int64, c []uint64, h Hint) *engine.Staging {
 	return g.stageHeld(at, target, req, c, 0, h)
 }
 
-func (g *rig) stageHeld(at des.Time, target int32, req int64, c []uint64, g1 int, h Hint) *StageResult {
-	var res StageResult
+func (g *rig) stageHeld(at des.Time, target int32, req int64, c []uint64, g1 int, h Hint) *engine.Staging {
+	var res engine.Staging
 	g.q.Schedule(at, des.PhaseDrive, uint64(req), &stageAt{g, target, req, c, g1, h, &res}, 0)
 	return &res
 }
@@ -255,7 +256,7 @@ func TestParkedPull(t *testing.T) {
 	parked := g.stageHeld(500*des.Microsecond, 1, 2, chain(1, 6), 4, h) // blocks 5-6
 	again := g.stageHeld(3*ms, 1, 2, chain(1, 6), 4, h)
 	g.q.Run(nil)
-	if *first != Wait || *parked != Parked || *again != Wait {
+	if *first != engine.StageWait || *parked != engine.StageParked || *again != engine.StageWait {
 		t.Errorf("results %v %v %v", *first, *parked, *again)
 	}
 	wantPull(t, g.r.pulls[2], Success, 4*ms, 5*ms, 2)
@@ -275,7 +276,7 @@ func TestParkedPullExpires(t *testing.T) {
 	g.k.Pool(1).pin(runOf(at(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
 	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
-	if *res != Parked || g.r.ended[1] != "4ms 0" {
+	if *res != engine.StageParked || g.r.ended[1] != "4ms 0" {
 		t.Errorf("result %v, ended %q", *res, g.r.ended[1])
 	}
 	wantPull(t, g.r.pulls[1], Expired, -1, 4*ms, 0)
@@ -300,7 +301,7 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	g.k.Store(0, 1, []block.Run{runOf(at(c, 1))})
 	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
 	g.q.Run(nil)
-	if *res != Parked || g.k.C.PinsAcquired != 0 {
+	if *res != engine.StageParked || g.k.C.PinsAcquired != 0 {
 		t.Errorf("result %v, pins %d", *res, g.k.C.PinsAcquired)
 	}
 	wantPull(t, g.r.pulls[1], Expired, -1, 4*ms, 0)
@@ -321,7 +322,7 @@ func TestStagingGuard(t *testing.T) {
 		g := newRig(Config{})
 		g.k.Store(0, 0, stores(chain(1, 4)))
 		g.life.Set(0, c.st)
-		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed {
+		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != engine.StageProceed {
 			t.Errorf("%v: %v", c.st, res)
 		}
 		if c.counter(&g.k.C) != 1 || g.k.C.PinsAcquired != 0 || g.r.pulls[1].Outcome != Rejected {
@@ -330,10 +331,10 @@ func TestStagingGuard(t *testing.T) {
 	}
 	g := newRig(Config{})
 	g.k.Store(0, 1, stores(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != engine.StageProceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
 		t.Errorf("nothing to fetch: %v %+v", res, g.k.C)
 	}
-	if res := g.k.Stage(0, 2, 2, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != Proceed || g.k.C.PullsRejectedMissing != 1 {
+	if res := g.k.Stage(0, 2, 2, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != engine.StageProceed || g.k.C.PullsRejectedMissing != 1 {
 		t.Errorf("missing: %v %+v", res, g.k.C)
 	}
 }
@@ -346,7 +347,7 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 4)))
 	g.k.Store(0, 1, stores(chain(1, 2)))
-	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Wait {
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != engine.StageWait {
 		t.Fatalf("stage: %v", res)
 	}
 	if g.k.C.MoveRemovedBlocks != 2 || g.r.visible["0/1"] {
@@ -454,7 +455,7 @@ func TestMoveAllCached(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 4)))
 	g.k.Store(0, 1, stores(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed {
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != engine.StageProceed {
 		t.Fatalf("stage: %v", res)
 	}
 	if g.k.C.HintsNothingToFetch != 1 || g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 ||
@@ -466,7 +467,7 @@ func TestMoveAllCached(t *testing.T) {
 	g = newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 4)))
 	g.k.Store(0, 1, stores(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 4, Hint{Source: 0, Move: true, Blocks: all}); res != Proceed ||
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 4, Hint{Source: 0, Move: true, Blocks: all}); res != engine.StageProceed ||
 		g.k.C.MoveRemovedBlocks != 0 || g.k.Pool(0).Used() != 4 {
 		t.Errorf("G1 holds all: %v, removed %d, source used %d", res, g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used())
 	}
@@ -595,13 +596,13 @@ func TestPendingRemovalAtTargetFailsRead(t *testing.T) {
 	c := chain(1, 6)
 	for _, tc := range []struct {
 		pending int // the target's block pending removal
-		res     StageResult
+		res     engine.Staging
 		out     Outcome
 		end     des.Time
 		landed  int
 	}{
-		{2, Wait, Partial, 2 * ms, 2},
-		{0, Proceed, Rejected, 0, 0},
+		{2, engine.StageWait, Partial, 2 * ms, 2},
+		{0, engine.StageProceed, Rejected, 0, 0},
 	} {
 		g := newRig(Config{})
 		g.k.Store(0, 0, stores(c))

@@ -5,7 +5,6 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
-	"github.com/kvsim/kvsim/report"
 )
 
 // Outcome is how a pull ended.
@@ -22,12 +21,29 @@ const (
 	Superseded         // parked, then found nothing left to fetch: the blocks reached the target otherwise
 )
 
-// outcomeNames are the outcomes' names: pulls.parquet's values (report
-// owns them), and "pending", which no row shows.
-var outcomeNames = [...]string{Pending: "pending", Success: report.PullSuccess, Partial: report.PullPartial,
-	Failed: report.PullFailed, Expired: report.PullExpired, Rejected: report.PullRejected, Superseded: report.PullSuperseded}
+// Outcomes are the outcomes a finished pull can have, in the order the
+// report lists them (pulls.parquet's outcome dictionary).
+var Outcomes = []Outcome{Success, Partial, Failed, Expired, Rejected, Superseded}
 
+var outcomeNames = [...]string{Pending: "pending", Success: "success", Partial: "partial",
+	Failed: "failed", Expired: "expired", Rejected: "rejected", Superseded: "superseded"}
+
+// String is the outcome's name: the value of pulls.parquet's outcome
+// column ("pending", which no row shows, for Pending).
 func (o Outcome) String() string { return outcomeNames[o] }
+
+// Mode names what a pull does to its source's copy: the value of the
+// scenario key router.hints.mode and of pulls.parquet's mode column.
+type Mode string
+
+// The modes.
+const (
+	ModeCopy Mode = "copy" // the source keeps its copy
+	ModeMove Mode = "move" // the source drops its copy once the target has it
+)
+
+// Modes lists the modes, in the order errors and the report name them.
+var Modes = []Mode{ModeCopy, ModeMove}
 
 // Pull is one peer pull, from its first staging to its end. The exported
 // fields are its pulls.parquet row.
@@ -56,6 +72,14 @@ type Pull struct {
 	targetDeadline des.Time
 	sourceDeadline des.Time
 	t              Transfer
+}
+
+// Mode is the pull's mode: ModeMove when its hint asked for a move.
+func (p *Pull) Mode() Mode {
+	if p.Move {
+		return ModeMove
+	}
+	return ModeCopy
 }
 
 // pullState is where a pull is in its life. docs/kvcr.md draws the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/lifecycle"
 )
 
@@ -93,8 +94,9 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 // a free sequence slot and token budget, and again at each later scan while
 // its pull is parked. path is the request's chain as a path in the chain
 // store, limit how many of its blocks may be reused, g1 how many the
-// target holds in G1.
-func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, limit, g1 int, h Hint) StageResult {
+// target holds in G1. It returns what the target's scheduler does with the
+// request: the answer engine.HostKV's Stage gives the worker.
+func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, limit, g1 int, h Hint) engine.Staging {
 	p := k.parked[req]
 	tn, sn := k.nodes[target], k.nodes[h.Source]
 	hintEnd := min(h.Blocks, limit)
@@ -110,12 +112,12 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	if f.first == limit { // nothing missing
 		if p == nil {
 			k.C.HintsNothingToFetch++
-			return Proceed
+			return engine.StageProceed
 		}
 		k.unpark(p)
 		k.settle(p, Superseded)
 		k.finish(now, p)
-		return Proceed
+		return engine.StageProceed
 	}
 	if p == nil {
 		p = k.newPull(now, target, req, h)
@@ -124,24 +126,24 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	switch {
 	case k.status(sn) == lifecycle.Draining:
 		k.reject(now, p, &k.C.PullsRejectedDraining)
-		return Proceed
+		return engine.StageProceed
 	case k.status(sn) == lifecycle.Removed:
 		k.reject(now, p, &k.C.PullsRejectedRemoved)
-		return Proceed
+		return engine.StageProceed
 	case k.status(sn) == lifecycle.Starting:
 		k.reject(now, p, &k.C.PullsRejectedNotReady)
-		return Proceed
+		return engine.StageProceed
 	case len(f.runs) == 0 && !f.unsettled:
 		k.reject(now, p, &k.C.PullsRejectedMissing)
-		return Proceed
+		return engine.StageProceed
 	case f.unsettled || (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) ||
 		!tn.pool.Room(block.Blocks(f.runs)+evictable(tn.pool, f.hits)):
 		k.park(p)
-		return Parked
+		return engine.StageParked
 	}
 	p.whole = f.end == limit
 	k.start(now, p, tn, sn, f, h.Move)
-	return Wait
+	return engine.StageWait
 }
 
 // evictable counts the blocks of rs that eviction could take.

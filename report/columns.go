@@ -66,7 +66,7 @@ func Text[R any](cols []Column[R], r *R) string {
 func RequestText(r *RequestRow) string { return Text(RequestColumns, r) }
 
 // PullText is a pulls.parquet row as Text.
-func PullText(r *PullRow) string { return Text(PullColumns, r) }
+func PullText(r *PullRow) string { return Text(PullColumns(nil, nil), r) }
 
 // RowJSON renders r as a JSON object whose members are the columns, named
 // and ordered as in the table, so that --json output and the Parquet file

@@ -7,55 +7,39 @@ type PullRow struct {
 	RequestID       int64  // the hinted request
 	Source          int32  // worker the blocks come from
 	Target          int32  // worker that pulls them
-	Mode            string // copy or move
+	Mode            string // KVCR's name of the pull's mode
 	BlocksRequested int64  // missing blocks at staging
 	BlocksLanded    int64  // blocks that landed in the target's G2
 	Bytes           int64  // bytes of the transfer (0 when none started)
 	StagedNs        int64  // first staging (a parked pull keeps it)
 	FirstByteNs     int64  // first byte at the source's egress; -1 none
 	EndNs           int64  // when the outcome was decided (the target's deadline for expired)
-	Outcome         string // one of PullOutcomes
+	Outcome         string // KVCR's name of how the pull ended
 	WriteEndNs      int64  // when the source's write really ended (last byte, or stopped); -1 never started
 }
 
-// PullColumns is the schema of pulls.parquet. The names are a public
+// PullColumns is the schema of pulls.parquet, whose mode and outcome
+// columns hold the model's names: modes and outcomes are their
+// dictionaries, in order (sim.PullColumns passes KVCR's). A reader, which
+// finds the values in the file, passes nil. The column names are a public
 // contract: never rename one.
-var PullColumns = []Column[PullRow]{
-	{Name: "pull_id", Int64: func(r *PullRow) int64 { return r.PullID }},
-	{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
-	{Name: "source", Int32: func(r *PullRow) int32 { return r.Source }},
-	{Name: "target", Int32: func(r *PullRow) int32 { return r.Target }},
-	{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: []string{PullCopy, PullMove}, NoDigest: true},
-	{Name: "blocks_requested", Int64: func(r *PullRow) int64 { return r.BlocksRequested }},
-	{Name: "blocks_landed", Int64: func(r *PullRow) int64 { return r.BlocksLanded }},
-	{Name: "bytes", Int64: func(r *PullRow) int64 { return r.Bytes }},
-	{Name: "staged_ns", Int64: func(r *PullRow) int64 { return r.StagedNs }},
-	{Name: "first_byte_ns", Int64: func(r *PullRow) int64 { return r.FirstByteNs }},
-	{Name: "end_ns", Int64: func(r *PullRow) int64 { return r.EndNs }},
-	{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome }, Values: PullOutcomes},
-	{Name: "write_end_ns", Int64: func(r *PullRow) int64 { return r.WriteEndNs }, NoDigest: true},
+func PullColumns(modes, outcomes []string) []Column[PullRow] {
+	return []Column[PullRow]{
+		{Name: "pull_id", Int64: func(r *PullRow) int64 { return r.PullID }},
+		{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
+		{Name: "source", Int32: func(r *PullRow) int32 { return r.Source }},
+		{Name: "target", Int32: func(r *PullRow) int32 { return r.Target }},
+		{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: modes, NoDigest: true},
+		{Name: "blocks_requested", Int64: func(r *PullRow) int64 { return r.BlocksRequested }},
+		{Name: "blocks_landed", Int64: func(r *PullRow) int64 { return r.BlocksLanded }},
+		{Name: "bytes", Int64: func(r *PullRow) int64 { return r.Bytes }},
+		{Name: "staged_ns", Int64: func(r *PullRow) int64 { return r.StagedNs }},
+		{Name: "first_byte_ns", Int64: func(r *PullRow) int64 { return r.FirstByteNs }},
+		{Name: "end_ns", Int64: func(r *PullRow) int64 { return r.EndNs }},
+		{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome }, Values: outcomes},
+		{Name: "write_end_ns", Int64: func(r *PullRow) int64 { return r.WriteEndNs }, NoDigest: true},
+	}
 }
-
-// Pull modes, the values of pulls.parquet's mode column, which are the
-// scenario's hint modes (router.hints.mode).
-const (
-	PullCopy = "copy" // the source keeps its copy
-	PullMove = "move" // the source drops its copy once the target has it
-)
-
-// Pull outcomes, the values of pulls.parquet's outcome column.
-const (
-	PullSuccess    = "success"
-	PullPartial    = "partial"
-	PullFailed     = "failed"
-	PullExpired    = "expired"
-	PullRejected   = "rejected"
-	PullSuperseded = "superseded"
-)
-
-// PullOutcomes are the values of pulls.parquet's outcome column, in its
-// dictionary's order.
-var PullOutcomes = []string{PullSuccess, PullPartial, PullFailed, PullExpired, PullRejected, PullSuperseded}
 
 // WorkerRow is one row of workers.parquet: one worker's life and totals.
 type WorkerRow struct {

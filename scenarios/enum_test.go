@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -37,7 +38,7 @@ var enumKeys = []struct {
 		"round_robin, random, least_loaded, kv_aware", names(scheduler.Policies),
 		func(sc *Scenario) string { return string(sc.Router.Policy) }},
 	{"router.hints.mode", "workload: {synthetic: {requests: 10}}\nrouter: {hints: {mode: VALUE}}\n",
-		"copy, move", names(HintModes),
+		"copy, move", names(kvcr.Modes),
 		func(sc *Scenario) string { return string(sc.Router.Hints.Mode) }},
 	{"events[0].on_remove", "workload: {synthetic: {requests: 10}}\nevents: [{at: 1s, remove: [0], on_remove: VALUE}]\ncluster: {workers: 2}\n",
 		"reroute, fail", names(RemoveActions),

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
-	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -181,23 +181,10 @@ type Router struct {
 
 // Hints configures kv.fetch hints.
 type Hints struct {
-	Enabled   bool     `yaml:"enabled"`
-	Mode      HintMode `yaml:"mode"`
-	MinBlocks int      `yaml:"min_blocks"`
+	Enabled   bool      `yaml:"enabled"`
+	Mode      kvcr.Mode `yaml:"mode"` // what a hinted pull does to the source's copy
+	MinBlocks int       `yaml:"min_blocks"`
 }
-
-// HintMode is what a hinted pull does to the source's copy: the value of
-// the scenario key router.hints.mode.
-type HintMode string
-
-// The hint modes.
-const (
-	HintCopy HintMode = report.PullCopy // the source keeps its copy
-	HintMove HintMode = report.PullMove // the source drops its copy once the target has it
-)
-
-// HintModes lists the hint modes, in the order errors name them.
-var HintModes = []HintMode{HintCopy, HintMove}
 
 // KVCR configures peer pulls.
 type KVCR struct {
@@ -283,7 +270,7 @@ func defaults() Scenario {
 		},
 		Router: Router{
 			Policy: scheduler.KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
-			Hints: Hints{Enabled: true, Mode: HintCopy, MinBlocks: 1},
+			Hints: Hints{Enabled: true, Mode: kvcr.ModeCopy, MinBlocks: 1},
 		},
 		KVCR: KVCR{
 			Enabled: true, Latency: Duration(des.Millisecond), BandwidthGbps: 50,

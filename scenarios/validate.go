@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -175,7 +176,7 @@ func (sc *Scenario) validate() error {
 	c.nonNegative("router.host_hit_weight", r.HostHitWeight)
 	c.nonNegative("router.prefill_load_scale", r.PrefillLoadScale)
 	c.durationAtLeast("router.event_delay", r.EventDelay, 0)
-	oneOf(c, "router.hints.mode", r.Hints.Mode, HintModes...)
+	oneOf(c, "router.hints.mode", r.Hints.Mode, kvcr.Modes...)
 	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
 
 	k := &sc.KVCR

@@ -1,22 +1,88 @@
 package sim
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestModelLinksNoFileFormat: the model's packages link neither Arrow nor
-// Parquet; only the CLI wires in report/parquetio. (go list -deps of
-// github.com/kvsim/kvsim/sim was 444 packages with report's Parquet writer
-// in it, 146 without.)
-func TestModelLinksNoFileFormat(t *testing.T) {
-	out := goList(t, "-deps", "./", "../engine", "../kvcr", "../scheduler", "../workload", "../block", "../report")
-	for _, dep := range strings.Fields(out) {
-		if strings.Contains(dep, "arrow") || strings.Contains(dep, "parquet") {
-			t.Errorf("the model links %s", dep)
+// TestLayers: the import rules that hold whatever docs/architecture.md's
+// table says, over each package's imports, direct and transitive (go list's
+// Deps; what only tests import is not linked and not counted). Every
+// package but the tools on top is held to one, so a new package falls
+// under the model's by default. The model is des, block, lifecycle,
+// workload, engine, kvcr and scheduler.
+func TestLayers(t *testing.T) {
+	const mod = "github.com/kvsim/kvsim/"
+	// in reports whether path is one of the kvsim folders dirs or under one.
+	in := func(path string, dirs ...string) bool {
+		return slices.ContainsFunc(dirs, func(d string) bool { return path == mod+d || strings.HasPrefix(path, mod+d+"/") })
+	}
+	ours := func(path string) bool { return strings.HasPrefix(path, mod) }
+	short := func(path string) string { return strings.TrimPrefix(path, mod) }
+	// format reports whether path is a file-format library's (Arrow's or
+	// any Parquet one's).
+	format := func(path string) bool {
+		return !ours(path) && (strings.Contains(path, "arrow") || strings.Contains(path, "parquet"))
+	}
+	top := []string{"calibrate", "cmd", "benchmarks"} // the tools, held to no rule here
+	rules := []layerRule{
+		{func(p string) bool { return p == mod+"report" }, func(d string) bool { return ours(d) || format(d) },
+			"report is a leaf: it links no kvsim package and no file format"},
+		{func(p string) bool { return in(p, "report") }, func(d string) bool { return ours(d) && !in(d, "report") },
+			"report's file and chart packages link no model: the model's names reach them from their callers and the files"},
+		{func(p string) bool { return p == mod+"sim" },
+			func(d string) bool { return format(d) || in(d, "report/parquetio", "report/chart") || in(d, top...) },
+			"sim streams rows into report but links no file format, chart or tool"},
+		{func(p string) bool { return !in(p, top...) },
+			func(d string) bool { return format(d) || in(d, "report", "sim") || in(d, top...) },
+			"the model (and all below sim) writes no files and names its own outcomes and modes: it links no report, file format, sim or tool"},
+	}
+	out := goList(t, "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, mod+"...")
+	imports, deps := map[string][]string{}, map[string][]string{}
+	var pkgs []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(line, "|")
+		pkgs = append(pkgs, f[0])
+		imports[f[0]], deps[f[0]] = strings.Fields(f[1]), strings.Fields(f[2])
+	}
+	for _, p := range []string{"des", "block", "lifecycle", "workload", "engine", "kvcr", "scheduler", "scenarios", "sim", "report"} {
+		if !slices.Contains(pkgs, mod+p) {
+			t.Fatalf("go list did not list %s", p)
 		}
 	}
+	for _, pkg := range pkgs {
+		r := slices.IndexFunc(rules, func(r layerRule) bool { return r.pkgs(pkg) })
+		if r < 0 {
+			continue
+		}
+		formatSeen := false
+		for _, dep := range deps[pkg] {
+			if !rules[r].bans(dep) || format(dep) && formatSeen {
+				continue // one line for the file formats, not one a package of theirs
+			}
+			formatSeen = formatSeen || format(dep)
+			through := ""
+			if !slices.Contains(imports[pkg], dep) {
+				via := slices.IndexFunc(imports[pkg], func(i string) bool { return slices.Contains(deps[i], dep) })
+				through = " through " + short(imports[pkg][via])
+			}
+			t.Errorf("%s links %s%s: %s", short(pkg), short(dep), through, rules[r].why)
+		}
+	}
+}
+
+// layerRule is one rule of TestLayers: the first whose pkgs holds for a
+// package is its rule.
+type layerRule struct {
+	pkgs func(pkg string) bool // the packages it holds for (import paths)
+	bans func(dep string) bool // the import paths they may not link
+	why  string
 }
 
 // goList is the output of go list with args; the test is skipped without a
@@ -32,4 +98,45 @@ func goList(t *testing.T, args ...string) string {
 		t.Fatalf("go list: %v", err)
 	}
 	return string(out)
+}
+
+// TestKVCRUsesOnlyStaging: kvcr imports engine only for the answer a
+// staging gives the worker (engine.Staging and its values), defined once
+// beside engine.HostKV; the worker itself stays behind that interface.
+func TestKVCRUsesOnlyStaging(t *testing.T) {
+	allowed := []string{"Staging", "StageProceed", "StageWait", "StageParked"}
+	files, err := filepath.Glob("../kvcr/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := ""
+		for _, imp := range f.Imports {
+			if imp.Path.Value == `"github.com/kvsim/kvsim/engine"` {
+				local = "engine"
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+			}
+		}
+		if local == "" {
+			continue
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if s, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := s.X.(*ast.Ident); ok && x.Name == local && !slices.Contains(allowed, s.Sel.Name) {
+					t.Errorf("%s: kvcr uses engine.%s; it may use only %q", fset.Position(s.Pos()), s.Sel.Name, allowed)
+				}
+			}
+			return true
+		})
+	}
 }

@@ -18,13 +18,7 @@ type hostKV struct {
 func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Staging {
 	r := h.c.active[s.Req.ID]
 	hint := kvcr.Hint{Source: r.route.HintSource, Move: h.c.moveHints, Blocks: r.route.HintBlocks}
-	switch h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Path, limit, g1, hint) {
-	case kvcr.Wait:
-		return engine.StageWait
-	case kvcr.Parked:
-		return engine.StageParked
-	}
-	return engine.StageProceed
+	return h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Path, limit, g1, hint)
 }
 
 func (h *hostKV) HostPrefix(s *engine.Seq, from, limit int) int {

@@ -15,6 +15,7 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/internal/scengen"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/scenarios"
 )
@@ -322,7 +323,7 @@ func reached(sc *scenarios.Scenario, o outcome) []struct {
 	}{
 		{"kvcr", sc.KVCR.Enabled},
 		{v011Cases, sc.Cluster.Engine.Admission == engine.AdmitV011},
-		{"move hints", sc.KVCR.Enabled && sc.Router.Hints.Enabled && sc.Router.Hints.Mode == scenarios.HintMove},
+		{"move hints", sc.KVCR.Enabled && sc.Router.Hints.Enabled && sc.Router.Hints.Mode == kvcr.ModeMove},
 		{"removes", slices.ContainsFunc(sc.Events, func(e scenarios.Event) bool { return e.Remove != nil })},
 		{"drains", k["workers_drained"] > 0},
 		{"adds", k["workers_added"] > 0},

@@ -71,14 +71,25 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	}
 }
 
+// PullColumns is pulls.parquet's schema with the model's names as its
+// dictionaries: KVCR's modes and the outcomes a finished pull can have, in
+// KVCR's order. A Sink that writes pulls.parquet takes it.
+var PullColumns = report.PullColumns(names(kvcr.Modes, func(m kvcr.Mode) string { return string(m) }),
+	names(kvcr.Outcomes, kvcr.Outcome.String))
+
+// names is the name of each of vs.
+func names[T any](vs []T, name func(T) string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = name(v)
+	}
+	return out
+}
+
 // pullRow is a finished pull's pulls.parquet row.
 func pullRow(p *kvcr.Pull) report.PullRow {
-	mode := report.PullCopy
-	if p.Move {
-		mode = report.PullMove
-	}
 	return report.PullRow{
-		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: mode,
+		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: string(p.Mode()),
 		BlocksRequested: int64(p.Requested), BlocksLanded: int64(p.Landed), Bytes: p.Bytes,
 		StagedNs: int64(p.StagedNs), FirstByteNs: int64(p.FirstByteNs), EndNs: int64(p.EndNs),
 		Outcome: p.Outcome.String(), WriteEndNs: int64(p.WriteEndNs),

@@ -189,7 +189,7 @@ func build(p *Plan, opt Options) (*Cluster, error) {
 	sc := p.Scenario
 	rng := des.NewRNG(sc.Seed)
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == scenarios.HintMove, scanned: -1, chains: &block.Chains{}}
+		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}}
 	rc := p.Router
 	rc.Chains, rc.Workers = c.chains, c.life.View()
 	r, err := scheduler.New(rc, rng.Stream("router"))

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
@@ -151,7 +152,7 @@ kvcr: {%s}
 		return 0, fmt.Errorf("%d pulls, want 1", len(rows))
 	}
 	p := rows[0]
-	if p.Outcome != report.PullSuccess {
+	if p.Outcome != kvcr.Success.String() {
 		return 0, fmt.Errorf("pull %+v did not succeed", p)
 	}
 	if f.rate {

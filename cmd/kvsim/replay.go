@@ -135,7 +135,7 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 	if err := writeScenario(path("scenario.yaml"), plan.Scenario); err != nil {
 		return nil, err
 	}
-	tables, err := parquetio.NewTables(path)
+	tables, err := parquetio.NewTables(path, sim.PullColumns)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
 )
@@ -246,7 +247,7 @@ func (g *gen) link() string {
 }
 
 // router writes the routing policy and hints.
-func (g *gen) router(kvcr bool) {
+func (g *gen) router(kvcrOn bool) {
 	r := g.r
 	fmt.Fprintf(&g.b, "router:\n  policy: %s\n  event_delay: %s\n", pick(r, scheduler.Policies...),
 		pick(r, "0", "0", "100us", "2ms", "20ms"))
@@ -255,7 +256,7 @@ func (g *gen) router(kvcr bool) {
 			pick(r, "0", "0.5", "2"), pick(r, "0", "0.25", "1.5"), pick(r, "0", "0.5", "3"))
 	}
 	fmt.Fprintf(&g.b, "  hints: {enabled: %t, mode: %s, min_blocks: %d}\n",
-		kvcr && r.IntN(8) > 0, pick(r, scenarios.HintCopy, scenarios.HintMove), 1+r.IntN(2))
+		kvcrOn && r.IntN(8) > 0, pick(r, kvcr.Modes...), 1+r.IntN(2))
 }
 
 // kvcr writes the pull settings: short deadlines, slow or fast links.

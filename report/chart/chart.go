@@ -78,6 +78,10 @@ func Run(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	outcomes, err := parquetio.Dictionary(path("pulls.parquet"), "outcome")
+	if err != nil {
+		return nil, err
+	}
 	end := int64(0)
 	for _, s := range samples {
 		end = max(end, s.TimeNs)
@@ -97,7 +101,7 @@ func Run(dir string) ([]string, error) {
 		{"fidelity-cdf", func() (*figure, error) { return fidelityCDFFigure(fd) }},
 		{"ttft", func() (*figure, error) { return ttftFigure(reqs, evs, t) }},
 		{"queue", func() (*figure, error) { return queueFigure(samples, evs, t, end) }},
-		{"pulls", func() (*figure, error) { return pullsFigure(pulls, evs, t, end) }},
+		{"pulls", func() (*figure, error) { return pullsFigure(pulls, outcomes, evs, t, end) }},
 		{"g1", func() (*figure, error) {
 			return occupancyFigure(samples, evs, t, "G1 blocks in use (referenced) per worker", func(s *report.SampleRow) int64 { return s.G1Blocks })
 		}},
@@ -371,13 +375,16 @@ type pullEnd struct {
 	outcome string
 }
 
-// outcomeColors colour the pull outcomes, in report.PullOutcomes order.
+// outcomeColors colour the pull outcomes, in the order of pulls.parquet's
+// outcome dictionary (the model's: success, partial, failed, expired,
+// rejected, superseded).
 var outcomeColors = []plotColor{green, blue, red, orange, purple, black}
 
 // pullsFigure draws the pulls that ended in each bucket of a hundredth of
 // the run (rounded up to a nice duration), a step line an outcome that
-// occurred; nil without pulls.
-func pullsFigure(pulls []pullEnd, evs []event, t timeAxis, endNs int64) (*figure, error) {
+// occurred, the outcomes named and ordered as the file's dictionary lists
+// them; nil without pulls.
+func pullsFigure(pulls []pullEnd, outcomes []string, evs []event, t timeAxis, endNs int64) (*figure, error) {
 	if len(pulls) == 0 {
 		return nil, nil
 	}
@@ -387,10 +394,10 @@ func pullsFigure(pulls []pullEnd, evs []event, t timeAxis, endNs int64) (*figure
 	}
 	bw := niceDuration(max(last/100, 1))
 	nb := last/bw + 1
-	counts := make([][]float64, len(report.PullOutcomes))
-	totals := make([]int, len(report.PullOutcomes))
+	counts := make([][]float64, len(outcomes))
+	totals := make([]int, len(outcomes))
 	for _, e := range pulls {
-		o := slices.Index(report.PullOutcomes, e.outcome)
+		o := slices.Index(outcomes, e.outcome)
 		if o < 0 {
 			continue
 		}
@@ -410,7 +417,7 @@ func pullsFigure(pulls []pullEnd, evs []event, t timeAxis, endNs int64) (*figure
 	p.Y.Min = 0
 	p.X.Min, p.X.Max = 0, t.x(last)
 	f := &figure{title: "KVCR pulls ended by outcome, per " + durationText(bw), panels: []*plot.Plot{p}}
-	for o, name := range report.PullOutcomes {
+	for o, name := range outcomes {
 		if totals[o] == 0 {
 			continue
 		}

@@ -26,7 +26,7 @@ func simulate(t *testing.T, dir string, sets ...string) *sim.Summary {
 		t.Fatal(err)
 	}
 	path := func(n string) string { return filepath.Join(dir, n) }
-	tables, err := parquetio.NewTables(path)
+	tables, err := parquetio.NewTables(path, sim.PullColumns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +98,17 @@ func TestRunCharts(t *testing.T) {
 	for _, f := range files {
 		if st, err := os.Stat(f); err != nil || st.Size() < 1000 {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// TestOutcomeColors: every pull outcome the model names has a colour of
+// its own (pullsFigure indexes outcomeColors by the outcome's place in
+// pulls.parquet's dictionary).
+func TestOutcomeColors(t *testing.T) {
+	for _, c := range sim.PullColumns {
+		if c.Name == "outcome" && len(c.Values) > len(outcomeColors) {
+			t.Errorf("%d pull outcomes %q, %d colours", len(c.Values), c.Values, len(outcomeColors))
 		}
 	}
 }

@@ -91,5 +91,5 @@ func FirstRequestDiff(pathA, pathB string) (*RowDiff, error) {
 // FirstPullDiff returns the first differing row of two pulls.parquet files,
 // nil when equal.
 func FirstPullDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, report.PullColumns)
+	return firstDiff(pathA, pathB, report.PullColumns(nil, nil))
 }

@@ -115,7 +115,52 @@ func ReadRequests(path string, fn func(*report.RequestRow) error) error {
 
 // ReadPulls streams pulls.parquet rows to fn.
 func ReadPulls(path string, fn func(*report.PullRow) error) error {
-	return readTable(path, report.PullColumns, fn)
+	return readTable(path, report.PullColumns(nil, nil), fn)
+}
+
+// Dictionary returns the values of the dictionary column named column in
+// the table at path, in the dictionary's order: the order of the Values
+// the table was written with (for pulls.parquet's outcome, the model's).
+// A table without rows has none.
+func Dictionary(path, column string) ([]string, error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	i := schema.FieldIndices(column)
+	if len(i) != 1 {
+		return nil, fmt.Errorf("report: %s: no column %q", path, column)
+	}
+	rr, err := fr.GetRecordReader(context.Background(), i, nil)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	defer rr.Release()
+	if !rr.Next() {
+		return nil, rr.Err()
+	}
+	d, ok := rr.RecordBatch().Column(0).(*array.Dictionary)
+	if !ok {
+		return nil, fmt.Errorf("report: %s: column %q is not a dictionary", path, column)
+	}
+	values, ok := d.Dictionary().(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("report: %s: column %q: dictionary of %s", path, column, d.Dictionary().DataType())
+	}
+	out := make([]string, values.Len())
+	for j := range out {
+		out[j] = values.Value(j)
+	}
+	return out, nil
 }
 
 // ReadCounters returns counters.parquet's rows.

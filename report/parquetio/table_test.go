@@ -124,12 +124,19 @@ func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []
 // groups of rowGroupRows.
 func writeRequests(t *testing.T, path string, rowGroupRows int) {
 	t.Helper()
-	w, err := NewRequestWriter(path, rowGroupRows)
+	writeTable(t, path, report.RequestColumns, testRequests, rowGroupRows)
+}
+
+// writeTable writes rows to a table of cols at path, in row groups of
+// rowGroupRows.
+func writeTable[R any](t *testing.T, path string, cols []report.Column[R], rows []R, rowGroupRows int) {
+	t.Helper()
+	w, err := NewTableWriter(path, cols, rowGroupRows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range testRequests {
-		if err := w.Append(&testRequests[i]); err != nil {
+	for i := range rows {
+		if err := w.Append(&rows[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,14 +13,15 @@ type Tables struct {
 }
 
 // NewTables creates requests.parquet, pulls.parquet and timeseries.parquet;
-// path maps a file name to its path.
-func NewTables(path func(name string) string) (*Tables, error) {
+// path maps a file name to its path, and pulls is pulls.parquet's schema
+// with its dictionaries (sim.PullColumns).
+func NewTables(path func(name string) string, pulls []report.Column[report.PullRow]) (*Tables, error) {
 	t := &Tables{dir: path}
 	var err error
 	if t.requests, err = NewRequestWriter(path("requests.parquet"), 0); err != nil {
 		return nil, err
 	}
-	if t.pulls, err = NewTableWriter(path("pulls.parquet"), report.PullColumns, 0); err != nil {
+	if t.pulls, err = NewTableWriter(path("pulls.parquet"), pulls, 0); err != nil {
 		t.requests.Close()
 		return nil, err
 	}
