@@ -9,10 +9,25 @@ import (
 	"github.com/kvsim/kvsim/block"
 )
 
-// CheckQuick is the O(running requests) part of Check: the references held
-// by running requests and by waiting ones that loaded blocks add up to the
-// pool's reference count.
+// CheckTransitions reports the first change of a request's state that
+// seqNext does not allow, a *TransitionError, or nil. It costs nothing: the
+// worker records the change when it happens.
+func (w *Worker) CheckTransitions() error {
+	if w.illegal == nil {
+		return nil // not a nil *TransitionError in an error
+	}
+	return w.illegal
+}
+
+// CheckQuick is the O(running requests) part of Check: no request changed
+// state along a transition seqNext does not allow (the first that did is
+// the error, a *TransitionError), and the references held by running
+// requests and by waiting ones that loaded blocks add up to the pool's
+// reference count.
 func (w *Worker) CheckQuick() error {
+	if err := w.CheckTransitions(); err != nil {
+		return err
+	}
 	held := w.waitingHeld
 	for _, s := range w.running {
 		held += s.blocks.n
@@ -23,7 +38,11 @@ func (w *Worker) CheckQuick() error {
 	return nil
 }
 
-// Check verifies the worker's block accounting: every cached block's
+// Check verifies that no request changed state along a transition seqNext
+// does not allow (the first that did is the error, a *TransitionError),
+// that each request's state is one of its queue's (running, or a waiting
+// state) and it holds blocks while waiting only when loading or loaded,
+// and the worker's block accounting: every cached block's
 // reference count equals the number of requests holding it, the free queue
 // holds exactly the unreferenced blocks, each free span being one queue
 // run, and the blocks held, queued and fresh add up to the capacity; the
@@ -32,9 +51,16 @@ func (w *Worker) CheckQuick() error {
 // waits for a pull or a load is among the skipped ones at the queue's front.
 // It costs O(blocks) and is meant for tests and --check.
 func (w *Worker) Check() error {
+	if err := w.CheckTransitions(); err != nil {
+		return err
+	}
+	var errs []error
 	var held []*holding
 	for _, s := range w.running {
 		held = append(held, &s.blocks)
+		if s.state != seqRunning {
+			errs = append(errs, fmt.Errorf("request %d runs while %v", s.Req.ID, s.state))
+		}
 	}
 	waitingHeld, waitingNeed := 0, 0
 	var outside []int64 // AdmitCurrent: waiting requests that must be among the skipped, and are not
@@ -45,11 +71,17 @@ func (w *Worker) Check() error {
 		if s.blocks.n > 0 {
 			waitingNeed += ceilDiv(s.tokens(), w.cfg.BlockSize)
 		}
-		if !w.v011 && i >= w.skipped && (s.blocks.n > 0 || s.wait != waitNone) {
+		loads := s.state == seqLoading || s.state == seqLoaded
+		switch {
+		case s.state == seqRunning || s.state >= seqFinished: // finished, ignored and dropped are past the queues
+			errs = append(errs, fmt.Errorf("request %d waits while %v", s.Req.ID, s.state))
+		case loads != (s.blocks.n > 0):
+			errs = append(errs, fmt.Errorf("request %d waits %v holding %d blocks", s.Req.ID, s.state, s.blocks.n))
+		}
+		if !w.v011 && i >= w.skipped && (s.blocks.n > 0 || s.state == seqPulling || s.state == seqLoading) {
 			outside = append(outside, s.Req.ID)
 		}
 	}
-	var errs []error
 	if len(outside) > 0 {
 		errs = append(errs, fmt.Errorf("waiting requests %v hold blocks or wait but are behind the %d skipped ones", outside, w.skipped))
 	}

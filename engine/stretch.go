@@ -54,7 +54,7 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 	}
 	if len(w.running) < w.cfg.MaxNumSeqs && n < w.cfg.MaxBatchedTokens {
 		for i := range w.waiting.len() {
-			if w.waiting.at(i).wait == waitNone {
+			if st := w.waiting.at(i).state; st != seqPulling && st != seqLoading {
 				return end // the next pass may admit it
 			}
 		}

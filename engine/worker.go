@@ -106,56 +106,6 @@ type Observer interface {
 	Ignored(now des.Time, s *Seq)
 }
 
-// Seq is a request inside a worker. The exported fields are its record.
-// The fields every pass reads come first, so they share a cache line and a
-// pass over a large batch need not touch the requests themselves.
-type Seq struct {
-	Req       *workload.Request
-	input     int // Req.InputTokens
-	output    int // Req.OutputTokens
-	chain     int // len(Req.Blocks)
-	computed  int // tokens whose KV is in G1
-	generated int // output tokens emitted
-	committed int // leading prompt blocks in the prefix cache
-	sched     int // tokens scheduled in the current pass
-	lastToken des.Time
-	blocks    holding // G1 blocks held, in token order
-
-	Worker               int32
-	ScheduledAt          des.Time // first scheduled into a pass (vLLM's scheduled_ts); -1 until then
-	FirstTokenAt         des.Time // -1 until the first token
-	FinishedAt           des.Time // -1 until the last token
-	G1HitTokens          int      // prompt tokens hit in G1 at first admission
-	G2HitTokens          int      // prompt tokens loaded from the worker's own G2 at first admission
-	PulledTokens         int      // of those loaded, tokens a KVCR pull had landed
-	ComputedPromptTokens int      // prompt tokens computed, recomputation included
-	Preemptions          int
-
-	hinted     bool // has a kv.fetch hint to stage
-	staged     bool // the hint has been dealt with
-	admitted   bool // looked up at least once
-	wait       wait
-	pullFrom   int // first block the pull fetched
-	pullLanded int // blocks the pull landed
-	loadFrom   int // first block of the H2D load in flight
-	loadN      int
-}
-
-// wait is what a waiting request waits for besides budget and blocks.
-type wait uint8
-
-const (
-	waitNone wait = iota
-	waitPull      // its KVCR pull is in flight
-	waitLoad      // its G2 blocks are being loaded to G1
-)
-
-// tokens is the request's current length: prompt plus generated tokens.
-func (s *Seq) tokens() int { return s.input + s.generated }
-
-// Generated is the number of output tokens emitted so far.
-func (s *Seq) Generated() int { return s.generated }
-
 // Worker is one simulated vLLM engine.
 type Worker struct {
 	cfg    Config
@@ -174,7 +124,8 @@ type Worker struct {
 	blockless   bool        // the admission scan in progress skipped a waiting request holding no blocks
 	busy        bool
 	ff          stretch
-	v011        bool // cfg.Admission is AdmitV011
+	v011        bool             // cfg.Admission is AdmitV011
+	illegal     *TransitionError // the first change of a request's state seqNext does not allow
 
 	passes int64
 	busyNs des.Time
@@ -232,10 +183,14 @@ func (w *Worker) Fits(r *workload.Request) bool {
 }
 
 // Enqueue adds a request at the back of the waiting queue. hinted says it
-// carries a kv.fetch hint, staged when the scheduler first reaches it.
+// carries a kv.fetch hint, staged when the scheduler first reaches it. The
+// request must fit the worker (Fits).
 func (w *Worker) Enqueue(r *workload.Request, hinted bool) *Seq {
 	w.notStretching("Enqueue")
-	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: len(r.Blocks), Worker: w.cfg.ID, ScheduledAt: -1, FirstTokenAt: -1, FinishedAt: -1, hinted: hinted && w.kv != nil}
+	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: len(r.Blocks), Worker: w.cfg.ID, ScheduledAt: -1, FirstTokenAt: -1, FinishedAt: -1, state: seqWaiting}
+	if hinted && w.kv != nil {
+		s.state = seqHinted
+	}
 	w.waiting.pushBack(s)
 	return s
 }
@@ -285,24 +240,25 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 	w.blockless = false
 	for i := 0; !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && i < w.waiting.len(); {
 		s := w.waiting.at(i)
-		if s.wait != waitNone {
+		switch s.state {
+		case seqPulling, seqLoading:
 			w.skip(i) // waits for its pull or load: skipped, not a blocker
 			i++
 			continue
-		}
-		if s.hinted && !s.staged {
+		case seqHinted, seqParked:
 			switch w.kv.Stage(now, s, w.g1Prefix(s), w.reusable(s)) {
 			case StageWait:
-				s.wait, s.staged = waitPull, true
+				w.to(s, seqPulling)
 				w.skip(i)
 				i++
 				continue
 			case StageParked:
+				w.to(s, seqParked)
 				w.skip(i) // staged again at the next scan
 				i++
 				continue
 			}
-			s.staged = true
+			w.to(s, seqWaiting)
 		}
 		n, res := w.admit(now, s, budget)
 		if res == admitNoRoom {
@@ -318,6 +274,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 			continue
 		}
 		w.unqueue(i)
+		w.to(s, seqRunning)
 		w.running = append(w.running, s)
 		if s.ScheduledAt < 0 {
 			s.ScheduledAt = now
@@ -404,15 +361,12 @@ func (w *Worker) reserved() int { return w.waitingNeed - w.waitingHeld }
 // recompute only the rest.) vLLM V0 finishes such a request as ignored at
 // that point, the scheduler's prompt limit being the budget without
 // chunked prefill; vLLM V1 cannot meet it, as it refuses a max_model_len
-// above the budget without chunked prefill. Its blocks are freed.
+// above the budget without chunked prefill. It holds no blocks: only a
+// preempted request meets the case (seqNext).
 func (w *Worker) ignore(now des.Time, i int) {
 	s := w.waiting.at(i)
 	w.unqueue(i)
-	if s.blocks.n > 0 { // a finished G2 load left it holding its hits
-		w.waitingHeld -= s.blocks.n
-		w.waitingNeed -= ceilDiv(s.tokens(), w.cfg.BlockSize)
-		w.freeBlocks(s)
-	}
+	w.to(s, seqIgnored)
 	s.FinishedAt = now
 	w.obs.Ignored(now, s)
 }
@@ -423,8 +377,8 @@ func (w *Worker) ignore(now des.Time, i int) {
 // request does not fit the budget or the free blocks.
 func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	bs := w.cfg.BlockSize
-	loaded := s.blocks.n > 0      // a finished load left it holding its hits
-	hits, freeHits, g2 := 0, 0, 0 // freeHits: hit blocks on the free list, which allocation cannot use
+	loaded := s.state == seqLoaded // a finished load left it holding its hits
+	hits, freeHits, g2 := 0, 0, 0  // freeHits: hit blocks on the free list, which allocation cannot use
 	if !loaded && w.cfg.PrefixCaching {
 		limit := w.reusable(s)
 		hits, freeHits = w.pool.hitPrefix(s.Req.Path, limit)
@@ -459,8 +413,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	if !loaded {
 		w.pool.touch(&s.blocks, s.Req.Path, hits)
 		s.computed, s.committed = hits*bs, hits
-		if !s.admitted {
-			s.admitted = true
+		if s.state == seqWaiting { // its first admission: the hits are its record
 			s.G1HitTokens = hits * bs
 			pulled := 0
 			if s.pullLanded > 0 {
@@ -472,7 +425,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 			w.grow(s, g2)
 			s.loadFrom, s.loadN = hits, g2
 			if !w.kv.Load(now, s, hits, g2) {
-				s.wait = waitLoad
+				w.to(s, seqLoading)
 				w.waitingHeld += s.blocks.n
 				w.waitingNeed += ceilDiv(s.tokens(), bs)
 				return 0, admitLoading
@@ -492,7 +445,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 func (w *Worker) LoadDone(s *Seq) {
 	w.notStretching("LoadDone")
 	w.landLoad(s)
-	s.wait = waitNone
+	w.to(s, seqLoaded)
 	w.reportKV()
 }
 
@@ -517,11 +470,12 @@ func (w *Worker) landLoad(s *Seq) {
 	s.loadN = 0
 }
 
-// PullDone ends a waiting request's pull: landed blocks from block from on
-// are in the worker's G2 (zero when the pull brought nothing).
+// PullDone ends a waiting request's pull, in flight or parked: landed
+// blocks from block from on are in the worker's G2 (zero when the pull
+// brought nothing).
 func (w *Worker) PullDone(s *Seq, from, landed int) {
 	w.notStretching("PullDone")
-	s.wait, s.staged = waitNone, true
+	w.to(s, seqWaiting)
 	s.pullFrom, s.pullLanded = from, landed
 }
 
@@ -535,6 +489,7 @@ func (w *Worker) freeBlocks(s *Seq) { w.pool.release(&s.blocks) }
 // preempt frees a running request's blocks and puts it at the front of the
 // waiting queue; it recomputes everything when admitted again.
 func (w *Worker) preempt(s *Seq) {
+	w.to(s, seqPreempted)
 	w.freeBlocks(s)
 	s.computed, s.committed, s.sched = 0, 0, 0
 	s.Preemptions++
@@ -580,6 +535,7 @@ func (w *Worker) FinishPass(now des.Time) {
 		}
 		s.lastToken = now
 		if s.generated == s.output {
+			w.to(s, seqFinished)
 			s.FinishedAt = now
 			w.freeBlocks(s)
 			finished = true
@@ -588,14 +544,14 @@ func (w *Worker) FinishPass(now des.Time) {
 	if finished {
 		kept := w.running[:0]
 		for _, s := range w.running {
-			if s.FinishedAt < 0 {
+			if s.state != seqFinished {
 				kept = append(kept, s)
 			}
 		}
 		clear(w.running[len(kept):])
 		w.running = kept
 		for _, s := range w.batch {
-			if s.FinishedAt == now {
+			if s.state == seqFinished {
 				w.obs.Finished(now, s)
 			}
 		}
@@ -616,6 +572,7 @@ func (w *Worker) Drop() []*Seq {
 		out = append(out, w.waiting.at(i))
 	}
 	for _, s := range out {
+		w.to(s, seqDropped)
 		w.freeBlocks(s)
 	}
 	w.pool.evictAll()

@@ -320,9 +320,13 @@ func TestStagingGuard(t *testing.T) {
 		{lifecycle.Starting, func(c *Counters) int64 { return c.PullsRejectedNotReady }},
 	} {
 		g := newRig(Config{})
-		g.k.Store(0, 0, stores(chain(1, 4)))
-		g.life.Set(0, c.st)
-		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != engine.StageProceed {
+		src := g.life.Add(lifecycle.Starting) // worker 3, which changes status only as sim would
+		g.k.AddWorker(src)
+		g.k.Store(0, src, stores(chain(1, 4)))
+		if c.st != lifecycle.Starting {
+			g.life.Set(src, c.st)
+		}
+		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: src, Blocks: all}); res != engine.StageProceed {
 			t.Errorf("%v: %v", c.st, res)
 		}
 		if c.counter(&g.k.C) != 1 || g.k.C.PinsAcquired != 0 || g.r.pulls[1].Outcome != Rejected {

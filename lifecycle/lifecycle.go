@@ -2,7 +2,11 @@
 // table that sim owns and changes. KVCR (its staging guard, and transfers
 // and refreshes that skip a removed worker) and the router read it through
 // a View; the router also watches it, to keep its set of routable workers.
+// A status changes only along the transitions Legal allows; any other
+// change is a model bug, and Set panics with a TransitionError.
 package lifecycle
+
+import "fmt"
 
 // Status is where a worker is in its life.
 type Status uint8
@@ -19,13 +23,51 @@ var names = [...]string{"starting", "ready", "draining", "removed"}
 
 func (s Status) String() string { return names[s] }
 
+// next[from] holds bit to for each status to that a worker may change to
+// from status from. These are the changes sim makes, and the only ones:
+//
+//	starting -> ready     its startup ended (add, startup)
+//	starting -> draining  drained while starting (drain)
+//	starting -> removed   removed while starting (remove)
+//	ready    -> draining  drain
+//	ready    -> removed   remove
+//	draining -> removed   its last request and pull ended, or its drain_timeout passed
+//
+// A worker never goes back (a drained worker is not made ready again) and
+// never changes to the status it has: sim drains a worker once and removes
+// it once.
+var next = [...]uint8{
+	Starting: 1<<Ready | 1<<Draining | 1<<Removed,
+	Ready:    1<<Draining | 1<<Removed,
+	Draining: 1 << Removed,
+	Removed:  0,
+}
+
+// Legal reports whether a worker may change from status from to status to.
+func Legal(from, to Status) bool { return next[from]&(1<<to) != 0 }
+
+// InvTransitions is the invariant a TransitionError breaks.
+const InvTransitions = "a worker's status changes only along its transitions"
+
+// TransitionError is the panic of Set for a change Legal does not allow:
+// a model bug.
+type TransitionError struct {
+	Worker   int32
+	From, To Status
+}
+
+func (e TransitionError) Error() string {
+	return fmt.Sprintf("worker %d: status %v -> %v is not a change a worker makes", e.Worker, e.From, e.To)
+}
+
 // Table is every worker's status, by id (dense, from 0).
 type Table struct {
 	status   []Status
 	watchers []func(w int32)
 }
 
-// Add adds the next worker, with status st, and returns its id.
+// Add adds the next worker, with status st, and returns its id. sim adds
+// every worker starting; a test may add one in any status.
 func (t *Table) Add(st Status) int32 {
 	w := int32(len(t.status))
 	t.status = append(t.status, st)
@@ -33,8 +75,13 @@ func (t *Table) Add(st Status) int32 {
 	return w
 }
 
-// Set changes worker w's status.
+// Set changes worker w's status to st. It panics with a TransitionError,
+// changing nothing and telling no watcher, when Legal does not allow the
+// change.
 func (t *Table) Set(w int32, st Status) {
+	if from := t.status[w]; !Legal(from, st) {
+		panic(TransitionError{Worker: w, From: from, To: st})
+	}
 	t.status[w] = st
 	t.changed(w)
 }

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 )
@@ -29,5 +30,57 @@ func TestTable(t *testing.T) {
 	want := []string{"astarting", "bstarting", "aready", "bready", "aready", "bready", "adraining", "bdraining", "aremoved", "bremoved"}
 	if !slices.Equal(heard, want) {
 		t.Errorf("watchers heard %q, want %q", heard, want)
+	}
+}
+
+// TestTransitions checks every (from, to) pair of statuses against the
+// table of changes a worker makes, spelled out here (s starting, r ready,
+// d draining, x removed; 1 legal):
+//
+//	from \ to  s r d x
+//	starting   0 1 1 1
+//	ready      0 0 1 1
+//	draining   0 0 0 1
+//	removed    0 0 0 0
+//
+// A legal change is made and heard by the watcher; an illegal one panics
+// with a TransitionError naming the worker and both statuses, and leaves
+// the status as it was, unheard.
+func TestTransitions(t *testing.T) {
+	want := [4][4]bool{
+		Starting: {Ready: true, Draining: true, Removed: true},
+		Ready:    {Draining: true, Removed: true},
+		Draining: {Removed: true},
+	}
+	for from := Starting; from <= Removed; from++ {
+		for to := Starting; to <= Removed; to++ {
+			if got := Legal(from, to); got != want[from][to] {
+				t.Errorf("Legal(%v, %v) = %v, want %v", from, to, got, want[from][to])
+			}
+			var tab Table
+			tab.Add(Ready) // worker 0, so the error must name worker 1
+			w := tab.Add(from)
+			heard := 0
+			tab.View().Watch(func(int32) { heard++ })
+			func() {
+				defer func() {
+					r := recover()
+					if want[from][to] {
+						if r != nil || tab.Of(w) != to || heard != 1 {
+							t.Errorf("%v -> %v: panic %v, status %v, heard %d", from, to, r, tab.Of(w), heard)
+						}
+						return
+					}
+					te, ok := r.(TransitionError)
+					if !ok || te != (TransitionError{Worker: 1, From: from, To: to}) || tab.Of(w) != from || heard != 0 {
+						t.Errorf("%v -> %v: recovered %v, status %v, heard %d", from, to, r, tab.Of(w), heard)
+					}
+					if msg := fmt.Sprintf("worker 1: status %v -> %v is not a change a worker makes", from, to); ok && te.Error() != msg {
+						t.Errorf("%v -> %v: error %q, want %q", from, to, te.Error(), msg)
+					}
+				}()
+				tab.Set(w, to)
+			}()
+		}
 	}
 }

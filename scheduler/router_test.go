@@ -126,8 +126,8 @@ func TestRoundRobinSkipsUnschedulable(t *testing.T) {
 	if want := []int32{0, 1, 3, 0, 1, 3}; !slices.Equal(got, want) {
 		t.Errorf("got %v want %v", got, want)
 	}
-	for i := range 4 {
-		setReady(tab, int32(i), false)
+	for _, w := range []int32{0, 1, 3} { // 2 is draining already
+		setReady(tab, w, false)
 	}
 	if _, ok := r.Pick(0, rq(16)); ok {
 		t.Error("picked with no schedulable worker")
@@ -279,7 +279,12 @@ func TestKeyedAgainstScan(t *testing.T) {
 		}
 		n := 1 + rng.IntN(40)
 		for range n {
-			tab.Add(lifecycle.Ready)
+			tab.Add(lifecycle.Starting)
+		}
+		for w := range int32(n) {
+			if rng.IntN(4) != 0 { // one in four stays starting, made ready below
+				tab.Set(w, lifecycle.Ready)
+			}
 		}
 		size := 1 + rng.IntN(40)
 		if trial%5 == 0 {
@@ -322,8 +327,13 @@ func TestKeyedAgainstScan(t *testing.T) {
 					r.Finished(live[i], started[i])
 				}
 				live, started = slices.Delete(live, i, i+1), slices.Delete(started, i, i+1)
-			default:
-				setReady(tab, int32(rng.IntN(n)), rng.IntN(2) == 0)
+			default: // a worker takes the next step of its life, as sim's workers do
+				switch w := int32(rng.IntN(n)); tab.Of(w) {
+				case lifecycle.Starting:
+					tab.Set(w, lifecycle.Ready)
+				case lifecycle.Ready:
+					tab.Set(w, lifecycle.Draining)
+				}
 			}
 		}
 		if !rs[0].keyed {

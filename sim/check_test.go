@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // TestCheckCausal: a row's times must run arrival, first scheduling, first
@@ -84,5 +86,46 @@ func TestRouterViewCheck(t *testing.T) {
 	var ie *InvariantError
 	if err := c.checkEnd(); !errors.As(err, &ie) || ie.Invariant != invRouterLoads {
 		t.Errorf("load left: %v", err)
+	}
+}
+
+// TestEngineTransitionInvariant: a request's illegal change of state inside
+// a worker, planted after a clean run through the engine's API (PullDone
+// for a request that has no pull: waiting -> waiting), is reported as the
+// engine's invariant, not as G1 accounting: at the end for worker 2, which
+// was removed at 100 ms, and at its next pass check for worker 0.
+func TestEngineTransitionInvariant(t *testing.T) {
+	y := "name: e\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}}}\n" + kvBody +
+		"events:\n  - {at: 100ms, remove: [2]}\n"
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "e.yaml"), []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := build(p, Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	plant := func(w int32) {
+		s := c.workers[w].w.Enqueue(&workload.Request{ID: 99, InputTokens: 16, OutputTokens: 1}, false)
+		c.workers[w].w.PullDone(s, 0, 0)
+	}
+	plant(2)
+	var ie *InvariantError
+	want := "worker 2: request 99: waiting -> waiting is not a change a request makes"
+	if err := c.checkEnd(); !errors.As(err, &ie) || ie.Invariant != engine.InvTransitions || !strings.Contains(err.Error(), want) {
+		t.Errorf("removed worker: %v, want %q", err, want)
+	}
+	plant(0)
+	c.check(c.workers[0])
+	want = "worker 0: request 99: waiting -> waiting is not a change a request makes"
+	if !errors.As(c.err, &ie) || ie.Invariant != engine.InvTransitions || !strings.Contains(c.err.Error(), want) {
+		t.Errorf("live worker: %v, want %q", c.err, want)
 	}
 }

@@ -1,8 +1,16 @@
 package sim
 
 import (
+	"context"
+	"errors"
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
+	"github.com/kvsim/kvsim/scenarios"
 )
 
 // TestLifeArgRoundTrip: every kind with the smallest, a middle and the
@@ -23,5 +31,42 @@ func TestLifeArgRoundTrip(t *testing.T) {
 	}
 	if x := (lifeArg{kind: lifeRetire, worker: math.MaxInt32}).pack(); x != 3|math.MaxInt32<<8 {
 		t.Errorf("retire of worker MaxInt32 packs to %#x, want %#x", x, uint64(3|math.MaxInt32<<8))
+	}
+}
+
+// fireFunc is a handler that runs f: a test's planted event.
+type fireFunc func(now des.Time)
+
+func (f fireFunc) Fire(now des.Time, _, _ uint64) { f(now) }
+
+// TestIllegalStatusFailsRun: worker 2 drains at 100 ms and, idle then,
+// is removed at once; an event planted at 200 ms makes it ready again
+// through sim's own step, which no scenario can ask for (a removed worker
+// never returns). The run fails with the invariant of the workers'
+// transitions at 200 ms, naming the worker and both statuses, and returns
+// no result.
+func TestIllegalStatusFailsRun(t *testing.T) {
+	y := "name: s\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}}}\n" + kvBody +
+		"events:\n  - {at: 100ms, drain: [2]}\n"
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := build(p, Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.q.Schedule(200*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(now des.Time) { c.ready(now, c.workers[2]) }), 0)
+	res, err := c.run(context.Background())
+	var ie *InvariantError
+	if !errors.As(err, &ie) || ie.Invariant != lifecycle.InvTransitions || ie.At != 200*des.Millisecond || res != nil {
+		t.Fatalf("run: %v (result %v)", err, res)
+	}
+	if want := "worker 2: status removed -> ready"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not say %q", err, want)
 	}
 }

@@ -142,6 +142,10 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 			err = &InvariantError{Invariant: kvcr.InvTransitions, At: c.q.Now(), Err: te}
 			return
 		}
+		if te, ok := r.(lifecycle.TransitionError); ok {
+			err = &InvariantError{Invariant: lifecycle.InvTransitions, At: c.q.Now(), Err: te}
+			return
+		}
 		err = fmt.Errorf("internal error at virtual time %v: %v (a kvsim bug: please report it with the scenario)\n%s",
 			c.q.Now(), r, debug.Stack())
 	}()

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestSeqTransitions checks every (from, to) pair of a request's states
+// against the table of changes a request makes, spelled out here (h hinted,
+// p parked, u pulling, w waiting, l loading, L loaded, r running, P
+// preempted, f finished, i ignored, d dropped; 1 legal):
+//
+//	from \ to  h p u w l L r P f i d
+//	hinted     0 1 1 1 0 0 0 0 0 0 1
+//	parked     0 1 1 1 0 0 0 0 0 0 1
+//	pulling    0 0 0 1 0 0 0 0 0 0 1
+//	waiting    0 0 0 0 1 0 1 0 0 0 1
+//	loading    0 0 0 0 0 1 0 0 0 0 1
+//	loaded     0 0 0 0 0 0 1 0 0 0 1
+//	running    0 0 0 0 0 0 0 1 1 0 1
+//	preempted  0 0 0 0 1 0 1 0 0 1 1
+//	finished   0 0 0 0 0 0 0 0 0 0 0
+//	ignored    0 0 0 0 0 0 0 0 0 0 0
+//	dropped    0 0 0 0 0 0 0 0 0 0 0
+//
+// A legal change leaves the checks quiet; an illegal one makes both report
+// a *TransitionError naming the worker, the request and both states, and
+// the request is in its new state all the same.
+func TestSeqTransitions(t *testing.T) {
+	table := [numSeqStates]string{
+		seqHinted:    "01110000001",
+		seqParked:    "01110000001",
+		seqPulling:   "00010000001",
+		seqWaiting:   "00001010001",
+		seqLoading:   "00000100001",
+		seqLoaded:    "00000010001",
+		seqRunning:   "00000001101",
+		seqPreempted: "00001010011",
+		seqFinished:  "00000000000",
+		seqIgnored:   "00000000000",
+		seqDropped:   "00000000000",
+	}
+	for from := range numSeqStates {
+		for to := range numSeqStates {
+			legal := table[from][to] == '1'
+			w, _ := newWorker(t, cfg(), fixed)
+			s := &Seq{Req: req(7, 0, 16, 1, 1), state: from}
+			w.to(s, to)
+			err := w.CheckTransitions()
+			if s.state != to || (err == nil) != legal {
+				t.Errorf("%v -> %v: state %v, error %v; legal %v", from, to, s.state, err, legal)
+				continue
+			}
+			if legal {
+				continue
+			}
+			msg := fmt.Sprintf("worker 0: request 7: %v -> %v is not a change a request makes", from, to)
+			var te *TransitionError
+			if !errors.As(err, &te) || err.Error() != msg {
+				t.Errorf("%v -> %v: error %v, want %q", from, to, err, msg)
+			}
+			if q, c := w.CheckQuick(), w.Check(); q != err || c != err {
+				t.Errorf("%v -> %v: CheckQuick %v, Check %v", from, to, q, c)
+			}
+		}
+	}
+}
+
+// TestIllegalTransitionChecked plants an illegal change through the
+// worker's API: PullDone for a request that runs (it has no pull), which
+// would put a running request back among the waiting ones. Both checks
+// report it, naming the request and both states; the change before it
+// (waiting -> running, at admission) was legal, so the checks were quiet.
+func TestIllegalTransitionChecked(t *testing.T) {
+	w, _ := newWorker(t, cfg(), fixed)
+	s := w.Enqueue(req(3, 0, 100, 3, 1), false)
+	if _, ok := w.StartPass(0); !ok {
+		t.Fatal("no pass")
+	}
+	if err := w.Check(); err != nil {
+		t.Fatal(err)
+	}
+	w.PullDone(s, 0, 0)
+	want := "worker 0: request 3: running -> waiting is not a change a request makes"
+	if err := w.CheckQuick(); err == nil || err.Error() != want {
+		t.Errorf("quick check: %v, want %q", err, want)
+	}
+	if err := w.Check(); err == nil || err.Error() != want {
+		t.Errorf("full check: %v, want %q", err, want)
+	}
+}
+
+// TestCheckStates: a request whose state disagrees with its queue, set
+// behind the transition function's back, is reported by the full check: a
+// running request marked waiting, then a waiting one marked running, then
+// a waiting one holding no blocks marked loaded.
+func TestCheckStates(t *testing.T) {
+	c := cfg()
+	c.MaxNumSeqs = 1 // so request 1 waits
+	w, _ := newWorker(t, c, fixed)
+	r := w.Enqueue(req(0, 0, 100, 3, 1), false)
+	q := w.Enqueue(req(1, 0, 100, 3, 2), false)
+	if _, ok := w.StartPass(0); !ok {
+		t.Fatal("no pass")
+	}
+	if err := w.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		s    *Seq
+		st   seqState
+		want string
+	}{
+		{r, seqWaiting, "request 0 runs while waiting"},
+		{q, seqRunning, "request 1 waits while running"},
+		{q, seqLoaded, "request 1 waits loaded holding 0 blocks"},
+	} {
+		was := c.s.state
+		c.s.state = c.st
+		if err := w.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want %q", c.st, err, c.want)
+		}
+		c.s.state = was
+	}
+	if err := w.Check(); err != nil {
+		t.Errorf("restored: %v", err)
+	}
+}
