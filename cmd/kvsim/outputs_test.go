@@ -9,12 +9,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
@@ -402,10 +404,43 @@ func TestCalibrateCommand(t *testing.T) {
 	if code, _, stderr := kvsim(t, append(args, train...)...); code != exitOK {
 		t.Errorf("replay with the fitted timing: %s", stderr)
 	}
+	// The fit report writes durations with their units: the scenario's
+	// overhead (1.5ms) and the fitted one.
+	if !regexp.MustCompile(`(?m)^overhead +1\.5 ms +[0-9.]+ [mµn]?s$`).MatchString(stderr) {
+		t.Errorf("calibrate's report does not give the overhead as a duration:\n%s", stderr)
+	}
 	if code, _, stderr := kvsim(t, "calibrate", "../../scenarios/default.yaml"); code != exitBadInput || !strings.Contains(stderr, "measured trace") {
 		t.Errorf("calibrate on a synthetic workload: exit %d %s", code, stderr)
 	}
 	if code, _, stderr := kvsim(t, append([]string{"calibrate"}, append(train, "--set", "workload.trace.time_scale=0.5")...)...); code != exitBadInput || !strings.Contains(stderr, "must be 1 to calibrate") {
 		t.Errorf("calibrate at another load: exit %d %s", code, stderr)
+	}
+}
+
+// TestCalibrateEvaluations: a replay budget below 1 is bad input, refused
+// before the scenario is read (none.yaml does not exist), where -5 used to
+// print the unfitted timing as a fit and 0 to mean the default.
+func TestCalibrateEvaluations(t *testing.T) {
+	for _, n := range []string{"-5", "0"} {
+		code, out, stderr := kvsim(t, "calibrate", "--evaluations", n, "none.yaml")
+		if code != exitBadInput || out != "" || stderr != "kvsim: --evaluations "+n+": want at least 1 replay\n" {
+			t.Errorf("--evaluations %s: exit %d, stdout %q, stderr %q", n, code, out, stderr)
+		}
+	}
+}
+
+// TestParamText: calibrate's report writes durations and per-token costs
+// with a unit, to four decimals (humanize truncates), and other
+// parameters as numbers.
+func TestParamText(t *testing.T) {
+	dur := calibrate.Fitted{Duration: true}
+	for _, c := range []struct {
+		p    calibrate.Fitted
+		v    float64
+		want string
+	}{{dur, 1.5e6, "1.5 ms"}, {dur, 1523456.7, "1.5234 ms"}, {dur, 90.4, "90.4 ns"}, {dur, 16e3, "16 µs"}, {calibrate.Fitted{}, 0.66, "0.66"}} {
+		if got := paramText(c.p, c.v); got != c.want {
+			t.Errorf("paramText(%v) = %q, want %q", c.v, got, c.want)
+		}
 	}
 }
