@@ -89,6 +89,85 @@ func TestOutDirAbort(t *testing.T) {
 	}
 }
 
+// TestOutDirAbortRemovesParents: an aborted run removes the parents Create
+// made for it, and no directory that was there before; a parent that came
+// to hold something else meanwhile stays, and so do its own parents.
+func TestOutDirAbortRemovesParents(t *testing.T) {
+	top := t.TempDir()
+	d, err := Create(filepath.Join(top, "a", "b", "c"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("requests.parquet"), "partial")
+	if err := d.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, top); len(got) != 0 {
+		t.Errorf("%s holds %q after Abort, want nothing", top, got)
+	}
+	d, err = Create(filepath.Join(top, "a", "b", "c"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(top, "a", "mine"), "mine")
+	d.Abort()
+	if got := entries(t, filepath.Join(top, "a")); !slices.Equal(got, []string{"mine"}) {
+		t.Errorf("a holds %q after Abort, want [mine]", got)
+	}
+}
+
+// TestOutDirForceEmpty: an empty directory holds nothing to lose: --force
+// replaces it; without --force it is refused as any existing output is.
+func TestOutDirForceEmpty(t *testing.T) {
+	final := filepath.Join(t.TempDir(), "run")
+	os.Mkdir(final, 0o755)
+	if _, err := Create(final, false); err == nil {
+		t.Error("Create over an empty directory without force succeeded")
+	}
+	d, err := Create(final, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("summary.json"), "new")
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, final); !slices.Equal(got, []string{"summary.json"}) {
+		t.Errorf("final holds %q, want [summary.json]", got)
+	}
+}
+
+// TestOutDirRemovesStale: Create removes a temporary directory of the same
+// output that no process holds locked (a killed run's: the system dropped
+// its lock), and keeps one a live run holds and those of other outputs.
+func TestOutDirRemovesStale(t *testing.T) {
+	parent := t.TempDir()
+	final := filepath.Join(parent, "run")
+	live, err := Create(final, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Abort()
+	writeFile(t, live.Path("requests.parquet"), "live")
+	for _, name := range []string{".run.tmp-999-1", ".run2.tmp-999-1"} {
+		os.Mkdir(filepath.Join(parent, name), 0o755)
+		writeFile(t, filepath.Join(parent, name, "requests.parquet"), "stale")
+	}
+	d, err := Create(final, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	want := []string{filepath.Base(d.Path("")), filepath.Base(live.Path("")), ".run2.tmp-999-1"}
+	slices.Sort(want)
+	if got := entries(t, parent); !slices.Equal(got, want) {
+		t.Errorf("parent holds %q, want %q", got, want)
+	}
+	if got := readFile(t, live.Path("requests.parquet")); got != "live" {
+		t.Errorf("the live run's file is %q", got)
+	}
+}
+
 func TestOutDirRefuses(t *testing.T) {
 	parent := t.TempDir()
 	final := filepath.Join(parent, "run")

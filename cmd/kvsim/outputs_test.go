@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -442,5 +443,66 @@ func TestParamText(t *testing.T) {
 		if got := paramText(c.p, c.v); got != c.want {
 			t.Errorf("paramText(%v) = %q, want %q", c.v, got, c.want)
 		}
+	}
+}
+
+// TestBadTraceLeavesNothing: a run whose trace is empty or malformed fails
+// (exit 2) and leaves neither its output folder nor the parents it made
+// for it; --force takes an empty folder, which holds nothing to lose.
+func TestBadTraceLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "empty.jsonl"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("garbage\n"), 0o644)
+	for _, trace := range []string{"empty.jsonl", "bad.jsonl"} {
+		set := "workload={trace: {path: " + filepath.Join(dir, trace) + "}}"
+		if code, _, stderr := kvsim(t, "replay", "--set", set, "-o", filepath.Join(dir, "a", "b", "c")); code != exitBadInput {
+			t.Errorf("%s: exit %d, %s", trace, code, stderr)
+		}
+		if got := names(t, dir); !slices.Equal(got, []string{"bad.jsonl", "empty.jsonl"}) {
+			t.Errorf("%s: the failed run left %v", trace, got)
+		}
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if code, _, stderr := kvsim(t, "replay", "--set", small, "-o", empty, "--force"); code != exitOK {
+		t.Errorf("--force over an empty folder: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "summary.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestKilledRunLeftoverRemoved: a run killed outright (SIGKILL, as the
+// out-of-memory killer does) leaves its temporary folder; the next run into
+// the same output removes it, since no process holds it any more.
+func TestKilledRunLeftoverRemoved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	cmd := exec.Command(os.Args[0], "replay", "-q", "--set", "workload.synthetic.requests=2000000", "-o", out)
+	cmd.Env = append(os.Environ(), "KVSIM_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var tmp []string
+	for deadline := time.Now().Add(20 * time.Second); len(tmp) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the run never started")
+		}
+		tmp, _ = filepath.Glob(filepath.Join(dir, ".run.tmp-*"))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := os.Stat(tmp[0]); err != nil {
+		t.Fatalf("the killed run left nothing to clean: %v", err)
+	}
+	if code, _, stderr := kvsim(t, "replay", "--set", small, "-o", out); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"run"}) {
+		t.Errorf("after the next run %s holds %v", dir, got)
 	}
 }
