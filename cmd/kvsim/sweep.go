@@ -14,11 +14,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
@@ -328,37 +328,27 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 		bar = newBar(stderr, int64(len(todo)), "runs")
 		defer bar.Clear() // before the table is printed
 	}
-	errs := make([]error, len(todo))
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(f.jobs, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if ctx.Err() != nil {
-					continue // a run failed or the sweep was interrupted: start no more
-				}
-				todo[i].row, errs[i] = runPoint(ctx, todo[i])
-				switch {
-				case errs[i] != nil:
-					cancel()
-				case bar != nil:
-					bar.Add(1)
-				}
-				if errs[i] == nil && testHookRunDone != nil {
-					testHookRunDone()
-				}
+	errs := make([]error, len(todo))              // by run: the first failure is reported, not the cancellations it caused
+	g, ctx := errgroup.WithContext(cmd.Context()) // the first error cancels the other runs
+	g.SetLimit(f.jobs)
+	for i, r := range todo {
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil // a run failed or the sweep was interrupted: start no more
 			}
-		}()
+			if r.row, errs[i] = runPoint(ctx, r); errs[i] != nil {
+				return errs[i]
+			}
+			if bar != nil {
+				bar.Add(1)
+			}
+			if testHookRunDone != nil {
+				testHookRunDone()
+			}
+			return nil
+		})
 	}
-	for i := range todo {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	g.Wait() // errs holds each run's error
 	finished := 0
 	for _, r := range todo {
 		if r.row != nil {
