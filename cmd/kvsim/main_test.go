@@ -15,6 +15,7 @@ import (
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )
 
@@ -360,4 +361,43 @@ func interrupt(t *testing.T, tmpGlob string, args ...string) string {
 		t.Errorf("exit %v, stderr %q", err, stderr.String())
 	}
 	return dir
+}
+
+// TestPanicLeavesNothing: a panic during a run (planted by the hook) is an
+// internal error, exit 70, every line of it prefixed; a replay leaves
+// neither its output nor its temporary folder nor the parents it made; a
+// sweep whose run panics in its goroutine stops the others and leaves no
+// partial run.
+func TestPanicLeavesNothing(t *testing.T) {
+	t.Cleanup(func() { testHookRunning = nil })
+	testHookRunning = func(sc *scenarios.Scenario) {
+		if sc.Workload.Synthetic.Requests == 200 {
+			panic("planted")
+		}
+	}
+	check := func(args []string, first string) {
+		t.Helper()
+		code, _, stderr := kvsim(t, args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != exitInternal || !strings.HasPrefix(lines[0], first) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "kvsim: ") {
+				t.Errorf("%v: line without the kvsim: prefix: %q", args, l)
+			}
+		}
+	}
+	dir := t.TempDir()
+	check([]string{"replay", "--set", small, "-o", filepath.Join(dir, "a", "b", "run")},
+		"kvsim: internal error: planted (a bug in kvsim")
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the replay left %v", entries)
+	}
+	sw := filepath.Join(dir, "sweep")
+	check([]string{"sweep", "../../scenarios/default.yaml", "-j", "2", "-o", sw, "--vary", "workload.synthetic.requests=200,2000000"},
+		"kvsim: run 0 (workload.synthetic.requests=200): internal error: planted")
+	if entries, _ := os.ReadDir(filepath.Join(sw, "runs")); len(entries) != 0 {
+		t.Errorf("the sweep left %v", entries)
+	}
 }

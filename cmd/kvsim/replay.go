@@ -119,6 +119,10 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	return nil
 }
 
+// testHookRunning, when set by a test, is called as each run starts, its
+// tables open, in the goroutine that runs it.
+var testHookRunning func(*scenarios.Scenario)
+
 // runTo runs sc, writing its tables through path, and writes scenario.yaml
 // and summary.json beside them, the summary with the wall time the run
 // took and the manifest m, to which it adds the executable's hash. It
@@ -133,6 +137,9 @@ func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Sce
 		return nil, err
 	}
 	opt.Sink = tables
+	if testHookRunning != nil {
+		testHookRunning(sc)
+	}
 	res, err := sim.Run(ctx, sc, opt)
 	if err != nil {
 		tables.Close(nil, nil)

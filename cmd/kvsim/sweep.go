@@ -404,8 +404,9 @@ func (s *sweepSpec) sets(p point) []string {
 }
 
 // runPoint runs one run of the grid into its directory, atomically, and
-// returns its row.
-func runPoint(ctx context.Context, r *sweepRun) (*report.SweepRow, error) {
+// returns its row. It runs in a goroutine of its own: a panic is its error.
+func runPoint(ctx context.Context, r *sweepRun) (_ *report.SweepRow, err error) {
+	defer catchPanic(&err)
 	out, err := report.Create(r.dir, true) // a run not done may replace a stale one
 	if err != nil {
 		return nil, err
