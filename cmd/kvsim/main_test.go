@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -174,6 +175,47 @@ func TestDigest(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "c", "summary.json")); err != nil {
 		t.Error("mismatched run left no report")
+	}
+}
+
+// TestExpectDigestPrefix: --expect-digest takes the digest or a prefix of
+// at least the 12 hex digits sweep prints, in either case, and compares it
+// as a prefix; anything else is bad input (exit 2), refused before the run
+// starts (it leaves no output directory).
+func TestExpectDigestPrefix(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := kvsim(t, "replay", "--json", "-o", filepath.Join(dir, "a"), "--set", small)
+	var s sim.Summary
+	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, stderr)
+	}
+	other := "0"
+	if s.Digest[0] == '0' {
+		other = "1"
+	}
+	for i, c := range []struct {
+		expect string
+		code   int
+	}{
+		{s.Digest[:shortDigest], exitOK},
+		{strings.ToUpper(s.Digest[:20]), exitOK},
+		{other + s.Digest[1:shortDigest], exitFailed},
+		{"nothex", exitBadInput},
+		{"nothexnothexnothex", exitBadInput},
+		{s.Digest[:shortDigest-1], exitBadInput},
+		{s.Digest + "0", exitBadInput},
+	} {
+		o := filepath.Join(dir, fmt.Sprint(i))
+		code, _, stderr := kvsim(t, "replay", "-o", o, "--set", small, "--expect-digest", c.expect)
+		_, statErr := os.Stat(o)
+		switch {
+		case code != c.code:
+			t.Errorf("--expect-digest %s: exit %d, want %d: %s", c.expect, code, c.code, stderr)
+		case code == exitBadInput && (statErr == nil || stderr != "kvsim: --expect-digest \""+c.expect+"\": want the run's digest in hex, all 64 digits or its first 12 or more (as sweep prints it)\n"):
+			t.Errorf("--expect-digest %s: output %v, stderr %q", c.expect, statErr, stderr)
+		case code == exitFailed && !strings.Contains(stderr, "digest mismatch"):
+			t.Errorf("--expect-digest %s: %s", c.expect, stderr)
+		}
 	}
 }
 

@@ -457,7 +457,7 @@ func printSweep(w io.Writer, keys []string, rows []report.SweepRow, asJSON bool)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s\n", r.Run,
 			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.HitG1, r.HitG2, r.HitPulled,
-			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.Digest[:12])
+			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.Digest[:shortDigest])
 	}
 	return tw.Flush()
 }
