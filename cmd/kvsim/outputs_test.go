@@ -191,26 +191,40 @@ func TestSweepResume(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(part, "sweep.parquet")); err == nil {
 		t.Error("an interrupted sweep wrote sweep.parquet")
 	}
-	resume := func(wantRuns int64, extra ...string) {
+	// resume resumes the sweep, which runs wantRuns runs, saying why it
+	// runs again any it had finished in the line redo ("" for none).
+	resume := func(wantRuns int64, redo string) {
 		t.Helper()
 		done.Store(0)
 		testHookRunDone = func() { done.Add(1) }
-		code, _, stderr := kvsim(t, append(append([]string{"sweep", "-o", part, "--resume"}, grid...), extra...)...)
+		code, _, stderr := kvsim(t, append([]string{"sweep", "-o", part, "--resume"}, grid...)...)
 		if code != exitOK || done.Load() != wantRuns {
 			t.Fatalf("resume: exit %d, %d runs, want %d: %s", code, done.Load(), wantRuns, stderr)
+		}
+		if redo == "" && strings.Contains(stderr, "--resume") || redo != "" && stderr != "kvsim: warning: --resume: "+redo+"\n" {
+			t.Errorf("resume: stderr %q, want the line %q", stderr, redo)
 		}
 		want, _ := os.ReadFile(filepath.Join(whole, "sweep.parquet"))
 		if got, err := os.ReadFile(filepath.Join(part, "sweep.parquet")); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("resumed sweep.parquet differs from the uninterrupted one: %v", err)
 		}
 	}
-	resume(2)
-	resume(0)
+	resume(2, "")
+	resume(0, "")
 	// A run whose scenario.yaml is not its grid point's is not done.
 	stale := filepath.Join(part, "runs", "run-002", "scenario.yaml")
 	b, _ := os.ReadFile(stale)
 	os.WriteFile(stale, bytes.Replace(b, []byte("workers: 3"), []byte("workers: 5"), 1), 0o644)
-	resume(1)
+	resume(1, "1 finished run is run again (run 2): their scenario.yaml is not their grid point's scenario, resolved")
+	// Runs another build made are run again, and the line says so: here
+	// their manifests name another executable, as after a rebuild.
+	exe := report.ReadBuild(version).WithExecutable().ExecutableSHA256
+	for _, run := range []string{"run-000", "run-001", "run-003"} {
+		p := filepath.Join(part, "runs", run, "summary.json")
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, bytes.Replace(b, []byte(exe), []byte(strings.Repeat("0", 64)), 1), 0o644)
+	}
+	resume(3, "3 finished runs are run again (run 0-1, 3): another kvsim build made them (executable sha256 000000000000…, this one "+exe[:12]+"…)")
 	if code, _, stderr := kvsim(t, "sweep", "-o", part, "--resume", "../../scenarios/golden/drain.yaml", "--vary", "cluster.workers=3,4"); code != exitBadInput || !strings.Contains(stderr, "another sweep") {
 		t.Errorf("resume with another grid: exit %d %s", code, stderr)
 	}

@@ -238,21 +238,25 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		return err
 	}
 	var todo []*sweepRun
+	var redo redoReasons
 	for _, r := range runs {
-		if f.resume {
-			if r.row, err = doneRow(r); err != nil {
+		if f.resume && exists(r.dir) {
+			var why string
+			if r.row, why, err = doneRow(r); err != nil {
 				return err
 			}
-			if r.row == nil && exists(r.dir) {
+			if r.row == nil {
 				if err := report.Replaceable(r.dir); err != nil {
 					return err // before anything runs
 				}
+				redo.add(why, r.run)
 			}
 		}
 		if r.row == nil {
 			todo = append(todo, r)
 		}
 	}
+	warn(cmd.ErrOrStderr(), redo.lines())
 	if err := runAll(cmd, todo, f); err != nil {
 		return err
 	}
@@ -297,23 +301,79 @@ func checkResumable(dir string, spec *sweepSpec) error {
 }
 
 // doneRow returns the row of a run its directory already holds, or nil
-// when the run must be done: a run counts as done when its summary.json's
-// manifest describes this grid point (same build, scenario, --set values
-// and trace) and its scenario.yaml is this point's scenario, resolved.
-func doneRow(r *sweepRun) (*report.SweepRow, error) {
+// and why the run must be done again: a run counts as done when its
+// summary.json's manifest describes this grid point (same build, scenario,
+// --set values and trace) and its scenario.yaml is this point's scenario,
+// resolved.
+func doneRow(r *sweepRun) (*report.SweepRow, string, error) {
 	s, err := readRunSummary(r.dir)
-	if err != nil || s.Manifest == nil || !s.Manifest.SameRun(r.m) {
-		return nil, nil
+	switch {
+	case err != nil || s.Manifest == nil:
+		return nil, "their summary.json is missing or holds no manifest", nil
+	case s.Manifest.Build != r.m.Build:
+		return nil, fmt.Sprintf("another kvsim build made them (executable sha256 %.12s…, this one %.12s…)",
+			s.Manifest.Build.ExecutableSHA256, r.m.Build.ExecutableSHA256), nil
+	case !s.Manifest.Trace.Equal(r.m.Trace):
+		return nil, "the trace changed since they ran (its size or SHA-256 differs)", nil
+	case !s.Manifest.SameRun(r.m):
+		return nil, "their manifest names another scenario or --set values", nil
 	}
 	want, err := r.sc.YAML()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if got, err := os.ReadFile(filepath.Join(r.dir, "scenario.yaml")); err != nil || !bytes.Equal(got, want) {
-		return nil, nil
+		return nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
 	}
 	row := sweepRow(r.point, s.Summary)
-	return &row, nil
+	return &row, "", nil
+}
+
+// redoReasons collects, for --resume, the finished runs that are run again,
+// by why.
+type redoReasons struct {
+	why  []string
+	runs [][]int // by why
+}
+
+func (r *redoReasons) add(why string, run int) {
+	i := slices.Index(r.why, why)
+	if i < 0 {
+		r.why, r.runs = append(r.why, why), append(r.runs, nil)
+		i = len(r.why) - 1
+	}
+	r.runs[i] = append(r.runs[i], run)
+}
+
+// lines says, one line a reason, which runs are run again and why.
+func (r *redoReasons) lines() []string {
+	var out []string
+	for i, why := range r.why {
+		n := fmt.Sprintf("%d finished runs are", len(r.runs[i]))
+		if len(r.runs[i]) == 1 {
+			n = "1 finished run is"
+		}
+		out = append(out, fmt.Sprintf("--resume: %s run again (%s): %s", n, spans(r.runs[i]), why))
+	}
+	return out
+}
+
+// spans writes increasing run numbers as ranges: "run 0-2, 5".
+func spans(runs []int) string {
+	var parts []string
+	for i := 0; i < len(runs); {
+		j := i
+		for j+1 < len(runs) && runs[j+1] == runs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", runs[i], runs[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(runs[i]))
+		}
+		i = j + 1
+	}
+	return "run " + strings.Join(parts, ", ")
 }
 
 // testHookRunDone, when set by a test, is called after each run of a sweep
