@@ -268,15 +268,22 @@ func (c *comparison) print(w io.Writer) {
 		name string
 		d    *parquetio.RowDiff
 	}{{"requests.parquet", c.Requests}, {"pulls.parquet", c.Pulls}} {
-		if t.d == nil {
+		switch {
+		case t.d == nil:
 			fmt.Fprintf(w, "%s: equal\n\n", t.name)
 			continue
+		case t.d.Row < 0:
+			fmt.Fprintf(w, "%s: the same behaviour; only configuration columns differ\n", t.name)
+		default:
+			fmt.Fprintf(w, "%s: first difference at row %d\n", t.name, t.d.Row)
 		}
-		fmt.Fprintf(w, "%s: first difference at row %d\n", t.name, t.d.Row)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  column\tA\tB\n")
 		for _, ch := range t.d.Changes {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", ch.Column, ch.A, ch.B)
+		}
+		for _, ch := range t.d.Config {
+			fmt.Fprintf(tw, "  %s (configuration, from row %d)\t%s\t%s\n", ch.Column, ch.Row, ch.A, ch.B)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)

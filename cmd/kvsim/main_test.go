@@ -251,6 +251,34 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+// TestCompareConfigApart: runs with copy and move hints differ in every
+// pull's mode from row 0; compare's first pull difference is the first
+// behavioural one, after row 0, with mode named as configuration.
+func TestCompareConfigApart(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "copy"), filepath.Join(dir, "move")
+	kvsim(t, "replay", "-o", a, "--set", small)
+	kvsim(t, "replay", "-o", b, "--set", small, "--set", "router.hints.mode=move")
+	code, out, stderr := kvsim(t, "compare", "--json", a, b)
+	var c comparison
+	if err := json.Unmarshal([]byte(out), &c); code != exitFailed || err != nil || c.Pulls == nil {
+		t.Fatalf("compare --json: exit %d, %v: %s%s", code, err, out, stderr)
+	}
+	mode := []parquetio.ConfigChange{{Row: 0, ColumnChange: parquetio.ColumnChange{Column: "mode", A: "copy", B: "move"}}}
+	if c.Pulls.Row <= 0 || len(c.Pulls.Changes) == 0 || !reflect.DeepEqual(c.Pulls.Config, mode) {
+		t.Errorf("pulls diff %+v, want a behavioural row after 0 and mode as configuration from row 0", c.Pulls)
+	}
+	for _, ch := range c.Pulls.Changes {
+		if ch.Column == "mode" {
+			t.Errorf("mode counted as behaviour: %+v", c.Pulls)
+		}
+	}
+	_, out, _ = kvsim(t, "compare", a, b)
+	if want := fmt.Sprintf("pulls.parquet: first difference at row %d\n", c.Pulls.Row); !strings.Contains(out, want) || !strings.Contains(out, "mode (configuration, from row 0)  copy  move") {
+		t.Errorf("compare's table lacks %q or mode as configuration:\n%s", want, out)
+	}
+}
+
 // TestSweep: a 2 x 2 grid gives the same sweep.parquet with -j 1 and -j 2,
 // and as two shards merged; a merge missing a part is refused.
 func TestSweep(t *testing.T) {
