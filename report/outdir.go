@@ -249,11 +249,36 @@ func refused(format string, a ...any) error {
 	return &RefusedError{fmt.Sprintf(format, a...)}
 }
 
-// The files and directories kvsim writes into an output directory; any
-// other entry belongs to the user.
+// The files and folders of a run's and a sweep's output directories
+// (docs/outputs.md). The names are a public contract: never rename one.
+const (
+	RequestsFile   = "requests.parquet"
+	PullsFile      = "pulls.parquet"
+	WorkersFile    = "workers.parquet"
+	CountersFile   = "counters.parquet"
+	TimeseriesFile = "timeseries.parquet"
+	SummaryFile    = "summary.json"  // the run's summary and manifest
+	ScenarioFile   = "scenario.yaml" // the scenario as it ran, resolved
+	SweepFile      = "sweep.parquet" // a sweep's table, one row a run
+	SweepSpecFile  = "sweep.json"    // a sweep's grid and manifest
+	ChartsDir      = "charts"        // kvsim plot's charts
+	RunsDir        = "runs"          // a sweep's runs, each in SweepRunDir
+)
+
+// runPrefix begins the name of each run's folder in a sweep's RunsDir.
+const runPrefix = "run-"
+
+// SweepRunDir is the folder of a sweep's run, relative to the sweep's
+// directory: runs/run-007.
+func SweepRunDir(run int64) string {
+	return filepath.Join(RunsDir, fmt.Sprintf("%s%03d", runPrefix, run))
+}
+
+// The files kvsim writes into an output directory, and its charts'
+// extensions; any other entry belongs to the user.
 var (
-	outputFiles = []string{"requests.parquet", "pulls.parquet", "workers.parquet", "counters.parquet",
-		"timeseries.parquet", "summary.json", "scenario.yaml", "sweep.parquet", "sweep.json"}
+	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile,
+		SummaryFile, ScenarioFile, SweepFile, SweepSpecFile}
 	chartExts = []string{".png", ".svg"}
 )
 
@@ -280,7 +305,7 @@ func Replaceable(dir string) error {
 		return nil
 	}
 	owned := false
-	for _, name := range []string{"summary.json", "sweep.json"} {
+	for _, name := range []string{SummaryFile, SweepSpecFile} {
 		if m, err := ReadManifest(filepath.Join(dir, name)); err == nil && m != nil && m.Tool == Tool {
 			owned = true
 		}
@@ -323,10 +348,10 @@ func kvsimWrote(path string, e fs.DirEntry) bool {
 	parent := filepath.Base(filepath.Dir(path))
 	switch {
 	case e.IsDir():
-		return name == "charts" || name == "runs" || (parent == "runs" && (isRunName(name) || isTempOf(name)))
+		return name == ChartsDir || name == RunsDir || (parent == RunsDir && (isRunName(name) || isTempOf(name)))
 	case !e.Type().IsRegular():
 		return false
-	case parent == "charts":
+	case parent == ChartsDir:
 		return slices.Contains(chartExts, filepath.Ext(name))
 	}
 	return slices.Contains(outputFiles, name)
@@ -334,7 +359,7 @@ func kvsimWrote(path string, e fs.DirEntry) bool {
 
 // isRunName reports whether name is a sweep run's directory: run-NNN.
 func isRunName(name string) bool {
-	n, ok := strings.CutPrefix(name, "run-")
+	n, ok := strings.CutPrefix(name, runPrefix)
 	if !ok || n == "" {
 		return false
 	}

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -376,5 +378,37 @@ func TestSameRun(t *testing.T) {
 		if base().SameRun(m) {
 			t.Errorf("another %s made the same run", name)
 		}
+	}
+}
+
+// TestFileNamesDefinedOnce: the output files' names are written once, as
+// report's constants; no other Go file of the module spells one out
+// (tests may, to pin the public names). internal/scengen's scenario.yaml
+// names a generated case's input, not an output.
+func TestFileNamesDefinedOnce(t *testing.T) {
+	literals := []string{`"run-%03d"`} // the folders' names, "runs" and "charts", are words too
+	for _, name := range outputFiles {
+		literals = append(literals, `"`+name+`"`)
+	}
+	err := filepath.WalkDir("..", func(path string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && strings.HasPrefix(e.Name(), ".") && path != "..":
+			return filepath.SkipDir
+		case e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			path == filepath.Join("..", "report", "outdir.go") || path == filepath.Join("..", "internal", "scengen", "scengen.go"):
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		for _, l := range literals {
+			if bytes.Contains(b, []byte(l)) {
+				t.Errorf("%s spells out %s: use report's constant", path, l)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

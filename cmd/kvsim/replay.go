@@ -149,7 +149,7 @@ var testHookRunning func(*scenarios.Scenario)
 // returns the summary.
 func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Scenario, opt sim.Options, m *report.Manifest) (*runSummary, error) {
 	start := time.Now()
-	if err := writeScenario(path("scenario.yaml"), sc); err != nil {
+	if err := writeScenario(path(report.ScenarioFile), sc); err != nil {
 		return nil, err
 	}
 	tables, err := parquetio.NewTables(path)
@@ -171,5 +171,5 @@ func runTo(ctx context.Context, path func(name string) string, sc *scenarios.Sce
 	m.Build = m.Build.WithExecutable()
 	sum := &runSummary{Summary: res.Summary, Manifest: m}
 	sum.WallTimeS = time.Since(start).Seconds()
-	return sum, report.WriteJSON(path("summary.json"), sum)
+	return sum, report.WriteJSON(path(report.SummaryFile), sum)
 }

@@ -226,7 +226,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 				warnings = append(warnings, w)
 			}
 		}
-		runs[i] = &sweepRun{point: p, sc: sc, m: m, dir: filepath.Join(f.out, "runs", fmt.Sprintf("run-%03d", p.run))}
+		runs[i] = &sweepRun{point: p, sc: sc, m: m, dir: filepath.Join(f.out, report.SweepRunDir(int64(p.run)))}
 	}
 	warn(cmd.ErrOrStderr(), warnings)
 	spec.Manifest = commandManifest(cmdline, scenario, f.sets)
@@ -282,10 +282,10 @@ func startSweepDir(dir string, force bool, spec *sweepSpec) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, report.RunsDir), 0o755); err != nil {
 		return err
 	}
-	return writeAtomically(filepath.Join(dir, "sweep.json"), func(path string) error { return report.WriteJSON(path, spec) })
+	return writeAtomically(filepath.Join(dir, report.SweepSpecFile), func(path string) error { return report.WriteJSON(path, spec) })
 }
 
 // checkResumable checks that dir holds a sweep of the same grid.
@@ -322,7 +322,7 @@ func doneRow(r *sweepRun) (*report.SweepRow, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if got, err := os.ReadFile(filepath.Join(r.dir, "scenario.yaml")); err != nil || !bytes.Equal(got, want) {
+	if got, err := os.ReadFile(filepath.Join(r.dir, report.ScenarioFile)); err != nil || !bytes.Equal(got, want) {
 		return nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
 	}
 	row := sweepRow(r.point, s.Summary)
@@ -431,7 +431,7 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 // finishSweep writes dir/sweep.parquet, last and atomically (its presence
 // says the sweep is complete), and prints the table, or the rows as JSON.
 func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow, asJSON bool) error {
-	err := writeAtomically(filepath.Join(dir, "sweep.parquet"), func(path string) error { return parquetio.WriteSweep(path, keys, rows) })
+	err := writeAtomically(filepath.Join(dir, report.SweepFile), func(path string) error { return parquetio.WriteSweep(path, keys, rows) })
 	if err != nil {
 		return err
 	}
@@ -547,13 +547,13 @@ func newSweepMerge(cmdline []string) *cobra.Command {
 
 // readSweepSpec reads dir/sweep.json.
 func readSweepSpec(dir string) (*sweepSpec, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	raw, err := os.ReadFile(filepath.Join(dir, report.SweepSpecFile))
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s is not a sweep directory: %w", dir, err)}
 	}
 	var s sweepSpec
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)}
+		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, report.SweepSpecFile), err)}
 	}
 	return &s, nil
 }
@@ -574,10 +574,10 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 		} else if !spec.sameGrid(s) {
 			return usageError{fmt.Errorf("%s (shard %s) is part of another sweep than %s", d, shard, dirs[0])}
 		}
-		if !exists(filepath.Join(d, "sweep.parquet")) {
+		if !exists(filepath.Join(d, report.SweepFile)) {
 			return usageError{fmt.Errorf("%s is an unfinished sweep (no sweep.parquet): finish it with the command that started it and --resume", d)}
 		}
-		k, r, err := parquetio.ReadSweep(filepath.Join(d, "sweep.parquet"))
+		k, r, err := parquetio.ReadSweep(filepath.Join(d, report.SweepFile))
 		if err != nil {
 			return err
 		}
@@ -598,10 +598,10 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 	}
 	defer out.Abort() // no-op after Commit
 	spec.Manifest = commandManifest(cmdline, spec.Scenario, spec.Sets)
-	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
+	if err := report.WriteJSON(out.Path(report.SweepSpecFile), spec); err != nil {
 		return err
 	}
-	if err := parquetio.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
+	if err := parquetio.WriteSweep(out.Path(report.SweepFile), keys, rows); err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {
