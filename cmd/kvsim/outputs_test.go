@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -518,5 +519,28 @@ func TestKilledRunLeftoverRemoved(t *testing.T) {
 	}
 	if got := names(t, dir); !slices.Equal(got, []string{"run"}) {
 		t.Errorf("after the next run %s holds %v", dir, got)
+	}
+}
+
+// TestWriteAtomically: a write that fails leaves neither the file nor its
+// temporary; one that succeeds replaces the file whole, readable by all
+// (0644 under the usual umask 022).
+func TestWriteAtomically(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sweep.json")
+	os.WriteFile(path, []byte("old"), 0o644)
+	err := writeAtomically(path, func(tmp string) error {
+		os.WriteFile(tmp, []byte("partial"), 0o644)
+		return errors.New("disk full")
+	})
+	if b, _ := os.ReadFile(path); err == nil || string(b) != "old" || !slices.Equal(names(t, dir), []string{"sweep.json"}) {
+		t.Errorf("failed write: %v; file %q; folder %v", err, b, names(t, dir))
+	}
+	if err := writeAtomically(path, func(tmp string) error { return report.WriteJSON(tmp, "new") }); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	if b, _ := os.ReadFile(path); string(b) != "\"new\"\n" || !slices.Equal(names(t, dir), []string{"sweep.json"}) || st.Mode().Perm()&0o444 != 0o444 {
+		t.Errorf("write: file %q, mode %v; folder %v", b, st.Mode(), names(t, dir))
 	}
 }

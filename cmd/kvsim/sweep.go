@@ -16,6 +16,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/google/renameio/v2"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -439,19 +440,20 @@ func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow,
 }
 
 // writeAtomically writes path through write into a temporary file beside
-// it (.NAME.tmp-PID), renamed over path once complete; a failed write
-// leaves neither.
+// it (renameio's pending file), synced and renamed over path once write
+// returns nil; a failed write leaves neither. write is given the temporary
+// file's path and writes it whole (os.Create on it truncates the file the
+// pending file holds open).
 func writeAtomically(path string, write func(tmp string) error) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid()))
-	if err := write(tmp); err != nil {
-		os.Remove(tmp)
+	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(0o644))
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	defer f.Cleanup() // no-op once replaced
+	if err := write(f.Name()); err != nil {
 		return err
 	}
-	return nil
+	return f.CloseAtomicallyReplace()
 }
 
 // sets are a point's overrides: the sweep's --set, then one a varied key.
