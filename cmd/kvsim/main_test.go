@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -469,5 +471,36 @@ func TestPanicLeavesNothing(t *testing.T) {
 		"kvsim: run 0 (workload.synthetic.requests=200): internal error: planted")
 	if entries, _ := os.ReadDir(filepath.Join(sw, "runs")); len(entries) != 0 {
 		t.Errorf("the sweep left %v", entries)
+	}
+}
+
+// TestReadmeExample: the summary README.md shows for the default replay is
+// what the default replay prints, figure for figure; only the wall time
+// (machine-dependent) and the output folder are left out.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```\nscenario ")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok {
+		t.Fatal("README.md has no example summary (a block starting with the scenario line)")
+	}
+	code, out, stderr := kvsim(t, "replay", "-q", "-o", filepath.Join(t.TempDir(), "default"))
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	unstable := regexp.MustCompile(`(?m)( in )[0-9.]+s wall$|^(output +).*$`)
+	lines := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(unstable.ReplaceAllString(s, "$1$2")), "\n") {
+			out = append(out, strings.TrimRight(l, " "))
+		}
+		return out
+	}
+	want, got := lines("scenario "+block), lines(out)
+	if !slices.Equal(got, want) {
+		t.Errorf("README.md's example summary drifted from the default replay's; it prints\n%s", out)
 	}
 }
