@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -502,5 +503,23 @@ func TestReadmeExample(t *testing.T) {
 	want, got := lines("scenario "+block), lines(out)
 	if !slices.Equal(got, want) {
 		t.Errorf("README.md's example summary drifted from the default replay's; it prints\n%s", out)
+	}
+}
+
+// TestDefaultRate: what scenarios.md and default.yaml say of rate. The
+// default scenario's rate 40 with 3 turns a session starts 40/3 sessions a
+// second, and requests arrive at 33 to 44 a second (5 s buckets) from 15 s
+// to 75 s, while sessions overlap; the first think times' ramp-up and the
+// last turns' tail bring the mean over all arrivals to 18 a second: 3,000
+// requests over 166 s.
+func TestDefaultRate(t *testing.T) {
+	s := statsJSONOf(t, "--bucket", "5s")
+	if s.Requests != 3000 || math.Round(s.SpanS) != 166 || math.Round(s.MeanRate) != 18 {
+		t.Errorf("%d requests over %.1f s, %.2f a second; want 3000 over 166 s, 18 a second", s.Requests, s.SpanS, s.MeanRate)
+	}
+	for _, b := range s.Arrivals {
+		if r := math.Round(b.Rate); b.StartS >= 15 && b.StartS < 75 && (r < 33 || r > 44) {
+			t.Errorf("%.0f s: %.1f requests a second, want 33 to 44", b.StartS, b.Rate)
+		}
 	}
 }
