@@ -17,7 +17,7 @@ import (
 func TestFirstPullDiffConfig(t *testing.T) {
 	dir := t.TempDir()
 	pull := func(id int64, mode string, bytes int64) report.PullRow {
-		return report.PullRow{PullID: id, Mode: mode, Bytes: bytes, Outcome: report.PullSuccess, FirstByteNs: -1, WriteEndNs: -1}
+		return report.PullRow{PullID: id, Mode: mode, Bytes: bytes, Outcome: "success", FirstByteNs: -1, WriteEndNs: -1}
 	}
 	write := func(name string, rows ...report.PullRow) string {
 		t.Helper()
@@ -27,9 +27,9 @@ func TestFirstPullDiffConfig(t *testing.T) {
 		}
 		return path
 	}
-	copies := write("copy", pull(0, report.PullCopy, 10), pull(1, report.PullCopy, 20))
-	moves := write("move", pull(0, report.PullMove, 10), pull(1, report.PullMove, 30))
-	sameMoves := write("same", pull(0, report.PullMove, 10), pull(1, report.PullMove, 20))
+	copies := write("copy", pull(0, "copy", 10), pull(1, "copy", 20))
+	moves := write("move", pull(0, "move", 10), pull(1, "move", 30))
+	sameMoves := write("same", pull(0, "move", 10), pull(1, "move", 20))
 	mode := []ConfigChange{{Row: 0, ColumnChange: ColumnChange{Column: "mode", A: "copy", B: "move"}}}
 	for _, c := range []struct {
 		b    string
