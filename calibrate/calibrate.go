@@ -25,6 +25,7 @@ import (
 type Param struct {
 	Key      string
 	Fraction bool // in (0, 1]; otherwise > 0
+	Duration bool // nanoseconds: a time, or a time per token
 	get      func(*scenarios.Timing) float64
 	set      func(*scenarios.Timing, float64)
 	start    float64 // where the search starts when the scenario's value is 0
@@ -55,12 +56,12 @@ func (p Param) coord(v float64) float64 {
 // polynomial's speedup ratio.
 func Params(model scenarios.TimingModel) []Param {
 	dur := func(key string, start float64, f func(*scenarios.Timing) *scenarios.Duration) Param {
-		return Param{Key: key, start: start,
+		return Param{Key: key, Duration: true, start: start,
 			get: func(t *scenarios.Timing) float64 { return float64(*f(t)) },
 			set: func(t *scenarios.Timing, v float64) { *f(t) = scenarios.Duration(math.Round(v)) }}
 	}
 	perToken := func(key string, start float64, f func(*scenarios.Timing) *scenarios.PerToken) Param {
-		return Param{Key: key, start: start,
+		return Param{Key: key, Duration: true, start: start,
 			get: func(t *scenarios.Timing) float64 { return float64(*f(t)) },
 			set: func(t *scenarios.Timing, v float64) { *f(t) = scenarios.PerToken(v) }}
 	}
@@ -96,15 +97,21 @@ func Params(model scenarios.TimingModel) []Param {
 	return nil
 }
 
+// DefaultEvaluations is the replays a search makes at most unless
+// Options.Evaluations says otherwise.
+const DefaultEvaluations = 600
+
 // Options tune a fit.
 type Options struct {
-	// Evaluations caps the replays the search makes (default 400).
+	// Evaluations caps the replays the search makes; 0 means
+	// DefaultEvaluations, a negative count is an error.
 	Evaluations int
 }
 
 // Fitted is one parameter's value before and after the fit.
 type Fitted struct {
 	Key           string
+	Duration      bool // the values are nanoseconds (Param.Duration)
 	Before, After float64
 }
 
@@ -145,6 +152,9 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 	params := Params(model)
 	if len(params) == 0 {
 		return nil, fmt.Errorf("calibrate: timing model %q has no parameters to fit", model)
+	}
+	if opt.Evaluations < 0 {
+		return nil, fmt.Errorf("calibrate: %d evaluations: want at least 1 (0 for %d)", opt.Evaluations, DefaultEvaluations)
 	}
 	var runErr error
 	// eval replays every scenario with the parameter values of t and
@@ -206,7 +216,7 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 	// reaches the minimum; restarting from the best point with a fresh,
 	// smaller simplex goes on along the valley. Stop when a restart gains
 	// under 1 % or the evaluations run out.
-	budget := cmp.Or(opt.Evaluations, 600)
+	budget := cmp.Or(opt.Evaluations, DefaultEvaluations)
 	x, best, size := x0, res.LossBefore, 1.0
 	for res.Evaluations < budget {
 		settings := &optimize.Settings{
@@ -236,7 +246,7 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 		res.Timing = append(res.Timing, with(params, sc.Cluster.Engine.Timing, fitted))
 	}
 	for _, p := range params {
-		res.Params = append(res.Params, Fitted{Key: p.Key, Before: p.get(&start), After: p.get(&fitted)})
+		res.Params = append(res.Params, Fitted{Key: p.Key, Duration: p.Duration, Before: p.get(&start), After: p.get(&fitted)})
 	}
 	return res, nil
 }

@@ -178,3 +178,15 @@ kvcr: {enabled: false}
 		t.Errorf("prefill fitted %g ns: want below the 200 ms start and above the 29 ms bound", p.After)
 	}
 }
+
+// TestNegativeEvaluations: a negative replay budget is an error, not a fit
+// that never ran.
+func TestNegativeEvaluations(t *testing.T) {
+	sc, err := scenarios.LoadDefault(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Fit(context.Background(), sc, Options{Evaluations: -5}); err == nil || !strings.Contains(err.Error(), "-5 evaluations") {
+		t.Errorf("Fit with -5 evaluations: %v", err)
+	}
+}

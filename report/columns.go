@@ -11,7 +11,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
+	"fmt"
 	"strings"
 )
 
@@ -36,8 +36,25 @@ type Column[R any] struct {
 	NoDigest bool
 }
 
+// Value is column c of row r, through its getter: an int64, int32,
+// float64 or string.
+func (c Column[R]) Value(r *R) any {
+	switch {
+	case c.Int64 != nil:
+		return c.Int64(r)
+	case c.Int32 != nil:
+		return c.Int32(r)
+	case c.Float64 != nil:
+		return c.Float64(r)
+	case c.String != nil:
+		return c.String(r)
+	}
+	return c.Dict(r)
+}
+
 // Text is row r as "name=value" pairs in column order, for records a
-// person reads (the golden files).
+// person reads (the golden files). A float is written in the fewest digits
+// that read back as it (strconv's 'g', -1).
 func Text[R any](cols []Column[R], r *R) string {
 	var b strings.Builder
 	for i, c := range cols {
@@ -46,18 +63,7 @@ func Text[R any](cols []Column[R], r *R) string {
 		}
 		b.WriteString(c.Name)
 		b.WriteByte('=')
-		switch {
-		case c.Int64 != nil:
-			b.WriteString(strconv.FormatInt(c.Int64(r), 10))
-		case c.Int32 != nil:
-			b.WriteString(strconv.FormatInt(int64(c.Int32(r)), 10))
-		case c.Float64 != nil:
-			b.WriteString(strconv.FormatFloat(c.Float64(r), 'g', -1, 64))
-		case c.String != nil:
-			b.WriteString(c.String(r))
-		default:
-			b.WriteString(c.Dict(r))
-		}
+		fmt.Fprint(&b, c.Value(r))
 	}
 	return b.String()
 }
@@ -81,20 +87,7 @@ func RowJSON[R any](cols []Column[R], r *R) json.RawMessage {
 		name, _ := json.Marshal(c.Name)
 		b.Write(name)
 		b.WriteByte(':')
-		var v any
-		switch {
-		case c.Int64 != nil:
-			v = c.Int64(r)
-		case c.Int32 != nil:
-			v = c.Int32(r)
-		case c.Float64 != nil:
-			v = c.Float64(r)
-		case c.String != nil:
-			v = c.String(r)
-		default:
-			v = c.Dict(r)
-		}
-		val, err := json.Marshal(v)
+		val, err := json.Marshal(c.Value(r))
 		if err != nil { // NaN or an infinity
 			val = []byte("null")
 		}

@@ -135,14 +135,16 @@ func IdentifyFile(path string) (*FileID, error) {
 // differ (a sweep resumed with other flags).
 func (m *Manifest) SameRun(o *Manifest) bool {
 	return m.Tool == o.Tool && m.Build == o.Build && m.Scenario == o.Scenario &&
-		slices.Equal(m.Sets, o.Sets) && sameFile(m.Trace, o.Trace)
+		slices.Equal(m.Sets, o.Sets) && m.Trace.Equal(o.Trace)
 }
 
-func sameFile(a, b *FileID) bool {
-	if a == nil || b == nil {
-		return a == b
+// Equal reports whether f and o identify the same file contents at the
+// same path; two nils (no trace) are equal.
+func (f *FileID) Equal(o *FileID) bool {
+	if f == nil || o == nil {
+		return f == o
 	}
-	return *a == *b
+	return *f == *o
 }
 
 // ReadManifest reads the "manifest" field of a JSON file (summary.json,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,42 +19,139 @@ var tmpSeq atomic.Uint64
 
 // OutDir is a run's output directory, written atomically: files go to a
 // temporary sibling directory, which Commit renames to the final name. A
-// failed run calls Abort and leaves no partial output. The usual pattern:
+// failed run calls Abort and leaves nothing it created: no partial output
+// and none of the parent directories Create made for it. The usual pattern:
 //
 //	out, err := report.Create(dir, force)
 //	...
 //	defer out.Abort() // no-op after Commit
-//	... write files at out.Path("requests.parquet") ...
+//	... write files at out.Path(report.RequestsFile) ...
 //	return out.Commit()
+//
+// While it writes, the process holds a lock on its temporary directory
+// (where the system has file locks), which the system drops when the
+// process ends however it ends: Create removes the temporary directories
+// of the same output whose lock it can take, the leftovers of a killed run.
 type OutDir struct {
-	final string
-	tmp   string
-	force bool
-	done  bool // committed or aborted
+	final   string
+	tmp     string
+	lock    *os.File // the temporary directory, locked; nil without file locks
+	created []string // the parents Create made, deepest first
+	force   bool
+	done    bool // committed or aborted
 }
 
 // Create makes the temporary directory for final, creating final's parent
-// directories as needed. It refuses (a *RefusedError) if final exists,
-// unless force and final is a directory kvsim wrote (see Replaceable).
+// directories as needed, and removes the temporary directories of final
+// left by runs that were killed. It refuses (a *RefusedError) if final
+// exists, unless force and final is a directory kvsim wrote or an empty one
+// (see Replaceable).
 func Create(final string, force bool) (*OutDir, error) {
 	final = filepath.Clean(final)
 	if err := checkAbsent(final, force); err != nil {
 		return nil, err
 	}
 	parent, base := filepath.Split(final)
-	if err := os.MkdirAll(filepath.Join(parent, "."), 0o755); err != nil {
+	parent = filepath.Join(parent, ".")
+	created, err := mkdirAll(parent)
+	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	d := &OutDir{final: final, force: force, created: created}
+	removeStale(parent, base)
 	for {
 		tmp := filepath.Join(parent, fmt.Sprintf(".%s.tmp-%d-%d", base, os.Getpid(), tmpSeq.Add(1)))
 		err := os.Mkdir(tmp, 0o755)
-		if err == nil {
-			return &OutDir{final: final, tmp: tmp, force: force}, nil
+		if errors.Is(err, fs.ErrExist) { // a leftover of an earlier process: next name
+			continue
 		}
-		if !errors.Is(err, fs.ErrExist) { // else a leftover of an earlier process: next name
+		if err != nil {
+			d.removeCreated()
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		lock, err := lockDir(tmp)
+		switch {
+		case err == nil && isDir(lock, tmp):
+			d.tmp, d.lock = tmp, lock
+			return d, nil
+		case errors.Is(err, errors.ErrUnsupported):
+			d.tmp = tmp
+			return d, nil
+		case err == nil, errors.Is(err, errLocked), errors.Is(err, fs.ErrNotExist):
+			lock.Close() // another Create took it for a leftover before it was locked: next name
+		default:
+			os.Remove(tmp)
+			d.removeCreated()
 			return nil, fmt.Errorf("report: %w", err)
 		}
 	}
+}
+
+// errLocked is lockDir's error for a directory another open file has
+// locked.
+var errLocked = errors.New("locked by another process")
+
+// mkdirAll is os.MkdirAll, and returns the directories it made, deepest
+// first.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return missing, nil
+}
+
+// removeCreated removes the parents Create made, deepest first, as long as
+// they are empty: one that now holds something else stays, with its own
+// parents.
+func (d *OutDir) removeCreated() {
+	for _, p := range d.created {
+		if os.Remove(p) != nil {
+			return
+		}
+	}
+}
+
+// removeStale removes the temporary directories of base in parent whose
+// lock it can take: their process is gone. A directory it cannot lock (its
+// run goes on, or the system has no file locks) stays.
+func removeStale(parent, base string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + ".tmp-"
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		path := filepath.Join(parent, e.Name())
+		if lock, err := lockDir(path); err == nil {
+			if isDir(lock, path) {
+				os.RemoveAll(path)
+			}
+			lock.Close()
+		}
+	}
+}
+
+// isDir reports whether path is still the directory f has open.
+func isDir(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Lstat(path)
+	return err == nil && os.SameFile(a, b)
 }
 
 // checkAbsent returns an error if final exists, unless force and final is
@@ -101,6 +199,7 @@ func (d *OutDir) Commit() error {
 		return fmt.Errorf("report: %w", err)
 	}
 	d.done = true
+	d.lock.Close()
 	if old != "" {
 		if err := os.RemoveAll(old); err != nil {
 			return fmt.Errorf("report: removing replaced output: %w", err)
@@ -109,16 +208,20 @@ func (d *OutDir) Commit() error {
 	return nil
 }
 
-// Abort removes the temporary directory and everything in it. It does
-// nothing after Commit or a previous Abort.
+// Abort removes the temporary directory and everything in it, then the
+// parent directories Create made if they are empty. It does nothing after
+// Commit or a previous Abort.
 func (d *OutDir) Abort() error {
 	if d.done {
 		return nil
 	}
 	d.done = true
-	if err := os.RemoveAll(d.tmp); err != nil {
+	err := os.RemoveAll(d.tmp)
+	d.lock.Close()
+	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
+	d.removeCreated()
 	return nil
 }
 
@@ -146,19 +249,45 @@ func refused(format string, a ...any) error {
 	return &RefusedError{fmt.Sprintf(format, a...)}
 }
 
-// The files and directories kvsim writes into an output directory; any
-// other entry belongs to the user.
+// The files and folders of a run's and a sweep's output directories
+// (docs/outputs.md). The names are a public contract: never rename one.
+const (
+	RequestsFile   = "requests.parquet"
+	PullsFile      = "pulls.parquet"
+	WorkersFile    = "workers.parquet"
+	CountersFile   = "counters.parquet"
+	TimeseriesFile = "timeseries.parquet"
+	SummaryFile    = "summary.json"  // the run's summary and manifest
+	ScenarioFile   = "scenario.yaml" // the scenario as it ran, resolved
+	SweepFile      = "sweep.parquet" // a sweep's table, one row a run
+	SweepSpecFile  = "sweep.json"    // a sweep's grid and manifest
+	ChartsDir      = "charts"        // kvsim plot's charts
+	RunsDir        = "runs"          // a sweep's runs, each in SweepRunDir
+)
+
+// runPrefix begins the name of each run's folder in a sweep's RunsDir.
+const runPrefix = "run-"
+
+// SweepRunDir is the folder of a sweep's run, relative to the sweep's
+// directory: runs/run-007.
+func SweepRunDir(run int64) string {
+	return filepath.Join(RunsDir, fmt.Sprintf("%s%03d", runPrefix, run))
+}
+
+// The files kvsim writes into an output directory, and its charts'
+// extensions; any other entry belongs to the user.
 var (
-	outputFiles = []string{"requests.parquet", "pulls.parquet", "workers.parquet", "counters.parquet",
-		"timeseries.parquet", "summary.json", "scenario.yaml", "sweep.parquet", "sweep.json"}
+	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile,
+		SummaryFile, ScenarioFile, SweepFile, SweepSpecFile}
 	chartExts = []string{".png", ".svg"}
 )
 
 // Replaceable returns nil if dir may be removed to make way for new output:
-// it is a directory kvsim wrote (its summary.json or sweep.json carries
-// kvsim's manifest), everything in it is a file kvsim writes (tables,
-// summaries, charts, a sweep's runs), and it is neither the working
-// directory nor one of its parents. Otherwise a *RefusedError says why.
+// it is neither the working directory nor one of its parents, and it is
+// empty (nothing to lose) or a directory kvsim wrote (its summary.json or
+// sweep.json carries kvsim's manifest) holding only files kvsim writes
+// (tables, summaries, charts, a sweep's runs). Otherwise a *RefusedError
+// says why.
 func Replaceable(dir string) error {
 	if err := checkNotWorkDir(dir); err != nil {
 		return err
@@ -170,8 +299,13 @@ func Replaceable(dir string) error {
 	if !st.IsDir() {
 		return refused("refusing to replace %s: it is not a directory kvsim wrote", dir)
 	}
+	if empty, err := isEmpty(dir); err != nil {
+		return fmt.Errorf("report: %w", err)
+	} else if empty {
+		return nil
+	}
 	owned := false
-	for _, name := range []string{"summary.json", "sweep.json"} {
+	for _, name := range []string{SummaryFile, SweepSpecFile} {
 		if m, err := ReadManifest(filepath.Join(dir, name)); err == nil && m != nil && m.Tool == Tool {
 			owned = true
 		}
@@ -191,6 +325,20 @@ func Replaceable(dir string) error {
 	})
 }
 
+// isEmpty reports whether the directory dir holds nothing.
+func isEmpty(dir string) (bool, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	_, err = f.Readdirnames(1)
+	if err == io.EOF {
+		return true, nil
+	}
+	return false, err
+}
+
 // kvsimWrote reports whether an entry of an output directory is one kvsim
 // writes: a table or summary, a chart in charts/, a sweep's runs/ and its
 // run-NNN directories, or a run's temporary directory left by an
@@ -200,10 +348,10 @@ func kvsimWrote(path string, e fs.DirEntry) bool {
 	parent := filepath.Base(filepath.Dir(path))
 	switch {
 	case e.IsDir():
-		return name == "charts" || name == "runs" || (parent == "runs" && (isRunName(name) || isTempOf(name)))
+		return name == ChartsDir || name == RunsDir || (parent == RunsDir && (isRunName(name) || isTempOf(name)))
 	case !e.Type().IsRegular():
 		return false
-	case parent == "charts":
+	case parent == ChartsDir:
 		return slices.Contains(chartExts, filepath.Ext(name))
 	}
 	return slices.Contains(outputFiles, name)
@@ -211,7 +359,7 @@ func kvsimWrote(path string, e fs.DirEntry) bool {
 
 // isRunName reports whether name is a sweep run's directory: run-NNN.
 func isRunName(name string) bool {
-	n, ok := strings.CutPrefix(name, "run-")
+	n, ok := strings.CutPrefix(name, runPrefix)
 	if !ok || n == "" {
 		return false
 	}

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -86,6 +88,85 @@ func TestOutDirAbort(t *testing.T) {
 	}
 	if err := d.Commit(); err == nil {
 		t.Error("Commit after Abort succeeded")
+	}
+}
+
+// TestOutDirAbortRemovesParents: an aborted run removes the parents Create
+// made for it, and no directory that was there before; a parent that came
+// to hold something else meanwhile stays, and so do its own parents.
+func TestOutDirAbortRemovesParents(t *testing.T) {
+	top := t.TempDir()
+	d, err := Create(filepath.Join(top, "a", "b", "c"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("requests.parquet"), "partial")
+	if err := d.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, top); len(got) != 0 {
+		t.Errorf("%s holds %q after Abort, want nothing", top, got)
+	}
+	d, err = Create(filepath.Join(top, "a", "b", "c"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(top, "a", "mine"), "mine")
+	d.Abort()
+	if got := entries(t, filepath.Join(top, "a")); !slices.Equal(got, []string{"mine"}) {
+		t.Errorf("a holds %q after Abort, want [mine]", got)
+	}
+}
+
+// TestOutDirForceEmpty: an empty directory holds nothing to lose: --force
+// replaces it; without --force it is refused as any existing output is.
+func TestOutDirForceEmpty(t *testing.T) {
+	final := filepath.Join(t.TempDir(), "run")
+	os.Mkdir(final, 0o755)
+	if _, err := Create(final, false); err == nil {
+		t.Error("Create over an empty directory without force succeeded")
+	}
+	d, err := Create(final, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("summary.json"), "new")
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, final); !slices.Equal(got, []string{"summary.json"}) {
+		t.Errorf("final holds %q, want [summary.json]", got)
+	}
+}
+
+// TestOutDirRemovesStale: Create removes a temporary directory of the same
+// output that no process holds locked (a killed run's: the system dropped
+// its lock), and keeps one a live run holds and those of other outputs.
+func TestOutDirRemovesStale(t *testing.T) {
+	parent := t.TempDir()
+	final := filepath.Join(parent, "run")
+	live, err := Create(final, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Abort()
+	writeFile(t, live.Path("requests.parquet"), "live")
+	for _, name := range []string{".run.tmp-999-1", ".run2.tmp-999-1"} {
+		os.Mkdir(filepath.Join(parent, name), 0o755)
+		writeFile(t, filepath.Join(parent, name, "requests.parquet"), "stale")
+	}
+	d, err := Create(final, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	want := []string{filepath.Base(d.Path("")), filepath.Base(live.Path("")), ".run2.tmp-999-1"}
+	slices.Sort(want)
+	if got := entries(t, parent); !slices.Equal(got, want) {
+		t.Errorf("parent holds %q, want %q", got, want)
+	}
+	if got := readFile(t, live.Path("requests.parquet")); got != "live" {
+		t.Errorf("the live run's file is %q", got)
 	}
 }
 
@@ -297,5 +378,37 @@ func TestSameRun(t *testing.T) {
 		if base().SameRun(m) {
 			t.Errorf("another %s made the same run", name)
 		}
+	}
+}
+
+// TestFileNamesDefinedOnce: the output files' names are written once, as
+// report's constants; no other Go file of the module spells one out
+// (tests may, to pin the public names). internal/scengen's scenario.yaml
+// names a generated case's input, not an output.
+func TestFileNamesDefinedOnce(t *testing.T) {
+	literals := []string{`"run-%03d"`} // the folders' names, "runs" and "charts", are words too
+	for _, name := range outputFiles {
+		literals = append(literals, `"`+name+`"`)
+	}
+	err := filepath.WalkDir("..", func(path string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case e.IsDir() && strings.HasPrefix(e.Name(), ".") && path != "..":
+			return filepath.SkipDir
+		case e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			path == filepath.Join("..", "report", "outdir.go") || path == filepath.Join("..", "internal", "scengen", "scengen.go"):
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		for _, l := range literals {
+			if bytes.Contains(b, []byte(l)) {
+				t.Errorf("%s spells out %s: use report's constant", path, l)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

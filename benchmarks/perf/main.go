@@ -20,6 +20,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kvsim/kvsim/report"
 )
 
 // A run case is a scenario and its overrides.
@@ -196,7 +198,7 @@ func run(path string, c runCase, out string) (result, error) {
 			Total int64 `json:"total"`
 		} `json:"requests"`
 	}
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	b, err := os.ReadFile(filepath.Join(out, report.SummaryFile))
 	if err != nil {
 		return result{}, err
 	}

@@ -40,18 +40,18 @@ func main() {
 }
 
 func sweep(dir string, at, window int64) error {
-	keys, rows, err := parquetio.ReadSweep(filepath.Join(dir, "sweep.parquet"))
+	keys, rows, err := parquetio.ReadSweep(filepath.Join(dir, report.SweepFile))
 	if err != nil {
 		return err
 	}
 	modeKey := slices.Index(keys, "router.hints.mode")
 	for _, r := range rows {
-		run := filepath.Join(dir, "runs", fmt.Sprintf("run-%03d", r.Run))
+		run := filepath.Join(dir, report.SweepRunDir(r.Run))
 		mode := "off"
 		if modeKey >= 0 {
 			mode = r.Params[modeKey]
 		}
-		workers, err := parquetio.ReadWorkers(filepath.Join(run, "workers.parquet"))
+		workers, err := parquetio.ReadWorkers(filepath.Join(run, report.WorkersFile))
 		if err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func sweep(dir string, at, window int64) error {
 			}
 		}
 		var before, after report.Dist
-		err = parquetio.ReadRequests(filepath.Join(run, "requests.parquet"), func(q *report.RequestRow) error {
+		err = parquetio.ReadRequests(filepath.Join(run, report.RequestsFile), func(q *report.RequestRow) error {
 			if q.Outcome != report.OutcomeCompleted {
 				return nil
 			}
@@ -78,7 +78,7 @@ func sweep(dir string, at, window int64) error {
 		if err != nil {
 			return err
 		}
-		counters, err := parquetio.ReadCounters(filepath.Join(run, "counters.parquet"))
+		counters, err := parquetio.ReadCounters(filepath.Join(run, report.CountersFile))
 		if err != nil {
 			return err
 		}

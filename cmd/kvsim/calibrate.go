@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
@@ -28,6 +29,9 @@ func newCalibrate() *cobra.Command {
 			"and the fit report (each parameter, the error per metric before and after) on stderr.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opt.Evaluations < 1 {
+				return usageError{fmt.Errorf("--evaluations %d: want at least 1 replay", opt.Evaluations)}
+			}
 			p, err := prepare(args[0], sets, 1)
 			if err != nil {
 				return err
@@ -56,7 +60,7 @@ func newCalibrate() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key (repeatable)")
-	cmd.Flags().IntVar(&opt.Evaluations, "evaluations", 600, "replays the search may make at most")
+	cmd.Flags().IntVar(&opt.Evaluations, "evaluations", calibrate.DefaultEvaluations, "replays the search may make at most (at least 1)")
 	return cmd
 }
 
@@ -66,7 +70,7 @@ func printFit(w io.Writer, r *calibrate.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "parameter\tbefore\tafter\n")
 	for _, p := range r.Params {
-		fmt.Fprintf(tw, "%s\t%.6g\t%.6g\n", p.Key, p.Before, p.After)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Key, paramText(p, p.Before), paramText(p, p.After))
 	}
 	fmt.Fprintf(tw, "loss\t%.4f\t%.4f\t(mean squared log error of prefill + that of ITL; %d replays)\n", r.LossBefore, r.LossAfter, r.Evaluations)
 	fmt.Fprintf(tw, "\t\n")
@@ -77,6 +81,15 @@ func printFit(w io.Writer, r *calibrate.Result) {
 			100*relErr(b.Simulated.Mean, b.Measured.Mean), 100*relErr(a.Simulated.Mean, a.Measured.Mean), 100*b.MAPE, 100*a.MAPE)
 	}
 	tw.Flush()
+}
+
+// paramText writes a parameter's value: a duration with its unit (1.5 ms,
+// 90.4 ns: four decimals at most, truncated), anything else as a number.
+func paramText(p calibrate.Fitted, v float64) string {
+	if p.Duration {
+		return humanize.SIWithDigits(v/1e9, 4, "s")
+	}
+	return fmt.Sprintf("%.6g", v)
 }
 
 // relErr is (sim − meas) / meas, 0 when meas is 0.

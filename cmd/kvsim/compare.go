@@ -106,10 +106,10 @@ func compare(dirA, dirB string) (*comparison, error) {
 	if c.Counters, err = counterChanges(dirA, dirB); err != nil {
 		return nil, err
 	}
-	if c.Requests, err = parquetio.FirstRequestDiff(filepath.Join(dirA, "requests.parquet"), filepath.Join(dirB, "requests.parquet")); err != nil {
+	if c.Requests, err = parquetio.FirstRequestDiff(filepath.Join(dirA, report.RequestsFile), filepath.Join(dirB, report.RequestsFile)); err != nil {
 		return nil, err
 	}
-	if c.Pulls, err = parquetio.FirstPullDiff(filepath.Join(dirA, "pulls.parquet"), filepath.Join(dirB, "pulls.parquet")); err != nil {
+	if c.Pulls, err = parquetio.FirstPullDiff(filepath.Join(dirA, report.PullsFile), filepath.Join(dirB, report.PullsFile)); err != nil {
 		return nil, err
 	}
 	c.Metrics = metricChanges(a.Summary, b.Summary)
@@ -151,7 +151,7 @@ func scenarioChanges(dirA, dirB string) ([]keyChange, error) {
 // "events[0].at") and values, in the file's order; ok is false when the
 // file does not exist.
 func scenarioKeys(dir string) (keys []keyChange, ok bool, err error) {
-	path := filepath.Join(dir, "scenario.yaml")
+	path := filepath.Join(dir, report.ScenarioFile)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -190,11 +190,11 @@ func scenarioKeys(dir string) (keys []keyChange, ok bool, err error) {
 }
 
 func counterChanges(dirA, dirB string) ([]counterChange, error) {
-	ca, err := parquetio.ReadCounters(filepath.Join(dirA, "counters.parquet"))
+	ca, err := parquetio.ReadCounters(filepath.Join(dirA, report.CountersFile))
 	if err != nil {
 		return nil, err
 	}
-	cb, err := parquetio.ReadCounters(filepath.Join(dirB, "counters.parquet"))
+	cb, err := parquetio.ReadCounters(filepath.Join(dirB, report.CountersFile))
 	if err != nil {
 		return nil, err
 	}
@@ -267,16 +267,23 @@ func (c *comparison) print(w io.Writer) {
 	for _, t := range []struct {
 		name string
 		d    *parquetio.RowDiff
-	}{{"requests.parquet", c.Requests}, {"pulls.parquet", c.Pulls}} {
-		if t.d == nil {
+	}{{report.RequestsFile, c.Requests}, {report.PullsFile, c.Pulls}} {
+		switch {
+		case t.d == nil:
 			fmt.Fprintf(w, "%s: equal\n\n", t.name)
 			continue
+		case t.d.Row < 0:
+			fmt.Fprintf(w, "%s: the same behaviour; only configuration columns differ\n", t.name)
+		default:
+			fmt.Fprintf(w, "%s: first difference at row %d\n", t.name, t.d.Row)
 		}
-		fmt.Fprintf(w, "%s: first difference at row %d\n", t.name, t.d.Row)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  column\tA\tB\n")
 		for _, ch := range t.d.Changes {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", ch.Column, ch.A, ch.B)
+		}
+		for _, ch := range t.d.Config {
+			fmt.Fprintf(tw, "  %s (configuration, from row %d)\t%s\t%s\n", ch.Column, ch.Row, ch.A, ch.B)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)

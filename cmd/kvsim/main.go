@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -32,6 +33,7 @@ const (
 	exitOK          = 0
 	exitFailed      = 1   // the run failed, a check did not hold, an output could not be written, compare found differences
 	exitBadInput    = 2   // the scenario, a trace, a flag or the output directory is wrong
+	exitInternal    = 70  // kvsim panicked: a bug (EX_SOFTWARE of sysexits.h); no partial output is left
 	exitInterrupted = 130 // Ctrl-C or SIGTERM: 128 + SIGINT, the shell's convention
 )
 
@@ -58,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := execute(ctx, root)
 	code := exitCode(err)
 	switch {
 	case err == nil, errors.Is(err, errDiffer): // compare printed the differences
@@ -74,14 +76,45 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
+// execute runs the command; a panic becomes an *internalError once the
+// command's deferred clean-ups (the removal of a partial output) have run.
+func execute(ctx context.Context, root *cobra.Command) (err error) {
+	defer catchPanic(&err)
+	return root.ExecuteContext(ctx)
+}
+
+// internalError is a panic caught at the top of a goroutine: a bug in
+// kvsim, not in its input.
+type internalError struct {
+	value any
+	stack []byte
+}
+
+func (e *internalError) Error() string {
+	return fmt.Sprintf("internal error: %v (a bug in kvsim: please report it with the command line and these lines)\n%s",
+		e.value, bytes.TrimSpace(e.stack))
+}
+
+// catchPanic, deferred at the top of a goroutine, turns its panic into an
+// *internalError in *err. Deferred functions run as a panic unwinds, so
+// those deferred after it (an output directory's Abort) have run by then.
+func catchPanic(err *error) {
+	if v := recover(); v != nil {
+		*err = &internalError{v, debug.Stack()}
+	}
+}
+
 // exitCode maps a command's error to the process's exit code.
 func exitCode(err error) int {
 	var ie *scenarios.InputError
 	var ue usageError
 	var re *report.RefusedError
+	var pe *internalError
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &pe):
+		return exitInternal
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.As(err, &ie), errors.As(err, &ue), errors.As(err, &re), isCobraUsage(err):

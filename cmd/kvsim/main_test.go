@@ -5,16 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
@@ -178,6 +183,47 @@ func TestDigest(t *testing.T) {
 	}
 }
 
+// TestExpectDigestPrefix: --expect-digest takes the digest or a prefix of
+// at least the 12 hex digits sweep prints, in either case, and compares it
+// as a prefix; anything else is bad input (exit 2), refused before the run
+// starts (it leaves no output directory).
+func TestExpectDigestPrefix(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := kvsim(t, "replay", "--json", "-o", filepath.Join(dir, "a"), "--set", small)
+	var s sim.Summary
+	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil {
+		t.Fatalf("exit %d, %v: %s", code, err, stderr)
+	}
+	other := "0"
+	if s.Digest[0] == '0' {
+		other = "1"
+	}
+	for i, c := range []struct {
+		expect string
+		code   int
+	}{
+		{s.Digest[:shortDigest], exitOK},
+		{strings.ToUpper(s.Digest[:20]), exitOK},
+		{other + s.Digest[1:shortDigest], exitFailed},
+		{"nothex", exitBadInput},
+		{"nothexnothexnothex", exitBadInput},
+		{s.Digest[:shortDigest-1], exitBadInput},
+		{s.Digest + "0", exitBadInput},
+	} {
+		o := filepath.Join(dir, fmt.Sprint(i))
+		code, _, stderr := kvsim(t, "replay", "-o", o, "--set", small, "--expect-digest", c.expect)
+		_, statErr := os.Stat(o)
+		switch {
+		case code != c.code:
+			t.Errorf("--expect-digest %s: exit %d, want %d: %s", c.expect, code, c.code, stderr)
+		case code == exitBadInput && (statErr == nil || stderr != "kvsim: --expect-digest \""+c.expect+"\": want the run's digest in hex, all 64 digits or its first 12 or more (as sweep prints it)\n"):
+			t.Errorf("--expect-digest %s: output %v, stderr %q", c.expect, statErr, stderr)
+		case code == exitFailed && !strings.Contains(stderr, "digest mismatch"):
+			t.Errorf("--expect-digest %s: %s", c.expect, stderr)
+		}
+	}
+}
+
 // TestCompare: equal runs exit 0; runs that differ exit 1 with the counters
 // that moved, the first differing rows and the percentile shifts; a
 // directory that is not a run is bad input.
@@ -207,6 +253,34 @@ func TestCompare(t *testing.T) {
 	}
 	if code, _, stderr := kvsim(t, "compare", a, dir); code != exitBadInput || !strings.Contains(stderr, "not a kvsim run directory") {
 		t.Errorf("not a run: exit %d %s", code, stderr)
+	}
+}
+
+// TestCompareConfigApart: runs with copy and move hints differ in every
+// pull's mode from row 0; compare's first pull difference is the first
+// behavioural one, after row 0, with mode named as configuration.
+func TestCompareConfigApart(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "copy"), filepath.Join(dir, "move")
+	kvsim(t, "replay", "-o", a, "--set", small)
+	kvsim(t, "replay", "-o", b, "--set", small, "--set", "router.hints.mode=move")
+	code, out, stderr := kvsim(t, "compare", "--json", a, b)
+	var c comparison
+	if err := json.Unmarshal([]byte(out), &c); code != exitFailed || err != nil || c.Pulls == nil {
+		t.Fatalf("compare --json: exit %d, %v: %s%s", code, err, out, stderr)
+	}
+	mode := []parquetio.ConfigChange{{Row: 0, ColumnChange: parquetio.ColumnChange{Column: "mode", A: "copy", B: "move"}}}
+	if c.Pulls.Row <= 0 || len(c.Pulls.Changes) == 0 || !reflect.DeepEqual(c.Pulls.Config, mode) {
+		t.Errorf("pulls diff %+v, want a behavioural row after 0 and mode as configuration from row 0", c.Pulls)
+	}
+	for _, ch := range c.Pulls.Changes {
+		if ch.Column == "mode" {
+			t.Errorf("mode counted as behaviour: %+v", c.Pulls)
+		}
+	}
+	_, out, _ = kvsim(t, "compare", a, b)
+	if want := fmt.Sprintf("pulls.parquet: first difference at row %d\n", c.Pulls.Row); !strings.Contains(out, want) || !strings.Contains(out, "mode (configuration, from row 0)  copy  move") {
+		t.Errorf("compare's table lacks %q or mode as configuration:\n%s", want, out)
 	}
 }
 
@@ -362,4 +436,92 @@ func interrupt(t *testing.T, tmpGlob string, args ...string) string {
 		t.Errorf("exit %v, stderr %q", err, stderr.String())
 	}
 	return dir
+}
+
+// TestPanicLeavesNothing: a panic during a run (planted by the hook) is an
+// internal error, exit 70, every line of it prefixed; a replay leaves
+// neither its output nor its temporary folder nor the parents it made; a
+// sweep whose run panics in its goroutine stops the others and leaves no
+// partial run.
+func TestPanicLeavesNothing(t *testing.T) {
+	t.Cleanup(func() { testHookRunning = nil })
+	testHookRunning = func(sc *scenarios.Scenario) {
+		if sc.Workload.Synthetic.Requests == 200 {
+			panic("planted")
+		}
+	}
+	check := func(args []string, first string) {
+		t.Helper()
+		code, _, stderr := kvsim(t, args...)
+		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+		if code != exitInternal || !strings.HasPrefix(lines[0], first) {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "kvsim: ") {
+				t.Errorf("%v: line without the kvsim: prefix: %q", args, l)
+			}
+		}
+	}
+	dir := t.TempDir()
+	check([]string{"replay", "--set", small, "-o", filepath.Join(dir, "a", "b", "run")},
+		"kvsim: internal error: planted (a bug in kvsim")
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the replay left %v", entries)
+	}
+	sw := filepath.Join(dir, "sweep")
+	check([]string{"sweep", "../../scenarios/default.yaml", "-j", "2", "-o", sw, "--vary", "workload.synthetic.requests=200,2000000"},
+		"kvsim: run 0 (workload.synthetic.requests=200): internal error: planted")
+	if entries, _ := os.ReadDir(filepath.Join(sw, "runs")); len(entries) != 0 {
+		t.Errorf("the sweep left %v", entries)
+	}
+}
+
+// TestReadmeExample: the summary README.md shows for the default replay is
+// what the default replay prints, figure for figure; only the wall time
+// (machine-dependent) and the output folder are left out.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```\nscenario ")
+	block, _, _ = strings.Cut(block, "```")
+	if !ok {
+		t.Fatal("README.md has no example summary (a block starting with the scenario line)")
+	}
+	code, out, stderr := kvsim(t, "replay", "-q", "-o", filepath.Join(t.TempDir(), "default"))
+	if code != exitOK {
+		t.Fatal(stderr)
+	}
+	unstable := regexp.MustCompile(`(?m)( in )[0-9.]+s wall$|^(output +).*$`)
+	lines := func(s string) []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(unstable.ReplaceAllString(s, "$1$2")), "\n") {
+			out = append(out, strings.TrimRight(l, " "))
+		}
+		return out
+	}
+	want, got := lines("scenario "+block), lines(out)
+	if !slices.Equal(got, want) {
+		t.Errorf("README.md's example summary drifted from the default replay's; it prints\n%s", out)
+	}
+}
+
+// TestDefaultRate: what scenarios.md and default.yaml say of rate. The
+// default scenario's rate 40 with 3 turns a session starts 40/3 sessions a
+// second, and requests arrive at 33 to 44 a second (5 s buckets) from 15 s
+// to 75 s, while sessions overlap; the first think times' ramp-up and the
+// last turns' tail bring the mean over all arrivals to 18 a second: 3,000
+// requests over 166 s.
+func TestDefaultRate(t *testing.T) {
+	s := statsJSONOf(t, "--bucket", "5s")
+	if s.Requests != 3000 || math.Round(s.SpanS) != 166 || math.Round(s.MeanRate) != 18 {
+		t.Errorf("%d requests over %.1f s, %.2f a second; want 3000 over 166 s, 18 a second", s.Requests, s.SpanS, s.MeanRate)
+	}
+	for _, b := range s.Arrivals {
+		if r := math.Round(b.Rate); b.StartS >= 15 && b.StartS < 75 && (r < 33 || r > 44) {
+			t.Errorf("%.0f s: %.1f requests a second, want 33 to 44", b.StartS, b.Rate)
+		}
+	}
 }

@@ -72,13 +72,13 @@ func writeScenario(path string, sc *scenarios.Scenario) error {
 
 // readRunSummary reads dir/summary.json.
 func readRunSummary(dir string) (*runSummary, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	raw, err := os.ReadFile(filepath.Join(dir, report.SummaryFile))
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s is not a kvsim run directory: %w", dir, err)}
 	}
 	s := &runSummary{Summary: &sim.Summary{}}
 	if err := json.Unmarshal(raw, s); err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)}
+		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, report.SummaryFile), err)}
 	}
 	return s, nil
 }

@@ -6,15 +6,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
@@ -188,26 +192,40 @@ func TestSweepResume(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(part, "sweep.parquet")); err == nil {
 		t.Error("an interrupted sweep wrote sweep.parquet")
 	}
-	resume := func(wantRuns int64, extra ...string) {
+	// resume resumes the sweep, which runs wantRuns runs, saying why it
+	// runs again any it had finished in the line redo ("" for none).
+	resume := func(wantRuns int64, redo string) {
 		t.Helper()
 		done.Store(0)
 		testHookRunDone = func() { done.Add(1) }
-		code, _, stderr := kvsim(t, append(append([]string{"sweep", "-o", part, "--resume"}, grid...), extra...)...)
+		code, _, stderr := kvsim(t, append([]string{"sweep", "-o", part, "--resume"}, grid...)...)
 		if code != exitOK || done.Load() != wantRuns {
 			t.Fatalf("resume: exit %d, %d runs, want %d: %s", code, done.Load(), wantRuns, stderr)
+		}
+		if redo == "" && strings.Contains(stderr, "--resume") || redo != "" && stderr != "kvsim: warning: --resume: "+redo+"\n" {
+			t.Errorf("resume: stderr %q, want the line %q", stderr, redo)
 		}
 		want, _ := os.ReadFile(filepath.Join(whole, "sweep.parquet"))
 		if got, err := os.ReadFile(filepath.Join(part, "sweep.parquet")); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("resumed sweep.parquet differs from the uninterrupted one: %v", err)
 		}
 	}
-	resume(2)
-	resume(0)
+	resume(2, "")
+	resume(0, "")
 	// A run whose scenario.yaml is not its grid point's is not done.
 	stale := filepath.Join(part, "runs", "run-002", "scenario.yaml")
 	b, _ := os.ReadFile(stale)
 	os.WriteFile(stale, bytes.Replace(b, []byte("workers: 3"), []byte("workers: 5"), 1), 0o644)
-	resume(1)
+	resume(1, "1 finished run is run again (run 2): their scenario.yaml is not their grid point's scenario, resolved")
+	// Runs another build made are run again, and the line says so: here
+	// their manifests name another executable, as after a rebuild.
+	exe := report.ReadBuild(version).WithExecutable().ExecutableSHA256
+	for _, run := range []string{"run-000", "run-001", "run-003"} {
+		p := filepath.Join(part, "runs", run, "summary.json")
+		b, _ := os.ReadFile(p)
+		os.WriteFile(p, bytes.Replace(b, []byte(exe), []byte(strings.Repeat("0", 64)), 1), 0o644)
+	}
+	resume(3, "3 finished runs are run again (run 0-1, 3): another kvsim build made them (executable sha256 000000000000…, this one "+exe[:12]+"…)")
 	if code, _, stderr := kvsim(t, "sweep", "-o", part, "--resume", "../../scenarios/golden/drain.yaml", "--vary", "cluster.workers=3,4"); code != exitBadInput || !strings.Contains(stderr, "another sweep") {
 		t.Errorf("resume with another grid: exit %d %s", code, stderr)
 	}
@@ -399,10 +417,127 @@ func TestCalibrateCommand(t *testing.T) {
 	if code, _, stderr := kvsim(t, append(args, train...)...); code != exitOK {
 		t.Errorf("replay with the fitted timing: %s", stderr)
 	}
+	// The fit report writes durations with their units: the scenario's
+	// overhead (1.5ms) and the fitted one.
+	if !regexp.MustCompile(`(?m)^overhead +1\.5 ms +[0-9.]+ [mµn]?s$`).MatchString(stderr) {
+		t.Errorf("calibrate's report does not give the overhead as a duration:\n%s", stderr)
+	}
 	if code, _, stderr := kvsim(t, "calibrate", "../../scenarios/default.yaml"); code != exitBadInput || !strings.Contains(stderr, "measured trace") {
 		t.Errorf("calibrate on a synthetic workload: exit %d %s", code, stderr)
 	}
 	if code, _, stderr := kvsim(t, append([]string{"calibrate"}, append(train, "--set", "workload.trace.time_scale=0.5")...)...); code != exitBadInput || !strings.Contains(stderr, "must be 1 to calibrate") {
 		t.Errorf("calibrate at another load: exit %d %s", code, stderr)
+	}
+}
+
+// TestCalibrateEvaluations: a replay budget below 1 is bad input, refused
+// before the scenario is read (none.yaml does not exist), where -5 used to
+// print the unfitted timing as a fit and 0 to mean the default.
+func TestCalibrateEvaluations(t *testing.T) {
+	for _, n := range []string{"-5", "0"} {
+		code, out, stderr := kvsim(t, "calibrate", "--evaluations", n, "none.yaml")
+		if code != exitBadInput || out != "" || stderr != "kvsim: --evaluations "+n+": want at least 1 replay\n" {
+			t.Errorf("--evaluations %s: exit %d, stdout %q, stderr %q", n, code, out, stderr)
+		}
+	}
+}
+
+// TestParamText: calibrate's report writes durations and per-token costs
+// with a unit, to four decimals (humanize truncates), and other
+// parameters as numbers.
+func TestParamText(t *testing.T) {
+	dur := calibrate.Fitted{Duration: true}
+	for _, c := range []struct {
+		p    calibrate.Fitted
+		v    float64
+		want string
+	}{{dur, 1.5e6, "1.5 ms"}, {dur, 1523456.7, "1.5234 ms"}, {dur, 90.4, "90.4 ns"}, {dur, 16e3, "16 µs"}, {calibrate.Fitted{}, 0.66, "0.66"}} {
+		if got := paramText(c.p, c.v); got != c.want {
+			t.Errorf("paramText(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
+
+// TestBadTraceLeavesNothing: a run whose trace is empty or malformed fails
+// (exit 2) and leaves neither its output folder nor the parents it made
+// for it; --force takes an empty folder, which holds nothing to lose.
+func TestBadTraceLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "empty.jsonl"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("garbage\n"), 0o644)
+	for _, trace := range []string{"empty.jsonl", "bad.jsonl"} {
+		set := "workload={trace: {path: " + filepath.Join(dir, trace) + "}}"
+		if code, _, stderr := kvsim(t, "replay", "--set", set, "-o", filepath.Join(dir, "a", "b", "c")); code != exitBadInput {
+			t.Errorf("%s: exit %d, %s", trace, code, stderr)
+		}
+		if got := names(t, dir); !slices.Equal(got, []string{"bad.jsonl", "empty.jsonl"}) {
+			t.Errorf("%s: the failed run left %v", trace, got)
+		}
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if code, _, stderr := kvsim(t, "replay", "--set", small, "-o", empty, "--force"); code != exitOK {
+		t.Errorf("--force over an empty folder: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "summary.json")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestKilledRunLeftoverRemoved: a run killed outright (SIGKILL, as the
+// out-of-memory killer does) leaves its temporary folder; the next run into
+// the same output removes it, since no process holds it any more.
+func TestKilledRunLeftoverRemoved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run")
+	cmd := exec.Command(os.Args[0], "replay", "-q", "--set", "workload.synthetic.requests=2000000", "-o", out)
+	cmd.Env = append(os.Environ(), "KVSIM_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var tmp []string
+	for deadline := time.Now().Add(20 * time.Second); len(tmp) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the run never started")
+		}
+		tmp, _ = filepath.Glob(filepath.Join(dir, ".run.tmp-*"))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := os.Stat(tmp[0]); err != nil {
+		t.Fatalf("the killed run left nothing to clean: %v", err)
+	}
+	if code, _, stderr := kvsim(t, "replay", "--set", small, "-o", out); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if got := names(t, dir); !slices.Equal(got, []string{"run"}) {
+		t.Errorf("after the next run %s holds %v", dir, got)
+	}
+}
+
+// TestWriteAtomically: a write that fails leaves neither the file nor its
+// temporary; one that succeeds replaces the file whole, readable by all
+// (0644 under the usual umask 022).
+func TestWriteAtomically(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sweep.json")
+	os.WriteFile(path, []byte("old"), 0o644)
+	err := writeAtomically(path, func(tmp string) error {
+		os.WriteFile(tmp, []byte("partial"), 0o644)
+		return errors.New("disk full")
+	})
+	if b, _ := os.ReadFile(path); err == nil || string(b) != "old" || !slices.Equal(names(t, dir), []string{"sweep.json"}) {
+		t.Errorf("failed write: %v; file %q; folder %v", err, b, names(t, dir))
+	}
+	if err := writeAtomically(path, func(tmp string) error { return report.WriteJSON(tmp, "new") }); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	if b, _ := os.ReadFile(path); string(b) != "\"new\"\n" || !slices.Equal(names(t, dir), []string{"sweep.json"}) || st.Mode().Perm()&0o444 != 0o444 {
+		t.Errorf("write: file %q, mode %v; folder %v", b, st.Mode(), names(t, dir))
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/chart"
 )
 
@@ -31,9 +32,9 @@ func newPlot() *cobra.Command {
 			var files []string
 			var err error
 			switch {
-			case exists(filepath.Join(dir, "sweep.parquet")):
+			case exists(filepath.Join(dir, report.SweepFile)):
 				files, err = chart.Sweep(dir, opt)
-			case exists(filepath.Join(dir, "summary.json")):
+			case exists(filepath.Join(dir, report.SummaryFile)):
 				files, err = chart.Run(dir)
 			default:
 				return usageError{fmt.Errorf("%s is neither a run nor a sweep directory", dir)}

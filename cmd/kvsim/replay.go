@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )
 
@@ -54,6 +56,9 @@ func newReplay(cmdline []string) *cobra.Command {
 }
 
 func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (err error) {
+	if err := checkDigestPrefix(f.expect); err != nil {
+		return err
+	}
 	report.HashExecutable() // for the manifest, while the run goes
 	plan, err := prepare(path, f.sets, 1)
 	if err != nil {
@@ -117,7 +122,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	} else {
 		printSummary(cmd.OutOrStdout(), sum.Summary, dir)
 	}
-	if f.expect != "" && !strings.EqualFold(f.expect, sum.Digest) {
+	if f.expect != "" && !strings.HasPrefix(sum.Digest, strings.ToLower(f.expect)) {
 		return fmt.Errorf("digest mismatch: the run's digest is %s, expected %s (kvsim compare shows what changed)", sum.Digest, f.expect)
 	}
 	if unmet := sim.Unmet(sc, sum.Counters); len(unmet) > 0 {
@@ -126,13 +131,33 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	return nil
 }
 
+// shortDigest is the digest's hex digits sweep prints, and the fewest
+// --expect-digest takes.
+const shortDigest = 12
+
+// checkDigestPrefix refuses an --expect-digest value ("" for none) that is
+// not the first 12 to 64 hex digits of a digest, before anything runs.
+func checkDigestPrefix(s string) error {
+	if s == "" {
+		return nil
+	}
+	if len(s) < shortDigest || len(s) > 2*sha256.Size || strings.Trim(strings.ToLower(s), "0123456789abcdef") != "" {
+		return usageError{fmt.Errorf("--expect-digest %q: want the run's digest in hex, all 64 digits or its first %d or more (as sweep prints it)", s, shortDigest)}
+	}
+	return nil
+}
+
+// testHookRunning, when set by a test, is called as each run starts, its
+// tables open, in the goroutine that runs it.
+var testHookRunning func(*scenarios.Scenario)
+
 // runTo runs plan, writing its tables through path, and writes scenario.yaml
 // and summary.json beside them, the summary with the wall time the run
 // took and the manifest m, to which it adds the executable's hash. It
 // returns the summary.
 func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, opt sim.Options, m *report.Manifest) (*runSummary, error) {
 	start := time.Now()
-	if err := writeScenario(path("scenario.yaml"), plan.Scenario); err != nil {
+	if err := writeScenario(path(report.ScenarioFile), plan.Scenario); err != nil {
 		return nil, err
 	}
 	tables, err := parquetio.NewTables(path, sim.PullColumns)
@@ -140,6 +165,9 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 		return nil, err
 	}
 	opt.Sink = tables
+	if testHookRunning != nil {
+		testHookRunning(plan.Scenario)
+	}
 	res, err := plan.Run(ctx, opt)
 	if err != nil {
 		tables.Close(nil, nil)
@@ -151,5 +179,5 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 	m.Build = m.Build.WithExecutable()
 	sum := &runSummary{Summary: res.Summary, Manifest: m}
 	sum.WallTimeS = time.Since(start).Seconds()
-	return sum, report.WriteJSON(path("summary.json"), sum)
+	return sum, report.WriteJSON(path(report.SummaryFile), sum)
 }

@@ -14,11 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
+	"github.com/google/renameio/v2"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
@@ -235,7 +236,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 				warnings = append(warnings, w)
 			}
 		}
-		runs[i] = &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(f.out, "runs", fmt.Sprintf("run-%03d", p.run))}
+		runs[i] = &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(f.out, report.SweepRunDir(int64(p.run)))}
 	}
 	warn(cmd.ErrOrStderr(), warnings)
 	spec.Manifest = commandManifest(cmdline, scenario, f.sets)
@@ -247,21 +248,25 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		return err
 	}
 	var todo []*sweepRun
+	var redo redoReasons
 	for _, r := range runs {
-		if f.resume {
-			if r.row, err = doneRow(r); err != nil {
+		if f.resume && exists(r.dir) {
+			var why string
+			if r.row, why, err = doneRow(r); err != nil {
 				return err
 			}
-			if r.row == nil && exists(r.dir) {
+			if r.row == nil {
 				if err := report.Replaceable(r.dir); err != nil {
 					return err // before anything runs
 				}
+				redo.add(why, r.run)
 			}
 		}
 		if r.row == nil {
 			todo = append(todo, r)
 		}
 	}
+	warn(cmd.ErrOrStderr(), redo.lines())
 	if err := runAll(cmd, todo, f); err != nil {
 		return err
 	}
@@ -302,10 +307,10 @@ func startSweepDir(dir string, force bool, spec *sweepSpec) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "runs"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, report.RunsDir), 0o755); err != nil {
 		return err
 	}
-	return writeAtomically(filepath.Join(dir, "sweep.json"), func(path string) error { return report.WriteJSON(path, spec) })
+	return writeAtomically(filepath.Join(dir, report.SweepSpecFile), func(path string) error { return report.WriteJSON(path, spec) })
 }
 
 // checkResumable checks that dir holds a sweep of the same grid.
@@ -321,23 +326,79 @@ func checkResumable(dir string, spec *sweepSpec) error {
 }
 
 // doneRow returns the row of a run its directory already holds, or nil
-// when the run must be done: a run counts as done when its summary.json's
-// manifest describes this grid point (same build, scenario, --set values
-// and trace) and its scenario.yaml is this point's scenario, resolved.
-func doneRow(r *sweepRun) (*report.SweepRow, error) {
+// and why the run must be done again: a run counts as done when its
+// summary.json's manifest describes this grid point (same build, scenario,
+// --set values and trace) and its scenario.yaml is this point's scenario,
+// resolved.
+func doneRow(r *sweepRun) (*report.SweepRow, string, error) {
 	s, err := readRunSummary(r.dir)
-	if err != nil || s.Manifest == nil || !s.Manifest.SameRun(r.m) {
-		return nil, nil
+	switch {
+	case err != nil || s.Manifest == nil:
+		return nil, "their summary.json is missing or holds no manifest", nil
+	case s.Manifest.Build != r.m.Build:
+		return nil, fmt.Sprintf("another kvsim build made them (executable sha256 %.12s…, this one %.12s…)",
+			s.Manifest.Build.ExecutableSHA256, r.m.Build.ExecutableSHA256), nil
+	case !s.Manifest.Trace.Equal(r.m.Trace):
+		return nil, "the trace changed since they ran (its size or SHA-256 differs)", nil
+	case !s.Manifest.SameRun(r.m):
+		return nil, "their manifest names another scenario or --set values", nil
 	}
 	want, err := r.plan.Scenario.YAML()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if got, err := os.ReadFile(filepath.Join(r.dir, "scenario.yaml")); err != nil || !bytes.Equal(got, want) {
-		return nil, nil
+	if got, err := os.ReadFile(filepath.Join(r.dir, report.ScenarioFile)); err != nil || !bytes.Equal(got, want) {
+		return nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
 	}
 	row := sweepRow(r.point, s.Summary)
-	return &row, nil
+	return &row, "", nil
+}
+
+// redoReasons collects, for --resume, the finished runs that are run again,
+// by why.
+type redoReasons struct {
+	why  []string
+	runs [][]int // by why
+}
+
+func (r *redoReasons) add(why string, run int) {
+	i := slices.Index(r.why, why)
+	if i < 0 {
+		r.why, r.runs = append(r.why, why), append(r.runs, nil)
+		i = len(r.why) - 1
+	}
+	r.runs[i] = append(r.runs[i], run)
+}
+
+// lines says, one line a reason, which runs are run again and why.
+func (r *redoReasons) lines() []string {
+	var out []string
+	for i, why := range r.why {
+		n := fmt.Sprintf("%d finished runs are", len(r.runs[i]))
+		if len(r.runs[i]) == 1 {
+			n = "1 finished run is"
+		}
+		out = append(out, fmt.Sprintf("--resume: %s run again (%s): %s", n, spans(r.runs[i]), why))
+	}
+	return out
+}
+
+// spans writes increasing run numbers as ranges: "run 0-2, 5".
+func spans(runs []int) string {
+	var parts []string
+	for i := 0; i < len(runs); {
+		j := i
+		for j+1 < len(runs) && runs[j+1] == runs[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", runs[i], runs[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(runs[i]))
+		}
+		i = j + 1
+	}
+	return "run " + strings.Join(parts, ", ")
 }
 
 // testHookRunDone, when set by a test, is called after each run of a sweep
@@ -352,37 +413,27 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 		bar = newBar(stderr, int64(len(todo)), "runs")
 		defer bar.Clear() // before the table is printed
 	}
-	errs := make([]error, len(todo))
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range min(f.jobs, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if ctx.Err() != nil {
-					continue // a run failed or the sweep was interrupted: start no more
-				}
-				todo[i].row, errs[i] = runPoint(ctx, todo[i])
-				switch {
-				case errs[i] != nil:
-					cancel()
-				case bar != nil:
-					bar.Add(1)
-				}
-				if errs[i] == nil && testHookRunDone != nil {
-					testHookRunDone()
-				}
+	errs := make([]error, len(todo))              // by run: the first failure is reported, not the cancellations it caused
+	g, ctx := errgroup.WithContext(cmd.Context()) // the first error cancels the other runs
+	g.SetLimit(f.jobs)
+	for i, r := range todo {
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil // a run failed or the sweep was interrupted: start no more
 			}
-		}()
+			if r.row, errs[i] = runPoint(ctx, r); errs[i] != nil {
+				return errs[i]
+			}
+			if bar != nil {
+				bar.Add(1)
+			}
+			if testHookRunDone != nil {
+				testHookRunDone()
+			}
+			return nil
+		})
 	}
-	for i := range todo {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+	g.Wait() // errs holds each run's error
 	finished := 0
 	for _, r := range todo {
 		if r.row != nil {
@@ -405,7 +456,7 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 // finishSweep writes dir/sweep.parquet, last and atomically (its presence
 // says the sweep is complete), and prints the table, or the rows as JSON.
 func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow, asJSON bool) error {
-	err := writeAtomically(filepath.Join(dir, "sweep.parquet"), func(path string) error { return parquetio.WriteSweep(path, keys, rows) })
+	err := writeAtomically(filepath.Join(dir, report.SweepFile), func(path string) error { return parquetio.WriteSweep(path, keys, rows) })
 	if err != nil {
 		return err
 	}
@@ -413,19 +464,20 @@ func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow,
 }
 
 // writeAtomically writes path through write into a temporary file beside
-// it (.NAME.tmp-PID), renamed over path once complete; a failed write
-// leaves neither.
+// it (renameio's pending file), synced and renamed over path once write
+// returns nil; a failed write leaves neither. write is given the temporary
+// file's path and writes it whole (os.Create on it truncates the file the
+// pending file holds open).
 func writeAtomically(path string, write func(tmp string) error) error {
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+strconv.Itoa(os.Getpid()))
-	if err := write(tmp); err != nil {
-		os.Remove(tmp)
+	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(0o644))
+	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	defer f.Cleanup() // no-op once replaced
+	if err := write(f.Name()); err != nil {
 		return err
 	}
-	return nil
+	return f.CloseAtomicallyReplace()
 }
 
 // sets are a point's overrides: the sweep's --set, then one a varied key.
@@ -438,8 +490,9 @@ func (s *sweepSpec) sets(p point) []string {
 }
 
 // runPoint runs one run of the grid into its directory, atomically, and
-// returns its row.
-func runPoint(ctx context.Context, r *sweepRun) (*report.SweepRow, error) {
+// returns its row. It runs in a goroutine of its own: a panic is its error.
+func runPoint(ctx context.Context, r *sweepRun) (_ *report.SweepRow, err error) {
+	defer catchPanic(&err)
 	out, err := report.Create(r.dir, true) // a run not done may replace a stale one
 	if err != nil {
 		return nil, err
@@ -490,7 +543,7 @@ func printSweep(w io.Writer, keys []string, rows []report.SweepRow, asJSON bool)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s\n", r.Run,
 			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.HitG1, r.HitG2, r.HitPulled,
-			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.Digest[:12])
+			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.Digest[:shortDigest])
 	}
 	return tw.Flush()
 }
@@ -520,13 +573,13 @@ func newSweepMerge(cmdline []string) *cobra.Command {
 
 // readSweepSpec reads dir/sweep.json.
 func readSweepSpec(dir string) (*sweepSpec, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	raw, err := os.ReadFile(filepath.Join(dir, report.SweepSpecFile))
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s is not a sweep directory: %w", dir, err)}
 	}
 	var s sweepSpec
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)}
+		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, report.SweepSpecFile), err)}
 	}
 	return &s, nil
 }
@@ -547,10 +600,10 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 		} else if !spec.sameGrid(s) {
 			return usageError{fmt.Errorf("%s (shard %s) is part of another sweep than %s", d, shard, dirs[0])}
 		}
-		if !exists(filepath.Join(d, "sweep.parquet")) {
+		if !exists(filepath.Join(d, report.SweepFile)) {
 			return usageError{fmt.Errorf("%s is an unfinished sweep (no sweep.parquet): finish it with the command that started it and --resume", d)}
 		}
-		k, r, err := parquetio.ReadSweep(filepath.Join(d, "sweep.parquet"))
+		k, r, err := parquetio.ReadSweep(filepath.Join(d, report.SweepFile))
 		if err != nil {
 			return err
 		}
@@ -571,10 +624,10 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 	}
 	defer out.Abort() // no-op after Commit
 	spec.Manifest = commandManifest(cmdline, spec.Scenario, spec.Sets)
-	if err := report.WriteJSON(out.Path("sweep.json"), spec); err != nil {
+	if err := report.WriteJSON(out.Path(report.SweepSpecFile), spec); err != nil {
 		return err
 	}
-	if err := parquetio.WriteSweep(out.Path("sweep.parquet"), keys, rows); err != nil {
+	if err := parquetio.WriteSweep(out.Path(report.SweepFile), keys, rows); err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {

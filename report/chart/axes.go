@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -31,20 +32,7 @@ func formatNum(v float64) string {
 	if math.Abs(v) < 1000 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
-	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return humanize.Commaf(math.Round(v))
 }
 
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten (at each

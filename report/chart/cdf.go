@@ -44,14 +44,14 @@ func (l *latencies) add(r *report.RequestRow) {
 // percentiles of its summary.json.
 func readLatencies(path func(string) string) (*latencies, error) {
 	l := &latencies{}
-	err := parquetio.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
+	err := parquetio.ReadRequests(path(report.RequestsFile), func(r *report.RequestRow) error {
 		l.add(r)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	l.exactITL, err = readExactITL(path("summary.json"))
+	l.exactITL, err = readExactITL(path(report.SummaryFile))
 	return l, err
 }
 

@@ -40,13 +40,13 @@ const maxPanels = 64
 // chart with no data is not drawn.
 func Run(dir string) ([]string, error) {
 	path := func(n string) string { return filepath.Join(dir, n) }
-	workers, err := parquetio.ReadWorkers(path("workers.parquet"))
+	workers, err := parquetio.ReadWorkers(path(report.WorkersFile))
 	if err != nil {
 		return nil, err
 	}
 	evs := lifecycle(workers)
 	var samples []report.SampleRow // read once for the queue and occupancy charts
-	err = parquetio.ReadSamples(path("timeseries.parquet"), func(r *report.SampleRow) error {
+	err = parquetio.ReadSamples(path(report.TimeseriesFile), func(r *report.SampleRow) error {
 		samples = append(samples, *r)
 		return nil
 	})
@@ -56,7 +56,7 @@ func Run(dir string) ([]string, error) {
 	var reqs []request
 	lat := &latencies{}
 	var fid report.FidelityCollector
-	err = parquetio.ReadRequests(path("requests.parquet"), func(r *report.RequestRow) error {
+	err = parquetio.ReadRequests(path(report.RequestsFile), func(r *report.RequestRow) error {
 		if r.Outcome == report.OutcomeCompleted {
 			reqs = append(reqs, request{r.ArrivalNs, r.FirstTokenNs - r.ArrivalNs})
 		}
@@ -67,18 +67,18 @@ func Run(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if lat.exactITL, err = readExactITL(path("summary.json")); err != nil {
+	if lat.exactITL, err = readExactITL(path(report.SummaryFile)); err != nil {
 		return nil, err
 	}
 	var pulls []pullEnd
-	err = parquetio.ReadPulls(path("pulls.parquet"), func(r *report.PullRow) error {
+	err = parquetio.ReadPulls(path(report.PullsFile), func(r *report.PullRow) error {
 		pulls = append(pulls, pullEnd{r.EndNs, r.Outcome})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	outcomes, err := parquetio.Dictionary(path("pulls.parquet"), "outcome")
+	outcomes, err := parquetio.Dictionary(path(report.PullsFile), "outcome")
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,7 @@ func Run(dir string) ([]string, error) {
 			return nil, err
 		}
 	}
-	return saveAll(filepath.Join(dir, "charts"), figs)
+	return saveAll(filepath.Join(dir, report.ChartsDir), figs)
 }
 
 // saveAll writes the figures that are not nil and returns the files

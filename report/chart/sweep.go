@@ -45,7 +45,7 @@ type SweepOptions struct {
 // cdf-e2e; none when no run directory is there, as after sweep merge). It
 // returns the files written, sorted.
 func Sweep(dir string, opt SweepOptions) ([]string, error) {
-	table := filepath.Join(dir, "sweep.parquet")
+	table := filepath.Join(dir, report.SweepFile)
 	keys, rows, err := parquetio.ReadSweep(table)
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 		return nil, err
 	}
 	maps.Copy(figs, cdfs)
-	return saveAll(filepath.Join(dir, "charts"), figs)
+	return saveAll(filepath.Join(dir, report.ChartsDir), figs)
 }
 
 // sweepCDFs draws the distributions of TTFT, TPOT, ITL and E2E of each run
@@ -131,9 +131,9 @@ func sweepCDFs(dir string, names *valueNames, rows []report.SweepRow) (map[strin
 	var lines []cdfLine
 	var missing []string
 	for i := range rows {
-		run := filepath.Join(dir, "runs", fmt.Sprintf("run-%03d", rows[i].Run))
+		run := filepath.Join(dir, report.SweepRunDir(rows[i].Run))
 		path := func(n string) string { return filepath.Join(run, n) }
-		if _, err := os.Stat(path("requests.parquet")); err != nil {
+		if _, err := os.Stat(path(report.RequestsFile)); err != nil {
 			missing = append(missing, fmt.Sprint(rows[i].Run))
 			continue
 		}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"reflect"
+	"slices"
 
 	"github.com/kvsim/kvsim/report"
 )
@@ -16,13 +16,32 @@ type ColumnChange struct {
 	B      string `json:"b"`
 }
 
-// RowDiff is the first row where two tables differ: its position, and the
-// columns that differ (a row missing on one side has every column and A or
-// B "missing").
-type RowDiff struct {
-	Row     int64          `json:"row"`
-	Changes []ColumnChange `json:"changes"`
+// ConfigChange is a configuration column that differs, at the first row
+// where it does.
+type ConfigChange struct {
+	Row int64 `json:"row"`
+	ColumnChange
 }
+
+// RowDiff is where two tables differ: the first row whose behaviour
+// differs, with the columns that differ in it (a row missing on one side
+// has every column and A or B "missing"), and apart from it the
+// configuration columns that differ up to that row (in the whole tables
+// when no behaviour differs), which echo what the runs were given rather
+// than what they did (pulls' mode is the scenario's hint mode) and would
+// otherwise hide the first behavioural difference.
+type RowDiff struct {
+	Row     int64          `json:"row"` // -1: no behaviour column differs
+	Changes []ColumnChange `json:"changes"`
+	Config  []ConfigChange `json:"config,omitempty"`
+}
+
+// Configuration columns of requests.parquet and pulls.parquet: the hint
+// mode the scenario set, and the measurements a measured trace carries.
+var (
+	requestConfig = []string{"measured_ttft_ns", "measured_e2e_ns", "measured_queue_ns", "measured_prefill_ns", "measured_decode_ns"}
+	pullConfig    = []string{"mode"}
+)
 
 var errStop = errors.New("stop")
 
@@ -43,13 +62,16 @@ func rows[R any](path string, cols []report.Column[R]) iter.Seq2[R, error] {
 }
 
 // firstDiff walks two tables in step and returns the first row that
-// differs, or nil when they are equal. Equal rows are skipped without
-// formatting their cells.
-func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R]) (*RowDiff, error) {
+// differs in a column not named in config, with the config columns that
+// differ up to it; nil when the tables are equal. Equal rows are skipped
+// without formatting their cells.
+func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R], config []string) (*RowDiff, error) {
 	nextA, stopA := iter.Pull2(rows(pathA, cols))
 	defer stopA()
 	nextB, stopB := iter.Pull2(rows(pathB, cols))
 	defer stopB()
+	d := &RowDiff{Row: -1}
+	var seen []string // config columns found differing
 	for i := int64(0); ; i++ {
 		a, errA, okA := nextA()
 		b, errB, okB := nextB()
@@ -57,39 +79,50 @@ func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R]) (*Row
 			return nil, err
 		}
 		if !okA && !okB {
-			return nil, nil
+			break
 		}
 		if okA && okB && a == b {
 			continue
 		}
-		d := &RowDiff{Row: i}
-		va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-		for c, col := range cols {
-			sa, sb := fmt.Sprint(va.Field(c)), fmt.Sprint(vb.Field(c))
+		for _, col := range cols {
+			sa, sb := cell(col, &a, okA), cell(col, &b, okB)
 			switch {
-			case !okA:
-				sa = "missing"
-			case !okB:
-				sb = "missing"
-			}
-			if sa != sb {
+			case sa == sb:
+			case !slices.Contains(config, col.Name):
+				d.Row = i
 				d.Changes = append(d.Changes, ColumnChange{Column: col.Name, A: sa, B: sb})
+			case !slices.Contains(seen, col.Name):
+				seen = append(seen, col.Name)
+				d.Config = append(d.Config, ConfigChange{Row: i, ColumnChange: ColumnChange{Column: col.Name, A: sa, B: sb}})
 			}
 		}
-		if len(d.Changes) > 0 {
+		if d.Row >= 0 {
 			return d, nil
 		}
 	}
+	if len(d.Config) == 0 {
+		return nil, nil
+	}
+	return d, nil
 }
 
-// FirstRequestDiff returns the first differing row of two requests.parquet
-// files, nil when equal.
+// cell is column col of row r as text, "missing" when the table has no
+// such row.
+func cell[R any](col report.Column[R], r *R, ok bool) string {
+	if !ok {
+		return "missing"
+	}
+	return fmt.Sprint(col.Value(r))
+}
+
+// FirstRequestDiff returns where two requests.parquet files differ, nil
+// when equal.
 func FirstRequestDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, report.RequestColumns)
+	return firstDiff(pathA, pathB, report.RequestColumns, requestConfig)
 }
 
-// FirstPullDiff returns the first differing row of two pulls.parquet files,
-// nil when equal.
+// FirstPullDiff returns where two pulls.parquet files differ, nil when
+// equal.
 func FirstPullDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, report.PullColumns(nil, nil))
+	return firstDiff(pathA, pathB, report.PullColumns(nil, nil), pullConfig)
 }

@@ -178,13 +178,13 @@ func ReadCounters(path string) ([]report.CounterRow, error) {
 // the report alone.
 func DigestDir(dir func(name string) string) (string, error) {
 	d := report.NewDigest()
-	if err := ReadRequests(dir("requests.parquet"), func(r *report.RequestRow) error { d.Request(r); return nil }); err != nil {
+	if err := ReadRequests(dir(report.RequestsFile), func(r *report.RequestRow) error { d.Request(r); return nil }); err != nil {
 		return "", err
 	}
-	if err := ReadPulls(dir("pulls.parquet"), func(r *report.PullRow) error { d.Pull(r); return nil }); err != nil {
+	if err := ReadPulls(dir(report.PullsFile), func(r *report.PullRow) error { d.Pull(r); return nil }); err != nil {
 		return "", err
 	}
-	cs, err := ReadCounters(dir("counters.parquet"))
+	cs, err := ReadCounters(dir(report.CountersFile))
 	if err != nil {
 		return "", err
 	}

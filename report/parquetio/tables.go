@@ -18,14 +18,14 @@ type Tables struct {
 func NewTables(path func(name string) string, pulls []report.Column[report.PullRow]) (*Tables, error) {
 	t := &Tables{dir: path}
 	var err error
-	if t.requests, err = NewRequestWriter(path("requests.parquet"), 0); err != nil {
+	if t.requests, err = NewRequestWriter(path(report.RequestsFile), 0); err != nil {
 		return nil, err
 	}
-	if t.pulls, err = NewTableWriter(path("pulls.parquet"), pulls, 0); err != nil {
+	if t.pulls, err = NewTableWriter(path(report.PullsFile), pulls, 0); err != nil {
 		t.requests.Close()
 		return nil, err
 	}
-	if t.samples, err = NewTableWriter(path("timeseries.parquet"), report.SampleColumns, 0); err != nil {
+	if t.samples, err = NewTableWriter(path(report.TimeseriesFile), report.SampleColumns, 0); err != nil {
 		t.requests.Close()
 		t.pulls.Close()
 		return nil, err
@@ -46,12 +46,12 @@ func (t *Tables) Sample(r *report.SampleRow) error { return t.samples.Append(r) 
 // table. It returns the first error.
 func (t *Tables) Close(workers []report.WorkerRow, counters []report.CounterRow) error {
 	errs := []error{t.requests.Close(), t.pulls.Close(), t.samples.Close()}
-	errs = append(errs, writeAll(t.dir("workers.parquet"), report.WorkerColumns, workers))
+	errs = append(errs, writeAll(t.dir(report.WorkersFile), report.WorkerColumns, workers))
 	names := make([]string, len(counters))
 	for i, c := range counters {
 		names[i] = c.Name
 	}
-	errs = append(errs, writeAll(t.dir("counters.parquet"), report.CounterColumns(names), counters))
+	errs = append(errs, writeAll(t.dir(report.CountersFile), report.CounterColumns(names), counters))
 	for _, err := range errs {
 		if err != nil {
 			return err
