@@ -33,7 +33,6 @@ const (
 	exitOK          = 0
 	exitFailed      = 1   // the run failed, a check did not hold, an output could not be written, compare found differences
 	exitBadInput    = 2   // the scenario, a trace, a flag or the output directory is wrong
-	exitInternal    = 70  // kvsim panicked: a bug (EX_SOFTWARE of sysexits.h); no partial output is left
 	exitInterrupted = 130 // Ctrl-C or SIGTERM: 128 + SIGINT, the shell's convention
 )
 
@@ -109,12 +108,9 @@ func exitCode(err error) int {
 	var ie *scenarios.InputError
 	var ue usageError
 	var re *report.RefusedError
-	var pe *internalError
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &pe):
-		return exitInternal
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.As(err, &ie), errors.As(err, &ue), errors.As(err, &re), isCobraUsage(err):

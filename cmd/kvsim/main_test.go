@@ -439,7 +439,7 @@ func interrupt(t *testing.T, tmpGlob string, args ...string) string {
 }
 
 // TestPanicLeavesNothing: a panic during a run (planted by the hook) is an
-// internal error, exit 70, every line of it prefixed; a replay leaves
+// internal error, exit 1 (the run failed), every line of it prefixed; a replay leaves
 // neither its output nor its temporary folder nor the parents it made; a
 // sweep whose run panics in its goroutine stops the others and leaves no
 // partial run.
@@ -454,7 +454,7 @@ func TestPanicLeavesNothing(t *testing.T) {
 		t.Helper()
 		code, _, stderr := kvsim(t, args...)
 		lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-		if code != exitInternal || !strings.HasPrefix(lines[0], first) {
+		if code != exitFailed || !strings.HasPrefix(lines[0], first) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
 		}
 		for _, l := range lines {
