@@ -6,10 +6,10 @@ import "strconv"
 // the published traces has, {"timestamp": n, "input_length": n,
 // "output_length": n, "hash_ids": [n, ...]} with any of the four keys in any
 // order, without reflection or allocation. It accepts a part of what
-// encoding/json accepts and decodes it to the same record; anything else (an
+// decodeRecord accepts and decodes it to the same record; anything else (an
 // other key, a repeated one, escapes, null, a number json would refuse or
 // that is long, a syntax error) it declines, and the caller decodes the line
-// with encoding/json, which gives the record or the error it always did.
+// with decodeRecord, which gives the record or says what is wrong.
 type mooncakeDecoder struct {
 	ts      float64
 	in, out int64

@@ -330,6 +330,37 @@ func TestTraceStatsErrors(t *testing.T) {
 	}
 }
 
+// TestTraceRecordErrors: a trace record with a key no record has, a value
+// of the wrong kind or a value under no column is bad input (exit 2), named
+// by file, line and key in the trace's terms, in stats and in a run, which
+// writes nothing. (A run names the scenario key workload.trace where the
+// error is the line's rather than a field's.)
+func TestTraceRecordErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}` + "\n"
+	for _, c := range []struct{ name, body, line, want string }{
+		{"typo.jsonl", good + `{"timestamp": 1, "input_lenght": 100, "output_length": 10, "hash_ids": [1]}` + "\n",
+			":2: ", "input_lenght: unknown key; a record has timestamp, input_length, output_length and hash_ids"},
+		{"negative.jsonl", good + good + `{"timestamp": 2, "input_length": 100, "output_length": 10, "hash_ids": [-1]}` + "\n",
+			":3: ", "hash_ids[0]: -1 is not a non-negative integer"},
+		{"extra.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,100,3\n2023-11-16 18:17:04,100,3,7\n",
+			":3: ", "4 fields, but the header has 3 columns"},
+	} {
+		path := filepath.Join(dir, c.name)
+		os.WriteFile(path, []byte(c.body), 0o644)
+		out := filepath.Join(dir, "out-"+c.name)
+		for _, args := range [][]string{{"trace", "stats", path}, {"replay", "-q", "-o", out, "--set", traceWorkload(path, 512)}} {
+			code, stdout, stderr := kvsim(t, args...)
+			if code != exitBadInput || !strings.Contains(stderr, path+c.line) || !strings.HasSuffix(stderr, c.want+"\n") || stdout != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q", args, code, stdout, stderr, exitBadInput, path+c.line+c.want)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: the failed run left %s", c.name, out)
+		}
+	}
+}
+
 // otelTrace is three llm_request spans as vLLM writes them, out of order,
 // two on one line; the last line also holds a span of another name.
 const otelTrace = `{"resourceSpans":[{"scopeSpans":[{"spans":[` +
