@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -82,7 +83,7 @@ func Parse(file string, data []byte, sets []string) (*Scenario, error) {
 	name := displayName(file)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, data, err)
 	}
 	root := &doc
 	if doc.Kind == yaml.DocumentNode {
@@ -118,9 +119,9 @@ func Parse(file string, data []byte, sets []string) (*Scenario, error) {
 	return &sc, nil
 }
 
-// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into an
-// InputError with the line.
-func yamlError(file string, err error) error {
+// yamlError turns a yaml.v3 syntax error in data ("yaml: line 3: ...") into
+// an InputError at the line of the problem.
+func yamlError(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
@@ -130,7 +131,39 @@ func yamlError(file string, err error) error {
 			}
 		}
 	}
-	return &InputError{File: file, Line: line, Err: fmt.Errorf("malformed YAML: %s", msg)}
+	return &InputError{File: file, Line: problemLine(data, err.Error(), line), Err: fmt.Errorf("malformed YAML: %s", msg)}
+}
+
+// maxProblemSearch bounds the lines problemLine tries past the one yaml.v3
+// names (each try parses the document up to there).
+const maxProblemSearch = 1000
+
+// problemLine is the line of the problem in the document data that yaml.v3
+// fails to parse with the error text msg, having named line named (0: no
+// line). yaml.v3 names some lines counted from 0 (its parser's errors: "did
+// not find expected key" on line 3 says line 2), others at the start of what
+// the problem is in (a block mapping, a plain scalar that a tab on the next
+// line breaks), and none on line 1; the line named is never after the
+// problem. The problem's line is the first, from the one named on, by which
+// the document already fails: cut after it, it fails with the same error.
+// Past maxProblemSearch lines, or if no cut does (the error needs the end),
+// it is the line named.
+func problemLine(data []byte, msg string, named int) int {
+	line, end := 1, 0
+	for from := 0; end < len(data) && line < named+maxProblemSearch; line, from = line+1, end {
+		end = len(data)
+		if i := bytes.IndexByte(data[from:], '\n'); i >= 0 {
+			end = from + i + 1
+		}
+		if line < named {
+			continue
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data[:end], &doc); err != nil && err.Error() == msg {
+			return line
+		}
+	}
+	return named
 }
 
 type decoder struct {

@@ -116,6 +116,36 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// malformed are YAML documents with a syntax error, each on the line its
+// name gives; yaml.v3 names lines 2, 2, 2, 1, 3 and none for the first six,
+// and the right ones for the last two.
+var malformed = []struct {
+	name, yaml string
+	line       int
+}{
+	{"unclosed flow mapping on line 3", "name: x\nseed: 1\ncluster: {workers: 4\n", 3},
+	{"a list item in a mapping on line 3", "name: x\nseed: 1\n- a\n", 3},
+	{"a tab indenting line 3", "name: x\nseed: 1\n\tcluster: 4\n", 3},
+	{"a flow mapping missing a comma at the end of line 3", "name: x\ncluster: {workers: 4,\n  engine: {block_size: 16}\n  g2: {}}\n", 3},
+	{"a nested key out of line on line 4", "name: x\ncluster:\n  workers: 4\n bad: 1\nrouter: {}\n", 4},
+	{"an unknown alias on line 3", "name: x\nseed: 1\ncluster: *a\n", 3},
+	{"an unclosed quote on line 3", "name: x\nseed: 1\ncluster: \"abc\n\n\n", 3},
+	{"an unclosed flow sequence on line 1", "name: [1\n", 1},
+}
+
+// TestYAMLErrorLine: a YAML syntax error is reported at the line it is on,
+// not at the line yaml.v3 names (one before, or where the enclosing
+// construct starts).
+func TestYAMLErrorLine(t *testing.T) {
+	for _, c := range malformed {
+		_, err := Parse("s.yaml", []byte(c.yaml), nil)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Line != c.line || !strings.Contains(err.Error(), "malformed YAML") {
+			t.Errorf("%s: %v, want line %d", c.name, err, c.line)
+		}
+	}
+}
+
 func TestTracePath(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.yaml")
@@ -216,6 +246,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(defaultYAML, "events=[{at: 1s, add: 1}]")
 	f.Add([]byte("events:\n  - {at: 1s, drain: [0]}\n"+base), "router.hints.mode=move")
 	f.Add([]byte("a: [\n"), "x")
+	for _, c := range malformed {
+		f.Add([]byte(c.yaml), "seed=2")
+	}
 	f.Fuzz(roundTrip)
 }
 
