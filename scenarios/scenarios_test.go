@@ -3,8 +3,11 @@ package scenarios
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,6 +145,69 @@ func TestYAMLErrorLine(t *testing.T) {
 		var ie *InputError
 		if !errors.As(err, &ie) || ie.Line != c.line || !strings.Contains(err.Error(), "malformed YAML") {
 			t.Errorf("%s: %v, want line %d", c.name, err, c.line)
+		}
+	}
+}
+
+// durationKeys lists the dotted keys of the Duration and PerToken fields of
+// the struct type t, a list's as its element 0's.
+func durationKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		key, ft := join(prefix, name), t.Field(i).Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft == durationType || ft == perTokenType:
+			keys = append(keys, key)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			keys = append(keys, durationKeys(ft.Elem(), key+"[0]")...)
+		case ft.Kind() == reflect.Struct:
+			keys = append(keys, durationKeys(ft, key)...)
+		}
+	}
+	return keys
+}
+
+// TestDurationErrors: the error of every duration key, found in the
+// Scenario type so that a new one is covered, gives the value -1500us as a
+// duration, -1.5ms, never as nanoseconds (-1500000, -1.5e+06).
+func TestDurationErrors(t *testing.T) {
+	keys := durationKeys(reflect.TypeOf(Scenario{}), "")
+	if len(keys) < 19 { // think_time, 7 of timing, event_delay, 6 of kvcr, 3 of events, sample_interval
+		t.Errorf("%d duration keys, want at least 19: %v", len(keys), keys)
+	}
+	for _, key := range keys {
+		sets := []string{key + "=-1500us"}
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		switch {
+		case strings.HasPrefix(key, "cluster.engine.timing."):
+			for _, m := range TimingModels {
+				if slices.Contains(timingKeys[m], leaf) {
+					sets = append(sets, "cluster.engine.timing.model="+string(m), "cluster.engine.kv_bytes_per_token=1000")
+				}
+			}
+		case strings.HasPrefix(key, "events[0]."):
+			ev := "{at: 1s, add: 1}"
+			if leaf == "drain_timeout" {
+				ev = "{at: 1s, drain: [0]}"
+			}
+			sets = append([]string{"events=[" + ev + "]"}, sets...)
+		}
+		_, err := Parse("s.yaml", []byte(base), sets)
+		var msg string
+		for line := range strings.Lines(fmt.Sprint(err)) {
+			if strings.HasPrefix(line, "--set: "+key+": ") {
+				msg = line
+			}
+		}
+		if !strings.Contains(msg, "got -1.5ms") || strings.Contains(msg, "1500000") || strings.Contains(msg, "e+06") {
+			t.Errorf("%s=-1500us: %v", key, err)
 		}
 	}
 }
