@@ -16,8 +16,8 @@ import (
 	"github.com/kvsim/kvsim/des"
 )
 
-// InputError is bad input: the file (or "--set"), the 1-based line (0 when
-// unknown), the dotted key and what is wrong.
+// InputError is bad input: the file (or the flag of an override, "--set"),
+// the 1-based line (0 when unknown), the dotted key and what is wrong.
 type InputError struct {
 	File string
 	Line int
@@ -40,10 +40,11 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// loc is where a key's value came from.
+// loc is where a key's value came from: a file and line, or a flag.
 type loc struct {
-	file string
+	file string // the file, or the flag ("--set")
 	line int
+	flag bool
 }
 
 // positions maps dotted keys ("cluster.engine.block_size", "events[1].at")
@@ -52,17 +53,26 @@ type positions map[string]loc
 
 // Load reads a scenario file, applies --set overrides ("key=value", dotted
 // keys, YAML values), fills defaults, validates and resolves it.
-func Load(path string, sets []string) (*Scenario, error) {
+func Load(path string, sets []string, opts ...Option) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read scenario: %w", errors.Unwrap(err))}
 	}
-	return Parse(path, data, sets)
+	return Parse(path, data, sets, opts...)
 }
 
 // LoadDefault is Load on the embedded default scenario.
-func LoadDefault(sets []string) (*Scenario, error) {
-	return Parse("", defaultYAML, sets)
+func LoadDefault(sets []string, opts ...Option) (*Scenario, error) {
+	return Parse("", defaultYAML, sets, opts...)
+}
+
+// An Option changes how Load, LoadDefault and Parse read a scenario.
+type Option func(*decoder)
+
+// FlagFrom names flag, not --set, in the errors of the overrides from
+// sets[i] on (a sweep's --vary values follow its --set ones).
+func FlagFrom(flag string, i int) Option {
+	return func(d *decoder) { d.flag, d.flagFrom = flag, i }
 }
 
 // displayName is how errors name a scenario file.
@@ -79,7 +89,7 @@ func (sc *Scenario) DisplayFile() string { return displayName(sc.File) }
 
 // Parse is Load on data already read; file is the path relative paths
 // resolve against ("" for the embedded default).
-func Parse(file string, data []byte, sets []string) (*Scenario, error) {
+func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, error) {
 	name := displayName(file)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -91,10 +101,17 @@ func Parse(file string, data []byte, sets []string) (*Scenario, error) {
 	} else { // empty file
 		root = &yaml.Node{Kind: yaml.MappingNode}
 	}
-	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]bool{}}
+	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]string{}, flag: "--set", flagFrom: len(sets)}
+	for _, o := range opts {
+		o(d)
+	}
 	var errs []error
-	for _, s := range sets {
-		errs = append(errs, d.applySet(root, s))
+	for i, s := range sets {
+		flag := "--set"
+		if i >= d.flagFrom {
+			flag = d.flag
+		}
+		errs = append(errs, d.applySet(root, s, flag))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -167,14 +184,16 @@ func problemLine(data []byte, msg string, named int) int {
 }
 
 type decoder struct {
-	file    string
-	pos     positions
-	fromSet map[*yaml.Node]bool
+	file     string
+	pos      positions
+	fromSet  map[*yaml.Node]string // the flag of each node an override wrote
+	flag     string                // the flag of the overrides from sets[flagFrom] on
+	flagFrom int
 }
 
 func (d *decoder) fail(n *yaml.Node, key, format string, a ...any) error {
-	if d.fromSet[n] {
-		return &InputError{File: "--set", Key: key, Err: fmt.Errorf(format, a...)}
+	if flag, ok := d.fromSet[n]; ok {
+		return &InputError{File: flag, Key: key, Err: fmt.Errorf(format, a...)}
 	}
 	return &InputError{File: d.file, Line: n.Line, Key: key, Err: fmt.Errorf(format, a...)}
 }
@@ -196,8 +215,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
-	if d.fromSet[n] {
-		d.pos[key] = loc{file: "--set"}
+	if flag, ok := d.fromSet[n]; ok {
+		d.pos[key] = loc{file: flag, flag: true}
 	} else if key != "" {
 		d.pos[key] = loc{file: d.file, line: n.Line}
 	}

@@ -212,6 +212,31 @@ func TestDurationErrors(t *testing.T) {
 	}
 }
 
+// TestFlagFrom: the errors of the overrides from FlagFrom's index on name
+// its flag, those before it --set; a path either gives resolves against the
+// working directory, not the scenario file's folder.
+func TestFlagFrom(t *testing.T) {
+	vary := FlagFrom("--vary", 1)
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"seed=3", "cluster.workers=0"}, "--vary: cluster.workers: must be at least 1, got 0"},
+		{[]string{"cluster.workers=0", "seed=3"}, "--set: cluster.workers: must be at least 1, got 0"},
+		{[]string{"seed=3", "cluster.wrkers=2"}, `--vary: cluster.wrkers: unknown key (did you mean "workers"?)`},
+		{[]string{"seed=3", "cluster.workers"}, `--vary: cluster.workers: want key=value, got "cluster.workers"`},
+		{[]string{"seed=3", "events=[{at: 1s, drain: [7]}]"}, "--vary: events[0].drain[0]: worker 7 does not exist"},
+	} {
+		if _, err := Parse("s.yaml", []byte(base), c.sets, vary); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %s", c.sets, err, c.want)
+		}
+	}
+	sc, err := Parse(filepath.Join("dir", "s.yaml"), []byte(base), []string{"seed=3", "workload={trace: {path: t.jsonl}}"}, vary)
+	if want, _ := filepath.Abs("t.jsonl"); err != nil || sc.Workload.Trace.Path != want {
+		t.Errorf("a trace path from --vary: %v, want %s", err, want)
+	}
+}
+
 func TestTracePath(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.yaml")

@@ -534,8 +534,8 @@ func isOtelFile(path string) bool {
 	return workload.IsOtel(head[:n])
 }
 
-// isSet reports whether key came from --set (its paths are relative to the
-// working directory, not the scenario file).
+// isSet reports whether key came from --set or another flag (its paths are
+// relative to the working directory, not the scenario file).
 func (sc *Scenario) isSet(key string) bool {
-	return sc.pos[key].file == "--set"
+	return sc.pos[key].flag
 }

@@ -212,7 +212,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	var warnings []string
 	for i, p := range pts {
 		sets := spec.sets(p)
-		sc, err := scenarios.Load(scenario, sets)
+		sc, err := scenarios.Load(scenario, sets, scenarios.FlagFrom("--vary", len(spec.Sets)))
 		if err != nil {
 			return err
 		}
