@@ -1,6 +1,9 @@
 package workload
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // mooncakeDecoder decodes a Mooncake trace line of the shape every line of
 // the published traces has, {"timestamp": n, "input_length": n,
@@ -138,8 +141,8 @@ func jsonUints(b []byte, i int, ids []uint64) (_ []uint64, end int, ok bool) {
 	}
 	for {
 		end, integer := numberEnd(b, i)
-		n, neg, small := smallInt(b[i:end])
-		if end == i || !integer || !small || neg {
+		n, ok := uintLit(b[i:end])
+		if end == i || !integer || !ok {
 			return ids, i, false
 		}
 		ids = append(ids, n)
@@ -211,6 +214,22 @@ func digitsEnd(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// uintLit is the value of an unsigned integer literal that fits a uint64
+// (hash ids may be 64-bit hashes); ok is false for anything else.
+func uintLit(lit []byte) (n uint64, ok bool) {
+	if len(lit) == 0 || len(lit) > 20 {
+		return 0, false
+	}
+	for _, c := range lit {
+		d := uint64(c - '0')
+		if !isDigit(c) || n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // smallInt is the value of an integer literal of at most 18 digits (below

@@ -141,6 +141,7 @@ var mooncakeTaken = []string{
 	`{"timestamp": -0.0e-0, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 9007199254740993, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 0, "input_length": 999999999999999999, "output_length": 1, "hash_ids": [999999999999999999]}`,
+	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551615, 1, 18446744073709551609]}`,
 }
 
 // mooncakeDeclined are Mooncake lines mooncakeDecoder leaves to
@@ -162,7 +163,6 @@ var mooncakeDeclined = []string{
 	`{"timestamp": 1e400, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 0, "input_length": 9223372036854775807, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 0, "input_length": 9223372036854775808, "output_length": 1, "hash_ids": [1]}`,
-	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551615, 1]}`,
 	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551616]}`,
 	`{"timestamp": 0, "input_length": 1.0, "output_length": 1e0, "hash_ids": [1.0]}`,
 	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [-1]}`,

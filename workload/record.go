@@ -121,8 +121,8 @@ func decodeHashIDs(d *json.Decoder) (ids []uint64, key string, err error) {
 		return nil, "hash_ids", fmt.Errorf("want a list of non-negative integers, got %s", describeToken(v))
 	}
 	ids = []uint64{}
-	for i := 0; ; i++ {
-		key := fmt.Sprintf("hash_ids[%d]", i)
+	for {
+		key := "hash_ids[" + strconv.Itoa(len(ids)) + "]"
 		v, err := nextToken(d)
 		if err != nil {
 			return nil, key, err
