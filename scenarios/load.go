@@ -107,9 +107,9 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 	}
 	var errs []error
 	for i, s := range sets {
-		flag := "--set"
-		if i >= d.flagFrom {
-			flag = d.flag
+		flag := d.flag
+		if i < d.flagFrom {
+			flag = "--set"
 		}
 		errs = append(errs, d.applySet(root, s, flag))
 	}
@@ -166,19 +166,17 @@ const maxProblemSearch = 1000
 // Past maxProblemSearch lines, or if no cut does (the error needs the end),
 // it is the line named.
 func problemLine(data []byte, msg string, named int) int {
-	line, end := 1, 0
-	for from := 0; end < len(data) && line < named+maxProblemSearch; line, from = line+1, end {
-		end = len(data)
-		if i := bytes.IndexByte(data[from:], '\n'); i >= 0 {
-			end = from + i + 1
+	for line, start := 1, 0; start < len(data) && line < named+maxProblemSearch; line++ {
+		end := len(data)
+		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+			end = start + i + 1
 		}
-		if line < named {
-			continue
+		if line >= named {
+			if err := yaml.Unmarshal(data[:end], new(yaml.Node)); err != nil && err.Error() == msg {
+				return line
+			}
 		}
-		var doc yaml.Node
-		if err := yaml.Unmarshal(data[:end], &doc); err != nil && err.Error() == msg {
-			return line
-		}
+		start = end
 	}
 	return named
 }
