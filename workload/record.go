@@ -46,16 +46,15 @@ func decodeRecord(line []byte) (rec mooncakeRecord, key string, err error) {
 				return rec, key, twice
 			}
 			rec.Timestamp, err = decodeNumber(d)
-		case "input_length":
-			if rec.InputLength != nil {
+		case "input_length", "output_length":
+			length := &rec.InputLength
+			if key == "output_length" {
+				length = &rec.OutputLength
+			}
+			if *length != nil {
 				return rec, key, twice
 			}
-			rec.InputLength, err = decodeInt(d)
-		case "output_length":
-			if rec.OutputLength != nil {
-				return rec, key, twice
-			}
-			rec.OutputLength, err = decodeInt(d)
+			*length, err = decodeInt(d)
 		case "hash_ids":
 			if rec.HashIDs != nil {
 				return rec, key, twice
