@@ -217,9 +217,13 @@ func digitsEnd(b []byte, i int) int {
 }
 
 // uintLit is the value of an unsigned integer literal that fits a uint64
-// (hash ids may be 64-bit hashes); ok is false for anything else.
+// (hash ids may be 64-bit hashes); ok is false for anything else. Literals
+// of up to 18 digits, every id of the published traces, take smallInt.
 func uintLit(lit []byte) (n uint64, ok bool) {
-	if len(lit) == 0 || len(lit) > 20 {
+	if n, neg, small := smallInt(lit); small {
+		return n, !neg
+	}
+	if len(lit) > 20 {
 		return 0, false
 	}
 	for _, c := range lit {
