@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -15,8 +16,8 @@ import (
 	"github.com/kvsim/kvsim/des"
 )
 
-// InputError is bad input: the file (or "--set"), the 1-based line (0 when
-// unknown), the dotted key and what is wrong.
+// InputError is bad input: the file (or the flag of an override, "--set"),
+// the 1-based line (0 when unknown), the dotted key and what is wrong.
 type InputError struct {
 	File string
 	Line int
@@ -39,10 +40,11 @@ func (e *InputError) Error() string {
 
 func (e *InputError) Unwrap() error { return e.Err }
 
-// loc is where a key's value came from.
+// loc is where a key's value came from: a file and line, or a flag.
 type loc struct {
-	file string
+	file string // the file, or the flag ("--set")
 	line int
+	flag bool
 }
 
 // positions maps dotted keys ("cluster.engine.block_size", "events[1].at")
@@ -51,17 +53,26 @@ type positions map[string]loc
 
 // Load reads a scenario file, applies --set overrides ("key=value", dotted
 // keys, YAML values), fills defaults, validates and resolves it.
-func Load(path string, sets []string) (*Scenario, error) {
+func Load(path string, sets []string, opts ...Option) (*Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &InputError{File: path, Err: fmt.Errorf("cannot read scenario: %w", errors.Unwrap(err))}
 	}
-	return Parse(path, data, sets)
+	return Parse(path, data, sets, opts...)
 }
 
 // LoadDefault is Load on the embedded default scenario.
-func LoadDefault(sets []string) (*Scenario, error) {
-	return Parse("", defaultYAML, sets)
+func LoadDefault(sets []string, opts ...Option) (*Scenario, error) {
+	return Parse("", defaultYAML, sets, opts...)
+}
+
+// An Option changes how Load, LoadDefault and Parse read a scenario.
+type Option func(*decoder)
+
+// FlagFrom names flag, not --set, in the errors of the overrides from
+// sets[i] on (a sweep's --vary values follow its --set ones).
+func FlagFrom(flag string, i int) Option {
+	return func(d *decoder) { d.flag, d.flagFrom = flag, i }
 }
 
 // displayName is how errors name a scenario file.
@@ -78,11 +89,11 @@ func (sc *Scenario) DisplayFile() string { return displayName(sc.File) }
 
 // Parse is Load on data already read; file is the path relative paths
 // resolve against ("" for the embedded default).
-func Parse(file string, data []byte, sets []string) (*Scenario, error) {
+func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, error) {
 	name := displayName(file)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlError(name, data, err)
 	}
 	root := &doc
 	if doc.Kind == yaml.DocumentNode {
@@ -90,10 +101,17 @@ func Parse(file string, data []byte, sets []string) (*Scenario, error) {
 	} else { // empty file
 		root = &yaml.Node{Kind: yaml.MappingNode}
 	}
-	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]bool{}}
+	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]string{}, flag: "--set", flagFrom: len(sets)}
+	for _, o := range opts {
+		o(d)
+	}
 	var errs []error
-	for _, s := range sets {
-		errs = append(errs, d.applySet(root, s))
+	for i, s := range sets {
+		flag := d.flag
+		if i < d.flagFrom {
+			flag = "--set"
+		}
+		errs = append(errs, d.applySet(root, s, flag))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -118,9 +136,9 @@ func Parse(file string, data []byte, sets []string) (*Scenario, error) {
 	return &sc, nil
 }
 
-// yamlError turns a yaml.v3 syntax error ("yaml: line 3: ...") into an
-// InputError with the line.
-func yamlError(file string, err error) error {
+// yamlError turns a yaml.v3 syntax error in data ("yaml: line 3: ...") into
+// an InputError at the line of the problem.
+func yamlError(file string, data []byte, err error) error {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
@@ -130,18 +148,50 @@ func yamlError(file string, err error) error {
 			}
 		}
 	}
-	return &InputError{File: file, Line: line, Err: fmt.Errorf("malformed YAML: %s", msg)}
+	return &InputError{File: file, Line: problemLine(data, err.Error(), line), Err: fmt.Errorf("malformed YAML: %s", msg)}
+}
+
+// maxProblemSearch bounds the lines problemLine tries past the one yaml.v3
+// names (each try parses the document up to there).
+const maxProblemSearch = 1000
+
+// problemLine is the line of the problem in the document data that yaml.v3
+// fails to parse with the error text msg, having named line named (0: no
+// line). yaml.v3 names some lines counted from 0 (its parser's errors: "did
+// not find expected key" on line 3 says line 2), others at the start of what
+// the problem is in (a block mapping, a plain scalar that a tab on the next
+// line breaks), and none on line 1; the line named is never after the
+// problem. The problem's line is the first, from the one named on, by which
+// the document already fails: cut after it, it fails with the same error.
+// Past maxProblemSearch lines, or if no cut does (the error needs the end),
+// it is the line named.
+func problemLine(data []byte, msg string, named int) int {
+	for line, start := 1, 0; start < len(data) && line < named+maxProblemSearch; line++ {
+		end := len(data)
+		if i := bytes.IndexByte(data[start:], '\n'); i >= 0 {
+			end = start + i + 1
+		}
+		if line >= named {
+			if err := yaml.Unmarshal(data[:end], new(yaml.Node)); err != nil && err.Error() == msg {
+				return line
+			}
+		}
+		start = end
+	}
+	return named
 }
 
 type decoder struct {
-	file    string
-	pos     positions
-	fromSet map[*yaml.Node]bool
+	file     string
+	pos      positions
+	fromSet  map[*yaml.Node]string // the flag of each node an override wrote
+	flag     string                // the flag of the overrides from sets[flagFrom] on
+	flagFrom int
 }
 
 func (d *decoder) fail(n *yaml.Node, key, format string, a ...any) error {
-	if d.fromSet[n] {
-		return &InputError{File: "--set", Key: key, Err: fmt.Errorf(format, a...)}
+	if flag, ok := d.fromSet[n]; ok {
+		return &InputError{File: flag, Key: key, Err: fmt.Errorf(format, a...)}
 	}
 	return &InputError{File: d.file, Line: n.Line, Key: key, Err: fmt.Errorf(format, a...)}
 }
@@ -163,8 +213,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
-	if d.fromSet[n] {
-		d.pos[key] = loc{file: "--set"}
+	if flag, ok := d.fromSet[n]; ok {
+		d.pos[key] = loc{file: flag, flag: true}
 	} else if key != "" {
 		d.pos[key] = loc{file: d.file, line: n.Line}
 	}

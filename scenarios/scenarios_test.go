@@ -3,8 +3,11 @@ package scenarios
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,6 +116,124 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// malformed are YAML documents with a syntax error, each on the line its
+// name gives; yaml.v3 names lines 2, 2, 2, 1, 3 and none for the first six,
+// and the right ones for the last two.
+var malformed = []struct {
+	name, yaml string
+	line       int
+}{
+	{"unclosed flow mapping on line 3", "name: x\nseed: 1\ncluster: {workers: 4\n", 3},
+	{"a list item in a mapping on line 3", "name: x\nseed: 1\n- a\n", 3},
+	{"a tab indenting line 3", "name: x\nseed: 1\n\tcluster: 4\n", 3},
+	{"a flow mapping missing a comma at the end of line 3", "name: x\ncluster: {workers: 4,\n  engine: {block_size: 16}\n  g2: {}}\n", 3},
+	{"a nested key out of line on line 4", "name: x\ncluster:\n  workers: 4\n bad: 1\nrouter: {}\n", 4},
+	{"an unknown alias on line 3", "name: x\nseed: 1\ncluster: *a\n", 3},
+	{"an unclosed quote on line 3", "name: x\nseed: 1\ncluster: \"abc\n\n\n", 3},
+	{"an unclosed flow sequence on line 1", "name: [1\n", 1},
+}
+
+// TestYAMLErrorLine: a YAML syntax error is reported at the line it is on,
+// not at the line yaml.v3 names (one before, or where the enclosing
+// construct starts).
+func TestYAMLErrorLine(t *testing.T) {
+	for _, c := range malformed {
+		_, err := Parse("s.yaml", []byte(c.yaml), nil)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Line != c.line || !strings.Contains(err.Error(), "malformed YAML") {
+			t.Errorf("%s: %v, want line %d", c.name, err, c.line)
+		}
+	}
+}
+
+// durationKeys lists the dotted keys of the Duration and PerToken fields of
+// the struct type t, a list's as its element 0's.
+func durationKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		key, ft := join(prefix, name), t.Field(i).Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case ft == durationType || ft == perTokenType:
+			keys = append(keys, key)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+			keys = append(keys, durationKeys(ft.Elem(), key+"[0]")...)
+		case ft.Kind() == reflect.Struct:
+			keys = append(keys, durationKeys(ft, key)...)
+		}
+	}
+	return keys
+}
+
+// TestDurationErrors: the error of every duration key, found in the
+// Scenario type so that a new one is covered, gives the value -1500us as a
+// duration, -1.5ms, never as nanoseconds (-1500000, -1.5e+06).
+func TestDurationErrors(t *testing.T) {
+	keys := durationKeys(reflect.TypeOf(Scenario{}), "")
+	if len(keys) < 19 { // think_time, 7 of timing, event_delay, 6 of kvcr, 3 of events, sample_interval
+		t.Errorf("%d duration keys, want at least 19: %v", len(keys), keys)
+	}
+	for _, key := range keys {
+		sets := []string{key + "=-1500us"}
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		switch {
+		case strings.HasPrefix(key, "cluster.engine.timing."):
+			for _, m := range TimingModels {
+				if slices.Contains(timingKeys[m], leaf) {
+					sets = append(sets, "cluster.engine.timing.model="+string(m), "cluster.engine.kv_bytes_per_token=1000")
+				}
+			}
+		case strings.HasPrefix(key, "events[0]."):
+			ev := "{at: 1s, add: 1}"
+			if leaf == "drain_timeout" {
+				ev = "{at: 1s, drain: [0]}"
+			}
+			sets = append([]string{"events=[" + ev + "]"}, sets...)
+		}
+		_, err := Parse("s.yaml", []byte(base), sets)
+		var msg string
+		for line := range strings.Lines(fmt.Sprint(err)) {
+			if strings.HasPrefix(line, "--set: "+key+": ") {
+				msg = line
+			}
+		}
+		if !strings.Contains(msg, "got -1.5ms") || strings.Contains(msg, "1500000") || strings.Contains(msg, "e+06") {
+			t.Errorf("%s=-1500us: %v", key, err)
+		}
+	}
+}
+
+// TestFlagFrom: the errors of the overrides from FlagFrom's index on name
+// its flag, those before it --set; a path either gives resolves against the
+// working directory, not the scenario file's folder.
+func TestFlagFrom(t *testing.T) {
+	vary := FlagFrom("--vary", 1)
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"seed=3", "cluster.workers=0"}, "--vary: cluster.workers: must be at least 1, got 0"},
+		{[]string{"cluster.workers=0", "seed=3"}, "--set: cluster.workers: must be at least 1, got 0"},
+		{[]string{"seed=3", "cluster.wrkers=2"}, `--vary: cluster.wrkers: unknown key (did you mean "workers"?)`},
+		{[]string{"seed=3", "cluster.workers"}, `--vary: cluster.workers: want key=value, got "cluster.workers"`},
+		{[]string{"seed=3", "events=[{at: 1s, drain: [7]}]"}, "--vary: events[0].drain[0]: worker 7 does not exist"},
+	} {
+		if _, err := Parse("s.yaml", []byte(base), c.sets, vary); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %s", c.sets, err, c.want)
+		}
+	}
+	sc, err := Parse(filepath.Join("dir", "s.yaml"), []byte(base), []string{"seed=3", "workload={trace: {path: t.jsonl}}"}, vary)
+	if want, _ := filepath.Abs("t.jsonl"); err != nil || sc.Workload.Trace.Path != want {
+		t.Errorf("a trace path from --vary: %v, want %s", err, want)
+	}
+}
+
 func TestTracePath(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.yaml")
@@ -213,6 +334,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(defaultYAML, "events=[{at: 1s, add: 1}]")
 	f.Add([]byte("events:\n  - {at: 1s, drain: [0]}\n"+base), "router.hints.mode=move")
 	f.Add([]byte("a: [\n"), "x")
+	for _, c := range malformed {
+		f.Add([]byte(c.yaml), "seed=2")
+	}
 	f.Fuzz(roundTrip)
 }
 

@@ -9,25 +9,26 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// applySet applies one --set override, "a.b.c=value", to the document before
-// it is decoded, so an override goes through the same checks as the file.
-// The value is YAML ("3", "copy", "[1, 2]", "{at: 5m, add: 1}"). A key may
-// index a list element that exists: "events[0].at" or "events.0.at".
-func (d *decoder) applySet(root *yaml.Node, s string) error {
+// applySet applies one override, "a.b.c=value", given by flag (--set), to
+// the document before it is decoded, so an override goes through the same
+// checks as the file and its errors name the flag. The value is YAML ("3",
+// "copy", "[1, 2]", "{at: 5m, add: 1}"). A key may index a list element that
+// exists: "events[0].at" or "events.0.at".
+func (d *decoder) applySet(root *yaml.Node, s, flag string) error {
 	key, val, ok := strings.Cut(s, "=")
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
-		return &InputError{File: "--set", Key: key, Err: fmt.Errorf("want key=value, got %q", s)}
+		return &InputError{File: flag, Key: key, Err: fmt.Errorf("want key=value, got %q", s)}
 	}
 	var vdoc yaml.Node
 	if err := yaml.Unmarshal([]byte(val), &vdoc); err != nil {
-		return &InputError{File: "--set", Key: key, Err: fmt.Errorf("bad value %q: %v", val, err)}
+		return &InputError{File: flag, Key: key, Err: fmt.Errorf("bad value %q: %v", val, err)}
 	}
 	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""}
 	if vdoc.Kind == yaml.DocumentNode {
 		value = vdoc.Content[0]
 	}
-	mark(value, d.fromSet)
+	mark(value, flag, d.fromSet)
 	parts := strings.Split(strings.ReplaceAll(strings.ReplaceAll(key, "[", "."), "]", ""), ".")
 	n := root
 	for i, p := range parts {
@@ -39,16 +40,16 @@ func (d *decoder) applySet(root *yaml.Node, s string) error {
 				if j >= 0 {
 					n.Content[j+1] = value
 				} else {
-					n.Content = append(n.Content, d.setNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}), value)
+					n.Content = append(n.Content, d.setNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, flag), value)
 				}
 				return nil
 			}
 			if j < 0 {
 				if _, err := strconv.Atoi(parts[i+1]); err == nil {
-					return &InputError{File: "--set", Key: key, Err: fmt.Errorf("%s has no element %s", strings.Join(parts[:i+1], "."), parts[i+1])}
+					return &InputError{File: flag, Key: key, Err: fmt.Errorf("%s has no element %s", strings.Join(parts[:i+1], "."), parts[i+1])}
 				}
-				m := d.setNode(&yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"})
-				n.Content = append(n.Content, d.setNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}), m)
+				m := d.setNode(&yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}, flag)
+				n.Content = append(n.Content, d.setNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, flag), m)
 				n = m
 			} else {
 				n = n.Content[j+1]
@@ -56,7 +57,7 @@ func (d *decoder) applySet(root *yaml.Node, s string) error {
 		case yaml.SequenceNode:
 			idx, err := strconv.Atoi(p)
 			if err != nil || idx < 0 || idx >= len(n.Content) {
-				return &InputError{File: "--set", Key: key, Err: fmt.Errorf("%q is not an index of a list of %d", p, len(n.Content))}
+				return &InputError{File: flag, Key: key, Err: fmt.Errorf("%q is not an index of a list of %d", p, len(n.Content))}
 			}
 			if last {
 				n.Content[idx] = value
@@ -64,7 +65,7 @@ func (d *decoder) applySet(root *yaml.Node, s string) error {
 			}
 			n = n.Content[idx]
 		default:
-			return &InputError{File: "--set", Key: key, Err: fmt.Errorf("%s is not a mapping", strings.Join(parts[:i], "."))}
+			return &InputError{File: flag, Key: key, Err: fmt.Errorf("%s is not a mapping", strings.Join(parts[:i], "."))}
 		}
 	}
 	return nil
@@ -80,15 +81,16 @@ func mapIndex(n *yaml.Node, key string) int {
 	return -1
 }
 
-func (d *decoder) setNode(n *yaml.Node) *yaml.Node {
-	d.fromSet[n] = true
+func (d *decoder) setNode(n *yaml.Node, flag string) *yaml.Node {
+	d.fromSet[n] = flag
 	return n
 }
 
-func mark(n *yaml.Node, set map[*yaml.Node]bool) {
-	set[n] = true
+// mark records flag as the origin of n and every node under it.
+func mark(n *yaml.Node, flag string, set map[*yaml.Node]string) {
+	set[n] = flag
 	for _, c := range n.Content {
-		mark(c, set)
+		mark(c, flag, set)
 	}
 }
 

@@ -72,6 +72,13 @@ func (c *check) durationAtLeast(key string, v Duration, lo des.Time) {
 	}
 }
 
+// perTokenAtLeast0 is durationAtLeast for a per-token cost.
+func (c *check) perTokenAtLeast0(key string, v PerToken) {
+	if v < 0 {
+		c.fail(key, "must be at least 0s, got %s", v.duration())
+	}
+}
+
 func (c *check) positive(key string, v float64) {
 	if !(v > 0) {
 		c.fail(key, "must be positive, got %g", v)
@@ -239,9 +246,9 @@ func (sc *Scenario) validateTiming(c *check) {
 		c.durationAtLeast(p+"decode", t.Decode, 0)
 	case TimingLinear:
 		c.durationAtLeast(p+"base", t.Base, 0)
-		c.nonNegative(p+"per_prefill_token", float64(t.PerPrefillToken))
-		c.nonNegative(p+"per_decode_token", float64(t.PerDecodeToken))
-		c.nonNegative(p+"per_context_token", float64(t.PerContextToken))
+		c.perTokenAtLeast0(p+"per_prefill_token", t.PerPrefillToken)
+		c.perTokenAtLeast0(p+"per_decode_token", t.PerDecodeToken)
+		c.perTokenAtLeast0(p+"per_context_token", t.PerContextToken)
 	case TimingPolynomial:
 		c.positive(p+"speedup_ratio", t.SpeedupRatio)
 	case TimingRoofline:
@@ -519,8 +526,8 @@ func isOtelFile(path string) bool {
 	return workload.IsOtel(head[:n])
 }
 
-// isSet reports whether key came from --set (its paths are relative to the
-// working directory, not the scenario file).
+// isSet reports whether key came from --set or another flag (its paths are
+// relative to the working directory, not the scenario file).
 func (sc *Scenario) isSet(key string) bool {
-	return sc.pos[key].file == "--set"
+	return sc.pos[key].flag
 }

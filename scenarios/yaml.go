@@ -26,12 +26,15 @@ func (sc *Scenario) YAML() ([]byte, error) {
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
 // MarshalYAML writes a per-token cost as a duration, in ns when fractional.
-func (p PerToken) MarshalYAML() (any, error) {
+func (p PerToken) MarshalYAML() (any, error) { return p.duration(), nil }
+
+// duration is p as a Go duration string, in ns when fractional ("0.5ns").
+func (p PerToken) duration() string {
 	f := float64(p)
 	if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
-		return time.Duration(int64(f)).String(), nil
+		return time.Duration(int64(f)).String()
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64) + "ns", nil // never an exponent: the parser reads decimals
+	return strconv.FormatFloat(f, 'f', -1, 64) + "ns" // never an exponent: the parser reads decimals
 }
 
 // MarshalYAML writes only the keys of the selected timing model, and the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvsim/kvsim/block"
@@ -23,6 +24,7 @@ type Azure struct {
 	r        *csv.Reader
 	opt      TraceOptions
 	col      [3]int // indexes of TIMESTAMP, ContextTokens, GeneratedTokens
+	fields   int    // columns of the header, which every row has
 	line     int
 	nextID   int64
 	first    time.Time
@@ -53,14 +55,19 @@ func (a *Azure) header() error {
 	for i, name := range azureColumns {
 		a.col[i] = -1
 		for j, h := range rec {
-			if h == name || (j == 0 && h == "\ufeff"+name) {
-				a.col[i] = j
+			if h != name && (j > 0 || h != "\ufeff"+name) {
+				continue
 			}
+			if a.col[i] >= 0 {
+				return &ParseError{Line: 1, Key: name, Err: fmt.Errorf("column given twice (columns %d and %d)", a.col[i]+1, j+1)}
+			}
+			a.col[i] = j
 		}
 		if a.col[i] < 0 {
-			return &ParseError{Line: 1, Key: name, Err: errors.New("column missing from header")}
+			return &ParseError{Line: 1, Key: name, Err: fmt.Errorf("column missing from header %s", strings.Join(rec, ","))}
 		}
 	}
+	a.fields = len(rec)
 	a.headerOK = true
 	return nil
 }
@@ -94,6 +101,9 @@ func (a *Azure) Next() (*Request, error) {
 		if a.col[i] >= len(rec) {
 			return nil, bad(name, "missing")
 		}
+	}
+	if len(rec) != a.fields {
+		return nil, &ParseError{Line: a.line, Err: fmt.Errorf("%d fields, but the header has %d columns", len(rec), a.fields)}
 	}
 	ts, err := time.Parse(azureTimeLayout, rec[a.col[0]])
 	if err != nil {

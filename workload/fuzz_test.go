@@ -49,6 +49,9 @@ func FuzzAzure(f *testing.F) {
 	f.Add("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9799600,4808,10\n2023-11-16 18:17:04.0319600,32,8\n")
 	f.Add("GeneratedTokens,TIMESTAMP,ContextTokens\n3,2023-11-16 18:17:03,100\n")
 	f.Add("TIMESTAMP\n\"unterminated\n")
+	f.Add("TIMESTAMP,ContextTokens,GeneratedTokens,TIMESTAMP\n2023-11-16 18:17:03,100,3,x\n")
+	f.Add("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,100,3,7\n")
+	f.Add("TIMESTAMP,ContextToken,GeneratedTokens\n2023-11-16 18:17:03,100,3\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		drain(t, NewAzure(strings.NewReader(in), TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1}))
 	})
@@ -66,6 +69,7 @@ func FuzzOtel(f *testing.F) {
 		`{"key":"gen_ai.latency.e2e","value":{"doubleValue":"1e-9"}}]}]}]}]}`)
 	f.Add(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","startTimeUnixNano":"0"}]}]}]}`)
 	f.Add("\ufeff" + otelLineJSON() + "\n\n")
+	f.Add(`{"resourceSpans":5}` + "\n" + `{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":7,"attributes":[{"value":[]}]}]}]}]}` + "\n[]")
 	f.Fuzz(func(t *testing.T, in string) {
 		o := TraceOptions{EngineBlockSize: 16, TimeScale: 1, SharedPrefix: 40}
 		src := NewOtel(strings.NewReader(in), o)

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -92,9 +91,10 @@ func (m *Mooncake) Next() (*Request, error) {
 		}
 		var rec mooncakeRecord
 		if !m.dec.decode(b, &rec) {
+			var key string
 			var err error
-			if rec, err = decodeJSON(b); err != nil {
-				return nil, &ParseError{Line: m.line, Err: fmt.Errorf("bad JSON: %w", err)}
+			if rec, key, err = decodeRecord(b); err != nil {
+				return nil, &ParseError{Line: m.line, Key: key, Err: err}
 			}
 		}
 		return m.request(&rec)
@@ -103,14 +103,6 @@ func (m *Mooncake) Next() (*Request, error) {
 		return nil, &ParseError{Line: m.line + 1, Err: err}
 	}
 	return nil, io.EOF
-}
-
-// decodeJSON is line as encoding/json decodes it, for the lines
-// mooncakeDecoder declines.
-func decodeJSON(line []byte) (mooncakeRecord, error) {
-	var rec mooncakeRecord
-	err := json.Unmarshal(line, &rec)
-	return rec, err
 }
 
 func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {

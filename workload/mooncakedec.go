@@ -1,15 +1,18 @@
 package workload
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // mooncakeDecoder decodes a Mooncake trace line of the shape every line of
 // the published traces has, {"timestamp": n, "input_length": n,
 // "output_length": n, "hash_ids": [n, ...]} with any of the four keys in any
 // order, without reflection or allocation. It accepts a part of what
-// encoding/json accepts and decodes it to the same record; anything else (an
+// decodeRecord accepts and decodes it to the same record; anything else (an
 // other key, a repeated one, escapes, null, a number json would refuse or
 // that is long, a syntax error) it declines, and the caller decodes the line
-// with encoding/json, which gives the record or the error it always did.
+// with decodeRecord, which gives the record or says what is wrong.
 type mooncakeDecoder struct {
 	ts      float64
 	in, out int64
@@ -138,8 +141,8 @@ func jsonUints(b []byte, i int, ids []uint64) (_ []uint64, end int, ok bool) {
 	}
 	for {
 		end, integer := numberEnd(b, i)
-		n, neg, small := smallInt(b[i:end])
-		if end == i || !integer || !small || neg {
+		n, ok := uintLit(b[i:end])
+		if end == i || !integer || !ok {
 			return ids, i, false
 		}
 		ids = append(ids, n)
@@ -211,6 +214,26 @@ func digitsEnd(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// uintLit is the value of an unsigned integer literal that fits a uint64
+// (hash ids may be 64-bit hashes); ok is false for anything else. Literals
+// of up to 18 digits, every id of the published traces, take smallInt.
+func uintLit(lit []byte) (n uint64, ok bool) {
+	if n, neg, small := smallInt(lit); small {
+		return n, !neg
+	}
+	if len(lit) > 20 {
+		return 0, false
+	}
+	for _, c := range lit {
+		d := uint64(c - '0')
+		if !isDigit(c) || n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // smallInt is the value of an integer literal of at most 18 digits (below

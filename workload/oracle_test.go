@@ -74,9 +74,9 @@ func FuzzRechunk(f *testing.F) {
 	})
 }
 
-// mooncakeOracle reads a Mooncake trace the simple way, the way Mooncake
-// did before its decoder: every line through encoding/json and every chain
-// through rechunkOracle, with Mooncake's own checks.
+// mooncakeOracle reads a Mooncake trace the simple way: every line through
+// decodeRecord (which FuzzMooncakeDecoder holds to encoding/json) and every
+// chain through rechunkOracle, with Mooncake's own checks.
 type mooncakeOracle struct{ m *Mooncake }
 
 func (o mooncakeOracle) Next() (*Request, error) {
@@ -90,9 +90,9 @@ func (o mooncakeOracle) Next() (*Request, error) {
 		if len(trimSpace(b)) == 0 {
 			continue
 		}
-		var rec mooncakeRecord
-		if err := json.Unmarshal(b, &rec); err != nil {
-			return nil, &ParseError{Line: m.line, Err: fmt.Errorf("bad JSON: %w", err)}
+		rec, key, err := decodeRecord(b)
+		if err != nil {
+			return nil, &ParseError{Line: m.line, Key: key, Err: err}
 		}
 		req, err := m.request(&rec)
 		if err != nil {
@@ -141,10 +141,11 @@ var mooncakeTaken = []string{
 	`{"timestamp": -0.0e-0, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 9007199254740993, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 0, "input_length": 999999999999999999, "output_length": 1, "hash_ids": [999999999999999999]}`,
+	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551615, 1, 18446744073709551609]}`,
 }
 
 // mooncakeDeclined are Mooncake lines mooncakeDecoder leaves to
-// encoding/json: repeated, unknown and case-folded keys, escapes, null,
+// decodeRecord: repeated, unknown and case-folded keys, escapes, null,
 // numbers json refuses or the decoder finds too long, and broken syntax.
 var mooncakeDeclined = []string{
 	`{"timestamp": 1, "timestamp": 2, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
@@ -153,10 +154,15 @@ var mooncakeDeclined = []string{
 	`{"time\u0073tamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": null, "input_length": 1, "output_length": 1, "hash_ids": null}`,
 	`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1], "extra": {"a": [true, "x"]}}`,
+	`{"timestamp": 1, "input_lenght": 1, "output_length": 1, "hash_ids": [1]}`,
+	`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1, null, 2]}`,
+	`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [[1]]}`,
+	`{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": "1"}`,
+	`{"timestamp": [1], "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
+	`[{"timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1]}]`,
 	`{"timestamp": 1e400, "input_length": 1, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 0, "input_length": 9223372036854775807, "output_length": 1, "hash_ids": [1]}`,
 	`{"timestamp": 0, "input_length": 9223372036854775808, "output_length": 1, "hash_ids": [1]}`,
-	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551615, 1]}`,
 	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551616]}`,
 	`{"timestamp": 0, "input_length": 1.0, "output_length": 1e0, "hash_ids": [1.0]}`,
 	`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [-1]}`,
@@ -189,9 +195,10 @@ func mooncakeSeeds(f *testing.F) {
 }
 
 // FuzzMooncakeDecoder: on any input, Mooncake gives the requests and the
-// error mooncakeOracle gives; and whenever mooncakeDecoder takes a line
-// rather than declining it, encoding/json decodes it without error to the
-// same record.
+// error mooncakeOracle gives; whenever mooncakeDecoder takes a line rather
+// than declining it, decodeRecord decodes it without error to the same
+// record; and whenever decodeRecord does, so does encoding/json (a line the
+// strict decoder reads means what it meant to the reader before it).
 func FuzzMooncakeDecoder(f *testing.F) {
 	mooncakeSeeds(f)
 	f.Fuzz(func(t *testing.T, in string) {
@@ -199,16 +206,21 @@ func FuzzMooncakeDecoder(f *testing.F) {
 		sameReads(t, NewMooncake(strings.NewReader(in), o), mooncakeOracle{NewMooncake(strings.NewReader(in), o)})
 		var d mooncakeDecoder
 		for line := range strings.Lines(in) {
+			line = strings.TrimSuffix(line, "\n")
+			strict, _, err := decodeRecord([]byte(line))
 			var got mooncakeRecord
-			if !d.decode([]byte(line), &got) {
+			if d.decode([]byte(line), &got) && (err != nil || !sameRecord(got, strict)) {
+				t.Fatalf("%q: decoded %s, decodeRecord %s, %v", line, recordString(got), recordString(strict), err)
+			}
+			if err != nil {
 				continue
 			}
 			var want mooncakeRecord
 			if err := json.Unmarshal([]byte(line), &want); err != nil {
-				t.Fatalf("%q: decoded, but json says %v", line, err)
+				t.Fatalf("%q: decodeRecord took it, but json says %v", line, err)
 			}
-			if !sameRecord(got, want) {
-				t.Fatalf("%q: decoded %s, json %s", line, recordString(got), recordString(want))
+			if !sameRecord(strict, want) {
+				t.Fatalf("%q: decodeRecord %s, json %s", line, recordString(strict), recordString(want))
 			}
 		}
 	})
@@ -242,7 +254,7 @@ func recordString(r mooncakeRecord) string {
 }
 
 // TestMooncakeDecoderTakes: the decoder reads the lines of mooncakeTaken
-// itself and leaves those of mooncakeDeclined to encoding/json.
+// itself and leaves those of mooncakeDeclined to decodeRecord.
 func TestMooncakeDecoderTakes(t *testing.T) {
 	var d mooncakeDecoder
 	for _, c := range []struct {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -118,7 +119,7 @@ func readOtel(r io.Reader, opt TraceOptions) ([]*Request, error) {
 		}
 		var l otelLine
 		if err := json.Unmarshal(b, &l); err != nil {
-			return nil, &ParseError{Line: line, Err: fmt.Errorf("bad JSON: %w", err)}
+			return nil, otelJSONError(line, err)
 		}
 		for _, rs := range l.ResourceSpans {
 			for _, ss := range rs.ScopeSpans {
@@ -171,6 +172,32 @@ func readOtel(r io.Reader, opt TraceOptions) ([]*Request, error) {
 		}
 	}
 	return reqs, nil
+}
+
+// otelJSONError is a line encoding/json could not read into an otelLine,
+// in JSON's terms: a value of the wrong kind under its dotted key
+// ("resourceSpans.scopeSpans: want a list, got an object"), or broken JSON.
+func otelJSONError(line int, err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return &ParseError{Line: line, Err: fmt.Errorf("bad JSON: %w", err)}
+	}
+	want := "a number"
+	switch te.Type.Kind() {
+	case reflect.Slice:
+		want = "a list"
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	}
+	got, ok := map[string]string{"array": "a list", "object": "an object", "number": "a number", "string": "a string", "bool": "true or false"}[te.Value]
+	if !ok {
+		got = te.Value
+	}
+	return &ParseError{Line: line, Key: te.Field, Err: fmt.Errorf("want %s, got %s", want, got)}
 }
 
 // otelRead reads an llm_request span of the given line.

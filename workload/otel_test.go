@@ -155,7 +155,13 @@ func TestOtelErrors(t *testing.T) {
 		{span(append(tokens(20, 2), `{"key":"gen_ai.latency.time_to_first_token","value":{"boolValue":true}}`)...), `gen_ai.latency.time_to_first_token: want a doubleValue, got boolValue true`},
 		{`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","attributes":[]}]}]}]}`, "line 1: startTimeUnixNano: missing"},
 		{`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"llm_request","startTimeUnixNano":"soon"}]}]}]}`, `line 1: startTimeUnixNano: want nanoseconds since 1970 (a string of digits), got "soon"`},
-		{`{"resourceSpans":5}`, "line 1: bad JSON"},
+		// JSON of the wrong shape, in JSON's terms rather than Go's.
+		{`{"resourceSpans":5}`, "line 1: resourceSpans: want a list, got a number"},
+		{`{"resourceSpans":[{"scopeSpans":{"spans":[]}}]}`, "line 1: resourceSpans.scopeSpans: want a list, got an object"},
+		{`{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":7}]}]}]}`, "line 1: resourceSpans.scopeSpans.spans.name: want a string, got a number"},
+		{`{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"value":[]}]}]}]}]}`,
+			"line 1: resourceSpans.scopeSpans.spans.attributes.value: want an object, got a list"},
+		{`[]`, "line 1: want an object, got a list"},
 		{"", "no span named llm_request"},
 		{otelLineJSON(otelSpanJSON("http_get", t0)) + "\n", "no span named llm_request"},
 	} {
@@ -167,6 +173,9 @@ func TestOtelErrors(t *testing.T) {
 		var pe *ParseError
 		if err == io.EOF || !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%.60q...: got %v, want %q", c.in, err, c.want)
+		}
+		if msg := err.Error(); strings.Contains(msg, "Go ") || strings.Contains(msg, "otelLine") || strings.Contains(msg, "struct") {
+			t.Errorf("%.60q...: %v speaks of Go, not of the trace", c.in, err)
 		}
 	}
 	// A file without an llm_request span is an error of the whole file.

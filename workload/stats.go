@@ -21,8 +21,10 @@ type Stats struct {
 	// time from 0 to the last arrival; the last bucket may be partial.
 	BucketS  float64  `json:"bucket_s"`
 	Arrivals []Bucket `json:"arrivals"`
-	Input    Lengths  `json:"input_tokens"`
-	Output   Lengths  `json:"output_tokens"`
+	// Peak is the busiest of the Arrivals buckets.
+	Peak   Peak    `json:"peak"`
+	Input  Lengths `json:"input_tokens"`
+	Output Lengths `json:"output_tokens"`
 	// Sessions is the number of sessions, nil where the workload does not
 	// say (trace formats carry no session id).
 	Sessions *int64 `json:"sessions"`
@@ -43,6 +45,15 @@ type Bucket struct {
 	StartS   float64 `json:"start_s"`
 	Requests int64   `json:"requests"`
 	Rate     float64 `json:"rate_per_s"`
+}
+
+// Peak is the most requests an arrival bucket holds, and the start of
+// every bucket that holds as many, in time order: more than one when
+// buckets tie.
+type Peak struct {
+	Requests int64     `json:"requests"`
+	Rate     float64   `json:"rate_per_s"`
+	StartsS  []float64 `json:"starts_s"`
 }
 
 // Lengths summarises token counts; percentiles by the nearest-rank rule
@@ -121,6 +132,14 @@ func (b *StatsBuilder) Stats(bucket des.Time) *Stats {
 	s.Arrivals = make([]Bucket, len(counts))
 	for i, c := range counts {
 		s.Arrivals[i] = Bucket{StartS: (des.Time(i) * bucket).Seconds(), Requests: c, Rate: float64(c) / s.BucketS}
+	}
+	for _, a := range s.Arrivals {
+		if a.Requests > s.Peak.Requests {
+			s.Peak = Peak{Requests: a.Requests, Rate: a.Rate}
+		}
+		if a.Requests == s.Peak.Requests {
+			s.Peak.StartsS = append(s.Peak.StartsS, a.StartS)
+		}
 	}
 	return s
 }

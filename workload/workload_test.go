@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -107,6 +108,29 @@ func TestMooncakeErrors(t *testing.T) {
 		{`{"timestamp": 1e20, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp: arrival 1e+20 ms"},
 		{`{"timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [1]}
 {"timestamp": 4, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 2: timestamp: goes backwards"},
+		// Keys a record does not have, in any spelling, and keys given twice.
+		{`{"timestamp": 0, "input_lenght": 1, "output_length": 1, "hash_ids": [1]}`,
+			"line 1: input_lenght: unknown key; a record has timestamp, input_length, output_length and hash_ids"},
+		{`{"Timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 1: Timestamp: unknown key"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1], "session": {"id": 3}}`, "line 1: session: unknown key"},
+		{`{"timestamp": 0, "timestamp": 1, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 1: timestamp: key given twice"},
+		// Values of the wrong kind, in the trace's terms.
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [-1]}`, "line 1: hash_ids[0]: -1 is not a non-negative integer"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1, 2.5]}`, "line 1: hash_ids[1]: 2.5 is not a non-negative integer"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [18446744073709551616]}`,
+			"line 1: hash_ids[0]: 18446744073709551616 is out of range: a hash id is a 64-bit unsigned integer"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1, null]}`, "line 1: hash_ids[1]: want a non-negative integer, got null"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": "1 2"}`, `line 1: hash_ids: want a list of non-negative integers, got "1 2"`},
+		{`{"timestamp": "0", "input_length": 1, "output_length": 1, "hash_ids": [1]}`, `line 1: timestamp: want a number of milliseconds, got "0"`},
+		{`{"timestamp": null, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 1: timestamp: want a number of milliseconds, got null"},
+		{`{"timestamp": 1e400, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 1: timestamp: 1e400 is out of range"},
+		{`{"timestamp": 0, "input_length": 1.5, "output_length": 1, "hash_ids": [1]}`, "line 1: input_length: want an integer, got 1.5"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": [1], "hash_ids": [1]}`, "line 1: output_length: want an integer, got a list"},
+		{`{"timestamp": 0, "input_length": 9223372036854775808, "output_length": 1, "hash_ids": [1]}`,
+			"line 1: input_length: 9223372036854775808 is out of range"},
+		{`[{"timestamp": 0}]`, "line 1: want a JSON object of timestamp, input_length, output_length and hash_ids, got a list"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1]} {}`, "line 1: bad JSON: more after the record's closing brace"},
+		{`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": [1`, "line 1: hash_ids[1]: bad JSON: the line ends inside the record"},
 	} {
 		m := NewMooncake(strings.NewReader(c.in), opt)
 		var err error
@@ -116,6 +140,9 @@ func TestMooncakeErrors(t *testing.T) {
 		var pe *ParseError
 		if err == io.EOF || !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want %q", c.in, err, c.want)
+		}
+		if msg := fmt.Sprint(err); strings.Contains(msg, "Go ") || strings.Contains(msg, "int64") || strings.Contains(msg, "mooncakeRecord") {
+			t.Errorf("%q: %v speaks of Go, not of the trace", c.in, err)
 		}
 		sameReads(t, NewMooncake(strings.NewReader(c.in), opt), mooncakeOracle{NewMooncake(strings.NewReader(c.in), opt)})
 	}
@@ -135,6 +162,10 @@ func TestAzure(t *testing.T) {
 	if len(got[0].Blocks) != 300 || got[0].Blocks[0] == got[1].Blocks[0] {
 		t.Error("azure prompts must not share blocks")
 	}
+	// Columns of other names are ignored.
+	if got := readAll(t, NewAzure(strings.NewReader("Note,GeneratedTokens,TIMESTAMP,ContextTokens\nx,3,2023-11-16 18:17:03,100\n"), opt)); len(got) != 1 || got[0].InputTokens != 100 {
+		t.Errorf("with a column of another name: %+v", got)
+	}
 	for _, c := range []struct{ in, want string }{
 		{"", "line 1: empty file"},
 		{"TIMESTAMP,Context\n", "line 1: ContextTokens: column missing"},
@@ -143,6 +174,11 @@ func TestAzure(t *testing.T) {
 		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1,0\n", "line 2: GeneratedTokens"},
 		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1,1\n2023-11-16 18:17:03.8,1,1\n", "line 3: TIMESTAMP: goes backwards"},
 		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1\n", "line 2: GeneratedTokens: missing"},
+		// A misspelt column is a missing one, the header shown; a column
+		// given twice and a row with a value under no column are refused.
+		{"TIMESTAMP,ContextToken,GeneratedTokens\n", "line 1: ContextTokens: column missing from header TIMESTAMP,ContextToken,GeneratedTokens"},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens,ContextTokens\n", "line 1: ContextTokens: column given twice (columns 2 and 4)"},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1,1\n2023-11-16 18:17:04,1,1,7\n", "line 3: 4 fields, but the header has 3 columns"},
 	} {
 		a := NewAzure(strings.NewReader(c.in), opt)
 		var err error

@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -243,6 +244,10 @@ func TestStats(t *testing.T) {
 	if s.SpanS != 2.6 || s.MeanRate != 4/s.SpanS || len(s.Arrivals) != 3 || s.Arrivals[0].Requests != 2 || s.Arrivals[1].Requests != 0 ||
 		s.Arrivals[2] != (Bucket{StartS: 2, Requests: 2, Rate: 2}) {
 		t.Errorf("arrivals %+v", s)
+	}
+	// Buckets 0s and 2s tie for the peak, 2 requests each.
+	if p := s.Peak; p.Requests != 2 || p.Rate != 2 || !slices.Equal(p.StartsS, []float64{0, 2}) {
+		t.Errorf("peak %+v", p)
 	}
 	if s := NewStatsBuilder(16).Stats(0); s.Requests != 0 || s.Arrivals != nil {
 		t.Errorf("empty %+v", s)

@@ -234,20 +234,20 @@ func positional(check cobra.PositionalArgs) cobra.PositionalArgs {
 }
 
 // loadScenario loads the file, or the embedded default when path is "".
-func loadScenario(path string, sets []string) (*scenarios.Scenario, error) {
+func loadScenario(path string, sets []string, opts ...scenarios.Option) (*scenarios.Scenario, error) {
 	if path == "" {
-		return scenarios.LoadDefault(sets)
+		return scenarios.LoadDefault(sets, opts...)
 	}
-	return scenarios.Load(path, sets)
+	return scenarios.Load(path, sets, opts...)
 }
 
 // prepare loads a scenario (the embedded default when path is "") and
 // turns it into the plan a run follows (sim.Prepare), refusing one whose
 // estimated memory this machine cannot hold: what every command that runs
 // or checks a scenario does first. atOnce runs (a sweep's -j) share the
-// memory.
-func prepare(path string, sets []string, atOnce int) (*sim.Plan, error) {
-	sc, err := loadScenario(path, sets)
+// memory; opts change how the scenario is read.
+func prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (*sim.Plan, error) {
+	sc, err := loadScenario(path, sets, opts...)
 	if err != nil {
 		return nil, err
 	}

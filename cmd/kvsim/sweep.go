@@ -215,7 +215,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	read := map[workloadKey]bool{}
 	for i, p := range pts {
 		sets := spec.sets(p)
-		plan, err := prepare(scenario, sets, min(f.jobs, len(pts)))
+		plan, err := prepare(scenario, sets, min(f.jobs, len(pts)), scenarios.FlagFrom("--vary", len(spec.Sets)))
 		if err != nil {
 			return err
 		}

@@ -272,6 +272,9 @@ func printStatsJSON(w io.Writer, t *traceSource, s *workload.Stats) error {
 	if s.Arrivals == nil {
 		s.Arrivals = []workload.Bucket{}
 	}
+	if s.Peak.StartsS == nil {
+		s.Peak.StartsS = []float64{}
+	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
@@ -327,6 +330,7 @@ func printStats(w io.Writer, t *traceSource, s *workload.Stats) {
 	}
 	fmt.Fprintf(tw, "time span\t%s (first arrival %s, last %s)\n", seconds(s.SpanS), seconds(s.FirstArrivalS), seconds(s.LastArrivalS))
 	fmt.Fprintf(tw, "mean rate\t%s\n", rate)
+	fmt.Fprintf(tw, "peak\t%s\n", peak(s))
 	if s.Sessions != nil {
 		fmt.Fprintf(tw, "sessions\t%d (%.2f requests each)\n", *s.Sessions, float64(s.Requests)/float64(max(*s.Sessions, 1)))
 	} else {
@@ -356,6 +360,30 @@ func printStats(w io.Writer, t *traceSource, s *workload.Stats) {
 		fmt.Fprintf(tw, "%s\t%d\t%.2f\t %s\n", seconds(b.StartS), b.Requests, b.Rate, bar)
 	}
 	tw.Flush()
+}
+
+// maxPeaks is how many tied peak buckets stats names before it counts the
+// rest.
+const maxPeaks = 5
+
+// peak says which arrival bucket is the busiest, "3.40 requests/s: 204 in
+// the 1m0s from 13m0s", naming every bucket that ties for it, in time
+// order, up to maxPeaks ("... in each 1m0s from 36m0s and 51m0s (tied)").
+func peak(s *workload.Stats) string {
+	p := s.Peak
+	if len(p.StartsS) == 1 {
+		return fmt.Sprintf("%.2f requests/s: %d in the %s from %s", p.Rate, p.Requests, seconds(s.BucketS), seconds(p.StartsS[0]))
+	}
+	var starts []string
+	for _, t := range p.StartsS[:min(len(p.StartsS), maxPeaks)] {
+		starts = append(starts, seconds(t))
+	}
+	last := " and " + starts[len(starts)-1]
+	if more := len(p.StartsS) - len(starts); more > 0 {
+		last = fmt.Sprintf(", %s and %d more", starts[len(starts)-1], more)
+	}
+	return fmt.Sprintf("%.2f requests/s: %d in each %s from %s%s (tied)", p.Rate, p.Requests, seconds(s.BucketS),
+		strings.Join(starts[:len(starts)-1], ", "), last)
 }
 
 // writeAtomic writes path through fill, atomically (writeAtomically),

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,6 +196,7 @@ func TestTraceStats(t *testing.T) {
 	for _, want := range []string{
 		"source       " + mc + " (mooncake, 16 tokens per hash id)",
 		"requests     4\n", "time span    2.6s (first arrival 0s, last 2.6s)", "mean rate    1.538 requests/s",
+		"peak         2.00 requests/s: 2 in each 1s from 0s and 2s (tied)\n",
 		"sessions     n/a (the mooncake format has no session id)",
 		"prefix hits  0.4286 of 16-token blocks (3 of 7), 0.3871 of prompt tokens",
 		"input        20   48   48   48   31.0  124", "output       2    7    7    7    3.8   15",
@@ -227,7 +229,8 @@ func TestTraceStats(t *testing.T) {
 }
 
 // TestTraceStatsShared: the figures of the shared traces agree with their
-// README, and the conversation trace's infinite-cache token hit ratio is
+// README, the conversation trace's busiest minutes are those from 36:00 and
+// 51:00 (247 requests each), and the conversation trace's infinite-cache token hit ratio is
 // the bound TestConversationTrace (package sim) holds the G1 ratio under.
 func TestTraceStatsShared(t *testing.T) {
 	for _, c := range []struct {
@@ -240,10 +243,34 @@ func TestTraceStatsShared(t *testing.T) {
 		{"azure_code_2023.csv", 8819, 245_896, 3436, [2]float64{0, 0}},
 	} {
 		s := statsJSONOf(t, tracestest.Path(t, c.file))
+		if want := []float64{2160, 3060}; c.file == "conversation_trace.jsonl" && (s.Peak.Requests != 247 || !slices.Equal(s.Peak.StartsS, want)) {
+			t.Errorf("%s: peak %+v, want 247 requests in the minutes from 36m0s and 51m0s", c.file, s.Peak)
+		}
 		if s.Requests != c.requests || s.Output.Total != c.out || int64(math.Round(s.SpanS)) != c.span ||
 			s.HitTokenRatio < c.hits[0] || s.HitTokenRatio > c.hits[1] || s.Sessions != nil {
 			t.Errorf("%s: %d requests, %d output tokens, span %.0f s, token hit ratio %.4f", c.file,
 				s.Requests, s.Output.Total, s.SpanS, s.HitTokenRatio)
+		}
+	}
+}
+
+// TestPeak: the peak names its bucket, every bucket that ties for it, and
+// past five tied buckets the first five and how many more.
+func TestPeak(t *testing.T) {
+	stats := func(starts ...float64) *workload.Stats {
+		return &workload.Stats{BucketS: 60, Peak: workload.Peak{Requests: 247, Rate: 247.0 / 60, StartsS: starts}}
+	}
+	for _, c := range []struct {
+		s    *workload.Stats
+		want string
+	}{
+		{stats(780), "4.12 requests/s: 247 in the 1m0s from 13m0s"},
+		{stats(2160, 3060), "4.12 requests/s: 247 in each 1m0s from 36m0s and 51m0s (tied)"},
+		{stats(0, 60, 120, 180, 240), "4.12 requests/s: 247 in each 1m0s from 0s, 1m0s, 2m0s, 3m0s and 4m0s (tied)"},
+		{stats(0, 60, 120, 180, 240, 300, 360), "4.12 requests/s: 247 in each 1m0s from 0s, 1m0s, 2m0s, 3m0s, 4m0s and 2 more (tied)"},
+	} {
+		if got := peak(c.s); got != c.want {
+			t.Errorf("%v: %q, want %q", c.s.Peak.StartsS, got, c.want)
 		}
 	}
 }
@@ -326,6 +353,37 @@ func TestTraceStatsErrors(t *testing.T) {
 		code, _, stderr := kvsim(t, append([]string{"trace", "stats"}, c.args...)...)
 		if code != exitBadInput || !strings.Contains(stderr, c.stderr) {
 			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, stderr, c.stderr)
+		}
+	}
+}
+
+// TestTraceRecordErrors: a trace record with a key no record has, a value
+// of the wrong kind or a value under no column is bad input (exit 2), named
+// by file, line and key in the trace's terms, in stats and in a run, which
+// writes nothing. (A run names the scenario key workload.trace where the
+// error is the line's rather than a field's.)
+func TestTraceRecordErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}` + "\n"
+	for _, c := range []struct{ name, body, line, want string }{
+		{"typo.jsonl", good + `{"timestamp": 1, "input_lenght": 100, "output_length": 10, "hash_ids": [1]}` + "\n",
+			":2: ", "input_lenght: unknown key; a record has timestamp, input_length, output_length and hash_ids"},
+		{"negative.jsonl", good + good + `{"timestamp": 2, "input_length": 100, "output_length": 10, "hash_ids": [-1]}` + "\n",
+			":3: ", "hash_ids[0]: -1 is not a non-negative integer"},
+		{"extra.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,100,3\n2023-11-16 18:17:04,100,3,7\n",
+			":3: ", "4 fields, but the header has 3 columns"},
+	} {
+		path := filepath.Join(dir, c.name)
+		os.WriteFile(path, []byte(c.body), 0o644)
+		out := filepath.Join(dir, "out-"+c.name)
+		for _, args := range [][]string{{"trace", "stats", path}, {"replay", "-q", "-o", out, "--set", traceWorkload(path, 512)}} {
+			code, stdout, stderr := kvsim(t, args...)
+			if code != exitBadInput || !strings.Contains(stderr, path+c.line) || !strings.HasSuffix(stderr, c.want+"\n") || stdout != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q", args, code, stdout, stderr, exitBadInput, path+c.line+c.want)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: the failed run left %s", c.name, out)
 		}
 	}
 }

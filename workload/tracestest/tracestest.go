@@ -4,11 +4,16 @@
 // resolve against the module root, where CI runs), and without it the folder
 // ../shared/traces beside the module is used when present; likewise
 // KVSIM_VLLM_TRACES and ../shared/vllm-traces for the measured vLLM runs.
+// When a folder is absent and unnamed its tests skip, and the package's own
+// test says so in one line on the terminal, since go test ./... shows a
+// skip only with -v.
 package tracestest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,20 +68,50 @@ func VLLMPath(tb testing.TB, name string) string {
 // module.
 func sharedDir(tb testing.TB, env, name string) string {
 	tb.Helper()
-	root := moduleRoot()
-	dir, set := os.LookupEnv(env)
-	if !set || dir == "" {
-		dir = filepath.Join(root, "..", "shared", name)
-	} else if !filepath.IsAbs(dir) {
-		dir = filepath.Join(root, dir)
-	}
-	if _, err := os.Stat(dir); err != nil {
+	dir, set, err := find(moduleRoot(), env, name)
+	if err != nil {
 		if set {
 			tb.Fatalf("%s=%s: %v", env, os.Getenv(env), err)
 		}
 		tb.Skipf("no %s folder (%s); set %s", name, dir, env)
 	}
 	return dir
+}
+
+// find is the folder env names (relative to root), else root/../shared/name;
+// set says whether env named it, err whether it is missing.
+func find(root, env, name string) (dir string, set bool, err error) {
+	dir = os.Getenv(env)
+	set = dir != ""
+	if !set {
+		dir = filepath.Join(root, "..", "shared", name)
+	} else if !filepath.IsAbs(dir) {
+		dir = filepath.Join(root, dir)
+	}
+	_, err = os.Stat(dir)
+	return dir, set, err
+}
+
+// shared are the folders the tests read: the traces, then the measured
+// vLLM runs.
+var shared = []struct{ env, name string }{{"KVSIM_TRACES", "traces"}, {"KVSIM_VLLM_TRACES", "vllm-traces"}}
+
+// missing is one line naming the shared folders that are absent while no
+// variable names them, so that the tests reading them skip, and the
+// variable that would name each; "" when there is none. root is the module
+// root.
+func missing(root string) string {
+	var absent, envs []string
+	for _, s := range shared {
+		if _, set, err := find(root, s.env, s.name); !set && err != nil {
+			absent, envs = append(absent, filepath.Join("..", "shared", s.name)), append(envs, s.env)
+		}
+	}
+	if len(absent) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("kvsim: no %s beside the module: the tests of real traces skip; set %s to run them",
+		strings.Join(absent, " or "), strings.Join(envs, " and "))
 }
 
 // Path returns a file in the traces folder, failing the test if it is
