@@ -41,12 +41,11 @@ func TestCheckCausal(t *testing.T) {
 	}
 }
 
-// TestRouterViewCheck runs a small KVCR scenario to its end (the checks
-// pass), then breaks the router's view one way and the other: a block a
-// worker holds that the router lost, and a holding the router invented.
-func TestRouterViewCheck(t *testing.T) {
-	y := "name: v\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}, prefix_groups: 2, shared_prefix: 64}}\n" + kvBody
-	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "v.yaml"), []byte(y), []string{"router.event_delay=3ms"})
+// checkedCluster builds the cluster of scenario y with --set values sets,
+// invariant checks on, not yet run.
+func checkedCluster(t *testing.T, y string, sets ...string) *Cluster {
+	t.Helper()
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +57,15 @@ func TestRouterViewCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// TestRouterViewCheck runs a small KVCR scenario to its end (the checks
+// pass), then breaks the router's view one way and the other: a block a
+// worker holds that the router lost, and a holding the router invented.
+func TestRouterViewCheck(t *testing.T) {
+	y := "name: v\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}, prefix_groups: 2, shared_prefix: 64}}\n" + kvBody
+	c := checkedCluster(t, y, "router.event_delay=3ms")
 	if _, err := c.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -97,18 +105,7 @@ func TestRouterViewCheck(t *testing.T) {
 func TestEngineTransitionInvariant(t *testing.T) {
 	y := "name: e\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}}}\n" + kvBody +
 		"events:\n  - {at: 100ms, remove: [2]}\n"
-	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "e.yaml"), []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Prepare(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := build(p, Options{Check: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := checkedCluster(t, y)
 	if _, err := c.run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/lifecycle"
-	"github.com/kvsim/kvsim/scenarios"
 )
 
 // TestLifeArgRoundTrip: every kind with the smallest, a middle and the
@@ -48,18 +46,7 @@ func (f fireFunc) Fire(now des.Time, _, _ uint64) { f(now) }
 func TestIllegalStatusFailsRun(t *testing.T) {
 	y := "name: s\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}}}\n" + kvBody +
 		"events:\n  - {at: 100ms, drain: [2]}\n"
-	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Prepare(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := build(p, Options{Check: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := checkedCluster(t, y)
 	c.q.Schedule(200*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(now des.Time) { c.ready(now, c.workers[2]) }), 0)
 	res, err := c.run(context.Background())
 	var ie *InvariantError
