@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -29,31 +28,15 @@ func TestPackageGraph(t *testing.T) {
 		}
 		actual[pkg] = imports
 	}
-	doc, err := os.ReadFile("../docs/architecture.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	documented := map[string][]string{}
-	in := false
-	for _, line := range strings.Split(string(doc), "\n") {
-		switch {
-		case strings.HasPrefix(line, "| package | imports | rule |"):
-			in = true
-		case in && !strings.HasPrefix(line, "|"):
-			in = false
-		case in && !strings.HasPrefix(line, "|---"):
-			cells := strings.Split(line, "|")
-			imports := []string{}
-			for _, imp := range strings.Split(cells[2], ",") {
-				if imp = strings.Trim(strings.TrimSpace(imp), "`"); imp != "" {
-					imports = append(imports, imp)
-				}
+	for _, cells := range architectureTable(t, "| package | imports | rule |") {
+		imports := []string{}
+		for _, imp := range strings.Split(cells[1], ",") {
+			if imp = strings.Trim(strings.TrimSpace(imp), "`"); imp != "" {
+				imports = append(imports, imp)
 			}
-			documented[strings.Trim(strings.TrimSpace(cells[1]), "`")] = imports
 		}
-	}
-	if len(documented) == 0 {
-		t.Fatal("docs/architecture.md has no package graph table")
+		documented[strings.Trim(cells[0], "`")] = imports
 	}
 	for pkg, imports := range actual {
 		doc, ok := documented[pkg]

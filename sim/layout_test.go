@@ -14,29 +14,13 @@ import (
 // counts as the benchmarks folder's layer.
 func TestLayout(t *testing.T) {
 	const mod = "github.com/kvsim/kvsim/"
-	doc, err := os.ReadFile("../docs/architecture.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	layer := map[string]int{}
-	in := false
-	for _, line := range strings.Split(string(doc), "\n") {
-		switch {
-		case strings.HasPrefix(line, "| folder | layer |"):
-			in = true
-		case in && !strings.HasPrefix(line, "|"):
-			in = false
-		case in && !strings.HasPrefix(line, "|---"):
-			cells := strings.Split(line, "|")
-			n, err := strconv.Atoi(strings.Fields(cells[2])[0])
-			if err != nil {
-				t.Fatalf("layout row %q: %v", line, err)
-			}
-			layer[strings.Trim(strings.TrimSpace(cells[1]), "`")] = n
+	for _, cells := range architectureTable(t, "| folder | layer |") {
+		n, err := strconv.Atoi(strings.Fields(cells[1])[0])
+		if err != nil {
+			t.Fatalf("layout row %q: %v", cells, err)
 		}
-	}
-	if len(layer) == 0 {
-		t.Fatal("docs/architecture.md has no layout table")
+		layer[strings.Trim(cells[0], "`")] = n
 	}
 	out := goList(t, "-f", `{{if .GoFiles}}{{.ImportPath}} {{join .Imports " "}}{{end}}`, mod+"...")
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -70,4 +54,35 @@ func layerOf(layer map[string]int, pkg string) (int, bool) {
 	}
 	n, ok := layer[pkg]
 	return n, ok
+}
+
+// architectureTable returns the rows of the table in docs/architecture.md
+// whose header line starts with header, each as its cells trimmed of
+// space; it fails the test when there is none.
+func architectureTable(t *testing.T, header string) [][]string {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	in := false
+	for _, line := range strings.Split(string(doc), "\n") {
+		switch {
+		case strings.HasPrefix(line, header):
+			in = true
+		case in && !strings.HasPrefix(line, "|"):
+			in = false
+		case in && !strings.HasPrefix(line, "|---"):
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			rows = append(rows, cells)
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("docs/architecture.md has no table headed %q", header)
+	}
+	return rows
 }
