@@ -110,13 +110,16 @@ func (m *SegMap[V]) Add(s int32) *V {
 // capacity: the caller empties it first.
 func (m *SegMap[V]) Delete(s int32) {
 	k, pl := SegKey(s)
-	i, _ := m.idx.Get(k, pl)
-	m.idx.Delete(k, pl)
-	m.entries[i-1].seg = -1
-	m.spare = append(m.spare, i-1)
-	if m.last == s+1 {
+	i := m.lastAt // a segment is mostly deleted right after a Get of it
+	if s+1 == m.last {
 		m.last = 0
+	} else {
+		j, _ := m.idx.Get(k, pl)
+		i = j - 1
 	}
+	m.idx.Delete(k, pl)
+	m.entries[i].seg = -1
+	m.spare = append(m.spare, i)
 }
 
 // Len is the number of segments with a value.

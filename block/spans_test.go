@@ -45,6 +45,8 @@ func TestSpansCut(t *testing.T) {
 // value 70 left there (a slice keeps its capacity: 4). Each shows 3, 9, 5
 // in entry order. Get of a segment never added or deleted is nil, also
 // when the deleted one was the last found; Each then shows 3 and 9.
+// Deleting 9 while 3 is the last found leaves 3 found, and 11, added
+// next, takes 9's entry (the last freed) with its value.
 func TestSegMap(t *testing.T) {
 	var m SegMap[[]int]
 	if m.Get(3) != nil || m.Len() != 0 {
@@ -93,5 +95,15 @@ func TestSegMap(t *testing.T) {
 	}
 	if got := *m.Get(3); got[0] != 3 {
 		t.Errorf("segment 3: %v", got)
+	}
+	m.Delete(9) // not the last found (3): found by lookup, and 3 stays found
+	if m.Get(9) != nil || m.Len() != 1 {
+		t.Errorf("segment 9 deleted: Get %v, Len %d; want nil, 1", m.Get(9), m.Len())
+	}
+	if got := *m.Get(3); got[0] != 3 {
+		t.Errorf("segment 3 after deleting 9: %v", got)
+	}
+	if v := m.Add(11); len(*v) != 1 || (*v)[0] != 9 { // the entry 9 left, the last freed
+		t.Errorf("segment 11: %v, want the [9] segment 9 left", *v)
 	}
 }
