@@ -10,8 +10,8 @@ type Span[V any] struct {
 }
 
 // Spans is some of a segment's offsets as sorted, disjoint, non-empty
-// spans, each with its value: how the G1 pool keeps its cached blocks, the
-// G2 pool its extents and the router a worker's holding in a tier.
+// spans, each with its value: how the G1 pool keeps its cached blocks and
+// the router a worker's holding in a tier.
 type Spans[V any] []Span[V]
 
 // Find is the index of the first span ending after offset x: the span
@@ -47,7 +47,7 @@ func (s *Spans[V]) Cut(i int, x int32) {
 }
 
 // SegMap keeps a value of V for each chain segment that has one, found
-// through a Map keyed by the segment (SegKey): a pool's spans by segment.
+// through a Map keyed by the segment (SegKey): a pool's index by segment.
 // The last segment found is remembered, so a run of calls on one segment
 // costs one lookup. Values sit in a slice in the order their entries were
 // made, reused as segments come and go, and that order is all Each shows.

@@ -44,18 +44,22 @@ type Pool struct {
 	evictable int                  // ready and unpinned blocks
 	ext       []block.Node[extent] // the extents; freed ones (n == 0) are listed in spare
 	spare     []int32
-	lru       block.List[extent]  // the ready extents, least recently used first
-	segs      block.SegMap[index] // per segment held, its extents
-	scratch   []int32             // the extents of the run in hand (cover)
+	lru       block.List[extent]    // the ready extents, least recently used first
+	segs      block.SegMap[[]entry] // per segment held, its extents by ascending offset
+	scratch   []int32               // the extents of the run in hand (cover)
 	// evicted collects the blocks eviction took, as runs in order; KVCR
 	// reports and clears it.
 	evicted []block.Run
 	chains  *block.Chains // holds a reference on the segment of every block held
 }
 
-// index is a segment's extents by ascending offset: each span is an
-// extent's blocks and its id, so that a search reads the index alone.
-type index = block.Spans[int32]
+// entry is an extent in its segment's index, with the offset past its
+// last block, so that a search reads the index alone. Its first block is
+// the extent's alone (not a block.Spans with both ends): eviction trims
+// an extent from its start without touching its segment's index, which
+// is worth a Map lookup and a write a store (see
+// benchmarks/evidence/2026-12-01-span-sets.md).
+type entry struct{ end, e int32 }
 
 // extent is a run of blocks the pool holds alike (see Pool).
 type extent struct {
@@ -88,14 +92,29 @@ func (p *Pool) Room(n int) bool { return n <= p.room() }
 // room is how many blocks can be had.
 func (p *Pool) room() int { return p.size - p.used + p.evictable }
 
-// list is segment s's index, nil when the pool holds none of its blocks
+// list is segment s's extents, nil when the pool holds none of its blocks
 // (or s is -1: a Ref without its segment). The pointer is valid until an
 // extent of a segment not held is added.
-func (p *Pool) list(s int32) *index {
+func (p *Pool) list(s int32) *[]entry {
 	if s < 0 {
 		return nil
 	}
 	return p.segs.Get(s)
+}
+
+// search is the position in es, a segment's index, of the first extent
+// ending past off.
+func search(es []entry, off int32) int {
+	lo, hi := 0, len(es)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if es[m].end > off {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
 
 // find is the extent holding block (seg, off), or -1.
@@ -104,8 +123,9 @@ func (p *Pool) find(seg, off int32) int32 {
 	if l == nil {
 		return -1
 	}
-	if i := l.Holding(off); i >= 0 {
-		return (*l)[i].V
+	es := *l
+	if i := search(es, off); i < len(es) && p.ext[es[i].e].V.Lo <= off {
+		return es[i].e
 	}
 	return -1
 }
@@ -119,14 +139,15 @@ func (p *Pool) at(seg, off int32) (state, int32) {
 		return free, math.MaxInt32
 	}
 	es := *l
-	i := es.Find(off)
+	i := search(es, off)
 	if i == len(es) {
 		return free, math.MaxInt32
 	}
-	if es[i].Lo > off {
-		return free, es[i].Lo
+	if x := &p.ext[es[i].e].V; x.Lo <= off {
+		return x.st, es[i].end
+	} else {
+		return free, x.Lo
 	}
-	return p.ext[es[i].V].V.st, es[i].Hi
 }
 
 // Ready reports whether r is readable.
@@ -172,8 +193,8 @@ func (p *Pool) readyIn(r block.Run) (readyN, unpinned int) {
 		return 0, 0
 	}
 	es := *l
-	for i := es.Find(r.Lo); i < len(es) && es[i].Lo < r.Hi; i++ {
-		x := &p.ext[es[i].V].V
+	for i := search(es, r.Lo); i < len(es) && p.ext[es[i].e].V.Lo < r.Hi; i++ {
+		x := &p.ext[es[i].e].V
 		if x.st != ready {
 			continue
 		}
@@ -216,19 +237,19 @@ func (p *Pool) alloc(x extent) int32 {
 func (p *Pool) newExtent(x extent) int32 {
 	e := p.alloc(x)
 	l := p.segs.Add(x.Seg)
-	*l = slices.Insert(*l, l.Find(x.Lo), block.Span[int32]{V: e, Lo: x.Lo, Hi: x.Hi})
+	*l = slices.Insert(*l, search(*l, x.Lo), entry{x.Hi, e})
 	return e
 }
 
 // freeExtent takes extent e, on no list, out of the index.
 func (p *Pool) freeExtent(e int32) {
 	l := p.list(p.ext[e].V.Seg)
-	p.unindex(e, l, l.Find(p.ext[e].V.Lo))
+	p.unindex(e, l, search(*l, p.ext[e].V.Lo))
 }
 
 // unindex frees extent e, on no list, at position i of its segment's
-// index l.
-func (p *Pool) unindex(e int32, l *index, i int) {
+// extents l.
+func (p *Pool) unindex(e int32, l *[]entry, i int) {
 	x := &p.ext[e].V
 	if *l = slices.Delete(*l, i, i+1); len(*l) == 0 {
 		p.segs.Delete(x.Seg)
@@ -237,16 +258,16 @@ func (p *Pool) unindex(e int32, l *index, i int) {
 	p.spare = append(p.spare, e)
 }
 
-// split cuts the extent at position i of its segment's index l at offset
-// at, inside it, and returns the new extent holding its blocks from at on,
-// which follows it on the LRU list.
-func (p *Pool) split(l *index, i int, at int32) int32 {
-	e := (*l)[i].V
+// split cuts the extent at position i of its segment's extents l at
+// offset at, inside it, and returns the new extent holding its blocks from
+// at on, which follows it on the LRU list.
+func (p *Pool) split(l *[]entry, i int, at int32) int32 {
+	e := (*l)[i].e
 	x := p.ext[e].V
+	(*l)[i].end = at
 	p.ext[e].V.Hi = at
 	r := p.alloc(extent{Run: block.Run{Seg: x.Seg, Lo: at, Hi: x.Hi}, pins: x.pins, st: x.st})
-	l.Cut(i, at)
-	(*l)[i+1].V = r
+	*l = slices.Insert(*l, i+1, entry{x.Hi, r})
 	if x.st == ready {
 		p.lru.InsertAfter(p.ext, e, r)
 	}
@@ -261,17 +282,16 @@ func (p *Pool) cover(r block.Run) []int32 {
 	if l == nil {
 		return nil
 	}
-	for i := l.Find(r.Lo); i < len(*l); i++ {
-		sp := (*l)[i]
-		if sp.Lo >= r.Hi {
+	for i := search(*l, r.Lo); i < len(*l); i++ {
+		e := (*l)[i].e
+		if p.ext[e].V.Lo >= r.Hi {
 			break
 		}
-		e := sp.V
-		if sp.Lo < r.Lo {
+		if p.ext[e].V.Lo < r.Lo {
 			e = p.split(l, i, r.Lo)
 			i++
 		}
-		if (*l)[i].Hi > r.Hi {
+		if (*l)[i].end > r.Hi {
 			p.split(l, i, r.Hi)
 		}
 		p.scratch = append(p.scratch, e)
@@ -291,9 +311,9 @@ func (p *Pool) merge(a, b int32) {
 	p.lru.Unlink(p.ext, b)
 	x := &p.ext[a].V
 	l := p.list(x.Seg)
-	i := l.Find(x.Lo) // a's position; b's is the next
+	i := search(*l, x.Lo) // a's position; b's is the next
 	x.Hi = p.ext[b].V.Hi
-	(*l)[i].Hi = x.Hi
+	(*l)[i].end = x.Hi
 	p.unindex(b, l, i+1)
 }
 
@@ -344,8 +364,6 @@ func (p *Pool) evict(k int) {
 			p.remove(e)
 		} else {
 			p.chains.DropN(x.Seg, int(m))
-			l := p.list(x.Seg)
-			(*l)[l.Find(x.Lo)].Lo += m
 			x.Lo += m
 			p.evictable -= int(m)
 			p.used -= int(m)
@@ -502,21 +520,21 @@ func (p *Pool) Pinned() int {
 func (p *Pool) Check() error {
 	var errs []error
 	indexed, used, evictable, readyN := 0, 0, 0, 0
-	p.segs.Each(func(s int32, l *index) {
+	p.segs.Each(func(s int32, l *[]entry) {
 		es := *l
 		if len(es) == 0 {
 			errs = append(errs, fmt.Errorf("segment %d: an empty index", s))
 		}
 		for i, en := range es {
-			x := p.ext[en.V].V
-			switch e := en.V; {
+			x := p.ext[en.e].V
+			switch e := en.e; {
 			case x.Len() <= 0 || x.st == free || x.pins < 0:
 				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.Len(), x.st, x.pins))
 			case x.Seg != s:
 				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under segment %d", e, x.Seg, s))
-			case en.Lo != x.Lo || en.Hi != x.Hi:
-				errs = append(errs, fmt.Errorf("extent %d of segment %d holds [%d, %d), indexed as [%d, %d)", e, x.Seg, x.Lo, x.Hi, en.Lo, en.Hi))
-			case i > 0 && es[i-1].Hi > x.Lo:
+			case en.end != x.Hi:
+				errs = append(errs, fmt.Errorf("extent %d of segment %d ends at %d, indexed as ending at %d", e, x.Seg, x.Hi, en.end))
+			case i > 0 && es[i-1].end > x.Lo:
 				errs = append(errs, fmt.Errorf("extent %d of segment %d overlaps or precedes the one before", e, x.Seg))
 			}
 			indexed++
