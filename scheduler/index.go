@@ -277,7 +277,7 @@ func (s spans) find(off int32) int { return block.Spans[struct{}](s).Find(off) }
 
 // end is the end of the span holding off, or off when none does.
 func (s spans) end(off int32) int32 {
-	if i := s.find(off); i < len(s) && s[i].Lo <= off {
+	if i := block.Spans[struct{}](s).Holding(off); i >= 0 {
 		return s[i].Hi
 	}
 	return off
