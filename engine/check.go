@@ -129,46 +129,38 @@ func (p *blockPool) check(held []*holding) []error {
 		}
 	}
 	refsum, heldNamed, freeSpans := anon, 0, 0
-	segs := 0
-	for i, e := range p.segs {
-		s, sps := e.seg, e.sps
+	p.segs.Each(func(s int32, l *spans) {
+		sps := *l
 		if len(sps) == 0 {
-			continue
-		}
-		segs++
-		if j, _ := p.segIdx.Get(block.SegKey(s)); j != int32(i)+1 {
-			errs = append(errs, fmt.Errorf("segment %d is entry %d, its index says %d", s, i, j-1))
+			errs = append(errs, fmt.Errorf("segment %d has no spans", s))
 		}
 		end := int32(-1)
 		for _, sp := range sps {
-			if sp.lo <= end || sp.hi <= sp.lo {
-				errs = append(errs, fmt.Errorf("segment %d: spans out of order at [%d, %d)", s, sp.lo, sp.hi))
+			if sp.Lo <= end || sp.Hi <= sp.Lo {
+				errs = append(errs, fmt.Errorf("segment %d: spans out of order at [%d, %d)", s, sp.Lo, sp.Hi))
 			}
-			end = sp.hi - 1
-			if sp.refs == 0 {
+			end = sp.Hi - 1
+			if sp.V.refs == 0 {
 				freeSpans++
-				if r := p.runs[sp.q].V; r != (block.Run{Seg: s, Lo: sp.lo, Hi: sp.hi}) {
-					errs = append(errs, fmt.Errorf("free span (%d, [%d, %d)) has queue run %v", s, sp.lo, sp.hi, r))
+				if r := p.runs[sp.V.q].V; r != (block.Run{Seg: s, Lo: sp.Lo, Hi: sp.Hi}) {
+					errs = append(errs, fmt.Errorf("free span (%d, [%d, %d)) has queue run %v", s, sp.Lo, sp.Hi, r))
 				}
 			} else {
-				heldNamed += int(sp.hi - sp.lo)
+				heldNamed += int(sp.Hi - sp.Lo)
 			}
-			refsum += int(sp.refs) * int(sp.hi-sp.lo)
-			for off := sp.lo; off < sp.hi; off++ {
+			refsum += int(sp.V.refs) * int(sp.Hi-sp.Lo)
+			for off := sp.Lo; off < sp.Hi; off++ {
 				got := int32(0)
 				if int(off) < len(holders[s]) {
 					got, holders[s][off] = holders[s][off], 0
 				}
-				if got != sp.refs {
-					errs = append(errs, fmt.Errorf("block (%d, %d) has %d references, %d holders", s, off, sp.refs, got))
+				if got != sp.V.refs {
+					errs = append(errs, fmt.Errorf("block (%d, %d) has %d references, %d holders", s, off, sp.V.refs, got))
 					break
 				}
 			}
 		}
-	}
-	if segs != p.segIdx.Len() {
-		errs = append(errs, fmt.Errorf("%d segments with spans, %d indexed", segs, p.segIdx.Len()))
-	}
+	})
 	for _, s := range slices.Sorted(maps.Keys(holders)) { // in segment order, so the errors are too
 		for off, n := range holders[s] {
 			if n != 0 {
@@ -185,11 +177,11 @@ func (p *blockPool) check(held []*holding) []error {
 		queued += r.Len()
 		if r.Seg >= 0 {
 			namedRuns++
-			var sps []span
-			if l := p.spansOf(r.Seg); l != nil {
+			var sps spans
+			if l := p.segs.Get(r.Seg); l != nil {
 				sps = *l
 			}
-			if i := findSpan(sps, r.Lo); i == len(sps) || sps[i].q != q || sps[i].refs != 0 {
+			if i := sps.Find(r.Lo); i == len(sps) || sps[i].V.q != q || sps[i].V.refs != 0 {
 				errs = append(errs, fmt.Errorf("queue run %v has no free span", r))
 			}
 		}
@@ -209,11 +201,11 @@ func (p *blockPool) check(held []*holding) []error {
 // Cached calls f with every block in the worker's prefix cache, by segment
 // and offset: the blocks its KV events have announced and not withdrawn.
 func (w *Worker) Cached(f func(block.Ref)) {
-	for _, e := range w.pool.segs {
-		for _, sp := range e.sps {
-			for off := sp.lo; off < sp.hi; off++ {
-				f(w.pool.chains.Ref(e.seg, off))
+	w.pool.segs.Each(func(s int32, sps *spans) {
+		for _, sp := range *sps {
+			for off := sp.Lo; off < sp.Hi; off++ {
+				f(w.pool.chains.Ref(s, off))
 			}
 		}
-	}
+	})
 }

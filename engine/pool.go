@@ -50,11 +50,8 @@ type blockPool struct {
 	fresh  int // never-used blocks, at the head of the queue
 	nfree  int // fresh and queued blocks
 	refsum int // sum of references, kept for the cheap invariant check
-	// segs holds the cached offsets of each segment with any, as spans;
-	// segIdx maps a segment to its index in segs plus one.
-	segs      []segSpans
-	segIdx    block.Map[int32]
-	spareSegs []int32 // indices of segs free for reuse
+	// segs holds the cached offsets of each segment with any, as spans.
+	segs block.SegMap[spans]
 	// queue holds the released blocks by runs, least recently first: a
 	// run is offsets Hi-1 down to Lo of segment Seg, or, Seg -1, Hi-Lo
 	// anonymous blocks (Lo 0).
@@ -68,20 +65,15 @@ type blockPool struct {
 	chains  *block.Chains // holds a reference on the segment of every cached block
 }
 
-// segSpans is a segment's cached offsets: sorted, disjoint, non-empty spans
-// (none when the entry is free).
-type segSpans struct {
-	seg int32
-	sps []span
-}
+// spans is a segment's cached offsets.
+type spans = block.Spans[cached]
 
-// span is offsets [lo, hi) of a segment, cached in G1, each with refs
-// references; free spans (refs 0) are queue run q.
-type span struct {
-	lo, hi int32
-	refs   int32
-	q      int32
-}
+// span is offsets [Lo, Hi) of a segment, cached in G1.
+type span = block.Span[cached]
+
+// cached is what a span's blocks share: refs references each; a free span
+// (refs 0) is queue run q.
+type cached struct{ refs, q int32 }
 
 // holding is the blocks a sequence holds, in token order: runs, n blocks
 // in all. A run is offsets [Lo, Hi) of segment Seg, or, Seg -1, Hi-Lo
@@ -119,41 +111,6 @@ func (p *blockPool) capacity() int { return p.size }
 func (p *blockPool) free() int     { return p.nfree }
 func (p *blockPool) used() int     { return p.size - p.nfree }
 
-// spansOf is segment s's spans, nil when it has none. The pointer is valid
-// until a segment is added.
-func (p *blockPool) spansOf(s int32) *[]span {
-	if i, ok := p.segIdx.Get(block.SegKey(s)); ok {
-		return &p.segs[i-1].sps
-	}
-	return nil
-}
-
-// addSeg is segment s's spans, made empty when it has none.
-func (p *blockPool) addSeg(s int32) *[]span {
-	if l := p.spansOf(s); l != nil {
-		return l
-	}
-	var i int32
-	if n := len(p.spareSegs); n > 0 {
-		i, p.spareSegs = p.spareSegs[n-1], p.spareSegs[:n-1]
-	} else {
-		i = int32(len(p.segs))
-		p.segs = append(p.segs, segSpans{})
-	}
-	p.segs[i].seg = s
-	k, pl := block.SegKey(s)
-	p.segIdx.Put(k, pl, i+1)
-	return &p.segs[i].sps
-}
-
-// dropSeg forgets segment s, whose spans are empty.
-func (p *blockPool) dropSeg(s int32) {
-	k, pl := block.SegKey(s)
-	i, _ := p.segIdx.Get(k, pl)
-	p.segIdx.Delete(k, pl)
-	p.spareSegs = append(p.spareSegs, i-1)
-}
-
 // hitPrefix counts the leading blocks of the chain whose path is given that
 // are cached, up to limit or the first not cached, and how many of them are
 // free (allocation cannot use those once they are hit).
@@ -161,16 +118,16 @@ func (p *blockPool) hitPrefix(path []block.Piece, limit int) (n, free int) {
 	for _, pc := range path {
 		end := min(pc.N, int32(limit-n))
 		got := int32(0)
-		var sps []span
-		if l := p.spansOf(pc.Seg); l != nil {
+		var sps spans
+		if l := p.segs.Get(pc.Seg); l != nil {
 			sps = *l
 		}
 		for _, sp := range sps {
-			if sp.lo != got || got >= end {
+			if sp.Lo != got || got >= end {
 				break
 			}
-			hi := min(sp.hi, end)
-			if sp.refs == 0 {
+			hi := min(sp.Hi, end)
+			if sp.V.refs == 0 {
 				free += int(hi - got)
 			}
 			got = hi
@@ -193,27 +150,24 @@ func (p *blockPool) touch(h *holding, path []block.Piece, n int) {
 		}
 		end := min(pc.N, int32(n))
 		n -= int(end)
-		l := p.spansOf(pc.Seg)
+		l := p.segs.Get(pc.Seg)
 		sps := *l
-		for i := 0; i < len(sps) && sps[i].lo < end; i++ {
-			straddles := sps[i].hi > end
+		for i := 0; i < len(sps) && sps[i].Lo < end; i++ {
+			straddles := sps[i].Hi > end
 			if straddles { // split it at the hit's end
-				upper := sps[i]
-				upper.lo = end
-				sps[i].hi = end
-				sps = slices.Insert(sps, i+1, upper)
+				sps.Cut(i, end)
 			}
 			sp := &sps[i]
-			if sp.refs == 0 {
+			if sp.V.refs == 0 {
 				if straddles { // the upper part stays free, as the queue run's head
-					p.runs[sp.q].V.Lo = end
+					p.runs[sp.V.q].V.Lo = end
 				} else {
-					p.unqueue(sp.q)
+					p.unqueue(sp.V.q)
 				}
-				p.nfree -= int(sp.hi - sp.lo)
+				p.nfree -= int(sp.Hi - sp.Lo)
 			}
-			sp.refs++
-			p.refsum += int(sp.hi - sp.lo)
+			sp.V.refs++
+			p.refsum += int(sp.Hi - sp.Lo)
 		}
 		*l = tidy(sps)
 		h.push(block.Run{Seg: pc.Seg, Lo: 0, Hi: end})
@@ -246,14 +200,14 @@ func (p *blockPool) allocSome(h *holding, n int) {
 		if r.Seg >= 0 {
 			p.evict(block.Run{Seg: r.Seg, Lo: r.Hi - t, Hi: r.Hi})
 			p.chains.DropN(r.Seg, int(t))
-			l := p.spansOf(r.Seg)
-			i := findSpan(*l, r.Lo)
-			if sp := &(*l)[i]; sp.hi-t == sp.lo {
+			l := p.segs.Get(r.Seg)
+			i := l.Find(r.Lo)
+			if sp := &(*l)[i]; sp.Hi-t == sp.Lo {
 				if *l = slices.Delete(*l, i, i+1); len(*l) == 0 {
-					p.dropSeg(r.Seg)
+					p.segs.Delete(r.Seg)
 				}
 			} else {
-				sp.hi -= t
+				sp.Hi -= t
 			}
 		}
 		r.Hi -= t
@@ -298,12 +252,12 @@ func (p *blockPool) commit(h *holding, path []block.Piece, from, to int, stored 
 
 // commitRun commits offsets [lo, hi) of segment s, for commit.
 func (p *blockPool) commitRun(h *holding, s, lo, hi int32, stored []block.Run) []block.Run {
-	l := p.addSeg(s)
+	l := p.segs.Add(s)
 	sps := *l
-	i := findSpan(sps, lo)
+	i := sps.Find(lo)
 	for off := lo; off < hi; {
-		if i < len(sps) && sps[i].lo <= off { // cached by another block
-			end := min(sps[i].hi, hi)
+		if i < len(sps) && sps[i].Lo <= off { // cached by another block
+			end := min(sps[i].Hi, hi)
 			h.push(block.Run{Seg: -1, Lo: 0, Hi: end - off})
 			off = end
 			i++
@@ -311,9 +265,9 @@ func (p *blockPool) commitRun(h *holding, s, lo, hi int32, stored []block.Run) [
 		}
 		end := hi
 		if i < len(sps) {
-			end = min(end, sps[i].lo)
+			end = min(end, sps[i].Lo)
 		}
-		sps = slices.Insert(sps, i, span{lo: off, hi: end, refs: 1})
+		sps = slices.Insert(sps, i, span{V: cached{refs: 1}, Lo: off, Hi: end})
 		i++
 		p.chains.AcquireN(s, int(end-off))
 		h.push(block.Run{Seg: s, Lo: off, Hi: end})
@@ -349,23 +303,23 @@ func (p *blockPool) release(h *holding) {
 // releaseRun drops a reference on each block of named run r, highest
 // offset first.
 func (p *blockPool) releaseRun(r block.Run) {
-	l := p.spansOf(r.Seg)
+	l := p.segs.Get(r.Seg)
 	sps := split(*l, r.Hi)
 	sps = split(sps, r.Lo)
-	for i := findSpan(sps, r.Hi-1); i >= 0 && sps[i].lo >= r.Lo; i-- {
+	for i := sps.Find(r.Hi - 1); i >= 0 && sps[i].Lo >= r.Lo; i-- {
 		sp := &sps[i]
-		if sp.refs--; sp.refs > 0 {
+		if sp.V.refs--; sp.V.refs > 0 {
 			continue
 		}
-		p.nfree += int(sp.hi - sp.lo)
-		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.Seg == r.Seg && p.runs[t].V.Lo == sp.hi {
+		p.nfree += int(sp.Hi - sp.Lo)
+		if t := p.queue.Tail(); t >= 0 && p.runs[t].V.Seg == r.Seg && p.runs[t].V.Lo == sp.Hi {
 			// continues the queue's last run, whose span is the next one
-			p.runs[t].V.Lo = sp.lo
-			sps[i+1].lo = sp.lo
+			p.runs[t].V.Lo = sp.Lo
+			sps[i+1].Lo = sp.Lo
 			sps = slices.Delete(sps, i, i+1)
 			continue
 		}
-		sp.q = p.enqueue(block.Run{Seg: r.Seg, Lo: sp.lo, Hi: sp.hi})
+		sp.V.q = p.enqueue(block.Run{Seg: r.Seg, Lo: sp.Lo, Hi: sp.Hi})
 	}
 	*l = tidy(sps)
 }
@@ -394,47 +348,34 @@ func (p *blockPool) unqueue(q int32) {
 // references, for a worker that is dropped; the pool must not be used
 // again.
 func (p *blockPool) evictAll() {
-	for _, e := range p.segs {
-		for _, sp := range e.sps {
-			p.evicted = append(p.evicted, block.Run{Seg: e.seg, Lo: sp.lo, Hi: sp.hi})
-			p.chains.DropN(e.seg, int(sp.hi-sp.lo))
+	p.segs.Each(func(s int32, sps *spans) {
+		for _, sp := range *sps {
+			p.evicted = append(p.evicted, block.Run{Seg: s, Lo: sp.Lo, Hi: sp.Hi})
+			p.chains.DropN(s, int(sp.Hi-sp.Lo))
 		}
-	}
-	p.segs, p.segIdx, p.chains = nil, block.Map[int32]{}, nil
-}
-
-// findSpan is the index of the first span of sps ending after offset x.
-func findSpan(sps []span, x int32) int {
-	i, _ := slices.BinarySearchFunc(sps, x, func(sp span, x int32) int {
-		if sp.hi <= x {
-			return -1
-		}
-		return 1
 	})
-	return i
+	p.segs, p.chains = block.SegMap[spans]{}, nil
 }
 
 // split cuts the referenced span holding offsets x-1 and x at x.
-func split(sps []span, x int32) []span {
-	i := findSpan(sps, x)
-	if i == len(sps) || sps[i].lo >= x {
+func split(sps spans, x int32) spans {
+	i := sps.Find(x)
+	if i == len(sps) || sps[i].Lo >= x {
 		return sps
 	}
-	if sps[i].refs == 0 {
+	if sps[i].V.refs == 0 {
 		panic("engine: split of a free span")
 	}
-	upper := sps[i]
-	upper.lo = x
-	sps[i].hi = x
-	return slices.Insert(sps, i+1, upper)
+	sps.Cut(i, x)
+	return sps
 }
 
 // tidy merges neighbouring referenced spans with the same count.
-func tidy(sps []span) []span {
+func tidy(sps spans) spans {
 	k := 0
 	for i := 1; i < len(sps); i++ {
-		if sps[i].refs > 0 && sps[i].refs == sps[k].refs && sps[i].lo == sps[k].hi {
-			sps[k].hi = sps[i].hi
+		if sps[i].V.refs > 0 && sps[i].V.refs == sps[k].V.refs && sps[i].Lo == sps[k].Hi {
+			sps[k].Hi = sps[i].Hi
 			continue
 		}
 		k++

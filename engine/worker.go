@@ -7,7 +7,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -37,14 +36,14 @@ type Config struct {
 // Validate reports the first knob out of range.
 func (c Config) Validate() error {
 	switch {
-	case c.BlockSize < 1:
-		return errors.New("block_size must be at least 1")
-	case c.GPUBlocks < 1:
-		return errors.New("gpu_blocks must be at least 1")
-	case c.MaxNumSeqs < 1:
-		return errors.New("max_num_seqs must be at least 1")
-	case c.MaxBatchedTokens < 1:
-		return errors.New("max_batched_tokens must be at least 1")
+	case c.BlockSize < MinBlockSize:
+		return fmt.Errorf("block_size must be at least %d", MinBlockSize)
+	case c.GPUBlocks < MinGPUBlocks:
+		return fmt.Errorf("gpu_blocks must be at least %d", MinGPUBlocks)
+	case c.MaxNumSeqs < MinMaxNumSeqs:
+		return fmt.Errorf("max_num_seqs must be at least %d", MinMaxNumSeqs)
+	case c.MaxBatchedTokens < MinMaxBatchedTokens:
+		return fmt.Errorf("max_batched_tokens must be at least %d", MinMaxBatchedTokens)
 	case c.Admission != "" && !slices.Contains(Admissions, c.Admission):
 		return fmt.Errorf("unknown admission rule %q", c.Admission)
 	}

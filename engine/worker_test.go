@@ -227,11 +227,11 @@ func TestCheckFindsCorruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	seg := s.Req.Path[0].Seg
-	sps := *w.pool.spansOf(seg)
-	if len(sps) != 1 || sps[0] != (span{lo: 0, hi: 6, refs: 1}) {
+	sps := *w.pool.segs.Get(seg)
+	if len(sps) != 1 || sps[0] != (span{V: cached{refs: 1}, Lo: 0, Hi: 6}) {
 		t.Fatalf("spans %v; want blocks 0-5 with one reference", sps)
 	}
-	*w.pool.spansOf(seg) = []span{{lo: 0, hi: 3, refs: 1}, {lo: 3, hi: 4, refs: 2}, {lo: 4, hi: 6, refs: 1}}
+	*w.pool.segs.Get(seg) = spans{{V: cached{refs: 1}, Lo: 0, Hi: 3}, {V: cached{refs: 2}, Lo: 3, Hi: 4}, {V: cached{refs: 1}, Lo: 4, Hi: 6}}
 	w.pool.refsum++
 	if err := w.Check(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("worker 0: block (%d, 3) has 2 references, 1 holders", seg)) {
 		t.Errorf("got %v", err)

@@ -44,13 +44,9 @@ type Pool struct {
 	evictable int                  // ready and unpinned blocks
 	ext       []block.Node[extent] // the extents; freed ones (n == 0) are listed in spare
 	spare     []int32
-	lru       block.List[extent] // the ready extents, least recently used first
-	segs      block.Map[int32]   // segment -> its index in bySeg + 1
-	bySeg     [][]entry          // per segment held, its extents by ascending offset
-	spareSeg  []int32            // indices of bySeg free for reuse
-	lastSeg   int32              // the segment last looked up, or -1
-	lastList  int32              // its index in bySeg
-	scratch   []int32            // the extents of the run in hand (cover)
+	lru       block.List[extent]    // the ready extents, least recently used first
+	segs      block.SegMap[[]entry] // per segment held, its extents by ascending offset
+	scratch   []int32               // the extents of the run in hand (cover)
 	// evicted collects the blocks eviction took, as runs in order; KVCR
 	// reports and clears it.
 	evicted []block.Run
@@ -58,7 +54,11 @@ type Pool struct {
 }
 
 // entry is an extent in its segment's index, with the offset past its
-// last block, so that a search reads the index alone.
+// last block, so that a search reads the index alone. Its first block is
+// the extent's alone (not a block.Spans with both ends): eviction trims
+// an extent from its start without touching its segment's index, which
+// is worth a Map lookup and a write a store (see
+// benchmarks/evidence/2026-12-01-span-sets.md).
 type entry struct{ end, e int32 }
 
 // extent is a run of blocks the pool holds alike (see Pool).
@@ -73,7 +73,7 @@ type extent struct {
 // reports from chains, so chains may be nil only for a pool that never
 // holds a block.
 func NewPool(capacity int, chains *block.Chains) *Pool {
-	return &Pool{size: capacity, lru: block.NewList[extent](), lastSeg: -1, chains: chains}
+	return &Pool{size: capacity, lru: block.NewList[extent](), chains: chains}
 }
 
 // Capacity is the pool size in blocks.
@@ -92,20 +92,14 @@ func (p *Pool) Room(n int) bool { return n <= p.room() }
 // room is how many blocks can be had.
 func (p *Pool) room() int { return p.size - p.used + p.evictable }
 
-// list is the index in bySeg of segment s's extents, or -1.
-func (p *Pool) list(s int32) int32 {
+// list is segment s's extents, nil when the pool holds none of its blocks
+// (or s is -1: a Ref without its segment). The pointer is valid until an
+// extent of a segment not held is added.
+func (p *Pool) list(s int32) *[]entry {
 	if s < 0 {
-		return -1
+		return nil
 	}
-	if s == p.lastSeg {
-		return p.lastList
-	}
-	i, ok := p.segs.Get(block.SegKey(s))
-	if !ok {
-		return -1
-	}
-	p.lastSeg, p.lastList = s, i-1
-	return i - 1
+	return p.segs.Get(s)
 }
 
 // search is the position in es, a segment's index, of the first extent
@@ -126,10 +120,10 @@ func search(es []entry, off int32) int {
 // find is the extent holding block (seg, off), or -1.
 func (p *Pool) find(seg, off int32) int32 {
 	l := p.list(seg)
-	if l < 0 {
+	if l == nil {
 		return -1
 	}
-	es := p.bySeg[l]
+	es := *l
 	if i := search(es, off); i < len(es) && p.ext[es[i].e].V.Lo <= off {
 		return es[i].e
 	}
@@ -141,10 +135,10 @@ func (p *Pool) find(seg, off int32) int32 {
 // the next held block of seg (math.MaxInt32: none).
 func (p *Pool) at(seg, off int32) (state, int32) {
 	l := p.list(seg)
-	if l < 0 {
+	if l == nil {
 		return free, math.MaxInt32
 	}
-	es := p.bySeg[l]
+	es := *l
 	i := search(es, off)
 	if i == len(es) {
 		return free, math.MaxInt32
@@ -195,10 +189,10 @@ func (p *Pool) Prefix(path []block.Piece, from, limit int) int {
 // readyIn counts r's blocks that are ready, and those of them unpinned.
 func (p *Pool) readyIn(r block.Run) (readyN, unpinned int) {
 	l := p.list(r.Seg)
-	if l < 0 {
+	if l == nil {
 		return 0, 0
 	}
-	es := p.bySeg[l]
+	es := *l
 	for i := search(es, r.Lo); i < len(es) && p.ext[es[i].e].V.Lo < r.Hi; i++ {
 		x := &p.ext[es[i].e].V
 		if x.st != ready {
@@ -242,54 +236,38 @@ func (p *Pool) alloc(x extent) int32 {
 // returns it. It is on no list.
 func (p *Pool) newExtent(x extent) int32 {
 	e := p.alloc(x)
-	l := p.list(x.Seg)
-	if l < 0 {
-		if k := len(p.spareSeg); k > 0 {
-			l, p.spareSeg = p.spareSeg[k-1], p.spareSeg[:k-1]
-		} else {
-			l = int32(len(p.bySeg))
-			p.bySeg = append(p.bySeg, nil)
-		}
-		k, pl := block.SegKey(x.Seg)
-		p.segs.Put(k, pl, l+1)
-		p.lastSeg, p.lastList = x.Seg, l
-	}
-	es := p.bySeg[l]
-	p.bySeg[l] = slices.Insert(es, search(es, x.Lo), entry{x.Hi, e})
+	l := p.segs.Add(x.Seg)
+	*l = slices.Insert(*l, search(*l, x.Lo), entry{x.Hi, e})
 	return e
 }
 
 // freeExtent takes extent e, on no list, out of the index.
 func (p *Pool) freeExtent(e int32) {
 	l := p.list(p.ext[e].V.Seg)
-	p.unindex(e, l, search(p.bySeg[l], p.ext[e].V.Lo))
+	p.unindex(e, l, search(*l, p.ext[e].V.Lo))
 }
 
-// unindex frees extent e, on no list, at position i of segment list l.
-func (p *Pool) unindex(e, l int32, i int) {
+// unindex frees extent e, on no list, at position i of its segment's
+// extents l.
+func (p *Pool) unindex(e int32, l *[]entry, i int) {
 	x := &p.ext[e].V
-	es := slices.Delete(p.bySeg[l], i, i+1)
-	p.bySeg[l] = es
-	if len(es) == 0 {
-		k, pl := block.SegKey(x.Seg)
-		p.segs.Delete(k, pl)
-		p.spareSeg = append(p.spareSeg, l)
-		p.lastSeg = -1
+	if *l = slices.Delete(*l, i, i+1); len(*l) == 0 {
+		p.segs.Delete(x.Seg)
 	}
 	*x = extent{}
 	p.spare = append(p.spare, e)
 }
 
-// split cuts the extent at position i of segment list l at offset at,
-// inside it, and returns the new extent holding its blocks from at on,
-// which follows it on the LRU list.
-func (p *Pool) split(l int32, i int, at int32) int32 {
-	e := p.bySeg[l][i].e
+// split cuts the extent at position i of its segment's extents l at
+// offset at, inside it, and returns the new extent holding its blocks from
+// at on, which follows it on the LRU list.
+func (p *Pool) split(l *[]entry, i int, at int32) int32 {
+	e := (*l)[i].e
 	x := p.ext[e].V
-	p.bySeg[l][i].end = at
+	(*l)[i].end = at
 	p.ext[e].V.Hi = at
 	r := p.alloc(extent{Run: block.Run{Seg: x.Seg, Lo: at, Hi: x.Hi}, pins: x.pins, st: x.st})
-	p.bySeg[l] = slices.Insert(p.bySeg[l], i+1, entry{x.Hi, r})
+	*l = slices.Insert(*l, i+1, entry{x.Hi, r})
 	if x.st == ready {
 		p.lru.InsertAfter(p.ext, e, r)
 	}
@@ -301,11 +279,11 @@ func (p *Pool) split(l int32, i int, at int32) int32 {
 func (p *Pool) cover(r block.Run) []int32 {
 	p.scratch = p.scratch[:0]
 	l := p.list(r.Seg)
-	if l < 0 {
+	if l == nil {
 		return nil
 	}
-	for i := search(p.bySeg[l], r.Lo); i < len(p.bySeg[l]); i++ {
-		e := p.bySeg[l][i].e
+	for i := search(*l, r.Lo); i < len(*l); i++ {
+		e := (*l)[i].e
 		if p.ext[e].V.Lo >= r.Hi {
 			break
 		}
@@ -313,7 +291,7 @@ func (p *Pool) cover(r block.Run) []int32 {
 			e = p.split(l, i, r.Lo)
 			i++
 		}
-		if p.bySeg[l][i].end > r.Hi {
+		if (*l)[i].end > r.Hi {
 			p.split(l, i, r.Hi)
 		}
 		p.scratch = append(p.scratch, e)
@@ -333,9 +311,9 @@ func (p *Pool) merge(a, b int32) {
 	p.lru.Unlink(p.ext, b)
 	x := &p.ext[a].V
 	l := p.list(x.Seg)
-	i := search(p.bySeg[l], x.Lo) // a's position; b's is the next
+	i := search(*l, x.Lo) // a's position; b's is the next
 	x.Hi = p.ext[b].V.Hi
-	p.bySeg[l][i].end = x.Hi
+	(*l)[i].end = x.Hi
 	p.unindex(b, l, i+1)
 }
 
@@ -542,14 +520,18 @@ func (p *Pool) Pinned() int {
 func (p *Pool) Check() error {
 	var errs []error
 	indexed, used, evictable, readyN := 0, 0, 0, 0
-	for l, es := range p.bySeg {
+	p.segs.Each(func(s int32, l *[]entry) {
+		es := *l
+		if len(es) == 0 {
+			errs = append(errs, fmt.Errorf("segment %d: an empty index", s))
+		}
 		for i, en := range es {
 			x := p.ext[en.e].V
 			switch e := en.e; {
 			case x.Len() <= 0 || x.st == free || x.pins < 0:
 				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.Len(), x.st, x.pins))
-			case p.list(x.Seg) != int32(l):
-				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under another segment", e, x.Seg))
+			case x.Seg != s:
+				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under segment %d", e, x.Seg, s))
 			case en.end != x.Hi:
 				errs = append(errs, fmt.Errorf("extent %d of segment %d ends at %d, indexed as ending at %d", e, x.Seg, x.Hi, en.end))
 			case i > 0 && es[i-1].end > x.Lo:
@@ -564,7 +546,7 @@ func (p *Pool) Check() error {
 				}
 			}
 		}
-	}
+	})
 	listed := 0
 	for e := p.lru.Head(); e >= 0; e = p.ext[e].Next() {
 		if p.ext[e].V.st != ready {
@@ -572,9 +554,9 @@ func (p *Pool) Check() error {
 		}
 		listed++
 	}
-	if indexed != len(p.ext)-len(p.spare) || listed != readyN || used != p.used || evictable != p.evictable || p.segs.Len() != len(p.bySeg)-len(p.spareSeg) {
-		errs = append(errs, fmt.Errorf("extents indexed %d / in use %d, LRU %d / ready %d, used %d / counted %d, evictable %d / counted %d, segments %d / %d",
-			indexed, len(p.ext)-len(p.spare), listed, readyN, used, p.used, evictable, p.evictable, p.segs.Len(), len(p.bySeg)-len(p.spareSeg)))
+	if indexed != len(p.ext)-len(p.spare) || listed != readyN || used != p.used || evictable != p.evictable {
+		errs = append(errs, fmt.Errorf("extents indexed %d / in use %d, LRU %d / ready %d, used %d / counted %d, evictable %d / counted %d",
+			indexed, len(p.ext)-len(p.spare), listed, readyN, used, p.used, evictable, p.evictable))
 	}
 	return errors.Join(errs...)
 }

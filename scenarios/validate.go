@@ -165,11 +165,13 @@ func (sc *Scenario) validate() error {
 	cl := &sc.Cluster
 	c.atLeast("cluster.workers", int64(cl.Workers), 1)
 	e := &cl.Engine
-	c.atLeast("cluster.engine.block_size", int64(e.BlockSize), 1)
-	c.atLeast("cluster.engine.gpu_blocks", int64(e.GPUBlocks), 0)
+	c.atLeast("cluster.engine.block_size", int64(e.BlockSize), engine.MinBlockSize)
+	if e.GPUBlocks != 0 && e.GPUBlocks < engine.MinGPUBlocks {
+		c.fail("cluster.engine.gpu_blocks", "must be 0 (derived) or at least %d, got %d", engine.MinGPUBlocks, e.GPUBlocks)
+	}
 	c.atLeast("cluster.engine.kv_bytes_per_token", e.KVBytesPerToken, 0)
-	c.atLeast("cluster.engine.max_num_seqs", int64(e.MaxNumSeqs), 1)
-	c.atLeast("cluster.engine.max_batched_tokens", int64(e.MaxBatchedTokens), 1)
+	c.atLeast("cluster.engine.max_num_seqs", int64(e.MaxNumSeqs), engine.MinMaxNumSeqs)
+	c.atLeast("cluster.engine.max_batched_tokens", int64(e.MaxBatchedTokens), engine.MinMaxBatchedTokens)
 	c.atLeast("cluster.engine.max_model_len", int64(e.MaxModelLen), 0)
 	oneOf(c, "cluster.engine.admission", e.Admission, engine.Admissions...)
 	sc.validateTiming(c)

@@ -2,12 +2,15 @@ package scheduler
 
 import (
 	"math/bits"
+	"slices"
+	"testing"
 
 	"github.com/kvsim/kvsim/block"
 )
 
 // The per-block index the router used before it indexed by runs
-// (Index): kept as the test oracle for Index.
+// (Index): kept as the test oracle for Index (TestIndexAgainstBlockIndex),
+// with the one test of its own representations (TestBitSetReuse).
 
 // blockIndex is the router's view of which workers hold which blocks in which
 // tier: one map from chained block hash to a 4-byte entry naming the
@@ -484,4 +487,39 @@ func (ix *blockIndex) setRuns(chain []uint64, from int, outer, inner uint8, firs
 		}
 	}
 	return dst
+}
+
+// TestBitSetReuse: block a gets 9 holders (workers 0-8: past maxList, so a
+// bit set) and loses them all, freeing the set; block b then gets workers
+// 10-18 and reuses it: it must hold exactly those, nothing of a's.
+func TestBitSetReuse(t *testing.T) {
+	ix := newBlockIndex()
+	a, b := block.RefOf([]uint64{1}, 0), block.RefOf([]uint64{2}, 0)
+	for w := range int32(9) {
+		ix.Add(w, G1, a)
+	}
+	for w := range int32(9) {
+		ix.Remove(w, G1, a)
+	}
+	if ix.Len() != 0 || len(ix.freeSets) != 1 {
+		t.Fatalf("len %d, free sets %d; want 0, 1", ix.Len(), len(ix.freeSets))
+	}
+	var want []int32
+	for w := int32(10); w < 19; w++ {
+		ix.Add(w, G2, b)
+		want = append(want, w)
+	}
+	holders := func(tiers Tiers) []int32 {
+		var ws []int32
+		for _, p := range ix.runs([]uint64{2}, 0, uint8(tiers), 0, nil) {
+			ws = append(ws, p.Worker)
+		}
+		return ws
+	}
+	if got := holders(InEither); !slices.Equal(got, want) {
+		t.Errorf("b held by %v, want %v", got, want)
+	}
+	if got := holders(InG1); len(got) != 0 {
+		t.Errorf("b in G1: %v", got)
+	}
 }

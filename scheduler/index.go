@@ -266,25 +266,19 @@ func (h *holding) span(off int32, tiers Tiers) int32 {
 	}
 }
 
-// spans is a set of offsets as sorted, disjoint, non-adjacent [lo, hi)
-// pairs.
-type spans []span
+// spans is a set of offsets as sorted, disjoint, non-adjacent spans.
+type spans block.Spans[struct{}]
 
-type span struct{ lo, hi int32 }
+// span is one of them.
+type span = block.Span[struct{}]
+
+// find is the index of the first span ending after off (block.Spans.Find).
+func (s spans) find(off int32) int { return block.Spans[struct{}](s).Find(off) }
 
 // end is the end of the span holding off, or off when none does.
 func (s spans) end(off int32) int32 {
-	lo, hi := 0, len(s) // find the first span ending after off
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s[m].hi <= off {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(s) && s[lo].lo <= off {
-		return s[lo].hi
+	if i := block.Spans[struct{}](s).Holding(off); i >= 0 {
+		return s[i].Hi
 	}
 	return off
 }
@@ -292,37 +286,37 @@ func (s spans) end(off int32) int32 {
 // add puts [lo, hi) in the set and reports how many offsets it added.
 func (s *spans) add(lo, hi int32) int {
 	v := *s
-	i, _ := slices.BinarySearchFunc(v, lo, func(x span, lo int32) int { return int(x.hi - lo) })
 	// v[i] is the first span ending at or after lo: the first that may
 	// touch [lo, hi); every span touching it merges into one
+	i := v.find(lo - 1)
 	j, held := i, 0
-	for ; j < len(v) && v[j].lo <= hi; j++ {
-		held += int(v[j].hi - v[j].lo)
-		lo, hi = min(lo, v[j].lo), max(hi, v[j].hi)
+	for ; j < len(v) && v[j].Lo <= hi; j++ {
+		held += int(v[j].Hi - v[j].Lo)
+		lo, hi = min(lo, v[j].Lo), max(hi, v[j].Hi)
 	}
-	*s = slices.Replace(v, i, j, span{lo, hi})
+	*s = slices.Replace(v, i, j, span{Lo: lo, Hi: hi})
 	return int(hi-lo) - held
 }
 
 // sub takes [lo, hi) out of the set and reports how many offsets it took.
 func (s *spans) sub(lo, hi int32) int {
 	v := *s
-	i, _ := slices.BinarySearchFunc(v, lo+1, func(x span, lo int32) int { return int(x.hi - lo) })
 	// v[i] is the first span ending after lo: the first that may overlap
+	i := v.find(lo)
 	j, took := i, 0
-	for ; j < len(v) && v[j].lo < hi; j++ {
-		took += int(min(v[j].hi, hi) - max(v[j].lo, lo))
+	for ; j < len(v) && v[j].Lo < hi; j++ {
+		took += int(min(v[j].Hi, hi) - max(v[j].Lo, lo))
 	}
 	if took == 0 {
 		return 0
 	}
 	var keep [2]span
 	k := keep[:0]
-	if v[i].lo < lo {
-		k = append(k, span{v[i].lo, lo})
+	if v[i].Lo < lo {
+		k = append(k, span{Lo: v[i].Lo, Hi: lo})
 	}
-	if v[j-1].hi > hi {
-		k = append(k, span{hi, v[j-1].hi})
+	if v[j-1].Hi > hi {
+		k = append(k, span{Lo: hi, Hi: v[j-1].Hi})
 	}
 	*s = slices.Replace(v, i, j, k...)
 	return took

@@ -21,10 +21,10 @@ func TestSpans(t *testing.T) {
 			t.Errorf("add [%d,%d): %d new, want %d (now %v)", c.lo, c.hi, n, c.n, s)
 		}
 	}
-	if !slices.Equal(s, spans{{0, 10}}) {
+	if !slices.Equal(s, spans{{Lo: 0, Hi: 10}}) {
 		t.Fatalf("spans %v", s)
 	}
-	if n := s.sub(3, 5); n != 2 || !slices.Equal(s, spans{{0, 3}, {5, 10}}) {
+	if n := s.sub(3, 5); n != 2 || !slices.Equal(s, spans{{Lo: 0, Hi: 3}, {Lo: 5, Hi: 10}}) {
 		t.Fatalf("sub [3,5): took %d, left %v", n, s)
 	}
 	if e := s.end(1); e != 3 {
@@ -40,8 +40,8 @@ func TestSpans(t *testing.T) {
 
 // TestIndexAgainstBlockIndex applies the same random adds and removes of
 // runs of random chains (over a random tree of contents, so they share
-// prefixes) to the per-block Index, block by block, and to SegIndex, by
-// runs of segments, and requires the same answers after every update:
+// prefixes) to the per-block oracle (blockIndex), block by block, and to
+// Index, by runs of segments, and requires the same answers after every update:
 // facts, the prefixes and hint runs of every chain from random blocks, and
 // the tier mask of random blocks.
 func TestIndexAgainstBlockIndex(t *testing.T) {

@@ -18,43 +18,60 @@ type Overlap struct {
 	Blocks int
 }
 
-// overlaps lists, in worker order, each worker holding block from of chain
-// in one of the tiers, with the run of blocks from there it holds.
-func overlaps(ix *blockIndex, chain []uint64, from int, tiers Tiers) []Overlap {
+// overlaps lists, in worker order, each worker holding block from of the
+// chain whose path is given in one of the tiers, with the run of blocks
+// from there it holds.
+func overlaps(ix *Index, path []block.Piece, from int, tiers Tiers) []Overlap {
 	var out []Overlap
-	for _, p := range ix.runs(chain, from, uint8(tiers), 0, nil) {
+	for _, p := range ix.runs(path, from, tiers, 0, nil) {
 		out = append(out, Overlap{p.Worker, p.Either})
 	}
 	return out
 }
 
+// at is block k of the chain whose path is given, as a run of one block.
+func at(path []block.Piece, k int) block.Run {
+	s, off := locate(path, k)
+	return block.Run{Seg: s, Lo: off, Hi: off + 1}
+}
+
+// TestIndexOverlaps: worker 2 holds blocks 0-3 of a 4-block chain, worker 0
+// holds 0-1, worker 5 holds 0 and 2 (a gap: its run is 1 block), worker 3
+// holds only block 1 (no run from block 0), added twice (idempotent). From
+// block 0 the runs are 2, 4 and 1 blocks; from block 1, where worker 3
+// joins with 1, they are 1 (worker 0), 3 and 1, and worker 5 drops out.
+// Worker 2 losing block 2 cuts its run from 0 to 2. The index then records
+// 3 + 2 + 2 + 1 = 8 (worker, tier, block) facts.
 func TestIndexOverlaps(t *testing.T) {
-	ix := newBlockIndex()
-	chain := []uint64{10, 11, 12, 13}
-	// Worker 2 holds blocks 0-3, worker 0 holds 0-1, worker 5 holds 0 and 2
-	// (a gap: its prefix is 1 block), worker 3 holds only block 1 (no prefix).
-	at := func(k int) block.Ref { return block.RefOf(chain, k) }
-	for k := range chain {
-		ix.Add(2, G1, at(k))
+	var chains block.Chains
+	ix := NewIndex(&chains)
+	path := chains.Intern([]uint64{10, 11, 12, 13}, nil)
+	for k := range 4 {
+		ix.Add(2, G1, at(path, k))
 	}
-	ix.Add(0, G1, at(0))
-	ix.Add(0, G1, at(1))
-	ix.Add(5, G1, at(0))
-	ix.Add(5, G1, at(2))
-	ix.Add(3, G1, at(1))
-	ix.Add(3, G1, at(1)) // idempotent
-	got := overlaps(ix, chain, 0, InG1)
-	want := []Overlap{{0, 2}, {2, 4}, {5, 1}}
-	if !slices.Equal(got, want) {
+	ix.Add(0, G1, at(path, 0))
+	ix.Add(0, G1, at(path, 1))
+	ix.Add(5, G1, at(path, 0))
+	ix.Add(5, G1, at(path, 2))
+	ix.Add(3, G1, at(path, 1))
+	ix.Add(3, G1, at(path, 1)) // idempotent
+	if got, want := overlaps(ix, path, 0, InG1), []Overlap{{0, 2}, {2, 4}, {5, 1}}; !slices.Equal(got, want) {
 		t.Errorf("overlaps %v want %v", got, want)
 	}
-	ix.Remove(2, G1, at(2))
-	ix.Remove(2, G1, block.Ref{Hash: 99, Place: 99}) // absent: no-op
-	if got := overlaps(ix, chain, 0, InG1); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
+	if got, want := overlaps(ix, path, 1, InG1), []Overlap{{0, 1}, {2, 3}, {3, 1}}; !slices.Equal(got, want) {
+		t.Errorf("overlaps from block 1 %v want %v", got, want)
+	}
+	if got := overlaps(ix, path, 0, InG2); len(got) != 0 {
+		t.Errorf("overlaps in G2 %v, want none", got)
+	}
+	ix.Remove(2, G1, at(path, 2))
+	ix.Remove(2, G1, block.Run{Seg: 99, Lo: 0, Hi: 1}) // a segment nobody holds: no-op
+	ix.Remove(4, G1, at(path, 0))                      // a worker holding nothing: no-op
+	if got := overlaps(ix, path, 0, InG1); !slices.Equal(got, []Overlap{{0, 2}, {2, 2}, {5, 1}}) {
 		t.Errorf("after remove: %v", got)
 	}
-	if ix.Len() != 4 {
-		t.Errorf("len %d want 4", ix.Len())
+	if ix.Facts() != 8 {
+		t.Errorf("%d facts, want 8", ix.Facts())
 	}
 }
 
@@ -397,38 +414,47 @@ func TestEventDelay(t *testing.T) {
 }
 
 // TestIndexAgainstReference applies random adds and removes in both tiers
-// by 200 workers (ids across four 64-bit words, the high ones showing up
-// late so bit sets widen) to an Index and to a plain set, and compares
-// every hash's holders in each tier after each step. Hashes go from one
-// holder to lists (up to 8 holders) and back, and from lists to bit sets,
-// which widen to the four words that 200 workers need.
+// by 200 workers (the high ids showing up late, so holders join before,
+// between and after those a segment has) to an Index and to a plain set,
+// and compares every block's holders in each tier, and the facts counted,
+// after each step. Each block is a one-block chain, its own segment, which
+// goes from no holder to many and back, so its entry comes and goes.
 func TestIndexAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	ix := newBlockIndex()
+	var chains block.Chains
+	ix := NewIndex(&chains)
 	type key struct {
-		h    uint64
+		h    int
 		tier Tier
 	}
 	ref := map[key]map[int32]bool{}
 	const workers, hashes = 200, 40
+	paths := make([][]block.Piece, hashes)
+	for h := range paths {
+		paths[h] = chains.Intern([]uint64{uint64(1 + h)}, nil)
+	}
+	emptied := 0 // blocks that lost their last holder
 	for step := range 30000 {
 		w := int32(r.IntN(min(workers, 10+step/50)))
-		k := key{uint64(1 + r.IntN(hashes)), Tier(r.IntN(2))}
+		k := key{r.IntN(hashes), Tier(r.IntN(2))}
 		if ref[k] == nil {
 			ref[k] = map[int32]bool{}
 		}
-		b := block.RefOf([]uint64{k.h}, 0)
 		if r.IntN(5) < 2 {
-			ix.Remove(w, k.tier, b)
+			ix.Remove(w, k.tier, at(paths[k.h], 0))
 			delete(ref[k], w)
+			if len(ref[k]) == 0 && len(ref[key{k.h, 1 - k.tier}]) == 0 {
+				emptied++
+			}
 		} else {
-			ix.Add(w, k.tier, b)
+			ix.Add(w, k.tier, at(paths[k.h], 0))
 			ref[k][w] = true
 		}
 		if step%7 != 0 {
 			continue
 		}
-		for h := uint64(1); h <= hashes; h++ {
+		facts := 0
+		for h := range hashes {
 			for _, tier := range []Tier{G1, G2} {
 				var want []Overlap
 				for w := range int32(workers) {
@@ -436,14 +462,18 @@ func TestIndexAgainstReference(t *testing.T) {
 						want = append(want, Overlap{w, 1})
 					}
 				}
-				if got := overlaps(ix, []uint64{h}, 0, Tiers(1)<<tier); !slices.Equal(got, want) {
-					t.Fatalf("step %d hash %d tier %d: %v want %v", step, h, tier, got, want)
+				facts += len(want)
+				if got := overlaps(ix, paths[h], 0, Tiers(1)<<tier); !slices.Equal(got, want) {
+					t.Fatalf("step %d block %d tier %d: %v want %v", step, h, tier, got, want)
 				}
 			}
 		}
+		if ix.Facts() != facts {
+			t.Fatalf("step %d: %d facts, want %d", step, ix.Facts(), facts)
+		}
 	}
-	if ix.words != 4 || len(ix.setCount) == 0 || len(ix.nodes) == 0 {
-		t.Errorf("%d words, %d bit sets, %d list nodes: the test missed a representation", ix.words, len(ix.setCount), len(ix.nodes))
+	if emptied == 0 {
+		t.Error("no block lost its last holder: the test missed an entry's removal")
 	}
 }
 
@@ -533,17 +563,25 @@ func TestHintFromG1Prefix(t *testing.T) {
 }
 
 // TestPrefixesAgainstReference: on random holdings of random chains by up
-// to 300 workers (few holders, so lists, and many, so bit sets), Prefixes
+// to 300 workers, each chain cut into two segments by one interned before
+// it (so runs cross from one piece of the path into the next), Prefixes
 // and the runs from every block give what a brute-force walk of a plain
 // set gives.
 func TestPrefixesAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for trial := range 200 {
-		ix := newBlockIndex()
+		var chains block.Chains
+		ix := NewIndex(&chains)
 		chain := make([]uint64, 1+r.IntN(12))
 		for i := range chain {
 			chain[i] = uint64(1 + r.IntN(1<<30))
 		}
+		// A chain interned first that leaves this one after a random
+		// number of blocks cuts its path there into two segments.
+		if k := r.IntN(len(chain)); k > 0 {
+			chains.Intern(append(slices.Clone(chain[:k]), 1<<31), nil)
+		}
+		path := chains.Intern(chain, nil)
 		workers := 1 + r.IntN(300)
 		type key struct {
 			w    int32
@@ -556,10 +594,10 @@ func TestPrefixesAgainstReference(t *testing.T) {
 			k = min(k, r.IntN(len(chain))) // favour leading blocks, as real holdings do
 			ky := key{w, k, Tier(r.IntN(2))}
 			if r.IntN(4) == 0 {
-				ix.Remove(ky.w, ky.tier, block.RefOf(chain, k))
+				ix.Remove(ky.w, ky.tier, at(path, k))
 				delete(held, ky)
 			} else {
-				ix.Add(ky.w, ky.tier, block.RefOf(chain, k))
+				ix.Add(ky.w, ky.tier, at(path, k))
 				held[ky] = true
 			}
 		}
@@ -579,7 +617,7 @@ func TestPrefixesAgainstReference(t *testing.T) {
 				want = append(want, Prefix{Worker: w, G1: run(w, 0, InG1), Either: e})
 			}
 		}
-		if got := ix.Prefixes(chain, nil); !slices.Equal(got, want) {
+		if got := ix.Prefixes(path, nil); !slices.Equal(got, want) {
 			t.Fatalf("trial %d (%d workers): prefixes %v want %v", trial, workers, got, want)
 		}
 		for from := range chain {
@@ -590,38 +628,10 @@ func TestPrefixesAgainstReference(t *testing.T) {
 						want = append(want, Overlap{w, n})
 					}
 				}
-				if got := overlaps(ix, chain, from, tiers); !slices.Equal(got, want) {
+				if got := overlaps(ix, path, from, tiers); !slices.Equal(got, want) {
 					t.Fatalf("trial %d (%d workers) from %d tiers %d: %v want %v", trial, workers, from, tiers, got, want)
 				}
 			}
 		}
-	}
-}
-
-// TestBitSetReuse: block a gets 9 holders (workers 0-8: past maxList, so a
-// bit set) and loses them all, freeing the set; block b then gets workers
-// 10-18 and reuses it: it must hold exactly those, nothing of a's.
-func TestBitSetReuse(t *testing.T) {
-	ix := newBlockIndex()
-	a, b := block.RefOf([]uint64{1}, 0), block.RefOf([]uint64{2}, 0)
-	for w := range int32(9) {
-		ix.Add(w, G1, a)
-	}
-	for w := range int32(9) {
-		ix.Remove(w, G1, a)
-	}
-	if ix.Len() != 0 || len(ix.freeSets) != 1 {
-		t.Fatalf("len %d, free sets %d; want 0, 1", ix.Len(), len(ix.freeSets))
-	}
-	var want []Overlap
-	for w := int32(10); w < 19; w++ {
-		ix.Add(w, G2, b)
-		want = append(want, Overlap{w, 1})
-	}
-	if got := overlaps(ix, []uint64{2}, 0, InEither); !slices.Equal(got, want) {
-		t.Errorf("b held by %v, want %v", got, want)
-	}
-	if got := overlaps(ix, []uint64{2}, 0, InG1); len(got) != 0 {
-		t.Errorf("b in G1: %v", got)
 	}
 }
