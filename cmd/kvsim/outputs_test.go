@@ -330,6 +330,11 @@ func TestWarnings(t *testing.T) {
 	if !strings.HasPrefix(stderr, "kvsim: warning: --set: router.hints.enabled") {
 		t.Errorf("validate does not warn: %q", stderr)
 	}
+	// Hints are on by default: a KVCR-off baseline that leaves them alone
+	// is warned of nothing.
+	if _, _, stderr = kvsim(t, "validate", "--set", "kvcr.enabled=false"); stderr != "" {
+		t.Errorf("a KVCR-off baseline warns: %q", stderr)
+	}
 }
 
 // TestJSONOutput: --json prints replay's summary.json, compare's findings
