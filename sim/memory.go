@@ -17,21 +17,15 @@ const (
 )
 
 // Memory estimates the memory a run of the plan needs, in bytes, and
-// names the scenario key most of it comes from: cluster.workers, or the
-// event that adds the most workers when the events add more than the
-// cluster starts with.
+// names the scenario key that adds the most workers to it: cluster.workers,
+// or an event's add when one adds more (the first of those that tie).
 func (p *Plan) Memory() (bytes int64, key string) {
 	sc := p.Scenario
-	key = "cluster.workers"
-	added, most := 0, 0
+	key, most := "cluster.workers", sc.Cluster.Workers
 	for i, ev := range sc.Events {
-		added += ev.Add
 		if ev.Add > most {
 			most, key = ev.Add, fmt.Sprintf("events[%d].add", i)
 		}
-	}
-	if added <= sc.Cluster.Workers {
-		key = "cluster.workers"
 	}
 	return memoryBase + int64(p.Workers)*memoryPerWorker, key
 }
@@ -44,7 +38,7 @@ func (p *Plan) CheckMemory(limit int64, source string) error {
 	if limit <= 0 || need <= limit {
 		return nil
 	}
-	return p.Scenario.ErrAt(key, "the run needs about %s of memory (%d workers at about %d KiB each), more than the %s this machine holds (%s)",
+	return p.Scenario.ErrAt(key, "the run needs about %s of memory (%d workers at about %d KiB each), more than the %s it may use (%s)",
 		size(need), p.Workers, memoryPerWorker>>10, size(limit), source)
 }
 

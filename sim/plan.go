@@ -47,6 +47,9 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 		MaxBatchedTokens: e.MaxBatchedTokens, ChunkedPrefill: e.ChunkedPrefill, PrefixCaching: e.PrefixCaching,
 		Admission: e.Admission,
 	}
+	// The scenario's validation refuses the same bounds (engine.Min...), so
+	// this holds today; it is here so that whatever engine.New would refuse
+	// at the first worker, validate refuses too.
 	if err := p.Engine.Validate(); err != nil {
 		return nil, sc.ErrAt("cluster.engine", "%v", err)
 	}
@@ -77,10 +80,6 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 	}
 	return p, nil
 }
-
-// Warnings are the scenario's warnings (scenarios.Scenario.Warnings): a
-// configuration that runs but likely not as meant.
-func (p *Plan) Warnings() []string { return p.Scenario.Warnings() }
 
 // checkExpect reports an expect entry naming no counter.
 func checkExpect(sc *scenarios.Scenario) error {

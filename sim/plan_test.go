@@ -46,11 +46,10 @@ func TestPrepareRefuses(t *testing.T) {
 }
 
 // TestMemory: a plan's estimate is 64 MiB and 3 KiB for each worker it
-// ever holds, naming the key most of them come from. 1,000 workers and
+// ever holds, naming the key that adds the most of them. 1,000 workers and
 // events adding 200 and 300: 64 MiB + 1,500 x 3 KiB = 67,108,864 + 4,608,000 = 71,716,864 bytes (68.4 MiB),
 // named cluster.workers. 10 workers and events adding 200 and 300: the
-// events add more than the cluster starts with, and the larger one is
-// named: 64 MiB + 510 x 3 KiB = 67,108,864 + 1,566,720 = 68,675,584 bytes. CheckMemory refuses the
+// second event adds the most, and is named: 64 MiB + 510 x 3 KiB = 67,108,864 + 1,566,720 = 68,675,584 bytes. CheckMemory refuses the
 // first under a limit of 70,000,000 bytes (66.8 MiB) and passes it under
 // 80,000,000.
 func TestMemory(t *testing.T) {
@@ -75,7 +74,7 @@ func TestMemory(t *testing.T) {
 			continue
 		}
 		err = p.CheckMemory(70_000_000, "a test")
-		want := "s.yaml:7: cluster.workers: the run needs about 68 MiB of memory (1500 workers at about 3 KiB each), more than the 67 MiB this machine holds (a test)"
+		want := "s.yaml:7: cluster.workers: the run needs about 68 MiB of memory (1500 workers at about 3 KiB each), more than the 67 MiB it may use (a test)"
 		if err == nil || err.Error() != want {
 			t.Errorf("CheckMemory(70e6) = %v\nwant %s", err, want)
 		}

@@ -1,3 +1,7 @@
+// Package sim is the cluster simulation: Prepare turns a scenario into the
+// model's configurations and checks them, and a Plan's Run builds workers,
+// the router and KVCR, runs them on one event queue, and streams request,
+// pull and sample rows and a summary out.
 package sim
 
 import (

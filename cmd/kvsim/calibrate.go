@@ -45,7 +45,7 @@ func newCalibrate() *cobra.Command {
 			if _, err := p.ReadWorkload(); err != nil {
 				return err
 			}
-			warn(cmd.ErrOrStderr(), p.Warnings())
+			warn(cmd.ErrOrStderr(), sc.Warnings())
 			res, err := calibrate.Fit(cmd.Context(), sc, opt)
 			if err != nil {
 				return err

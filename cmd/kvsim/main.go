@@ -282,7 +282,7 @@ func newValidate() *cobra.Command {
 			if _, err := p.ReadWorkload(); err != nil {
 				return err
 			}
-			warn(cmd.ErrOrStderr(), p.Warnings())
+			warn(cmd.ErrOrStderr(), p.Scenario.Warnings())
 			out, err := p.Scenario.YAML()
 			if err != nil {
 				return err

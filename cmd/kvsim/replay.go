@@ -73,7 +73,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 			return err
 		}
 	}
-	warn(stderr, plan.Warnings())
+	warn(stderr, sc.Warnings())
 	m, err := newManifest(cmdline, path, f.sets, sc)
 	if err != nil {
 		return err

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/google/renameio/v2"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -461,23 +460,6 @@ func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow,
 		return err
 	}
 	return printSweep(w, keys, rows, asJSON)
-}
-
-// writeAtomically writes path through write into a temporary file beside
-// it (renameio's pending file), synced and renamed over path once write
-// returns nil; a failed write leaves neither. write is given the temporary
-// file's path and writes it whole (os.Create on it truncates the file the
-// pending file holds open).
-func writeAtomically(path string, write func(tmp string) error) error {
-	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(0o644))
-	if err != nil {
-		return err
-	}
-	defer f.Cleanup() // no-op once replaced
-	if err := write(f.Name()); err != nil {
-		return err
-	}
-	return f.CloseAtomicallyReplace()
 }
 
 // sets are a point's overrides: the sweep's --set, then one a varied key.

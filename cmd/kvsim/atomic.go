@@ -1,0 +1,26 @@
+//go:build !windows
+
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/google/renameio/v2"
+)
+
+// writeAtomically writes path through write into a temporary file beside
+// it (renameio's pending file), synced and renamed over path once write
+// returns nil; a failed write leaves neither. write is given the temporary
+// file's path and writes it whole (os.Create on it truncates the file the
+// pending file holds open).
+func writeAtomically(path string, write func(tmp string) error) error {
+	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(0o644))
+	if err != nil {
+		return err
+	}
+	defer f.Cleanup() // no-op once replaced
+	if err := write(f.Name()); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
+}
