@@ -9,25 +9,10 @@ import (
 	"github.com/kvsim/kvsim/block"
 )
 
-// CheckTransitions reports the first change of a request's state that
-// seqNext does not allow, a *TransitionError, or nil. It costs nothing: the
-// worker records the change when it happens.
-func (w *Worker) CheckTransitions() error {
-	if w.illegal == nil {
-		return nil // not a nil *TransitionError in an error
-	}
-	return w.illegal
-}
-
-// CheckQuick is the O(running requests) part of Check: no request changed
-// state along a transition seqNext does not allow (the first that did is
-// the error, a *TransitionError), and the references held by running
-// requests and by waiting ones that loaded blocks add up to the pool's
-// reference count.
+// CheckQuick is the O(running requests) part of Check: the references
+// held by running requests and by waiting ones that loaded blocks add up to
+// the pool's reference count.
 func (w *Worker) CheckQuick() error {
-	if err := w.CheckTransitions(); err != nil {
-		return err
-	}
 	held := w.waitingHeld
 	for _, s := range w.running {
 		held += s.blocks.n
@@ -38,9 +23,7 @@ func (w *Worker) CheckQuick() error {
 	return nil
 }
 
-// Check verifies that no request changed state along a transition seqNext
-// does not allow (the first that did is the error, a *TransitionError),
-// that each request's state is one of its queue's (running, or a waiting
+// Check verifies that each request's state is one of its queue's (running, or a waiting
 // state) and it holds blocks while waiting only when loading or loaded,
 // and the worker's block accounting: every cached block's
 // reference count equals the number of requests holding it, the free queue
@@ -51,9 +34,6 @@ func (w *Worker) CheckQuick() error {
 // waits for a pull or a load is among the skipped ones at the queue's front.
 // It costs O(blocks) and is meant for tests and --check.
 func (w *Worker) Check() error {
-	if err := w.CheckTransitions(); err != nil {
-		return err
-	}
 	var errs []error
 	var held []*holding
 	for _, s := range w.running {

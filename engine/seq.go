@@ -110,8 +110,9 @@ var seqNext = [numSeqStates]uint16{
 const InvTransitions = "a request inside a worker changes state only along its transitions"
 
 // TransitionError is a change of a request's state that its state does not
-// allow: a model bug. The worker records the first; CheckQuick and Check
-// report it.
+// allow: a model bug. The worker panics with it, as KVCR does with a pull's
+// and the lifecycle with a worker's, and the run reports it as the broken
+// invariant InvTransitions, with or without --check.
 type TransitionError struct {
 	Worker   int32
 	Request  int64
@@ -122,12 +123,11 @@ func (e *TransitionError) Error() string {
 	return fmt.Sprintf("worker %d: request %d: %s -> %s is not a change a request makes", e.Worker, e.Request, e.From, e.To)
 }
 
-// to moves s to state st. A change seqNext does not allow is recorded, the
-// first one, for the checks to report; s moves anyway, so the run goes on to
-// the check that stops it.
+// to moves s to state st; a change seqNext does not allow panics with a
+// *TransitionError.
 func (w *Worker) to(s *Seq, st seqState) {
-	if seqNext[s.state]&(1<<st) == 0 && w.illegal == nil {
-		w.illegal = &TransitionError{Worker: w.cfg.ID, Request: s.Req.ID, From: s.state.String(), To: st.String()}
+	if seqNext[s.state]&(1<<st) == 0 {
+		panic(&TransitionError{Worker: w.cfg.ID, Request: s.Req.ID, From: s.state.String(), To: st.String()})
 	}
 	s.state = st
 }

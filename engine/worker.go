@@ -123,8 +123,7 @@ type Worker struct {
 	blockless   bool        // the admission scan in progress skipped a waiting request holding no blocks
 	busy        bool
 	ff          stretch
-	v011        bool             // cfg.Admission is AdmitV011
-	illegal     *TransitionError // the first change of a request's state seqNext does not allow
+	v011        bool // cfg.Admission is AdmitV011
 
 	passes int64
 	busyNs des.Time

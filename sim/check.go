@@ -6,7 +6,6 @@ import (
 
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
-	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scheduler"
@@ -47,7 +46,7 @@ func (c *Cluster) check(n *node) {
 		return
 	}
 	if err := n.w.CheckQuick(); err != nil {
-		c.err = &InvariantError{Invariant: engineInvariant(err), At: c.q.Now(), Err: err}
+		c.err = &InvariantError{Invariant: invG1Blocks, At: c.q.Now(), Err: err}
 		return
 	}
 	blocks := n.w.G1Capacity()
@@ -61,20 +60,10 @@ func (c *Cluster) check(n *node) {
 	}
 }
 
-// engineInvariant names the invariant an error of the engine's checks
-// breaks: its requests' transitions, or its G1 accounting.
-func engineInvariant(err error) string {
-	var te *engine.TransitionError
-	if errors.As(err, &te) {
-		return engine.InvTransitions
-	}
-	return invG1Blocks
-}
-
 // checkWorker is the full check of one worker's requests, G1 and G2.
 func (c *Cluster) checkWorker(n *node) error {
 	if err := n.w.Check(); err != nil {
-		return &InvariantError{Invariant: engineInvariant(err), At: c.q.Now(), Err: err}
+		return &InvariantError{Invariant: invG1Blocks, At: c.q.Now(), Err: err}
 	}
 	if c.kv != nil {
 		if err := c.kv.Pool(n.id).Check(); err != nil {
@@ -92,9 +81,6 @@ func (c *Cluster) checkEnd() error {
 	now := c.q.Now()
 	for _, n := range c.workers {
 		if c.status(n) == lifecycle.Removed {
-			if err := n.w.CheckTransitions(); err != nil { // since its last pass, until Drop
-				errs = append(errs, &InvariantError{Invariant: engine.InvTransitions, At: now, Err: err})
-			}
 			continue
 		}
 		if err := c.checkWorker(n); err != nil {

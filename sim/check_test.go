@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
@@ -97,32 +98,26 @@ func TestRouterViewCheck(t *testing.T) {
 	}
 }
 
-// TestEngineTransitionInvariant: a request's illegal change of state inside
-// a worker, planted after a clean run through the engine's API (PullDone
-// for a request that has no pull: waiting -> waiting), is reported as the
-// engine's invariant, not as G1 accounting: at the end for worker 2, which
-// was removed at 100 ms, and at its next pass check for worker 0.
+// TestEngineTransitionInvariant: an illegal change of a request's state in
+// a worker, planted at 100 ms through the engine's API (PullDone for a
+// request that has no pull: waiting -> waiting), fails the run as the
+// engine's invariant at that time, with or without --check, and the run
+// returns no result.
 func TestEngineTransitionInvariant(t *testing.T) {
-	y := "name: e\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}}}\n" + kvBody +
-		"events:\n  - {at: 100ms, remove: [2]}\n"
-	c := checkedCluster(t, y)
-	if _, err := c.run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	plant := func(w int32) {
-		s := c.workers[w].w.Enqueue(&workload.Request{ID: 99, InputTokens: 16, OutputTokens: 1}, false)
-		c.workers[w].w.PullDone(s, 0, 0)
-	}
-	plant(2)
-	var ie *InvariantError
-	want := "worker 2: request 99: waiting -> waiting is not a change a request makes"
-	if err := c.checkEnd(); !errors.As(err, &ie) || ie.Invariant != engine.InvTransitions || !strings.Contains(err.Error(), want) {
-		t.Errorf("removed worker: %v, want %q", err, want)
-	}
-	plant(0)
-	c.check(c.workers[0])
-	want = "worker 0: request 99: waiting -> waiting is not a change a request makes"
-	if !errors.As(c.err, &ie) || ie.Invariant != engine.InvTransitions || !strings.Contains(c.err.Error(), want) {
-		t.Errorf("live worker: %v, want %q", c.err, want)
+	y := "name: e\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}}}\n" + kvBody
+	for _, check := range []bool{true, false} {
+		c := checkedCluster(t, y)
+		c.opt.Check = check
+		c.q.Schedule(100*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(des.Time) {
+			w := c.workers[0].w
+			w.PullDone(w.Enqueue(&workload.Request{ID: 99, InputTokens: 16, OutputTokens: 1}, false), 0, 0)
+		}), 0)
+		res, err := c.run(context.Background())
+		var ie *InvariantError
+		want := "worker 0: request 99: waiting -> waiting is not a change a request makes"
+		if !errors.As(err, &ie) || ie.Invariant != engine.InvTransitions || ie.At != 100*des.Millisecond || res != nil ||
+			!strings.Contains(err.Error(), want) {
+			t.Errorf("check %v: %v (result %v), want %q at 100ms", check, err, res, want)
+		}
 	}
 }

@@ -146,6 +146,10 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 			err = &InvariantError{Invariant: kvcr.InvTransitions, At: c.q.Now(), Err: te}
 			return
 		}
+		if te, ok := r.(*engine.TransitionError); ok {
+			err = &InvariantError{Invariant: engine.InvTransitions, At: c.q.Now(), Err: te}
+			return
+		}
 		if te, ok := r.(lifecycle.TransitionError); ok {
 			err = &InvariantError{Invariant: lifecycle.InvTransitions, At: c.q.Now(), Err: te}
 			return
