@@ -34,6 +34,10 @@ type Column[R any] struct {
 	// configuration and measured inputs rather than behaviour, and columns
 	// added after kvsim-digest-v1 was fixed.
 	NoDigest bool
+	// Config marks a column that echoes what the run was given (the
+	// scenario's configuration, a measured trace's figures) rather than what
+	// it did: kvsim compare lists its differences apart from behaviour's.
+	Config bool
 }
 
 // Value is column c of row r, through its getter: an int64, int32,

@@ -29,7 +29,7 @@ func PullColumns(modes, outcomes []string) []Column[PullRow] {
 		{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
 		{Name: "source", Int32: func(r *PullRow) int32 { return r.Source }},
 		{Name: "target", Int32: func(r *PullRow) int32 { return r.Target }},
-		{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: modes, NoDigest: true},
+		{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: modes, NoDigest: true, Config: true},
 		{Name: "blocks_requested", Int64: func(r *PullRow) int64 { return r.BlocksRequested }},
 		{Name: "blocks_landed", Int64: func(r *PullRow) int64 { return r.BlocksLanded }},
 		{Name: "bytes", Int64: func(r *PullRow) int64 { return r.Bytes }},

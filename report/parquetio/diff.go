@@ -36,13 +36,6 @@ type RowDiff struct {
 	Config  []ConfigChange `json:"config,omitempty"`
 }
 
-// Configuration columns of requests.parquet and pulls.parquet: the hint
-// mode the scenario set, and the measurements a measured trace carries.
-var (
-	requestConfig = []string{"measured_ttft_ns", "measured_e2e_ns", "measured_queue_ns", "measured_prefill_ns", "measured_decode_ns"}
-	pullConfig    = []string{"mode"}
-)
-
 var errStop = errors.New("stop")
 
 // rows adapts readTable into an iterator of row copies.
@@ -65,7 +58,7 @@ func rows[R any](path string, cols []report.Column[R]) iter.Seq2[R, error] {
 // differs in a column not named in config, with the config columns that
 // differ up to it; nil when the tables are equal. Equal rows are skipped
 // without formatting their cells.
-func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R], config []string) (*RowDiff, error) {
+func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R]) (*RowDiff, error) {
 	nextA, stopA := iter.Pull2(rows(pathA, cols))
 	defer stopA()
 	nextB, stopB := iter.Pull2(rows(pathB, cols))
@@ -88,7 +81,7 @@ func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R], confi
 			sa, sb := cell(col, &a, okA), cell(col, &b, okB)
 			switch {
 			case sa == sb:
-			case !slices.Contains(config, col.Name):
+			case !col.Config:
 				d.Row = i
 				d.Changes = append(d.Changes, ColumnChange{Column: col.Name, A: sa, B: sb})
 			case !slices.Contains(seen, col.Name):
@@ -118,11 +111,11 @@ func cell[R any](col report.Column[R], r *R, ok bool) string {
 // FirstRequestDiff returns where two requests.parquet files differ, nil
 // when equal.
 func FirstRequestDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, report.RequestColumns, requestConfig)
+	return firstDiff(pathA, pathB, report.RequestColumns)
 }
 
 // FirstPullDiff returns where two pulls.parquet files differ, nil when
 // equal.
 func FirstPullDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, report.PullColumns(nil, nil), pullConfig)
+	return firstDiff(pathA, pathB, report.PullColumns(nil, nil))
 }
