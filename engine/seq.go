@@ -119,6 +119,9 @@ type TransitionError struct {
 	From, To string // the states
 }
 
+// Invariant is the invariant the error breaks, InvTransitions.
+func (*TransitionError) Invariant() string { return InvTransitions }
+
 func (e *TransitionError) Error() string {
 	return fmt.Sprintf("worker %d: request %d: %s -> %s is not a change a request makes", e.Worker, e.Request, e.From, e.To)
 }

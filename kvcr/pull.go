@@ -142,6 +142,9 @@ type TransitionError struct {
 	Event string
 }
 
+// Invariant is the invariant the error breaks, InvTransitions.
+func (TransitionError) Invariant() string { return InvTransitions }
+
 func (e TransitionError) Error() string {
 	return fmt.Sprintf("pull %d: %s while %s", e.Pull, e.Event, e.State)
 }

@@ -56,6 +56,9 @@ type TransitionError struct {
 	From, To Status
 }
 
+// Invariant is the invariant the error breaks, InvTransitions.
+func (TransitionError) Invariant() string { return InvTransitions }
+
 func (e TransitionError) Error() string {
 	return fmt.Sprintf("worker %d: status %v -> %v is not a change a worker makes", e.Worker, e.From, e.To)
 }

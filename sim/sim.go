@@ -118,9 +118,18 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 	return p.Run(ctx, opt)
 }
 
+// illegalTransition is the panic of a change of state its table does not
+// allow: a pull's (kvcr), a worker's (lifecycle) or a request's in a worker
+// (engine), each a TransitionError naming the invariant it breaks.
+type illegalTransition interface {
+	error
+	Invariant() string
+}
+
 // Run simulates the plan to the end. Cancelling ctx stops the run with
 // ctx's error. A model bug that panics becomes an error: an InvariantError
-// when an event was scheduled in the past, an internal error otherwise.
+// when an event was scheduled in the past or a state changed along no
+// transition, an internal error otherwise.
 func (p *Plan) Run(ctx context.Context, opt Options) (*Result, error) {
 	c, err := build(p, opt)
 	if err != nil {
@@ -142,16 +151,8 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 			err = &InvariantError{Invariant: invTimeMonotonic, At: pe.Now, Err: pe}
 			return
 		}
-		if te, ok := r.(kvcr.TransitionError); ok {
-			err = &InvariantError{Invariant: kvcr.InvTransitions, At: c.q.Now(), Err: te}
-			return
-		}
-		if te, ok := r.(*engine.TransitionError); ok {
-			err = &InvariantError{Invariant: engine.InvTransitions, At: c.q.Now(), Err: te}
-			return
-		}
-		if te, ok := r.(lifecycle.TransitionError); ok {
-			err = &InvariantError{Invariant: lifecycle.InvTransitions, At: c.q.Now(), Err: te}
+		if te, ok := r.(illegalTransition); ok {
+			err = &InvariantError{Invariant: te.Invariant(), At: c.q.Now(), Err: te}
 			return
 		}
 		err = fmt.Errorf("internal error at virtual time %v: %v (a kvsim bug: please report it with the scenario)\n%s",
