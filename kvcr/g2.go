@@ -61,6 +61,10 @@ func (k *KVCR) HostPrefix(w int32, path []block.Piece, from, limit int) int {
 	return k.nodes[w].pool.Prefix(path, from, limit)
 }
 
+// AsyncLoads reports whether w's loads land later, by Loaded, rather than
+// at once: whether its H2D link takes time (Load decides by the same).
+func (k *KVCR) AsyncLoads(w int32) bool { return !k.nodes[w].h2d.Instant() }
+
 // Load copies blocks [from, from+count) of the chain whose path is given
 // (readable in w's G2) to w's G1 for request req over the H2D link,
 // pinning them meanwhile. It reports true when they landed at once

@@ -29,7 +29,7 @@ func (h *hostKV) Load(now des.Time, s *engine.Seq, from, n int) bool {
 	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Path, from, n)
 }
 
-func (h *hostKV) AsyncLoads() bool { return h.c.sc.Cluster.G2.H2DGbps != 0 }
+func (h *hostKV) AsyncLoads() bool { return h.c.kv.AsyncLoads(h.w) }
 
 // kvListener receives KVCR's reports.
 type kvListener Cluster
