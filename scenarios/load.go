@@ -48,7 +48,8 @@ type loc struct {
 }
 
 // positions maps dotted keys ("cluster.engine.block_size", "events[1].at")
-// to where they were written.
+// to where they were written; a mapping's key is there when any key inside
+// it was written.
 type positions map[string]loc
 
 // Load reads a scenario file, applies --set overrides ("key=value", dotted

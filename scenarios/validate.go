@@ -33,17 +33,6 @@ func (sc *Scenario) ErrAt(key, format string, a ...any) error {
 	return &InputError{File: file, Key: key, Err: fmt.Errorf(format, a...)}
 }
 
-// setUnder reports whether key, or a key inside it, was written in the
-// file or by --set.
-func (sc *Scenario) setUnder(key string) bool {
-	for k := range sc.pos {
-		if k == key || strings.HasPrefix(k, key+".") {
-			return true
-		}
-	}
-	return false
-}
-
 // Has reports whether key was written in the file or by --set.
 func (sc *Scenario) Has(key string) bool {
 	_, ok := sc.pos[key]
@@ -307,7 +296,7 @@ func (sc *Scenario) validateHardware(c *check) {
 // read; replay warns of it after the run.)
 func (sc *Scenario) Warnings() []string {
 	var w []string
-	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled && sc.setUnder("router.hints") { // hints are on by default: warn only when asked for
+	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled && sc.Has("router.hints") { // on by default: warn only when a hints key was written
 		w = append(w, sc.ErrAt("router.hints.enabled", "hints are on but kvcr.enabled is false: the router attaches hints that nothing pulls").Error())
 	}
 	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && tr.TimeScale != 1 {
