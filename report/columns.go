@@ -76,7 +76,11 @@ func Text[R any](cols []Column[R], r *R) string {
 func RequestText(r *RequestRow) string { return Text(RequestColumns, r) }
 
 // PullText is a pulls.parquet row as Text.
-func PullText(r *PullRow) string { return Text(PullColumns(nil, nil), r) }
+func PullText(r *PullRow) string { return Text(pullColumns, r) }
+
+// pullColumns is pulls.parquet's schema without its dictionaries, for what
+// reads rows rather than writes them (a row's text, the digest).
+var pullColumns = PullColumns(nil, nil)
 
 // RowJSON renders r as a JSON object whose members are the columns, named
 // and ordered as in the table, so that --json output and the Parquet file

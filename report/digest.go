@@ -56,7 +56,7 @@ func digested[R any](cols []Column[R]) []Column[R] {
 
 var (
 	digestRequestColumns = digested(RequestColumns)
-	digestPullColumns    = digested(PullColumns(nil, nil))
+	digestPullColumns    = digested(pullColumns)
 )
 
 // row encodes r's digested columns into d.buf: integers widened to int64,

@@ -55,7 +55,7 @@ func rows[R any](path string, cols []report.Column[R]) iter.Seq2[R, error] {
 }
 
 // firstDiff walks two tables in step and returns the first row that
-// differs in a column not named in config, with the config columns that
+// differs in a column not marked Config, with the Config columns that
 // differ up to it; nil when the tables are equal. Equal rows are skipped
 // without formatting their cells.
 func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R]) (*RowDiff, error) {
@@ -64,7 +64,6 @@ func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R]) (*Row
 	nextB, stopB := iter.Pull2(rows(pathB, cols))
 	defer stopB()
 	d := &RowDiff{Row: -1}
-	var seen []string // config columns found differing
 	for i := int64(0); ; i++ {
 		a, errA, okA := nextA()
 		b, errB, okB := nextB()
@@ -84,8 +83,7 @@ func firstDiff[R comparable](pathA, pathB string, cols []report.Column[R]) (*Row
 			case !col.Config:
 				d.Row = i
 				d.Changes = append(d.Changes, ColumnChange{Column: col.Name, A: sa, B: sb})
-			case !slices.Contains(seen, col.Name):
-				seen = append(seen, col.Name)
+			case !slices.ContainsFunc(d.Config, func(c ConfigChange) bool { return c.Column == col.Name }):
 				d.Config = append(d.Config, ConfigChange{Row: i, ColumnChange: ColumnChange{Column: col.Name, A: sa, B: sb}})
 			}
 		}
