@@ -12,6 +12,9 @@ import (
 // mooncakeKeys names the keys of a Mooncake record for errors.
 const mooncakeKeys = "timestamp, input_length, output_length and hash_ids"
 
+// errTwice is a record key given a second time.
+var errTwice = errors.New("key given twice")
+
 // decodeRecord decodes a Mooncake line strictly, for the lines
 // mooncakeDecoder declines: one JSON object whose keys are the four of a
 // record, spelt exactly and each at most once, with a number for
@@ -39,11 +42,10 @@ func decodeRecord(line []byte) (rec mooncakeRecord, key string, err error) {
 			break
 		}
 		key := tok.(string) // in an object, a key or its end
-		twice := errors.New("key given twice")
 		switch key {
 		case "timestamp":
 			if rec.Timestamp != nil {
-				return rec, key, twice
+				return rec, key, errTwice
 			}
 			rec.Timestamp, err = decodeNumber(d)
 		case "input_length", "output_length":
@@ -52,12 +54,12 @@ func decodeRecord(line []byte) (rec mooncakeRecord, key string, err error) {
 				length = &rec.OutputLength
 			}
 			if *length != nil {
-				return rec, key, twice
+				return rec, key, errTwice
 			}
 			*length, err = decodeInt(d)
 		case "hash_ids":
 			if rec.HashIDs != nil {
-				return rec, key, twice
+				return rec, key, errTwice
 			}
 			rec.HashIDs, key, err = decodeHashIDs(d)
 		default:
