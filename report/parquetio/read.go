@@ -40,19 +40,11 @@ func checkColumns[R any](path string, names []string, cols []report.Column[R]) e
 // file's column names first, and field(row, i) is the field of the row
 // (a struct value) that column i fills.
 func readRows[R any](path string, check func(names []string) error, field func(row reflect.Value, i int) reflect.Value, fn func(*R) error) error {
-	pf, err := file.OpenParquetFile(path, false)
+	fr, schema, closeFile, err := openTable(path, 8192)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return err
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
-	if err != nil {
-		return fmt.Errorf("report: %s: %w", path, err)
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return fmt.Errorf("report: %s: %w", path, err)
-	}
+	defer closeFile()
 	names := make([]string, schema.NumFields())
 	for i := range names {
 		names[i] = schema.Field(i).Name
@@ -84,6 +76,24 @@ func readRows[R any](path string, check func(names []string) error, field func(r
 		return fmt.Errorf("report: %s: %w", path, err)
 	}
 	return nil
+}
+
+// openTable opens the Parquet file at path for reading in batches of
+// batch rows, with its schema; closeFile releases it.
+func openTable(path string, batch int64) (fr *pqarrow.FileReader, schema *arrow.Schema, closeFile func() error, err error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("report: %w", err)
+	}
+	fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
+	if err == nil {
+		schema, err = fr.Schema()
+	}
+	if err != nil {
+		pf.Close()
+		return nil, nil, nil, fmt.Errorf("report: %s: %w", path, err)
+	}
+	return fr, schema, pf.Close, nil
 }
 
 func setField(f reflect.Value, col arrow.Array, j int) error {
@@ -123,19 +133,11 @@ func ReadPulls(path string, fn func(*report.PullRow) error) error {
 // the table was written with (for pulls.parquet's outcome, the model's).
 // A table without rows has none.
 func Dictionary(path, column string) ([]string, error) {
-	pf, err := file.OpenParquetFile(path, false)
+	fr, schema, closeFile, err := openTable(path, 1)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, err
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
-	}
-	schema, err := fr.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
-	}
+	defer closeFile()
 	i := schema.FieldIndices(column)
 	if len(i) != 1 {
 		return nil, fmt.Errorf("report: %s: no column %q", path, column)
