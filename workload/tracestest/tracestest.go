@@ -41,7 +41,7 @@ func moduleRoot() string {
 // is absent, the test is skipped.
 func Dir(tb testing.TB) string {
 	tb.Helper()
-	return sharedDir(tb, "KVSIM_TRACES", "traces")
+	return sharedDir(tb, traces)
 }
 
 // VLLMDir returns the folder of measured vLLM traces (one subfolder a run,
@@ -50,7 +50,7 @@ func Dir(tb testing.TB) string {
 // ../shared/vllm-traces is absent, the test is skipped.
 func VLLMDir(tb testing.TB) string {
 	tb.Helper()
-	return sharedDir(tb, "KVSIM_VLLM_TRACES", "vllm-traces")
+	return sharedDir(tb, vllmTraces)
 }
 
 // VLLMPath returns a file in the vLLM traces folder
@@ -64,16 +64,16 @@ func VLLMPath(tb testing.TB, name string) string {
 	return p
 }
 
-// sharedDir is the folder env names, else ../shared/<name> beside the
+// sharedDir is the folder f.env names, else ../shared/<f.name> beside the
 // module.
-func sharedDir(tb testing.TB, env, name string) string {
+func sharedDir(tb testing.TB, f sharedFolder) string {
 	tb.Helper()
-	dir, set, err := find(moduleRoot(), env, name)
+	dir, set, err := find(moduleRoot(), f.env, f.name)
 	if err != nil {
 		if set {
-			tb.Fatalf("%s=%s: %v", env, os.Getenv(env), err)
+			tb.Fatalf("%s=%s: %v", f.env, os.Getenv(f.env), err)
 		}
-		tb.Skipf("no %s folder (%s); set %s", name, dir, env)
+		tb.Skipf("no %s folder (%s); set %s", f.name, dir, f.env)
 	}
 	return dir
 }
@@ -94,7 +94,16 @@ func find(root, env, name string) (dir string, set bool, err error) {
 
 // shared are the folders the tests read: the traces, then the measured
 // vLLM runs.
-var shared = []struct{ env, name string }{{"KVSIM_TRACES", "traces"}, {"KVSIM_VLLM_TRACES", "vllm-traces"}}
+var shared = []sharedFolder{traces, vllmTraces}
+
+// sharedFolder is a folder of shared data: the variable that names it, and
+// its name beside the module.
+type sharedFolder struct{ env, name string }
+
+var (
+	traces     = sharedFolder{"KVSIM_TRACES", "traces"}
+	vllmTraces = sharedFolder{"KVSIM_VLLM_TRACES", "vllm-traces"}
+)
 
 // missing is one line naming the shared folders that are absent while no
 // variable names them, so that the tests reading them skip, and the
