@@ -5,6 +5,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -118,6 +119,23 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (*Result, err
 	return p.Run(ctx, opt)
 }
 
+// InternalError is a panic: a bug in kvsim, not in its input. At is the
+// virtual time of a run's panic, -1 for one outside a run.
+type InternalError struct {
+	Value any
+	At    des.Time
+	Stack []byte
+}
+
+func (e *InternalError) Error() string {
+	at := ""
+	if e.At >= 0 {
+		at = fmt.Sprintf(" at virtual time %v", e.At)
+	}
+	return fmt.Sprintf("internal error%s: %v (a bug in kvsim: please report it with the command line and these lines)\n%s",
+		at, e.Value, bytes.TrimSpace(e.Stack))
+}
+
 // illegalTransition is the panic of a change of state its table does not
 // allow: a pull's (kvcr), a worker's (lifecycle) or a request's in a worker
 // (engine), each a TransitionError naming the invariant it breaks.
@@ -155,8 +173,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 			err = &InvariantError{Invariant: te.Invariant(), At: c.q.Now(), Err: te}
 			return
 		}
-		err = fmt.Errorf("internal error at virtual time %v: %v (a kvsim bug: please report it with the scenario)\n%s",
-			c.q.Now(), r, debug.Stack())
+		err = &InternalError{Value: r, At: c.q.Now(), Stack: debug.Stack()}
 	}()
 	src, closer, err := c.plan.OpenSource()
 	if err != nil {

@@ -4,7 +4,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -75,31 +74,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// execute runs the command; a panic becomes an *internalError once the
+// execute runs the command; a panic becomes a *sim.InternalError once the
 // command's deferred clean-ups (the removal of a partial output) have run.
 func execute(ctx context.Context, root *cobra.Command) (err error) {
 	defer catchPanic(&err)
 	return root.ExecuteContext(ctx)
 }
 
-// internalError is a panic caught at the top of a goroutine: a bug in
-// kvsim, not in its input.
-type internalError struct {
-	value any
-	stack []byte
-}
-
-func (e *internalError) Error() string {
-	return fmt.Sprintf("internal error: %v (a bug in kvsim: please report it with the command line and these lines)\n%s",
-		e.value, bytes.TrimSpace(e.stack))
-}
-
-// catchPanic, deferred at the top of a goroutine, turns its panic into an
-// *internalError in *err. Deferred functions run as a panic unwinds, so
+// catchPanic, deferred at the top of a goroutine, turns its panic into a
+// *sim.InternalError in *err (a run's own panics are one already). Deferred functions run as a panic unwinds, so
 // those deferred after it (an output directory's Abort) have run by then.
 func catchPanic(err *error) {
 	if v := recover(); v != nil {
-		*err = &internalError{v, debug.Stack()}
+		*err = &sim.InternalError{Value: v, At: -1, Stack: debug.Stack()}
 	}
 }
 
