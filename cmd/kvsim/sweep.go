@@ -211,7 +211,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	// input fails before anything runs.
 	runs := make([]*sweepRun, len(pts))
 	var warnings []string
-	read := map[workloadKey]bool{}
+	read := map[traceKey]bool{} // a synthetic workload has nothing to read
 	for i, p := range pts {
 		sets := spec.sets(p)
 		plan, err := prepare(scenario, sets, min(f.jobs, len(pts)), scenarios.FlagFrom("--vary", len(spec.Sets)))
@@ -219,8 +219,8 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 			return err
 		}
 		sc := plan.Scenario
-		if k := keyOf(sc); !read[k] {
-			read[k] = true
+		if t := sc.Workload.Trace; t != nil && !read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {
+			read[traceKey{*t, sc.Cluster.Engine.BlockSize}] = true
 			if _, err := plan.ReadWorkload(); err != nil {
 				return err
 			}
@@ -247,7 +247,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		return err
 	}
 	var todo []*sweepRun
-	var redo redoReasons
+	var again redoReasons
 	for _, r := range runs {
 		if f.resume && exists(r.dir) {
 			var why string
@@ -258,14 +258,14 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 				if err := report.Replaceable(r.dir); err != nil {
 					return err // before anything runs
 				}
-				redo.add(why, r.run)
+				again.add(why, r.run)
 			}
 		}
 		if r.row == nil {
 			todo = append(todo, r)
 		}
 	}
-	warn(cmd.ErrOrStderr(), redo.lines())
+	warn(cmd.ErrOrStderr(), again.lines())
 	if err := runAll(cmd, todo, f); err != nil {
 		return err
 	}
@@ -276,19 +276,11 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	return finishSweep(cmd.OutOrStdout(), f.out, keys, rows, f.json)
 }
 
-// workloadKey is what a run reads its workload with: runs of the same key
-// read the same requests, so a sweep reads each key's workload once.
-type workloadKey struct {
+// traceKey is what a run reads its trace with: runs of the same key read
+// the same requests, so a sweep reads each key's trace once.
+type traceKey struct {
 	trace     scenarios.Trace
-	synthetic bool
 	blockSize int
-}
-
-func keyOf(sc *scenarios.Scenario) workloadKey {
-	if sc.Workload.Synthetic != nil {
-		return workloadKey{synthetic: true}
-	}
-	return workloadKey{trace: *sc.Workload.Trace, blockSize: sc.Cluster.Engine.BlockSize}
 }
 
 // startSweepDir creates dir with the sweep's spec in dir/sweep.json and an
@@ -354,30 +346,32 @@ func doneRow(r *sweepRun) (*report.SweepRow, string, error) {
 }
 
 // redoReasons collects, for --resume, the finished runs that are run again,
-// by why.
-type redoReasons struct {
-	why  []string
-	runs [][]int // by why
+// by why, in the order the reasons first came.
+type redoReasons []redo
+
+// redo is one reason finished runs are run again, and those runs.
+type redo struct {
+	why  string
+	runs []int
 }
 
 func (r *redoReasons) add(why string, run int) {
-	i := slices.Index(r.why, why)
+	i := slices.IndexFunc(*r, func(d redo) bool { return d.why == why })
 	if i < 0 {
-		r.why, r.runs = append(r.why, why), append(r.runs, nil)
-		i = len(r.why) - 1
+		*r, i = append(*r, redo{why: why}), len(*r)
 	}
-	r.runs[i] = append(r.runs[i], run)
+	(*r)[i].runs = append((*r)[i].runs, run)
 }
 
 // lines says, one line a reason, which runs are run again and why.
-func (r *redoReasons) lines() []string {
+func (r redoReasons) lines() []string {
 	var out []string
-	for i, why := range r.why {
-		n := fmt.Sprintf("%d finished runs are", len(r.runs[i]))
-		if len(r.runs[i]) == 1 {
+	for _, d := range r {
+		n := fmt.Sprintf("%d finished runs are", len(d.runs))
+		if len(d.runs) == 1 {
 			n = "1 finished run is"
 		}
-		out = append(out, fmt.Sprintf("--resume: %s run again (%s): %s", n, spans(r.runs[i]), why))
+		out = append(out, fmt.Sprintf("--resume: %s run again (%s): %s", n, spans(d.runs), d.why))
 	}
 	return out
 }
@@ -412,17 +406,20 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 		bar = newBar(stderr, int64(len(todo)), "runs")
 		defer bar.Clear() // before the table is printed
 	}
-	errs := make([]error, len(todo))              // by run: the first failure is reported, not the cancellations it caused
-	g, ctx := errgroup.WithContext(cmd.Context()) // the first error cancels the other runs
+	// The first error cancels the other runs, and is the one Wait returns:
+	// a failed run's, not the cancellations it caused.
+	g, ctx := errgroup.WithContext(cmd.Context())
 	g.SetLimit(f.jobs)
-	for i, r := range todo {
+	for _, r := range todo {
 		g.Go(func() error {
 			if ctx.Err() != nil {
 				return nil // a run failed or the sweep was interrupted: start no more
 			}
-			if r.row, errs[i] = runPoint(ctx, r); errs[i] != nil {
-				return errs[i]
+			row, err := runPoint(ctx, r)
+			if err != nil {
+				return fmt.Errorf("run %d (%s): %w", r.run, strings.Join(r.m.Sets[len(f.sets):], " "), err)
 			}
+			r.row = row
 			if bar != nil {
 				bar.Add(1)
 			}
@@ -432,7 +429,7 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 			return nil
 		})
 	}
-	g.Wait() // errs holds each run's error
+	err := g.Wait()
 	finished := 0
 	for _, r := range todo {
 		if r.row != nil {
@@ -440,13 +437,10 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 		}
 	}
 	kept := fmt.Sprintf("%d of the %d runs to do finished and are kept in %s; add --resume to the same command to run the rest", finished, len(todo), f.out)
-	// A failed run cancels the others: report its error, not theirs.
-	for i, e := range errs {
-		if e != nil && !errors.Is(e, context.Canceled) {
-			return fmt.Errorf("run %d (%s): %w\n%s", todo[i].run, strings.Join(todo[i].m.Sets[len(f.sets):], " "), e, kept)
-		}
-	}
-	if cmd.Context().Err() != nil || slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w\n%s", err, kept)
+	case err != nil || cmd.Context().Err() != nil:
 		return &interruptedError{kept}
 	}
 	return nil
