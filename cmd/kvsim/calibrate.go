@@ -42,6 +42,8 @@ func newCalibrate() *cobra.Command {
 			} else if t.TimeScale != 1 {
 				return sc.ErrAt("workload.trace.time_scale", "must be 1 to calibrate: the latencies were measured at the trace's own arrival times")
 			}
+			// The fit's first replay would meet a bad trace too, but after
+			// the warnings and as one of its evaluations: refuse it first.
 			if _, err := p.ReadWorkload(); err != nil {
 				return err
 			}

@@ -509,11 +509,17 @@ func TestReadmeExample(t *testing.T) {
 }
 
 // TestDefaultRate: what scenarios.md and default.yaml say of rate. The
-// default scenario's rate 40 with 3 turns a session starts 40/3 sessions a
-// second, and requests arrive at 33 to 44 a second (5 s buckets) from 15 s
-// to 75 s, while sessions overlap; the first think times' ramp-up and the
-// last turns' tail bring the mean over all arrivals to 18 a second: 3,000
-// requests over 166 s.
+// default scenario's rate 40 with 3 turns a session starts λ = 40/3
+// sessions a second (Poisson), each turn an exponential think time (mean
+// 10 s) after the one before. Expected: the 1,000 sessions start over
+// 1000/λ = 75 s; the last turns trail by about the largest of 1,000 sums
+// of two think times, the 1/1000 tail of that sum: 10 s x y with
+// e^-y (1 + y) = 1/1000, y = 9.23, 92 s. A span of about 167 s; seed 42's
+// is 166 s, so 3000/166 = 18 requests a second on average. At time t the rate is λ(1 + (1 - e^-t/10) + (1 - e^-t/10 (1 +
+// t/10))): 31 a second mid-bucket at 17.5 s, 38 at 40 s, 40 once every turn
+// overlaps; a 5 s bucket of 200 requests varies by sqrt(200)/5 = 2.8 a
+// second. 33 and 44 are seed 42's lowest and highest buckets from 15 s to
+// 75 s (at 15 s and at 40 s), which the docs quote.
 func TestDefaultRate(t *testing.T) {
 	s := statsJSONOf(t, "--bucket", "5s")
 	if s.Requests != 3000 || math.Round(s.SpanS) != 166 || math.Round(s.MeanRate) != 18 {
