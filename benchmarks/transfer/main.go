@@ -157,11 +157,7 @@ cluster:
 router: {policy: round_robin, hints: {enabled: true, mode: copy}}
 kvcr: {%s}
 `, i, tr, gpu, kv, f.tokens+16, 2*gpu, strings.TrimSpace(knobs))
-	path := filepath.Join(dir, fmt.Sprintf("transfer-%d.yaml", i))
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		return 0, err
-	}
-	sc, err := scenarios.Load(path, nil)
+	sc, err := scenarios.Parse(filepath.Join(dir, fmt.Sprintf("transfer-%d.yaml", i)), []byte(text), nil)
 	if err != nil {
 		return 0, err
 	}
