@@ -173,9 +173,9 @@ kvcr: {%s}
 		return 0, fmt.Errorf("pull %+v did not succeed", p)
 	}
 	if f.rate {
-		return float64(p.Bytes) / float64(p.EndNs-p.FirstByteNs), nil // bytes per ns = GB/s
+		return float64(p.Bytes) / float64(p.WriteEndNs-p.FirstByteNs), nil // bytes per ns = GB/s
 	}
-	return float64(p.EndNs-p.StagedNs) / 1e6, nil
+	return float64(p.WriteEndNs-p.StagedNs) / 1e6, nil
 }
 
 // writeTrace writes two requests of one prompt of the given tokens, a
