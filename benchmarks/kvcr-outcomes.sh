@@ -4,9 +4,10 @@
 # revision given ("head": the working tree): pulls by outcome, parked
 # pulls, moved and lost blocks, hit ratios by tier and TTFT. For
 # before/after evidence of model changes, one revision after another.
-# Prints a markdown table. SETS adds --set values to every run (for
-# example SETS="kvcr.bandwidth_gbps=5 events=[{at: 30m, remove: [0, 1]}]",
-# one value a line), POLICIES and MODES narrow the grid.
+# Prints a markdown table. SETS adds --set values to every run, one value
+# a line (for example
+# SETS=$'kvcr.bandwidth_gbps=5\nevents=[{at: 30m, remove: [0, 1]}]'),
+# POLICIES and MODES narrow the grid.
 #   KVSIM_TRACES=../shared/traces benchmarks/kvcr-outcomes.sh BASE [REV...] head
 set -euo pipefail
 cd "$(dirname "$0")/.."

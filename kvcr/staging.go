@@ -64,7 +64,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 		if st == pending {
 			break // a failed read: the runtime rejects it, and the source is not asked
 		}
-		if st != free {
+		if st == filling {
 			f.unsettled = true
 			break
 		}
@@ -237,7 +237,8 @@ func (k *KVCR) unpark(p *Pull) {
 
 // start begins a pull's transfer: pins on the source's blocks and on the
 // target's hits, target slots reserved for the blocks sent (evicting as a
-// store does), the first byte one latency later, the source's deadline.
+// store does), the first byte one latency later (or once the pair's
+// session is set up), the source's deadline.
 func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	k.unpark(p)
 	p.state = requested

@@ -67,10 +67,11 @@ func (k *KVCR) writeLanded(now des.Time, p *Pull, seen bool) {
 	k.release(now, sn)
 }
 
-// stopWrite ends the source's part of a pull whose write never started (the
-// source gave up first) or stops before its last byte (its source or
-// target is removed): the bytes so far are lost, the source's pins go
-// without refresh.
+// stopWrite ends the source's part of a pull whose write never started
+// (the source gave up, or its source or target was removed, before the
+// first byte) or stops before its last byte (its source or target is
+// removed): the bytes so far are lost, the source's pins go without
+// refresh.
 func (k *KVCR) stopWrite(now des.Time, p *Pull) {
 	k.net.cancel(now, &p.t)
 	if p.FirstByteNs >= 0 {
