@@ -484,18 +484,19 @@ func (w *Worker) grow(s *Seq, n int) { w.pool.alloc(&s.blocks, n) }
 // evicted before its head.
 func (w *Worker) freeBlocks(s *Seq) { w.pool.release(&s.blocks) }
 
-// preempt frees a running request's blocks and puts it at the front of the
-// waiting queue; it recomputes everything when admitted again.
+// preempt frees a running request's blocks and puts it back in the waiting
+// queue: under AdmitCurrent behind the skipped requests at its front, under
+// AdmitV011 at the very front. It recomputes everything when admitted again.
 func (w *Worker) preempt(s *Seq) {
 	w.to(s, seqPreempted)
 	w.freeBlocks(s)
 	s.computed, s.committed, s.sched = 0, 0, 0
 	s.Preemptions++
-	if !w.v011 {
-		w.waiting.insertAt(w.skipped, s) // behind the skipped requests
-	} else {
-		w.waiting.pushFront(s)
+	at := w.skipped
+	if w.v011 {
+		at = 0
 	}
+	w.waiting.insertAt(at, s)
 }
 
 // FinishPass ends the pass in progress at now: tokens advance, full prompt
