@@ -60,10 +60,11 @@ type Admission string
 // The admission rules.
 const (
 	// AdmitCurrent is vLLM's admission since its fixes of the deadlock
-	// with asynchronous KV loads. The requests the scan has skipped
-	// (waiting for a pull, parked, or loading) stay ahead of the other
-	// waiting requests, and a preempted request goes behind them, not to
-	// the front; a load starts only when its blocks leave free what every
+	// with asynchronous KV loads. The requests the scan has skipped (those
+	// waiting for a pull or whose pull has ended, parked, loading or
+	// loaded, or held back from a load) stay ahead of the other waiting
+	// requests, and a preempted request goes behind them, not to the
+	// front; a load starts only when its blocks leave free what every
 	// in-flight prefill still needs for its whole length; no load starts
 	// behind a skipped request that holds no blocks; and a pass whose
 	// running requests were all preempted admits at once.
