@@ -121,7 +121,6 @@ type Worker struct {
 	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
 	waitingNeed int         // blocks those requests need for their whole length, held ones included
 	skipped     int         // AdmitCurrent: the waiting requests the scan has skipped, at the queue's front
-	blockless   bool        // the admission scan in progress skipped a waiting request holding no blocks
 	busy        bool
 	ff          stretch
 	v011        bool // cfg.Admission is AdmitV011
@@ -236,30 +235,30 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		// whole.
 		preempted = false
 	}
-	w.blockless = false
+	blockless := false // the scan has skipped a waiting request holding no blocks
 	for i := 0; !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && i < w.waiting.len(); {
 		s := w.waiting.at(i)
 		switch s.state {
 		case seqPulling, seqLoading:
-			w.skip(i) // waits for its pull or load: skipped, not a blocker
+			w.skip(i, &blockless) // waits for its pull or load: skipped, not a blocker
 			i++
 			continue
 		case seqHinted, seqParked:
 			switch w.kv.Stage(now, s, w.g1Prefix(s), w.reusable(s)) {
 			case StageWait:
 				w.to(s, seqPulling)
-				w.skip(i)
+				w.skip(i, &blockless)
 				i++
 				continue
 			case StageParked:
 				w.to(s, seqParked)
-				w.skip(i) // staged again at the next scan
+				w.skip(i, &blockless) // staged again at the next scan
 				i++
 				continue
 			}
 			w.to(s, seqWaiting)
 		}
-		n, res := w.admit(now, s, budget)
+		n, res := w.admit(now, s, budget, blockless)
 		if res == admitNoRoom {
 			break
 		}
@@ -268,7 +267,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 			continue
 		}
 		if res == admitLoading || res == admitDeferred {
-			w.skip(i)
+			w.skip(i, &blockless)
 			i++
 			continue
 		}
@@ -328,11 +327,13 @@ const (
 
 // skip passes over waiting request i, which stays where it is. Under
 // AdmitCurrent it joins the skipped requests at the queue's front: the
-// scan reaches i only past every request in front of it, all skipped.
-func (w *Worker) skip(i int) {
+// scan reaches i only past every request in front of it, all skipped. If
+// it holds no blocks, skip sets *blockless, the scan's note that it has
+// skipped such a request.
+func (w *Worker) skip(i int, blockless *bool) {
 	w.skipped = max(w.skipped, i+1)
 	if w.waiting.at(i).blocks.n == 0 {
-		w.blockless = true
+		*blockless = true
 	}
 }
 
@@ -373,8 +374,9 @@ func (w *Worker) ignore(now des.Time, i int) {
 // admit tries to start a waiting request: the longest prefix cached in G1,
 // then its continuation in the worker's G2 (loaded to G1 first), then the
 // blocks for the tokens it computes this pass. It changes nothing when the
-// request does not fit the budget or the free blocks.
-func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
+// request does not fit the budget or the free blocks. blockless says the
+// scan has skipped a waiting request holding no blocks.
+func (w *Worker) admit(now des.Time, s *Seq, budget int, blockless bool) (int, admitResult) {
 	bs := w.cfg.BlockSize
 	loaded := s.state == seqLoaded // a finished load left it holding its hits
 	hits, freeHits, g2 := 0, 0, 0  // freeHits: hit blocks on the free list, which allocation cannot use
@@ -401,7 +403,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	need := ceilDiv(done+n, bs) - have // new blocks for this pass's tokens
 	free := w.pool.free() - freeHits
 	if g2 > 0 && !w.v011 && w.kv.AsyncLoads() {
-		if w.blockless {
+		if blockless {
 			return 0, admitDeferred // no load behind a skipped request holding nothing
 		}
 		free -= w.reserved()
