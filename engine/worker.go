@@ -266,7 +266,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 			w.ignore(now, i)
 			continue
 		}
-		if res == admitLoading || res == admitDeferred {
+		if res == admitWaits {
 			w.skip(i, &blockless)
 			i++
 			continue
@@ -318,11 +318,10 @@ func (w *Worker) g1Prefix(s *Seq) int {
 type admitResult uint8
 
 const (
-	admitRun      admitResult = iota // admitted: runs this pass
-	admitNoRoom                      // not enough budget or free blocks: admission stops
-	admitLoading                     // its G2 hits are loading: it waits, holding blocks
-	admitDeferred                    // AdmitCurrent: its load may not start yet; it waits, holding nothing
-	admitTooLong                     // without chunked prefill, more tokens than any pass takes
+	admitRun     admitResult = iota // admitted: runs this pass
+	admitNoRoom                     // not enough budget or free blocks: admission stops
+	admitWaits                      // skipped: loading its G2 hits into blocks it holds, or (AdmitCurrent) held back from its load, holding none
+	admitTooLong                    // without chunked prefill, more tokens than any pass takes
 )
 
 // skip passes over waiting request i, which stays where it is. Under
@@ -404,7 +403,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int, blockless bool) (int, a
 	free := w.pool.free() - freeHits
 	if g2 > 0 && !w.v011 && w.kv.AsyncLoads() {
 		if blockless {
-			return 0, admitDeferred // no load behind a skipped request holding nothing
+			return 0, admitWaits // no load behind a skipped request holding nothing
 		}
 		free -= w.reserved()
 	}
@@ -429,7 +428,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int, blockless bool) (int, a
 				w.to(s, seqLoading)
 				w.waitingHeld += s.blocks.n
 				w.waitingNeed += ceilDiv(s.tokens(), bs)
-				return 0, admitLoading
+				return 0, admitWaits
 			}
 			w.landLoad(s)
 		}
