@@ -23,16 +23,17 @@ func (w *Worker) CheckQuick() error {
 	return nil
 }
 
-// Check verifies that each request's state is one of its queue's (running, or a waiting
-// state) and it holds blocks while waiting only when loading or loaded,
-// and the worker's block accounting: every cached block's
+// Check verifies that each request's state is one of its queue's (running,
+// or a waiting state) and it holds blocks while waiting only when loading
+// or loaded, and the worker's block accounting: every cached block's
 // reference count equals the number of requests holding it, the free queue
 // holds exactly the unreferenced blocks, each free span being one queue
 // run, and the blocks held, queued and fresh add up to the capacity; the
 // waiting requests' held blocks and their needs add up to the worker's
-// counts, and under AdmitCurrent every waiting request that holds blocks or
-// waits for a pull or a load is among the skipped ones at the queue's front.
-// It costs O(blocks) and is meant for tests and --check.
+// counts, and under AdmitCurrent every waiting request that holds blocks
+// (loading or loaded), waits for a pull or has its pull parked is among the
+// skipped ones at the queue's front. It costs O(blocks) and is meant for
+// tests and --check.
 func (w *Worker) Check() error {
 	var errs []error
 	var held []*holding
@@ -58,7 +59,7 @@ func (w *Worker) Check() error {
 		case loads != (s.blocks.n > 0):
 			errs = append(errs, fmt.Errorf("request %d waits %v holding %d blocks", s.Req.ID, s.state, s.blocks.n))
 		}
-		if !w.v011 && i >= w.skipped && (s.blocks.n > 0 || s.state == seqPulling || s.state == seqLoading) {
+		if !w.v011 && i >= w.skipped && (s.blocks.n > 0 || s.state == seqPulling || s.state == seqParked) { // loading ones hold blocks
 			outside = append(outside, s.Req.ID)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/des"
 )
 
 // TestSeqTransitions checks every (from, to) pair of a request's states
@@ -97,18 +99,32 @@ func TestIllegalTransitionPanics(t *testing.T) {
 	w.PullDone(s, 0, 0)
 }
 
-// TestCheckStates: a request whose state disagrees with its queue, set
-// behind the transition function's back, is reported by the full check: a
-// running request marked waiting, then a waiting one marked running, then
-// a waiting one holding no blocks marked loaded.
+// TestCheckStates: a request whose state disagrees with its queue, or a
+// worker count that disagrees with its requests, set behind the worker's
+// back, is reported by the full check. Request 2 loads its 2 G2 blocks
+// (skipped, holding them, needing 7 for its length), request 0 runs and
+// request 1 waits behind them. Planted: a running request marked waiting, a
+// waiting one marked running, a waiting one holding no blocks marked
+// loaded, one marked parked behind the skipped ones; the waiting requests'
+// need and held blocks each counted one too many, no skipped requests (the
+// loading one is then behind them), and more skipped than waiting.
 func TestCheckStates(t *testing.T) {
 	c := cfg()
 	c.MaxNumSeqs = 1 // so request 1 waits
-	w, _ := newWorker(t, c, fixed)
+	h := &hostKV{host: map[int64]int{2: 2}, loadTime: 10 * des.Millisecond}
+	w, err := New(c, fixed, &log{}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := w.Enqueue(req(2, 0, 100, 3, 3), false)
 	r := w.Enqueue(req(0, 0, 100, 3, 1), false)
 	q := w.Enqueue(req(1, 0, 100, 3, 2), false)
 	if _, ok := w.StartPass(0); !ok {
 		t.Fatal("no pass")
+	}
+	if l.state != seqLoading || r.state != seqRunning || q.state != seqWaiting || w.skipped != 1 || w.waitingHeld != 2 || w.waitingNeed != 7 {
+		t.Fatalf("states %v, %v, %v, %d skipped, waiting requests hold %d blocks and need %d; want loading, running, waiting, 1, 2, 7",
+			l.state, r.state, q.state, w.skipped, w.waitingHeld, w.waitingNeed)
 	}
 	if err := w.Check(); err != nil {
 		t.Fatal(err)
@@ -121,6 +137,7 @@ func TestCheckStates(t *testing.T) {
 		{r, seqWaiting, "request 0 runs while waiting"},
 		{q, seqRunning, "request 1 waits while running"},
 		{q, seqLoaded, "request 1 waits loaded holding 0 blocks"},
+		{q, seqParked, "waiting requests [1] hold blocks or wait but are behind the 1 skipped ones"},
 	} {
 		was := c.s.state
 		c.s.state = c.st
@@ -128,6 +145,24 @@ func TestCheckStates(t *testing.T) {
 			t.Errorf("%v: %v, want %q", c.st, err, c.want)
 		}
 		c.s.state = was
+	}
+	for _, c := range []struct {
+		name string
+		n    *int
+		to   int
+		want string
+	}{
+		{"waitingNeed", &w.waitingNeed, 8, "waiting requests holding blocks need 7 for their lengths, the worker counts 8"},
+		{"waitingHeld", &w.waitingHeld, 3, "waiting requests hold 2 blocks, the worker counts 3"},
+		{"skipped", &w.skipped, 0, "waiting requests [2] hold blocks or wait but are behind the 0 skipped ones"},
+		{"skipped", &w.skipped, 3, "3 skipped requests, 2 waiting"},
+	} {
+		was := *c.n
+		*c.n = c.to
+		if err := w.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %d: %v, want %q", c.name, c.to, err, c.want)
+		}
+		*c.n = was
 	}
 	if err := w.Check(); err != nil {
 		t.Errorf("restored: %v", err)

@@ -60,10 +60,11 @@ type Admission string
 // The admission rules.
 const (
 	// AdmitCurrent is vLLM's admission since its fixes of the deadlock
-	// with asynchronous KV loads. The requests the scan has skipped
-	// (waiting for a pull, parked, or loading) stay ahead of the other
-	// waiting requests, and a preempted request goes behind them, not to
-	// the front; a load starts only when its blocks leave free what every
+	// with asynchronous KV loads. The requests the scan has skipped (those
+	// waiting for a pull or whose pull has ended, parked, loading or
+	// loaded, or held back from a load) stay ahead of the other waiting
+	// requests, and a preempted request goes behind them, not to the
+	// front; a load starts only when its blocks leave free what every
 	// in-flight prefill still needs for its whole length; no load starts
 	// behind a skipped request that holds no blocks; and a pass whose
 	// running requests were all preempted admits at once.
@@ -120,7 +121,6 @@ type Worker struct {
 	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
 	waitingNeed int         // blocks those requests need for their whole length, held ones included
 	skipped     int         // AdmitCurrent: the waiting requests the scan has skipped, at the queue's front
-	blockless   bool        // the admission scan in progress skipped a waiting request holding no blocks
 	busy        bool
 	ff          stretch
 	v011        bool // cfg.Admission is AdmitV011
@@ -235,30 +235,30 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		// whole.
 		preempted = false
 	}
-	w.blockless = false
+	blockless := false // the scan has skipped a waiting request holding no blocks
 	for i := 0; !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && i < w.waiting.len(); {
 		s := w.waiting.at(i)
 		switch s.state {
 		case seqPulling, seqLoading:
-			w.skip(i) // waits for its pull or load: skipped, not a blocker
+			w.skip(i, &blockless) // waits for its pull or load: skipped, not a blocker
 			i++
 			continue
 		case seqHinted, seqParked:
 			switch w.kv.Stage(now, s, w.g1Prefix(s), w.reusable(s)) {
 			case StageWait:
 				w.to(s, seqPulling)
-				w.skip(i)
+				w.skip(i, &blockless)
 				i++
 				continue
 			case StageParked:
 				w.to(s, seqParked)
-				w.skip(i) // staged again at the next scan
+				w.skip(i, &blockless) // staged again at the next scan
 				i++
 				continue
 			}
 			w.to(s, seqWaiting)
 		}
-		n, res := w.admit(now, s, budget)
+		n, res := w.admit(now, s, budget, blockless)
 		if res == admitNoRoom {
 			break
 		}
@@ -266,8 +266,8 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 			w.ignore(now, i)
 			continue
 		}
-		if res == admitLoading || res == admitDeferred {
-			w.skip(i)
+		if res == admitWaits {
+			w.skip(i, &blockless)
 			i++
 			continue
 		}
@@ -318,20 +318,21 @@ func (w *Worker) g1Prefix(s *Seq) int {
 type admitResult uint8
 
 const (
-	admitRun      admitResult = iota // admitted: runs this pass
-	admitNoRoom                      // not enough budget or free blocks: admission stops
-	admitLoading                     // its G2 hits are loading: it waits, holding blocks
-	admitDeferred                    // AdmitCurrent: its load may not start yet; it waits, holding nothing
-	admitTooLong                     // without chunked prefill, more tokens than any pass takes
+	admitRun     admitResult = iota // admitted: runs this pass
+	admitNoRoom                     // not enough budget or free blocks: admission stops
+	admitWaits                      // skipped: loading its G2 hits into blocks it holds, or (AdmitCurrent) held back from its load, holding none
+	admitTooLong                    // without chunked prefill, more tokens than any pass takes
 )
 
 // skip passes over waiting request i, which stays where it is. Under
 // AdmitCurrent it joins the skipped requests at the queue's front: the
-// scan reaches i only past every request in front of it, all skipped.
-func (w *Worker) skip(i int) {
+// scan reaches i only past every request in front of it, all skipped. If
+// it holds no blocks, skip sets *blockless, the scan's note that it has
+// skipped such a request.
+func (w *Worker) skip(i int, blockless *bool) {
 	w.skipped = max(w.skipped, i+1)
 	if w.waiting.at(i).blocks.n == 0 {
-		w.blockless = true
+		*blockless = true
 	}
 }
 
@@ -372,8 +373,9 @@ func (w *Worker) ignore(now des.Time, i int) {
 // admit tries to start a waiting request: the longest prefix cached in G1,
 // then its continuation in the worker's G2 (loaded to G1 first), then the
 // blocks for the tokens it computes this pass. It changes nothing when the
-// request does not fit the budget or the free blocks.
-func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
+// request does not fit the budget or the free blocks. blockless says the
+// scan has skipped a waiting request holding no blocks.
+func (w *Worker) admit(now des.Time, s *Seq, budget int, blockless bool) (int, admitResult) {
 	bs := w.cfg.BlockSize
 	loaded := s.state == seqLoaded // a finished load left it holding its hits
 	hits, freeHits, g2 := 0, 0, 0  // freeHits: hit blocks on the free list, which allocation cannot use
@@ -400,8 +402,8 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 	need := ceilDiv(done+n, bs) - have // new blocks for this pass's tokens
 	free := w.pool.free() - freeHits
 	if g2 > 0 && !w.v011 && w.kv.AsyncLoads() {
-		if w.blockless {
-			return 0, admitDeferred // no load behind a skipped request holding nothing
+		if blockless {
+			return 0, admitWaits // no load behind a skipped request holding nothing
 		}
 		free -= w.reserved()
 	}
@@ -426,7 +428,7 @@ func (w *Worker) admit(now des.Time, s *Seq, budget int) (int, admitResult) {
 				w.to(s, seqLoading)
 				w.waitingHeld += s.blocks.n
 				w.waitingNeed += ceilDiv(s.tokens(), bs)
-				return 0, admitLoading
+				return 0, admitWaits
 			}
 			w.landLoad(s)
 		}
@@ -484,18 +486,19 @@ func (w *Worker) grow(s *Seq, n int) { w.pool.alloc(&s.blocks, n) }
 // evicted before its head.
 func (w *Worker) freeBlocks(s *Seq) { w.pool.release(&s.blocks) }
 
-// preempt frees a running request's blocks and puts it at the front of the
-// waiting queue; it recomputes everything when admitted again.
+// preempt frees a running request's blocks and puts it back in the waiting
+// queue: under AdmitCurrent behind the skipped requests at its front, under
+// AdmitV011 at the very front. It recomputes everything when admitted again.
 func (w *Worker) preempt(s *Seq) {
 	w.to(s, seqPreempted)
 	w.freeBlocks(s)
 	s.computed, s.committed, s.sched = 0, 0, 0
 	s.Preemptions++
-	if !w.v011 {
-		w.waiting.insertAt(w.skipped, s) // behind the skipped requests
-	} else {
-		w.waiting.pushFront(s)
+	at := w.skipped
+	if w.v011 {
+		at = 0
 	}
+	w.waiting.insertAt(at, s)
 }
 
 // FinishPass ends the pass in progress at now: tokens advance, full prompt

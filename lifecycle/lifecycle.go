@@ -2,8 +2,9 @@
 // table that sim owns and changes. KVCR (its staging guard, and transfers
 // and refreshes that skip a removed worker) and the router read it through
 // a View; the router also watches it, to keep its set of routable workers.
-// A status changes only along the transitions Legal allows; any other
-// change is a model bug, and Set panics with a TransitionError.
+// A status changes only along a fixed set of transitions (the changes sim
+// makes); any other change is a model bug, and Set panics with a
+// TransitionError.
 package lifecycle
 
 import "fmt"
@@ -43,13 +44,13 @@ var next = [...]uint8{
 	Removed:  0,
 }
 
-// Legal reports whether a worker may change from status from to status to.
-func Legal(from, to Status) bool { return next[from]&(1<<to) != 0 }
+// legal reports whether a worker may change from status from to status to.
+func legal(from, to Status) bool { return next[from]&(1<<to) != 0 }
 
 // InvTransitions is the invariant a TransitionError breaks.
 const InvTransitions = "a worker's status changes only along its transitions"
 
-// TransitionError is the panic of Set for a change Legal does not allow:
+// TransitionError is the panic of Set for a change no transition allows:
 // a model bug.
 type TransitionError struct {
 	Worker   int32
@@ -79,10 +80,10 @@ func (t *Table) Add(st Status) int32 {
 }
 
 // Set changes worker w's status to st. It panics with a TransitionError,
-// changing nothing and telling no watcher, when Legal does not allow the
+// changing nothing and telling no watcher, when no transition allows the
 // change.
 func (t *Table) Set(w int32, st Status) {
-	if from := t.status[w]; !Legal(from, st) {
+	if from := t.status[w]; !legal(from, st) {
 		panic(TransitionError{Worker: w, From: from, To: st})
 	}
 	t.status[w] = st

@@ -54,8 +54,8 @@ func TestTransitions(t *testing.T) {
 	}
 	for from := Starting; from <= Removed; from++ {
 		for to := Starting; to <= Removed; to++ {
-			if got := Legal(from, to); got != want[from][to] {
-				t.Errorf("Legal(%v, %v) = %v, want %v", from, to, got, want[from][to])
+			if got := legal(from, to); got != want[from][to] {
+				t.Errorf("legal(%v, %v) = %v, want %v", from, to, got, want[from][to])
 			}
 			var tab Table
 			tab.Add(Ready) // worker 0, so the error must name worker 1
