@@ -205,9 +205,16 @@ func join(prefix, key string) string {
 }
 
 var (
-	durationType = reflect.TypeOf(Duration(0))
-	perTokenType = reflect.TypeOf(PerToken(0))
+	durationType  = reflect.TypeOf(Duration(0))
+	perTokenType  = reflect.TypeOf(PerToken(0))
+	selectionType = reflect.TypeOf(Selection{})
 )
+
+// selectionPick is the mapping form of a Selection.
+type selectionPick struct {
+	Count int  `yaml:"count"`
+	Pick  Pick `yaml:"pick"`
+}
 
 // decode sets v from n, strictly: unknown keys and wrong types are errors.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
@@ -238,6 +245,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
 		}
 		v.SetFloat(ns)
 		return nil
+	case selectionType:
+		return d.selection(n, v.Addr().Interface().(*Selection), key)
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -343,6 +352,21 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, key string) error 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// selection decodes a list of worker ids, or a pick {count: N, pick: P}
+// (pick defaults to busiest).
+func (d *decoder) selection(n *yaml.Node, s *Selection, key string) error {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return d.decode(n, reflect.ValueOf(&s.IDs).Elem(), key)
+	case yaml.MappingNode:
+		p := selectionPick{Pick: PickBusiest}
+		err := d.decodeStruct(n, reflect.ValueOf(&p).Elem(), key)
+		*s = Selection{Count: p.Count, Pick: p.Pick}
+		return err
+	}
+	return d.fail(n, key, "want a list of worker ids or a pick such as {count: 4, pick: busiest}, got %s", describe(n))
 }
 
 // duration parses a Go-style duration ("1h30m", "250ms", "0.5ns") into

@@ -216,13 +216,44 @@ type KVCR struct {
 // Event is one lifecycle event; exactly one of Drain, Remove and Add is set.
 type Event struct {
 	At           Duration     `yaml:"at"`
-	Drain        []int        `yaml:"drain,omitempty"`
+	Drain        *Selection   `yaml:"drain,omitempty"`
 	DrainTimeout Duration     `yaml:"drain_timeout,omitempty"` // 0: none
-	Remove       []int        `yaml:"remove,omitempty"`
+	Remove       *Selection   `yaml:"remove,omitempty"`
 	OnRemove     RemoveAction `yaml:"on_remove,omitempty"`
 	Add          int          `yaml:"add,omitempty"`
 	Startup      Duration     `yaml:"startup,omitempty"`
 }
+
+// Selection is the workers a drain or remove acts on: the ids listed
+// (`drain: [8, 9]`), or Count of the workers ready at the event's time,
+// ordered by Pick (`drain: {count: 2, pick: busiest}`).
+type Selection struct {
+	IDs   []int // nil for a pick
+	Count int
+	Pick  Pick
+}
+
+// IDsOf is a selection of the listed workers.
+func IDsOf(ids ...int) *Selection { return &Selection{IDs: ids} }
+
+// Picked reports whether the workers are picked at the event's time rather
+// than listed.
+func (s *Selection) Picked() bool { return s.IDs == nil }
+
+// Pick orders the ready workers for a selection: the value of the scenario
+// key events[i].drain.pick (or remove.pick). Ties go to the lowest id.
+type Pick string
+
+// The picks.
+const (
+	PickBusiest    Pick = "busiest"     // most requests running and waiting
+	PickIdlest     Pick = "idlest"      // fewest requests running and waiting
+	PickMostCached Pick = "most_cached" // most blocks in G2
+	PickRandom     Pick = "random"      // uniformly, from the seeded stream "lifecycle"
+)
+
+// Picks lists the picks, in the order errors name them.
+var Picks = []Pick{PickBusiest, PickIdlest, PickMostCached, PickRandom}
 
 // RemoveAction is what becomes of the requests on a removed worker: the
 // value of the scenario key events[i].on_remove.

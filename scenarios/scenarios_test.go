@@ -81,6 +81,14 @@ func TestErrors(t *testing.T) {
 		{base + "events:\n  - {at: 1s, drain: [5]}\n", nil, `s.yaml:7: events[0].drain[0]: worker 5 does not exist`},
 		{base + "events:\n  - {at: 1s, drain: [0, 1]}\n", nil, `events[0].drain: drains every worker`},
 		{base + "events:\n  - {at: -1s, add: 1}\n", nil, `events[0].at: must not be negative`},
+		{base + "events:\n  - {at: 1s, drain: {count: 0}}\n", nil, `s.yaml:7: events[0].drain.count: must be at least 1, got 0`},
+		{base + "events:\n  - {at: 1s, drain: {count: 1, pick: hottest}}\n", nil, `events[0].drain.pick: "hottest" is not one of busiest, idlest, most_cached, random`},
+		{base + "events:\n  - {at: 1s, drain: {count: 1, pik: random}}\n", nil, `s.yaml:7: events[0].drain.pik: unknown key (did you mean "pick"?)`},
+		{base + "events:\n  - {at: 1s, remove: {count: 3}}\n", nil, `events[0].remove.count: picks 3 workers; only 2 are neither drained nor removed at 1s`},
+		{base + "events:\n  - {at: 1s, drain: {count: 2}}\n", nil, `events[0].drain: drains every worker`},
+		{base + "events:\n  - {at: 1s, drain: {count: 1}}\n  - {at: 2s, drain: [0]}\n", nil, `events[1].drain: drains every worker`},
+		{base + "events:\n  - {at: 1s, drain: 3}\n", nil, `events[0].drain: want a list of worker ids or a pick such as {count: 4, pick: busiest}, got "3"`},
+		{base + "events:\n  - {at: 1s, drain: [0]}\n", []string{"events[0].drain.count=1"}, `--set: events[0].drain.count: "count" is not an index of a list of 1`},
 		{base + "events:\n  - {at: 1s, add: 1, drain: [0]}\n", nil, `events[0]: set exactly one of drain, remove and add`},
 		{base + "events:\n  - {at: 1s, remove: [1]}\n  - {at: 2s, drain: [1]}\n", nil, `events[1].drain[0]: worker 1 does not exist or is already drained or removed`},
 		{base + "  engine: {timing: {model: fixed, mfu: 0.5}}\n", nil, `s.yaml:6: cluster.engine.timing.mfu: belongs to timing model roofline, not fixed`},
@@ -333,6 +341,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(base), "cluster.workers=3")
 	f.Add(defaultYAML, "events=[{at: 1s, add: 1}]")
 	f.Add([]byte("events:\n  - {at: 1s, drain: [0]}\n"+base), "router.hints.mode=move")
+	f.Add([]byte("events:\n  - {at: 1s, drain: {count: 1, pick: random}}\n"+base), "events[0].drain.count=1")
 	f.Add([]byte("a: [\n"), "x")
 	for _, c := range malformed {
 		f.Add([]byte(c.yaml), "seed=2")
@@ -472,5 +481,41 @@ func TestPerTokenRoundTrip(t *testing.T) {
 		if err != nil || got != v {
 			t.Errorf("%g ns renders %q, parses to %g (%v)", v, out, got, err)
 		}
+	}
+}
+
+// TestSelection: drain and remove take a list of ids or a pick; the pick
+// defaults to busiest; --set reaches into a pick; the resolved YAML reads
+// back the same.
+func TestSelection(t *testing.T) {
+	y := base + "  workers: 8\nevents:\n  - {at: 1s, drain: {count: 2}}\n  - {at: 2s, remove: {count: 1, pick: random}}\n  - {at: 3s, drain: [7]}\n"
+	y = strings.Replace(y, "  workers: 2\n", "", 1)
+	sc, err := Parse("s.yaml", []byte(y), []string{"events[0].drain.count=3", "events[0].drain.pick=most_cached"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Event{
+		{At: Duration(des.Second), Drain: &Selection{Count: 3, Pick: PickMostCached}, OnRemove: RemoveReroute},
+		{At: Duration(2 * des.Second), Remove: &Selection{Count: 1, Pick: PickRandom}, OnRemove: RemoveReroute},
+		{At: Duration(3 * des.Second), Drain: IDsOf(7), OnRemove: RemoveReroute},
+	}
+	if !reflect.DeepEqual(sc.Events, want) {
+		t.Errorf("events %+v", sc.Events)
+	}
+	out, err := sc.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"drain: {count: 3, pick: most_cached}", "remove: {count: 1, pick: random}", "drain: [7]"} {
+		if !strings.Contains(string(out), line) {
+			t.Errorf("resolved YAML has no %q:\n%s", line, out)
+		}
+	}
+	again, err := Parse("s.yaml", out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again.Events, want) {
+		t.Errorf("read back: %+v", again.Events)
 	}
 }

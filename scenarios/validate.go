@@ -325,12 +325,15 @@ func (sc *Scenario) LateEvents(lastArrival des.Time) []string {
 }
 
 // validateEvents checks each event in order against the workers that exist
-// when it happens.
+// when it happens. A pick's workers are known only at its time: it takes
+// that many of the live ones, and a later id is checked only against the
+// workers listed before it.
 func (sc *Scenario) validateEvents(c *check) {
-	live := make([]bool, max(sc.Cluster.Workers, 0)) // by id: not drained or removed
+	live := make([]bool, max(sc.Cluster.Workers, 0)) // by id: not listed in a drain or remove
 	for i := range live {
 		live[i] = true
 	}
+	picked := 0 // workers taken by picks
 	var last Duration
 	for i, ev := range sc.Events {
 		key := fmt.Sprintf("events[%d]", i)
@@ -363,9 +366,9 @@ func (sc *Scenario) validateEvents(c *check) {
 		c.durationAtLeast(key+".drain_timeout", ev.DrainTimeout, 0)
 		c.durationAtLeast(key+".startup", ev.Startup, 0)
 		oneOf(c, key+".on_remove", ev.OnRemove, RemoveActions...)
-		ids, verb := ev.Drain, "drain"
+		sel, verb := ev.Drain, "drain"
 		if ev.Remove != nil {
-			ids, verb = ev.Remove, "remove"
+			sel, verb = ev.Remove, "remove"
 		}
 		if ev.Add != 0 {
 			c.atLeast(key+".add", int64(ev.Add), 1)
@@ -374,17 +377,36 @@ func (sc *Scenario) validateEvents(c *check) {
 			}
 			continue
 		}
-		if len(ids) == 0 {
-			c.fail(key+"."+verb, "names no worker")
-		}
-		for j, id := range ids {
-			if id < 0 || id >= len(live) || !live[id] {
-				c.fail(fmt.Sprintf("%s.%s[%d]", key, verb, j), "worker %d does not exist or is already drained or removed at %v", id, des.Time(ev.At))
-				continue
+		left := -picked // live workers after this event
+		for _, l := range live {
+			if l {
+				left++
 			}
-			live[id] = false
 		}
-		if ev.Drain != nil && !slices.Contains(live, true) {
+		if sel.Picked() {
+			oneOf(c, key+"."+verb+".pick", sel.Pick, Picks...)
+			switch {
+			case sel.Count < 1:
+				c.fail(key+"."+verb+".count", "must be at least 1, got %d", sel.Count)
+			case sel.Count > left:
+				c.fail(key+"."+verb+".count", "picks %d workers; only %d are neither drained nor removed at %v", sel.Count, left, des.Time(ev.At))
+			}
+			picked += max(sel.Count, 0)
+			left -= max(sel.Count, 0)
+		} else {
+			if len(sel.IDs) == 0 {
+				c.fail(key+"."+verb, "names no worker")
+			}
+			for j, id := range sel.IDs {
+				if id < 0 || id >= len(live) || !live[id] {
+					c.fail(fmt.Sprintf("%s.%s[%d]", key, verb, j), "worker %d does not exist or is already drained or removed at %v", id, des.Time(ev.At))
+					continue
+				}
+				live[id] = false
+				left--
+			}
+		}
+		if ev.Drain != nil && left < 1 && !(sel.Picked() && sel.Count < 1) {
 			c.fail(key+".drain", "drains every worker: no worker would be left to serve requests")
 		}
 	}

@@ -67,6 +67,14 @@ func (e Event) MarshalYAML() (any, error) {
 	return filterKeys(plain(e), keys)
 }
 
+// MarshalYAML writes a selection as its list of ids, or as its pick.
+func (s Selection) MarshalYAML() (any, error) {
+	if s.Picked() {
+		return selectionPick{Count: s.Count, Pick: s.Pick}, nil
+	}
+	return s.IDs, nil
+}
+
 // filterKeys marshals v and keeps the listed keys of the mapping.
 func filterKeys(v any, keep []string) (*yaml.Node, error) {
 	var n yaml.Node

@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/lifecycle"
@@ -77,24 +81,76 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 			}
 		}
 	case ev.Drain != nil:
-		for _, id := range ev.Drain {
-			n := c.workers[id]
+		ns := c.selected(now, key, ev.Drain)
+		for _, n := range ns {
 			c.drain(now, n)
 			if ev.DrainTimeout > 0 {
 				timeout := lifeArg{kind: lifeDrainTimeout, worker: n.id}
 				c.q.Schedule(des.AddSat(now, des.Time(ev.DrainTimeout)), des.PhaseLifecycle, key, l, timeout.pack())
 			}
 		}
-		for _, id := range ev.Drain {
-			c.maybeRetire(now, c.workers[id])
+		for _, n := range ns {
+			c.maybeRetire(now, n)
 		}
 	case ev.Remove != nil:
 		var seqs []*engine.Seq // every removed worker goes before any request is routed again
-		for _, id := range ev.Remove {
-			seqs = append(seqs, c.takeOut(now, c.workers[id])...)
+		for _, n := range c.selected(now, key, ev.Remove) {
+			seqs = append(seqs, c.takeOut(now, n)...)
 		}
 		c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail)
 	}
+}
+
+// selected is the workers scenario event key acts on: those it lists, or
+// those its pick chooses now among the ready workers, in id order.
+func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) []*node {
+	if !sel.Picked() {
+		ns := make([]*node, len(sel.IDs))
+		for i, id := range sel.IDs {
+			ns[i] = c.workers[id]
+		}
+		return ns
+	}
+	var ready []*node
+	for _, n := range c.workers {
+		if c.status(n) == lifecycle.Ready {
+			ready = append(ready, n)
+		}
+	}
+	if len(ready) < sel.Count {
+		c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d workers, but only %d are ready at %v: it takes those",
+			key, sel.Count, len(ready), now))
+	}
+	k := min(sel.Count, len(ready))
+	if sel.Pick == scenarios.PickRandom {
+		for i := range k { // a partial Fisher-Yates shuffle of the ready workers in id order
+			j := i + c.lifeRNG.IntN(len(ready)-i)
+			ready[i], ready[j] = ready[j], ready[i]
+		}
+	} else {
+		score := c.pickScore(sel.Pick)
+		// ready is in id order and the sort is stable: ties keep the lowest id first.
+		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(score(b), score(a)) })
+	}
+	ns := ready[:k]
+	slices.SortFunc(ns, func(a, b *node) int { return cmp.Compare(a.id, b.id) })
+	return ns
+}
+
+// pickScore is the score a pick takes its workers by, highest first.
+func (c *Cluster) pickScore(p scenarios.Pick) func(*node) int {
+	switch p {
+	case scenarios.PickIdlest:
+		return func(n *node) int { return -n.w.Requests() }
+	case scenarios.PickMostCached:
+		return func(n *node) int {
+			if c.kv == nil {
+				return 0
+			}
+			return c.kv.Pool(n.id).Used()
+		}
+	}
+	return func(n *node) int { return n.w.Requests() } // busiest
 }
 
 // drain stops routing to a worker; its requests and the pulls staged from

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 
@@ -75,7 +76,9 @@ type Cluster struct {
 	pulls     reorder[report.PullRow]
 	digest    *report.Digest
 	stats     stats
-	counts    Counters // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
+	counts    Counters   // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
+	lifeRNG   *rand.Rand // the random pick of drains and removes
+	warnings  []string   // what the run found that may make its results mislead
 	err       error
 }
 
@@ -227,6 +230,7 @@ func build(p *Plan, opt Options) (*Cluster, error) {
 		return nil, err
 	}
 	c.router = r
+	c.lifeRNG = rng.Stream("lifecycle")
 	if p.KVCR != nil {
 		kc := *p.KVCR
 		kc.Chains, kc.Workers = c.chains, c.life.View()

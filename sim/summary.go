@@ -137,6 +137,7 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 	for _, r := range cs {
 		s.Counters[r.Name] = r.Value
 	}
+	s.Warnings = append(s.Warnings, c.warnings...)
 	if n := c.chains.Collisions(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
 			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))

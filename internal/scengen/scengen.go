@@ -301,14 +301,14 @@ func (g *gen) events() {
 		switch k := r.IntN(3); {
 		case k == 0 && len(ids) > 1: // drain some, never all
 			ids = ids[:1+r.IntN(len(ids)-1)]
-			fmt.Fprintf(&g.b, "  - {at: %dms, drain: %s", at, list(ids))
+			fmt.Fprintf(&g.b, "  - {at: %dms, drain: %s", at, g.selection(ids))
 			if r.IntN(2) == 0 {
 				fmt.Fprintf(&g.b, ", drain_timeout: %dms", pick(r, 1, 10, 50))
 			}
 			g.b.WriteString("}\n")
 		case k == 1 && len(ids) > 0: // remove, rarely every live worker
 			ids = ids[:1+r.IntN(max(1, len(ids)-1+r.IntN(2)))]
-			fmt.Fprintf(&g.b, "  - {at: %dms, remove: %s, on_remove: %s}\n", at, list(ids), pick(r, scenarios.RemoveReroute, scenarios.RemoveReroute, scenarios.RemoveFail))
+			fmt.Fprintf(&g.b, "  - {at: %dms, remove: %s, on_remove: %s}\n", at, g.selection(ids), pick(r, scenarios.RemoveReroute, scenarios.RemoveReroute, scenarios.RemoveFail))
 		default:
 			add := 1 + r.IntN(2)
 			fmt.Fprintf(&g.b, "  - {at: %dms, add: %d, startup: %dms}\n", at, add, pick(r, 0, 0, 5, 40))
@@ -321,6 +321,18 @@ func (g *gen) events() {
 			live[id] = false
 		}
 	}
+}
+
+// selection writes the workers of a drain or remove: ids, or in one case in
+// four (from late) a pick of as many. The pick may take other workers than
+// ids; ids stay out of the live workers later events list, so those events
+// still leave a worker ready: the workers taken are at most those listed
+// plus those picked, as validation counts them.
+func (g *gen) selection(ids []int) string {
+	if g.late.IntN(4) != 0 {
+		return list(ids)
+	}
+	return fmt.Sprintf("{count: %d, pick: %s}", len(ids), pick(g.late, scenarios.Picks...))
 }
 
 // list writes ids as a YAML flow list.

@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// pickBody: 3 workers, round robin, fixed 10 ms prefill and 5 ms decode
+// passes, KVCR on (for G2) with a pool large enough to keep every block.
+const pickBody = `cluster:
+  workers: 3
+  engine: {kv_bytes_per_token: 1000, gpu_blocks: 256, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+  g2: {capacity_blocks: 1024, d2h_gbps: 0, h2d_gbps: 0}
+router: {policy: round_robin, hints: {enabled: false}}
+kvcr: {enabled: true}
+report: {sample_interval: 100ms}
+`
+
+// pickLines: round robin sends R0, R3, R6 to worker 0, R1, R4, R7 to
+// worker 1, R2, R5, R8 to worker 2. The short ones (1 output token) are done
+// by 30 ms: R0 at 10 ms; R3 and R6 in worker 0's 10-20 ms pass; R4 in
+// worker 1's 11-21 ms pass. The long ones (100 output tokens) last past
+// 505 ms. At 100 ms worker 0 holds no request, worker 1 holds 2 (R1, R7)
+// and worker 2 holds 3 (R2, R5, R8).
+var pickLines = []traceLine{
+	{0, 32, 1, ids(1, 2)}, {1, 32, 100, ids(3, 2)}, {2, 32, 100, ids(5, 2)},
+	{3, 32, 1, ids(7, 2)}, {4, 32, 1, ids(9, 2)}, {5, 32, 100, ids(11, 2)},
+	{6, 32, 1, ids(13, 2)}, {7, 32, 100, ids(15, 2)}, {8, 32, 100, ids(17, 2)},
+}
+
+// drained lists the workers a run drained, and checks they drained at at.
+func drained(t *testing.T, res *Result, at int64) []int32 {
+	t.Helper()
+	var out []int32
+	for _, w := range res.Workers {
+		if w.DrainNs >= 0 {
+			if w.DrainNs != at {
+				t.Errorf("worker %d drained at %d, want %d", w.Worker, w.DrainNs, at)
+			}
+			out = append(out, w.Worker)
+		}
+	}
+	return out
+}
+
+// TestPickBusiestIdlest: at 100 ms the requests on workers 0, 1, 2 are 0,
+// 2 and 3 (pickLines). busiest 1 is worker 2; busiest 2 is workers 1 and
+// 2; idlest 1 is worker 0; idlest 2 is workers 0 and 1.
+func TestPickBusiestIdlest(t *testing.T) {
+	for _, tc := range []struct {
+		pick  string
+		count int
+		want  []int32
+	}{
+		{"busiest", 1, []int32{2}}, {"busiest", 2, []int32{1, 2}},
+		{"idlest", 1, []int32{0}}, {"idlest", 2, []int32{0, 1}},
+	} {
+		s, res := runTraceSink(t, pickBody, pickLines, fmt.Sprintf("events=[{at: 100ms, drain: {count: %d, pick: %s}}]", tc.count, tc.pick))
+		if got := drained(t, res, 100*ms); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %d drained %v, want %v", tc.pick, tc.count, got, tc.want)
+		}
+		// The hand count, from the time series at 100 ms.
+		for _, r := range s.samples {
+			if r.TimeNs == 100*ms && r.Running+r.Waiting != []int32{0, 2, 3}[r.Worker] {
+				t.Errorf("%s: worker %d holds %d requests at 100 ms", tc.pick, r.Worker, r.Running+r.Waiting)
+			}
+		}
+	}
+}
+
+// TestPickTiesLowestID: at 200 ms every request of R0, R1, R2 (short) is
+// done, so every worker holds none: busiest 2 and idlest 2 both take the
+// lowest ids, 0 and 1.
+func TestPickTiesLowestID(t *testing.T) {
+	for _, pick := range []string{"busiest", "idlest"} {
+		_, res := runTraceSink(t, pickBody, pickLines[:1], fmt.Sprintf("events=[{at: 200ms, drain: {count: 2, pick: %s}}]", pick))
+		if got := drained(t, res, 200*ms); !slices.Equal(got, []int32{0, 1}) {
+			t.Errorf("%s drained %v, want [0 1]", pick, got)
+		}
+	}
+}
+
+// TestPickMostCached: short requests only, round robin. Each stores its
+// full prompt blocks in its worker's G2: worker 0 gets R0 (32 tokens, 2
+// blocks) and R3 (2), 4 blocks; worker 1 R1 (160 tokens, 10 blocks) and R4
+// (2), 12; worker 2 R2 (64 tokens, 4) and R5 (4), 8. At 200 ms
+// most_cached 2 is workers 1 and 2; most_cached 1 is worker 1; busiest 2
+// would be 0 and 1 (all idle).
+func TestPickMostCached(t *testing.T) {
+	lines := []traceLine{
+		{0, 32, 1, ids(1, 2)}, {1, 160, 1, ids(3, 10)}, {2, 64, 1, ids(13, 4)},
+		{3, 32, 1, ids(17, 2)}, {4, 32, 1, ids(19, 2)}, {5, 64, 1, ids(21, 4)},
+	}
+	for _, tc := range []struct {
+		count int
+		want  []int32
+	}{{2, []int32{1, 2}}, {1, []int32{1}}} {
+		s, res := runTraceSink(t, pickBody, lines, fmt.Sprintf("events=[{at: 200ms, drain: {count: %d, pick: most_cached}}]", tc.count))
+		if got := drained(t, res, 200*ms); !slices.Equal(got, tc.want) {
+			t.Errorf("most_cached %d drained %v, want %v", tc.count, got, tc.want)
+		}
+		for _, r := range s.samples {
+			if r.TimeNs == 200*ms && r.G2Blocks != []int64{4, 12, 8}[r.Worker] {
+				t.Errorf("worker %d holds %d G2 blocks at 200 ms", r.Worker, r.G2Blocks)
+			}
+		}
+	}
+}
+
+// TestPickRandom: a random pick is the same for a seed, always one of the
+// ready workers, and over 300 seeds takes each of 3 workers about 100
+// times (a binomial(300, 1/3) is within 100 ± 30 with probability above
+// 0.999).
+func TestPickRandom(t *testing.T) {
+	count := make([]int, 3)
+	for seed := 1; seed <= 300; seed++ {
+		_, res := runTraceSink(t, pickBody, pickLines[:1], fmt.Sprintf("seed=%d", seed),
+			"events=[{at: 200ms, drain: {count: 1, pick: random}}]")
+		got := drained(t, res, 200*ms)
+		if len(got) != 1 {
+			t.Fatalf("seed %d drained %v", seed, got)
+		}
+		count[got[0]]++
+		if seed == 7 {
+			_, again := runTraceSink(t, pickBody, pickLines[:1], "seed=7", "events=[{at: 200ms, drain: {count: 1, pick: random}}]")
+			if g := drained(t, again, 200*ms); !slices.Equal(g, got) {
+				t.Errorf("seed 7 drained %v, then %v", got, g)
+			}
+		}
+	}
+	for w, n := range count {
+		if n < 70 || n > 130 {
+			t.Errorf("worker %d picked %d times in 300, want about 100 (all: %v)", w, n, count)
+		}
+	}
+}
+
+// TestPickSkipsDrained: the first event drains the busiest (worker 2, 3
+// requests at 100 ms); the second, at 110 ms, picks among the ready
+// workers only: worker 1 (2 requests), not worker 2 again.
+func TestPickSkipsDrained(t *testing.T) {
+	_, res := runTraceSink(t, pickBody, pickLines,
+		"events=[{at: 100ms, drain: {count: 1, pick: busiest}}, {at: 110ms, drain: {count: 1, pick: busiest}}]")
+	if w := res.Workers; w[2].DrainNs != 100*ms || w[1].DrainNs != 110*ms || w[0].DrainNs != -1 {
+		t.Errorf("workers %+v", w)
+	}
+}
+
+// TestPickRemove: a remove takes its pick too: busiest 1 at 100 ms removes
+// worker 2 and reroutes its 3 requests.
+func TestPickRemove(t *testing.T) {
+	_, res := runTraceSink(t, pickBody, pickLines, "events=[{at: 100ms, remove: {count: 1, pick: busiest}}]")
+	if w := res.Workers[2]; w.RemovedNs != 100*ms {
+		t.Errorf("worker 2 %+v", w)
+	}
+	if c := res.Summary.Counters; c["requests_rerouted"] != 3 || c["workers_removed"] != 1 {
+		t.Errorf("counters %v", c)
+	}
+}
+
+// TestPickFewerReady: 2 workers ready and 2 starting (added at 10 ms with
+// a 1 s startup); a pick of 3 at 20 ms finds only the 2 ready ones, takes
+// them, and says so.
+func TestPickFewerReady(t *testing.T) {
+	_, res := runTraceSink(t, pickBody, pickLines[:2], "cluster.workers=2",
+		"events=[{at: 10ms, add: 2, startup: 1s}, {at: 20ms, drain: {count: 3, pick: idlest}}]")
+	if got := drained(t, res, 20*ms); !slices.Equal(got, []int32{0, 1}) {
+		t.Errorf("drained %v, want [0 1]", got)
+	}
+	if !slices.ContainsFunc(res.Summary.Warnings, func(w string) bool {
+		return strings.Contains(w, "events[1] picks 3 workers, but only 2 are ready at 20ms")
+	}) {
+		t.Errorf("warnings %q", res.Summary.Warnings)
+	}
+}
