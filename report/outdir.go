@@ -265,6 +265,10 @@ const (
 	RunsDir        = "runs"          // a sweep's runs, each in SweepRunDir
 )
 
+// PointsFile is a sweep's replicates summarised, one row a grid point
+// (docs/outputs.md).
+const PointsFile = "points.parquet"
+
 // runPrefix begins the name of each run's folder in a sweep's RunsDir.
 const runPrefix = "run-"
 
@@ -278,7 +282,7 @@ func SweepRunDir(run int64) string {
 // extensions; any other entry belongs to the user.
 var (
 	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile,
-		SummaryFile, ScenarioFile, SweepFile, SweepSpecFile}
+		SummaryFile, ScenarioFile, SweepFile, PointsFile, SweepSpecFile}
 	chartExts = []string{".png", ".svg"}
 )
 

@@ -59,6 +59,9 @@ type Trace struct {
 	// traces, which do not record prompts; 0 = none. (Omitted when 0, so
 	// that the resolved scenarios of other formats are as they were.)
 	SharedPrefix int `yaml:"shared_prefix,omitempty"`
+	// ArrivalJitter moves each arrival later by a seeded draw in [0,
+	// jitter), keeping the trace's order (workload.Jitter); 0 = none.
+	ArrivalJitter Duration `yaml:"arrival_jitter,omitempty"`
 }
 
 // Synthetic generates a seeded workload; see workload.Synthetic.
@@ -176,7 +179,10 @@ type Router struct {
 	HostHitWeight    float64          `yaml:"host_hit_weight"`
 	PrefillLoadScale float64          `yaml:"prefill_load_scale"`
 	EventDelay       Duration         `yaml:"event_delay"`
-	Hints            Hints            `yaml:"hints"`
+	// Temperature samples kv_aware's pick from a softmax over the workers'
+	// costs; 0 = the lowest cost.
+	Temperature float64 `yaml:"temperature"`
+	Hints       Hints   `yaml:"hints"`
 }
 
 // Hints configures kv.fetch hints.

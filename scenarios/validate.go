@@ -128,6 +128,7 @@ func (sc *Scenario) validate() error {
 			c.fail("workload.trace.skip", "skips all %d requests the limit keeps", t.Limit)
 		}
 		c.atLeast("workload.trace.shared_prefix", int64(t.SharedPrefix), 0)
+		c.durationAtLeast("workload.trace.arrival_jitter", t.ArrivalJitter, 0)
 		if t.SharedPrefix != 0 && t.Format != workload.FormatOtel {
 			c.fail("workload.trace.shared_prefix", "applies only to format otel, whose prompts are unknown; a %s trace says what its prompts share", t.Format)
 		}
@@ -174,6 +175,10 @@ func (sc *Scenario) validate() error {
 	c.nonNegative("router.host_hit_weight", r.HostHitWeight)
 	c.nonNegative("router.prefill_load_scale", r.PrefillLoadScale)
 	c.durationAtLeast("router.event_delay", r.EventDelay, 0)
+	c.nonNegative("router.temperature", r.Temperature)
+	if r.Temperature > 0 && r.Policy != scheduler.KVAware {
+		c.fail("router.temperature", "applies only to router.policy %s (a softmax over its costs), not %s; leave it 0", scheduler.KVAware, r.Policy)
+	}
 	oneOf(c, "router.hints.mode", r.Hints.Mode, kvcr.Modes...)
 	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
 

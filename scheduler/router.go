@@ -37,6 +37,10 @@ type Config struct {
 	BlockSize        int
 	Hints            bool // attach kv.fetch hints
 	HintMinBlocks    int  // a hint must fetch at least this many blocks
+	// Temperature is kv_aware's: 0 picks the lowest cost, ties to the
+	// lowest id; above 0 the worker is drawn from a softmax over the costs
+	// (softmax), from the router's stream.
+	Temperature float64
 	// Chains is the run's chain store: requests come with their paths in
 	// it and KV events name blocks by segment, as runs (block.Run).
 	Chains *block.Chains
@@ -86,8 +90,9 @@ type Router struct {
 	schedulable []int32 // the ready workers' ids, sorted: an index of cfg.Workers kept by changed
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
-	prefixes    []Prefix // scratch: the request's prefixes on the workers holding its first block
-	run         []Prefix // scratch: the hint runs (Either)
+	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block
+	run         []Prefix  // scratch: the hint runs (Either)
+	costs       []float64 // scratch: kv_aware's costs by schedulable worker, at a positive temperature
 	// keyed says that tree holds every schedulable worker by its key:
 	// outstanding requests (least_loaded) or uncredited cost (kv_aware, see
 	// costKey). Otherwise (kv_aware with a prefill_load_scale whose products
@@ -96,7 +101,8 @@ type Router struct {
 	tree  minTree
 }
 
-// New returns a router with no workers. rng feeds the random policy.
+// New returns a router with no workers. rng feeds the random policy and
+// kv_aware at a positive temperature.
 func New(cfg Config, rng *rand.Rand) (*Router, error) {
 	if !slices.Contains(Policies, cfg.Policy) {
 		return nil, fmt.Errorf("unknown router policy %q", cfg.Policy)
@@ -261,6 +267,9 @@ func (r *Router) hint(rt *Route, path []block.Piece, blocks int) {
 // that cost less the same prefill_load_scale * blocks, all exact, so the
 // order is the scan's.
 func (r *Router) kvAware(blocks int) int32 {
+	if r.cfg.Temperature > 0 {
+		return r.kvAwareSampled(blocks)
+	}
 	var best int32
 	var bestCost float64
 	if r.keyed && blocks < exactLoad {
@@ -278,12 +287,63 @@ func (r *Router) kvAware(blocks int) int32 {
 		if !r.ready(p.Worker) {
 			continue
 		}
-		credit := float64(r.cfg.OverlapCredit*float64(p.G1)) + float64(r.cfg.HostHitWeight*float64(p.Either-p.G1))
-		if c := r.cost(p.Worker, blocks, credit); c < bestCost || c == bestCost && p.Worker < best {
+		if c := r.cost(p.Worker, blocks, r.credit(p)); c < bestCost || c == bestCost && p.Worker < best {
 			best, bestCost = p.Worker, c
 		}
 	}
 	return best
+}
+
+// kvAwareSampled draws the worker at a positive temperature: every
+// schedulable worker's cost with its credit, in id order, through softmax
+// with one uniform draw from the router's stream.
+func (r *Router) kvAwareSampled(blocks int) int32 {
+	r.costs = r.costs[:0]
+	j := 0 // r.prefixes is in worker id order, as r.schedulable
+	for _, w := range r.schedulable {
+		for j < len(r.prefixes) && r.prefixes[j].Worker < w {
+			j++
+		}
+		credit := 0.0
+		if j < len(r.prefixes) && r.prefixes[j].Worker == w {
+			credit = r.credit(r.prefixes[j])
+		}
+		r.costs = append(r.costs, r.cost(w, blocks, credit))
+	}
+	return r.schedulable[softmax(r.costs, r.cfg.Temperature, r.rng.Float64())]
+}
+
+// softmax picks an index of costs with u, uniform in [0, 1), as Dynamo's
+// router samples its workers' cost logits: when every cost is equal each
+// has probability 1/n; else p_i is proportional to exp(-(c_i - c_min) /
+// ((c_max - c_min) * t)), so the cheapest has weight 1 and the dearest
+// exp(-1/t) whatever the costs' scale. It returns the first i with u <=
+// p_0 + ... + p_i, the last index if rounding leaves u above the sum.
+func softmax(costs []float64, t, u float64) int {
+	lo, hi := slices.Min(costs), slices.Max(costs)
+	weight := func(c float64) float64 {
+		if lo == hi {
+			return 1
+		}
+		return math.Exp(-(c - lo) / float64((hi-lo)*t))
+	}
+	sum := 0.0
+	for _, c := range costs {
+		sum += weight(c)
+	}
+	cum := 0.0
+	for i, c := range costs {
+		if cum += weight(c) / sum; u <= cum {
+			return i
+		}
+	}
+	return len(costs) - 1
+}
+
+// credit is a worker's kv_aware credit for holding prefix p of the
+// request.
+func (r *Router) credit(p Prefix) float64 {
+	return float64(r.cfg.OverlapCredit*float64(p.G1)) + float64(r.cfg.HostHitWeight*float64(p.Either-p.G1))
 }
 
 // cost is worker w's kv_aware cost for a request of blocks with credit.

@@ -61,7 +61,7 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
 		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
 		BlockSize: e.BlockSize, Hints: kvOn && sc.Router.Hints.Enabled && sc.Cluster.G2.CapacityBlocks > 0,
-		HintMinBlocks: sc.Router.Hints.MinBlocks,
+		HintMinBlocks: sc.Router.Hints.MinBlocks, Temperature: sc.Router.Temperature,
 	}
 	if kvOn {
 		k := sc.KVCR
@@ -129,9 +129,9 @@ func checkPhysics(sc *scenarios.Scenario, timing engine.Timing) error {
 
 // OpenSource opens the scenario's workload as a run reads it: the seeded
 // generator (a *workload.Generator) of a synthetic workload, or the trace
-// reader with the scenario's block sizes, time scale, limit, sort, skip and
-// shared prefix. A trace's *workload.ParseError from Next names a line of
-// sc.Workload.Trace.Path. Close the closer when done.
+// reader with the scenario's block sizes, time scale, limit, sort, skip,
+// shared prefix and arrival jitter. A trace's *workload.ParseError from Next
+// names a line of sc.Workload.Trace.Path. Close the closer when done.
 func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 	sc := p.Scenario
 	e := sc.Cluster.Engine
@@ -160,6 +160,9 @@ func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 	}
 	if t.Skip > 0 {
 		src = workload.Skip(src, t.Skip)
+	}
+	if t.ArrivalJitter > 0 {
+		src = workload.Jitter(src, des.Time(t.ArrivalJitter), des.NewRNG(sc.Seed).Stream("arrival-jitter"))
 	}
 	return src, f, nil
 }

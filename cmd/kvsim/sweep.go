@@ -36,6 +36,10 @@ type sweepSpec struct {
 	Values   [][]string `json:"values"` // by key
 	Runs     int        `json:"runs"`
 	Shard    string     `json:"shard,omitempty"` // "I/N"
+	// Replicates is the runs of each grid point, with the seeds Seed,
+	// Seed+1, ... (dims); 1: each point once, at the scenario's seed.
+	Replicates int    `json:"replicates"`
+	Seed       uint64 `json:"seed,omitempty"` // the first replicate's, with replicates
 	// Manifest records the command that started the sweep; each run's
 	// summary.json holds its own.
 	Manifest *report.Manifest `json:"manifest,omitempty"`
@@ -49,17 +53,20 @@ func (s *sweepSpec) sameGrid(o *sweepSpec) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// point is one run of the grid: its index and one value a key.
+// point is one run of the grid: its index, its grid point's index and one
+// value a key of dims.
 type point struct {
 	run    int
+	point  int
 	values []string
 }
 
-// grid is the cartesian product of the values, the first key varying
-// slowest.
+// grid is the cartesian product of the values of dims, the first key
+// varying slowest.
 func (s *sweepSpec) grid() []point {
 	pts := []point{{}}
-	for _, vs := range s.Values {
+	_, values := s.dims()
+	for _, vs := range values {
 		var next []point
 		for _, p := range pts {
 			for _, v := range vs {
@@ -69,7 +76,7 @@ func (s *sweepSpec) grid() []point {
 		pts = next
 	}
 	for i := range pts {
-		pts[i].run = i
+		pts[i].run, pts[i].point = i, i/s.Replicates
 	}
 	return pts
 }
@@ -137,6 +144,8 @@ type sweepFlags struct {
 	resume bool
 	quiet  bool
 	json   bool
+	// replicates is --replicates: the runs of each grid point.
+	replicates int
 }
 
 func newSweep(cmdline []string) *cobra.Command {
@@ -149,8 +158,10 @@ func newSweep(cmdline []string) *cobra.Command {
 			"report goes to DIR/runs/run-NNN as it finishes; DIR/sweep.parquet, written at the\n" +
 			"end, has one row a run: the varied values, the summary metrics and the digest. An\n" +
 			"interrupted or failed sweep keeps its finished runs, and --resume runs only the rest.\n" +
-			"--shard I/N runs only the runs whose index is I-1 modulo N, so a large grid can be\n" +
-			"split across machines; 'kvsim sweep merge' joins the parts.",
+			"--replicates N runs each grid point N times, at the scenario's seed +0 ... +N-1, and\n" +
+			"DIR/points.parquet summarises each point's runs (mean, SD, 95% interval of each metric).\n" +
+			"--shard I/N runs only the grid points whose index is I-1 modulo N, so a large grid can\n" +
+			"be split across machines; 'kvsim sweep merge' joins the parts.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return sweep(cmd, cmdline, args[0], f)
@@ -159,6 +170,7 @@ func newSweep(cmdline []string) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.vary, "vary", nil, "a key and its values: --vary router.policy=kv_aware,least_loaded (repeatable)")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key in every run (repeatable)")
+	fl.IntVar(&f.replicates, "replicates", 1, "runs of each grid point, at the scenario's seed +0, +1, ...")
 	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs at a time")
 	fl.StringVarP(&f.out, "out", "o", "", "output directory (required)")
 	fl.StringVar(&f.shard, "shard", "", "run only part I of N: I/N")
@@ -189,15 +201,25 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if err != nil {
 		return err
 	}
+	if err := checkReplicates(keys, f.replicates); err != nil {
+		return err
+	}
 	switch {
-	case len(keys) == 0:
-		return usageError{fmt.Errorf("sweep needs at least one --vary")}
+	case len(keys) == 0 && f.replicates == 1:
+		return usageError{fmt.Errorf("sweep needs at least one --vary, or --replicates above 1")}
 	case f.jobs < 1:
 		return usageError{fmt.Errorf("-j %d: want at least 1", f.jobs)}
 	case f.resume && f.force:
 		return usageError{fmt.Errorf("--resume keeps the finished runs and --force removes them: give one")}
 	}
-	spec := &sweepSpec{Scenario: scenario, Sets: f.sets, Keys: keys, Values: values, Shard: f.shard}
+	spec := &sweepSpec{Scenario: scenario, Sets: f.sets, Keys: keys, Values: values, Replicates: f.replicates, Shard: f.shard}
+	if f.replicates > 1 {
+		sc, err := loadScenario(scenario, f.sets)
+		if err != nil {
+			return err
+		}
+		spec.Seed = sc.Seed
+	}
 	pts := spec.grid()
 	spec.Runs = len(pts)
 	if f.shard != "" {
@@ -205,7 +227,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		if err != nil {
 			return err
 		}
-		pts = slices.DeleteFunc(pts, func(p point) bool { return p.run%n != i-1 })
+		pts = slices.DeleteFunc(pts, func(p point) bool { return p.point%n != i-1 })
 	}
 	// Prepare every variation and read each of their workloads first: bad
 	// input fails before anything runs.
@@ -273,7 +295,8 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	for i, r := range runs {
 		rows[i] = *r.row
 	}
-	return finishSweep(cmd.OutOrStdout(), f.out, keys, rows, f.json)
+	warn(cmd.ErrOrStderr(), inertSeeds(spec, rows))
+	return finishSweep(cmd.OutOrStdout(), f.out, spec, rows, f.json)
 }
 
 // traceKey is what a run reads its trace with: runs of the same key read
@@ -446,20 +469,24 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 	return nil
 }
 
-// finishSweep writes dir/sweep.parquet, last and atomically (its presence
-// says the sweep is complete), and prints the table, or the rows as JSON.
-func finishSweep(w io.Writer, dir string, keys []string, rows []report.SweepRow, asJSON bool) error {
-	err := writeAtomically(filepath.Join(dir, report.SweepFile), func(path string) error { return parquetio.WriteSweep(path, keys, rows) })
-	if err != nil {
+// finishSweep writes dir/points.parquet and dir/sweep.parquet, last and
+// atomically (its presence says the sweep is complete), and prints the
+// table, or the rows as JSON.
+func finishSweep(w io.Writer, dir string, spec *sweepSpec, rows []report.SweepRow, asJSON bool) error {
+	write := func(name string, fill func(path string) error) error {
+		return writeAtomically(filepath.Join(dir, name), fill)
+	}
+	if err := writeSweep(spec, rows, write); err != nil {
 		return err
 	}
-	return printSweep(w, keys, rows, asJSON)
+	return printSweep(w, spec, rows, asJSON)
 }
 
-// sets are a point's overrides: the sweep's --set, then one a varied key.
+// sets are a point's overrides: the sweep's --set, then one a key of dims.
 func (s *sweepSpec) sets(p point) []string {
 	out := slices.Clone(s.Sets)
-	for i, k := range s.Keys {
+	keys, _ := s.dims()
+	for i, k := range keys {
 		out = append(out, k+"="+p.values[i])
 	}
 	return out
@@ -503,9 +530,13 @@ func sweepRow(p point, s *sim.Summary) report.SweepRow {
 	}
 }
 
-// printSweep prints the rows as a table, or as JSON objects named by
-// sweep.parquet's columns.
-func printSweep(w io.Writer, keys []string, rows []report.SweepRow, asJSON bool) error {
+// printSweep prints the rows as a table (with replicates, the grid points'
+// table), or as JSON objects named by sweep.parquet's columns.
+func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON bool) error {
+	keys, _ := spec.dims()
+	if !asJSON && spec.Replicates > 1 {
+		return printPoints(w, spec, rows)
+	}
 	if asJSON {
 		cols := report.SweepColumns(keys)
 		out := make([]json.RawMessage, len(rows))
@@ -532,13 +563,13 @@ func newSweepMerge(cmdline []string) *cobra.Command {
 		Short: "Join the parts of a sharded sweep into one sweep.parquet",
 		Long: "merge reads DIR/sweep.json and DIR/sweep.parquet of every part, checks they are parts of\n" +
 			"the same sweep and together hold each run exactly once, and writes OUT/sweep.parquet\n" +
-			"(rows in run order) and OUT/sweep.json.",
+			"(rows in run order), OUT/points.parquet and OUT/sweep.json.",
 		Args: positional(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageError{fmt.Errorf("sweep merge needs -o OUT")}
 			}
-			return merge(cmd.OutOrStdout(), cmdline, args, out, force, asJSON)
+			return merge(cmd.OutOrStdout(), cmd.ErrOrStderr(), cmdline, args, out, force, asJSON)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output directory (required)")
@@ -557,12 +588,12 @@ func readSweepSpec(dir string) (*sweepSpec, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, report.SweepSpecFile), err)}
 	}
+	s.Replicates = max(s.Replicates, 1) // absent from the sweeps of builds before --replicates
 	return &s, nil
 }
 
-func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON bool) (err error) {
+func merge(w, errw io.Writer, cmdline, dirs []string, outDir string, force, asJSON bool) (err error) {
 	var spec *sweepSpec
-	var keys []string
 	var rows []report.SweepRow
 	for _, d := range dirs {
 		s, err := readSweepSpec(d)
@@ -583,7 +614,10 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 		if err != nil {
 			return err
 		}
-		keys, rows = k, append(rows, r...)
+		if keys, _ := spec.dims(); !slices.Equal(k, keys) {
+			return usageError{fmt.Errorf("%s: its sweep.parquet varies %s, its sweep.json %s", d, strings.Join(k, ", "), strings.Join(keys, ", "))}
+		}
+		rows = append(rows, r...)
 	}
 	slices.SortFunc(rows, func(a, b report.SweepRow) int { return int(a.Run - b.Run) })
 	for i, r := range rows {
@@ -603,13 +637,15 @@ func merge(w io.Writer, cmdline, dirs []string, outDir string, force, asJSON boo
 	if err := report.WriteJSON(out.Path(report.SweepSpecFile), spec); err != nil {
 		return err
 	}
-	if err := parquetio.WriteSweep(out.Path(report.SweepFile), keys, rows); err != nil {
+	err = writeSweep(spec, rows, func(name string, fill func(path string) error) error { return fill(out.Path(name)) })
+	if err != nil {
 		return err
 	}
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	return printSweep(w, keys, rows, asJSON)
+	warn(errw, inertSeeds(spec, rows))
+	return printSweep(w, spec, rows, asJSON)
 }
 
 func runList(rows []report.SweepRow) string {

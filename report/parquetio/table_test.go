@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -378,6 +379,35 @@ func TestSweepRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(gotKeys, keys) || !reflect.DeepEqual(got, rows) {
+		t.Errorf("read back %v %+v\nwant %v %+v", gotKeys, got, keys, rows)
+	}
+}
+
+// TestPointsRoundTrip writes two points.parquet rows whose every value
+// differs, one a NaN interval (a single replicate), and reads them back
+// unchanged, keys included.
+func TestPointsRoundTrip(t *testing.T) {
+	keys := []string{"router.hints.mode"}
+	nm := len(report.PointMetrics())
+	rows := []report.PointRow{{Point: 0, Params: []string{"copy"}, Replicates: 3}, {Point: 1, Params: []string{"move"}, Replicates: 1}}
+	for i := range rows {
+		for j := range nm {
+			x := float64(100*i + 4*j)
+			rows[i].Stats = append(rows[i].Stats, report.Stat{Mean: x, SD: x + 1, Lo: x + 2, Hi: x + 3})
+		}
+	}
+	rows[1].Stats[0] = report.Stat{Mean: 7, SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	path := filepath.Join(t.TempDir(), "points.parquet")
+	if err := WritePoints(path, keys, rows); err != nil {
+		t.Fatal(err)
+	}
+	gotKeys, got, err := ReadPoints(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nan := got[1].Stats[0]
+	got[1].Stats[0], rows[1].Stats[0] = report.Stat{}, report.Stat{} // NaN != NaN
+	if !slices.Equal(gotKeys, keys) || !reflect.DeepEqual(got, rows) || nan.Mean != 7 || !math.IsNaN(nan.SD) || !math.IsNaN(nan.Hi) {
 		t.Errorf("read back %v %+v\nwant %v %+v", gotKeys, got, keys, rows)
 	}
 }

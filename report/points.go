@@ -1,0 +1,111 @@
+package report
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// PointRow is one row of points.parquet: one grid point of a sweep, its
+// varied values and, for each metric of sweep.parquet, the summary of its
+// replicates.
+type PointRow struct {
+	Point      int64    // index of the grid point, from 0
+	Params     []string // the varied keys' values, without the replicates' seed
+	Replicates int64    // runs of the point
+	Stats      []Stat   // by metric, in PointMetrics' order
+}
+
+// Stat is one metric over a point's replicates: the mean, the sample
+// standard deviation (n - 1 in the denominator) and the 95 % confidence
+// interval of the mean, mean ± t(0.975, n - 1) x SD / sqrt(n) (Student's t).
+// SD and the interval are NaN for one replicate.
+type Stat struct {
+	Mean, SD, Lo, Hi float64
+}
+
+// PointMetrics are the metrics points.parquet summarises: every numeric
+// column of sweep.parquet after the varied keys (SweepColumns), so a metric
+// added there is summarised too.
+func PointMetrics() []Column[SweepRow] {
+	var out []Column[SweepRow]
+	for _, c := range SweepColumns(nil)[1:] { // past run
+		if c.Int64 != nil || c.Int32 != nil || c.Float64 != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// PointColumns is points.parquet's schema for the varied keys: point, one
+// string column a key, replicates, then M_mean, M_sd, M_ci95_lo and
+// M_ci95_hi for each metric M of PointMetrics.
+func PointColumns(keys []string) []Column[PointRow] {
+	cols := []Column[PointRow]{{Name: "point", Int64: func(r *PointRow) int64 { return r.Point }}}
+	for i, k := range keys {
+		cols = append(cols, Column[PointRow]{Name: k, String: func(r *PointRow) string { return r.Params[i] }})
+	}
+	cols = append(cols, Column[PointRow]{Name: "replicates", Int64: func(r *PointRow) int64 { return r.Replicates }})
+	for j, m := range PointMetrics() {
+		cols = append(cols,
+			Column[PointRow]{Name: m.Name + "_mean", Float64: func(r *PointRow) float64 { return r.Stats[j].Mean }},
+			Column[PointRow]{Name: m.Name + "_sd", Float64: func(r *PointRow) float64 { return r.Stats[j].SD }},
+			Column[PointRow]{Name: m.Name + "_ci95_lo", Float64: func(r *PointRow) float64 { return r.Stats[j].Lo }},
+			Column[PointRow]{Name: m.Name + "_ci95_hi", Float64: func(r *PointRow) float64 { return r.Stats[j].Hi }})
+	}
+	return cols
+}
+
+// Points summarises a sweep's rows, in run order, by grid point: run r is
+// a replicate of point r / replicates, and a point's values are the first
+// nkeys of its runs' (the rest name the replicate).
+func Points(nkeys int, rows []SweepRow, replicates int) []PointRow {
+	metrics := PointMetrics()
+	var out []PointRow
+	for lo := 0; lo < len(rows); {
+		point := rows[lo].Run / int64(replicates)
+		hi := lo + 1
+		for hi < len(rows) && rows[hi].Run/int64(replicates) == point {
+			hi++
+		}
+		runs := rows[lo:hi]
+		p := PointRow{Point: point, Params: runs[0].Params[:nkeys], Replicates: int64(len(runs))}
+		xs := make([]float64, len(runs))
+		for _, m := range metrics {
+			for i := range runs {
+				xs[i] = numeric(m, &runs[i])
+			}
+			p.Stats = append(p.Stats, Summarize(xs))
+		}
+		out = append(out, p)
+		lo = hi
+	}
+	return out
+}
+
+// Summarize is the mean, sample standard deviation and 95 % t interval of
+// xs (at least one value).
+func Summarize(xs []float64) Stat {
+	if len(xs) == 1 {
+		return Stat{Mean: xs[0], SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	mean, sd := stat.MeanStdDev(xs, nil)
+	n := float64(len(xs))
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * sd / math.Sqrt(n)
+	return Stat{Mean: mean, SD: sd, Lo: mean - half, Hi: mean + half}
+}
+
+// HalfWidth is the half-width of s's confidence interval.
+func (s Stat) HalfWidth() float64 { return (s.Hi - s.Lo) / 2 }
+
+// numeric is a numeric column's value in r as a float64.
+func numeric(c Column[SweepRow], r *SweepRow) float64 {
+	switch {
+	case c.Int64 != nil:
+		return float64(c.Int64(r))
+	case c.Int32 != nil:
+		return float64(c.Int32(r))
+	}
+	return c.Float64(r)
+}
