@@ -93,8 +93,8 @@ func generate(seed uint64, large bool) Case {
 	}
 	trace := g.trace()
 	fmt.Fprintf(&g.b, "# scengen seed %d\nname: scengen-%d\nseed: %d\n", seed, seed, g.r.Uint64N(1<<32))
-	fmt.Fprintf(&g.b, "workload: {trace: {path: %s, block_size: %d, time_scale: %s}}\n",
-		TraceFile, g.traceBlock, pick(g.r, "1", "1", "0.5", "2"))
+	fmt.Fprintf(&g.b, "workload: {trace: {path: %s, block_size: %d, time_scale: %s, arrival_jitter: %s}}\n",
+		TraceFile, g.traceBlock, pick(g.r, "1", "1", "0.5", "2"), pick(g.late, "0s", "0s", "0s", "1ms", "20ms"))
 	kvcr := g.r.IntN(10) < 7
 	g.cluster(kvcr)
 	g.router(kvcr)
@@ -249,8 +249,11 @@ func (g *gen) link() string {
 // router writes the routing policy and hints.
 func (g *gen) router(kvcrOn bool) {
 	r := g.r
-	fmt.Fprintf(&g.b, "router:\n  policy: %s\n  event_delay: %s\n", pick(r, scheduler.Policies...),
-		pick(r, "0", "0", "100us", "2ms", "20ms"))
+	policy := pick(r, scheduler.Policies...)
+	fmt.Fprintf(&g.b, "router:\n  policy: %s\n  event_delay: %s\n", policy, pick(r, "0", "0", "100us", "2ms", "20ms"))
+	if t := pick(g.late, "0", "0", "0", "0.1", "1"); policy == scheduler.KVAware && t != "0" {
+		fmt.Fprintf(&g.b, "  temperature: %s\n", t)
+	}
 	if r.IntN(4) == 0 {
 		fmt.Fprintf(&g.b, "  overlap_credit: %s\n  host_hit_weight: %s\n  prefill_load_scale: %s\n",
 			pick(r, "0", "0.5", "2"), pick(r, "0", "0.25", "1.5"), pick(r, "0", "0.5", "3"))
