@@ -341,7 +341,7 @@ func doneRow(r *sweepRun) (*report.SweepRow, string, error) {
 	if got, err := os.ReadFile(filepath.Join(r.dir, report.ScenarioFile)); err != nil || !bytes.Equal(got, want) {
 		return nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
 	}
-	row := sweepRow(r.point, s.Summary)
+	row := sim.SweepRow(int64(r.run), r.values, s.Summary)
 	return &row, "", nil
 }
 
@@ -481,26 +481,8 @@ func runPoint(ctx context.Context, r *sweepRun) (_ *report.SweepRow, err error) 
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	row := sweepRow(r.point, sum.Summary)
+	row := sim.SweepRow(int64(r.run), r.values, sum.Summary)
 	return &row, nil
-}
-
-func sweepRow(p point, s *sim.Summary) report.SweepRow {
-	c := sim.CountersOf(s.Counters)
-	return report.SweepRow{
-		Run: int64(p.run), Params: p.values,
-		Completed: s.Requests.Completed, Rejected: s.Requests.Rejected, Failed: s.Requests.Failed,
-		Unfinished: s.Requests.Unfinished,
-		TTFTP50:    s.TTFT.P50, TTFTP90: s.TTFT.P90, TTFTP99: s.TTFT.P99, TPOTP50: s.TPOT.P50, TPOTP99: s.TPOT.P99,
-		ITLP99: s.ITL.P99, E2EP50: s.E2E.P50, E2EP99: s.E2E.P99,
-		HitG1: s.HitRatio.G1, HitG2: s.HitRatio.G2, HitPulled: s.HitRatio.Pulled,
-		RequestsPerS: s.Throughput.RequestsPerS, OutputTokensPerS: s.Throughput.OutputTokensPerS,
-		PullsStaged: c.PullsStaged, PullsSuccess: c.PullsSuccess, PullsPartial: c.PullsPartial,
-		PullsFailed: c.PullsFailed, PullsExpired: c.PullsExpired, PullsSuperseded: c.PullsSuperseded,
-		PullsRejected: c.PullsRejected(),
-		PullsParked:   c.PullsParked, BytesPulled: c.BytesPulled, Rerouted: c.RequestsRerouted,
-		WorkersRemoved: c.WorkersRemoved, MakespanNs: s.MakespanNs, Digest: s.Digest,
-	}
 }
 
 // printSweep prints the rows as a table, or as JSON objects named by
