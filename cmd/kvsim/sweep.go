@@ -246,26 +246,10 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	} else if err := startSweepDir(f.out, f.force, spec); err != nil {
 		return err
 	}
-	var todo []*sweepRun
-	var again redoReasons
-	for _, r := range runs {
-		if f.resume && exists(r.dir) {
-			var why string
-			if r.row, why, err = doneRow(r); err != nil {
-				return err
-			}
-			if r.row == nil {
-				if err := report.Replaceable(r.dir); err != nil {
-					return err // before anything runs
-				}
-				again.add(why, r.run)
-			}
-		}
-		if r.row == nil {
-			todo = append(todo, r)
-		}
+	todo, err := toRun(cmd.ErrOrStderr(), runs, f.resume)
+	if err != nil {
+		return err
 	}
-	warn(cmd.ErrOrStderr(), again.lines())
 	if err := runAll(cmd, todo, f); err != nil {
 		return err
 	}
@@ -274,6 +258,35 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		rows[i] = *r.row
 	}
 	return finishSweep(cmd.OutOrStdout(), f.out, keys, rows, f.json)
+}
+
+// toRun returns the runs to run: all of them, or with resume those whose
+// directory holds no finished run of their grid point (doneRow gives the
+// others their rows). It warns on w of the finished runs it runs again,
+// and why, and refuses a stale run's directory kvsim may not replace,
+// before anything runs.
+func toRun(w io.Writer, runs []*sweepRun, resume bool) ([]*sweepRun, error) {
+	var todo []*sweepRun
+	var again redoReasons
+	for _, r := range runs {
+		if resume && exists(r.dir) {
+			row, why, err := doneRow(r)
+			if err != nil {
+				return nil, err
+			}
+			if r.row = row; row == nil {
+				if err := report.Replaceable(r.dir); err != nil {
+					return nil, err
+				}
+				again.add(why, r.run)
+			}
+		}
+		if r.row == nil {
+			todo = append(todo, r)
+		}
+	}
+	warn(w, again.lines())
+	return todo, nil
 }
 
 // traceKey is what a run reads its trace with: runs of the same key read
