@@ -18,6 +18,7 @@ import (
 	"github.com/kvsim/kvsim/sim"
 )
 
+// searchFlags are kvsim search's flags.
 type searchFlags struct {
 	key        string
 	span       string // --range A:B
