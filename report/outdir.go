@@ -261,6 +261,7 @@ const (
 	ScenarioFile   = "scenario.yaml" // the scenario as it ran, resolved
 	SweepFile      = "sweep.parquet" // a sweep's table, one row a run
 	SweepSpecFile  = "sweep.json"    // a sweep's grid and manifest
+	SearchFile     = "search.json"   // a search's probes and answer
 	ChartsDir      = "charts"        // kvsim plot's charts
 	RunsDir        = "runs"          // a sweep's runs, each in SweepRunDir
 )
@@ -282,7 +283,7 @@ func SweepRunDir(run int64) string {
 // extensions; any other entry belongs to the user.
 var (
 	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile,
-		SummaryFile, ScenarioFile, SweepFile, PointsFile, SweepSpecFile}
+		SummaryFile, ScenarioFile, SweepFile, PointsFile, SweepSpecFile, SearchFile}
 	chartExts = []string{".png", ".svg"}
 )
 

@@ -7,6 +7,7 @@ package scenarios
 import (
 	_ "embed"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,9 +30,9 @@ type Scenario struct {
 	KVCR     KVCR     `yaml:"kvcr"`
 	Events   []Event  `yaml:"events,omitempty"`
 	Report   Report   `yaml:"report"`
-	// Expect states what a run must show, one counter condition an entry
-	// ("pulls_rejected_draining > 0"); replay fails (exit 1) when one does
-	// not hold.
+	// Expect states what a run must show, one metric condition an entry
+	// ("pulls_rejected_draining > 0", "ttft_p99_ms < 2000"); replay fails
+	// (exit 1) when one does not hold.
 	Expect []string `yaml:"expect,omitempty"`
 
 	// File is the scenario's path ("" for the embedded default); relative
@@ -342,24 +343,34 @@ func timingDefaults(t *Timing) {
 	}
 }
 
-// Expectation is one entry of expect: a counter, a comparison and a value.
+// Expectation is one entry of expect (and of kvsim search's --slo): a
+// metric, a comparison and a number.
 type Expectation struct {
-	Counter string
-	Op      string // ==, !=, <, <=, >, >=
-	Value   int64
+	Metric string  // a counter, a numeric column of sweep.parquet or events[i].COLUMN (sim.CheckMetric)
+	Op     string  // ==, !=, <, <=, >, >=
+	Value  float64 // the number
+	// Int is the number when it is written as an integer (IsInt): an
+	// integer metric compares with it exactly.
+	Int   int64
+	IsInt bool
 }
 
-// ParseExpectation reads "counter op value", as in "move_lost_blocks > 0".
+// ParseExpectation reads "metric op value", as in "move_lost_blocks > 0"
+// or "ttft_p99_ms < 2000.5"; the value is an integer or a finite decimal.
+// It checks the form, not the metric's name (sim.CheckMetric does).
 func ParseExpectation(s string) (Expectation, error) {
 	f := strings.Fields(s)
 	if len(f) != 3 {
-		return Expectation{}, fmt.Errorf("%q: want \"counter op value\", as in \"pulls_failed > 0\"", s)
+		return Expectation{}, fmt.Errorf("%q: want \"metric op value\", as in \"pulls_failed > 0\" or \"ttft_p99_ms < 2000\"", s)
 	}
-	v, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil {
-		return Expectation{}, fmt.Errorf("%q: the value %q is not an integer", s, f[2])
+	e := Expectation{Metric: f[0], Op: f[1]}
+	if v, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+		e.Int, e.IsInt, e.Value = v, true, float64(v)
+	} else if v, err := strconv.ParseFloat(f[2], 64); err == nil && !math.IsInf(v, 0) && !math.IsNaN(v) {
+		e.Value = v
+	} else {
+		return Expectation{}, fmt.Errorf("%q: the value %q is not a number", s, f[2])
 	}
-	e := Expectation{Counter: f[0], Op: f[1], Value: v}
 	if !slices.Contains(expectOps, e.Op) {
 		return Expectation{}, fmt.Errorf("%q: the comparison %q is not one of %s", s, e.Op, strings.Join(expectOps, " "))
 	}
@@ -368,24 +379,42 @@ func ParseExpectation(s string) (Expectation, error) {
 
 var expectOps = []string{"==", "!=", "<", "<=", ">", ">="}
 
-// Holds reports whether a counter's value meets the expectation.
+// Holds reports whether an integer metric's value meets the expectation:
+// exactly when the expectation's value is an integer, else as HoldsFloat.
 func (e Expectation) Holds(v int64) bool {
-	switch e.Op {
-	case "==":
-		return v == e.Value
-	case "!=":
-		return v != e.Value
-	case "<":
-		return v < e.Value
-	case "<=":
-		return v <= e.Value
-	case ">":
-		return v > e.Value
+	if !e.IsInt {
+		return e.HoldsFloat(float64(v))
 	}
-	return v >= e.Value
+	return holds(e.Op, v, e.Int)
 }
 
-func (e Expectation) String() string { return fmt.Sprintf("%s %s %d", e.Counter, e.Op, e.Value) }
+// HoldsFloat reports whether a metric's value meets the expectation,
+// compared as float64 (a NaN meets only !=).
+func (e Expectation) HoldsFloat(v float64) bool { return holds(e.Op, v, e.Value) }
+
+func holds[T int64 | float64](op string, v, want T) bool {
+	switch op {
+	case "==":
+		return v == want
+	case "!=":
+		return v != want
+	case "<":
+		return v < want
+	case "<=":
+		return v <= want
+	case ">":
+		return v > want
+	}
+	return v >= want
+}
+
+func (e Expectation) String() string {
+	v := strconv.FormatFloat(e.Value, 'g', -1, 64)
+	if e.IsInt {
+		v = strconv.FormatInt(e.Int, 10)
+	}
+	return e.Metric + " " + e.Op + " " + v
+}
 
 // Expectations parses the scenario's expect entries (validated at load).
 func (sc *Scenario) Expectations() []Expectation {

@@ -108,6 +108,11 @@ func suggest(k string, known map[string]int) string {
 	return fmt.Sprintf(" (known keys: %s)", strings.Join(names, ", "))
 }
 
+// Closest returns the first of names nearest to k when it is close enough
+// to be a likely typo, as the scenario's errors suggest keys, otherwise
+// "": for the names other packages check (sim's metrics).
+func Closest(k string, names []string) string { return closest(k, names) }
+
 // closest returns the first of names nearest to k, when it is close enough
 // to be a likely typo (edit distance at most 2, or k differs only in case);
 // otherwise "".

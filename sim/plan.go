@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
@@ -34,7 +32,7 @@ type Plan struct {
 
 // Prepare builds a resolved scenario's configurations and checks what the
 // scenario's own validation cannot: the expect entries against the run's
-// counters, the engine configuration, and a timing model against the
+// metrics, the engine configuration, and a timing model against the
 // hardware it names. It reads no trace (ReadWorkload does).
 func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 	if err := checkExpect(sc); err != nil {
@@ -81,16 +79,15 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 	return p, nil
 }
 
-// checkExpect reports an expect entry naming no counter.
+// checkExpect reports the expect entries naming no metric of the run.
 func checkExpect(sc *scenarios.Scenario) error {
-	names := CounterNames()
+	var errs []error
 	for i, e := range sc.Expectations() {
-		if !slices.Contains(names, e.Counter) {
-			return sc.ErrAt(fmt.Sprintf("expect[%d]", i), "no counter is named %q (counters.parquet lists them: %s)",
-				e.Counter, strings.Join(names, ", "))
+		if err := CheckMetric(e.Metric, len(sc.Events)); err != nil {
+			errs = append(errs, sc.ErrAt(fmt.Sprintf("expect[%d]", i), "%v", err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // passTiming builds the resolved scenario's pass timing model.

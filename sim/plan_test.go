@@ -31,7 +31,9 @@ func TestPrepareRefuses(t *testing.T) {
 				`a prefill pass of 4 sequences of 2048 tokens after 2048 tokens of context takes 10ms, the physical bound is 124.999441ms`},
 		{base + "  engine: {timing: {model: linear, base: 1ms, model_config: " + mixtral + ", gpu: h100, tp: 2}}\n",
 			`s.yaml:6: cluster.engine.timing: the linear timing model is faster than the hardware (2 x h100 running ` + mixtral + `)`},
-		{base + "expect: [pulls_done > 0]\n", `s.yaml:6: expect[0]: no counter is named "pulls_done"`},
+		{base + "expect: [pulls_done > 0]\n", `s.yaml:6: expect[0]: no metric is named "pulls_done"`},
+		{base + "expect: [pulls_failed > 0, ttft_p99_m < 5]\n", `s.yaml:6: expect[1]: no metric is named "ttft_p99_m" (did you mean "ttft_p99_ms"?)`},
+		{base + "expect: [\"events[0].removed_after_s < 30\"]\n", `s.yaml:6: expect[0]: "events[0].removed_after_s": the scenario has no events`},
 	} {
 		sc, err := scenarios.Parse("s.yaml", []byte(c.yaml), nil)
 		if err != nil {

@@ -215,8 +215,8 @@ func TestGeneratedSeeds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v := a.res.Summary.Counters[e.Counter]; !e.Holds(v) {
-				t.Errorf("seed %d: %s is %d, want %v", c.seed, e.Counter, v, e)
+			if v := a.res.Summary.Counters[e.Metric]; !e.Holds(v) {
+				t.Errorf("seed %d: %s is %d, want %v", c.seed, e.Metric, v, e)
 			}
 		}
 	}

@@ -1,13 +1,10 @@
 package sim
 
 import (
-	"fmt"
-
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/scenarios"
 )
 
 // reorder releases rows in id order: requests and pulls end out of order,
@@ -109,18 +106,6 @@ func (c *Cluster) workerRows() []report.WorkerRow {
 		}
 	}
 	return rows
-}
-
-// Unmet lists the scenario's expectations that the counters do not meet,
-// as "move_lost_blocks is 0, expected move_lost_blocks > 0".
-func Unmet(sc *scenarios.Scenario, counters map[string]int64) []string {
-	var out []string
-	for _, e := range sc.Expectations() {
-		if v := counters[e.Counter]; !e.Holds(v) {
-			out = append(out, fmt.Sprintf("%s is %d, expected %v", e.Counter, v, e))
-		}
-	}
-	return out
 }
 
 // counters are the run's counters: hints_attached and KVCR's, then the

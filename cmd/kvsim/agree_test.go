@@ -16,7 +16,7 @@ import (
 // what validate refuses, replay refuses with the same error (exit 2): for
 // every scenario in scenarios/, every contract scenario, and bad ones that
 // only a check past the scenario file's own keys finds — an expect entry
-// naming no counter, a missing, empty, non-monotonic or malformed trace,
+// naming no metric or an event the scenario does not have, a missing, empty, non-monotonic or malformed trace,
 // a timing model faster than its hardware, more workers than the memory
 // holds. Each run is cut to its first 300 requests, in both commands.
 func TestValidateAgreesWithReplay(t *testing.T) {
@@ -43,6 +43,7 @@ func TestValidateAgreesWithReplay(t *testing.T) {
 	t.Setenv("KVSIM_TRACES", tracestest.Dir(t))
 	t.Setenv("KVSIM_VLLM_TRACES", tracestest.VLLMDir(t))
 	var cases []tc
+	const cut300 = "workload.synthetic.requests=300"
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
 	contract, _ := filepath.Glob(filepath.Join(tracestest.Contract(t), "*.yaml"))
 	for _, f := range append(files, contract...) {
@@ -52,12 +53,15 @@ func TestValidateAgreesWithReplay(t *testing.T) {
 		}
 		cut := "workload.trace.limit=300"
 		if sc.Workload.Synthetic != nil {
-			cut = "workload.synthetic.requests=300"
+			cut = cut300
 		}
 		cases = append(cases, tc{f, []string{f, "--set", cut}, true})
 	}
 	cases = append(cases,
 		tc{"expect", []string{"--set", "expect=[no_such_counter > 0]"}, false},
+		tc{"expect metric", []string{"--set", "expect=[ttft_p99_m < 2000]"}, false},
+		tc{"expect event", []string{"--set", `expect=["events[0].removed_after_s < 30"]`}, false},
+		tc{"expect metrics", []string{"--set", cut300, "--set", "expect=[ttft_p99_ms < 1e9, makespan_s > 0, pulls_rejected >= 0]"}, true},
 		tc{"missing", []string{write("missing.yaml", "workload: {trace: {path: none.jsonl}}\ncluster: {workers: 2}\n")}, false},
 		tc{"empty", []string{trace("empty")}, false},
 		tc{"backwards", []string{trace("backwards")}, false},

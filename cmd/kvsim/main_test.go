@@ -89,7 +89,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", missingTrace, "-o", filepath.Join(dir, "o2")}, exitBadInput, "workload.trace.path: cannot open trace"},
 		{[]string{"replay", "--set", "cluster.workers=-1", "-o", filepath.Join(dir, "o3")}, exitBadInput, "--set: cluster.workers: must be at least 1"},
 		{[]string{"replay", "--set", `expect=["no_such_counter > 0"]`, "-o", filepath.Join(dir, "o4")}, exitBadInput,
-			`--set: expect[0]: no counter is named "no_such_counter"`},
+			`--set: expect[0]: no metric is named "no_such_counter"`},
 		{[]string{"replay", "--set", `expect=["pulls_failed >> 0"]`, "-o", filepath.Join(dir, "o5")}, exitBadInput,
 			`expect[0]: "pulls_failed >> 0": the comparison ">>" is not one of == != < <= > >=`},
 		{[]string{"replay", "a.yaml", "b.yaml"}, exitBadInput, "accepts at most 1 arg"},
@@ -123,6 +123,11 @@ func TestExpect(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "summary.json")); err != nil {
 		t.Errorf("no report: %v", err)
+	}
+	// A metric's entry names the value the run had: a TTFT p99 in ms.
+	code, _, stderr = kvsim(t, "replay", "-o", dir, "--force", "--set", small, "--set", `expect=["ttft_p99_ms < 0.5"]`)
+	if !regexp.MustCompile(`the run does not show what the scenario expects: ttft_p99_ms is [0-9.]+, expected ttft_p99_ms < 0.5\n$`).MatchString(stderr) || code != exitFailed {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
 

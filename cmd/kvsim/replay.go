@@ -125,7 +125,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	if f.expect != "" && !strings.HasPrefix(sum.Digest, strings.ToLower(f.expect)) {
 		return fmt.Errorf("digest mismatch: the run's digest is %s, expected %s (kvsim compare shows what changed)", sum.Digest, f.expect)
 	}
-	if unmet := sim.Unmet(sc, sum.Counters); len(unmet) > 0 {
+	if unmet := sim.Unmet(sc, sum.Summary); len(unmet) > 0 {
 		return fmt.Errorf("the run does not show what the scenario expects: %s", strings.Join(unmet, "; "))
 	}
 	return nil

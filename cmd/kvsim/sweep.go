@@ -268,26 +268,10 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	} else if err := startSweepDir(f.out, f.force, spec); err != nil {
 		return err
 	}
-	var todo []*sweepRun
-	var again redoReasons
-	for _, r := range runs {
-		if f.resume && exists(r.dir) {
-			var why string
-			if r.row, why, err = doneRow(r); err != nil {
-				return err
-			}
-			if r.row == nil {
-				if err := report.Replaceable(r.dir); err != nil {
-					return err // before anything runs
-				}
-				again.add(why, r.run)
-			}
-		}
-		if r.row == nil {
-			todo = append(todo, r)
-		}
+	todo, err := toRun(cmd.ErrOrStderr(), runs, f.resume)
+	if err != nil {
+		return err
 	}
-	warn(cmd.ErrOrStderr(), again.lines())
 	if err := runAll(cmd, todo, f); err != nil {
 		return err
 	}
@@ -297,6 +281,35 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	}
 	warn(cmd.ErrOrStderr(), inertSeeds(spec, rows))
 	return finishSweep(cmd.OutOrStdout(), f.out, spec, rows, f.json)
+}
+
+// toRun returns the runs to run: all of them, or with resume those whose
+// directory holds no finished run of their grid point (doneRow gives the
+// others their rows). It warns on w of the finished runs it runs again,
+// and why, and refuses a stale run's directory kvsim may not replace,
+// before anything runs.
+func toRun(w io.Writer, runs []*sweepRun, resume bool) ([]*sweepRun, error) {
+	var todo []*sweepRun
+	var again redoReasons
+	for _, r := range runs {
+		if resume && exists(r.dir) {
+			row, why, err := doneRow(r)
+			if err != nil {
+				return nil, err
+			}
+			if r.row = row; row == nil {
+				if err := report.Replaceable(r.dir); err != nil {
+					return nil, err
+				}
+				again.add(why, r.run)
+			}
+		}
+		if r.row == nil {
+			todo = append(todo, r)
+		}
+	}
+	warn(w, again.lines())
+	return todo, nil
 }
 
 // traceKey is what a run reads its trace with: runs of the same key read
@@ -364,7 +377,7 @@ func doneRow(r *sweepRun) (*report.SweepRow, string, error) {
 	if got, err := os.ReadFile(filepath.Join(r.dir, report.ScenarioFile)); err != nil || !bytes.Equal(got, want) {
 		return nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
 	}
-	row := sweepRow(r.point, s.Summary)
+	row := sim.SweepRow(int64(r.run), r.values, s.Summary)
 	return &row, "", nil
 }
 
@@ -508,26 +521,8 @@ func runPoint(ctx context.Context, r *sweepRun) (_ *report.SweepRow, err error) 
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	row := sweepRow(r.point, sum.Summary)
+	row := sim.SweepRow(int64(r.run), r.values, sum.Summary)
 	return &row, nil
-}
-
-func sweepRow(p point, s *sim.Summary) report.SweepRow {
-	c := sim.CountersOf(s.Counters)
-	return report.SweepRow{
-		Run: int64(p.run), Params: p.values,
-		Completed: s.Requests.Completed, Rejected: s.Requests.Rejected, Failed: s.Requests.Failed,
-		Unfinished: s.Requests.Unfinished,
-		TTFTP50:    s.TTFT.P50, TTFTP90: s.TTFT.P90, TTFTP99: s.TTFT.P99, TPOTP50: s.TPOT.P50, TPOTP99: s.TPOT.P99,
-		ITLP99: s.ITL.P99, E2EP50: s.E2E.P50, E2EP99: s.E2E.P99,
-		HitG1: s.HitRatio.G1, HitG2: s.HitRatio.G2, HitPulled: s.HitRatio.Pulled,
-		RequestsPerS: s.Throughput.RequestsPerS, OutputTokensPerS: s.Throughput.OutputTokensPerS,
-		PullsStaged: c.PullsStaged, PullsSuccess: c.PullsSuccess, PullsPartial: c.PullsPartial,
-		PullsFailed: c.PullsFailed, PullsExpired: c.PullsExpired, PullsSuperseded: c.PullsSuperseded,
-		PullsRejected: c.PullsRejected(),
-		PullsParked:   c.PullsParked, BytesPulled: c.BytesPulled, Rerouted: c.RequestsRerouted,
-		WorkersRemoved: c.WorkersRemoved, MakespanNs: s.MakespanNs, Digest: s.Digest,
-	}
 }
 
 // printSweep prints the rows as a table (with replicates, the grid points'

@@ -110,7 +110,7 @@ func run(t *testing.T, file string) (*golden, []string) {
 	for _, c := range res.Counters {
 		g.counters = append(g.counters, fmt.Sprintf("%s %d", c.Name, c.Value))
 	}
-	return g, sim.Unmet(sc, res.Summary.Counters)
+	return g, sim.Unmet(sc, res.Summary)
 }
 
 // explain says what differs between the recorded and the new result:

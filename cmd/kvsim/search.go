@@ -1,0 +1,478 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/sim"
+)
+
+// searchFlags are kvsim search's flags.
+type searchFlags struct {
+	key        string
+	span       string // --range A:B
+	slos       []string
+	replicates int
+	quorum     int // 0: every replicate
+	sets       []string
+	jobs       int
+	out        string
+	resume     bool
+	force      bool
+	quiet      bool
+}
+
+func newSearch(cmdline []string) *cobra.Command {
+	var f searchFlags
+	cmd := &cobra.Command{
+		Use:   "search SCENARIO --key KEY --range A:B --slo 'METRIC OP VALUE' [--slo ...] -o DIR",
+		Short: "Find the largest integer value of a scenario key whose runs meet every SLO",
+		Long: "search finds the largest value of the integer key KEY in [A, B] whose runs meet every\n" +
+			"--slo (a metric, as in expect: ttft_p99_ms < 2000). It probes A and B, then bisects;\n" +
+			"when a probe shows an SLO's metric is not monotone in KEY it says so and runs every\n" +
+			"value instead. A value passes when at least --quorum of its --replicates runs (seeds\n" +
+			"seed, seed+1, ...) meet every SLO. Its runs go to DIR/runs/run-NNN as a sweep's do\n" +
+			"(--resume reuses them), with DIR/sweep.json, DIR/sweep.parquet and DIR/search.json.",
+		Args: positional(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("quorum") {
+				f.quorum = f.replicates
+			}
+			return search(cmd, cmdline, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.key, "key", "", "the integer scenario key to search: --key cluster.workers (required)")
+	fl.StringVar(&f.span, "range", "", "the values to search, from A to B: --range 1:32 (required)")
+	fl.StringArrayVar(&f.slos, "slo", nil, "a condition every passing run meets: --slo 'ttft_p99_ms < 2000' (repeatable; at least one)")
+	fl.IntVar(&f.replicates, "replicates", 1, "runs of each value, seeds from the scenario's seed up")
+	fl.IntVar(&f.quorum, "quorum", 0, "the replicates of a value that must meet every SLO for it to pass (default all)")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key in every run (repeatable)")
+	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs at a time")
+	fl.StringVarP(&f.out, "out", "o", "", "output directory (required)")
+	fl.BoolVar(&f.force, "force", false, "remove an existing search directory kvsim wrote before starting")
+	fl.BoolVar(&f.resume, "resume", false, "reuse the runs DIR holds of the same grid (scenario, --set, --key, --range, --replicates)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	return cmd
+}
+
+// maxSearchRuns bounds a search's grid, (B - A + 1) x replicates runs,
+// which sweep.json lists.
+const maxSearchRuns = 1_000_000
+
+// searchResult is DIR/search.json.
+type searchResult struct {
+	Key        string         `json:"key"`
+	Range      [2]int64       `json:"range"`
+	SLOs       []string       `json:"slos"`
+	Replicates int            `json:"replicates"`
+	Quorum     int            `json:"quorum"`
+	Monotone   bool           `json:"monotone"` // no probe showed an SLO metric not monotone in the key
+	Answer     *int64         `json:"answer"`   // null: no value meets the SLOs
+	Probes     []*searchProbe `json:"probes"`   // in the order made
+}
+
+// searchProbe is one value of the key and what its replicates showed.
+type searchProbe struct {
+	Value   int64 `json:"value"`
+	Passing int   `json:"passing"` // replicates meeting every SLO
+	Passes  bool  `json:"passes"`  // at least the quorum do
+	Runs    []int `json:"runs"`    // its replicates' run indices
+	// Metrics is each SLO metric's mean over the replicates; null when
+	// one of them is never.
+	Metrics map[string]*float64 `json:"metrics"`
+	means   []float64           // by searcher.metrics; never is +Inf
+}
+
+// searcher is one search: its grid, the SLOs and the probes made so far.
+type searcher struct {
+	cmd      *cobra.Command
+	cmdline  []string
+	scenario string
+	f        searchFlags
+	a, b     int64
+	slos     []scenarios.Expectation
+	metrics  []string // the SLOs' metrics, each once, in the SLOs' order
+	spec     *sweepSpec
+	probes   []*searchProbe
+	rows     []report.SweepRow
+	read     map[traceKey]bool
+	warned   []string
+}
+
+func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags) error {
+	s, err := newSearcher(cmd, cmdline, scenario, f)
+	if err != nil {
+		return err
+	}
+	ends := []int64{s.a, s.b}
+	if s.a == s.b {
+		ends = ends[:1]
+	}
+	first, err := s.prepare(ends) // a bad key or value fails before anything is written
+	if err != nil {
+		return err
+	}
+	s.spec.Manifest = commandManifest(cmdline, scenario, f.sets)
+	if f.resume {
+		if err := checkResumable(f.out, s.spec); err != nil {
+			return err
+		}
+	} else if err := startSweepDir(f.out, f.force, s.spec); err != nil {
+		return err
+	}
+	if err := s.probe(ends, first); err != nil {
+		return err
+	}
+	answer, monotone, err := s.bisect()
+	if err != nil {
+		return err
+	}
+	if !monotone {
+		if answer, err = s.scan(); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	if answer != nil {
+		fmt.Fprintf(w, "answer %s=%d\n", f.key, *answer)
+	} else {
+		fmt.Fprintf(w, "answer: no value of %s in [%d, %d] meets the SLOs\n", f.key, s.a, s.b)
+	}
+	slices.SortFunc(s.rows, func(x, y report.SweepRow) int { return cmp.Compare(x.Run, y.Run) })
+	if err := finishSweep(io.Discard, f.out, s.spec, s.rows, false); err != nil {
+		return err
+	}
+	res := &searchResult{Key: f.key, Range: [2]int64{s.a, s.b}, SLOs: f.slos, Replicates: f.replicates,
+		Quorum: f.quorum, Monotone: monotone, Answer: answer, Probes: s.probes}
+	return writeAtomically(filepath.Join(f.out, report.SearchFile), func(path string) error { return report.WriteJSON(path, res) })
+}
+
+// newSearcher checks the command line and the SLOs' metrics and builds the
+// search's grid: the key's values A to B, slowest, then one seed a
+// replicate, so that run (value - A) x replicates + r is replicate r of
+// value.
+func newSearcher(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags) (*searcher, error) {
+	switch {
+	case f.out == "":
+		return nil, usageError{fmt.Errorf("search needs -o DIR")}
+	case f.key == "":
+		return nil, usageError{fmt.Errorf("search needs --key KEY, the scenario key to search")}
+	case len(f.slos) == 0:
+		return nil, usageError{fmt.Errorf("search needs at least one --slo 'METRIC OP VALUE'")}
+	case f.replicates < 1:
+		return nil, usageError{fmt.Errorf("--replicates %d: want at least 1", f.replicates)}
+	case f.quorum < 1 || f.quorum > f.replicates:
+		return nil, usageError{fmt.Errorf("--quorum %d: want 1 to --replicates (%d)", f.quorum, f.replicates)}
+	case f.key == "seed" && f.replicates > 1:
+		return nil, usageError{fmt.Errorf("--key seed: the replicates are seeds already; search seed with --replicates 1")}
+	case f.jobs < 1:
+		return nil, usageError{fmt.Errorf("-j %d: want at least 1", f.jobs)}
+	case f.resume && f.force:
+		return nil, usageError{fmt.Errorf("--resume keeps the finished runs and --force removes them: give one")}
+	}
+	f.out = filepath.Clean(f.out)
+	a, b, err := parseRange(f.span)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(b-a) >= maxSearchRuns/uint64(f.replicates) {
+		return nil, usageError{fmt.Errorf("--range %s with --replicates %d: more than %d runs", f.span, f.replicates, maxSearchRuns)}
+	}
+	sc, err := loadScenario(scenario, f.sets)
+	if err != nil {
+		return nil, err
+	}
+	s := &searcher{cmd: cmd, cmdline: cmdline, scenario: scenario, f: f, a: a, b: b, read: map[traceKey]bool{}}
+	for _, text := range f.slos {
+		e, err := scenarios.ParseExpectation(text)
+		if err == nil {
+			err = sim.CheckMetric(e.Metric, len(sc.Events))
+		}
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--slo %q: %w", text, err)}
+		}
+		s.slos = append(s.slos, e)
+		if !slices.Contains(s.metrics, e.Metric) {
+			s.metrics = append(s.metrics, e.Metric)
+		}
+	}
+	s.spec = &sweepSpec{Scenario: scenario, Sets: f.sets, Keys: []string{f.key}, Values: [][]string{nil}, Replicates: f.replicates}
+	for v := a; v <= b; v++ {
+		s.spec.Values[0] = append(s.spec.Values[0], strconv.FormatInt(v, 10))
+	}
+	if f.replicates > 1 {
+		s.spec.Seed = sc.Seed
+	}
+	s.spec.Runs = int(b-a+1) * f.replicates
+	return s, nil
+}
+
+// parseRange reads --range "A:B", integers with A <= B.
+func parseRange(s string) (int64, int64, error) {
+	x, y, ok := strings.Cut(s, ":")
+	a, err1 := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+	b, err2 := strconv.ParseInt(strings.TrimSpace(y), 10, 64)
+	if !ok || err1 != nil || err2 != nil || a > b {
+		return 0, 0, usageError{fmt.Errorf("--range %q: want A:B, integers with A <= B, as in 1:32", s)}
+	}
+	return a, b, nil
+}
+
+// prepare prepares the runs of values, every replicate of each, in that
+// order, and reads each trace they read not read yet.
+func (s *searcher) prepare(values []int64) ([]*sweepRun, error) {
+	n := s.f.replicates
+	var runs []*sweepRun
+	for _, v := range values {
+		for r := range n {
+			p := point{run: int(v-s.a)*n + r, point: int(v - s.a), values: []string{strconv.FormatInt(v, 10)}}
+			if n > 1 {
+				p.values = append(p.values, strconv.FormatUint(s.spec.Seed+uint64(r), 10))
+			}
+			sets := s.spec.sets(p)
+			plan, err := prepare(s.scenario, sets, min(s.f.jobs, s.spec.Runs), scenarios.FlagFrom("--key", len(s.f.sets)))
+			if err != nil {
+				return nil, err
+			}
+			sc := plan.Scenario
+			if t := sc.Workload.Trace; t != nil && !s.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {
+				s.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] = true
+				if _, err := plan.ReadWorkload(); err != nil {
+					return nil, err
+				}
+			}
+			m, err := newManifest(s.cmdline, s.scenario, sets, sc)
+			if err != nil {
+				return nil, err
+			}
+			m.Build = m.Build.WithExecutable() // doneRow compares it
+			for _, w := range sc.Warnings() {
+				if !slices.Contains(s.warned, w) {
+					s.warned = append(s.warned, w)
+					warn(s.cmd.ErrOrStderr(), []string{w})
+				}
+			}
+			runs = append(runs, &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(s.f.out, report.SweepRunDir(int64(p.run)))})
+		}
+	}
+	return runs, nil
+}
+
+// probe runs values' runs (prepared, replicates of each value in turn)
+// that are not done, judges each value by its replicates and prints it.
+func (s *searcher) probe(values []int64, runs []*sweepRun) error {
+	todo, err := toRun(s.cmd.ErrOrStderr(), runs, s.f.resume)
+	if err != nil {
+		return err
+	}
+	if err := runAll(s.cmd, todo, sweepFlags{sets: s.f.sets, jobs: s.f.jobs, out: s.f.out, quiet: s.f.quiet}); err != nil {
+		return err
+	}
+	n := s.f.replicates
+	for i, v := range values {
+		p := &searchProbe{Value: v, Metrics: map[string]*float64{}}
+		var sums []*sim.Summary
+		for _, r := range runs[i*n : (i+1)*n] {
+			rs, err := readRunSummary(r.dir)
+			if err != nil {
+				return err
+			}
+			sums = append(sums, rs.Summary)
+			p.Runs = append(p.Runs, r.run)
+			s.rows = append(s.rows, *r.row)
+		}
+		if p.Passing, p.means, err = meetSLOs(s.slos, s.metrics, sums); err != nil {
+			return err
+		}
+		p.Passes = p.Passing >= s.f.quorum
+		verdict := "fails"
+		if p.Passes {
+			verdict = "passes"
+		}
+		var shown []string
+		for j, m := range s.metrics {
+			p.Metrics[m] = nil
+			if mean := p.means[j]; !math.IsInf(mean, 1) {
+				p.Metrics[m] = &mean
+			}
+			shown = append(shown, m+" "+formatMean(p.means[j]))
+		}
+		fmt.Fprintf(s.cmd.OutOrStdout(), "%s=%d: %s, %d of %d replicates meet the SLOs: %s\n",
+			s.f.key, v, verdict, p.Passing, n, strings.Join(shown, ", "))
+		s.probes = append(s.probes, p)
+	}
+	return nil
+}
+
+// meetSLOs returns how many of the runs sums summarise meet every SLO, and
+// the mean over them of each of metrics (never counting as +Inf).
+func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summary) (int, []float64, error) {
+	passing := 0
+	for _, sum := range sums {
+		meets := true
+		for _, e := range slos {
+			v, err := sim.Metric(sum, e.Metric)
+			if err != nil {
+				return 0, nil, err
+			}
+			meets = meets && v.Meets(e)
+		}
+		if meets {
+			passing++
+		}
+	}
+	means := make([]float64, len(metrics))
+	for i, m := range metrics {
+		for _, sum := range sums {
+			v, err := sim.Metric(sum, m)
+			if err != nil {
+				return 0, nil, err
+			}
+			means[i] += v.Float64()
+		}
+		means[i] /= float64(len(sums))
+	}
+	return passing, means, nil
+}
+
+// probeOne prepares and probes one value and reports whether it passes.
+func (s *searcher) probeOne(v int64) (bool, error) {
+	runs, err := s.prepare([]int64{v})
+	if err != nil {
+		return false, err
+	}
+	if err := s.probe([]int64{v}, runs); err != nil {
+		return false, err
+	}
+	return s.probes[len(s.probes)-1].Passes, nil
+}
+
+// bisect finishes the search from its probes of A and B: B passing is the
+// answer, A failing means none passes, otherwise it bisects, a passing
+// value below a failing one. After every probe it checks the SLO metrics
+// are monotone in the key; monotone false says one is not, and that the
+// answer is unknown.
+func (s *searcher) bisect() (answer *int64, monotone bool, err error) {
+	passes := func(v int64) bool {
+		i := slices.IndexFunc(s.probes, func(p *searchProbe) bool { return p.Value == v })
+		return s.probes[i].Passes
+	}
+	if !s.monotone() {
+		return nil, false, nil
+	}
+	if passes(s.b) {
+		return &s.b, true, nil
+	}
+	if !passes(s.a) {
+		return nil, true, nil
+	}
+	lo, hi := s.a, s.b
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		ok, err := s.probeOne(mid)
+		if err != nil {
+			return nil, false, err
+		}
+		if !s.monotone() {
+			return nil, false, nil
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return &lo, true, nil
+}
+
+// scan probes every value not probed yet, all at once, and returns the
+// largest passing value (nil for none).
+func (s *searcher) scan() (*int64, error) {
+	var rest []int64
+	for v := s.a; v <= s.b; v++ {
+		if !slices.ContainsFunc(s.probes, func(p *searchProbe) bool { return p.Value == v }) {
+			rest = append(rest, v)
+		}
+	}
+	runs, err := s.prepare(rest)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.probe(rest, runs); err != nil {
+		return nil, err
+	}
+	var best *int64
+	for _, p := range s.probes {
+		if p.Passes && (best == nil || p.Value > *best) {
+			best = &p.Value
+		}
+	}
+	return best, nil
+}
+
+// monotone reports whether each SLO metric's means over the values probed
+// so far, in key order, are all non-decreasing or all non-increasing; when
+// one is not, it prints which and the three values that show it, and that
+// every value will be run.
+func (s *searcher) monotone() bool {
+	probes := slices.SortedFunc(slices.Values(s.probes), func(x, y *searchProbe) int { return cmp.Compare(x.Value, y.Value) })
+	for i, m := range s.metrics {
+		ys := make([]float64, len(probes))
+		for j, p := range probes {
+			ys[j] = p.means[i]
+		}
+		if t := turn(ys); t != nil {
+			var at []string
+			for _, j := range t {
+				at = append(at, fmt.Sprintf("%s at %d", formatMean(ys[j]), probes[j].Value))
+			}
+			fmt.Fprintf(s.cmd.OutOrStdout(), "%s is not monotone in %s (%s): running every value in [%d, %d]\n",
+				m, s.f.key, strings.Join(at, ", "), s.a, s.b)
+			return false
+		}
+	}
+	return true
+}
+
+// turn returns three indices i < j < k of ys whose middle value is above
+// both others or below both, when ys is neither non-decreasing nor
+// non-increasing; nil when it is one of them.
+func turn(ys []float64) []int {
+	first := -1 // the first step that changes the value
+	for j := 0; j+1 < len(ys); j++ {
+		d := cmp.Compare(ys[j+1], ys[j])
+		switch {
+		case d == 0:
+		case first < 0:
+			first = j
+		case d != cmp.Compare(ys[first+1], ys[first]):
+			return []int{first, j, j + 1} // ys[first] to ys[j] went one way, ys[j+1] the other
+		}
+	}
+	return nil
+}
+
+// formatMean writes a metric's mean in at most 6 significant digits:
+// "never" for +Inf, an integer whole.
+func formatMean(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "never"
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}

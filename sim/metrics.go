@@ -1,0 +1,243 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+)
+
+// Value is one metric of a run (Metric): an integer (a counter, a count, a
+// time in ns), a float (a latency in ms, a ratio, a time asked in ms or
+// s), or never.
+type Value struct {
+	Int   int64   // the value, when IsInt
+	Float float64 // the value, when not IsInt
+	IsInt bool
+	// Never marks a time that did not come: the -1 of an _ns column (a
+	// drained worker never removed), asked as _ns (Int -1) or as _ms or _s
+	// (no number). It meets no comparison but "== -1" of the _ns name.
+	Never bool
+}
+
+// Meets reports whether v meets e: an integer exactly when e's value is an
+// integer too, anything else compared as float64.
+func (v Value) Meets(e scenarios.Expectation) bool {
+	switch {
+	case v.Never:
+		return v.IsInt && e.Op == "==" && e.Value == -1
+	case v.IsInt:
+		return e.Holds(v.Int)
+	}
+	return e.HoldsFloat(v.Float)
+}
+
+// Float64 is v as a float64; never is +Inf, later than any time.
+func (v Value) Float64() float64 {
+	switch {
+	case v.Never:
+		return math.Inf(1)
+	case v.IsInt:
+		return float64(v.Int)
+	}
+	return v.Float
+}
+
+func (v Value) String() string {
+	switch {
+	case v.Never:
+		return "never"
+	case v.IsInt:
+		return strconv.FormatInt(v.Int, 10)
+	}
+	return strconv.FormatFloat(v.Float, 'g', -1, 64)
+}
+
+// CheckMetric returns nil if name is a metric of the runs of a scenario
+// with events lifecycle events, and otherwise an error that suggests the
+// closest name. The metrics are the counters (counters.parquet's names),
+// the other numeric columns of sweep.parquet (ttft_p99_ms, hit_ratio_g1,
+// ...) and events[i].COLUMN, a numeric column of events.parquet's row i
+// for i < events; a name ending _ns may be asked as _ms or _s too
+// (removed_after_s is removed_after_ns / 1e9). The check reads no run, so
+// validate and replay refuse the same names.
+func CheckMetric(name string, events int) error {
+	_, err := lookup(name, events)
+	return err
+}
+
+// Metric is the named metric of the run s summarises.
+func Metric(s *Summary, name string) (Value, error) {
+	m, err := lookup(name, len(eventRows(s)))
+	if err != nil {
+		return Value{}, err
+	}
+	return m(s), nil
+}
+
+// Unmet lists the scenario's expectations that the run s summarises does
+// not meet, as "move_lost_blocks is 0, expected move_lost_blocks > 0".
+func Unmet(sc *scenarios.Scenario, s *Summary) []string {
+	var out []string
+	for _, e := range sc.Expectations() {
+		v, err := Metric(s, e.Metric)
+		if err != nil { // not for sc's run, whose names Prepare checked
+			out = append(out, err.Error())
+		} else if !v.Meets(e) {
+			out = append(out, fmt.Sprintf("%s is %v, expected %v", e.Metric, v, e))
+		}
+	}
+	return out
+}
+
+// The run's events table as metrics read it: events.parquet's columns and
+// the summary's rows, one an event of the scenario. This build writes no
+// events.parquet: the table has no column and no row.
+type eventRow = struct{}
+
+var (
+	eventColumns []report.Column[eventRow]
+	eventRows    = func(*Summary) []eventRow { return nil }
+)
+
+// lookup resolves a metric's name for a run of events lifecycle events.
+func lookup(name string, events int) (metric, error) {
+	rest, ok := strings.CutPrefix(name, "events[")
+	if !ok {
+		return runMetrics.lookup(name)
+	}
+	idx, _, ok := strings.Cut(rest, "].")
+	i, err := strconv.Atoi(idx)
+	switch {
+	case !ok || err != nil || i < 0 || strconv.Itoa(i) != idx:
+		return nil, fmt.Errorf("%q: want events[i].COLUMN, i an event's index from 0", name)
+	case i >= events:
+		return nil, fmt.Errorf("%q: the scenario has %s", name, eventCount(events))
+	}
+	return eventMetrics(i, eventColumns, eventRows).lookup(name)
+}
+
+// eventCount says how many events a scenario has and their indices.
+func eventCount(n int) string {
+	switch n {
+	case 0:
+		return "no events"
+	case 1:
+		return "1 event, events[0]"
+	}
+	return fmt.Sprintf("%d events, events[0] to events[%d]", n, n-1)
+}
+
+// metric reads one metric of a run from its summary.
+type metric func(*Summary) Value
+
+// metricTable is a set of named metrics, in the order of their tables.
+type metricTable struct {
+	names []string
+	get   map[string]metric
+	what  string // what its metrics are, for an unknown name's error
+}
+
+func newTable(what string) *metricTable { return &metricTable{get: map[string]metric{}, what: what} }
+
+// add adds the metric name and, for a time in ns, the same time named _ms
+// and _s; a time of -1 ns is never. Two metrics of one name are a bug.
+func (t *metricTable) add(name string, m metric) {
+	if _, ok := t.get[name]; ok {
+		panic(fmt.Sprintf("sim: two metrics are named %s", name))
+	}
+	t.names = append(t.names, name)
+	base, isNs := strings.CutSuffix(name, "_ns")
+	if !isNs {
+		t.get[name] = m
+		return
+	}
+	ns := func(s *Summary) Value {
+		v := m(s)
+		v.Never = v.IsInt && v.Int == -1
+		return v
+	}
+	t.get[name] = ns
+	for _, u := range []struct {
+		suffix string
+		per    float64 // ns
+	}{{"_ms", 1e6}, {"_s", 1e9}} {
+		t.add(base+u.suffix, func(s *Summary) Value {
+			if v := ns(s); !v.Never {
+				return Value{Float: v.Float64() / u.per}
+			}
+			return Value{Never: true}
+		})
+	}
+}
+
+// lookup returns the named metric, or an error suggesting the closest name.
+func (t *metricTable) lookup(name string) (metric, error) {
+	if m, ok := t.get[name]; ok {
+		return m, nil
+	}
+	if best := scenarios.Closest(name, t.names); best != "" {
+		return nil, fmt.Errorf("no metric is named %q (did you mean %q?)", name, best)
+	}
+	return nil, fmt.Errorf("no metric is named %q: %s", name, t.what)
+}
+
+// addColumns adds the numeric columns of a table as metrics, each named
+// prefix + its name and read from the row that row picks.
+func addColumns[R any](t *metricTable, prefix string, cols []report.Column[R], row func(*Summary) *R) {
+	for _, c := range cols {
+		var m metric
+		switch {
+		case c.Int64 != nil:
+			m = func(s *Summary) Value { return Value{Int: c.Int64(row(s)), IsInt: true} }
+		case c.Int32 != nil:
+			m = func(s *Summary) Value { return Value{Int: int64(c.Int32(row(s))), IsInt: true} }
+		case c.Float64 != nil:
+			m = func(s *Summary) Value { return Value{Float: c.Float64(row(s))} }
+		default:
+			continue // text
+		}
+		t.add(prefix+c.Name, m)
+	}
+}
+
+// runMetrics are the counters, then sweep.parquet's other numeric columns.
+var runMetrics = func() *metricTable {
+	t := newTable("a metric is a counter (counters.parquet's names), a numeric column of sweep.parquet " +
+		"or events[i].COLUMN, and a name ending _ns may be asked as _ms or _s (docs/scenarios.md, \"Metrics\")")
+	for _, name := range CounterNames() {
+		t.add(name, func(s *Summary) Value { return Value{Int: s.Counters[name], IsInt: true} })
+	}
+	cols := report.SweepColumns(nil)[1:] // after run, the grid's index
+	cols = slices.DeleteFunc(cols, func(c report.Column[report.SweepRow]) bool {
+		_, counter := t.get[c.Name] // the same value as the counter's
+		return counter
+	})
+	addColumns(t, "", cols, func(s *Summary) *report.SweepRow {
+		r := SweepRow(0, nil, s)
+		return &r
+	})
+	return t
+}()
+
+// eventMetrics are the metrics of events[i], the numeric columns cols of
+// row i of the run's events table, named events[i].COLUMN.
+func eventMetrics[R any](i int, cols []report.Column[R], rows func(*Summary) []R) *metricTable {
+	var names []string
+	for _, c := range cols {
+		if c.Int64 != nil || c.Int32 != nil || c.Float64 != nil {
+			names = append(names, c.Name)
+		}
+	}
+	what := "this kvsim writes no events.parquet"
+	if len(names) > 0 {
+		what = fmt.Sprintf("an event's metrics are the numeric columns of events.parquet (%s)", strings.Join(names, ", "))
+	}
+	t := newTable(what)
+	addColumns(t, fmt.Sprintf("events[%d].", i), cols, func(s *Summary) *R { return &rows(s)[i] })
+	return t
+}
