@@ -257,12 +257,13 @@ const (
 	WorkersFile    = "workers.parquet"
 	CountersFile   = "counters.parquet"
 	TimeseriesFile = "timeseries.parquet"
-	SummaryFile    = "summary.json"  // the run's summary and manifest
-	ScenarioFile   = "scenario.yaml" // the scenario as it ran, resolved
-	SweepFile      = "sweep.parquet" // a sweep's table, one row a run
-	SweepSpecFile  = "sweep.json"    // a sweep's grid and manifest
-	ChartsDir      = "charts"        // kvsim plot's charts
-	RunsDir        = "runs"          // a sweep's runs, each in SweepRunDir
+	EventsFile     = "events.parquet" // one row a lifecycle event of the scenario
+	SummaryFile    = "summary.json"   // the run's summary and manifest
+	ScenarioFile   = "scenario.yaml"  // the scenario as it ran, resolved
+	SweepFile      = "sweep.parquet"  // a sweep's table, one row a run
+	SweepSpecFile  = "sweep.json"     // a sweep's grid and manifest
+	ChartsDir      = "charts"         // kvsim plot's charts
+	RunsDir        = "runs"           // a sweep's runs, each in SweepRunDir
 )
 
 // runPrefix begins the name of each run's folder in a sweep's RunsDir.
@@ -277,7 +278,7 @@ func SweepRunDir(run int64) string {
 // The files kvsim writes into an output directory, and its charts'
 // extensions; any other entry belongs to the user.
 var (
-	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile,
+	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile, EventsFile,
 		SummaryFile, ScenarioFile, SweepFile, SweepSpecFile}
 	chartExts = []string{".png", ".svg"}
 )

@@ -507,7 +507,7 @@ func sweepRow(p point, s *sim.Summary) report.SweepRow {
 // sweep.parquet's columns.
 func printSweep(w io.Writer, keys []string, rows []report.SweepRow, asJSON bool) error {
 	if asJSON {
-		cols := report.SweepColumns(keys)
+		cols := report.SweepColumns(keys, report.SweepEvents(rows))
 		out := make([]json.RawMessage, len(rows))
 		for i := range rows {
 			out[i] = report.RowJSON(cols, &rows[i])
