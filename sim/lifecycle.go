@@ -56,7 +56,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		return
 	case lifeDrainTimeout:
 		if n := c.workers[a.worker]; c.status(n) == lifecycle.Draining {
-			c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail)
+			c.events.timedOut(int(key), c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail))
 		}
 		return
 	case lifeRetire:
@@ -64,6 +64,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		return
 	}
 	ev := c.sc.Events[key]
+	c.events.fired(c, now, int(key), c.actsOn(ev))
 	switch {
 	case ev.Add > 0:
 		for range ev.Add {
@@ -93,7 +94,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		for _, id := range ev.Remove {
 			seqs = append(seqs, c.takeOut(now, c.workers[id])...)
 		}
-		c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail)
+		c.events.tookOff(int(key), c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail))
 	}
 }
 
@@ -121,8 +122,8 @@ func (c *Cluster) maybeRetire(now des.Time, n *node) {
 
 // remove takes a worker out at once: its G1 and G2 are gone, its pulls fail
 // and its requests are routed again (or fail).
-func (c *Cluster) remove(now des.Time, n *node, fail bool) {
-	c.requeue(now, c.takeOut(now, n), fail)
+func (c *Cluster) remove(now des.Time, n *node, fail bool) requeued {
+	return c.requeue(now, c.takeOut(now, n), fail)
 }
 
 // takeOut removes a worker and returns the requests it held.
@@ -140,9 +141,13 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	return seqs
 }
 
+// requeued counts the requests requeue took: routed again, or failed.
+type requeued struct{ rerouted, failed int64 }
+
 // requeue routes the requests of removed workers again, in order, or fails
-// them.
-func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) {
+// them (also when no worker is left to route one to).
+func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) requeued {
+	var q requeued
 	for _, s := range seqs {
 		r := c.active[s.Req.ID]
 		c.router.Finished(r.route, s.FirstTokenAt >= 0)
@@ -151,12 +156,17 @@ func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) {
 		r.seq = nil
 		if fail {
 			c.end(r, report.OutcomeFailed, now)
+			q.failed++
 			continue
 		}
 		r.reroutes++
 		c.counts.RequestsRerouted++
 		if w, ok := c.route(now, r); ok {
 			c.wake(w, now, false)
+			q.rerouted++
+		} else {
+			q.failed++
 		}
 	}
+	return q
 }
