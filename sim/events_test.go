@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -310,6 +311,22 @@ func TestEventsSQL(t *testing.T) {
 				g.Requests != sql.Requests || g.HitG1 != sql.HitG1 {
 				t.Errorf("event %d [%d, %d): events.parquet %+v, SQL %+v", e.Event, w.lo, w.hi, g, sql)
 			}
+		}
+	}
+}
+
+// TestEventColumnsDocumented: docs/outputs.md names every column of
+// events.parquet.
+func TestEventColumnsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/outputs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## events.parquet")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, c := range EventColumns {
+		if !strings.Contains(section, "`"+c.Name+"`") {
+			t.Errorf("docs/outputs.md's events.parquet does not name %s", c.Name)
 		}
 	}
 }
