@@ -106,9 +106,9 @@ func (c *Cluster) actsOn(ev scenarios.Event) []int32 {
 	return ids
 }
 
-// fired records scenario event key at now, before it acts on ids: what
-// those workers and the cluster hold then.
-func (l *eventLog) fired(c *Cluster, now des.Time, key int, ids []int32) {
+// fired records scenario event key as it happens, before it acts on ids:
+// what those workers and the cluster hold then.
+func (l *eventLog) fired(c *Cluster, key int, ids []int32) {
 	if l == nil {
 		return
 	}
@@ -189,6 +189,8 @@ func (l *eventLog) tokens(t des.Time, n int, gap des.Time, open bool) {
 	}
 }
 
+// emitted counts n tokens emitted in the window, with their gaps (none
+// for gap < 0).
 func (w *eventWindow) emitted(n int, gap des.Time) {
 	w.tokens += int64(n)
 	if gap >= 0 {
@@ -217,6 +219,7 @@ func (l *eventLog) ended(r *report.RequestRow, open bool) {
 	}
 }
 
+// arrived adds a completed request arriving in the window.
 func (w *eventWindow) arrived(r *report.RequestRow) {
 	w.ttft.Add(r.FirstTokenNs - r.ArrivalNs)
 	w.e2e.Add(r.FinishNs - r.ArrivalNs)

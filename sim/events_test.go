@@ -205,6 +205,18 @@ func TestLightLoadWarning(t *testing.T) {
 	if got := eventWarnings(t, spaced(2), "{at: 150ms, add: 1}", "only "); got != nil {
 		t.Errorf("an add warns %q", got)
 	}
+	// A synthetic workload has no time_scale: its rate loads the cluster.
+	// One request of 4 tokens (10 ms) has ended by the drain at 1 s.
+	y := "name: l\nworkload: {synthetic: {requests: 1, rate: 1, input: {mean: 4}, output: {mean: 1}}}\n" + kvBody +
+		"events: [{at: 1s, drain: [2]}]\n"
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res := runSink(t, sc)
+	if want := "only 0 requests are in flight on 3 workers at 1s: the cluster is lightly loaded; a higher rate loads it"; !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
 }
 
 // TestUnfiredEventRow: before the run no event has fired: each row holds

@@ -64,7 +64,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		return
 	}
 	ev := c.sc.Events[key]
-	c.events.fired(c, now, int(key), c.actsOn(ev))
+	c.events.fired(c, int(key), c.actsOn(ev))
 	switch {
 	case ev.Add > 0:
 		for range ev.Add {
