@@ -167,6 +167,10 @@ func (w *Worker) BusyTime() des.Time { return w.busyNs }
 // G1Used is the number of G1 blocks referenced by requests.
 func (w *Worker) G1Used() int { return w.pool.used() }
 
+// G1Cached reports whether the worker's prefix cache holds any block
+// (referenced or free, still to be hit).
+func (w *Worker) G1Cached() bool { return w.pool.segs.Len() > 0 }
+
 // G1Capacity is the G1 size in blocks.
 func (w *Worker) G1Capacity() int { return w.pool.capacity() }
 

@@ -241,3 +241,21 @@ func TestCheckFindsCorruption(t *testing.T) {
 		t.Errorf("quick: %v", err)
 	}
 }
+
+// TestG1Cached: a new worker caches nothing; one 100-token request commits
+// its 6 full blocks, which stay cached (free, still to be hit) after it
+// finishes; Drop evicts them.
+func TestG1Cached(t *testing.T) {
+	w, _ := newWorker(t, cfg(), fixed)
+	if w.G1Cached() {
+		t.Error("a new worker caches blocks")
+	}
+	run(t, w, []*workload.Request{req(0, 0, 100, 2, 1)})
+	if !w.G1Cached() || w.G1Used() != 0 {
+		t.Errorf("after its request: cached %v, used %d", w.G1Cached(), w.G1Used())
+	}
+	w.Drop()
+	if w.G1Cached() {
+		t.Error("a dropped worker caches blocks")
+	}
+}

@@ -79,6 +79,7 @@ type node struct {
 	pool     *Pool
 	d2h, h2d *Link
 	pulls    int   // live pulls it is the target of, or the source of while their transfer runs
+	serving  int   // of those, the ones it is the source of
 	inflight int   // pulls it is the target of whose transfer runs
 	parked   int   // parked pulls it is the target of
 	ops      []*op // loads and stores in flight
@@ -152,6 +153,10 @@ func (k *KVCR) Pool(w int32) *Pool { return k.nodes[w].pool }
 
 // ActivePulls is the number of live pulls w takes part in.
 func (k *KVCR) ActivePulls(w int32) int { return k.nodes[w].pulls }
+
+// Serving is the number of live pulls w is the source of, their write not
+// yet over: ActivePulls less the pulls w is the target of.
+func (k *KVCR) Serving(w int32) int { return k.nodes[w].serving }
 
 // ParkedTargets is the workers with a parked pull, in id order. The slice
 // is KVCR's own: read it, do not keep it.

@@ -32,6 +32,30 @@ var outcomeNames = [...]string{Pending: "pending", Success: "success", Partial: 
 // column ("pending", which no row shows, for Pending).
 func (o Outcome) String() string { return outcomeNames[o] }
 
+// Rejection is why staging refused a pull: its source failed the staging
+// guard, or holds none of the missing blocks.
+type Rejection uint8
+
+// The reasons. NotRejected is a pull staging did not refuse.
+const (
+	NotRejected      Rejection = iota
+	RejectedDraining           // the source was draining
+	RejectedRemoved            // the source was removed
+	RejectedNotReady           // the source was starting
+	RejectedMissing            // the source held none of the missing blocks
+)
+
+// Rejections are the reasons staging refuses a pull, in the order of their
+// counters (pulls_rejected_<reason>).
+var Rejections = []Rejection{RejectedDraining, RejectedRemoved, RejectedNotReady, RejectedMissing}
+
+var rejectionNames = [...]string{NotRejected: "", RejectedDraining: "draining", RejectedRemoved: "removed",
+	RejectedNotReady: "not_ready", RejectedMissing: "missing"}
+
+// String is the reason's name, the end of its counter's name
+// (pulls_rejected_draining); "" for NotRejected.
+func (r Rejection) String() string { return rejectionNames[r] }
+
 // Mode names what a pull does to its source's copy: the value of the
 // scenario key router.hints.mode and of pulls.parquet's mode column.
 type Mode string
@@ -61,6 +85,7 @@ type Pull struct {
 	EndNs       des.Time // when the outcome was decided (the target's deadline for expired)
 	WriteEndNs  des.Time // when the source's write ended: its last byte, or stopped by a removal; -1: never started
 	Outcome     Outcome
+	Rejection   Rejection // why staging refused it (Outcome Rejected); not a pulls.parquet column
 
 	state          pullState
 	lost           bool        // its source was removed: the target fails when it learns it

@@ -82,6 +82,12 @@ func (k *KVCR) finish(now des.Time, p *Pull) {
 	k.release(now, k.nodes[p.Target])
 }
 
+// releaseSource ends one pull's write from n: n serves one pull fewer.
+func (k *KVCR) releaseSource(now des.Time, n *node) {
+	n.serving--
+	k.release(now, n)
+}
+
 // release drops one pull from w's count and says when it has none left.
 func (k *KVCR) release(now des.Time, n *node) {
 	n.pulls--

@@ -25,6 +25,7 @@ type Column[R any] struct {
 	Int32   func(*R) int32   // an int32 column
 	Float64 func(*R) float64 // a float64 column
 	String  func(*R) string  // a plain string column
+	Bool    func(*R) bool    // a boolean column
 	// Dict makes a dictionary-encoded string column whose values must be
 	// one of Values. The dictionary holds Values in that order in every row
 	// group, with int8 indices (int16 past 128 values); readers see a
@@ -42,7 +43,7 @@ type Column[R any] struct {
 }
 
 // Value is column c of row r, through its getter: an int64, int32,
-// float64 or string.
+// float64, string or bool.
 func (c Column[R]) Value(r *R) any {
 	switch {
 	case c.Int64 != nil:
@@ -53,6 +54,8 @@ func (c Column[R]) Value(r *R) any {
 		return c.Float64(r)
 	case c.String != nil:
 		return c.String(r)
+	case c.Bool != nil:
+		return c.Bool(r)
 	}
 	return c.Dict(r)
 }

@@ -25,12 +25,12 @@ type Stat struct {
 	Mean, SD, Lo, Hi float64
 }
 
-// PointMetrics are the metrics points.parquet summarises: every numeric
-// column of sweep.parquet after the varied keys (SweepColumns), so a metric
-// added there is summarised too.
-func PointMetrics() []Column[SweepRow] {
+// PointMetrics are the metrics points.parquet summarises for runs of up to
+// events lifecycle events: every numeric column of sweep.parquet after the
+// varied keys (SweepColumns), so a metric added there is summarised too.
+func PointMetrics(events int) []Column[SweepRow] {
 	var out []Column[SweepRow]
-	for _, c := range SweepColumns(nil)[1:] { // past run
+	for _, c := range SweepColumns(nil, events)[1:] { // past run
 		if c.Int64 != nil || c.Int32 != nil || c.Float64 != nil {
 			out = append(out, c)
 		}
@@ -38,16 +38,17 @@ func PointMetrics() []Column[SweepRow] {
 	return out
 }
 
-// PointColumns is points.parquet's schema for the varied keys: point, one
-// string column a key, replicates, then M_mean, M_sd, M_ci95_lo and
-// M_ci95_hi for each metric M of PointMetrics.
-func PointColumns(keys []string) []Column[PointRow] {
+// PointColumns is points.parquet's schema for the varied keys and runs of
+// up to events lifecycle events: point, one string column a key,
+// replicates, then M_mean, M_sd, M_ci95_lo and M_ci95_hi for each metric M
+// of PointMetrics.
+func PointColumns(keys []string, events int) []Column[PointRow] {
 	cols := []Column[PointRow]{{Name: "point", Int64: func(r *PointRow) int64 { return r.Point }}}
 	for i, k := range keys {
 		cols = append(cols, Column[PointRow]{Name: k, String: func(r *PointRow) string { return r.Params[i] }})
 	}
 	cols = append(cols, Column[PointRow]{Name: "replicates", Int64: func(r *PointRow) int64 { return r.Replicates }})
-	for j, m := range PointMetrics() {
+	for j, m := range PointMetrics(events) {
 		cols = append(cols,
 			Column[PointRow]{Name: m.Name + "_mean", Float64: func(r *PointRow) float64 { return r.Stats[j].Mean }},
 			Column[PointRow]{Name: m.Name + "_sd", Float64: func(r *PointRow) float64 { return r.Stats[j].SD }},
@@ -57,11 +58,21 @@ func PointColumns(keys []string) []Column[PointRow] {
 	return cols
 }
 
+// PointEvents is the lifecycle events whose metrics the rows summarise
+// (the PointMetrics they were made with): 0 for no rows.
+func PointEvents(rows []PointRow) int {
+	if len(rows) == 0 {
+		return 0
+	}
+	base, per := len(PointMetrics(0)), len(PointMetrics(1))-len(PointMetrics(0))
+	return (len(rows[0].Stats) - base) / per
+}
+
 // Points summarises a sweep's rows, in run order, by grid point: run r is
 // a replicate of point r / replicates, and a point's values are the first
 // nkeys of its runs' (the rest name the replicate).
 func Points(nkeys int, rows []SweepRow, replicates int) []PointRow {
-	metrics := PointMetrics()
+	metrics := PointMetrics(SweepEvents(rows))
 	var out []PointRow
 	for lo := 0; lo < len(rows); {
 		point := rows[lo].Run / int64(replicates)

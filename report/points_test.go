@@ -42,11 +42,11 @@ func TestSummarize(t *testing.T) {
 // its order; digest (a string) has none.
 func TestPointColumns(t *testing.T) {
 	var names []string
-	for _, c := range PointColumns([]string{"router.policy"}) {
+	for _, c := range PointColumns([]string{"router.policy"}, 0) {
 		names = append(names, c.Name)
 	}
 	want := []string{"point", "router.policy", "replicates"}
-	for _, c := range SweepColumns(nil)[1:] {
+	for _, c := range SweepColumns(nil, 0)[1:] {
 		if c.Int64 != nil || c.Int32 != nil || c.Float64 != nil {
 			want = append(want, c.Name+"_mean", c.Name+"_sd", c.Name+"_ci95_lo", c.Name+"_ci95_hi")
 		}
@@ -71,7 +71,7 @@ func TestPoints(t *testing.T) {
 		{Run: 3, Params: []string{"move", "2"}, TTFTP50: 3, Completed: 210},
 	}
 	metric := func(name string) int {
-		return slices.IndexFunc(PointMetrics(), func(c Column[SweepRow]) bool { return c.Name == name })
+		return slices.IndexFunc(PointMetrics(0), func(c Column[SweepRow]) bool { return c.Name == name })
 	}
 	ttft, done := metric("ttft_p50_ms"), metric("requests_completed")
 	pts := Points(1, rows, 2)

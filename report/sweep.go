@@ -1,5 +1,7 @@
 package report
 
+import "fmt"
+
 // SweepRow is one row of sweep.parquet: one run of a sweep, its varied
 // parameters and its summary metrics. Wall time is left out: a sweep's
 // table does not depend on how it was run.
@@ -36,6 +38,9 @@ type SweepRow struct {
 	WorkersRemoved   int64
 	MakespanNs       int64
 	Digest           string
+	// Events are the run's events.parquet rows, in event order; the
+	// columns of event k are named event<k>_<column>.
+	Events []EventRow
 }
 
 // sweepMetrics are sweep.parquet's columns after the parameters.
@@ -72,12 +77,62 @@ var sweepMetrics = []Column[SweepRow]{
 	{Name: "digest", String: func(r *SweepRow) string { return r.Digest }},
 }
 
-// SweepColumns is sweep.parquet's schema for the varied keys: run, one
-// string column a key (named by it), the metrics.
-func SweepColumns(keys []string) []Column[SweepRow] {
+// SweepColumns is sweep.parquet's schema for the varied keys and events
+// lifecycle events a run (the most any run of the sweep has, SweepEvents):
+// run, one string column a key (named by it), the metrics, then for each
+// event k every column of events.parquet named event<k>_<column>, kind a
+// plain string. A run with fewer events shows NoEvent in the columns of
+// those it lacks.
+func SweepColumns(keys []string, events int) []Column[SweepRow] {
 	cols := []Column[SweepRow]{{Name: "run", Int64: func(r *SweepRow) int64 { return r.Run }}}
 	for i, k := range keys {
 		cols = append(cols, Column[SweepRow]{Name: k, String: func(r *SweepRow) string { return r.Params[i] }})
 	}
-	return append(cols, sweepMetrics...)
+	cols = append(cols, sweepMetrics...)
+	for k := range events {
+		get := func(r *SweepRow) *EventRow {
+			if k < len(r.Events) {
+				return &r.Events[k]
+			}
+			return &noEvent
+		}
+		for _, c := range eventColumns {
+			cols = append(cols, within(c, fmt.Sprintf("event%d_%s", k, c.Name), get))
+		}
+	}
+	return cols
+}
+
+// noEvent is NoEvent, for the columns of an event a run lacks.
+var noEvent = NoEvent()
+
+// SweepEvents is the most events any of rows has: how many events'
+// columns sweep.parquet has.
+func SweepEvents(rows []SweepRow) int {
+	n := 0
+	for _, r := range rows {
+		n = max(n, len(r.Events))
+	}
+	return n
+}
+
+// within is column c of the row get finds in an R, named name; a
+// dictionary column becomes a plain string column.
+func within[R, S any](c Column[S], name string, get func(*R) *S) Column[R] {
+	out := Column[R]{Name: name, NoDigest: c.NoDigest, Config: c.Config}
+	switch {
+	case c.Int64 != nil:
+		out.Int64 = func(r *R) int64 { return c.Int64(get(r)) }
+	case c.Int32 != nil:
+		out.Int32 = func(r *R) int32 { return c.Int32(get(r)) }
+	case c.Float64 != nil:
+		out.Float64 = func(r *R) float64 { return c.Float64(get(r)) }
+	case c.Bool != nil:
+		out.Bool = func(r *R) bool { return c.Bool(get(r)) }
+	case c.String != nil:
+		out.String = func(r *R) string { return c.String(get(r)) }
+	default:
+		out.String = func(r *R) string { return c.Dict(get(r)) }
+	}
+	return out
 }

@@ -278,6 +278,9 @@ var RemoveActions = []RemoveAction{RemoveReroute, RemoveFail}
 // Report configures outputs.
 type Report struct {
 	SampleInterval Duration `yaml:"sample_interval"`
+	// EventWindow is the window before and after each lifecycle event over
+	// which events.parquet measures latency, throughput and hits.
+	EventWindow Duration `yaml:"event_window"`
 }
 
 // Duration is a virtual duration written as a Go duration string ("250ms").
@@ -315,7 +318,7 @@ func defaults() Scenario {
 			OperationTimeout: Duration(1000 * des.Millisecond), AbandonTimeout: Duration(5000 * des.Millisecond),
 			DescriptorCost: Duration(2 * des.Microsecond), DescriptorsPerBlock: 1,
 		},
-		Report: Report{SampleInterval: Duration(des.Second)},
+		Report: Report{SampleInterval: Duration(des.Second), EventWindow: Duration(3 * des.Minute)},
 	}
 	timingDefaults(&sc.Cluster.Engine.Timing)
 	return sc

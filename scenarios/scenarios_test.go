@@ -522,3 +522,20 @@ func TestSelection(t *testing.T) {
 		t.Errorf("read back: %+v", again.Events)
 	}
 }
+
+// TestEventWindow: report.event_window defaults to 3 minutes and must be
+// positive: 0 is refused at its key, naming the bound (1ns), which is
+// accepted.
+func TestEventWindow(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte(base), nil)
+	if err != nil || sc.Report.EventWindow != Duration(3*des.Minute) {
+		t.Fatalf("default: %v, %v", sc, err)
+	}
+	_, err = Parse("s.yaml", []byte(base), []string{"report.event_window=0s"})
+	if want := "--set: report.event_window: must be at least 1ns, got 0s"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("0s: got %v, want %s", err, want)
+	}
+	if _, err := Parse("s.yaml", []byte(base), []string{"report.event_window=1ns"}); err != nil {
+		t.Errorf("1ns refused: %v", err)
+	}
+}

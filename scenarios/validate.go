@@ -205,6 +205,7 @@ func (sc *Scenario) validate() error {
 	if sc.Report.SampleInterval < Duration(des.Millisecond) {
 		c.fail("report.sample_interval", "must be at least 1ms (one time-series row a worker a sample), got %v", des.Time(sc.Report.SampleInterval))
 	}
+	c.durationAtLeast("report.event_window", sc.Report.EventWindow, 1)
 	return errors.Join(c.errs...)
 }
 

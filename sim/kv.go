@@ -69,6 +69,7 @@ func (l *kvListener) Inventory(now des.Time, w int32, runs []block.Run, visible 
 
 func (l *kvListener) PullDone(p *kvcr.Pull) {
 	c := (*Cluster)(l)
+	c.events.pullDone(p)
 	if err := c.pulls.put(p.ID, pullRow(p), c.releasePull); err != nil && c.err == nil {
 		c.err = err
 	}

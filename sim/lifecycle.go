@@ -60,7 +60,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		return
 	case lifeDrainTimeout:
 		if n := c.workers[a.worker]; c.status(n) == lifecycle.Draining {
-			c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail)
+			c.events.timedOut(int(key), c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail))
 		}
 		return
 	case lifeRetire:
@@ -68,6 +68,8 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		return
 	}
 	ev := c.sc.Events[key]
+	ids := c.actsOn(now, key, ev)
+	c.events.fired(c, int(key), ids)
 	switch {
 	case ev.Add > 0:
 		for range ev.Add {
@@ -81,35 +83,52 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 			}
 		}
 	case ev.Drain != nil:
-		ns := c.selected(now, key, ev.Drain)
-		for _, n := range ns {
-			c.drain(now, n)
+		for _, id := range ids {
+			c.drain(now, c.workers[id])
 			if ev.DrainTimeout > 0 {
-				timeout := lifeArg{kind: lifeDrainTimeout, worker: n.id}
+				timeout := lifeArg{kind: lifeDrainTimeout, worker: id}
 				c.q.Schedule(des.AddSat(now, des.Time(ev.DrainTimeout)), des.PhaseLifecycle, key, l, timeout.pack())
 			}
 		}
-		for _, n := range ns {
-			c.maybeRetire(now, n)
+		for _, id := range ids {
+			c.maybeRetire(now, c.workers[id])
 		}
 	case ev.Remove != nil:
 		var seqs []*engine.Seq // every removed worker goes before any request is routed again
-		for _, n := range c.selected(now, key, ev.Remove) {
-			seqs = append(seqs, c.takeOut(now, n)...)
+		for _, id := range ids {
+			seqs = append(seqs, c.takeOut(now, c.workers[id])...)
 		}
-		c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail)
+		c.events.tookOff(int(key), c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail))
 	}
 }
 
-// selected is the workers scenario event key acts on: those it lists, or
-// those its pick chooses now among the ready workers, in id order.
-func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) []*node {
-	if !sel.Picked() {
-		ns := make([]*node, len(sel.IDs))
-		for i, id := range sel.IDs {
-			ns[i] = c.workers[id]
+// actsOn is the workers scenario event key acts on now, in id order: those
+// it drains or removes (selected), or the ids the workers it adds get.
+func (c *Cluster) actsOn(now des.Time, key uint64, ev scenarios.Event) []int32 {
+	var ids []int32
+	switch {
+	case ev.Drain != nil:
+		ids = c.selected(now, key, ev.Drain)
+	case ev.Remove != nil:
+		ids = c.selected(now, key, ev.Remove)
+	default:
+		for i := range ev.Add {
+			ids = append(ids, int32(len(c.workers)+i))
 		}
-		return ns
+	}
+	return ids
+}
+
+// selected is the workers a drain or remove of scenario event key acts
+// on: those it lists, in its order, or those its pick chooses now among
+// the ready workers, in id order.
+func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) []int32 {
+	if !sel.Picked() {
+		ids := make([]int32, len(sel.IDs))
+		for i, id := range sel.IDs {
+			ids[i] = int32(id)
+		}
+		return ids
 	}
 	var ready []*node
 	for _, n := range c.workers {
@@ -132,9 +151,12 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 		// ready is in id order and the sort is stable: ties keep the lowest id first.
 		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(score(b), score(a)) })
 	}
-	ns := ready[:k]
-	slices.SortFunc(ns, func(a, b *node) int { return cmp.Compare(a.id, b.id) })
-	return ns
+	ids := make([]int32, k)
+	for i, n := range ready[:k] {
+		ids[i] = n.id
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // pickScore is the score a pick takes its workers by, highest first.
@@ -177,8 +199,8 @@ func (c *Cluster) maybeRetire(now des.Time, n *node) {
 
 // remove takes a worker out at once: its G1 and G2 are gone, its pulls fail
 // and its requests are routed again (or fail).
-func (c *Cluster) remove(now des.Time, n *node, fail bool) {
-	c.requeue(now, c.takeOut(now, n), fail)
+func (c *Cluster) remove(now des.Time, n *node, fail bool) requeued {
+	return c.requeue(now, c.takeOut(now, n), fail)
 }
 
 // takeOut removes a worker and returns the requests it held.
@@ -196,9 +218,13 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	return seqs
 }
 
+// requeued counts the requests requeue took: routed again, or failed.
+type requeued struct{ rerouted, failed int64 }
+
 // requeue routes the requests of removed workers again, in order, or fails
-// them.
-func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) {
+// them (also when no worker is left to route one to).
+func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) requeued {
+	var q requeued
 	for _, s := range seqs {
 		r := c.active[s.Req.ID]
 		c.router.Finished(r.route, s.FirstTokenAt >= 0)
@@ -207,12 +233,17 @@ func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) {
 		r.seq = nil
 		if fail {
 			c.end(r, report.OutcomeFailed, now)
+			q.failed++
 			continue
 		}
 		r.reroutes++
 		c.counts.RequestsRerouted++
 		if w, ok := c.route(now, r); ok {
 			c.wake(w, now, false)
+			q.rerouted++
+		} else {
+			q.failed++
 		}
 	}
+	return q
 }

@@ -95,17 +95,17 @@ func Unmet(sc *scenarios.Scenario, s *Summary) []string {
 }
 
 // The run's events table as metrics read it: events.parquet's columns and
-// the summary's rows, one an event of the scenario. This build writes no
-// events.parquet: the table has no column and no row.
-type eventRow = struct{}
+// the summary's rows, one an event of the scenario.
+type eventRow = report.EventRow
 
 var (
-	eventColumns []report.Column[eventRow]
-	eventRows    = func(*Summary) []eventRow { return nil }
+	eventColumns = report.EventColumns(nil)
+	eventRows    = func(s *Summary) []eventRow { return s.EventRows }
 )
 
 // lookup resolves a metric's name for a run of events lifecycle events.
 func lookup(name string, events int) (metric, error) {
+	name = eventsName(name)
 	rest, ok := strings.CutPrefix(name, "events[")
 	if !ok {
 		return runMetrics.lookup(name)
@@ -119,6 +119,20 @@ func lookup(name string, events int) (metric, error) {
 		return nil, fmt.Errorf("%q: the scenario has %s", name, eventCount(events))
 	}
 	return eventMetrics(i, eventColumns, eventRows).lookup(name)
+}
+
+// eventsName is name with sweep.parquet's name of an event's column,
+// eventK_COLUMN, written events[K].COLUMN; any other name as it is.
+func eventsName(name string) string {
+	rest, ok := strings.CutPrefix(name, "event")
+	k := 0
+	for k < len(rest) && rest[k] >= '0' && rest[k] <= '9' {
+		k++
+	}
+	if !ok || k == 0 || k == len(rest) || rest[k] != '_' {
+		return name
+	}
+	return "events[" + rest[:k] + "]." + rest[k+1:]
 }
 
 // eventCount says how many events a scenario has and their indices.
@@ -212,7 +226,7 @@ var runMetrics = func() *metricTable {
 	for _, name := range CounterNames() {
 		t.add(name, func(s *Summary) Value { return Value{Int: s.Counters[name], IsInt: true} })
 	}
-	cols := report.SweepColumns(nil)[1:] // after run, the grid's index
+	cols := report.SweepColumns(nil, 0)[1:] // after run, the grid's index; the events' columns are events[i].COLUMN
 	cols = slices.DeleteFunc(cols, func(c report.Column[report.SweepRow]) bool {
 		_, counter := t.get[c.Name] // the same value as the counter's
 		return counter
@@ -233,11 +247,7 @@ func eventMetrics[R any](i int, cols []report.Column[R], rows func(*Summary) []R
 			names = append(names, c.Name)
 		}
 	}
-	what := "this kvsim writes no events.parquet"
-	if len(names) > 0 {
-		what = fmt.Sprintf("an event's metrics are the numeric columns of events.parquet (%s)", strings.Join(names, ", "))
-	}
-	t := newTable(what)
+	t := newTable(fmt.Sprintf("an event's metrics are the numeric columns of events.parquet (%s)", strings.Join(names, ", ")))
 	addColumns(t, fmt.Sprintf("events[%d].", i), cols, func(s *Summary) *R { return &rows(s)[i] })
 	return t
 }

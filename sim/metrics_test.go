@@ -41,7 +41,7 @@ func TestMetricsOfARun(t *testing.T) {
 		}
 	}
 	row := SweepRow(0, nil, s)
-	for _, c := range report.SweepColumns(nil)[1:] {
+	for _, c := range report.SweepColumns(nil, 0)[1:] {
 		var want Value
 		switch {
 		case c.Int64 != nil:
@@ -65,7 +65,7 @@ func TestMetricsOfARun(t *testing.T) {
 		if base, ok := strings.CutSuffix(name, "_ms"); ok && slices.Contains(runMetrics.names, base+"_ns") {
 			continue
 		}
-		if !slices.Contains(counters, name) && !slices.ContainsFunc(report.SweepColumns(nil), func(c report.Column[report.SweepRow]) bool { return c.Name == name }) {
+		if !slices.Contains(counters, name) && !slices.ContainsFunc(report.SweepColumns(nil, 0), func(c report.Column[report.SweepRow]) bool { return c.Name == name }) {
 			t.Errorf("metric %s is neither a counter nor a sweep.parquet column", name)
 		}
 	}
@@ -216,5 +216,27 @@ func TestUnmet(t *testing.T) {
 	want := []string{"ttft_p99_ms is 20, expected ttft_p99_ms < 15", "requests_completed is 2, expected requests_completed > 2.5"}
 	if got := Unmet(sc, s); !slices.Equal(got, want) {
 		t.Errorf("Unmet = %q, want %q", got, want)
+	}
+}
+
+// TestEventMetricsOfARun: worker 0 of lifeBody drains at 20 ms and goes
+// when R0 ends at 55 ms (TestDrainTimeout): events[0].removed_after_ns is
+// 35 ms, asked in s as 0.035, and as sweep.parquet names the column,
+// event0_removed_after_ns; a name past the scenario's events is refused.
+func TestEventMetricsOfARun(t *testing.T) {
+	_, sum := runTrace(t, lifeBody, lifeLines, "events=[{at: 20ms, drain: [0]}]")
+	for name, want := range map[string]Value{
+		"events[0].removed_after_ns":  {Int: 35 * ms, IsInt: true},
+		"events[0].removed_after_s":   {Float: 0.035},
+		"event0_removed_after_ns":     {Int: 35 * ms, IsInt: true},
+		"events[0].requests_at_event": {Int: 1, IsInt: true},
+	} {
+		v, err := Metric(sum, name)
+		if err != nil || v != want {
+			t.Errorf("%s = %+v, %v; want %+v", name, v, err, want)
+		}
+	}
+	if _, err := Metric(sum, "events[1].removed_after_ns"); err == nil || !strings.Contains(err.Error(), "the scenario has 1 event, events[0]") {
+		t.Errorf("events[1]: %v", err)
 	}
 }

@@ -77,6 +77,7 @@ type Cluster struct {
 	digest    *report.Digest
 	stats     stats
 	counts    Counters   // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
+	events    *eventLog  // what each scenario event did; nil without events
 	lifeRNG   *rand.Rand // the random pick of drains and removes
 	warnings  []string   // what the run found that may make its results mislead
 	err       error
@@ -222,7 +223,7 @@ func build(p *Plan, opt Options) (*Cluster, error) {
 	sc := p.Scenario
 	rng := des.NewRNG(sc.Seed)
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}}
+		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: newEventLog(sc)}
 	rc := p.Router
 	rc.Chains, rc.Workers = c.chains, c.life.View()
 	r, err := scheduler.New(rc, rng.Stream("router"))
@@ -306,6 +307,7 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	c.chains.Collect() // between events: no Ref to a dropped segment is in flight
 	req.Path = c.chains.Intern(req.Blocks, nil)
 	if w, ok := c.route(now, r); ok {
+		c.events.routed(now, w)
 		c.wake(w, now, true)
 	}
 }
@@ -443,11 +445,25 @@ func (o *observer) BlocksRemoved(w int32, runs []block.Run) {
 
 func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 	o.router.FirstToken(o.active[s.Req.ID].route)
+	o.events.tokens(now, 1, -1, (*Cluster)(o).byLastArrival(now))
 }
 
-func (o *observer) Token(_ des.Time, _ *engine.Seq, gap des.Time) { o.stats.itl.Add(int64(gap)) }
+func (o *observer) Token(now des.Time, _ *engine.Seq, gap des.Time) {
+	o.stats.itl.Add(int64(gap))
+	o.events.tokens(now, 1, gap, (*Cluster)(o).byLastArrival(now))
+}
 
-func (o *observer) Tokens(_ des.Time, n int, gap des.Time) { o.stats.itl.AddN(int64(gap), n) }
+func (o *observer) Tokens(now des.Time, n int, gap des.Time) {
+	o.stats.itl.AddN(int64(gap), n)
+	o.events.tokens(now, n, gap, (*Cluster)(o).byLastArrival(now))
+}
+
+// byLastArrival reports whether t, at most the current time, is at most
+// the run's last arrival: a request is still to arrive (it arrives at the
+// current time or later), or t is at most the last that did.
+func (c *Cluster) byLastArrival(t des.Time) bool {
+	return c.next != nil || int64(t) <= c.stats.s.LastArrivalNs
+}
 
 func (o *observer) Finished(now des.Time, s *engine.Seq) {
 	c := (*Cluster)(o)
@@ -502,6 +518,7 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 		}
 	}
 	c.stats.add(&row)
+	c.events.ended(&row, c.byLastArrival(now))
 	if err := c.requests.put(row.RequestID, row, c.releaseRequest); err != nil && c.err == nil {
 		c.err = err
 	}

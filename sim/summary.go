@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -58,6 +59,9 @@ type Summary struct {
 	Fidelity *report.Fidelity `json:"fidelity,omitempty"`
 	// Counters are every run counter by name (counters.parquet).
 	Counters map[string]int64 `json:"counters"`
+	// EventRows are the lifecycle events' events.parquet rows, in event
+	// order ("events" is the count of virtual-time events above).
+	EventRows []report.EventRow `json:"lifecycle_events"`
 	// Warnings are what the run found that may make its results mislead
 	// (kvsim replay prints them on stderr); outside the digest.
 	Warnings  []string `json:"warnings,omitempty"`
@@ -137,6 +141,8 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 	for _, r := range cs {
 		s.Counters[r.Name] = r.Value
 	}
+	s.EventRows = c.events.rows(c, des.Time(s.LastArrivalNs))
+	s.Warnings = append(s.Warnings, c.events.warnings(s.EventRows, c.sc.Workload.Trace != nil)...)
 	s.Warnings = append(s.Warnings, c.warnings...)
 	if n := c.chains.Collisions(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+

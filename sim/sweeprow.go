@@ -19,6 +19,6 @@ func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 		PullsFailed: c.PullsFailed, PullsExpired: c.PullsExpired, PullsSuperseded: c.PullsSuperseded,
 		PullsRejected: c.PullsRejected(),
 		PullsParked:   c.PullsParked, BytesPulled: c.BytesPulled, Rerouted: c.RequestsRerouted,
-		WorkersRemoved: c.WorkersRemoved, MakespanNs: s.MakespanNs, Digest: s.Digest,
+		WorkersRemoved: c.WorkersRemoved, MakespanNs: s.MakespanNs, Digest: s.Digest, Events: s.EventRows,
 	}
 }

@@ -325,6 +325,17 @@ func TestSweep(t *testing.T) {
 	if j1[3].Params[1] != "[{at: 3s, drain: [1]}]" || j1[3].WorkersRemoved != 1 || j1[0].WorkersRemoved != 0 {
 		t.Errorf("grid order or values: %+v", j1)
 	}
+	// Runs 1 and 3 drain: their event's columns; runs 0 and 2 have none.
+	// Shard 1 (runs 0, 2) wrote no event columns, shard 2 one event's: the
+	// merge has them, as the whole sweep has.
+	for i, r := range j1 {
+		if drains := i%2 == 1; drains != (len(r.Events) == 1) || drains && (r.Events[0].Kind != "drain" || r.Events[0].Workers != "1") {
+			t.Errorf("run %d events %+v", i, r.Events)
+		}
+	}
+	if _, s1, _ := parquetio.ReadSweep(filepath.Join(dir, "s1", "sweep.parquet")); report.SweepEvents(s1) != 0 {
+		t.Errorf("shard 1 has the columns of %d events, want 0", report.SweepEvents(s1))
+	}
 	code, _, stderr := kvsim(t, "sweep", "merge", "-o", filepath.Join(dir, "m2"), filepath.Join(dir, "s1"))
 	if code != exitBadInput || !strings.Contains(stderr, "runs 0,2") {
 		t.Errorf("incomplete merge: exit %d %s", code, stderr)

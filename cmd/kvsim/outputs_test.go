@@ -20,6 +20,7 @@ import (
 
 	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
 
@@ -544,5 +545,39 @@ func TestWriteAtomically(t *testing.T) {
 	st, _ := os.Stat(path)
 	if b, _ := os.ReadFile(path); string(b) != "\"new\"\n" || !slices.Equal(names(t, dir), []string{"sweep.json"}) || st.Mode().Perm()&0o444 != 0o444 {
 		t.Errorf("write: file %q, mode %v; folder %v", b, st.Mode(), names(t, dir))
+	}
+}
+
+// TestReplayEvents: replay writes events.parquet, the same rows as
+// summary.json's lifecycle_events, and prints a block for each event; a
+// drain of a worker holding nothing warns on stderr and exits 0.
+func TestReplayEvents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, stderr := kvsim(t, "replay", "-o", dir, "--set", small, "--set", "events=[{at: 3s, drain: [6, 7], drain_timeout: 1s}]")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"event 0       drain 6,7 at 3s: ", "removed after 1s (1 by timeout)", "TTFT p50 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	rows, err := parquetio.ReadEvents(filepath.Join(dir, report.EventsFile))
+	s, _ := readRunSummary(dir)
+	got, _ := json.Marshal(rows) // NaN as null, as in summary.json
+	want, _ := json.Marshal(s.EventRows)
+	if err != nil || len(rows) != 1 || rows[0].RemovedByTimeout != 1 || string(got) != string(want) {
+		t.Errorf("events.parquet %s, %v\nsummary.json %s", got, err, want)
+	}
+	code, _, stderr = kvsim(t, "replay", "-o", dir, "--force", "--set", small, "--set", "events=[{at: 1ms, drain: [7]}]")
+	if want := "kvsim: warning: event 0 drains worker 7, which holds no work and no cache at 1ms: the drain tests nothing for it\n"; code != exitOK || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, stderr %q lacks %q", code, stderr, want)
+	}
+	// A sweep prints its runs' warnings once each, after the runs that
+	// gave them.
+	code, _, stderr = kvsim(t, "sweep", "-o", filepath.Join(t.TempDir(), "s"), "--set", small, "--set", "events=[{at: 1ms, drain: [7]}]",
+		"--vary", "seed=1,2", "../../scenarios/default.yaml")
+	if want := "kvsim: warning: run 0-1: event 0 drains worker 7, which holds no work and no cache at 1ms: the drain tests nothing for it\n"; code != exitOK || !strings.Contains(stderr, want) {
+		t.Errorf("sweep: exit %d, stderr %q lacks %q", code, stderr, want)
 	}
 }

@@ -48,9 +48,36 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 				m.Simulated.Mean, m.Measured.Mean, m.Simulated.P50, m.Measured.P50, m.Simulated.P90, m.Measured.P90, 100*m.MAPE)
 		}
 	}
+	for _, e := range s.EventRows {
+		printEvent(tw, &e)
+	}
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "digest\t%s\n", s.Digest)
 	fmt.Fprintf(tw, "events\t%d in %.2fs wall\n", s.Events, s.WallTimeS)
 	fmt.Fprintf(tw, "output\t%s\n", dir)
 	tw.Flush()
+}
+
+// printEvent writes an events.parquet row as a block of the summary table:
+// what the event acted on, what followed, and TTFT before and after it.
+func printEvent(tw io.Writer, e *report.EventRow) {
+	fmt.Fprintf(tw, "\t\n")
+	at := time.Duration(e.AtNs)
+	if !e.Fired {
+		fmt.Fprintf(tw, "event %d\t%s at %v: never happened, the run ended first\n", e.Event, e.Kind, at)
+		return
+	}
+	fmt.Fprintf(tw, "event %d\t%s %s at %v: %d requests on them, %d in flight on %d ready workers\n",
+		e.Event, e.Kind, e.Workers, at, e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)
+	if e.Kind != "add" {
+		gone := "not all removed by the end"
+		if e.RemovedAfterNs >= 0 {
+			gone = fmt.Sprintf("removed after %v", time.Duration(e.RemovedAfterNs).Round(time.Millisecond))
+		}
+		fmt.Fprintf(tw, "\t%s (%d by timeout); %d pulls refused as draining; %d requests rerouted, %d failed\n",
+			gone, e.RemovedByTimeout, e.PullsRejectedDraining, e.RequestsRerouted, e.RequestsFailed)
+	}
+	fmt.Fprintf(tw, "\tTTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)\n",
+		e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
+		e.Before.Requests, time.Duration(e.WindowBeforeNs).Round(time.Millisecond), e.After.Requests, time.Duration(e.WindowAfterNs).Round(time.Millisecond))
 }

@@ -176,6 +176,9 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 	if err := tables.Close(res.Workers, res.Counters); err != nil {
 		return nil, err
 	}
+	if err := parquetio.WriteEvents(path(report.EventsFile), sim.EventColumns, res.Summary.EventRows); err != nil {
+		return nil, err
+	}
 	m.Build = m.Build.WithExecutable()
 	sum := &runSummary{Summary: res.Summary, Manifest: m}
 	sum.WallTimeS = time.Since(start).Seconds()

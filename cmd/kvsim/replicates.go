@@ -63,7 +63,7 @@ func writeSweep(spec *sweepSpec, rows []report.SweepRow, write func(name string,
 // completed, TTFT p50 and p99 and E2E p99, the mean hit ratios and pull
 // outcomes, and how many distinct digests its replicates have.
 func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
-	metrics := report.PointMetrics()
+	metrics := report.PointMetrics(report.SweepEvents(rows))
 	col := func(name string) int {
 		return slices.IndexFunc(metrics, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
 	}

@@ -56,7 +56,7 @@ func TestSweepReplicates(t *testing.T) {
 	if err != nil || !slices.Equal(pkeys, []string{"router.policy"}) || len(pts) != 2 {
 		t.Fatalf("points.parquet: %v, keys %v, %d rows", err, pkeys, len(pts))
 	}
-	ttft := slices.IndexFunc(report.PointMetrics(), func(c report.Column[report.SweepRow]) bool { return c.Name == "ttft_p50_ms" })
+	ttft := slices.IndexFunc(report.PointMetrics(0), func(c report.Column[report.SweepRow]) bool { return c.Name == "ttft_p50_ms" })
 	for i, p := range pts {
 		a, b := rows[2*i].TTFTP50, rows[2*i+1].TTFTP50
 		mean, half := (a+b)/2, 12.7062*math.Abs(a-b)/2

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -183,13 +184,15 @@ func newSweep(cmdline []string) *cobra.Command {
 }
 
 // sweepRun is one run of a sweep: its grid point, scenario and manifest,
-// and its row once it has run or was found done.
+// and its row and its summary's warnings once it has run or was found
+// done.
 type sweepRun struct {
 	point
-	plan *sim.Plan
-	m    *report.Manifest
-	dir  string
-	row  *report.SweepRow
+	plan     *sim.Plan
+	m        *report.Manifest
+	dir      string
+	row      *report.SweepRow
+	warnings []string
 }
 
 func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) error {
@@ -276,9 +279,14 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		return err
 	}
 	rows := make([]report.SweepRow, len(runs))
+	var found runWarnings
 	for i, r := range runs {
 		rows[i] = *r.row
+		for _, w := range r.warnings {
+			found.add(w, r.run)
+		}
 	}
+	warn(cmd.ErrOrStderr(), found.lines())
 	warn(cmd.ErrOrStderr(), inertSeeds(spec, rows))
 	return finishSweep(cmd.OutOrStdout(), f.out, spec, rows, f.json)
 }
@@ -293,11 +301,11 @@ func toRun(w io.Writer, runs []*sweepRun, resume bool) ([]*sweepRun, error) {
 	var again redoReasons
 	for _, r := range runs {
 		if resume && exists(r.dir) {
-			row, why, err := doneRow(r)
+			row, warnings, why, err := doneRow(r)
 			if err != nil {
 				return nil, err
 			}
-			if r.row = row; row == nil {
+			if r.row, r.warnings = row, warnings; row == nil {
 				if err := report.Replaceable(r.dir); err != nil {
 					return nil, err
 				}
@@ -352,33 +360,48 @@ func checkResumable(dir string, spec *sweepSpec) error {
 	return nil
 }
 
-// doneRow returns the row of a run its directory already holds, or nil
-// and why the run must be done again: a run counts as done when its
-// summary.json's manifest describes this grid point (same build, scenario,
-// --set values and trace) and its scenario.yaml is this point's scenario,
-// resolved.
-func doneRow(r *sweepRun) (*report.SweepRow, string, error) {
+// doneRow returns the row and the warnings of a run its directory already
+// holds, or nil and why the run must be done again: a run counts as done
+// when its summary.json's manifest describes this grid point (same build,
+// scenario, --set values and trace) and its scenario.yaml is this point's
+// scenario, resolved.
+func doneRow(r *sweepRun) (*report.SweepRow, []string, string, error) {
 	s, err := readRunSummary(r.dir)
 	switch {
 	case err != nil || s.Manifest == nil:
-		return nil, "their summary.json is missing or holds no manifest", nil
+		return nil, nil, "their summary.json is missing or holds no manifest", nil
 	case s.Manifest.Build != r.m.Build:
-		return nil, fmt.Sprintf("another kvsim build made them (executable sha256 %.12s…, this one %.12s…)",
+		return nil, nil, fmt.Sprintf("another kvsim build made them (executable sha256 %.12s…, this one %.12s…)",
 			s.Manifest.Build.ExecutableSHA256, r.m.Build.ExecutableSHA256), nil
 	case !s.Manifest.Trace.Equal(r.m.Trace):
-		return nil, "the trace changed since they ran (its size or SHA-256 differs)", nil
+		return nil, nil, "the trace changed since they ran (its size or SHA-256 differs)", nil
 	case !s.Manifest.SameRun(r.m):
-		return nil, "their manifest names another scenario or --set values", nil
+		return nil, nil, "their manifest names another scenario or --set values", nil
 	}
 	want, err := r.plan.Scenario.YAML()
 	if err != nil {
-		return nil, "", err
+		return nil, nil, "", err
 	}
 	if got, err := os.ReadFile(filepath.Join(r.dir, report.ScenarioFile)); err != nil || !bytes.Equal(got, want) {
-		return nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
+		return nil, nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
 	}
 	row := sim.SweepRow(int64(r.run), r.values, s.Summary)
-	return &row, "", nil
+	return &row, s.Warnings, "", nil
+}
+
+// runWarnings collects the runs' warnings, each with the runs that gave
+// it, in the order they first came.
+type runWarnings []redo
+
+func (r *runWarnings) add(w string, run int) { (*redoReasons)(r).add(w, run) }
+
+// lines are the warnings, each after its runs: "run 0-2, 5: ...".
+func (r runWarnings) lines() []string {
+	var out []string
+	for _, d := range r {
+		out = append(out, spans(d.runs)+": "+d.why)
+	}
+	return out
 }
 
 // redoReasons collects, for --resume, the finished runs that are run again,
@@ -451,11 +474,12 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 			if ctx.Err() != nil {
 				return nil // a run failed or the sweep was interrupted: start no more
 			}
-			row, err := runPoint(ctx, r)
+			sum, err := runPoint(ctx, r)
 			if err != nil {
 				return fmt.Errorf("run %d (%s): %w", r.run, strings.Join(r.m.Sets[len(f.sets):], " "), err)
 			}
-			r.row = row
+			row := sim.SweepRow(int64(r.run), r.values, sum)
+			r.row, r.warnings = &row, sum.Warnings
 			if bar != nil {
 				bar.Add(1)
 			}
@@ -506,8 +530,9 @@ func (s *sweepSpec) sets(p point) []string {
 }
 
 // runPoint runs one run of the grid into its directory, atomically, and
-// returns its row. It runs in a goroutine of its own: a panic is its error.
-func runPoint(ctx context.Context, r *sweepRun) (_ *report.SweepRow, err error) {
+// returns its summary. It runs in a goroutine of its own: a panic is its
+// error.
+func runPoint(ctx context.Context, r *sweepRun) (_ *sim.Summary, err error) {
 	defer catchPanic(&err)
 	out, err := report.Create(r.dir, true) // a run not done may replace a stale one
 	if err != nil {
@@ -521,8 +546,7 @@ func runPoint(ctx context.Context, r *sweepRun) (_ *report.SweepRow, err error) 
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	row := sim.SweepRow(int64(r.run), r.values, sum.Summary)
-	return &row, nil
+	return sum.Summary, nil
 }
 
 // printSweep prints the rows as a table (with replicates, the grid points'
@@ -533,7 +557,7 @@ func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON boo
 		return printPoints(w, spec, rows)
 	}
 	if asJSON {
-		cols := report.SweepColumns(keys)
+		cols := report.SweepColumns(keys, report.SweepEvents(rows))
 		out := make([]json.RawMessage, len(rows))
 		for i := range rows {
 			out[i] = report.RowJSON(cols, &rows[i])
@@ -541,11 +565,30 @@ func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON boo
 		return printJSON(w, out)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "run\t%s\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\tdigest\n", strings.Join(keys, "\t"))
+	events := report.SweepEvents(rows)
+	var evHead strings.Builder
+	for k := range events {
+		fmt.Fprintf(&evHead, "event %d gone after\tevent %d TTFT p50/p99 before → after\t", k, k)
+	}
+	fmt.Fprintf(tw, "run\t%s\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigest\n",
+		strings.Join(keys, "\t"), evHead.String())
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s\n", r.Run,
+		var ev strings.Builder
+		for k := range events {
+			if k >= len(r.Events) {
+				ev.WriteString("—\t—\t")
+				continue
+			}
+			e := &r.Events[k]
+			gone := "—"
+			if e.RemovedAfterNs >= 0 {
+				gone = time.Duration(e.RemovedAfterNs).Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(&ev, "%s\t%.1f/%.1f → %.1f/%.1f\t", gone, e.Before.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP50Ms, e.After.TTFTP99Ms)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s%s\n", r.Run,
 			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.HitG1, r.HitG2, r.HitPulled,
-			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, r.Digest[:shortDigest])
+			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, ev.String(), r.Digest[:shortDigest])
 	}
 	return tw.Flush()
 }

@@ -50,7 +50,7 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cols := report.SweepColumns(keys)
+	cols := report.SweepColumns(keys, report.SweepEvents(rows))
 	numeric := func(name string) (func(*report.SweepRow) float64, error) {
 		i := slices.IndexFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
 		if i < 0 || cols[i].Int64 == nil && cols[i].Float64 == nil { // key columns are strings

@@ -15,11 +15,13 @@ import (
 )
 
 // readTable streams the rows of a table kvsim wrote, in file order, to fn.
-// The row type's fields are the table's columns in order (every row type
-// here is declared so); the file's column names must match cols.
+// The row type's leaf fields (report.Leaves) are the table's columns in
+// order (every row type here is declared so); the file's column names
+// must match cols.
 func readTable[R any](path string, cols []report.Column[R], fn func(*R) error) error {
 	check := func(names []string) error { return checkColumns(path, names, cols) }
-	field := func(row reflect.Value, i int) reflect.Value { return row.Field(i) }
+	leaves := report.Leaves(reflect.TypeFor[R]())
+	field := func(row reflect.Value, i int) reflect.Value { return row.FieldByIndex(leaves[i]) }
 	return readRows(path, check, field, fn)
 }
 
@@ -106,6 +108,8 @@ func setField(f reflect.Value, col arrow.Array, j int) error {
 		f.SetFloat(c.Value(j))
 	case *array.String:
 		f.SetString(c.Value(j))
+	case *array.Boolean:
+		f.SetBool(c.Value(j))
 	case *array.Dictionary:
 		d, ok := c.Dictionary().(*array.String)
 		if !ok {
@@ -197,6 +201,16 @@ func DigestDir(dir func(name string) string) (string, error) {
 func ReadWorkers(path string) ([]report.WorkerRow, error) {
 	var out []report.WorkerRow
 	err := readTable(path, report.WorkerColumns, func(r *report.WorkerRow) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, err
+}
+
+// ReadEvents returns events.parquet's rows.
+func ReadEvents(path string) ([]report.EventRow, error) {
+	var out []report.EventRow
+	err := readTable(path, report.EventColumns(nil), func(r *report.EventRow) error {
 		out = append(out, *r)
 		return nil
 	})

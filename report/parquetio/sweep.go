@@ -8,24 +8,36 @@ import (
 	"github.com/kvsim/kvsim/report"
 )
 
-// WriteSweep writes sweep.parquet with the rows in the order given.
+// WriteSweep writes sweep.parquet with the rows in the order given, with
+// the columns of as many events as the row with the most has.
 func WriteSweep(path string, keys []string, rows []report.SweepRow) error {
-	return writeAll(path, report.SweepColumns(keys), rows)
+	return writeAll(path, report.SweepColumns(keys, report.SweepEvents(rows)), rows)
 }
 
-// ReadSweep reads a sweep.parquet: its varied keys and rows.
+// ReadSweep reads a sweep.parquet: its varied keys and rows. Each row's
+// Events end at its last event: the columns of events it lacks (kind "")
+// are not read into it.
 func ReadSweep(path string) ([]string, []report.SweepRow, error) {
 	var keys []string
+	events := 0
+	nm := len(report.SweepColumns(nil, 0)) - 1 // the metrics
+	eventCols := report.EventColumns(nil)
 	check := func(names []string) error {
-		nk := len(names) - len(report.SweepColumns(nil)) // past run and the metrics
+		for slices.Contains(names, fmt.Sprintf("event%d_%s", events, eventCols[0].Name)) {
+			events++
+		}
+		nk := len(names) - 1 - nm - events*len(eventCols) // past run, the metrics and the events
 		if nk < 0 || names[0] != "run" {
 			return fmt.Errorf("report: %s is not a sweep table", path)
 		}
 		keys = slices.Clone(names[1 : 1+nk])
-		return checkColumns(path, names, report.SweepColumns(keys))
+		return checkColumns(path, names, report.SweepColumns(keys, events))
 	}
-	// Columns: run, one a key (into Params), then the metrics, which are
-	// report.SweepRow's fields after Params in order.
+	// Columns: run, one a key (into Params), the metrics, which are
+	// report.SweepRow's fields after Params in order, then the events'
+	// columns, each event's the leaves of an EventRow in Events.
+	leaves := report.Leaves(reflect.TypeFor[report.EventRow]())
+	eventsField := reflect.TypeFor[report.SweepRow]().NumField() - 1
 	field := func(row reflect.Value, i int) reflect.Value {
 		switch {
 		case i == 0:
@@ -36,13 +48,28 @@ func ReadSweep(path string) ([]string, []report.SweepRow, error) {
 				params.Set(reflect.ValueOf(make([]string, len(keys))))
 			}
 			return params.Index(i - 1)
+		case i <= len(keys)+nm:
+			return row.Field(i - len(keys) + 1)
 		}
-		return row.Field(i - len(keys) + 1)
+		evs := row.Field(eventsField)
+		if evs.Len() != events {
+			evs.Set(reflect.ValueOf(make([]report.EventRow, events)))
+		}
+		j := i - 1 - len(keys) - nm
+		return evs.Index(j / len(leaves)).FieldByIndex(leaves[j%len(leaves)])
 	}
 	var rows []report.SweepRow
 	err := readRows(path, check, field, func(r *report.SweepRow) error {
+		evs := r.Events
+		for len(evs) > 0 && evs[len(evs)-1].Kind == "" {
+			evs = evs[:len(evs)-1]
+		}
+		r.Events = nil
+		if len(evs) > 0 {
+			r.Events = slices.Clip(evs)
+		}
 		rows = append(rows, *r)
-		r.Params = nil // the next row gets its own
+		r.Params, r.Events = nil, nil // the next row gets its own
 		return nil
 	})
 	if err != nil {
@@ -53,24 +80,28 @@ func ReadSweep(path string) ([]string, []report.SweepRow, error) {
 
 // WritePoints writes points.parquet with the rows in the order given.
 func WritePoints(path string, keys []string, rows []report.PointRow) error {
-	return writeAll(path, report.PointColumns(keys), rows)
+	return writeAll(path, report.PointColumns(keys, report.PointEvents(rows)), rows)
 }
 
 // ReadPoints reads a points.parquet: its varied keys and rows.
 func ReadPoints(path string) ([]string, []report.PointRow, error) {
 	var keys []string
+	events := 0
 	check := func(names []string) error {
-		nk := len(names) - len(report.PointColumns(nil)) // past point, replicates and the metrics
+		for slices.Contains(names, fmt.Sprintf("event%d_at_ns_mean", events)) {
+			events++
+		}
+		nk := len(names) - len(report.PointColumns(nil, events)) // past point, replicates and the metrics
 		if nk < 0 || names[0] != "point" {
 			return fmt.Errorf("report: %s is not a points table", path)
 		}
 		keys = slices.Clone(names[1 : 1+nk])
-		return checkColumns(path, names, report.PointColumns(keys))
+		return checkColumns(path, names, report.PointColumns(keys, events))
 	}
 	// Columns: point, one a key (into Params), replicates, then four a
 	// metric (into Stats, the fields of a Stat in order).
-	nm := len(report.PointMetrics())
 	field := func(row reflect.Value, i int) reflect.Value {
+		nm := len(report.PointMetrics(events)) // events is known once check has run
 		switch {
 		case i == 0:
 			return row.Field(0)

@@ -345,30 +345,51 @@ func BenchmarkRequestWriter(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
-// TestSweepRoundTrip writes two sweep rows whose every field holds a
+// fill sets every leaf field of the struct v points to a value of its own,
+// counting on from *next: a field added later is covered too.
+func fill(t *testing.T, v reflect.Value, next *int) {
+	t.Helper()
+	for _, path := range report.Leaves(v.Type()) {
+		*next++
+		switch f := v.FieldByIndex(path); f.Kind() {
+		case reflect.Int32, reflect.Int64:
+			f.SetInt(int64(*next))
+		case reflect.Float64:
+			f.SetFloat(float64(*next) + 0.5)
+		case reflect.String:
+			f.SetString(fmt.Sprintf("s%d", *next))
+		case reflect.Bool:
+			f.SetBool(*next%2 == 0)
+		case reflect.Slice:
+			if f.Type().Elem().Kind() != reflect.String {
+				continue // filled by the caller
+			}
+			f.Set(reflect.ValueOf([]string{fmt.Sprintf("p%d", *next), fmt.Sprintf("q%d", *next)}))
+		default:
+			t.Fatalf("field %v: kind %s not covered", path, f.Kind())
+		}
+	}
+}
+
+// TestSweepRoundTrip writes three sweep rows whose every field holds a
 // different value (set through reflection, so a field added later is
-// covered too) and reads them back unchanged, keys included.
+// covered too), with 2, 1 and 0 events, and reads them back unchanged,
+// keys included. The file has the columns of 2 events; the rows with
+// fewer hold NoEvent's kind "", -1 and NaN in those of the events they
+// lack.
 func TestSweepRoundTrip(t *testing.T) {
 	keys := []string{"cluster.workers", "router.policy"}
-	rows := make([]report.SweepRow, 2)
+	rows := make([]report.SweepRow, 3)
 	next := 0
 	for i := range rows {
-		v := reflect.ValueOf(&rows[i]).Elem()
-		for f := range v.NumField() {
-			next++
-			switch fv := v.Field(f); fv.Kind() {
-			case reflect.Int64:
-				fv.SetInt(int64(next))
-			case reflect.Float64:
-				fv.SetFloat(float64(next) + 0.5)
-			case reflect.String:
-				fv.SetString(fmt.Sprintf("s%d", next))
-			case reflect.Slice:
-				fv.Set(reflect.ValueOf([]string{fmt.Sprintf("p%d", next), fmt.Sprintf("q%d", next)}))
-			default:
-				t.Fatalf("field %s: kind %s not covered", v.Type().Field(f).Name, fv.Kind())
-			}
+		fill(t, reflect.ValueOf(&rows[i]).Elem(), &next)
+		rows[i].Events = make([]report.EventRow, 2-i)
+		for k := range rows[i].Events {
+			fill(t, reflect.ValueOf(&rows[i].Events[k]).Elem(), &next)
 		}
+	}
+	if rows[2].Events = nil; report.SweepEvents(rows) != 2 {
+		t.Fatalf("SweepEvents = %d, want 2", report.SweepEvents(rows))
 	}
 	path := filepath.Join(t.TempDir(), "sweep.parquet")
 	if err := WriteSweep(path, keys, rows); err != nil {
@@ -381,6 +402,55 @@ func TestSweepRoundTrip(t *testing.T) {
 	if !slices.Equal(gotKeys, keys) || !reflect.DeepEqual(got, rows) {
 		t.Errorf("read back %v %+v\nwant %v %+v", gotKeys, got, keys, rows)
 	}
+	cols := report.SweepColumns(keys, 2)
+	at := func(name string) report.Column[report.SweepRow] {
+		i := slices.IndexFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
+		if i < 0 {
+			t.Fatalf("no column %s", name)
+		}
+		return cols[i]
+	}
+	if c := at("event1_kind"); c.String == nil || c.String(&rows[1]) != "" || c.String(&rows[0]) != rows[0].Events[1].Kind {
+		t.Errorf("event1_kind is not a string column holding \"\" for a run without event 1")
+	}
+	if v := at("event1_removed_after_ns").Int64(&rows[1]); v != -1 {
+		t.Errorf("event1_removed_after_ns of a run without event 1: %d, want -1", v)
+	}
+	if v := at("event0_ttft_p99_after_ms").Float64(&rows[2]); !math.IsNaN(v) {
+		t.Errorf("event0_ttft_p99_after_ms of a run without events: %v, want NaN", v)
+	}
+}
+
+// TestEventsRoundTrip: events.parquet rows whose every field holds a value
+// of its own come back unchanged, fired both true and false, kind a
+// dictionary in the order given and fired a boolean column.
+func TestEventsRoundTrip(t *testing.T) {
+	rows := make([]report.EventRow, 3)
+	next := 0
+	for i := range rows {
+		fill(t, reflect.ValueOf(&rows[i]).Elem(), &next)
+		rows[i].Kind = []string{"remove", "add", "drain"}[i]
+		rows[i].Fired = i != 1
+	}
+	path := filepath.Join(t.TempDir(), report.EventsFile)
+	if err := WriteEvents(path, report.EventColumns([]string{"drain", "remove", "add"}), rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadEvents(path)
+	if err != nil || !reflect.DeepEqual(got, rows) {
+		t.Errorf("read back %+v, %v\nwant %+v", got, err, rows)
+	}
+	if d, err := Dictionary(path, "kind"); err != nil || !slices.Equal(d, []string{"drain", "remove", "add"}) {
+		t.Errorf("kind's dictionary %q, %v", d, err)
+	}
+	_, schema, closeFile, err := openTable(path, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFile()
+	if i := schema.FieldIndices("fired"); len(i) != 1 || schema.Field(i[0]).Type.ID() != arrow.BOOL {
+		t.Errorf("fired: %v", schema)
+	}
 }
 
 // TestPointsRoundTrip writes two points.parquet rows whose every value
@@ -388,7 +458,7 @@ func TestSweepRoundTrip(t *testing.T) {
 // unchanged, keys included.
 func TestPointsRoundTrip(t *testing.T) {
 	keys := []string{"router.hints.mode"}
-	nm := len(report.PointMetrics())
+	nm := len(report.PointMetrics(0))
 	rows := []report.PointRow{{Point: 0, Params: []string{"copy"}, Replicates: 3}, {Point: 1, Params: []string{"move"}, Replicates: 1}}
 	for i := range rows {
 		for j := range nm {

@@ -75,6 +75,12 @@ func writeAll[R any](path string, cols []report.Column[R], rows []R) error {
 	return w.Close()
 }
 
+// WriteEvents writes events.parquet at path: the rows, in event order,
+// under cols (sim.EventColumns, with its kind dictionary).
+func WriteEvents(path string, cols []report.Column[report.EventRow], rows []report.EventRow) error {
+	return writeAll(path, cols, rows)
+}
+
 // NewRequestWriter creates requests.parquet at path; rowGroupRows is as in
 // NewTableWriter (0 means DefaultRowGroupRows).
 func NewRequestWriter(path string, rowGroupRows int) (*TableWriter[report.RequestRow], error) {

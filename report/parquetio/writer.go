@@ -89,7 +89,7 @@ func NewTableWriter[R any](path string, cols []report.Column[R], rowGroupRows in
 // dataType returns the Arrow type column c's getter selects.
 func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 	set := 0
-	for _, ok := range []bool{c.Int64 != nil, c.Int32 != nil, c.Float64 != nil, c.String != nil, c.Dict != nil} {
+	for _, ok := range []bool{c.Int64 != nil, c.Int32 != nil, c.Float64 != nil, c.String != nil, c.Bool != nil, c.Dict != nil} {
 		if ok {
 			set++
 		}
@@ -106,6 +106,8 @@ func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 		return arrow.PrimitiveTypes.Float64, nil
 	case c.String != nil:
 		return arrow.BinaryTypes.String, nil
+	case c.Bool != nil:
+		return arrow.FixedWidthTypes.Boolean, nil
 	case len(c.Values) == 0:
 		return nil, fmt.Errorf("column %q: dictionary without values", c.Name)
 	case len(c.Values) <= 128:
@@ -132,6 +134,9 @@ func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error
 		return func(r *R) error { b.Append(get(r)); return nil }, nil
 	case c.String != nil:
 		b, get := b.(*array.StringBuilder), c.String
+		return func(r *R) error { b.Append(get(r)); return nil }, nil
+	case c.Bool != nil:
+		b, get := b.(*array.BooleanBuilder), c.Bool
 		return func(r *R) error { b.Append(get(r)); return nil }, nil
 	}
 	db, get, name, values := b.(*array.BinaryDictionaryBuilder), c.Dict, c.Name, c.Values

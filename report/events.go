@@ -1,0 +1,191 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+)
+
+// EventRow is one row of events.parquet: what one lifecycle event of the
+// scenario did. Times are virtual nanoseconds; -1 means none, NaN a ratio
+// or a statistic of nothing. docs/outputs.md defines every column.
+type EventRow struct {
+	Event   int32  // index in the scenario's events, from 0
+	Kind    string // the scenario's word for it: drain, remove or add
+	AtNs    int64  // its time
+	Workers string // the workers it acted on, as "8,9,10"
+	Fired   bool   // it happened before the run ended
+	// At the event, before it acted: the named workers' requests running
+	// and waiting, the pulls they serve and receive and their G2 blocks;
+	// the requests on every worker, the ready workers, and the named
+	// workers' share of the requests routed in the window before.
+	RequestsAtEvent        int64
+	RunningAtEvent         int64
+	WaitingAtEvent         int64
+	PullsServingAtEvent    int64
+	PullsReceivingAtEvent  int64
+	G2BlocksAtEvent        int64
+	ClusterRequestsAtEvent int64
+	SchedulableAtEvent     int64
+	LoadShare              float64
+	// After the event: until its last named worker was removed, how many
+	// its drain_timeout removed, staging refused with a named worker as
+	// source by reason, and the requests taken off the named workers by the
+	// event or its timeout that were routed again or failed.
+	RemovedAfterNs        int64
+	RemovedByTimeout      int64
+	PullsRejectedDraining int64
+	PullsRejectedRemoved  int64
+	PullsRejectedNotReady int64
+	PullsRejectedMissing  int64
+	RequestsRerouted      int64
+	RequestsFailed        int64
+	// The windows before and after the event, report.event_window clipped
+	// to the run, and what they measured.
+	WindowBeforeNs int64
+	WindowAfterNs  int64
+	Before, After  EventWindow
+}
+
+// EventWindow is what one window beside an event measured: latencies (ms,
+// nearest rank) and hit ratios of the completed requests arriving in it,
+// inter-token latency of the tokens emitted in it, and completions and
+// tokens emitted in it a second.
+type EventWindow struct {
+	TTFTP50Ms        float64
+	TTFTP99Ms        float64
+	ITLP99Ms         float64
+	E2EP99Ms         float64
+	RequestsPerS     float64
+	OutputTokensPerS float64
+	HitG1            float64
+	HitG2            float64
+	HitPulled        float64
+	Requests         int64 // completed requests arriving in it
+}
+
+// EventColumns is the schema of events.parquet, whose kind column's
+// dictionary is kinds, in order (sim.EventColumns passes the scenario's
+// event kinds); a reader passes nil. The column names are a public
+// contract: never rename one.
+func EventColumns(kinds []string) []Column[EventRow] {
+	cols := []Column[EventRow]{
+		{Name: "event", Int32: func(r *EventRow) int32 { return r.Event }},
+		{Name: "kind", Dict: func(r *EventRow) string { return r.Kind }, Values: kinds},
+		{Name: "at_ns", Int64: func(r *EventRow) int64 { return r.AtNs }},
+		{Name: "workers", String: func(r *EventRow) string { return r.Workers }},
+		{Name: "fired", Bool: func(r *EventRow) bool { return r.Fired }},
+		{Name: "requests_at_event", Int64: func(r *EventRow) int64 { return r.RequestsAtEvent }},
+		{Name: "running_at_event", Int64: func(r *EventRow) int64 { return r.RunningAtEvent }},
+		{Name: "waiting_at_event", Int64: func(r *EventRow) int64 { return r.WaitingAtEvent }},
+		{Name: "pulls_serving_at_event", Int64: func(r *EventRow) int64 { return r.PullsServingAtEvent }},
+		{Name: "pulls_receiving_at_event", Int64: func(r *EventRow) int64 { return r.PullsReceivingAtEvent }},
+		{Name: "g2_blocks_at_event", Int64: func(r *EventRow) int64 { return r.G2BlocksAtEvent }},
+		{Name: "cluster_requests_at_event", Int64: func(r *EventRow) int64 { return r.ClusterRequestsAtEvent }},
+		{Name: "schedulable_at_event", Int64: func(r *EventRow) int64 { return r.SchedulableAtEvent }},
+		{Name: "load_share", Float64: func(r *EventRow) float64 { return r.LoadShare }},
+		{Name: "removed_after_ns", Int64: func(r *EventRow) int64 { return r.RemovedAfterNs }},
+		{Name: "removed_by_timeout", Int64: func(r *EventRow) int64 { return r.RemovedByTimeout }},
+		{Name: "pulls_rejected_draining", Int64: func(r *EventRow) int64 { return r.PullsRejectedDraining }},
+		{Name: "pulls_rejected_removed", Int64: func(r *EventRow) int64 { return r.PullsRejectedRemoved }},
+		{Name: "pulls_rejected_not_ready", Int64: func(r *EventRow) int64 { return r.PullsRejectedNotReady }},
+		{Name: "pulls_rejected_missing", Int64: func(r *EventRow) int64 { return r.PullsRejectedMissing }},
+		{Name: "requests_rerouted", Int64: func(r *EventRow) int64 { return r.RequestsRerouted }},
+		{Name: "requests_failed", Int64: func(r *EventRow) int64 { return r.RequestsFailed }},
+		{Name: "window_before_ns", Int64: func(r *EventRow) int64 { return r.WindowBeforeNs }},
+		{Name: "window_after_ns", Int64: func(r *EventRow) int64 { return r.WindowAfterNs }},
+	}
+	cols = append(cols, windowColumns("before", func(r *EventRow) *EventWindow { return &r.Before })...)
+	return append(cols, windowColumns("after", func(r *EventRow) *EventWindow { return &r.After })...)
+}
+
+// windowColumns are the columns of one window, side "before" or "after".
+func windowColumns(side string, get func(*EventRow) *EventWindow) []Column[EventRow] {
+	f := func(name string, v func(*EventWindow) float64) Column[EventRow] {
+		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(get(r)) }}
+	}
+	return []Column[EventRow]{
+		f("ttft_p50_"+side+"_ms", func(w *EventWindow) float64 { return w.TTFTP50Ms }),
+		f("ttft_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.TTFTP99Ms }),
+		f("itl_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.ITLP99Ms }),
+		f("e2e_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.E2EP99Ms }),
+		f("requests_per_s_"+side, func(w *EventWindow) float64 { return w.RequestsPerS }),
+		f("output_tokens_per_s_"+side, func(w *EventWindow) float64 { return w.OutputTokensPerS }),
+		f("hit_ratio_g1_"+side, func(w *EventWindow) float64 { return w.HitG1 }),
+		f("hit_ratio_g2_"+side, func(w *EventWindow) float64 { return w.HitG2 }),
+		f("hit_ratio_pulled_"+side, func(w *EventWindow) float64 { return w.HitPulled }),
+		{Name: "requests_" + side, Int64: func(r *EventRow) int64 { return get(r).Requests }},
+	}
+}
+
+// eventColumns is events.parquet's schema without its dictionary, for
+// what reads rows rather than writes them.
+var eventColumns = EventColumns(nil)
+
+// NoEvent is the row of an event a run does not have, as sweep.parquet
+// holds it for a run with fewer events than another: kind and workers "",
+// not fired, every number -1 and every ratio or statistic NaN.
+func NoEvent() EventRow {
+	var r EventRow
+	v := reflect.ValueOf(&r).Elem()
+	for _, path := range Leaves(v.Type()) {
+		switch f := v.FieldByIndex(path); f.Kind() {
+		case reflect.Int32, reflect.Int64:
+			f.SetInt(-1)
+		case reflect.Float64:
+			f.SetFloat(math.NaN())
+		}
+	}
+	return r
+}
+
+// MarshalJSON writes the row as RowJSON does: its columns by name, NaN as
+// null.
+func (r EventRow) MarshalJSON() ([]byte, error) { return RowJSON(eventColumns, &r), nil }
+
+// UnmarshalJSON reads what MarshalJSON writes; null is NaN.
+func (r *EventRow) UnmarshalJSON(b []byte) error { return rowFromJSON(eventColumns, b, r) }
+
+// rowFromJSON fills r from a JSON object whose members are cols by name,
+// as RowJSON writes it: column i fills r's leaf field i (Leaves), and a
+// null float is NaN. Every column must be there.
+func rowFromJSON[R any](cols []Column[R], b []byte, r *R) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		return err
+	}
+	v := reflect.ValueOf(r).Elem()
+	for i, path := range Leaves(v.Type()) {
+		raw, ok := members[cols[i].Name]
+		if !ok {
+			return fmt.Errorf("report: no %q in %s", cols[i].Name, b)
+		}
+		f := v.FieldByIndex(path)
+		if f.Kind() == reflect.Float64 {
+			f.SetFloat(math.NaN()) // null leaves it so
+		}
+		if err := json.Unmarshal(raw, f.Addr().Interface()); err != nil {
+			return fmt.Errorf("report: %s: %w", cols[i].Name, err)
+		}
+	}
+	return nil
+}
+
+// Leaves is the path (for reflect.Value.FieldByIndex) of each field of the
+// struct type t that is not itself a struct, in declaration order, nested
+// structs flattened. Every row type is declared so that column i of its
+// table fills leaf i.
+func Leaves(t reflect.Type) [][]int {
+	var out [][]int
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Type.Kind() == reflect.Struct {
+			for _, p := range Leaves(f.Type) {
+				out = append(out, append([]int{i}, p...))
+			}
+		} else {
+			out = append(out, []int{i})
+		}
+	}
+	return out
+}

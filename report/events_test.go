@@ -1,0 +1,75 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestEventJSON: an events row marshals to its columns by name, a NaN as
+// null, and reads back the same, the NaN included; a member missing is an
+// error naming it.
+func TestEventJSON(t *testing.T) {
+	r := EventRow{Event: 2, Kind: "drain", AtNs: 5, Workers: "1,2", Fired: true, LoadShare: math.NaN(),
+		RemovedAfterNs: -1, PullsRejectedDraining: 3}
+	r.After.TTFTP99Ms, r.Before.Requests = 12.5, 7
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"event":2,"kind":"drain","at_ns":5,"workers":"1,2","fired":true`,
+		`"load_share":null`, `"pulls_rejected_draining":3`, `"ttft_p99_after_ms":12.5`, `"requests_before":7`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+	var got EventRow
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(got.LoadShare) {
+		t.Errorf("load_share read back as %v, want NaN", got.LoadShare)
+	}
+	got.LoadShare, r.LoadShare = 0, 0
+	if !reflect.DeepEqual(got, r) {
+		t.Errorf("read back %+v\nwant %+v", got, r)
+	}
+	bad := strings.Replace(string(b), `,"requests_after":0`, "", 1)
+	if err := json.Unmarshal([]byte(bad), &got); err == nil || !strings.Contains(err.Error(), `"requests_after"`) {
+		t.Errorf("a row without requests_after: %v", err)
+	}
+}
+
+// TestNoEvent: the row of an event a run lacks has kind and workers "",
+// fired false, every integer -1 and every float NaN.
+func TestNoEvent(t *testing.T) {
+	r := NoEvent()
+	v := reflect.ValueOf(r)
+	for _, path := range Leaves(v.Type()) {
+		f := v.FieldByIndex(path)
+		name := v.Type().FieldByIndex(path).Name
+		switch f.Kind() {
+		case reflect.Int32, reflect.Int64:
+			if f.Int() != -1 {
+				t.Errorf("%s = %d, want -1", name, f.Int())
+			}
+		case reflect.Float64:
+			if !math.IsNaN(f.Float()) {
+				t.Errorf("%s = %v, want NaN", name, f.Float())
+			}
+		case reflect.String:
+			if f.String() != "" {
+				t.Errorf("%s = %q", name, f.String())
+			}
+		case reflect.Bool:
+			if f.Bool() {
+				t.Errorf("%s = true", name)
+			}
+		}
+	}
+	if n := len(Leaves(v.Type())); n != len(eventColumns) {
+		t.Errorf("EventRow has %d leaf fields, events.parquet %d columns", n, len(eventColumns))
+	}
+}

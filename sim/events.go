@@ -1,0 +1,382 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/lifecycle"
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+)
+
+// The kinds of lifecycle event, events.parquet's kind: the scenario's keys
+// for them.
+const (
+	kindDrain  = "drain"
+	kindRemove = "remove"
+	kindAdd    = "add"
+)
+
+// EventColumns is events.parquet's schema with the kinds of lifecycle
+// event as its kind dictionary. A Sink's writer of events.parquet takes it.
+var EventColumns = report.EventColumns([]string{kindDrain, kindRemove, kindAdd})
+
+// busyShare is how many requests routed in the window before an event make
+// its workers' share of them mean something (the load-share warning).
+const busyShare = 20
+
+// eventLog records what each scenario event did: its events.parquet row.
+// It only observes, and nothing of the model reads it, so it changes no
+// digest. Its methods do nothing on a nil log (a scenario without events).
+type eventLog struct {
+	window des.Time   // report.event_window
+	evs    []eventRec // by scenario index
+	lo, hi des.Time   // every window lies in [lo, hi)
+}
+
+// eventRec is one event's record.
+type eventRec struct {
+	at    des.Time
+	kind  string
+	named []int32 // the workers it acts on, once fired
+	idle  []int32 // of those, the ones holding no work and no cache then
+	// routed counts the requests first routed in [at-window, at), by
+	// worker; all is their sum.
+	routed []int64
+	all    int64
+	row    report.EventRow // its at-event and after-event columns, as they happen
+	before eventWindow     // [max(0, at-window), at)
+	after  eventWindow     // [at, at+window), to the last arrival
+}
+
+// eventWindow accumulates one window's figures.
+type eventWindow struct {
+	ttft, e2e                   report.Dist      // completed requests arriving in it
+	itl                         report.Histogram // gaps of tokens emitted in it
+	requests, input, g1, g2, pl int64            // completed requests arriving in it, their prompt tokens by tier
+	completed, tokens           int64            // requests completed and tokens emitted in it
+}
+
+// newEventLog returns the log of sc's events, nil when it has none.
+func newEventLog(sc *scenarios.Scenario) *eventLog {
+	if len(sc.Events) == 0 {
+		return nil
+	}
+	w := des.Time(sc.Report.EventWindow)
+	l := &eventLog{window: w, evs: make([]eventRec, len(sc.Events)), lo: des.Time(math.MaxInt64)}
+	for i, ev := range sc.Events {
+		at := des.Time(ev.At)
+		kind := kindAdd
+		switch {
+		case ev.Drain != nil:
+			kind = kindDrain
+		case ev.Remove != nil:
+			kind = kindRemove
+		}
+		l.evs[i] = eventRec{at: at, kind: kind}
+		l.lo, l.hi = min(l.lo, max(0, at-w)), max(l.hi, des.AddSat(at, w))
+	}
+	return l
+}
+
+// fired records scenario event key as it happens, before it acts on ids:
+// what those workers and the cluster hold then.
+func (l *eventLog) fired(c *Cluster, key int, ids []int32) {
+	if l == nil {
+		return
+	}
+	e := &l.evs[key]
+	e.named = ids
+	r := &e.row
+	r.Fired = true
+	var share int64 // requests of the window before first routed to ids
+	for _, id := range ids {
+		if int(id) >= len(c.workers) {
+			continue // a worker the event adds
+		}
+		n := c.workers[id]
+		run, wait, serving, receiving, g2 := n.w.Running(), n.w.Waiting(), 0, 0, 0
+		if c.kv != nil {
+			serving, g2 = c.kv.Serving(id), c.kv.Pool(id).Used()
+			receiving = c.kv.ActivePulls(id) - serving
+		}
+		r.RunningAtEvent += int64(run)
+		r.WaitingAtEvent += int64(wait)
+		r.PullsServingAtEvent += int64(serving)
+		r.PullsReceivingAtEvent += int64(receiving)
+		r.G2BlocksAtEvent += int64(g2)
+		if run+wait+serving+receiving+g2 == 0 && !n.w.G1Cached() {
+			e.idle = append(e.idle, id)
+		}
+		if int(id) < len(e.routed) {
+			share += e.routed[id]
+		}
+	}
+	r.RequestsAtEvent = r.RunningAtEvent + r.WaitingAtEvent
+	r.LoadShare = ratio(share, e.all)
+	for _, n := range c.workers {
+		r.ClusterRequestsAtEvent += int64(n.w.Requests())
+		if c.status(n) == lifecycle.Ready {
+			r.SchedulableAtEvent++
+		}
+	}
+}
+
+// routed records that a request arriving at now was first routed to w.
+func (l *eventLog) routed(now des.Time, w int32) {
+	if l == nil || now < l.lo {
+		return
+	}
+	for i := range l.evs {
+		if e := &l.evs[i]; now >= max(0, e.at-l.window) && now < e.at {
+			if int(w) >= len(e.routed) {
+				e.routed = append(e.routed, make([]int64, int(w)+1-len(e.routed))...)
+			}
+			e.routed[w]++
+			e.all++
+		}
+	}
+}
+
+// in reports which of e's windows hold an instant t; open says t is at
+// most the run's last arrival, where the window after ends.
+func (l *eventLog) in(e *eventRec, t des.Time, open bool) (before, after bool) {
+	return t >= max(0, e.at-l.window) && t < e.at, open && t >= e.at && t < des.AddSat(e.at, l.window)
+}
+
+// tokens records n tokens emitted at t, each gap after the one before it
+// of its request (gap < 0: first tokens, no gap); open is as for in.
+func (l *eventLog) tokens(t des.Time, n int, gap des.Time, open bool) {
+	if l == nil || t < l.lo || t >= l.hi {
+		return
+	}
+	for i := range l.evs {
+		e := &l.evs[i]
+		before, after := l.in(e, t, open)
+		if before {
+			e.before.emitted(n, gap)
+		}
+		if after {
+			e.after.emitted(n, gap)
+		}
+	}
+}
+
+// emitted counts n tokens emitted in the window, with their gaps (none
+// for gap < 0).
+func (w *eventWindow) emitted(n int, gap des.Time) {
+	w.tokens += int64(n)
+	if gap >= 0 {
+		w.itl.AddN(int64(gap), n)
+	}
+}
+
+// ended records a request's row as it ends; open is as for in, of its
+// end.
+func (l *eventLog) ended(r *report.RequestRow, open bool) {
+	if l == nil || r.Outcome != report.OutcomeCompleted {
+		return
+	}
+	for i := range l.evs {
+		e := &l.evs[i]
+		if before, after := l.in(e, des.Time(r.ArrivalNs), true); before {
+			e.before.arrived(r)
+		} else if after {
+			e.after.arrived(r)
+		}
+		if before, after := l.in(e, des.Time(r.FinishNs), open); before {
+			e.before.completed++
+		} else if after {
+			e.after.completed++
+		}
+	}
+}
+
+// arrived adds a completed request arriving in the window.
+func (w *eventWindow) arrived(r *report.RequestRow) {
+	w.ttft.Add(r.FirstTokenNs - r.ArrivalNs)
+	w.e2e.Add(r.FinishNs - r.ArrivalNs)
+	w.requests++
+	w.input += r.InputTokens
+	w.g1 += r.G1HitTokens
+	w.g2 += r.G2HitTokens
+	w.pl += r.PulledTokens
+}
+
+// timedOut records that scenario event key's drain_timeout removed a
+// worker, taking q off it.
+func (l *eventLog) timedOut(key int, q requeued) {
+	if l == nil {
+		return
+	}
+	l.evs[key].row.RemovedByTimeout++
+	l.tookOff(key, q)
+}
+
+// tookOff records the requests scenario event key (or its drain_timeout)
+// took off the workers it names.
+func (l *eventLog) tookOff(key int, q requeued) {
+	if l == nil {
+		return
+	}
+	r := &l.evs[key].row
+	r.RequestsRerouted += q.rerouted
+	r.RequestsFailed += q.failed
+}
+
+// pullDone records a pull that staging refused, for each event that named
+// its source before the refusal.
+func (l *eventLog) pullDone(p *kvcr.Pull) {
+	if l == nil || p.Outcome != kvcr.Rejected {
+		return
+	}
+	for i := range l.evs {
+		e := &l.evs[i]
+		if !e.row.Fired || p.EndNs < e.at || !slices.Contains(e.named, p.Source) {
+			continue
+		}
+		switch p.Rejection {
+		case kvcr.RejectedDraining:
+			e.row.PullsRejectedDraining++
+		case kvcr.RejectedRemoved:
+			e.row.PullsRejectedRemoved++
+		case kvcr.RejectedNotReady:
+			e.row.PullsRejectedNotReady++
+		case kvcr.RejectedMissing:
+			e.row.PullsRejectedMissing++
+		}
+	}
+}
+
+// rows are the events' rows at the run's end: lastArrival the virtual time
+// of its last arrival, which the windows after the events end at.
+func (l *eventLog) rows(c *Cluster, lastArrival des.Time) []report.EventRow {
+	out := []report.EventRow{}
+	if l == nil {
+		return out
+	}
+	for i := range l.evs {
+		e := &l.evs[i]
+		r := e.row
+		r.Event, r.Kind, r.AtNs = int32(i), e.kind, int64(e.at)
+		if !r.Fired {
+			r.RequestsAtEvent, r.RunningAtEvent, r.WaitingAtEvent = -1, -1, -1
+			r.PullsServingAtEvent, r.PullsReceivingAtEvent, r.G2BlocksAtEvent = -1, -1, -1
+			r.ClusterRequestsAtEvent, r.SchedulableAtEvent, r.LoadShare = -1, -1, math.NaN()
+		}
+		r.Workers = idText(e.named, ",")
+		r.RemovedAfterNs = -1
+		if len(e.named) > 0 {
+			r.RemovedAfterNs = 0
+			for _, id := range e.named {
+				if int(id) >= len(c.workers) || c.workers[id].removedNs < 0 {
+					r.RemovedAfterNs = -1
+					break
+				}
+				r.RemovedAfterNs = max(r.RemovedAfterNs, int64(c.workers[id].removedNs-e.at))
+			}
+		}
+		r.WindowBeforeNs = int64(min(l.window, e.at))
+		r.WindowAfterNs = int64(max(0, min(l.window, lastArrival+1-e.at)))
+		r.Before = e.before.row(r.WindowBeforeNs)
+		r.After = e.after.row(r.WindowAfterNs)
+		out = append(out, r)
+	}
+	return out
+}
+
+// row is the window's columns, its length ns nanoseconds.
+func (w *eventWindow) row(ns int64) report.EventWindow {
+	ttft, e2e := w.ttft.Percentiles(), w.e2e.Percentiles()
+	out := report.EventWindow{TTFTP50Ms: ttft.P50, TTFTP99Ms: ttft.P99, ITLP99Ms: w.itl.Percentiles().P99,
+		E2EP99Ms: e2e.P99, Requests: w.requests, HitG1: ratio(w.g1, w.input), HitG2: ratio(w.g2, w.input),
+		HitPulled: ratio(w.pl, w.input), RequestsPerS: math.NaN(), OutputTokensPerS: math.NaN()}
+	if w.requests == 0 {
+		out.TTFTP50Ms, out.TTFTP99Ms, out.E2EP99Ms = math.NaN(), math.NaN(), math.NaN()
+	}
+	if w.itl.Count() == 0 {
+		out.ITLP99Ms = math.NaN()
+	}
+	if ns > 0 {
+		secs := float64(ns) / 1e9
+		out.RequestsPerS, out.OutputTokensPerS = float64(w.completed)/secs, float64(w.tokens)/secs
+	}
+	return out
+}
+
+// ratio is a/b, NaN when b is 0.
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}
+
+// idText writes ids joined by sep: "8,9,10".
+func idText(ids []int32, sep string) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, sep)
+}
+
+// warnings are what the events found that may make a scale-in study
+// mislead: drained or removed workers that hold nothing, or that had
+// little of the load, and a cluster too lightly loaded for the event to
+// test much. trace says the workload is a trace (time_scale loads it).
+func (l *eventLog) warnings(rows []report.EventRow, trace bool) []string {
+	if l == nil {
+		return nil
+	}
+	var out []string
+	for i := range l.evs {
+		e, r := &l.evs[i], &rows[i]
+		if !r.Fired || e.kind == kindAdd || len(e.named) == 0 {
+			continue
+		}
+		verb, noun := "drains", "the drain"
+		if e.kind == kindRemove {
+			verb, noun = "removes", "the removal"
+		}
+		at := time.Duration(e.at)
+		if len(e.idle) > 0 {
+			hold, it := "hold", "them"
+			if len(e.idle) == 1 {
+				hold, it = "holds", "it"
+			}
+			out = append(out, fmt.Sprintf("event %d %s %s, which %s no work and no cache at %v: %s tests nothing for %s",
+				i, verb, workerText(e.idle), hold, at, noun, it))
+		}
+		if even := math.Min(1, float64(len(e.named))/float64(r.SchedulableAtEvent)); e.all >= busyShare && r.LoadShare < even/4 {
+			out = append(out, fmt.Sprintf("event %d %s %s, to which %.1f%% of the %d requests arriving in the %v before %v were first routed, "+
+				"under a quarter of an even share (%d of %d schedulable workers: %.1f%%): the event tests little; "+
+				"`pick: busiest` %s the busiest workers instead",
+				i, verb, workerText(e.named), 100*r.LoadShare, e.all, time.Duration(r.WindowBeforeNs), at,
+				len(e.named), r.SchedulableAtEvent, 100*even, verb))
+		}
+		if r.ClusterRequestsAtEvent < r.SchedulableAtEvent {
+			load := "a time_scale below 1 loads it"
+			if !trace {
+				load = "a higher rate loads it"
+			}
+			out = append(out, fmt.Sprintf("only %d requests are in flight on %d workers at %v: the cluster is lightly loaded; %s",
+				r.ClusterRequestsAtEvent, r.SchedulableAtEvent, at, load))
+		}
+	}
+	return out
+}
+
+// workerText is "worker 3" or "workers 3, 4".
+func workerText(ids []int32) string {
+	if len(ids) == 1 {
+		return "worker " + idText(ids, "")
+	}
+	return "workers " + idText(ids, ", ")
+}

@@ -1,0 +1,344 @@
+package sim
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+)
+
+// eventLines: kvBody on 2 workers with max_num_seqs 1, round robin (A, C,
+// E to worker 0; B, X, D, F, H to worker 1), 16-token blocks of 1 MB.
+var eventLines = []traceLine{
+	{0, 64, 1, ids(1, 4)},                          // A
+	{11, 128, 1, ids(1, 8)},                        // B
+	{12, 32, 8, ids(30, 2)},                        // C
+	{13, 32, 2, ids(40, 2)},                        // X
+	{14, 32, 2, ids(50, 2)},                        // E
+	{15, 128, 1, append(ids(1, 4), ids(60, 4)...)}, // D
+	{20, 16, 1, ids(70, 1)},                        // F
+	{60, 16, 1, ids(80, 1)},                        // H
+}
+
+// TestEventRow derives every column of the events row of one drain, with
+// a drain timeout, by hand. Worker 0 drains at 15.5 ms with a 40 ms
+// timeout; the window is 40 ms.
+//
+// Before the drain. A runs on worker 0 0-10 ms; its 4 blocks go to
+// worker 0's G2 at 10 ms. B (ids 1-8) reaches the idle worker 1 at 11 ms
+// hinted to worker 0: its pull of 4 of its 7 missing blocks (4 MB) is
+// staged at 11, first byte 12, lands at 16 ms (partial). C starts on
+// worker 0 at 12 (prefill 12-22, first token 22, a token every 5 ms). X
+// starts on worker 1 at 13 (B, pulling, holds no slot): tokens at 23 and
+// 28. E waits behind C on worker 0; D (ids 1-4, 60-63, hinted to worker 0)
+// waits behind X on worker 1, not yet staged.
+//
+// At the event (15.5 ms): worker 0 runs C and holds E waiting, so
+// requests_at_event 2, running 1, waiting 1; it serves B's pull
+// (pulls_serving 1, receiving 0) and holds A's 4 G2 blocks. Worker 1 holds
+// X, B and D: cluster_requests 5, and both workers were ready:
+// schedulable 2. The window before is [0, 15.5 ms) (40 ms clipped to the
+// run's start, window_before_ns 15.5 ms): A to F, 6 requests routed, A, C
+// and E to worker 0: load_share 0.5.
+//
+// After it. Worker 1 runs B 28-38 (its pulled blocks loaded, 64 tokens
+// computed), then stages D at 38: the source is draining, rejected
+// (pulls_rejected_draining 1); D hits blocks 1-4 in G1 (B's) and computes
+// 64 tokens, 38-48. F runs 48-58. At 55.5 ms the timeout removes worker 0
+// (removed_after_ns 40 ms, removed_by_timeout 1) with C mid-decode (7
+// tokens out, 22-52 ms) and E waiting: both are routed again to worker 1
+// (requests_rerouted 2, failed 0). C starts over 58-103 (first token 68),
+// E 103-118 (first token 113), H 118-128.
+//
+// Windows: the last arrival is H at 60 ms, so the window after is [15.5,
+// 55.5 ms), not clipped: 40 ms. Arriving before (completed): A (TTFT 10,
+// E2E 10), B (27, 27), C (56, 91), X (10, 15), E (99, 104), D (33, 33):
+// TTFT sorted 10 10 27 33 56 99, p50 the 3rd (27), p99 the 6th (99); E2E
+// p99 104. Their 416 prompt tokens: 64 from G1 (D), 64 pulled (B), none
+// from G2. Emitted before: A's token at 10 (no gap: ITL NaN), and A ends
+// at 10: 1 / 15.5 ms = 64.516 a second each. Arriving after: F alone,
+// TTFT and E2E 38 ms, 16 tokens, no hit. Emitted after: C's 7 tokens
+// (6 gaps of 5 ms), X's 2 (1 gap of 5 ms), B's and D's first: 11 tokens,
+// ITL p99 5 ms, 275 a second; X, B and D end in it: 75 a second.
+//
+// Without H the last arrival is F at 20 ms, and the window after ends
+// just past it: [15.5 ms, 20 ms + 1 ns), 4.500001 ms, in which F arrives
+// (the same figures) but no token is emitted and no request ends: 0 a
+// second, ITL NaN. The rest is the same.
+func TestEventRow(t *testing.T) {
+	sets := []string{"cluster.workers=2", "cluster.engine.max_num_seqs=1",
+		"events=[{at: 15500us, drain: [0], drain_timeout: 40ms}]", "report.event_window=40ms"}
+	_, _, res := runKV(t, eventLines, sets...)
+	const us = ms / 1000
+	nan := math.NaN()
+	want := report.EventRow{Event: 0, Kind: "drain", AtNs: 15500 * us, Workers: "0", Fired: true,
+		RequestsAtEvent: 2, RunningAtEvent: 1, WaitingAtEvent: 1, PullsServingAtEvent: 1, PullsReceivingAtEvent: 0,
+		G2BlocksAtEvent: 4, ClusterRequestsAtEvent: 5, SchedulableAtEvent: 2, LoadShare: 0.5,
+		RemovedAfterNs: 40 * ms, RemovedByTimeout: 1, PullsRejectedDraining: 1, RequestsRerouted: 2, RequestsFailed: 0,
+		WindowBeforeNs: 15500 * us, WindowAfterNs: 40 * ms,
+		Before: report.EventWindow{TTFTP50Ms: 27, TTFTP99Ms: 99, ITLP99Ms: nan, E2EP99Ms: 104,
+			RequestsPerS: 1 / 0.0155, OutputTokensPerS: 1 / 0.0155, HitG1: 64.0 / 416, HitG2: 0, HitPulled: 64.0 / 416, Requests: 6},
+		After: report.EventWindow{TTFTP50Ms: 38, TTFTP99Ms: 38, ITLP99Ms: 5, E2EP99Ms: 38,
+			RequestsPerS: 75, OutputTokensPerS: 275, HitG1: 0, HitG2: 0, HitPulled: 0, Requests: 1},
+	}
+	if rows := res.Summary.EventRows; len(rows) != 1 || !sameEvent(rows[0], want) {
+		t.Errorf("events rows %+v\nwant %+v", rows, want)
+	}
+	if len(res.Summary.Warnings) != 0 {
+		t.Errorf("warnings %q", res.Summary.Warnings)
+	}
+	_, _, res = runKV(t, eventLines[:len(eventLines)-1], sets...)
+	want.WindowAfterNs = 4_500_001
+	want.After.ITLP99Ms, want.After.RequestsPerS, want.After.OutputTokensPerS = nan, 0, 0
+	if rows := res.Summary.EventRows; len(rows) != 1 || !sameEvent(rows[0], want) {
+		t.Errorf("without H: events rows %+v\nwant %+v", rows, want)
+	}
+}
+
+// sameEvent compares two rows, a NaN equal to a NaN and floats to 1e-12
+// of each other.
+func sameEvent(a, b report.EventRow) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for _, p := range report.Leaves(va.Type()) {
+		x, y := va.FieldByIndex(p), vb.FieldByIndex(p)
+		if x.Kind() == reflect.Float64 {
+			if fx, fy := x.Float(), y.Float(); !(math.IsNaN(fx) && math.IsNaN(fy)) && math.Abs(fx-fy) > 1e-12*math.Max(1, math.Abs(fy)) {
+				return false
+			}
+		} else if !x.Equal(y) {
+			return false
+		}
+	}
+	return true
+}
+
+// spaced is n requests of 16 tokens and 1 output token, 100 ms apart, each
+// its own block: each ends (10 ms) long before the next arrives.
+func spaced(n int) []traceLine {
+	lines := make([]traceLine, n)
+	for i := range lines {
+		lines[i] = traceLine{100 * i, 16, 1, ids(100+i, 1)}
+	}
+	return lines
+}
+
+// eventWarnings runs kvBody (3 workers, round robin unless sets say
+// otherwise) on lines with event ev and returns the warnings that start
+// with prefix.
+func eventWarnings(t *testing.T, lines []traceLine, ev string, prefix string, sets ...string) []string {
+	t.Helper()
+	_, _, res := runKV(t, lines, append([]string{"events=[" + ev + "]"}, sets...)...)
+	var out []string
+	for _, w := range res.Summary.Warnings {
+		if strings.HasPrefix(w, prefix) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// TestIdleDrainWarning: two requests on 3 workers, round robin: worker 0
+// runs the first (0-10 ms), worker 1 the second (100-110 ms). At 150 ms
+// worker 2 has run nothing and caches nothing: draining it warns, and
+// removing workers 1 and 2 warns of worker 2 alone. Draining worker 0,
+// idle but caching its request's block in G1 and G2, does not warn. On 4
+// workers after one request, draining workers 2 and 3 warns of both.
+func TestIdleDrainWarning(t *testing.T) {
+	for _, c := range []struct {
+		ev   string
+		want []string
+	}{
+		{"{at: 150ms, drain: [2]}", []string{"event 0 drains worker 2, which holds no work and no cache at 150ms: the drain tests nothing for it"}},
+		{"{at: 150ms, remove: [1, 2]}", []string{"event 0 removes worker 2, which holds no work and no cache at 150ms: the removal tests nothing for it"}},
+		{"{at: 150ms, drain: [0]}", nil},
+	} {
+		if got := eventWarnings(t, spaced(2), c.ev, "event 0 "); !slices.Equal(got, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.ev, got, c.want)
+		}
+	}
+	_, _, res := runKV(t, spaced(1), "cluster.workers=4", "events=[{at: 50ms, drain: [2, 3]}]")
+	if want := "event 0 drains workers 2, 3, which hold no work and no cache at 50ms: the drain tests nothing for them"; !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
+}
+
+// TestLoadShareWarning: under kv_aware routing every one of the spaced
+// requests finds all 4 workers idle and empty of its blocks, so every one
+// goes to worker 0, the lowest id. At 2.55 s, 26 requests (0 to 2.5 s)
+// were routed in the 2.55 s before (the 3-minute window clipped to the
+// run's start): worker 3 had none of them, under a quarter of its even
+// share of 1/4, and draining it warns. Draining worker 0 (all of them)
+// does not; nor does draining worker 3 after only 10 requests, too few
+// for a share to mean much.
+func TestLoadShareWarning(t *testing.T) {
+	kv := "router.policy=kv_aware"
+	want := "event 0 drains worker 3, to which 0.0% of the 26 requests arriving in the 2.55s before 2.55s were first routed, " +
+		"under a quarter of an even share (1 of 4 schedulable workers: 25.0%): the event tests little; " +
+		"`pick: busiest` drains the busiest workers instead"
+	if got := eventWarnings(t, spaced(30), "{at: 2550ms, drain: [3]}", "event 0 drains worker 3, to which", kv, "cluster.workers=4"); !slices.Equal(got, []string{want}) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	if got := eventWarnings(t, spaced(30), "{at: 2550ms, drain: [0]}", "event 0 drains worker 0, to which", kv, "cluster.workers=4"); got != nil {
+		t.Errorf("draining the busiest: %q", got)
+	}
+	if got := eventWarnings(t, spaced(30), "{at: 950ms, drain: [3]}", "event 0 drains worker 3, to which", kv, "cluster.workers=4"); got != nil {
+		t.Errorf("after 10 requests: %q", got)
+	}
+}
+
+// TestLightLoadWarning: at 150 ms, between the spaced requests, no request
+// is in flight on the 3 workers: a drain warns that the cluster is lightly
+// loaded. In TestEventRow 5 requests are in flight on 2 workers, and it
+// asserts no warning at all.
+func TestLightLoadWarning(t *testing.T) {
+	want := []string{"only 0 requests are in flight on 3 workers at 150ms: the cluster is lightly loaded; a time_scale below 1 loads it"}
+	if got := eventWarnings(t, spaced(2), "{at: 150ms, drain: [0]}", "only "); !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	if got := eventWarnings(t, spaced(2), "{at: 150ms, add: 1}", "only "); got != nil {
+		t.Errorf("an add warns %q", got)
+	}
+	// A synthetic workload has no time_scale: its rate loads the cluster.
+	// One request of 4 tokens (10 ms) has ended by the drain at 1 s.
+	y := "name: l\nworkload: {synthetic: {requests: 1, rate: 1, input: {mean: 4}, output: {mean: 1}}}\n" + kvBody +
+		"events: [{at: 1s, drain: [2]}]\n"
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, res := runSink(t, sc)
+	if want := "only 0 requests are in flight on 3 workers at 1s: the cluster is lightly loaded; a higher rate loads it"; !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
+}
+
+// TestUnfiredEventRow: before the run no event has fired: each row holds
+// its index, kind and time, fired false, no workers, -1 and NaN at the
+// event, nothing after it, and windows of the run so far (the last
+// arrival at 0: nothing after an event at 1 s).
+func TestUnfiredEventRow(t *testing.T) {
+	y := "name: u\nworkload: {synthetic: {requests: 5, rate: 10}}\n" + kvBody +
+		"events:\n  - {at: 1s, drain: [1]}\n  - {at: 2s, add: 1}\n"
+	c := checkedCluster(t, y)
+	rows := c.events.rows(c, 0)
+	if len(rows) != 2 || rows[1].Event != 1 || rows[1].Kind != "add" || rows[1].AtNs != 2e9 {
+		t.Fatalf("rows %+v", rows)
+	}
+	r := rows[0]
+	if r.Fired || r.Kind != "drain" || r.AtNs != 1e9 || r.Workers != "" || r.RequestsAtEvent != -1 || r.SchedulableAtEvent != -1 ||
+		!math.IsNaN(r.LoadShare) || r.RemovedAfterNs != -1 || r.PullsRejectedDraining != 0 || r.RequestsRerouted != 0 ||
+		r.WindowBeforeNs != 1e9 || r.WindowAfterNs != 0 || !math.IsNaN(r.After.TTFTP50Ms) || !math.IsNaN(r.After.RequestsPerS) {
+		t.Errorf("row %+v", r)
+	}
+}
+
+// TestRejectionColumns: events.parquet has a pulls_rejected_<reason>
+// column for every reason KVCR refuses a staging, in KVCR's order, each
+// also a counter; and a refused pull from a named source after the event
+// counts in its reason's column alone (before the event, or from another
+// source, in none).
+func TestRejectionColumns(t *testing.T) {
+	var got []string
+	for _, c := range EventColumns {
+		if strings.HasPrefix(c.Name, "pulls_rejected_") {
+			got = append(got, c.Name)
+		}
+	}
+	var none Counters
+	counters := none.Rows()
+	var want []string
+	for _, r := range kvcr.Rejections {
+		name := "pulls_rejected_" + r.String()
+		want = append(want, name)
+		if !slices.ContainsFunc(counters, func(c report.CounterRow) bool { return c.Name == name }) {
+			t.Errorf("no counter %s", name)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("columns %q, want %q", got, want)
+	}
+	for _, why := range kvcr.Rejections {
+		l := &eventLog{evs: []eventRec{{at: 10, named: []int32{2}, row: report.EventRow{Fired: true}}}}
+		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 2, EndNs: 10})
+		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 2, EndNs: 9})
+		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 1, EndNs: 11})
+		l.pullDone(&kvcr.Pull{Outcome: kvcr.Partial, Source: 2, EndNs: 11})
+		for _, c := range EventColumns {
+			if strings.HasPrefix(c.Name, "pulls_rejected_") {
+				if n, one := c.Int64(&l.evs[0].row), c.Name == "pulls_rejected_"+why.String(); n != map[bool]int64{true: 1}[one] {
+					t.Errorf("a pull refused (%s): %s = %d", why, c.Name, n)
+				}
+			}
+		}
+	}
+}
+
+// TestEventsSQL: what docs/scale-in.md's SQL computes from requests.parquet
+// (quantile_disc, the nearest rank: the ⌈q·n⌉-th smallest) over the
+// completed requests arriving in each window is what events.parquet
+// holds, for a drain of 2 of 6 workers at a busy moment of a synthetic
+// run, a removal and an add: TTFT p50 and p99, E2E p99, the requests and
+// the G1 hit ratio, before and after each event.
+func TestEventsSQL(t *testing.T) {
+	y := "name: q\nseed: 5\nworkload: {synthetic: {requests: 3000, rate: 150, input: {mean: 600}, output: {mean: 20}, prefix_groups: 8, shared_prefix: 256}}\n" +
+		"cluster: {workers: 6, engine: {kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 30ms, decode: 10ms}}}\n" +
+		"events:\n  - {at: 6s, drain: [0, 1], drain_timeout: 2s}\n  - {at: 9s, remove: [2]}\n  - {at: 12s, add: 1}\nreport: {event_window: 4s}\n"
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink, res := runSink(t, sc)
+	quantile := func(v []float64, q float64) float64 {
+		if len(v) == 0 {
+			return math.NaN()
+		}
+		slices.Sort(v)
+		return v[int(math.Max(1, math.Ceil(q*float64(len(v)))))-1]
+	}
+	for _, e := range res.Summary.EventRows {
+		for _, w := range []struct {
+			lo, hi int64
+			got    report.EventWindow
+		}{{e.AtNs - e.WindowBeforeNs, e.AtNs, e.Before}, {e.AtNs, e.AtNs + e.WindowAfterNs, e.After}} {
+			var ttft, e2e []float64
+			var g1, in int64
+			for _, r := range sink.rows {
+				if r.Outcome == report.OutcomeCompleted && r.ArrivalNs >= w.lo && r.ArrivalNs < w.hi {
+					ttft = append(ttft, float64(r.FirstTokenNs-r.ArrivalNs)/1e6)
+					e2e = append(e2e, float64(r.FinishNs-r.ArrivalNs)/1e6)
+					g1, in = g1+r.G1HitTokens, in+r.InputTokens
+				}
+			}
+			sql := report.EventWindow{TTFTP50Ms: quantile(ttft, 0.5), TTFTP99Ms: quantile(ttft, 0.99), E2EP99Ms: quantile(e2e, 0.99),
+				Requests: int64(len(ttft)), HitG1: float64(g1) / float64(in)}
+			g := w.got
+			if len(ttft) < 100 || g.TTFTP50Ms != sql.TTFTP50Ms || g.TTFTP99Ms != sql.TTFTP99Ms || g.E2EP99Ms != sql.E2EP99Ms ||
+				g.Requests != sql.Requests || g.HitG1 != sql.HitG1 {
+				t.Errorf("event %d [%d, %d): events.parquet %+v, SQL %+v", e.Event, w.lo, w.hi, g, sql)
+			}
+		}
+	}
+}
+
+// TestEventColumnsDocumented: docs/outputs.md names every column of
+// events.parquet.
+func TestEventColumnsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/outputs.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## events.parquet")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, c := range EventColumns {
+		if !strings.Contains(section, "`"+c.Name+"`") {
+			t.Errorf("docs/outputs.md's events.parquet does not name %s", c.Name)
+		}
+	}
+}
