@@ -40,6 +40,10 @@ type Column[R any] struct {
 	// scenario's configuration, a measured trace's figures) rather than what
 	// it did: kvsim compare lists its differences apart from behaviour's.
 	Config bool
+	// Never marks an integer column whose -1 is no value (a time that never
+	// came, an event a run lacks): points.parquet's summaries take it as
+	// NaN, not as -1.
+	Never bool
 }
 
 // Value is column c of row r, through its getter: an int64, int32,

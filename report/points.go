@@ -110,13 +110,20 @@ func Summarize(xs []float64) Stat {
 // HalfWidth is the half-width of s's confidence interval.
 func (s Stat) HalfWidth() float64 { return (s.Hi - s.Lo) / 2 }
 
-// numeric is a numeric column's value in r as a float64.
+// numeric is a numeric column's value in r as a float64, NaN for the -1
+// of a Never column.
 func numeric(c Column[SweepRow], r *SweepRow) float64 {
+	var v float64
 	switch {
 	case c.Int64 != nil:
-		return float64(c.Int64(r))
+		v = float64(c.Int64(r))
 	case c.Int32 != nil:
-		return float64(c.Int32(r))
+		v = float64(c.Int32(r))
+	default:
+		return c.Float64(r)
 	}
-	return c.Float64(r)
+	if c.Never && v == -1 {
+		return math.NaN()
+	}
+	return v
 }

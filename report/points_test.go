@@ -91,3 +91,43 @@ func TestPoints(t *testing.T) {
 		t.Errorf("a shard's points: %+v", shard)
 	}
 }
+
+// TestPointEvents: a point's event columns are summarised like the
+// others, and an event's -1 (a worker never removed, an event a run
+// lacks) is no value: with replicates removed after 2 s and 4 s the mean
+// is 3 s; with one never removed it is NaN, not (2 - 1e-9) / 2 s; a point
+// whose runs lack event 1 (sweep.parquet's -1 and NaN) summarises it as
+// NaN. PointEvents reads back the 2 events the rows were made with.
+func TestPointEvents(t *testing.T) {
+	ev := func(removed int64) EventRow {
+		r := NoEvent()
+		r.Kind, r.RemovedAfterNs, r.After.TTFTP50Ms = "drain", removed, 100
+		return r
+	}
+	rows := []SweepRow{
+		{Run: 0, Params: []string{"a"}, Events: []EventRow{ev(2e9), ev(1e9)}},
+		{Run: 1, Params: []string{"a"}, Events: []EventRow{ev(4e9), ev(1e9)}},
+		{Run: 2, Params: []string{"b"}, Events: []EventRow{ev(2e9)}},
+		{Run: 3, Params: []string{"b"}, Events: []EventRow{ev(-1)}},
+	}
+	pts := Points(1, rows, 2)
+	m := PointMetrics(2)
+	col := func(name string) int {
+		return slices.IndexFunc(m, func(c Column[SweepRow]) bool { return c.Name == name })
+	}
+	removed0, removed1, p50 := col("event0_removed_after_ns"), col("event1_removed_after_ns"), col("event1_ttft_p50_after_ms")
+	if got := pts[0].Stats[removed0].Mean; got != 3e9 {
+		t.Errorf("point a: event 0 removed after %g, want 3e9", got)
+	}
+	if got := pts[0].Stats[p50].Mean; got != 100 {
+		t.Errorf("point a: event 1 TTFT p50 after %g, want 100", got)
+	}
+	for _, i := range []int{removed0, removed1, p50} {
+		if got := pts[1].Stats[i].Mean; !math.IsNaN(got) {
+			t.Errorf("point b: %s mean %g, want NaN", m[i].Name, got)
+		}
+	}
+	if n := PointEvents(pts); n != 2 {
+		t.Errorf("PointEvents %d, want 2", n)
+	}
+}

@@ -97,7 +97,11 @@ func SweepColumns(keys []string, events int) []Column[SweepRow] {
 			return &noEvent
 		}
 		for _, c := range eventColumns {
-			cols = append(cols, within(c, fmt.Sprintf("event%d_%s", k, c.Name), get))
+			ec := within(c, fmt.Sprintf("event%d_%s", k, c.Name), get)
+			// An event's integers are counts, times and sizes, never -1 but
+			// for a worker never removed and an event the run lacks.
+			ec.Never = ec.Int64 != nil || ec.Int32 != nil
+			cols = append(cols, ec)
 		}
 	}
 	return cols

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,12 +68,27 @@ func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
 	col := func(name string) int {
 		return slices.IndexFunc(metrics, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
 	}
+	events := report.SweepEvents(rows)
+	var evHead strings.Builder
+	for k := range events {
+		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p50 after\tevent %d TTFT p99 after\t", k, k, k)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\tdigests\n", strings.Join(spec.Keys, "\t"))
+	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigests\n",
+		strings.Join(spec.Keys, "\t"), evHead.String())
 	for _, p := range spec.points(rows) {
-		pm := func(name string) string {
+		pmScaled := func(name string, scale float64, format string) string {
 			s := p.Stats[col(name)]
-			return fmt.Sprintf("%.1f ± %.1f", s.Mean, s.HalfWidth())
+			if math.IsNaN(s.Mean) {
+				return "—" // an event the point lacks, or a worker never removed in one of its runs
+			}
+			return fmt.Sprintf(format+" ± "+format, s.Mean*scale, s.HalfWidth()*scale)
+		}
+		pm := func(name string) string { return pmScaled(name, 1, "%.1f") }
+		var ev strings.Builder
+		for k := range events {
+			fmt.Fprintf(&ev, "%s\t%s\t%s\t", pmScaled(fmt.Sprintf("event%d_removed_after_ns", k), 1e-9, "%.2f"),
+				pm(fmt.Sprintf("event%d_ttft_p50_after_ms", k)), pm(fmt.Sprintf("event%d_ttft_p99_after_ms", k)))
 		}
 		mean := func(format string, names ...string) string {
 			vs := make([]string, len(names))
@@ -87,10 +103,10 @@ func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
 				digests[r.Digest] = true
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d distinct\n", p.Point, strings.Join(p.Params, "\t"), p.Replicates,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%d distinct\n", p.Point, strings.Join(p.Params, "\t"), p.Replicates,
 			pm("requests_completed"), pm("ttft_p50_ms"), pm("ttft_p99_ms"), pm("e2e_p99_ms"),
 			mean("%.3f", "hit_ratio_g1", "hit_ratio_g2", "hit_ratio_pulled"),
-			mean("%.1f", "pulls_success", "pulls_partial", "pulls_failed", "pulls_expired", "pulls_rejected"), len(digests))
+			mean("%.1f", "pulls_success", "pulls_partial", "pulls_failed", "pulls_expired", "pulls_rejected"), ev.String(), len(digests))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

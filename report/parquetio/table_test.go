@@ -457,8 +457,16 @@ func TestEventsRoundTrip(t *testing.T) {
 // differs, one a NaN interval (a single replicate), and reads them back
 // unchanged, keys included.
 func TestPointsRoundTrip(t *testing.T) {
+	for _, events := range []int{0, 2} {
+		testPointsRoundTrip(t, events)
+	}
+}
+
+// testPointsRoundTrip is TestPointsRoundTrip for rows summarising runs of
+// events lifecycle events.
+func testPointsRoundTrip(t *testing.T, events int) {
 	keys := []string{"router.hints.mode"}
-	nm := len(report.PointMetrics(0))
+	nm := len(report.PointMetrics(events))
 	rows := []report.PointRow{{Point: 0, Params: []string{"copy"}, Replicates: 3}, {Point: 1, Params: []string{"move"}, Replicates: 1}}
 	for i := range rows {
 		for j := range nm {
