@@ -90,7 +90,7 @@ type searchProbe struct {
 	Passes  bool  `json:"passes"`  // at least the quorum do
 	Runs    []int `json:"runs"`    // its replicates' run indices
 	// Metrics is each SLO metric's mean over the replicates; null when
-	// one of them is never.
+	// one of them is never, or NaN (a statistic of nothing).
 	Metrics map[string]*float64 `json:"metrics"`
 	means   []float64           // by searcher.metrics; never is +Inf
 }
@@ -304,7 +304,7 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 		var shown []string
 		for j, m := range s.metrics {
 			p.Metrics[m] = nil
-			if mean := p.means[j]; !math.IsInf(mean, 1) {
+			if mean := p.means[j]; !math.IsInf(mean, 1) && !math.IsNaN(mean) {
 				p.Metrics[m] = &mean
 			}
 			shown = append(shown, m+" "+formatMean(p.means[j]))
@@ -448,17 +448,24 @@ func (s *searcher) monotone() bool {
 
 // turn returns three indices i < j < k of ys whose middle value is above
 // both others or below both, when ys is neither non-decreasing nor
-// non-increasing; nil when it is one of them.
+// non-increasing; nil when it is one of them. A NaN (the mean of a
+// statistic of nothing) shows no direction: turn skips it.
 func turn(ys []float64) []int {
-	first := -1 // the first step that changes the value
-	for j := 0; j+1 < len(ys); j++ {
-		d := cmp.Compare(ys[j+1], ys[j])
+	var at []int // the indices of the numbers
+	for i, y := range ys {
+		if !math.IsNaN(y) {
+			at = append(at, i)
+		}
+	}
+	first := -1 // the first step (of at) that changes the value
+	for j := 0; j+1 < len(at); j++ {
+		d := cmp.Compare(ys[at[j+1]], ys[at[j]])
 		switch {
 		case d == 0:
 		case first < 0:
 			first = j
-		case d != cmp.Compare(ys[first+1], ys[first]):
-			return []int{first, j, j + 1} // ys[first] to ys[j] went one way, ys[j+1] the other
+		case d != cmp.Compare(ys[at[first+1]], ys[at[first]]):
+			return []int{at[first], at[j], at[j+1]} // ys[at[first]] to ys[at[j]] went one way, ys[at[j+1]] the other
 		}
 	}
 	return nil

@@ -295,7 +295,8 @@ func TestMeetSLOs(t *testing.T) {
 
 // TestTurn: the three points that show a sequence is not monotone, the
 // middle one above or below both others; none for a monotone one, flat
-// steps included.
+// steps included. A NaN (a statistic of nothing) shows no direction: it
+// is skipped, and the points around it are compared.
 func TestTurn(t *testing.T) {
 	for _, c := range []struct {
 		ys   []float64
@@ -308,10 +309,33 @@ func TestTurn(t *testing.T) {
 		{[]float64{1, 2, 2, 3, 0}, []int{0, 3, 4}},
 		{[]float64{1, 1, 2, 1}, []int{1, 2, 3}},
 		{[]float64{1, math.Inf(1), 2}, []int{0, 1, 2}},
+		{[]float64{1, math.NaN(), 2, 3}, nil},
+		{[]float64{math.NaN(), 3, math.NaN(), 1}, nil},
+		{[]float64{1, math.NaN(), 3, math.NaN(), 2}, []int{0, 2, 4}},
 	} {
 		if got := turn(c.ys); !slices.Equal(got, c.want) {
 			t.Errorf("turn(%v) = %v, want %v", c.ys, got, c.want)
 		}
+	}
+}
+
+// TestSearchNaN: with every request arriving at 0, an event at 1 s has
+// no request in its window after, so events[0].ttft_p99_after_ms is NaN
+// in every run: it meets no "<" SLO, no value passes, and search.json
+// holds null for the mean, as for never.
+func TestSearchNaN(t *testing.T) {
+	stdout, _, res := searchIn(t, burst(t), filepath.Join(t.TempDir(), "s"), "--range", "1:4",
+		"--set", "events=[{at: 1s, drain: [1]}]", "--slo", "events[0].ttft_p99_after_ms < 100")
+	if answerOf(res) != "none" || !res.Monotone || len(res.Probes) != 2 {
+		t.Errorf("answer %s, monotone %v, probes %v; want none, true, [1 4]", answerOf(res), res.Monotone, probed(res))
+	}
+	for _, p := range res.Probes {
+		if m, ok := p.Metrics["events[0].ttft_p99_after_ms"]; !ok || m != nil {
+			t.Errorf("probe %d: metrics %v, want null", p.Value, p.Metrics)
+		}
+	}
+	if want := "workload.trace.limit=1: fails, 0 of 1 replicates meet the SLOs: events[0].ttft_p99_after_ms NaN\n"; !strings.HasPrefix(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to begin %s", stdout, want)
 	}
 }
 
