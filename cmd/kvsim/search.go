@@ -109,8 +109,8 @@ type searcher struct {
 	metrics  []string // the SLOs' metrics, each once, in the SLOs' order
 	spec     *sweepSpec
 	probes   []*searchProbe
-	turned   bool // a probe showed an SLO metric not monotone in the key
-	rows     []report.SweepRow
+	turned   bool        // a probe showed an SLO metric not monotone in the key
+	runs     []*sweepRun // the runs probed, in the order probed
 	read     map[traceKey]bool
 	warned   []string
 }
@@ -154,8 +154,8 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 	} else {
 		fmt.Fprintf(w, "answer: no value of %s in [%d, %d] meets the SLOs\n", f.key, s.a, s.b)
 	}
-	slices.SortFunc(s.rows, func(x, y report.SweepRow) int { return cmp.Compare(x.Run, y.Run) })
-	if err := finishSweep(io.Discard, f.out, s.spec, s.rows, false); err != nil {
+	slices.SortFunc(s.runs, func(x, y *sweepRun) int { return cmp.Compare(x.run, y.run) })
+	if err := finishSweep(io.Discard, f.out, s.spec, gather(cmd.ErrOrStderr(), s.spec, s.runs), false); err != nil {
 		return err
 	}
 	res := &searchResult{Key: f.key, Range: [2]int64{s.a, s.b}, SLOs: f.slos, Replicates: f.replicates,
@@ -295,7 +295,7 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 			}
 			sums = append(sums, rs.Summary)
 			p.Runs = append(p.Runs, r.run)
-			s.rows = append(s.rows, *r.row)
+			s.runs = append(s.runs, r)
 		}
 		if p.Passing, p.held, p.means, err = meetSLOs(s.slos, s.metrics, sums); err != nil {
 			return err

@@ -366,6 +366,24 @@ func TestSearchNaN(t *testing.T) {
 	}
 }
 
+// TestSearchWarnings: a search warns of what its runs found, as a sweep
+// does, each warning once after the runs that gave it: burst's runs of 1
+// and 4 requests, 2 replicates each (runs 0, 1 and 6, 7), all end long
+// before a drain at 1 s, which finds no request in flight; and on a trace
+// with a round-robin router the replicates of each value are the same run.
+func TestSearchWarnings(t *testing.T) {
+	_, stderr, _ := searchIn(t, burst(t), filepath.Join(t.TempDir(), "s"), "--range", "1:4", "--replicates", "2",
+		"--set", "events=[{at: 1s, drain: [1]}]", "--slo", "ttft_p99_ms < 100")
+	for _, want := range []string{
+		"kvsim: warning: run 0-1, 6-7: only 0 requests are in flight on 2 workers at 1s: the cluster is lightly loaded",
+		"kvsim: warning: --replicates 2: the runs of each grid point have identical digests (runs 0-1; runs 6-7)",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr:\n%s\nwant %s", stderr, want)
+		}
+	}
+}
+
 // TestSearchBadInput: a bad command line, key, range, SLO or quorum is
 // bad input (exit 2), named, and nothing is written.
 func TestSearchBadInput(t *testing.T) {
