@@ -23,7 +23,7 @@ func checkReplicates(keys []string, n int) error {
 	case n < 1:
 		return usageError{fmt.Errorf("--replicates %d: want at least 1", n)}
 	case n > 1 && slices.Contains(keys, seedKey):
-		return usageError{fmt.Errorf("--vary seed and --replicates %d: the replicates are the seeds (the scenario's seed, +1, ... +%d); give one", n, n-1)}
+		return usageError{fmt.Errorf("--vary seed and --replicates %d: the replicates are the seeds (the scenario's seed +0 to +%d); give one", n, n-1)}
 	}
 	return nil
 }
