@@ -80,7 +80,7 @@ func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
 		pmScaled := func(name string, scale float64, format string) string {
 			s := p.Stats[col(name)]
 			if math.IsNaN(s.Mean) {
-				return "—" // an event the point lacks, or a worker never removed in one of its runs
+				return "—" // in one of its runs: an event it lacks, a worker never removed, a window without requests
 			}
 			return fmt.Sprintf(format+" ± "+format, s.Mean*scale, s.HalfWidth()*scale)
 		}
