@@ -317,27 +317,41 @@ func (r *Router) kvAwareSampled(blocks int) int32 {
 // router samples its workers' cost logits: when every cost is equal each
 // has probability 1/n; else p_i is proportional to exp(-(c_i - c_min) /
 // ((c_max - c_min) * t)), so the cheapest has weight 1 and the dearest
-// exp(-1/t) whatever the costs' scale. It returns the first i with u <=
-// p_0 + ... + p_i, the last index if rounding leaves u above the sum.
+// exp(-1/t) whatever the costs' scale. A t so small that (c_max - c_min)
+// * t underflows to 0 is the limit t -> 0: the cheapest have weight 1, the
+// others 0. It returns the first i with p_i > 0 and u <= p_0 + ... + p_i,
+// the last with p_i > 0 if rounding leaves u above the sum: a worker of
+// weight 0 is never drawn.
 func softmax(costs []float64, t, u float64) int {
 	lo, hi := slices.Min(costs), slices.Max(costs)
+	scale := float64((hi - lo) * t)
 	weight := func(c float64) float64 {
-		if lo == hi {
+		switch {
+		case lo == hi:
 			return 1
+		case scale == 0 && c == lo: // -(c - lo) / scale would be NaN
+			return 1
+		case scale == 0:
+			return 0
 		}
-		return math.Exp(-(c - lo) / float64((hi-lo)*t))
+		return math.Exp(-(c - lo) / scale)
 	}
 	sum := 0.0
 	for _, c := range costs {
 		sum += weight(c)
 	}
-	cum := 0.0
+	cum, last := 0.0, 0
 	for i, c := range costs {
-		if cum += weight(c) / sum; u <= cum {
+		w := weight(c)
+		if w == 0 {
+			continue // exp underflowed (t below about 1/745), or the limit t -> 0: never drawn
+		}
+		if cum += w / sum; u <= cum {
 			return i
 		}
+		last = i
 	}
-	return len(costs) - 1
+	return last
 }
 
 // credit is a worker's kv_aware credit for holding prefix p of the

@@ -16,7 +16,13 @@ import (
 // first index whose cumulative sum is at least u. Equal costs are 1/n each:
 // four of them, cumulative 0.25, 0.5, 0.75, 1. Ten equal costs add ten
 // 1/10 up to 1 - 2^-53, below u = 1 (out of a draw's range, as rounding can
-// leave a draw above the sum): the last index.
+// leave a draw above the sum): the last index. A temperature so small
+// that range x temperature underflows to 0 (0.5 x 5e-324, below half the
+// least subnormal) is its limit towards 0: the cheapest workers alone,
+// each as likely, the dearest never. So is a weight that underflows:
+// costs 6 and 2 at temperature 0.001 weigh e^-1000 = 0 and 1, and the
+// dearest is not drawn, not by u = 0, nor as the last index when ten
+// cheapest ones sum to below u = 1.
 func TestSoftmax(t *testing.T) {
 	for _, c := range []struct {
 		costs []float64
@@ -37,6 +43,12 @@ func TestSoftmax(t *testing.T) {
 		{[]float64{5, 5, 5, 5}, 3, 0.75, 2},
 		{[]float64{5, 5, 5, 5}, 3, 0.7501, 3},
 		{[]float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, 1, 1, 9},
+		{[]float64{2.5, 2, 2}, 5e-324, 0, 1},
+		{[]float64{2.5, 2, 2}, 5e-324, 0.5, 1},
+		{[]float64{2.5, 2, 2}, 5e-324, 0.5001, 2},
+		{[]float64{2.5, 2, 2}, 5e-324, 0.9999, 2},
+		{[]float64{6, 2}, 0.001, 0, 1},
+		{[]float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 5}, 0.001, 1, 9},
 	} {
 		if got := softmax(c.costs, c.temp, c.u); got != c.want {
 			t.Errorf("costs %v, temperature %g, u %g: index %d, want %d", c.costs, c.temp, c.u, got, c.want)

@@ -46,6 +46,7 @@ type eventRec struct {
 	kind  string
 	named []int32 // the workers it acts on, once fired
 	idle  []int32 // of those, the ones holding no work and no cache then
+	again []int32 // of those, the ones an earlier event drained or removed already, on which it does nothing
 	// routed counts the requests first routed in [at-window, at), by
 	// worker; all is their sum.
 	routed []int64
@@ -111,7 +112,9 @@ func (l *eventLog) fired(c *Cluster, key int, ids []int32) {
 		r.PullsServingAtEvent += int64(serving)
 		r.PullsReceivingAtEvent += int64(receiving)
 		r.G2BlocksAtEvent += int64(g2)
-		if run+wait+serving+receiving+g2 == 0 && !n.w.G1Cached() {
+		if st := c.status(n); st == lifecycle.Removed || st == lifecycle.Draining && e.kind == kindDrain {
+			e.again = append(e.again, id)
+		} else if run+wait+serving+receiving+g2 == 0 && !n.w.G1Cached() {
 			e.idle = append(e.idle, id)
 		}
 		if int(id) < len(e.routed) {
@@ -328,9 +331,9 @@ func idText(ids []int32, sep string) string {
 }
 
 // warnings are what the events found that may make a scale-in study
-// mislead: drained or removed workers that hold nothing, or that had
-// little of the load, and a cluster too lightly loaded for the event to
-// test much. trace says the workload is a trace (time_scale loads it).
+// mislead: drained or removed workers that hold nothing, that an earlier
+// event took already, or that had little of the load, and a cluster too
+// lightly loaded for the event to test much. trace says the workload is a trace (time_scale loads it).
 func (l *eventLog) warnings(rows []report.EventRow, trace bool) []string {
 	if l == nil {
 		return nil
@@ -353,6 +356,14 @@ func (l *eventLog) warnings(rows []report.EventRow, trace bool) []string {
 			}
 			out = append(out, fmt.Sprintf("event %d %s %s, which %s no work and no cache at %v: %s tests nothing for %s",
 				i, verb, workerText(e.idle), hold, at, noun, it))
+		}
+		if len(e.again) > 0 {
+			it := "them"
+			if len(e.again) == 1 {
+				it = "it"
+			}
+			out = append(out, fmt.Sprintf("event %d %s %s, which an earlier event drained or removed already: %s changes nothing for %s",
+				i, verb, workerText(e.again), noun, it))
 		}
 		if even := math.Min(1, float64(len(e.named))/float64(r.SchedulableAtEvent)); e.all >= busyShare && r.LoadShare < even/4 {
 			out = append(out, fmt.Sprintf("event %d %s %s, to which %.1f%% of the %d requests arriving in the %v before %v were first routed, "+

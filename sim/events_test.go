@@ -169,6 +169,29 @@ func TestIdleDrainWarning(t *testing.T) {
 	}
 }
 
+// TestDrainedAgainWarning: a pick's workers are known only when it fires,
+// so a later event may list one of them. With spaced(2) on 3 workers
+// worker 0 runs the first request 0-10 ms, and a busiest pick at 5 ms
+// drains it; it is removed at 10 ms, once empty. Draining it again at
+// 7 ms, or removing it at 20 ms, changes nothing for it, and says so (not
+// that it holds nothing); removing it at 7 ms, still draining, takes its
+// request off it: no warning.
+func TestDrainedAgainWarning(t *testing.T) {
+	pick := "{at: 5ms, drain: {count: 1, pick: busiest}}, "
+	for _, c := range []struct {
+		ev   string
+		want []string
+	}{
+		{pick + "{at: 7ms, drain: [0]}", []string{"event 1 drains worker 0, which an earlier event drained or removed already: the drain changes nothing for it"}},
+		{pick + "{at: 20ms, remove: [0]}", []string{"event 1 removes worker 0, which an earlier event drained or removed already: the removal changes nothing for it"}},
+		{pick + "{at: 7ms, remove: [0]}", nil},
+	} {
+		if got := eventWarnings(t, spaced(2), c.ev, "event 1 "); !slices.Equal(got, c.want) {
+			t.Errorf("%s: warnings %q, want %q", c.ev, got, c.want)
+		}
+	}
+}
+
 // TestLoadShareWarning: under kv_aware routing every one of the spaced
 // requests finds all 4 workers idle and empty of its blocks, so every one
 // goes to worker 0, the lowest id. At 2.55 s, 26 requests (0 to 2.5 s)

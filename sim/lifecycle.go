@@ -102,8 +102,9 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 	}
 }
 
-// actsOn is the workers scenario event key acts on now, in id order: those
-// it drains or removes (selected), or the ids the workers it adds get.
+// actsOn is the workers scenario event key acts on now, in the order it
+// acts on them: those it drains or removes (selected: a list in its order,
+// a pick in id order), or the ids the workers it adds get.
 func (c *Cluster) actsOn(now des.Time, key uint64, ev scenarios.Event) []int32 {
 	var ids []int32
 	switch {

@@ -72,7 +72,7 @@ func CheckMetric(name string, events int) error {
 
 // Metric is the named metric of the run s summarises.
 func Metric(s *Summary, name string) (Value, error) {
-	m, err := lookup(name, len(eventRows(s)))
+	m, err := lookup(name, len(s.EventRows))
 	if err != nil {
 		return Value{}, err
 	}
@@ -94,15 +94,6 @@ func Unmet(sc *scenarios.Scenario, s *Summary) []string {
 	return out
 }
 
-// The run's events table as metrics read it: events.parquet's columns and
-// the summary's rows, one an event of the scenario.
-type eventRow = report.EventRow
-
-var (
-	eventColumns = report.EventColumns(nil)
-	eventRows    = func(s *Summary) []eventRow { return s.EventRows }
-)
-
 // lookup resolves a metric's name for a run of events lifecycle events.
 func lookup(name string, events int) (metric, error) {
 	name = eventsName(name)
@@ -118,7 +109,7 @@ func lookup(name string, events int) (metric, error) {
 	case i >= events:
 		return nil, fmt.Errorf("%q: the scenario has %s", name, eventCount(events))
 	}
-	return eventMetrics(i, eventColumns, eventRows).lookup(name)
+	return eventMetrics(i).lookup(name)
 }
 
 // eventsName is name with sweep.parquet's name of an event's column,
@@ -238,16 +229,17 @@ var runMetrics = func() *metricTable {
 	return t
 }()
 
-// eventMetrics are the metrics of events[i], the numeric columns cols of
-// row i of the run's events table, named events[i].COLUMN.
-func eventMetrics[R any](i int, cols []report.Column[R], rows func(*Summary) []R) *metricTable {
+// eventMetrics are the metrics of events[i], the numeric columns of row i
+// of the run's events.parquet (the summary's EventRows), named
+// events[i].COLUMN.
+func eventMetrics(i int) *metricTable {
 	var names []string
-	for _, c := range cols {
+	for _, c := range EventColumns {
 		if c.Int64 != nil || c.Int32 != nil || c.Float64 != nil {
 			names = append(names, c.Name)
 		}
 	}
 	t := newTable(fmt.Sprintf("an event's metrics are the numeric columns of events.parquet (%s)", strings.Join(names, ", ")))
-	addColumns(t, fmt.Sprintf("events[%d].", i), cols, func(s *Summary) *R { return &rows(s)[i] })
+	addColumns(t, fmt.Sprintf("events[%d].", i), EventColumns, func(s *Summary) *report.EventRow { return &s.EventRows[i] })
 	return t
 }

@@ -23,7 +23,7 @@ func checkReplicates(keys []string, n int) error {
 	case n < 1:
 		return usageError{fmt.Errorf("--replicates %d: want at least 1", n)}
 	case n > 1 && slices.Contains(keys, seedKey):
-		return usageError{fmt.Errorf("--vary seed and --replicates %d: the replicates are the seeds (the scenario's seed, +1, ... +%d); give one", n, n-1)}
+		return usageError{fmt.Errorf("--vary seed and --replicates %d: the replicates are the seeds (the scenario's seed +0 to +%d); give one", n, n-1)}
 	}
 	return nil
 }
@@ -80,7 +80,7 @@ func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
 		pmScaled := func(name string, scale float64, format string) string {
 			s := p.Stats[col(name)]
 			if math.IsNaN(s.Mean) {
-				return "—" // an event the point lacks, or a worker never removed in one of its runs
+				return "—" // in one of its runs: an event it lacks, a worker never removed, a window without requests
 			}
 			return fmt.Sprintf(format+" ± "+format, s.Mean*scale, s.HalfWidth()*scale)
 		}

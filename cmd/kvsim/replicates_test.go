@@ -95,7 +95,7 @@ func TestSweepReplicates(t *testing.T) {
 		t.Errorf("resume with 3 replicates: exit %d %s", code, stderr)
 	}
 	code, _, stderr := kvsim(t, "sweep", "-o", filepath.Join(dir, "x"), "--replicates", "2", "--vary", "seed=1,2", "../../scenarios/golden/drain.yaml")
-	if code != exitBadInput || !strings.Contains(stderr, "--vary seed and --replicates 2: the replicates are the seeds") {
+	if code != exitBadInput || !strings.Contains(stderr, "--vary seed and --replicates 2: the replicates are the seeds (the scenario's seed +0 to +1); give one") {
 		t.Errorf("--vary seed with --replicates: exit %d %s", code, stderr)
 	}
 	if code, _, stderr := kvsim(t, "sweep", "-o", filepath.Join(dir, "x"), "--replicates", "0", "--vary", "seed=1,2", "../../scenarios/golden/drain.yaml"); code != exitBadInput || !strings.Contains(stderr, "--replicates 0: want at least 1") {

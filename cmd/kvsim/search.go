@@ -40,10 +40,11 @@ func newSearch(cmdline []string) *cobra.Command {
 		Short: "Find the largest integer value of a scenario key whose runs meet every SLO",
 		Long: "search finds the largest value of the integer key KEY in [A, B] whose runs meet every\n" +
 			"--slo (a metric, as in expect: ttft_p99_ms < 2000). It probes A and B, then bisects;\n" +
-			"when a probe shows an SLO's metric is not monotone in KEY it says so and runs every\n" +
-			"value instead. A value passes when at least --quorum of its --replicates runs (seeds\n" +
-			"seed, seed+1, ...) meet every SLO. Its runs go to DIR/runs/run-NNN as a sweep's do\n" +
-			"(--resume reuses them), with DIR/sweep.json, DIR/sweep.parquet and DIR/search.json.",
+			"when a probe shows an SLO's metric is not monotone in KEY, or A and B fail different\n" +
+			"SLOs, it says so and runs every value instead. A value passes when at least --quorum\n" +
+			"of its --replicates runs (seeds seed, seed+1, ...) meet every SLO. Its runs go to\n" +
+			"DIR/runs/run-NNN as a sweep's do (--resume reuses them), with DIR/sweep.json,\n" +
+			"DIR/sweep.parquet and DIR/search.json.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("quorum") {
@@ -79,6 +80,7 @@ type searchResult struct {
 	Replicates int            `json:"replicates"`
 	Quorum     int            `json:"quorum"`
 	Monotone   bool           `json:"monotone"` // no probe showed an SLO metric not monotone in the key
+	Scanned    bool           `json:"scanned"`  // every value was run: a metric not monotone, or SLOs failing at opposite ends
 	Answer     *int64         `json:"answer"`   // null: no value meets the SLOs
 	Probes     []*searchProbe `json:"probes"`   // in the order made
 }
@@ -90,9 +92,10 @@ type searchProbe struct {
 	Passes  bool  `json:"passes"`  // at least the quorum do
 	Runs    []int `json:"runs"`    // its replicates' run indices
 	// Metrics is each SLO metric's mean over the replicates; null when
-	// one of them is never.
+	// one of them is never, or NaN (a statistic of nothing).
 	Metrics map[string]*float64 `json:"metrics"`
 	means   []float64           // by searcher.metrics; never is +Inf
+	held    []int               // by SLO: the replicates meeting it
 }
 
 // searcher is one search: its grid, the SLOs and the probes made so far.
@@ -106,7 +109,8 @@ type searcher struct {
 	metrics  []string // the SLOs' metrics, each once, in the SLOs' order
 	spec     *sweepSpec
 	probes   []*searchProbe
-	rows     []report.SweepRow
+	turned   bool        // a probe showed an SLO metric not monotone in the key
+	runs     []*sweepRun // the runs probed, in the order probed
 	read     map[traceKey]bool
 	warned   []string
 }
@@ -135,11 +139,11 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 	if err := s.probe(ends, first); err != nil {
 		return err
 	}
-	answer, monotone, err := s.bisect()
+	answer, scan, err := s.bisect()
 	if err != nil {
 		return err
 	}
-	if !monotone {
+	if scan {
 		if answer, err = s.scan(); err != nil {
 			return err
 		}
@@ -150,12 +154,12 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 	} else {
 		fmt.Fprintf(w, "answer: no value of %s in [%d, %d] meets the SLOs\n", f.key, s.a, s.b)
 	}
-	slices.SortFunc(s.rows, func(x, y report.SweepRow) int { return cmp.Compare(x.Run, y.Run) })
-	if err := finishSweep(io.Discard, f.out, s.spec, s.rows, false); err != nil {
+	slices.SortFunc(s.runs, func(x, y *sweepRun) int { return cmp.Compare(x.run, y.run) })
+	if err := finishSweep(io.Discard, f.out, s.spec, gather(cmd.ErrOrStderr(), s.spec, s.runs), false); err != nil {
 		return err
 	}
 	res := &searchResult{Key: f.key, Range: [2]int64{s.a, s.b}, SLOs: f.slos, Replicates: f.replicates,
-		Quorum: f.quorum, Monotone: monotone, Answer: answer, Probes: s.probes}
+		Quorum: f.quorum, Monotone: !s.turned, Scanned: scan, Answer: answer, Probes: s.probes}
 	return writeAtomically(filepath.Join(f.out, report.SearchFile), func(path string) error { return report.WriteJSON(path, res) })
 }
 
@@ -291,9 +295,9 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 			}
 			sums = append(sums, rs.Summary)
 			p.Runs = append(p.Runs, r.run)
-			s.rows = append(s.rows, *r.row)
+			s.runs = append(s.runs, r)
 		}
-		if p.Passing, p.means, err = meetSLOs(s.slos, s.metrics, sums); err != nil {
+		if p.Passing, p.held, p.means, err = meetSLOs(s.slos, s.metrics, sums); err != nil {
 			return err
 		}
 		p.Passes = p.Passing >= s.f.quorum
@@ -304,7 +308,7 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 		var shown []string
 		for j, m := range s.metrics {
 			p.Metrics[m] = nil
-			if mean := p.means[j]; !math.IsInf(mean, 1) {
+			if mean := p.means[j]; !math.IsInf(mean, 1) && !math.IsNaN(mean) {
 				p.Metrics[m] = &mean
 			}
 			shown = append(shown, m+" "+formatMean(p.means[j]))
@@ -316,18 +320,23 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 	return nil
 }
 
-// meetSLOs returns how many of the runs sums summarise meet every SLO, and
-// the mean over them of each of metrics (never counting as +Inf).
-func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summary) (int, []float64, error) {
-	passing := 0
+// meetSLOs returns how many of the runs sums summarise meet every SLO,
+// how many meet each SLO, and the mean over them of each of metrics (never
+// counting as +Inf).
+func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summary) (int, []int, []float64, error) {
+	passing, held := 0, make([]int, len(slos))
 	for _, sum := range sums {
 		meets := true
-		for _, e := range slos {
+		for i, e := range slos {
 			v, err := sim.Metric(sum, e.Metric)
 			if err != nil {
-				return 0, nil, err
+				return 0, nil, nil, err
 			}
-			meets = meets && v.Meets(e)
+			if v.Meets(e) {
+				held[i]++
+			} else {
+				meets = false
+			}
 		}
 		if meets {
 			passing++
@@ -338,13 +347,13 @@ func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summar
 		for _, sum := range sums {
 			v, err := sim.Metric(sum, m)
 			if err != nil {
-				return 0, nil, err
+				return 0, nil, nil, err
 			}
 			means[i] += v.Float64()
 		}
 		means[i] /= float64(len(sums))
 	}
-	return passing, means, nil
+	return passing, held, means, nil
 }
 
 // probeOne prepares and probes one value and reports whether it passes.
@@ -360,22 +369,34 @@ func (s *searcher) probeOne(v int64) (bool, error) {
 }
 
 // bisect finishes the search from its probes of A and B: B passing is the
-// answer, A failing means none passes, otherwise it bisects, a passing
-// value below a failing one. After every probe it checks the SLO metrics
-// are monotone in the key; monotone false says one is not, and that the
-// answer is unknown.
-func (s *searcher) bisect() (answer *int64, monotone bool, err error) {
-	passes := func(v int64) bool {
-		i := slices.IndexFunc(s.probes, func(p *searchProbe) bool { return p.Value == v })
-		return s.probes[i].Passes
+// answer; A failing means none passes when one SLO fails at both ends;
+// otherwise it bisects, a passing value below a failing one. After every
+// probe it checks the SLO metrics are monotone in the key. scan says the
+// answer is unknown, and every value must be run: a metric is not
+// monotone, or A and B fail different SLOs, so that a value between them
+// may meet both (one SLO failing at large values, another at small ones).
+func (s *searcher) bisect() (answer *int64, scan bool, err error) {
+	probe := func(v int64) *searchProbe {
+		return s.probes[slices.IndexFunc(s.probes, func(p *searchProbe) bool { return p.Value == v })]
 	}
 	if !s.monotone() {
-		return nil, false, nil
+		return nil, true, nil
 	}
-	if passes(s.b) {
-		return &s.b, true, nil
+	a, b := probe(s.a), probe(s.b)
+	if b.Passes {
+		return &s.b, false, nil
 	}
-	if !passes(s.a) {
+	if !a.Passes {
+		for i := range s.slos {
+			if a.held[i] < s.f.quorum && b.held[i] < s.f.quorum {
+				return nil, false, nil // SLO i fails at both ends, so everywhere between
+			}
+		}
+		if s.a == s.b {
+			return nil, false, nil
+		}
+		fmt.Fprintf(s.cmd.OutOrStdout(), "%s=%d and %d fail different SLOs, so a value between them may meet every one: running every value in [%d, %d]\n",
+			s.f.key, s.a, s.b, s.a, s.b)
 		return nil, true, nil
 	}
 	lo, hi := s.a, s.b
@@ -386,7 +407,7 @@ func (s *searcher) bisect() (answer *int64, monotone bool, err error) {
 			return nil, false, err
 		}
 		if !s.monotone() {
-			return nil, false, nil
+			return nil, true, nil
 		}
 		if ok {
 			lo = mid
@@ -394,7 +415,7 @@ func (s *searcher) bisect() (answer *int64, monotone bool, err error) {
 			hi = mid
 		}
 	}
-	return &lo, true, nil
+	return &lo, false, nil
 }
 
 // scan probes every value not probed yet, all at once, and returns the
@@ -440,6 +461,7 @@ func (s *searcher) monotone() bool {
 			}
 			fmt.Fprintf(s.cmd.OutOrStdout(), "%s is not monotone in %s (%s): running every value in [%d, %d]\n",
 				m, s.f.key, strings.Join(at, ", "), s.a, s.b)
+			s.turned = true
 			return false
 		}
 	}
@@ -448,17 +470,24 @@ func (s *searcher) monotone() bool {
 
 // turn returns three indices i < j < k of ys whose middle value is above
 // both others or below both, when ys is neither non-decreasing nor
-// non-increasing; nil when it is one of them.
+// non-increasing; nil when it is one of them. A NaN (the mean of a
+// statistic of nothing) shows no direction: turn skips it.
 func turn(ys []float64) []int {
-	first := -1 // the first step that changes the value
-	for j := 0; j+1 < len(ys); j++ {
-		d := cmp.Compare(ys[j+1], ys[j])
+	var at []int // the indices of the numbers
+	for i, y := range ys {
+		if !math.IsNaN(y) {
+			at = append(at, i)
+		}
+	}
+	first := -1 // the first step (of at) that changes the value
+	for j := 0; j+1 < len(at); j++ {
+		d := cmp.Compare(ys[at[j+1]], ys[at[j]])
 		switch {
 		case d == 0:
 		case first < 0:
 			first = j
-		case d != cmp.Compare(ys[first+1], ys[first]):
-			return []int{first, j, j + 1} // ys[first] to ys[j] went one way, ys[j+1] the other
+		case d != cmp.Compare(ys[at[first+1]], ys[at[first]]):
+			return []int{at[first], at[j], at[j+1]} // ys[at[first]] to ys[at[j]] went one way, ys[at[j+1]] the other
 		}
 	}
 	return nil

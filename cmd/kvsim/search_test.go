@@ -167,6 +167,32 @@ func TestSearchNotMonotone(t *testing.T) {
 	}
 }
 
+// TestSearchOppositeSLOs: two SLOs failing at opposite ends. On burst's
+// runs requests_completed is L and TTFT p99 10 x ceil(L/2) ms, so
+// "requests_completed >= 3" holds from L = 3 and "ttft_p99_ms <= 30" up to
+// L = 6: 3 to 6 pass. Over [1, 12] A = 1 fails the first and B = 12 the
+// second; no one SLO fails at both ends, so a value between may pass, and
+// the search runs every value: the answer is 6. With "ttft_p99_ms <= 5"
+// instead, which fails at both ends (10 and 60 ms), no value can pass and
+// the search stops after the ends.
+func TestSearchOppositeSLOs(t *testing.T) {
+	sc := burst(t)
+	stdout, _, res := searchIn(t, sc, filepath.Join(t.TempDir(), "s"), "--range", "1:12",
+		"--slo", "requests_completed >= 3", "--slo", "ttft_p99_ms <= 30")
+	if answerOf(res) != "6" || len(res.Probes) != 12 || !res.Monotone || !res.Scanned {
+		t.Errorf("answer %s, probes %v, monotone %v, scanned %v; want 6, all 12, true, true", answerOf(res), probed(res), res.Monotone, res.Scanned)
+	}
+	want := "workload.trace.limit=1 and 12 fail different SLOs, so a value between them may meet every one: running every value in [1, 12]\n"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant a line %s", stdout, want)
+	}
+	_, _, res = searchIn(t, sc, filepath.Join(t.TempDir(), "s"), "--range", "1:12",
+		"--slo", "requests_completed >= 3", "--slo", "ttft_p99_ms <= 5")
+	if answerOf(res) != "none" || !slices.Equal(probed(res), []int64{1, 12}) || res.Scanned {
+		t.Errorf("answer %s, probes %v, scanned %v; want none, [1 12], false", answerOf(res), probed(res), res.Scanned)
+	}
+}
+
 // TestSearchResume: a search run again with --resume runs nothing new and
 // answers the same. With another SLO (<= 40 ms, which holds up to L = 8)
 // it reuses the runs of 1, 12, 6, 9 and 7 and runs only 8's (run 7): the
@@ -267,7 +293,8 @@ func TestSearchQuorum(t *testing.T) {
 // TestMeetSLOs: replicates' TTFT p99 of 100, 250 and 300 ms against
 // "ttft_p99_ms < 260": 2 of 3 meet it, and their mean is 650 / 3 =
 // 216.667 ms. A second SLO on a removal time of never (-1 ns) fails in
-// every replicate, and the time's mean is never (+Inf).
+// every replicate, and the time's mean is never (+Inf): of each SLO 2 and
+// 0 replicates meet it.
 func TestMeetSLOs(t *testing.T) {
 	var sums []*sim.Summary
 	for _, p99 := range []float64{100, 250, 300} {
@@ -283,19 +310,20 @@ func TestMeetSLOs(t *testing.T) {
 		}
 		return e
 	}
-	n, means, err := meetSLOs([]scenarios.Expectation{slo("ttft_p99_ms < 260"), slo("requests_completed == 4")}, []string{"ttft_p99_ms"}, sums)
+	n, _, means, err := meetSLOs([]scenarios.Expectation{slo("ttft_p99_ms < 260"), slo("requests_completed == 4")}, []string{"ttft_p99_ms"}, sums)
 	if err != nil || n != 2 || formatMean(means[0]) != "216.667" {
 		t.Errorf("%d passing, means %v, %v; want 2, 216.667", n, means, err)
 	}
-	n, means, err = meetSLOs([]scenarios.Expectation{slo("ttft_p99_ms < 260"), slo("makespan_s < 30")}, []string{"ttft_p99_ms", "makespan_s"}, sums)
-	if err != nil || n != 0 || !math.IsInf(means[1], 1) || formatMean(means[1]) != "never" {
-		t.Errorf("%d passing, means %v, %v; want 0 and never", n, means, err)
+	n, held, means, err := meetSLOs([]scenarios.Expectation{slo("ttft_p99_ms < 260"), slo("makespan_s < 30")}, []string{"ttft_p99_ms", "makespan_s"}, sums)
+	if err != nil || n != 0 || !slices.Equal(held, []int{2, 0}) || !math.IsInf(means[1], 1) || formatMean(means[1]) != "never" {
+		t.Errorf("%d passing, %v meeting each, means %v, %v; want 0, [2 0] and never", n, held, means, err)
 	}
 }
 
 // TestTurn: the three points that show a sequence is not monotone, the
 // middle one above or below both others; none for a monotone one, flat
-// steps included.
+// steps included. A NaN (a statistic of nothing) shows no direction: it
+// is skipped, and the points around it are compared.
 func TestTurn(t *testing.T) {
 	for _, c := range []struct {
 		ys   []float64
@@ -308,9 +336,50 @@ func TestTurn(t *testing.T) {
 		{[]float64{1, 2, 2, 3, 0}, []int{0, 3, 4}},
 		{[]float64{1, 1, 2, 1}, []int{1, 2, 3}},
 		{[]float64{1, math.Inf(1), 2}, []int{0, 1, 2}},
+		{[]float64{1, math.NaN(), 2, 3}, nil},
+		{[]float64{math.NaN(), 3, math.NaN(), 1}, nil},
+		{[]float64{1, math.NaN(), 3, math.NaN(), 2}, []int{0, 2, 4}},
 	} {
 		if got := turn(c.ys); !slices.Equal(got, c.want) {
 			t.Errorf("turn(%v) = %v, want %v", c.ys, got, c.want)
+		}
+	}
+}
+
+// TestSearchNaN: with every request arriving at 0, an event at 1 s has
+// no request in its window after, so events[0].ttft_p99_after_ms is NaN
+// in every run: it meets no "<" SLO, no value passes, and search.json
+// holds null for the mean, as for never.
+func TestSearchNaN(t *testing.T) {
+	stdout, _, res := searchIn(t, burst(t), filepath.Join(t.TempDir(), "s"), "--range", "1:4",
+		"--set", "events=[{at: 1s, drain: [1]}]", "--slo", "events[0].ttft_p99_after_ms < 100")
+	if answerOf(res) != "none" || !res.Monotone || len(res.Probes) != 2 {
+		t.Errorf("answer %s, monotone %v, probes %v; want none, true, [1 4]", answerOf(res), res.Monotone, probed(res))
+	}
+	for _, p := range res.Probes {
+		if m, ok := p.Metrics["events[0].ttft_p99_after_ms"]; !ok || m != nil {
+			t.Errorf("probe %d: metrics %v, want null", p.Value, p.Metrics)
+		}
+	}
+	if want := "workload.trace.limit=1: fails, 0 of 1 replicates meet the SLOs: events[0].ttft_p99_after_ms NaN\n"; !strings.HasPrefix(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to begin %s", stdout, want)
+	}
+}
+
+// TestSearchWarnings: a search warns of what its runs found, as a sweep
+// does, each warning once after the runs that gave it: burst's runs of 1
+// and 4 requests, 2 replicates each (runs 0, 1 and 6, 7), all end long
+// before a drain at 1 s, which finds no request in flight; and on a trace
+// with a round-robin router the replicates of each value are the same run.
+func TestSearchWarnings(t *testing.T) {
+	_, stderr, _ := searchIn(t, burst(t), filepath.Join(t.TempDir(), "s"), "--range", "1:4", "--replicates", "2",
+		"--set", "events=[{at: 1s, drain: [1]}]", "--slo", "ttft_p99_ms < 100")
+	for _, want := range []string{
+		"kvsim: warning: run 0-1, 6-7: only 0 requests are in flight on 2 workers at 1s: the cluster is lightly loaded",
+		"kvsim: warning: --replicates 2: the runs of each grid point have identical digests (runs 0-1; runs 6-7)",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr:\n%s\nwant %s", stderr, want)
 		}
 	}
 }

@@ -278,17 +278,25 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if err := runAll(cmd, todo, f); err != nil {
 		return err
 	}
+	rows := gather(cmd.ErrOrStderr(), spec, runs)
+	return finishSweep(cmd.OutOrStdout(), f.out, spec, rows, f.json)
+}
+
+// gather returns the rows of runs, which have run, in their order, and
+// warns on w of the runs' warnings, each once after the runs that gave it,
+// and of replicates with identical digests (inertSeeds).
+func gather(w io.Writer, spec *sweepSpec, runs []*sweepRun) []report.SweepRow {
 	rows := make([]report.SweepRow, len(runs))
 	var found runWarnings
 	for i, r := range runs {
 		rows[i] = *r.row
-		for _, w := range r.warnings {
-			found.add(w, r.run)
+		for _, s := range r.warnings {
+			found.add(s, r.run)
 		}
 	}
-	warn(cmd.ErrOrStderr(), found.lines())
-	warn(cmd.ErrOrStderr(), inertSeeds(spec, rows))
-	return finishSweep(cmd.OutOrStdout(), f.out, spec, rows, f.json)
+	warn(w, found.lines())
+	warn(w, inertSeeds(spec, rows))
+	return rows
 }
 
 // toRun returns the runs to run: all of them, or with resume those whose

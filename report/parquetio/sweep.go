@@ -43,20 +43,12 @@ func ReadSweep(path string) ([]string, []report.SweepRow, error) {
 		case i == 0:
 			return row.Field(0)
 		case i <= len(keys):
-			params := row.Field(1)
-			if params.Len() != len(keys) {
-				params.Set(reflect.ValueOf(make([]string, len(keys))))
-			}
-			return params.Index(i - 1)
+			return elem(row.Field(1), len(keys), i-1)
 		case i <= len(keys)+nm:
 			return row.Field(i - len(keys) + 1)
 		}
-		evs := row.Field(eventsField)
-		if evs.Len() != events {
-			evs.Set(reflect.ValueOf(make([]report.EventRow, events)))
-		}
 		j := i - 1 - len(keys) - nm
-		return evs.Index(j / len(leaves)).FieldByIndex(leaves[j%len(leaves)])
+		return elem(row.Field(eventsField), events, j/len(leaves)).FieldByIndex(leaves[j%len(leaves)])
 	}
 	var rows []report.SweepRow
 	err := readRows(path, check, field, func(r *report.SweepRow) error {
@@ -106,20 +98,12 @@ func ReadPoints(path string) ([]string, []report.PointRow, error) {
 		case i == 0:
 			return row.Field(0)
 		case i <= len(keys):
-			params := row.Field(1)
-			if params.Len() != len(keys) {
-				params.Set(reflect.ValueOf(make([]string, len(keys))))
-			}
-			return params.Index(i - 1)
+			return elem(row.Field(1), len(keys), i-1)
 		case i == len(keys)+1:
 			return row.Field(2)
 		}
-		stats := row.Field(3)
-		if stats.Len() != nm {
-			stats.Set(reflect.ValueOf(make([]report.Stat, nm)))
-		}
 		j := i - len(keys) - 2
-		return stats.Index(j / 4).Field(j % 4)
+		return elem(row.Field(3), nm, j/4).Field(j % 4)
 	}
 	var rows []report.PointRow
 	err := readRows(path, check, field, func(r *report.PointRow) error {
@@ -131,4 +115,13 @@ func ReadPoints(path string) ([]string, []report.PointRow, error) {
 		return nil, nil, err
 	}
 	return keys, rows, nil
+}
+
+// elem is element i of the slice v, a field of the row being read, which
+// it first makes n long when it is not: each row gets its own slice.
+func elem(v reflect.Value, n, i int) reflect.Value {
+	if v.Len() != n {
+		v.Set(reflect.MakeSlice(v.Type(), n, n))
+	}
+	return v.Index(i)
 }
