@@ -74,15 +74,19 @@ const maxSearchRuns = 1_000_000
 
 // searchResult is DIR/search.json.
 type searchResult struct {
-	Key        string         `json:"key"`
-	Range      [2]int64       `json:"range"`
-	SLOs       []string       `json:"slos"`
-	Replicates int            `json:"replicates"`
-	Quorum     int            `json:"quorum"`
-	Monotone   bool           `json:"monotone"` // no probe showed an SLO metric not monotone in the key
-	Scanned    bool           `json:"scanned"`  // every value was run: a metric not monotone, or SLOs failing at opposite ends
-	Answer     *int64         `json:"answer"`   // null: no value meets the SLOs
-	Probes     []*searchProbe `json:"probes"`   // in the order made
+	Key        string   `json:"key"`
+	Range      [2]int64 `json:"range"`
+	SLOs       []string `json:"slos"`
+	Replicates int      `json:"replicates"`
+	Quorum     int      `json:"quorum"`
+	Monotone   bool     `json:"monotone"` // no probe showed an SLO metric not monotone in the key
+	Scanned    bool     `json:"scanned"`  // every value was run: a metric not monotone, or SLOs failing at opposite ends
+	Answer     *int64   `json:"answer"`   // null: no value meets the SLOs
+	// PassTo is, after a scan, the largest value V such that every value
+	// from A to V meets the SLOs (null when A does not): the answer when no
+	// value below the answer fails.
+	PassTo *int64         `json:"pass_to,omitempty"`
+	Probes []*searchProbe `json:"probes"` // in the order made
 }
 
 // searchProbe is one value of the key and what its replicates showed.
@@ -149,8 +153,12 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 		}
 	}
 	w := cmd.OutOrStdout()
+	var passTo *int64
 	if answer != nil {
 		fmt.Fprintf(w, "answer %s=%d\n", f.key, *answer)
+		if scan {
+			passTo = s.passTo(w, *answer)
+		}
 	} else {
 		fmt.Fprintf(w, "answer: no value of %s in [%d, %d] meets the SLOs\n", f.key, s.a, s.b)
 	}
@@ -159,7 +167,7 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 		return err
 	}
 	res := &searchResult{Key: f.key, Range: [2]int64{s.a, s.b}, SLOs: f.slos, Replicates: f.replicates,
-		Quorum: f.quorum, Monotone: !s.turned, Scanned: scan, Answer: answer, Probes: s.probes}
+		Quorum: f.quorum, Monotone: !s.turned, Scanned: scan, Answer: answer, PassTo: passTo, Probes: s.probes}
 	return writeAtomically(filepath.Join(f.out, report.SearchFile), func(path string) error { return report.WriteJSON(path, res) })
 }
 
@@ -441,6 +449,41 @@ func (s *searcher) scan() (*int64, error) {
 		}
 	}
 	return best, nil
+}
+
+// passTo is, after a scan that answered answer, the largest value such
+// that every value from A to it passes, or nil when A fails. When a value
+// below the answer fails it says which, on w: the answer then sits where
+// the SLOs hold only by some replicates' luck.
+func (s *searcher) passTo(w io.Writer, answer int64) *int64 {
+	passes := map[int64]bool{}
+	for _, p := range s.probes {
+		passes[p.Value] = p.Passes
+	}
+	var failing []string
+	var to *int64
+	for v := s.a; v < answer; v++ {
+		if !passes[v] {
+			failing = append(failing, strconv.FormatInt(v, 10))
+		} else if len(failing) == 0 {
+			to = &v
+		}
+	}
+	if len(failing) == 0 {
+		return &answer
+	}
+	verb, every := "fails", ""
+	if len(failing) > 1 {
+		verb = "fail"
+	}
+	switch {
+	case to != nil && *to > s.a:
+		every = fmt.Sprintf(": every value from %d to %d passes", s.a, *to)
+	case to != nil:
+		every = fmt.Sprintf(": only %d passes before them", s.a)
+	}
+	fmt.Fprintf(w, "note: below the answer, %s=%s %s%s\n", s.f.key, strings.Join(failing, ", "), verb, every)
+	return to
 }
 
 // monotone reports whether each SLO metric's means over the values probed

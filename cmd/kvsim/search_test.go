@@ -161,9 +161,13 @@ func TestSearchNotMonotone(t *testing.T) {
 		"requests_per_s is not monotone in workload.trace.limit (200 at 4, 166.667 at 5, 175 at 7): running every value in [2, 7]\n" +
 		"workload.trace.limit=3: fails, 0 of 1 replicates meet the SLOs: requests_per_s 150\n" +
 		"workload.trace.limit=6: passes, 1 of 1 replicates meet the SLOs: requests_per_s 200\n" +
-		"answer workload.trace.limit=6\n"
+		"answer workload.trace.limit=6\n" +
+		"note: below the answer, workload.trace.limit=3, 5 fail: only 2 passes before them\n"
 	if !strings.HasSuffix(stdout, want) {
 		t.Errorf("stdout:\n%s\nwant it to end:\n%s", stdout, want)
+	}
+	if res.PassTo == nil || *res.PassTo != 2 {
+		t.Errorf("pass_to %v, want 2", res.PassTo)
 	}
 }
 
@@ -182,9 +186,16 @@ func TestSearchOppositeSLOs(t *testing.T) {
 	if answerOf(res) != "6" || len(res.Probes) != 12 || !res.Monotone || !res.Scanned {
 		t.Errorf("answer %s, probes %v, monotone %v, scanned %v; want 6, all 12, true, true", answerOf(res), probed(res), res.Monotone, res.Scanned)
 	}
-	want := "workload.trace.limit=1 and 12 fail different SLOs, so a value between them may meet every one: running every value in [1, 12]\n"
-	if !strings.Contains(stdout, want) {
-		t.Errorf("stdout:\n%s\nwant a line %s", stdout, want)
+	for _, want := range []string{
+		"workload.trace.limit=1 and 12 fail different SLOs, so a value between them may meet every one: running every value in [1, 12]\n",
+		"answer workload.trace.limit=6\nnote: below the answer, workload.trace.limit=1, 2 fail\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout:\n%s\nwant a line %s", stdout, want)
+		}
+	}
+	if res.PassTo != nil {
+		t.Errorf("pass_to %v, want none: 1 fails", *res.PassTo)
 	}
 	_, _, res = searchIn(t, sc, filepath.Join(t.TempDir(), "s"), "--range", "1:12",
 		"--slo", "requests_completed >= 3", "--slo", "ttft_p99_ms <= 5")
