@@ -58,3 +58,27 @@ func TestExpectationString(t *testing.T) {
 		}
 	}
 }
+
+// FuzzExpectation: ParseExpectation never panics, and what it parses
+// prints (String) as an entry that parses back to the same comparison: the
+// same metric, operator and number, and an integer still that integer (a
+// decimal such as 1e3 may print as the integer 1000, which compares the
+// same).
+func FuzzExpectation(f *testing.F) {
+	for _, s := range []string{"pulls_failed > 0", "ttft_p99_ms < 2000.5", "events[0].removed_after_s < 30",
+		"x == -1", "x != 9007199254740993", "x >= 1e3", "x <", "x < NaN", "a b c d", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		e, err := ParseExpectation(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseExpectation(e.String())
+		same := err == nil && again.Metric == e.Metric && again.Op == e.Op && again.Value == e.Value &&
+			(!e.IsInt || again.IsInt && again.Int == e.Int)
+		if !same {
+			t.Fatalf("%q parses as %+v, printed %q, which parses as %+v, %v", s, e, e.String(), again, err)
+		}
+	})
+}

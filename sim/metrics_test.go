@@ -229,3 +229,22 @@ func TestEventMetricsOfARun(t *testing.T) {
 		t.Errorf("events[1]: %v", err)
 	}
 }
+
+// FuzzCheckMetric: a name CheckMetric accepts for a run of 2 events is one
+// Metric reads from such a run, without error or panic; any other name is
+// refused, with no panic either.
+func FuzzCheckMetric(f *testing.F) {
+	for _, s := range []string{"ttft_p99_ms", "pulls_failed", "makespan_s", "events[1].removed_after_s",
+		"event0_ttft_p50_after_ms", "events[2].at_ns", "events[-1].at_ns", "events[01].at_ns", "events[0]", "event_x", ""} {
+		f.Add(s)
+	}
+	run := &Summary{Counters: map[string]int64{}, EventRows: []report.EventRow{report.NoEvent(), report.NoEvent()}}
+	f.Fuzz(func(t *testing.T, name string) {
+		if CheckMetric(name, 2) != nil {
+			return
+		}
+		if _, err := Metric(run, name); err != nil {
+			t.Fatalf("%q: accepted, then %v", name, err)
+		}
+	})
+}
