@@ -366,6 +366,7 @@ func (d *decoder) selection(n *yaml.Node, s *Selection, key string) error {
 		*s = Selection{Count: p.Count, Pick: p.Pick}
 		return err
 	}
+	s.bad = true
 	return d.fail(n, key, "want a list of worker ids or a pick such as {count: 4, pick: busiest}, got %s", describe(n))
 }
 

@@ -238,6 +238,7 @@ type Selection struct {
 	IDs   []int // nil for a pick
 	Count int
 	Pick  Pick
+	bad   bool // it was neither a list nor a mapping: its error is said, validation says no more of it
 }
 
 // IDsOf is a selection of the listed workers.

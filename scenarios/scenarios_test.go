@@ -539,3 +539,13 @@ func TestEventWindow(t *testing.T) {
 		t.Errorf("1ns refused: %v", err)
 	}
 }
+
+// TestSelectionWrongKind: a drain that is neither a list nor a pick gets
+// one error, its own, and none of the checks of a pick it is not.
+func TestSelectionWrongKind(t *testing.T) {
+	_, err := Parse("s.yaml", []byte(base+"events:\n  - {at: 1s, drain: [0]}\n"), []string{"events[0].drain=5"})
+	want := `--set: events[0].drain: want a list of worker ids or a pick such as {count: 4, pick: busiest}, got "5"`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

@@ -376,6 +376,9 @@ func (sc *Scenario) validateEvents(c *check) {
 		if ev.Remove != nil {
 			sel, verb = ev.Remove, "remove"
 		}
+		if sel != nil && sel.bad {
+			continue // its decoding error said what is wrong
+		}
 		if ev.Add != 0 {
 			c.atLeast(key+".add", int64(ev.Add), 1)
 			for range max(ev.Add, 0) {

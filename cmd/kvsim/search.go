@@ -82,9 +82,9 @@ type searchResult struct {
 	Monotone   bool     `json:"monotone"` // no probe showed an SLO metric not monotone in the key
 	Scanned    bool     `json:"scanned"`  // every value was run: a metric not monotone, or SLOs failing at opposite ends
 	Answer     *int64   `json:"answer"`   // null: no value meets the SLOs
-	// PassTo is, after a scan, the largest value V such that every value
-	// from A to V meets the SLOs (null when A does not): the answer when no
-	// value below the answer fails.
+	// PassTo is, after a scan with an answer, the largest value V such
+	// that every value from A to V meets the SLOs: the answer when no value
+	// below the answer fails. Absent when A fails or no scan ran.
 	PassTo *int64         `json:"pass_to,omitempty"`
 	Probes []*searchProbe `json:"probes"` // in the order made
 }

@@ -363,7 +363,7 @@ func checkResumable(dir string, spec *sweepSpec) error {
 		return err
 	}
 	if !old.sameGrid(spec) {
-		return usageError{fmt.Errorf("--resume: %s holds another sweep (its sweep.json has another scenario, --set, --vary or --shard); give the command that started it, or another -o", dir)}
+		return usageError{fmt.Errorf("--resume: %s holds another sweep (its sweep.json has another scenario, --set, --vary, --replicates or --shard); give the command that started it, or another -o", dir)}
 	}
 	return nil
 }
