@@ -236,15 +236,16 @@ func (l *eventLog) tookOff(key int, q requeued) {
 	r.RequestsFailed += q.failed
 }
 
-// pullDone records a pull that staging refused, for each event that named
-// its source before the refusal.
+// pullDone records a pull that staging refused, now, for each event that
+// named its source before the refusal: each that has fired (at or before
+// now).
 func (l *eventLog) pullDone(p *kvcr.Pull) {
 	if l == nil || p.Outcome != kvcr.Rejected {
 		return
 	}
 	for i := range l.evs {
 		e := &l.evs[i]
-		if !e.row.Fired || p.EndNs < e.at || !slices.Contains(e.named, p.Source) {
+		if !e.row.Fired || !slices.Contains(e.named, p.Source) {
 			continue
 		}
 		switch p.Rejection {
