@@ -148,17 +148,20 @@ func (l *eventLog) routed(now des.Time, w int32) {
 }
 
 // in reports which of e's windows hold an instant t; open says t is at
-// most the run's last arrival, where the window after ends.
+// most the run's last arrival (Cluster.byLastArrival), where the window
+// after ends.
 func (l *eventLog) in(e *eventRec, t des.Time, open bool) (before, after bool) {
 	return t >= max(0, e.at-l.window) && t < e.at, open && t >= e.at && t < des.AddSat(e.at, l.window)
 }
 
-// tokens records n tokens emitted at t, each gap after the one before it
-// of its request (gap < 0: first tokens, no gap); open is as for in.
-func (l *eventLog) tokens(t des.Time, n int, gap des.Time, open bool) {
+// tokens records n tokens emitted at t, at most the current time, each
+// gap after the one before it of its request (gap < 0: first tokens, no
+// gap).
+func (l *eventLog) tokens(c *Cluster, t des.Time, n int, gap des.Time) {
 	if l == nil || t < l.lo || t >= l.hi {
 		return
 	}
+	open := c.byLastArrival(t)
 	for i := range l.evs {
 		e := &l.evs[i]
 		before, after := l.in(e, t, open)
@@ -180,12 +183,12 @@ func (w *eventWindow) emitted(n int, gap des.Time) {
 	}
 }
 
-// ended records a request's row as it ends; open is as for in, of its
-// end.
-func (l *eventLog) ended(r *report.RequestRow, open bool) {
+// ended records a request's row as it ends, at the current time.
+func (l *eventLog) ended(c *Cluster, r *report.RequestRow) {
 	if l == nil || r.Outcome != report.OutcomeCompleted {
 		return
 	}
+	open := c.byLastArrival(des.Time(r.FinishNs))
 	for i := range l.evs {
 		e := &l.evs[i]
 		if before, after := l.in(e, des.Time(r.ArrivalNs), true); before {
@@ -233,15 +236,16 @@ func (l *eventLog) tookOff(key int, q requeued) {
 	r.RequestsFailed += q.failed
 }
 
-// pullDone records a pull that staging refused, for each event that named
-// its source before the refusal.
+// pullDone records a pull that staging refused, now, for each event that
+// named its source before the refusal: each that has fired (at or before
+// now).
 func (l *eventLog) pullDone(p *kvcr.Pull) {
 	if l == nil || p.Outcome != kvcr.Rejected {
 		return
 	}
 	for i := range l.evs {
 		e := &l.evs[i]
-		if !e.row.Fired || p.EndNs < e.at || !slices.Contains(e.named, p.Source) {
+		if !e.row.Fired || !slices.Contains(e.named, p.Source) {
 			continue
 		}
 		switch p.Rejection {

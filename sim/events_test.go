@@ -265,8 +265,8 @@ func TestUnfiredEventRow(t *testing.T) {
 // TestRejectionColumns: events.parquet has a pulls_rejected_<reason>
 // column for every reason KVCR refuses a staging, in KVCR's order, each
 // also a counter; and a refused pull from a named source after the event
-// counts in its reason's column alone (before the event, or from another
-// source, in none).
+// counts in its reason's column alone (before the event fired, or from
+// another source, in none).
 func TestRejectionColumns(t *testing.T) {
 	var got []string
 	for _, c := range EventColumns {
@@ -288,9 +288,10 @@ func TestRejectionColumns(t *testing.T) {
 		t.Errorf("columns %q, want %q", got, want)
 	}
 	for _, why := range kvcr.Rejections {
-		l := &eventLog{evs: []eventRec{{at: 10, named: []int32{2}, row: report.EventRow{Fired: true}}}}
-		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 2, EndNs: 10})
+		l := &eventLog{evs: []eventRec{{at: 10}}}
 		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 2, EndNs: 9})
+		l.evs[0].named, l.evs[0].row.Fired = []int32{2}, true // fired at 10
+		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 2, EndNs: 10})
 		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 1, EndNs: 11})
 		l.pullDone(&kvcr.Pull{Outcome: kvcr.Partial, Source: 2, EndNs: 11})
 		for _, c := range EventColumns {

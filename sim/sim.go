@@ -445,17 +445,17 @@ func (o *observer) BlocksRemoved(w int32, runs []block.Run) {
 
 func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 	o.router.FirstToken(o.active[s.Req.ID].route)
-	o.events.tokens(now, 1, -1, (*Cluster)(o).byLastArrival(now))
+	o.events.tokens((*Cluster)(o), now, 1, -1)
 }
 
 func (o *observer) Token(now des.Time, _ *engine.Seq, gap des.Time) {
 	o.stats.itl.Add(int64(gap))
-	o.events.tokens(now, 1, gap, (*Cluster)(o).byLastArrival(now))
+	o.events.tokens((*Cluster)(o), now, 1, gap)
 }
 
 func (o *observer) Tokens(now des.Time, n int, gap des.Time) {
 	o.stats.itl.AddN(int64(gap), n)
-	o.events.tokens(now, n, gap, (*Cluster)(o).byLastArrival(now))
+	o.events.tokens((*Cluster)(o), now, n, gap)
 }
 
 // byLastArrival reports whether t, at most the current time, is at most
@@ -518,7 +518,7 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 		}
 	}
 	c.stats.add(&row)
-	c.events.ended(&row, c.byLastArrival(now))
+	c.events.ended(c, &row)
 	if err := c.requests.put(row.RequestID, row, c.releaseRequest); err != nil && c.err == nil {
 		c.err = err
 	}
