@@ -235,34 +235,13 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	// Prepare every variation and read each of their workloads first: bad
 	// input fails before anything runs.
 	runs := make([]*sweepRun, len(pts))
-	var warnings []string
-	read := map[traceKey]bool{} // a synthetic workload has nothing to read
+	prep := newPreparer(cmdline, spec, f.out, min(f.jobs, len(pts)), "--vary")
 	for i, p := range pts {
-		sets := spec.sets(p)
-		plan, err := prepare(scenario, sets, min(f.jobs, len(pts)), scenarios.FlagFrom("--vary", len(spec.Sets)))
-		if err != nil {
+		if runs[i], err = prep.run(p); err != nil {
 			return err
 		}
-		sc := plan.Scenario
-		if t := sc.Workload.Trace; t != nil && !read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {
-			read[traceKey{*t, sc.Cluster.Engine.BlockSize}] = true
-			if _, err := plan.ReadWorkload(); err != nil {
-				return err
-			}
-		}
-		m, err := newManifest(cmdline, scenario, sets, sc)
-		if err != nil {
-			return err
-		}
-		m.Build = m.Build.WithExecutable() // doneRow compares it
-		for _, w := range sc.Warnings() {
-			if !slices.Contains(warnings, w) {
-				warnings = append(warnings, w)
-			}
-		}
-		runs[i] = &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(f.out, report.SweepRunDir(int64(p.run)))}
 	}
-	warn(cmd.ErrOrStderr(), warnings)
+	warn(cmd.ErrOrStderr(), prep.warnings)
 	spec.Manifest = commandManifest(cmdline, scenario, f.sets)
 	if f.resume {
 		if err := checkResumable(f.out, spec); err != nil {
@@ -333,6 +312,52 @@ func toRun(w io.Writer, runs []*sweepRun, resume bool) ([]*sweepRun, error) {
 type traceKey struct {
 	trace     scenarios.Trace
 	blockSize int
+}
+
+// preparer prepares the runs of a sweep's grid (a search's too), reading
+// each trace they read once, and gathers their scenarios' warnings, each
+// once, in the order they first came.
+type preparer struct {
+	cmdline  []string
+	spec     *sweepSpec
+	out      string
+	atOnce   int              // the runs that share the memory (prepare)
+	flag     scenarios.Option // names the flag of the values past spec.Sets in errors
+	read     map[traceKey]bool
+	warnings []string
+}
+
+func newPreparer(cmdline []string, spec *sweepSpec, out string, atOnce int, flag string) *preparer {
+	return &preparer{cmdline: cmdline, spec: spec, out: out, atOnce: atOnce,
+		flag: scenarios.FlagFrom(flag, len(spec.Sets)), read: map[traceKey]bool{}}
+}
+
+// run prepares the run of grid point p into out/runs/run-NNN, reading its
+// trace when no run prepared before read it.
+func (pr *preparer) run(p point) (*sweepRun, error) {
+	sets := pr.spec.sets(p)
+	plan, err := prepare(pr.spec.Scenario, sets, pr.atOnce, pr.flag)
+	if err != nil {
+		return nil, err
+	}
+	sc := plan.Scenario
+	if t := sc.Workload.Trace; t != nil && !pr.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {
+		pr.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] = true
+		if _, err := plan.ReadWorkload(); err != nil {
+			return nil, err
+		}
+	}
+	m, err := newManifest(pr.cmdline, pr.spec.Scenario, sets, sc)
+	if err != nil {
+		return nil, err
+	}
+	m.Build = m.Build.WithExecutable() // doneRow compares it
+	for _, w := range sc.Warnings() {
+		if !slices.Contains(pr.warnings, w) {
+			pr.warnings = append(pr.warnings, w)
+		}
+	}
+	return &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(pr.out, report.SweepRunDir(int64(p.run)))}, nil
 }
 
 // startSweepDir creates dir with the sweep's spec in dir/sweep.json and an
