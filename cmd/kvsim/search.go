@@ -245,15 +245,12 @@ func parseRange(s string) (int64, int64, error) {
 // their scenarios warn of, each warning once a search.
 func (s *searcher) prepare(values []int64) ([]*sweepRun, error) {
 	n := s.f.replicates
+	_, dims := s.spec.dims()
 	var runs []*sweepRun
 	for _, v := range values {
 		for r := range n {
-			p := point{run: int(v-s.a)*n + r, point: int(v - s.a), values: []string{strconv.FormatInt(v, 10)}}
-			if n > 1 {
-				p.values = append(p.values, strconv.FormatUint(s.spec.Seed+uint64(r), 10))
-			}
 			warned := len(s.prep.warnings)
-			run, err := s.prep.run(p)
+			run, err := s.prep.run(s.spec.at(dims, int(v-s.a)*n+r))
 			if err != nil {
 				return nil, err
 			}

@@ -62,24 +62,29 @@ type point struct {
 	values []string
 }
 
-// grid is the cartesian product of the values of dims, the first key
-// varying slowest.
+// grid is every run of the cartesian product of the values of dims, in
+// run order (at).
 func (s *sweepSpec) grid() []point {
-	pts := []point{{}}
 	_, values := s.dims()
+	n := 1
 	for _, vs := range values {
-		var next []point
-		for _, p := range pts {
-			for _, v := range vs {
-				next = append(next, point{values: append(slices.Clone(p.values), v)})
-			}
-		}
-		pts = next
+		n *= len(vs)
 	}
+	pts := make([]point, n)
 	for i := range pts {
-		pts[i].run, pts[i].point = i, i/s.Replicates
+		pts[i] = s.at(values, i)
 	}
 	return pts
+}
+
+// at is run i of the cartesian product of values, dims' values, the first
+// key varying slowest.
+func (s *sweepSpec) at(values [][]string, i int) point {
+	p := point{run: i, point: i / s.Replicates, values: make([]string, len(values))}
+	for k := len(values) - 1; k >= 0; k-- {
+		p.values[k], i = values[k][i%len(values[k])], i/len(values[k])
+	}
+	return p
 }
 
 // splitTop splits s at commas that are not inside brackets, braces or
