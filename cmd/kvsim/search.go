@@ -160,7 +160,7 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 		fmt.Fprintf(w, "answer: no value of %s in [%d, %d] meets the SLOs\n", f.key, s.a, s.b)
 	}
 	slices.SortFunc(s.runs, func(x, y *sweepRun) int { return cmp.Compare(x.run, y.run) })
-	if err := finishSweep(io.Discard, f.out, s.spec, gather(cmd.ErrOrStderr(), s.spec, s.runs), false); err != nil {
+	if err := finishSweep(f.out, s.spec, gather(cmd.ErrOrStderr(), s.spec, s.runs)); err != nil {
 		return err
 	}
 	res := &searchResult{Key: f.key, Range: [2]int64{s.a, s.b}, SLOs: f.slos, Replicates: f.replicates,

@@ -263,7 +263,10 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		return err
 	}
 	rows := gather(cmd.ErrOrStderr(), spec, runs)
-	return finishSweep(cmd.OutOrStdout(), f.out, spec, rows, f.json)
+	if err := finishSweep(f.out, spec, rows); err != nil {
+		return err
+	}
+	return printSweep(cmd.OutOrStdout(), spec, rows, f.json)
 }
 
 // gather returns the rows of runs, which have run, in their order, and
@@ -545,16 +548,11 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 }
 
 // finishSweep writes dir/points.parquet and dir/sweep.parquet, last and
-// atomically (its presence says the sweep is complete), and prints the
-// table, or the rows as JSON.
-func finishSweep(w io.Writer, dir string, spec *sweepSpec, rows []report.SweepRow, asJSON bool) error {
-	write := func(name string, fill func(path string) error) error {
+// atomically (its presence says the sweep is complete).
+func finishSweep(dir string, spec *sweepSpec, rows []report.SweepRow) error {
+	return writeSweep(spec, rows, func(name string, fill func(path string) error) error {
 		return writeAtomically(filepath.Join(dir, name), fill)
-	}
-	if err := writeSweep(spec, rows, write); err != nil {
-		return err
-	}
-	return printSweep(w, spec, rows, asJSON)
+	})
 }
 
 // sets are a point's overrides: the sweep's --set, then one a key of dims.
