@@ -76,7 +76,10 @@ func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigests\n",
 		strings.Join(spec.Keys, "\t"), evHead.String())
+	lo := 0 // the point's first row: its runs are the rows from it
 	for _, p := range spec.points(rows) {
+		runs := rows[lo : lo+int(p.Replicates)]
+		lo += len(runs)
 		pmScaled := func(name string, scale float64, format string) string {
 			s := p.Stats[col(name)]
 			if math.IsNaN(s.Mean) {
@@ -98,10 +101,8 @@ func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
 			return strings.Join(vs, "/")
 		}
 		digests := map[string]bool{}
-		for _, r := range rows {
-			if r.Run/int64(spec.Replicates) == p.Point {
-				digests[r.Digest] = true
-			}
+		for _, r := range runs {
+			digests[r.Digest] = true
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%d distinct\n", p.Point, strings.Join(p.Params, "\t"), p.Replicates,
 			pm("requests_completed"), pm("ttft_p50_ms"), pm("ttft_p99_ms"), pm("e2e_p99_ms"),
@@ -131,15 +132,15 @@ func inertSeeds(spec *sweepSpec, rows []report.SweepRow) []string {
 	// Runs are grouped by their other values, groups in the order of their
 	// first run.
 	var groups [][]report.SweepRow
-	same := func(a, b report.SweepRow) bool {
-		return slices.Equal(a.Params[:seedAt], b.Params[:seedAt]) && slices.Equal(a.Params[seedAt+1:], b.Params[seedAt+1:])
-	}
+	group := map[string]int{} // by the other values, quoted: the group's index
 	for _, r := range rows {
-		if i := slices.IndexFunc(groups, func(g []report.SweepRow) bool { return same(g[0], r) }); i >= 0 {
-			groups[i] = append(groups[i], r)
-		} else {
-			groups = append(groups, []report.SweepRow{r})
+		others := fmt.Sprintf("%q", append(slices.Clone(r.Params[:seedAt]), r.Params[seedAt+1:]...))
+		i, ok := group[others]
+		if !ok {
+			i, group[others] = len(groups), len(groups)
+			groups = append(groups, nil)
 		}
+		groups[i] = append(groups[i], r)
 	}
 	var inert []string
 	for _, g := range groups {

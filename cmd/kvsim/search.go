@@ -104,19 +104,16 @@ type searchProbe struct {
 
 // searcher is one search: its grid, the SLOs and the probes made so far.
 type searcher struct {
-	cmd      *cobra.Command
-	cmdline  []string
-	scenario string
-	f        searchFlags
-	a, b     int64
-	slos     []scenarios.Expectation
-	metrics  []string // the SLOs' metrics, each once, in the SLOs' order
-	spec     *sweepSpec
-	probes   []*searchProbe
-	turned   bool        // a probe showed an SLO metric not monotone in the key
-	runs     []*sweepRun // the runs probed, in the order probed
-	read     map[traceKey]bool
-	warned   []string
+	cmd     *cobra.Command
+	f       searchFlags
+	a, b    int64
+	slos    []scenarios.Expectation
+	metrics []string // the SLOs' metrics, each once, in the SLOs' order
+	spec    *sweepSpec
+	probes  []*searchProbe
+	turned  bool        // a probe showed an SLO metric not monotone in the key
+	runs    []*sweepRun // the runs probed, in the order probed
+	prep    *preparer
 }
 
 func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags) error {
@@ -163,7 +160,7 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 		fmt.Fprintf(w, "answer: no value of %s in [%d, %d] meets the SLOs\n", f.key, s.a, s.b)
 	}
 	slices.SortFunc(s.runs, func(x, y *sweepRun) int { return cmp.Compare(x.run, y.run) })
-	if err := finishSweep(io.Discard, f.out, s.spec, gather(cmd.ErrOrStderr(), s.spec, s.runs), false); err != nil {
+	if err := finishSweep(f.out, s.spec, gather(cmd.ErrOrStderr(), s.spec, s.runs)); err != nil {
 		return err
 	}
 	res := &searchResult{Key: f.key, Range: [2]int64{s.a, s.b}, SLOs: f.slos, Replicates: f.replicates,
@@ -206,7 +203,7 @@ func newSearcher(cmd *cobra.Command, cmdline []string, scenario string, f search
 	if err != nil {
 		return nil, err
 	}
-	s := &searcher{cmd: cmd, cmdline: cmdline, scenario: scenario, f: f, a: a, b: b, read: map[traceKey]bool{}}
+	s := &searcher{cmd: cmd, f: f, a: a, b: b}
 	for _, text := range f.slos {
 		e, err := scenarios.ParseExpectation(text)
 		if err == nil {
@@ -228,6 +225,7 @@ func newSearcher(cmd *cobra.Command, cmdline []string, scenario string, f search
 		s.spec.Seed = sc.Seed
 	}
 	s.spec.Runs = int(b-a+1) * f.replicates
+	s.prep = newPreparer(cmdline, s.spec, f.out, min(f.jobs, s.spec.Runs), "--key")
 	return s, nil
 }
 
@@ -243,40 +241,21 @@ func parseRange(s string) (int64, int64, error) {
 }
 
 // prepare prepares the runs of values, every replicate of each, in that
-// order, and reads each trace they read not read yet.
+// order, reading each trace they read not read yet, and warns of what
+// their scenarios warn of, each warning once a search.
 func (s *searcher) prepare(values []int64) ([]*sweepRun, error) {
 	n := s.f.replicates
+	_, dims := s.spec.dims()
 	var runs []*sweepRun
 	for _, v := range values {
 		for r := range n {
-			p := point{run: int(v-s.a)*n + r, point: int(v - s.a), values: []string{strconv.FormatInt(v, 10)}}
-			if n > 1 {
-				p.values = append(p.values, strconv.FormatUint(s.spec.Seed+uint64(r), 10))
-			}
-			sets := s.spec.sets(p)
-			plan, err := prepare(s.scenario, sets, min(s.f.jobs, s.spec.Runs), scenarios.FlagFrom("--key", len(s.f.sets)))
+			warned := len(s.prep.warnings)
+			run, err := s.prep.run(s.spec.at(dims, int(v-s.a)*n+r))
 			if err != nil {
 				return nil, err
 			}
-			sc := plan.Scenario
-			if t := sc.Workload.Trace; t != nil && !s.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {
-				s.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] = true
-				if _, err := plan.ReadWorkload(); err != nil {
-					return nil, err
-				}
-			}
-			m, err := newManifest(s.cmdline, s.scenario, sets, sc)
-			if err != nil {
-				return nil, err
-			}
-			m.Build = m.Build.WithExecutable() // doneRow compares it
-			for _, w := range sc.Warnings() {
-				if !slices.Contains(s.warned, w) {
-					s.warned = append(s.warned, w)
-					warn(s.cmd.ErrOrStderr(), []string{w})
-				}
-			}
-			runs = append(runs, &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(s.f.out, report.SweepRunDir(int64(p.run)))})
+			warn(s.cmd.ErrOrStderr(), s.prep.warnings[warned:])
+			runs = append(runs, run)
 		}
 	}
 	return runs, nil

@@ -62,24 +62,29 @@ type point struct {
 	values []string
 }
 
-// grid is the cartesian product of the values of dims, the first key
-// varying slowest.
+// grid is every run of the cartesian product of the values of dims, in
+// run order (at).
 func (s *sweepSpec) grid() []point {
-	pts := []point{{}}
 	_, values := s.dims()
+	n := 1
 	for _, vs := range values {
-		var next []point
-		for _, p := range pts {
-			for _, v := range vs {
-				next = append(next, point{values: append(slices.Clone(p.values), v)})
-			}
-		}
-		pts = next
+		n *= len(vs)
 	}
+	pts := make([]point, n)
 	for i := range pts {
-		pts[i].run, pts[i].point = i, i/s.Replicates
+		pts[i] = s.at(values, i)
 	}
 	return pts
+}
+
+// at is run i of the cartesian product of values, dims' values, the first
+// key varying slowest.
+func (s *sweepSpec) at(values [][]string, i int) point {
+	p := point{run: i, point: i / s.Replicates, values: make([]string, len(values))}
+	for k := len(values) - 1; k >= 0; k-- {
+		p.values[k], i = values[k][i%len(values[k])], i/len(values[k])
+	}
+	return p
 }
 
 // splitTop splits s at commas that are not inside brackets, braces or
@@ -235,34 +240,13 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	// Prepare every variation and read each of their workloads first: bad
 	// input fails before anything runs.
 	runs := make([]*sweepRun, len(pts))
-	var warnings []string
-	read := map[traceKey]bool{} // a synthetic workload has nothing to read
+	prep := newPreparer(cmdline, spec, f.out, min(f.jobs, len(pts)), "--vary")
 	for i, p := range pts {
-		sets := spec.sets(p)
-		plan, err := prepare(scenario, sets, min(f.jobs, len(pts)), scenarios.FlagFrom("--vary", len(spec.Sets)))
-		if err != nil {
+		if runs[i], err = prep.run(p); err != nil {
 			return err
 		}
-		sc := plan.Scenario
-		if t := sc.Workload.Trace; t != nil && !read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {
-			read[traceKey{*t, sc.Cluster.Engine.BlockSize}] = true
-			if _, err := plan.ReadWorkload(); err != nil {
-				return err
-			}
-		}
-		m, err := newManifest(cmdline, scenario, sets, sc)
-		if err != nil {
-			return err
-		}
-		m.Build = m.Build.WithExecutable() // doneRow compares it
-		for _, w := range sc.Warnings() {
-			if !slices.Contains(warnings, w) {
-				warnings = append(warnings, w)
-			}
-		}
-		runs[i] = &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(f.out, report.SweepRunDir(int64(p.run)))}
 	}
-	warn(cmd.ErrOrStderr(), warnings)
+	warn(cmd.ErrOrStderr(), prep.warnings)
 	spec.Manifest = commandManifest(cmdline, scenario, f.sets)
 	if f.resume {
 		if err := checkResumable(f.out, spec); err != nil {
@@ -279,7 +263,10 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 		return err
 	}
 	rows := gather(cmd.ErrOrStderr(), spec, runs)
-	return finishSweep(cmd.OutOrStdout(), f.out, spec, rows, f.json)
+	if err := finishSweep(f.out, spec, rows); err != nil {
+		return err
+	}
+	return printSweep(cmd.OutOrStdout(), spec, rows, f.json)
 }
 
 // gather returns the rows of runs, which have run, in their order, and
@@ -333,6 +320,52 @@ func toRun(w io.Writer, runs []*sweepRun, resume bool) ([]*sweepRun, error) {
 type traceKey struct {
 	trace     scenarios.Trace
 	blockSize int
+}
+
+// preparer prepares the runs of a sweep's grid (a search's too), reading
+// each trace they read once, and gathers their scenarios' warnings, each
+// once, in the order they first came.
+type preparer struct {
+	cmdline  []string
+	spec     *sweepSpec
+	out      string
+	atOnce   int              // the runs that share the memory (prepare)
+	flag     scenarios.Option // names the flag of the values past spec.Sets in errors
+	read     map[traceKey]bool
+	warnings []string
+}
+
+func newPreparer(cmdline []string, spec *sweepSpec, out string, atOnce int, flag string) *preparer {
+	return &preparer{cmdline: cmdline, spec: spec, out: out, atOnce: atOnce,
+		flag: scenarios.FlagFrom(flag, len(spec.Sets)), read: map[traceKey]bool{}}
+}
+
+// run prepares the run of grid point p into out/runs/run-NNN, reading its
+// trace when no run prepared before read it.
+func (pr *preparer) run(p point) (*sweepRun, error) {
+	sets := pr.spec.sets(p)
+	plan, err := prepare(pr.spec.Scenario, sets, pr.atOnce, pr.flag)
+	if err != nil {
+		return nil, err
+	}
+	sc := plan.Scenario
+	if t := sc.Workload.Trace; t != nil && !pr.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {
+		pr.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] = true
+		if _, err := plan.ReadWorkload(); err != nil {
+			return nil, err
+		}
+	}
+	m, err := newManifest(pr.cmdline, pr.spec.Scenario, sets, sc)
+	if err != nil {
+		return nil, err
+	}
+	m.Build = m.Build.WithExecutable() // doneRow compares it
+	for _, w := range sc.Warnings() {
+		if !slices.Contains(pr.warnings, w) {
+			pr.warnings = append(pr.warnings, w)
+		}
+	}
+	return &sweepRun{point: p, plan: plan, m: m, dir: filepath.Join(pr.out, report.SweepRunDir(int64(p.run)))}, nil
 }
 
 // startSweepDir creates dir with the sweep's spec in dir/sweep.json and an
@@ -515,16 +548,11 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
 }
 
 // finishSweep writes dir/points.parquet and dir/sweep.parquet, last and
-// atomically (its presence says the sweep is complete), and prints the
-// table, or the rows as JSON.
-func finishSweep(w io.Writer, dir string, spec *sweepSpec, rows []report.SweepRow, asJSON bool) error {
-	write := func(name string, fill func(path string) error) error {
+// atomically (its presence says the sweep is complete).
+func finishSweep(dir string, spec *sweepSpec, rows []report.SweepRow) error {
+	return writeSweep(spec, rows, func(name string, fill func(path string) error) error {
 		return writeAtomically(filepath.Join(dir, name), fill)
-	}
-	if err := writeSweep(spec, rows, write); err != nil {
-		return err
-	}
-	return printSweep(w, spec, rows, asJSON)
+	})
 }
 
 // sets are a point's overrides: the sweep's --set, then one a key of dims.
