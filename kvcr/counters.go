@@ -1,5 +1,7 @@
 package kvcr
 
+import "fmt"
+
 // Counters are KVCR's run counters. Each field's counter tag is its name in
 // the report (counters.parquet, summary.json), where they follow the field
 // order (sim.Counters).
@@ -31,4 +33,19 @@ type Counters struct {
 // PullsRejected is the pulls refused at staging, for any reason.
 func (c *Counters) PullsRejected() int64 {
 	return c.PullsRejectedDraining + c.PullsRejectedRemoved + c.PullsRejectedNotReady + c.PullsRejectedMissing
+}
+
+// rejected is the counter of the pulls staging refused for why.
+func (c *Counters) rejected(why Rejection) *int64 {
+	switch why {
+	case RejectedDraining:
+		return &c.PullsRejectedDraining
+	case RejectedRemoved:
+		return &c.PullsRejectedRemoved
+	case RejectedNotReady:
+		return &c.PullsRejectedNotReady
+	case RejectedMissing:
+		return &c.PullsRejectedMissing
+	}
+	panic(fmt.Sprintf("kvcr: a pull rejected for no reason (%d)", why))
 }

@@ -58,7 +58,7 @@ func (k *KVCR) answer(now des.Time, p *Pull, out Outcome) {
 }
 
 // finish closes a pull whose answer, write and target's part are all over:
-// it is counted by outcome, its row handed over and its target's count
+// it is counted by outcome (a rejected one by its reason), its row handed over and its target's count
 // released.
 func (k *KVCR) finish(now des.Time, p *Pull) {
 	p.state = done
@@ -76,6 +76,8 @@ func (k *KVCR) finish(now des.Time, p *Pull) {
 		k.C.PullsExpired++
 	case Superseded:
 		k.C.PullsSuperseded++
+	case Rejected:
+		*k.C.rejected(p.Rejection)++
 	}
 	delete(k.live, p.ID)
 	k.l.PullDone(p)

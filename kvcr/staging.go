@@ -125,16 +125,16 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	p.from, p.Requested = f.first, limit-f.first
 	switch {
 	case k.status(sn) == lifecycle.Draining:
-		k.reject(now, p, RejectedDraining, &k.C.PullsRejectedDraining)
+		k.reject(now, p, RejectedDraining)
 		return engine.StageProceed
 	case k.status(sn) == lifecycle.Removed:
-		k.reject(now, p, RejectedRemoved, &k.C.PullsRejectedRemoved)
+		k.reject(now, p, RejectedRemoved)
 		return engine.StageProceed
 	case k.status(sn) == lifecycle.Starting:
-		k.reject(now, p, RejectedNotReady, &k.C.PullsRejectedNotReady)
+		k.reject(now, p, RejectedNotReady)
 		return engine.StageProceed
 	case len(f.runs) == 0 && !f.unsettled:
-		k.reject(now, p, RejectedMissing, &k.C.PullsRejectedMissing)
+		k.reject(now, p, RejectedMissing)
 		return engine.StageProceed
 	case f.unsettled || (k.cfg.MaxInflightPulls > 0 && tn.inflight >= k.cfg.MaxInflightPulls) ||
 		!tn.pool.Room(block.Blocks(f.runs)+evictable(tn.pool, f.hits)):
@@ -189,10 +189,8 @@ func (k *KVCR) newPull(now des.Time, target int32, req int64, h Hint) *Pull {
 }
 
 // reject ends a pull at staging: its source failed the guard or holds none
-// of the missing blocks, why, which counter counts. Nothing is pinned; the
-// request goes on.
-func (k *KVCR) reject(now des.Time, p *Pull, why Rejection, counter *int64) {
-	*counter++
+// of the missing blocks, why. Nothing is pinned; the request goes on.
+func (k *KVCR) reject(now des.Time, p *Pull, why Rejection) {
 	p.Rejection = why
 	k.unpark(p)
 	k.settle(p, Rejected)

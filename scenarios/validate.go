@@ -339,7 +339,7 @@ func (sc *Scenario) validateEvents(c *check) {
 	for i := range live {
 		live[i] = true
 	}
-	picked := 0 // workers taken by picks
+	left := len(live) // workers neither listed nor picked by a drain or remove so far
 	var last Duration
 	for i, ev := range sc.Events {
 		key := fmt.Sprintf("events[%d]", i)
@@ -384,13 +384,8 @@ func (sc *Scenario) validateEvents(c *check) {
 			for range max(ev.Add, 0) {
 				live = append(live, true)
 			}
+			left += max(ev.Add, 0)
 			continue
-		}
-		left := -picked // live workers after this event
-		for _, l := range live {
-			if l {
-				left++
-			}
 		}
 		if sel.Picked() {
 			oneOf(c, key+"."+verb+".pick", sel.Pick, Picks...)
@@ -400,7 +395,6 @@ func (sc *Scenario) validateEvents(c *check) {
 			case sel.Count > left:
 				c.fail(key+"."+verb+".count", "picks %d workers; only %d are neither drained nor removed at %v", sel.Count, left, des.Time(ev.At))
 			}
-			picked += max(sel.Count, 0)
 			left -= max(sel.Count, 0)
 		} else {
 			if len(sel.IDs) == 0 {

@@ -92,7 +92,7 @@ type Router struct {
 	pending     []kvEvent
 	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block
 	run         []Prefix  // scratch: the hint runs (Either)
-	costs       []float64 // scratch: kv_aware's costs by schedulable worker, at a positive temperature
+	costs       []float64 // scratch: kv_aware's costs by schedulable worker at a positive temperature, then their softmax weights
 	// keyed says that tree holds every schedulable worker by its key:
 	// outstanding requests (least_loaded) or uncredited cost (kv_aware, see
 	// costKey). Otherwise (kv_aware with a prefill_load_scale whose products
@@ -321,28 +321,25 @@ func (r *Router) kvAwareSampled(blocks int) int32 {
 // * t underflows to 0 is the limit t -> 0: the cheapest have weight 1, the
 // others 0. It returns the first i with p_i > 0 and u <= p_0 + ... + p_i,
 // the last with p_i > 0 if rounding leaves u above the sum: a worker of
-// weight 0 is never drawn.
+// weight 0 is never drawn. It overwrites costs with their weights.
 func softmax(costs []float64, t, u float64) int {
 	lo, hi := slices.Min(costs), slices.Max(costs)
 	scale := float64((hi - lo) * t)
-	weight := func(c float64) float64 {
-		switch {
-		case lo == hi:
-			return 1
-		case scale == 0 && c == lo: // -(c - lo) / scale would be NaN
-			return 1
-		case scale == 0:
-			return 0
-		}
-		return math.Exp(-(c - lo) / scale)
-	}
 	sum := 0.0
-	for _, c := range costs {
-		sum += weight(c)
+	for i, c := range costs {
+		w := 1.0 // every cost equal, or the cheapest at the limit t -> 0 (-(c - lo) / scale would be NaN)
+		switch {
+		case lo == hi, scale == 0 && c == lo:
+		case scale == 0:
+			w = 0
+		default:
+			w = math.Exp(-(c - lo) / scale)
+		}
+		costs[i] = w
+		sum += w
 	}
 	cum, last := 0.0, 0
-	for i, c := range costs {
-		w := weight(c)
+	for i, w := range costs {
 		if w == 0 {
 			continue // exp underflowed (t below about 1/745), or the limit t -> 0: never drawn
 		}

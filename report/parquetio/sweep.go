@@ -78,11 +78,12 @@ func WritePoints(path string, keys []string, rows []report.PointRow) error {
 // ReadPoints reads a points.parquet: its varied keys and rows.
 func ReadPoints(path string) ([]string, []report.PointRow, error) {
 	var keys []string
-	events := 0
+	events, nm := 0, 0 // the events and metrics, known once check has run
 	check := func(names []string) error {
 		for slices.Contains(names, fmt.Sprintf("event%d_at_ns_mean", events)) {
 			events++
 		}
+		nm = len(report.PointMetrics(events))
 		nk := len(names) - len(report.PointColumns(nil, events)) // past point, replicates and the metrics
 		if nk < 0 || names[0] != "point" {
 			return fmt.Errorf("report: %s is not a points table", path)
@@ -93,7 +94,6 @@ func ReadPoints(path string) ([]string, []report.PointRow, error) {
 	// Columns: point, one a key (into Params), replicates, then four a
 	// metric (into Stats, the fields of a Stat in order).
 	field := func(row reflect.Value, i int) reflect.Value {
-		nm := len(report.PointMetrics(events)) // events is known once check has run
 		switch {
 		case i == 0:
 			return row.Field(0)
