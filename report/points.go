@@ -83,11 +83,12 @@ func Points(nkeys int, rows []SweepRow, replicates int) []PointRow {
 		runs := rows[lo:hi]
 		p := PointRow{Point: point, Params: runs[0].Params[:nkeys], Replicates: int64(len(runs))}
 		xs := make([]float64, len(runs))
+		t := tQuantile(len(runs)) // once a point, not once a metric
 		for _, m := range metrics {
 			for i := range runs {
 				xs[i] = numeric(m, &runs[i])
 			}
-			p.Stats = append(p.Stats, Summarize(xs))
+			p.Stats = append(p.Stats, summarize(xs, t))
 		}
 		out = append(out, p)
 		lo = hi
@@ -97,13 +98,24 @@ func Points(nkeys int, rows []SweepRow, replicates int) []PointRow {
 
 // Summarize is the mean, sample standard deviation and 95 % t interval of
 // xs (at least one value).
-func Summarize(xs []float64) Stat {
+func Summarize(xs []float64) Stat { return summarize(xs, tQuantile(len(xs))) }
+
+// tQuantile is t(0.975, n - 1), Student's t for the 95 % interval of the
+// mean of n values (NaN for n = 1, which has no interval).
+func tQuantile(n int) float64 {
+	if n < 2 {
+		return math.NaN()
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
+}
+
+// summarize is Summarize with t = tQuantile(len(xs)).
+func summarize(xs []float64, t float64) Stat {
 	if len(xs) == 1 {
 		return Stat{Mean: xs[0], SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	}
 	mean, sd := stat.MeanStdDev(xs, nil)
-	n := float64(len(xs))
-	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * sd / math.Sqrt(n)
+	half := t * sd / math.Sqrt(float64(len(xs)))
 	return Stat{Mean: mean, SD: sd, Lo: mean - half, Hi: mean + half}
 }
 
