@@ -28,6 +28,64 @@ type Counters struct {
 	G2StoresDropped       int64 `counter:"g2_stores_dropped"`   // stores with no slot to take
 	G2Evictions           int64 `counter:"g2_evictions"`
 	G2HitsBlocks          int64 `counter:"g2_hits_blocks"` // blocks loaded from a worker's own G2 (H2D)
+	// Move and Prefetch break the request-independent orders out of the
+	// totals above, which count every pull of every kind. They are the
+	// "background" group: reported only by runs that can issue orders.
+	Move     KindCounters `counter:"kv_move_" group:"background"`
+	Prefetch KindCounters `counter:"kv_prefetch_" group:"background"`
+}
+
+// KindCounters count one kind of order (Order): issued, then ended
+// unstaged (nothing to fetch, or dropped when a worker was removed before
+// its turn) or by its pull's outcome, and what its pulls landed.
+type KindCounters struct {
+	Issued         int64 `counter:"issued"`
+	NothingToFetch int64 `counter:"nothing_to_fetch"` // the target held every block at the first staging: no pull
+	Dropped        int64 `counter:"dropped"`          // still waiting for its source's turn when its source or target was removed: no pull
+	Success        int64 `counter:"success"`
+	Partial        int64 `counter:"partial"`
+	Failed         int64 `counter:"failed"`
+	Expired        int64 `counter:"expired"`
+	Rejected       int64 `counter:"rejected"`
+	Superseded     int64 `counter:"superseded"`
+	BlocksLanded   int64 `counter:"blocks_landed"`
+	Bytes          int64 `counter:"bytes"` // of the transfers that landed
+}
+
+// Ended is the orders that ended, staged or not: Issued when every order
+// is over.
+func (c *KindCounters) Ended() int64 {
+	return c.NothingToFetch + c.Dropped + c.Success + c.Partial + c.Failed + c.Expired + c.Rejected + c.Superseded
+}
+
+// count adds a finished order's pull.
+func (c *KindCounters) count(p *Pull) {
+	switch p.Outcome {
+	case Success:
+		c.Success++
+	case Partial:
+		c.Partial++
+	case Failed:
+		c.Failed++
+	case Expired:
+		c.Expired++
+	case Rejected:
+		c.Rejected++
+	case Superseded:
+		c.Superseded++
+	}
+	if p.Landed > 0 {
+		c.BlocksLanded += int64(p.Landed)
+		c.Bytes += p.Bytes
+	}
+}
+
+// kind is the counters of orders of kind k.
+func (c *Counters) kind(k Kind) *KindCounters {
+	if k == KindMove {
+		return &c.Move
+	}
+	return &c.Prefetch
 }
 
 // PullsRejected is the pulls refused at staging, for any reason.

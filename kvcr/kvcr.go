@@ -30,7 +30,14 @@ type Config struct {
 	IngressGbps      float64 // each worker's RDMA ingress; 0 = unbounded
 	OperationTimeout des.Time
 	AbandonTimeout   des.Time
-	MaxInflightPulls int // started pulls a target may have; 0 = unlimited
+	// BackgroundTimeout replaces both timeouts for an order's pull (the
+	// target's wait and the source's limit); 0: an order's pull has a
+	// request pull's timeouts for its mode.
+	BackgroundTimeout des.Time
+	// BackgroundInflight is how many orders a source stages at a time; the
+	// rest wait, in issue order, until one ends. 0: no limit.
+	BackgroundInflight int
+	MaxInflightPulls   int // started pulls a target may have; 0 = unlimited
 	// LossNotice is how long after its source is removed a pull's target
 	// learns it; 0: never, the target fails at its own deadline.
 	LossNotice    des.Time
@@ -75,34 +82,40 @@ type Listener interface {
 
 // node is KVCR's part of one worker.
 type node struct {
-	id       int32
-	pool     *Pool
-	d2h, h2d *Link
-	pulls    int   // live pulls it is the target of, or the source of while their transfer runs
-	serving  int   // of those, the ones it is the source of
-	inflight int   // pulls it is the target of whose transfer runs
-	parked   int   // parked pulls it is the target of
-	ops      []*op // loads and stores in flight
-	sent     int64 // bytes of its pulls whose transfers completed
+	id         int32
+	pool       *Pool
+	d2h, h2d   *Link
+	pulls      int     // live pulls it is the target of, or the source of while their transfer runs
+	serving    int     // of those, the ones it is the source of
+	inflight   int     // pulls it is the target of whose transfer runs
+	parked     int     // parked pulls it is the target of
+	ops        []*op   // loads and stores in flight
+	sent       int64   // bytes of its pulls whose transfers completed
+	orderPulls int     // of pulls, those of orders
+	orders     int     // orders it is the source of that have not ended: waiting, parked or live
+	staged     int     // of those, the ones staged (live)
+	unstarted  int     // of those, the ones whose transfer has not started
+	waiting    []*Pull // orders it is the source of, not yet staged, in issue order
 }
 
 // KVCR is every worker's G2 pool, links and pulls.
 type KVCR struct {
-	cfg      Config
-	q        *des.Queue
-	l        Listener
-	nodes    []*node
-	net      network         // carries the pulls
-	parked   map[int64]*Pull // by request
-	targets  []int32         // sorted: the workers with parked pulls
-	live     map[int64]*Pull // by pull id: every pull not done
-	nextPull int64
-	nextXfer uint64
-	sessions map[uint64]des.Time // by (source, target): when the pair's session is set up; nil without SessionSetup
-	broken   error               // the first block served while not readable
-	spare    []*op               // finished loads and stores, for reuse
-	removed  []block.Run         // scratch: blocks a move removed, reported in one batch
-	scratch  fetch               // the fetch of the staging in progress
+	cfg          Config
+	q            *des.Queue
+	l            Listener
+	nodes        []*node
+	net          network         // carries the pulls
+	parked       map[int64]*Pull // by request
+	targets      []int32         // sorted: the workers with parked pulls
+	live         map[int64]*Pull // by pull id: every pull not done
+	parkedOrders []*Pull         // the parked orders' pulls, in id order
+	nextPull     int64
+	nextXfer     uint64
+	sessions     map[uint64]des.Time // by (source, target): when the pair's session is set up; nil without SessionSetup
+	broken       error               // the first block served while not readable
+	spare        []*op               // finished loads and stores, for reuse
+	removed      []block.Run         // scratch: blocks a move removed, reported in one batch
+	scratch      fetch               // the fetch of the staging in progress
 	// C holds the run's counters.
 	C Counters
 }
@@ -151,8 +164,13 @@ func (k *KVCR) status(n *node) lifecycle.Status { return k.cfg.Workers.Of(n.id) 
 // Pool is worker w's G2 pool.
 func (k *KVCR) Pool(w int32) *Pool { return k.nodes[w].pool }
 
-// ActivePulls is the number of live pulls w takes part in.
-func (k *KVCR) ActivePulls(w int32) int { return k.nodes[w].pulls }
+// ActivePulls is the number of live pulls w takes part in, and of orders
+// it is the source of whose transfer has not started (waiting or parked).
+func (k *KVCR) ActivePulls(w int32) int { return k.nodes[w].pulls + k.nodes[w].unstarted }
+
+// RequestPulls is the number of live pulls of requests w takes part in:
+// ActivePulls less everything of orders.
+func (k *KVCR) RequestPulls(w int32) int { return k.nodes[w].pulls - k.nodes[w].orderPulls }
 
 // Serving is the number of live pulls w is the source of, their write not
 // yet over: ActivePulls less the pulls w is the target of.
@@ -187,6 +205,7 @@ func (k *KVCR) reportEvicted(now des.Time, n *node) {
 // LossNotice later), and its G2 is gone (every block it held is removed).
 func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	n := k.nodes[w]
+	k.dropWaiting(now, w)
 	for _, o := range n.ops {
 		o.t.link.Cancel(now, &o.t)
 	}
@@ -219,6 +238,7 @@ const (
 	InvPinsReleased   = "every pin is released"
 	InvLinkBytes      = "a link moves the bytes of its completed transfers"
 	InvTransitions    = "pulls move only along the state machine's transitions"
+	InvOrdersEnd      = "every order ends exactly once"
 )
 
 // Violation is a broken invariant: its name and what broke.
@@ -228,7 +248,8 @@ type Violation struct {
 }
 
 // CheckEnd verifies KVCR at the end of a run and returns every violation:
-// no block was served while not readable, no pull is live, every pin
+// no block was served while not readable, no pull is live, every order
+// ended once (unstaged, or by its pull's outcome), every pin
 // acquired was released and no G2 block stays pinned, and each worker's
 // egress moved exactly the bytes of the pulls whose transfers completed
 // from it.
@@ -242,6 +263,11 @@ func (k *KVCR) CheckEnd() []Violation {
 		ids := slices.Sorted(maps.Keys(k.live))
 		p := k.live[ids[0]]
 		add(InvPullsEnd, fmt.Errorf("%d pulls never ended, the first pull %d (request %d, %s)", len(ids), ids[0], p.Req, p.state))
+	}
+	for _, kc := range []*KindCounters{&k.C.Move, &k.C.Prefetch} {
+		if kc.Issued != kc.Ended() {
+			add(InvOrdersEnd, fmt.Errorf("%d orders issued, %d ended", kc.Issued, kc.Ended()))
+		}
 	}
 	if k.C.PinsAcquired != k.C.PinsReleased {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))

@@ -18,6 +18,7 @@ type recorder struct {
 	pulls   map[int64]*Pull  // by request
 	visible map[string]bool  // "worker/hash"
 	idle    []int32
+	orders  []*Pull       // the orders' pulls, in the order they ended
 	chains  *block.Chains // names the blocks reported
 }
 
@@ -36,7 +37,13 @@ func (r *recorder) Inventory(_ des.Time, w int32, runs []block.Run, visible bool
 		}
 	}
 }
-func (r *recorder) PullDone(p *Pull)         { r.pulls[p.Req] = p }
+func (r *recorder) PullDone(p *Pull) {
+	if p.Kind != KindRequest {
+		r.orders = append(r.orders, p)
+		return
+	}
+	r.pulls[p.Req] = p
+}
 func (r *recorder) Idle(_ des.Time, w int32) { r.idle = append(r.idle, w) }
 
 // rig is KVCR over three ready workers with instant G2 links, 1 GB/s

@@ -69,11 +69,34 @@ const (
 // Modes lists the modes, in the order errors and the report name them.
 var Modes = []Mode{ModeCopy, ModeMove}
 
+// Kind is what issued a pull: a request's kv.fetch hint, or a
+// request-independent kv.move or kv.prefetch (an Order): the value of
+// pulls.parquet's kind column.
+type Kind uint8
+
+// The kinds.
+const (
+	KindRequest  Kind = iota // a request's hint; the request waits for it
+	KindMove                 // a request-independent move: nothing waits for it
+	KindPrefetch             // a request-independent copy: nothing waits for it
+)
+
+// Kinds lists the kinds, in the order the report names them (pulls.parquet's
+// kind dictionary).
+var Kinds = []Kind{KindRequest, KindMove, KindPrefetch}
+
+var kindNames = [...]string{KindRequest: "request", KindMove: "move", KindPrefetch: "prefetch"}
+
+// String is the kind's name in pulls.parquet.
+func (k Kind) String() string { return kindNames[k] }
+
 // Pull is one peer pull, from its first staging to its end. The exported
 // fields are its pulls.parquet row.
 type Pull struct {
 	ID          int64
-	Req         int64
+	Req         int64 // the hinted request; -1 for an order's pull
+	Kind        Kind
+	Tag         int32 // the order's tag (Order.Tag); -1 for a request's pull
 	Source      int32
 	Target      int32
 	Move        bool
@@ -88,6 +111,8 @@ type Pull struct {
 	Rejection   Rejection // why staging refused it (Outcome Rejected); not a pulls.parquet column
 
 	state          pullState
+	opened         bool        // newPull has given it an id and deadline
+	started        bool        // start has pinned its blocks and sent its request
 	lost           bool        // its source was removed: the target fails when it learns it
 	from           int         // first block the target lacked
 	whole          bool        // the fetch reaches the end of the reusable chain: landing is success
@@ -97,6 +122,8 @@ type Pull struct {
 	targetDeadline des.Time
 	sourceDeadline des.Time
 	t              Transfer
+	path           []block.Piece // an order's chain (a reference held on its last segment); nil for a request's pull
+	limit          int           // an order's blocks: its fetch is the chain's first limit blocks
 }
 
 // Mode is the pull's mode: ModeMove when its hint asked for a move.

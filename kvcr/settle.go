@@ -50,6 +50,9 @@ func (k *KVCR) settle(p *Pull, out Outcome) {
 func (k *KVCR) answer(now des.Time, p *Pull, out Outcome) {
 	k.settle(p, out)
 	p.EndNs = now
+	if p.Kind != KindRequest {
+		return // nothing waits for an order
+	}
 	landed := 0
 	if out == Success || out == Partial {
 		landed = p.Landed
@@ -64,6 +67,9 @@ func (k *KVCR) finish(now des.Time, p *Pull) {
 	p.state = done
 	if p.EndNs < 0 {
 		p.EndNs = now
+	}
+	if p.Kind != KindRequest {
+		k.C.kind(p.Kind).count(p)
 	}
 	switch p.Outcome {
 	case Success:
@@ -81,19 +87,30 @@ func (k *KVCR) finish(now des.Time, p *Pull) {
 	}
 	delete(k.live, p.ID)
 	k.l.PullDone(p)
-	k.release(now, k.nodes[p.Target])
+	tn := k.nodes[p.Target]
+	if p.Kind != KindRequest {
+		tn.orderPulls--
+	}
+	k.release(now, tn)
+	if p.Kind != KindRequest {
+		k.orderEnded(now, p)
+	}
 }
 
-// releaseSource ends one pull's write from n: n serves one pull fewer.
-func (k *KVCR) releaseSource(now des.Time, n *node) {
+// releaseSource ends pull p's write from n: n serves one pull fewer.
+func (k *KVCR) releaseSource(now des.Time, n *node, p *Pull) {
 	n.serving--
+	if p.Kind != KindRequest {
+		n.orderPulls--
+	}
 	k.release(now, n)
 }
 
-// release drops one pull from w's count and says when it has none left.
+// release drops one pull from w's count and says when it takes part in
+// none and is the source of no order.
 func (k *KVCR) release(now des.Time, n *node) {
 	n.pulls--
-	if n.pulls == 0 {
+	if n.pulls == 0 && n.orders == 0 {
 		k.l.Idle(now, n.id)
 	}
 }

@@ -1,6 +1,7 @@
 package kvcr
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/kvsim/kvsim/block"
@@ -120,17 +121,26 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 		return engine.StageProceed
 	}
 	if p == nil {
-		p = k.newPull(now, target, req, h)
+		p = k.newPull(now, &Pull{Req: req, Source: h.Source, Target: target, Move: h.Move, Tag: -1})
 	}
+	return k.stageFound(now, p, tn, sn, f, limit)
+}
+
+// stageFound ends a staging whose walk f found blocks missing at the
+// target: the source guard (a draining source serves orders, its
+// evacuation, but no request's pull), then a rejection when the source holds none of
+// them, a park when blocks must settle first or the target has no room or
+// inflight slot, or the transfer's start.
+func (k *KVCR) stageFound(now des.Time, p *Pull, tn, sn *node, f *fetch, limit int) engine.Staging {
 	p.from, p.Requested = f.first, limit-f.first
-	switch {
-	case k.status(sn) == lifecycle.Draining:
+	switch st := k.status(sn); {
+	case st == lifecycle.Draining && p.Kind == KindRequest:
 		k.reject(now, p, RejectedDraining)
 		return engine.StageProceed
-	case k.status(sn) == lifecycle.Removed:
+	case st == lifecycle.Removed:
 		k.reject(now, p, RejectedRemoved)
 		return engine.StageProceed
-	case k.status(sn) == lifecycle.Starting:
+	case st == lifecycle.Starting:
 		k.reject(now, p, RejectedNotReady)
 		return engine.StageProceed
 	case len(f.runs) == 0 && !f.unsettled:
@@ -142,7 +152,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 		return engine.StageParked
 	}
 	p.whole = f.end == limit
-	k.start(now, p, tn, sn, f, h.Move)
+	k.start(now, p, tn, sn, f, p.Move)
 	return engine.StageWait
 }
 
@@ -171,21 +181,42 @@ func (k *KVCR) invalidateHits(now des.Time, sn *node, path []block.Piece, f *fet
 	k.reportRemoved(now, sn)
 }
 
-// newPull opens a pull at its first staging: its target deadline runs from
-// now.
-func (k *KVCR) newPull(now des.Time, target int32, req int64, h Hint) *Pull {
-	p := &Pull{ID: k.nextPull, Req: req, Source: h.Source, Target: target, Move: h.Move,
-		StagedNs: now, FirstByteNs: -1, EndNs: -1, WriteEndNs: -1}
+// newPull opens pull p (its request or order, source, target and mode
+// set) at its first staging: its target deadline runs from now.
+func (k *KVCR) newPull(now des.Time, p *Pull) *Pull {
+	p.ID, p.StagedNs, p.FirstByteNs, p.EndNs, p.WriteEndNs, p.opened = k.nextPull, now, -1, -1, -1, true
 	k.nextPull++
-	timeout := k.cfg.OperationTimeout
-	if h.Move {
-		timeout = k.cfg.AbandonTimeout
-	}
-	p.targetDeadline = des.AddSat(now, timeout)
+	p.targetDeadline = des.AddSat(now, k.targetTimeout(p))
 	k.live[p.ID] = p
-	k.nodes[target].pulls++
+	k.nodes[p.Target].pulls++
+	if p.Kind != KindRequest {
+		k.nodes[p.Target].orderPulls++
+	}
 	k.q.Schedule(p.targetDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evTargetDeadline)
 	return p
+}
+
+// targetTimeout is how long p's target waits from its first staging: the
+// operation timeout for a copy, the abandon timeout for a move, or, for an
+// order, the background timeout when one is set.
+func (k *KVCR) targetTimeout(p *Pull) des.Time {
+	switch {
+	case p.Kind != KindRequest && k.cfg.BackgroundTimeout > 0:
+		return k.cfg.BackgroundTimeout
+	case p.Move:
+		return k.cfg.AbandonTimeout
+	}
+	return k.cfg.OperationTimeout
+}
+
+// sourceTimeout is the source's own limit on p from its receipt: the
+// operation timeout, or, for an order, the background timeout when one is
+// set.
+func (k *KVCR) sourceTimeout(p *Pull) des.Time {
+	if p.Kind != KindRequest && k.cfg.BackgroundTimeout > 0 {
+		return k.cfg.BackgroundTimeout
+	}
+	return k.cfg.OperationTimeout
 }
 
 // reject ends a pull at staging: its source failed the guard or holds none
@@ -208,8 +239,12 @@ func (k *KVCR) park(p *Pull) {
 		illegal(p, "park")
 	}
 	p.state = parked
-	k.parked[p.Req] = p
 	k.C.PullsParked++
+	if p.Kind != KindRequest {
+		k.parkedOrders = append(k.parkedOrders, p) // parked at its first staging, so in id order
+		return
+	}
+	k.parked[p.Req] = p
 	tn := k.nodes[p.Target]
 	if tn.parked++; tn.parked == 1 {
 		i, _ := slices.BinarySearch(k.targets, p.Target)
@@ -227,6 +262,11 @@ func (k *KVCR) unpark(p *Pull) {
 		illegal(p, "unpark")
 	}
 	p.state = staging
+	if p.Kind != KindRequest {
+		i, _ := slices.BinarySearchFunc(k.parkedOrders, p.ID, func(q *Pull, id int64) int { return cmp.Compare(q.ID, id) })
+		k.parkedOrders = slices.Delete(k.parkedOrders, i, i+1)
+		return
+	}
 	delete(k.parked, p.Req)
 	tn := k.nodes[p.Target]
 	if tn.parked--; tn.parked == 0 {
@@ -266,13 +306,18 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	tn.inflight++
 	sn.pulls++
 	sn.serving++
+	p.started = true
+	if p.Kind != KindRequest {
+		sn.orderPulls++
+		sn.unstarted--
+	}
 	p.Bytes = int64(sent) * k.cfg.BlockBytes
 	p.t = Transfer{ID: k.xferID(), Bytes: p.Bytes, index: -1}
 	receipt := des.AddSat(now, k.cfg.Latency)
 	// The source's deadline runs from its receipt of the request for the
 	// shorter of its own operation timeout and the time the target had
 	// left when it sent the request.
-	p.sourceDeadline = des.AddSat(receipt, min(k.cfg.OperationTimeout, p.targetDeadline-now))
+	p.sourceDeadline = des.AddSat(receipt, min(k.sourceTimeout(p), p.targetDeadline-now))
 	k.q.Schedule(k.sessionReady(p, receipt), des.PhaseTransfer, p.t.ID, (*firstByteEvent)(k), uint64(p.ID))
 	k.q.Schedule(p.sourceDeadline, des.PhaseDeadline, uint64(p.ID), (*deadline)(k), evSourceDeadline)
 }

@@ -64,7 +64,7 @@ func (k *KVCR) writeLanded(now des.Time, p *Pull, seen bool) {
 	sn := k.nodes[p.Source]
 	sn.sent += p.Bytes
 	k.unpinSource(now, sn, p, seen)
-	k.releaseSource(now, sn)
+	k.releaseSource(now, sn, p)
 }
 
 // stopWrite ends the source's part of a pull whose write never started
@@ -79,7 +79,7 @@ func (k *KVCR) stopWrite(now des.Time, p *Pull) {
 	}
 	sn := k.nodes[p.Source]
 	k.unpinSource(now, sn, p, false)
-	k.releaseSource(now, sn)
+	k.releaseSource(now, sn, p)
 }
 
 // releaseTarget ends the target's part of a pull that will land nothing:

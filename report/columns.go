@@ -88,7 +88,7 @@ func PullText(r *PullRow) string { return Text(pullColumns, r) }
 
 // pullColumns is pulls.parquet's schema without its dictionaries, for what
 // reads rows rather than writes them (a row's text, the digest).
-var pullColumns = PullColumns(nil, nil)
+var pullColumns = PullColumns(nil, nil, nil)
 
 // RowJSON renders r as a JSON object whose members are the columns, named
 // and ordered as in the table, so that --json output and the Parquet file

@@ -4,7 +4,7 @@ package report
 // its end. Times are virtual nanoseconds; -1 means none.
 type PullRow struct {
 	PullID          int64  // in staging order, from 0
-	RequestID       int64  // the hinted request
+	RequestID       int64  // the hinted request; -1 for a request-independent pull
 	Source          int32  // worker the blocks come from
 	Target          int32  // worker that pulls them
 	Mode            string // KVCR's name of the pull's mode
@@ -16,14 +16,16 @@ type PullRow struct {
 	EndNs           int64  // when the outcome was decided (the target's deadline for expired)
 	Outcome         string // KVCR's name of how the pull ended
 	WriteEndNs      int64  // when the source's write really ended (last byte, or stopped); -1 never started
+	Kind            string // KVCR's name of what issued it: a request's hint, or a request-independent move or prefetch
 }
 
-// PullColumns is the schema of pulls.parquet, whose mode and outcome
-// columns hold the model's names: modes and outcomes are their
+// PullColumns is the schema of pulls.parquet, whose mode, outcome and kind
+// columns hold the model's names: modes, outcomes and kinds are their
 // dictionaries, in order (sim.PullColumns passes KVCR's). A reader, which
 // finds the values in the file, passes nil. The column names are a public
-// contract: never rename one.
-func PullColumns(modes, outcomes []string) []Column[PullRow] {
+// contract: never rename one. kind is outside the digest: request_id -1 and
+// mode tell the kinds apart there.
+func PullColumns(modes, outcomes, kinds []string) []Column[PullRow] {
 	return []Column[PullRow]{
 		{Name: "pull_id", Int64: func(r *PullRow) int64 { return r.PullID }},
 		{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
@@ -38,6 +40,7 @@ func PullColumns(modes, outcomes []string) []Column[PullRow] {
 		{Name: "end_ns", Int64: func(r *PullRow) int64 { return r.EndNs }},
 		{Name: "outcome", Dict: func(r *PullRow) string { return r.Outcome }, Values: outcomes},
 		{Name: "write_end_ns", Int64: func(r *PullRow) int64 { return r.WriteEndNs }, NoDigest: true},
+		{Name: "kind", Dict: func(r *PullRow) string { return r.Kind }, Values: kinds, NoDigest: true},
 	}
 }
 

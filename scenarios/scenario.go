@@ -218,6 +218,13 @@ type KVCR struct {
 	// OpportunisticQuery lets a pull also fetch, as copies, blocks past
 	// its hint that the source holds.
 	OpportunisticQuery bool `yaml:"opportunistic_query"`
+	// BackgroundTimeout is the timeout of a request-independent pull (an
+	// evacuation's move, a prewarm's prefetch) at its target and its
+	// source; 0: a request pull's timeouts for its mode.
+	BackgroundTimeout Duration `yaml:"background_timeout"`
+	// BackgroundInflight is how many request-independent pulls a source
+	// stages at a time; the rest wait their turn. 0: no limit.
+	BackgroundInflight int `yaml:"background_inflight"`
 }
 
 // Event is one lifecycle event; exactly one of Drain, Remove and Add is set.
@@ -229,6 +236,20 @@ type Event struct {
 	OnRemove     RemoveAction `yaml:"on_remove,omitempty"`
 	Add          int          `yaml:"add,omitempty"`
 	Startup      Duration     `yaml:"startup,omitempty"`
+	// Evacuate makes a drain move the draining workers' G2 blocks to the
+	// workers the router would send their chains to.
+	Evacuate *Budget `yaml:"evacuate,omitempty"`
+	// Prewarm makes an add's new workers prefetch the hottest chains of
+	// the ready workers' G2.
+	Prewarm *Budget `yaml:"prewarm,omitempty"`
+}
+
+// Budget bounds an evacuation or a prewarm: the blocks its pulls may carry,
+// most recently used first, for each worker drained or added. Mode is an
+// evacuation's: move (the default) or copy; a prewarm always copies.
+type Budget struct {
+	Blocks int       `yaml:"blocks"`
+	Mode   kvcr.Mode `yaml:"mode,omitempty"`
 }
 
 // Selection is the workers a drain or remove acts on: the ids listed
@@ -317,7 +338,7 @@ func defaults() Scenario {
 		KVCR: KVCR{
 			Enabled: true, Latency: Duration(des.Millisecond), BandwidthGbps: 50,
 			OperationTimeout: Duration(1000 * des.Millisecond), AbandonTimeout: Duration(5000 * des.Millisecond),
-			DescriptorCost: Duration(2 * des.Microsecond), DescriptorsPerBlock: 1,
+			DescriptorCost: Duration(2 * des.Microsecond), DescriptorsPerBlock: 1, BackgroundInflight: 1,
 		},
 		Report: Report{SampleInterval: Duration(des.Second), EventWindow: Duration(3 * des.Minute)},
 	}

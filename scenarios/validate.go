@@ -192,6 +192,8 @@ func (sc *Scenario) validate() error {
 	c.durationAtLeast("kvcr.descriptor_cost", k.DescriptorCost, 0)
 	c.atLeast("kvcr.descriptors_per_block", int64(k.DescriptorsPerBlock), 1)
 	c.durationAtLeast("kvcr.session_setup", k.SessionSetup, 0)
+	c.durationAtLeast("kvcr.background_timeout", k.BackgroundTimeout, 0)
+	c.atLeast("kvcr.background_inflight", int64(k.BackgroundInflight), 0)
 	if k.AbandonTimeout < 2*k.OperationTimeout {
 		c.fail("kvcr.abandon_timeout", "must be at least 2 x operation_timeout (%v), got %v",
 			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
@@ -369,6 +371,8 @@ func (sc *Scenario) validateEvents(c *check) {
 		if ev.Startup != 0 && ev.Add == 0 {
 			c.fail(key+".startup", "only applies to add")
 		}
+		sc.validateBudget(c, key+".evacuate", ev.Evacuate, ev.Drain != nil, "drain")
+		sc.validateBudget(c, key+".prewarm", ev.Prewarm, ev.Add != 0, "add")
 		c.durationAtLeast(key+".drain_timeout", ev.DrainTimeout, 0)
 		c.durationAtLeast(key+".startup", ev.Startup, 0)
 		oneOf(c, key+".on_remove", ev.OnRemove, RemoveActions...)
@@ -413,6 +417,38 @@ func (sc *Scenario) validateEvents(c *check) {
 			c.fail(key+".drain", "drains every worker: no worker would be left to serve requests")
 		}
 	}
+}
+
+// validateBudget checks an evacuate or prewarm budget b at key, which only
+// an event of kind applies to (applies) and which needs KVCR and G2.
+func (sc *Scenario) validateBudget(c *check, key string, b *Budget, applies bool, kind string) {
+	switch {
+	case b == nil:
+	case !applies:
+		c.fail(key, "only applies to %s", kind)
+	case !sc.KVCR.Enabled:
+		c.fail(key, "needs kvcr.enabled: true (its blocks move by KVCR pulls)")
+	case sc.Cluster.G2.CapacityBlocks == 0:
+		c.fail(key, "needs G2 (cluster.g2.capacity_blocks is 0): it moves G2 blocks")
+	default:
+		c.atLeast(key+".blocks", int64(b.Blocks), 1)
+		if kind == "add" && b.Mode != "" {
+			c.fail(key+".mode", "a prewarm copies (kv.prefetch); only evacuate takes a mode")
+		} else if b.Mode != "" {
+			oneOf(c, key+".mode", b.Mode, kvcr.Modes...)
+		}
+	}
+}
+
+// Orders reports whether the scenario's events issue request-independent
+// pulls (an evacuate or a prewarm).
+func (sc *Scenario) Orders() bool {
+	for _, ev := range sc.Events {
+		if ev.Evacuate != nil || ev.Prewarm != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // resolve fills the derived values: trace path (made absolute), G1 size, KV bytes per token,

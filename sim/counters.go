@@ -2,6 +2,7 @@ package sim
 
 import (
 	"reflect"
+	"slices"
 
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
@@ -28,23 +29,38 @@ type Counters struct {
 }
 
 // eachCounter calls fn with every counter field of v (a Counters), in
-// report order, and its name.
-func eachCounter(v reflect.Value, fn func(name string, f reflect.Value)) {
+// report order, its name and its group ("" for the counters every run
+// reports). A struct field that is not embedded is a group of counters
+// named with its tag as a prefix, in the group its group tag names.
+func eachCounter(v reflect.Value, fn func(name, group string, f reflect.Value)) {
+	eachCounterIn(v, "", "", fn)
+}
+
+func eachCounterIn(v reflect.Value, prefix, group string, fn func(name, group string, f reflect.Value)) {
 	t := v.Type()
 	for i := range t.NumField() {
-		if t.Field(i).Anonymous {
-			eachCounter(v.Field(i), fn)
-			continue
+		sf := t.Field(i)
+		switch {
+		case sf.Anonymous:
+			eachCounterIn(v.Field(i), prefix, group, fn)
+		case sf.Type.Kind() == reflect.Struct:
+			eachCounterIn(v.Field(i), prefix+sf.Tag.Get("counter"), sf.Tag.Get("group"), fn)
+		default:
+			fn(prefix+sf.Tag.Get("counter"), group, v.Field(i))
 		}
-		fn(t.Field(i).Tag.Get("counter"), v.Field(i))
 	}
 }
 
-// Rows are c as counters.parquet's rows, in report order.
-func (c *Counters) Rows() []report.CounterRow {
+// Rows are c as counters.parquet's rows, in report order: the counters
+// every run reports, and those of the groups named. A group is reported
+// only by runs that can count in it, so that adding one changes no other
+// run's rows, nor its digest.
+func (c *Counters) Rows(groups ...string) []report.CounterRow {
 	var rows []report.CounterRow
-	eachCounter(reflect.ValueOf(c).Elem(), func(name string, f reflect.Value) {
-		rows = append(rows, report.CounterRow{Name: name, Value: f.Int()})
+	eachCounter(reflect.ValueOf(c).Elem(), func(name, group string, f reflect.Value) {
+		if group == "" || slices.Contains(groups, group) {
+			rows = append(rows, report.CounterRow{Name: name, Value: f.Int()})
+		}
 	})
 	return rows
 }
@@ -54,17 +70,33 @@ func (c *Counters) Rows() []report.CounterRow {
 // ignored (a summary written by another kvsim version).
 func CountersOf(byName map[string]int64) Counters {
 	var c Counters
-	eachCounter(reflect.ValueOf(&c).Elem(), func(name string, f reflect.Value) {
+	eachCounter(reflect.ValueOf(&c).Elem(), func(name, _ string, f reflect.Value) {
 		f.SetInt(byName[name])
 	})
 	return c
 }
 
-// CounterNames lists the counters every run reports, in report order.
+// CounterNames lists every counter, those of every group included, in
+// report order.
 func CounterNames() []string {
 	var names []string
-	for _, r := range new(Counters).Rows() {
-		names = append(names, r.Name)
-	}
+	eachCounter(reflect.ValueOf(new(Counters)).Elem(), func(name, _ string, _ reflect.Value) {
+		names = append(names, name)
+	})
 	return names
 }
+
+// counterGroups is the groups of counters the run reports: those its
+// scenario can count in.
+func (c *Cluster) counterGroups() []string {
+	var gs []string
+	if c.sc.Orders() {
+		gs = append(gs, groupBackground)
+	}
+	return gs
+}
+
+// The counter groups.
+const (
+	groupBackground = "background" // the orders' counters (kvcr.KindCounters): runs whose events evacuate or prewarm
+)

@@ -7,7 +7,9 @@ import (
 )
 
 // TestCounterNames: every counter has a name, no two share one, and the
-// report order is the one counters.parquet has always had (docs/outputs.md).
+// report order of the counters every run reports is the one
+// counters.parquet has always had (docs/outputs.md), with the groups'
+// counters after them.
 func TestCounterNames(t *testing.T) {
 	want := []string{"hints_attached", "pulls_staged", "pulls_parked", "pulls_success", "pulls_partial",
 		"pulls_failed", "pulls_expired", "pulls_superseded", "pulls_rejected_draining", "pulls_rejected_removed",
@@ -16,8 +18,39 @@ func TestCounterNames(t *testing.T) {
 		"g2_stores_dropped", "g2_evictions", "g2_hits_blocks", "requests_total", "requests_completed",
 		"requests_rejected", "requests_failed", "requests_unfinished", "requests_rerouted", "preemptions",
 		"workers_added", "workers_drained", "workers_removed"}
-	if got := CounterNames(); !slices.Equal(got, want) {
-		t.Errorf("CounterNames() = %q\nwant %q", got, want)
+	var c Counters
+	var got []string
+	for _, r := range c.Rows() {
+		got = append(got, r.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Rows() = %q\nwant %q", got, want)
+	}
+	var bg []string
+	for _, kind := range []string{"kv_move_", "kv_prefetch_"} {
+		for _, n := range []string{"issued", "nothing_to_fetch", "dropped", "success", "partial", "failed",
+			"expired", "rejected", "superseded", "blocks_landed", "bytes"} {
+			bg = append(bg, kind+n)
+		}
+	}
+	all := CounterNames()
+	if len(all) != len(want)+len(bg) {
+		t.Fatalf("CounterNames() has %d names, want %d", len(all), len(want)+len(bg))
+	}
+	if got := c.Rows(groupBackground); len(got) != len(all) {
+		t.Errorf("Rows(background) has %d rows, want every counter's %d", len(got), len(all))
+	}
+	seen := map[string]bool{}
+	for _, n := range all {
+		if seen[n] {
+			t.Errorf("counter %q twice", n)
+		}
+		seen[n] = true
+	}
+	for _, n := range append(slices.Clone(want), bg...) {
+		if !seen[n] {
+			t.Errorf("no counter %q", n)
+		}
 	}
 }
 
@@ -26,12 +59,12 @@ func TestCounterNames(t *testing.T) {
 func TestCountersRoundTrip(t *testing.T) {
 	var c Counters
 	next := int64(0)
-	eachCounter(reflect.ValueOf(&c).Elem(), func(_ string, f reflect.Value) {
+	eachCounter(reflect.ValueOf(&c).Elem(), func(_, _ string, f reflect.Value) {
 		next++
 		f.SetInt(next * 7)
 	})
 	byName := map[string]int64{"no_such_counter": 1}
-	for _, r := range c.Rows() {
+	for _, r := range c.Rows(groupBackground) {
 		byName[r.Name] = r.Value
 	}
 	if got := CountersOf(byName); got != c {

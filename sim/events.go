@@ -35,9 +35,11 @@ const busyShare = 20
 // It only observes, and nothing of the model reads it, so it changes no
 // digest. Its methods do nothing on a nil log (a scenario without events).
 type eventLog struct {
-	window des.Time   // report.event_window
-	evs    []eventRec // by scenario index
-	lo, hi des.Time   // every window lies in [lo, hi)
+	window   des.Time   // report.event_window
+	evs      []eventRec // by scenario index
+	lo, hi   des.Time   // every window lies in [lo, hi)
+	lastWork []des.Time // by worker: when a request or request pull last ended on it
+	left     []int64    // by worker: its G2 blocks when it was removed
 }
 
 // eventRec is one event's record.
@@ -52,8 +54,12 @@ type eventRec struct {
 	routed []int64
 	all    int64
 	row    report.EventRow // its at-event and after-event columns, as they happen
-	before eventWindow     // [max(0, at-window), at)
-	after  eventWindow     // [at, at+window), to the last arrival
+	// its orders (an evacuation or a prewarm): the blocks planned, the
+	// blocks their pulls landed, and when the last pull ended
+	planned, landed int64
+	ordersEnd       des.Time
+	before          eventWindow // [max(0, at-window), at)
+	after           eventWindow // [at, at+window), to the last arrival
 }
 
 // eventWindow accumulates one window's figures.
@@ -80,7 +86,7 @@ func newEventLog(sc *scenarios.Scenario) *eventLog {
 		case ev.Remove != nil:
 			kind = kindRemove
 		}
-		l.evs[i] = eventRec{at: at, kind: kind}
+		l.evs[i] = eventRec{at: at, kind: kind, ordersEnd: -1}
 		l.lo, l.hi = min(l.lo, max(0, at-w)), max(l.hi, des.AddSat(at, w))
 	}
 	return l
@@ -185,7 +191,13 @@ func (w *eventWindow) emitted(n int, gap des.Time) {
 
 // ended records a request's row as it ends, at the current time.
 func (l *eventLog) ended(c *Cluster, r *report.RequestRow) {
-	if l == nil || r.Outcome != report.OutcomeCompleted {
+	if l == nil {
+		return
+	}
+	if r.Worker >= 0 {
+		l.worked(r.Worker, des.Time(r.FinishNs))
+	}
+	if r.Outcome != report.OutcomeCompleted {
 		return
 	}
 	open := c.byLastArrival(des.Time(r.FinishNs))
@@ -240,7 +252,19 @@ func (l *eventLog) tookOff(key int, q requeued) {
 // named its source before the refusal: each that has fired (at or before
 // now).
 func (l *eventLog) pullDone(p *kvcr.Pull) {
-	if l == nil || p.Outcome != kvcr.Rejected {
+	if l == nil {
+		return
+	}
+	if p.Tag >= 0 {
+		e := &l.evs[p.Tag]
+		e.landed += int64(p.Landed)
+		e.ordersEnd = max(e.ordersEnd, max(p.EndNs, p.WriteEndNs))
+	} else if p.Outcome != kvcr.Rejected { // a rejected pull never involved its source
+		end := max(p.EndNs, p.WriteEndNs)
+		l.worked(p.Source, end)
+		l.worked(p.Target, end)
+	}
+	if p.Outcome != kvcr.Rejected {
 		return
 	}
 	for i := range l.evs {
@@ -259,6 +283,60 @@ func (l *eventLog) pullDone(p *kvcr.Pull) {
 			e.row.PullsRejectedMissing++
 		}
 	}
+}
+
+// drained is, for a drain that removed every worker it named, the G2
+// blocks they held when removed and how long after its last work (a
+// request or request pull ending, or the event) the slowest was removed:
+// the time its removal waited for its evacuation, or for nothing. -1 and -1
+// otherwise.
+func (l *eventLog) drained(c *Cluster, e *eventRec) (left, delay int64) {
+	if e.kind != kindDrain || len(e.named) == 0 {
+		return -1, -1
+	}
+	for _, id := range e.named {
+		n := c.workers[id]
+		if n.removedNs < 0 || int(id) >= len(l.left) {
+			return -1, -1
+		}
+		left += l.left[id]
+		work := e.at
+		if int(id) < len(l.lastWork) {
+			work = max(work, l.lastWork[id])
+		}
+		delay = max(delay, int64(n.removedNs-work))
+	}
+	return left, delay
+}
+
+// worked records that a request or a request's pull ended on worker w at t.
+func (l *eventLog) worked(w int32, t des.Time) {
+	for int(w) >= len(l.lastWork) {
+		l.lastWork = append(l.lastWork, -1)
+	}
+	l.lastWork[w] = max(l.lastWork[w], t)
+}
+
+// ordered records that scenario event key planned an order sending blocks.
+func (l *eventLog) ordered(key int, blocks int) {
+	if l != nil {
+		l.evs[key].planned += int64(blocks)
+	}
+}
+
+// leftBehind records that worker w was removed at now holding g2 blocks,
+// busy with requests or request pulls still.
+func (l *eventLog) leftBehind(now des.Time, w int32, g2 int, busy bool) {
+	if l == nil {
+		return
+	}
+	if busy {
+		l.worked(w, now)
+	}
+	for int(w) >= len(l.left) {
+		l.left = append(l.left, -1)
+	}
+	l.left[w] = int64(g2)
 }
 
 // rows are the events' rows at the run's end: lastArrival the virtual time
@@ -289,6 +367,11 @@ func (l *eventLog) rows(c *Cluster, lastArrival des.Time) []report.EventRow {
 				r.RemovedAfterNs = max(r.RemovedAfterNs, int64(c.workers[id].removedNs-e.at))
 			}
 		}
+		r.BlocksPlanned, r.BlocksLanded, r.OrdersDoneAfterNs = e.planned, e.landed, -1
+		if e.ordersEnd >= 0 {
+			r.OrdersDoneAfterNs = int64(e.ordersEnd - e.at)
+		}
+		r.G2BlocksLeft, r.RemovalDelayNs = l.drained(c, e)
 		r.WindowBeforeNs = int64(min(l.window, e.at))
 		r.WindowAfterNs = int64(max(0, min(l.window, lastArrival+1-e.at)))
 		r.Before = e.before.row(r.WindowBeforeNs)

@@ -44,7 +44,7 @@ func TestMoveKeepsTargetG1Blocks(t *testing.T) {
 	if len(sink.pulls) != 1 {
 		t.Fatalf("pulls %+v", sink.pulls)
 	}
-	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "move",
+	wantPullRow(t, sink.pulls[0], report.PullRow{Kind: "request", PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "move",
 		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 30 * ms, FirstByteNs: 31 * ms, EndNs: 34 * ms,
 		Outcome: "success", WriteEndNs: 34 * ms})
 	if c := res.Summary.Counters; c["move_removed_blocks"] != 3 {
@@ -73,7 +73,7 @@ func TestPullLimitedToHint(t *testing.T) {
 	if r := rows[3]; r.HintSource != 0 || r.PulledTokens != 64 || r.FirstTokenNs != 121*ms {
 		t.Errorf("R3 %+v", r)
 	}
-	want := report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
+	want := report.PullRow{Kind: "request", PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
 		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 111 * ms, Outcome: "partial", WriteEndNs: 111 * ms}
 	wantPullRow(t, sink.pulls[0], want)
 
@@ -89,7 +89,7 @@ func TestPullLimitedToHint(t *testing.T) {
 		if r := rows[3]; r.PulledTokens != 112 || r.FirstTokenNs != 124*ms {
 			t.Errorf("opportunistic %s: R3 %+v", mode, r)
 		}
-		want := report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: mode, BlocksRequested: 7,
+		want := report.PullRow{Kind: "request", PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: mode, BlocksRequested: 7,
 			BlocksLanded: 7, Bytes: 7_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 114 * ms, Outcome: "success", WriteEndNs: 114 * ms}
 		wantPullRow(t, sink.pulls[0], want)
 		if removed := res.Summary.Counters["move_removed_blocks"]; (mode == "move") != (removed == 4) || removed > 4 {
@@ -122,7 +122,7 @@ func TestParkedPullRetriesWhenStoreLands(t *testing.T) {
 	if r := rows[3]; r.HintSource != 0 || r.PulledTokens != 48 || r.FirstTokenNs != 29*ms {
 		t.Errorf("R3 %+v", r)
 	}
-	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
+	wantPullRow(t, sink.pulls[0], report.PullRow{Kind: "request", PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
 		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 14 * ms, FirstByteNs: 16 * ms, EndNs: 19 * ms,
 		Outcome: "success", WriteEndNs: 19 * ms})
 	if c := res.Summary.Counters; c["pulls_parked"] != 1 {
@@ -140,7 +140,7 @@ func TestParkedPullRejectedWhenSourceDrains(t *testing.T) {
 	if r := rows[3]; r.PulledTokens != 0 || r.FirstTokenNs != 24800*us {
 		t.Errorf("R3 %+v", r)
 	}
-	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
+	wantPullRow(t, sink.pulls[0], report.PullRow{Kind: "request", PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
 		BlocksRequested: 3, StagedNs: 14 * ms, FirstByteNs: -1, EndNs: 14800 * us, Outcome: "rejected", WriteEndNs: -1})
 	if c := res.Summary.Counters; c["pulls_rejected_draining"] != 1 || c["pulls_expired"] != 0 {
 		t.Errorf("counters %v", c)
@@ -172,10 +172,10 @@ func TestFillingBlocksSettleFirst(t *testing.T) {
 	if len(sink.pulls) != 2 {
 		t.Fatalf("pulls %+v", sink.pulls)
 	}
-	wantPullRow(t, sink.pulls[0], report.PullRow{PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
+	wantPullRow(t, sink.pulls[0], report.PullRow{Kind: "request", PullID: 0, RequestID: 3, Source: 0, Target: 1, Mode: "copy",
 		BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 106 * ms, FirstByteNs: 107 * ms, EndNs: 110 * ms,
 		Outcome: "success", WriteEndNs: 110 * ms})
-	wantPullRow(t, sink.pulls[1], report.PullRow{PullID: 1, RequestID: 5, Source: 0, Target: 1, Mode: "copy",
+	wantPullRow(t, sink.pulls[1], report.PullRow{Kind: "request", PullID: 1, RequestID: 5, Source: 0, Target: 1, Mode: "copy",
 		BlocksRequested: 3, StagedNs: 106 * ms, FirstByteNs: -1, EndNs: 120 * ms, Outcome: "superseded", WriteEndNs: -1})
 	if c := res.Summary.Counters; c["pulls_superseded"] != 1 || c["bytes_pulled"] != 3_000_000 || c["pulls_parked"] != 1 {
 		t.Errorf("counters %v", c)

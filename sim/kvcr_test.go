@@ -38,7 +38,7 @@ func TestPartialFollowUp(t *testing.T) {
 		r.ComputedPromptTokens != 64 || r.FirstTokenNs != 35*ms {
 		t.Errorf("R1 %+v", r)
 	}
-	want := report.PullRow{PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
+	want := report.PullRow{Kind: "request", PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
 		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 25 * ms, Outcome: "partial", WriteEndNs: 25 * ms}
 	if len(sink.pulls) != 1 || sink.pulls[0] != want {
 		t.Errorf("pulls %+v\nwant %+v", sink.pulls, want)

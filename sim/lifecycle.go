@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
@@ -82,12 +83,20 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 				c.q.Schedule(des.AddSat(now, des.Time(ev.Startup)), des.PhaseLifecycle, key, l, ready.pack())
 			}
 		}
+		if ev.Prewarm != nil && c.kv != nil {
+			c.prewarm(now, int(key), ids, ev.Prewarm.Blocks)
+		}
 	case ev.Drain != nil:
 		for _, id := range ids {
 			c.drain(now, c.workers[id])
 			if ev.DrainTimeout > 0 {
 				timeout := lifeArg{kind: lifeDrainTimeout, worker: id}
 				c.q.Schedule(des.AddSat(now, des.Time(ev.DrainTimeout)), des.PhaseLifecycle, key, l, timeout.pack())
+			}
+		}
+		if ev.Evacuate != nil && c.kv != nil {
+			for _, id := range ids { // every named worker is draining before any is evacuated
+				c.evacuate(now, int(key), id, ev.Evacuate.Blocks, ev.Evacuate.Mode != kvcr.ModeCopy)
 			}
 		}
 		for _, id := range ids {
@@ -211,6 +220,10 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	}
 	c.life.Set(n.id, lifecycle.Removed)
 	n.removedNs = now
+	if c.kv != nil {
+		busy := n.w.HasWork() || n.w.Busy() || c.kv.RequestPulls(n.id) > 0
+		c.events.leftBehind(now, n.id, c.kv.Pool(n.id).Used(), busy)
+	}
 	c.settle(n)
 	seqs := n.w.Drop()
 	if c.kv != nil {

@@ -69,6 +69,7 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 			BandwidthGbps: k.BandwidthGbps, IngressGbps: k.IngressGbps,
 			OperationTimeout: des.Time(k.OperationTimeout), AbandonTimeout: des.Time(k.AbandonTimeout),
 			MaxInflightPulls: k.MaxInflightPulls, LossNotice: des.Time(k.LossNotice), Opportunistic: k.OpportunisticQuery,
+			BackgroundTimeout: des.Time(k.BackgroundTimeout), BackgroundInflight: k.BackgroundInflight,
 			DescriptorCost: des.Time(k.DescriptorCost), DescriptorsPerBlock: k.DescriptorsPerBlock,
 			SessionSetup: des.Time(k.SessionSetup),
 		}

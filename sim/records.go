@@ -69,10 +69,10 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 }
 
 // PullColumns is pulls.parquet's schema with the model's names as its
-// dictionaries: KVCR's modes and the outcomes a finished pull can have, in
-// KVCR's order. A Sink that writes pulls.parquet takes it.
+// dictionaries: KVCR's modes, the outcomes a finished pull can have and
+// the kinds, in KVCR's order. A Sink that writes pulls.parquet takes it.
 var PullColumns = report.PullColumns(names(kvcr.Modes, func(m kvcr.Mode) string { return string(m) }),
-	names(kvcr.Outcomes, kvcr.Outcome.String))
+	names(kvcr.Outcomes, kvcr.Outcome.String), names(kvcr.Kinds, kvcr.Kind.String))
 
 // names is the name of each of vs.
 func names[T any](vs []T, name func(T) string) []string {
@@ -89,7 +89,7 @@ func pullRow(p *kvcr.Pull) report.PullRow {
 		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: string(p.Mode()),
 		BlocksRequested: int64(p.Requested), BlocksLanded: int64(p.Landed), Bytes: p.Bytes,
 		StagedNs: int64(p.StagedNs), FirstByteNs: int64(p.FirstByteNs), EndNs: int64(p.EndNs),
-		Outcome: p.Outcome.String(), WriteEndNs: int64(p.WriteEndNs),
+		Outcome: p.Outcome.String(), WriteEndNs: int64(p.WriteEndNs), Kind: p.Kind.String(),
 	}
 }
 

@@ -5,13 +5,14 @@ import (
 	"testing"
 )
 
-// TestPullDictionaries: pulls.parquet's mode and outcome columns hold
+// TestPullDictionaries: pulls.parquet's mode, outcome and kind columns hold
 // KVCR's names, in the order the files have always listed them: the
 // strings are a public contract (docs/outputs.md), and KVCR owns them.
 func TestPullDictionaries(t *testing.T) {
 	want := map[string][]string{
 		"mode":    {"copy", "move"},
 		"outcome": {"success", "partial", "failed", "expired", "rejected", "superseded"},
+		"kind":    {"request", "move", "prefetch"},
 	}
 	for _, c := range PullColumns {
 		if c.Dict == nil {

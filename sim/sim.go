@@ -195,6 +195,9 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 		if c.q.Phase() < des.PhaseDrive {
 			c.scanParked(c.q.Now())
 		}
+		if c.stretches > 0 && c.kv != nil && c.kv.ParkedOrders() > 0 {
+			c.settleAll() // an order parked in this event: the pass ends the stretches stand for retry it
+		}
 		if c.q.Fired()%ProgressEvery == 0 {
 			if opt.Progress != nil {
 				opt.Progress(c.stats.s.Requests.Total, c.q.Now())
@@ -212,7 +215,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 		return nil, err
 	}
 	counters := c.counters()
-	cs := counters.Rows()
+	cs := counters.Rows(c.counterGroups()...)
 	res = &Result{Summary: c.summary(cs), Workers: c.workerRows(), Counters: cs}
 	res.Summary.Digest = c.digest.Sum(cs)
 	return res, nil
@@ -351,20 +354,21 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	c.q.Schedule(now, des.PhaseDrive, uint64(w), (*drive)(c), 0)
 }
 
-// scanParked wakes, once an instant at which anything happened, every
-// worker with a parked pull: its drive scan stages the pull again. (Every
+// scanParked stages the parked orders again and wakes, once an instant at
+// which anything happened, every worker with a parked pull: its drive scan
+// stages the pull again. (Every
 // other worker's scan would change nothing unless something it waits for
 // happened to it, which wakes it.)
 func (c *Cluster) scanParked(now des.Time) {
 	if c.kv == nil || c.scanned == now {
 		return
 	}
-	targets := c.kv.ParkedTargets()
-	if len(targets) == 0 {
+	if len(c.kv.ParkedTargets()) == 0 && c.kv.ParkedOrders() == 0 {
 		return
 	}
 	c.scanned = now
-	for _, w := range targets {
+	c.kv.RetryOrders(now)
+	for _, w := range c.kv.ParkedTargets() {
 		c.wake(w, now, false)
 	}
 }

@@ -14,7 +14,8 @@ import "github.com/kvsim/kvsim/des"
 // Whatever acts on the worker first settles the stretch (settle): an
 // enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
 // settles every stretch (settleAll), since each pass end rescans parked
-// pulls; no stretch starts while one is parked. A drive scan is never run
+// pulls; no stretch starts while one is parked. An order, which parks in
+// no drive scan, settles them after the event that parked it. A drive scan is never run
 // inline during a stretch, where the queue's next event need not be the
 // next one passes one by one would have.
 
@@ -25,9 +26,9 @@ func (c *Cluster) canStretch(n *node) bool {
 	return !c.opt.PassByPass && len(n.stored) == 0 && !c.parked()
 }
 
-// parked reports whether any pull is parked.
+// parked reports whether any pull is parked: a request's or an order's.
 func (c *Cluster) parked() bool {
-	return c.kv != nil && len(c.kv.ParkedTargets()) > 0
+	return c.kv != nil && (len(c.kv.ParkedTargets()) > 0 || c.kv.ParkedOrders() > 0)
 }
 
 // settle ends n's stretch, if any, at the current event, as passes one by

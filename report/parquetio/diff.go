@@ -115,5 +115,5 @@ func FirstRequestDiff(pathA, pathB string) (*RowDiff, error) {
 // FirstPullDiff returns where two pulls.parquet files differ, nil when
 // equal.
 func FirstPullDiff(pathA, pathB string) (*RowDiff, error) {
-	return firstDiff(pathA, pathB, report.PullColumns(nil, nil))
+	return firstDiff(pathA, pathB, report.PullColumns(nil, nil, nil))
 }

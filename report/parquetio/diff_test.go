@@ -17,12 +17,12 @@ import (
 func TestFirstPullDiffConfig(t *testing.T) {
 	dir := t.TempDir()
 	pull := func(id int64, mode string, bytes int64) report.PullRow {
-		return report.PullRow{PullID: id, Mode: mode, Bytes: bytes, Outcome: "success", FirstByteNs: -1, WriteEndNs: -1}
+		return report.PullRow{PullID: id, Mode: mode, Bytes: bytes, Outcome: "success", FirstByteNs: -1, WriteEndNs: -1, Kind: "request"}
 	}
 	write := func(name string, rows ...report.PullRow) string {
 		t.Helper()
 		path := filepath.Join(dir, name)
-		if err := writeAll(path, report.PullColumns([]string{"copy", "move"}, []string{"success"}), rows); err != nil {
+		if err := writeAll(path, report.PullColumns([]string{"copy", "move"}, []string{"success"}, []string{"request"}), rows); err != nil {
 			t.Fatal(err)
 		}
 		return path
@@ -56,7 +56,7 @@ func TestConfigColumns(t *testing.T) {
 			got = append(got, c.Name)
 		}
 	}
-	for _, c := range report.PullColumns(nil, nil) {
+	for _, c := range report.PullColumns(nil, nil, nil) {
 		if c.Config {
 			got = append(got, c.Name)
 		}

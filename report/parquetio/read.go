@@ -129,7 +129,7 @@ func ReadRequests(path string, fn func(*report.RequestRow) error) error {
 
 // ReadPulls streams pulls.parquet rows to fn.
 func ReadPulls(path string, fn func(*report.PullRow) error) error {
-	return readTable(path, report.PullColumns(nil, nil), fn)
+	return readTable(path, report.PullColumns(nil, nil, nil), fn)
 }
 
 // Dictionary returns the values of the dictionary column named column in

@@ -1,0 +1,186 @@
+package kvcr
+
+import (
+	"slices"
+
+	"github.com/kvsim/kvsim/block"
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
+)
+
+// Order is a request-independent hint: a kv.move (Move) or a kv.prefetch
+// asking Target to pull into its G2 the first Blocks blocks of the chain
+// whose path is given, from Source. Its pull follows a request pull's
+// staging, pin, transfer, deadline and settlement rules, with three
+// differences: nothing waits for it (no request is staged behind it, and
+// the target's G1 is no part of the rule: the fetch starts at the chain's
+// first block), a draining source still serves it (an evacuation is its
+// own drain's work), and a source stages at most Config.BackgroundInflight orders at a time.
+type Order struct {
+	Source, Target int32
+	Move           bool
+	Path           []block.Piece
+	Blocks         int
+	Tag            int32 // the caller's, carried to the pull (Pull.Tag)
+}
+
+// kind is the order's pull kind.
+func (o *Order) kind() Kind {
+	if o.Move {
+		return KindMove
+	}
+	return KindPrefetch
+}
+
+// Issue takes order o: staged now, or, when its source already stages
+// BackgroundInflight orders, once an earlier one ends. KVCR keeps its own
+// copy of the path, and a reference on its last segment, until the order
+// ends.
+func (k *KVCR) Issue(now des.Time, o Order) {
+	p := &Pull{Req: -1, Kind: o.kind(), Tag: o.Tag, Source: o.Source, Target: o.Target, Move: o.Move,
+		path: slices.Clone(o.Path), limit: o.Blocks, EndNs: -1}
+	if len(p.path) > 0 {
+		k.cfg.Chains.Acquire(p.path[len(p.path)-1].Seg)
+	}
+	k.C.kind(p.Kind).Issued++
+	sn := k.nodes[o.Source]
+	sn.orders++
+	sn.unstarted++
+	if k.cfg.BackgroundInflight > 0 && sn.staged >= k.cfg.BackgroundInflight {
+		sn.waiting = append(sn.waiting, p)
+		return
+	}
+	k.stageOrder(now, p)
+}
+
+// stageOrder stages an order's pull, the first time (p not yet opened) or
+// again while it is parked: the walk over the chain's first limit blocks
+// from its first, every one a remote candidate.
+func (k *KVCR) stageOrder(now des.Time, p *Pull) {
+	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
+	first := !p.opened
+	var src *Pool
+	if st := k.status(sn); st == lifecycle.Ready || st == lifecycle.Draining {
+		src = sn.pool
+	}
+	f := &k.scratch
+	k.walk(f, tn, src, p.path, 0, p.limit, p.limit)
+	if src != nil && p.Move {
+		k.invalidateHits(now, sn, p.path, f, p.limit)
+	}
+	if f.first == p.limit { // nothing missing
+		if first {
+			k.C.kind(p.Kind).NothingToFetch++
+			k.orderEnded(now, p)
+			return
+		}
+		k.unpark(p)
+		k.settle(p, Superseded)
+		k.finish(now, p)
+		return
+	}
+	if first {
+		k.newPull(now, p)
+		sn.staged++
+	}
+	k.stageFound(now, p, tn, sn, f, p.limit)
+}
+
+// RetryOrders stages every parked order again, in pull id order: at each
+// instant at which anything happened, as the targets' drive scans retry
+// their requests' parked pulls.
+func (k *KVCR) RetryOrders(now des.Time) {
+	if len(k.parkedOrders) == 0 {
+		return
+	}
+	for _, p := range slices.Clone(k.parkedOrders) {
+		if p.state == parked {
+			k.stageOrder(now, p)
+		}
+	}
+}
+
+// ParkedOrders is the number of parked orders.
+func (k *KVCR) ParkedOrders() int { return len(k.parkedOrders) }
+
+// orderEnded closes an order: its pull (if it was staged) is done. Its
+// source may stage the next waiting order, in an event of its own at this
+// instant (this may run inside another pull's transition).
+func (k *KVCR) orderEnded(now des.Time, p *Pull) {
+	if len(p.path) > 0 {
+		k.cfg.Chains.Drop(p.path[len(p.path)-1].Seg)
+		p.path = nil
+	}
+	sn := k.nodes[p.Source]
+	sn.orders--
+	if p.opened {
+		sn.staged--
+	}
+	if !p.started {
+		sn.unstarted--
+	}
+	if len(sn.waiting) > 0 {
+		k.q.Schedule(now, des.PhaseTransfer, uint64(sn.id), (*nextOrder)(k), 0)
+	}
+	if sn.pulls == 0 && sn.orders == 0 {
+		k.l.Idle(now, sn.id)
+	}
+}
+
+type nextOrder KVCR
+
+// Fire stages source key's waiting orders while it has room for them.
+func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
+	k := (*KVCR)(e)
+	sn := k.nodes[key]
+	for len(sn.waiting) > 0 && (k.cfg.BackgroundInflight == 0 || sn.staged < k.cfg.BackgroundInflight) {
+		p := sn.waiting[0]
+		sn.waiting = sn.waiting[1:]
+		k.stageOrder(now, p)
+	}
+}
+
+// dropWaiting ends, unstaged, the waiting orders from or to w, which is
+// removed: counted as dropped, with no pull.
+func (k *KVCR) dropWaiting(now des.Time, w int32) {
+	for _, n := range k.nodes {
+		if n == nil {
+			continue
+		}
+		n.waiting = slices.DeleteFunc(n.waiting, func(p *Pull) bool {
+			if p.Source != w && p.Target != w {
+				return false
+			}
+			k.C.kind(p.Kind).Dropped++
+			if len(p.path) > 0 {
+				k.cfg.Chains.Drop(p.path[len(p.path)-1].Seg)
+			}
+			n.orders--
+			n.unstarted--
+			return true
+		})
+	}
+}
+
+// Recent appends to dst the n most recently used ready blocks of w's G2
+// (all of them when it holds fewer), as runs, most recent first: each run
+// the most recent part of one extent.
+func (k *KVCR) Recent(dst []block.Run, w int32, n int) []block.Run {
+	p := k.nodes[w].pool
+	for e := p.lru.Tail(); e >= 0 && n > 0; e = p.ext[e].Prev() {
+		x := p.ext[e].V
+		m := min(int32(n), x.Hi-x.Lo)
+		dst = append(dst, block.Run{Seg: x.Seg, Lo: x.Hi - m, Hi: x.Hi})
+		n -= int(m)
+	}
+	return dst
+}
+
+// Sendable is how many blocks an order's pull staged now would send from
+// source to target over the first limit blocks of the chain whose path is
+// given (the walk of stageOrder, whatever the source's status).
+func (k *KVCR) Sendable(target, source int32, path []block.Piece, limit int) int {
+	f := &k.scratch
+	k.walk(f, k.nodes[target], k.nodes[source].pool, path, 0, limit, limit)
+	return block.Blocks(f.runs)
+}

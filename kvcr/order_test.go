@@ -1,0 +1,216 @@
+package kvcr
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
+)
+
+// issueAt issues order o at time at.
+func (g *rig) issueAt(at des.Time, o Order) {
+	g.q.Schedule(at, des.PhaseLifecycle, 0, probe(func(now des.Time) { g.k.Issue(now, o) }), 0)
+}
+
+// order is the order of chain c's blocks from source to target.
+func order(source, target int32, c []uint64, move bool) Order {
+	return Order{Source: source, Target: target, Move: move, Path: path(c), Blocks: len(c), Tag: 7}
+}
+
+// orderPull is the pull of the order whose target is w.
+func (g *rig) orderPull(t *testing.T, w int32) *Pull {
+	t.Helper()
+	for _, p := range g.r.orders {
+		if p.Target == w {
+			return p
+		}
+	}
+	t.Fatalf("no order pull to worker %d (orders %+v)", w, g.r.orders)
+	return nil
+}
+
+// TestOrderSharesEgressWithRequest (rules: an order's pull is staged at
+// once, by a request pull's rules, and shares its source's egress with
+// request pulls as one more transfer; a move removes the source's copies
+// after its write). Worker 0 holds blocks 1-20 (0.5 MB each, 1 GB/s, 1 ms
+// latency). At 0 a move of blocks 1-4 (2 MB) to worker 1 and a request's
+// pull of blocks 1-2 (1 MB) to worker 2 are staged: both first bytes at
+// 1 ms, 0.5 GB/s each; the request's MB is in at 3 ms, when the move has 1
+// MB of its 2; its last MB alone takes 1 ms: 4 ms. The move lands its 4
+// blocks (2,000,000 bytes), and worker 0 removes blocks 1-4 then (the
+// request pull's pins on 1-2 went at 3 ms). Nothing waits for the order:
+// no request is told; its row has request_id -1, kind move, the order's
+// tag.
+func TestOrderSharesEgressWithRequest(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.issueAt(0, order(0, 1, chain(1, 4), true))
+	g.stage(0, 2, 10, chain(1, 2), Hint{Source: 0, Blocks: all})
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[10], Success, ms, 3*ms, 2)
+	p := g.orderPull(t, 1)
+	wantPull(t, p, Success, ms, 4*ms, 4)
+	if p.Req != -1 || p.Kind != KindMove || p.Tag != 7 || p.Bytes != 2_000_000 || p.StagedNs != 0 {
+		t.Errorf("order pull %+v", p)
+	}
+	if _, told := g.r.ended[-1]; told || len(g.r.ended) != 1 {
+		t.Errorf("requests told %v: only request 10 waits", g.r.ended)
+	}
+	if g.r.visible["0/1"] || g.r.visible["0/4"] || !g.r.visible["0/5"] || !g.r.visible["1/4"] {
+		t.Errorf("after the move: worker 0 holds 1 %v, 4 %v, 5 %v; worker 1 holds 4 %v",
+			g.r.visible["0/1"], g.r.visible["0/4"], g.r.visible["0/5"], g.r.visible["1/4"])
+	}
+	c := g.k.C
+	if c.Move.Issued != 1 || c.Move.Success != 1 || c.Move.BlocksLanded != 4 || c.Move.Bytes != 2_000_000 ||
+		c.PullsSuccess != 2 || c.MoveRemovedBlocks != 4 || c.BytesPulled != 3_000_000 {
+		t.Errorf("counters %+v", c)
+	}
+	g.check(t)
+}
+
+// TestOrderMoveLandingLate (rules: kvcr.background_timeout bounds an
+// order's pull at both ends; a move whose write lands after its target
+// gave up loses the blocks). Background timeout 2 ms. A move of blocks 1-4
+// (2 MB) from worker 0 to 1, staged at 0: target deadline 2 ms, source
+// deadline its receipt (1 ms) + min(2 ms, the 2 ms left) = 3 ms. Its write
+// starts at 1 ms and needs 2 ms: at 2 ms the target gives up (expired,
+// end_ns 2 ms); the write cannot be recalled and lands at 3 ms, before the
+// source's deadline, so the source saw it succeed and removes blocks 1-4,
+// which the target dropped: move_lost_blocks 4. Without the background
+// timeout the move has the abandon timeout (8 ms) and lands at 3 ms.
+func TestOrderMoveLandingLate(t *testing.T) {
+	g := newRig(Config{BackgroundTimeout: 2 * ms})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.issueAt(0, order(0, 1, chain(1, 4), true))
+	g.q.Run(nil)
+	p := g.orderPull(t, 1)
+	wantPull(t, p, Expired, ms, 2*ms, 0)
+	if p.WriteEndNs != 3*ms || g.k.C.MoveLostBlocks != 4 || g.k.C.Move.Expired != 1 || g.r.visible["0/1"] || g.r.visible["1/1"] {
+		t.Errorf("write end %v, lost %d, counters %+v; block 1 at 0 %v, at 1 %v",
+			p.WriteEndNs, g.k.C.MoveLostBlocks, g.k.C.Move, g.r.visible["0/1"], g.r.visible["1/1"])
+	}
+	g.check(t)
+
+	g = newRig(Config{})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.issueAt(0, order(0, 1, chain(1, 4), true))
+	g.q.Run(nil)
+	wantPull(t, g.orderPull(t, 1), Success, ms, 3*ms, 4)
+	g.check(t)
+}
+
+// TestOrdersTakeTurns (rule: a source stages at most
+// kvcr.background_inflight orders at a time, the rest in issue order as
+// earlier ones end). Two prefetches of blocks 1-2 (1 MB) from worker 0, to
+// workers 1 and 2, issued at 0. With one at a time: the first is staged at
+// 0 and lands at 1 + 1 = 2 ms; the second is staged then, its first byte
+// at 3 ms, landing at 4 ms. With no limit both are staged at 0 and share
+// the egress: both land at 3 ms. The source's blocks stay (a copy).
+func TestOrdersTakeTurns(t *testing.T) {
+	for _, tc := range []struct {
+		inflight            int
+		staged2, end1, end2 des.Time
+	}{{1, 2 * ms, 2 * ms, 4 * ms}, {0, 0, 3 * ms, 3 * ms}} {
+		g := newRig(Config{BackgroundInflight: tc.inflight})
+		g.k.Store(0, 0, stores(chain(1, 20)))
+		g.issueAt(0, order(0, 1, chain(1, 2), false))
+		g.issueAt(0, order(0, 2, chain(1, 2), false))
+		var active int
+		g.q.Schedule(ms, des.PhaseSample, 0, probe(func(des.Time) { active = g.k.ActivePulls(0) }), 0)
+		g.q.Run(nil)
+		a, b := g.orderPull(t, 1), g.orderPull(t, 2)
+		wantPull(t, a, Success, ms, tc.end1, 2)
+		wantPull(t, b, Success, tc.staged2+ms, tc.end2, 2)
+		if b.StagedNs != tc.staged2 || b.Kind != KindPrefetch || !g.r.visible["0/1"] || active != 2 {
+			t.Errorf("inflight %d: second staged at %v, kind %v; source keeps block 1: %v; active pulls at 1 ms %d (want 2: one waiting counts)",
+				tc.inflight, b.StagedNs, b.Kind, g.r.visible["0/1"], active)
+		}
+		g.check(t)
+	}
+}
+
+// TestDrainingSourceServesOrders (rule: the staging guard lets a draining
+// source serve orders, its evacuation, and rejects a request's pull from
+// it). Worker 0 drains at 0 holding blocks 1-20: a move of 1-2 to worker 1
+// and a copy of blocks 31-32 (another chain it holds) to worker 2 share its
+// egress from 1 ms and both land at 3 ms; a request's pull from it is
+// rejected (draining).
+func TestDrainingSourceServesOrders(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.k.Store(0, 0, stores(chain(31, 2)))
+	g.life.Set(0, lifecycle.Draining)
+	g.issueAt(0, order(0, 1, chain(1, 2), true))
+	g.issueAt(0, order(0, 2, chain(31, 2), false))
+	g.stage(0, 2, 10, chain(5, 2), Hint{Source: 0, Blocks: all})
+	g.q.Run(nil)
+	wantPull(t, g.orderPull(t, 1), Success, ms, 3*ms, 2)
+	wantPull(t, g.orderPull(t, 2), Success, ms, 3*ms, 2)
+	if g.r.pulls[10].Rejection != RejectedDraining {
+		t.Errorf("request pull from a draining source: %v", g.r.pulls[10].Rejection)
+	}
+	if c := g.k.C; c.Move.Success != 1 || c.Prefetch.Success != 1 || c.PullsRejectedDraining != 1 {
+		t.Errorf("counters %+v", c)
+	}
+	g.check(t)
+}
+
+// TestOrderEndsUnstaged (rules: an order whose target already holds every
+// block ends at its first staging with no pull, nothing_to_fetch; an order
+// still waiting for its source's turn when its target is removed ends with
+// no pull, dropped). Worker 1 holds blocks 1-2: a prefetch of them from 0
+// ends at once. One order at a time: a prefetch of 1-4 to worker 2 (2 MB,
+// lands at 3 ms), then one of 5-6 to worker 1, which is removed at 1 ms
+// while it waits: dropped. Three issued, three ended, one pull.
+func TestOrderEndsUnstaged(t *testing.T) {
+	g := newRig(Config{BackgroundInflight: 1})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.k.Store(0, 1, stores(chain(1, 2)))
+	g.issueAt(0, order(0, 1, chain(1, 2), false))
+	g.issueAt(0, order(0, 2, chain(1, 4), false))
+	g.issueAt(0, order(0, 1, chain(5, 2), false))
+	g.q.Schedule(ms, des.PhaseLifecycle, 1, probe(func(now des.Time) {
+		g.life.Set(1, lifecycle.Removed)
+		g.k.RemoveWorker(now, 1)
+	}), 0)
+	g.q.Run(nil)
+	wantPull(t, g.orderPull(t, 2), Success, ms, 3*ms, 4)
+	if c := g.k.C.Prefetch; c.Issued != 3 || c.NothingToFetch != 1 || c.Dropped != 1 || c.Success != 1 || len(g.r.orders) != 1 {
+		t.Errorf("prefetch counters %+v, pulls %d", c, len(g.r.orders))
+	}
+	g.check(t)
+}
+
+// TestParkedOrderRetried (rule: an order's pull that finds no room parks,
+// holding nothing, and is staged again at each RetryOrders, as a request's
+// parked pull is at each drive scan). G2 holds 2 blocks a worker; timeouts
+// 10 and 20 ms. Worker 1 pulls blocks 5-6 from worker 2 for a request at 0
+// (its 2 slots filling until 2 ms). A prefetch of blocks 1-2 from worker 0
+// to worker 1 at 0.5 ms finds no room: parked, staged_ns 0.5 ms. A retry at 1 ms
+// still finds none; at 2.5 ms blocks 5-6 are ready and unpinned, so it
+// evicts them and starts: first byte 3.5 ms, landing at 4.5 ms, before
+// its 10 ms deadline.
+func TestParkedOrderRetried(t *testing.T) {
+	g := newRig(Config{G2Capacity: 2, OperationTimeout: 10 * ms, AbandonTimeout: 20 * ms})
+	g.k.Store(0, 0, stores(chain(1, 2)))
+	g.k.Store(0, 2, stores(chain(5, 2)))
+	g.stage(0, 1, 10, chain(5, 2), Hint{Source: 2, Blocks: all})
+	g.issueAt(500*des.Microsecond, order(0, 1, chain(1, 2), false))
+	parked := -1
+	for _, at := range []des.Time{ms, 2500 * des.Microsecond} {
+		g.q.Schedule(at, des.PhaseDrive, 99, probe(func(now des.Time) {
+			if parked < 0 {
+				parked = g.k.ParkedOrders()
+			}
+			g.k.RetryOrders(now)
+		}), 0)
+	}
+	g.q.Run(nil)
+	wantPull(t, g.r.pulls[10], Success, ms, 2*ms, 2)
+	p := g.orderPull(t, 1)
+	wantPull(t, p, Success, 3500*des.Microsecond, 4500*des.Microsecond, 2)
+	if parked != 1 || p.StagedNs != 500*des.Microsecond || g.k.C.PullsParked != 1 || g.k.C.G2Evictions != 2 {
+		t.Errorf("parked %d at 1 ms, staged at %v, pulls parked %d, evictions %d", parked, p.StagedNs, g.k.C.PullsParked, g.k.C.G2Evictions)
+	}
+	g.check(t)
+}
