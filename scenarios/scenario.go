@@ -191,6 +191,9 @@ type Hints struct {
 	Enabled   bool      `yaml:"enabled"`
 	Mode      kvcr.Mode `yaml:"mode"` // what a hinted pull does to the source's copy
 	MinBlocks int       `yaml:"min_blocks"`
+	// Policy chooses the source among the candidates: min_blocks (the
+	// longest run) or cost (only a pull that beats recomputing).
+	Policy scheduler.HintPolicy `yaml:"policy"`
 }
 
 // KVCR configures peer pulls.
@@ -333,7 +336,7 @@ func defaults() Scenario {
 		},
 		Router: Router{
 			Policy: scheduler.KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
-			Hints: Hints{Enabled: true, Mode: kvcr.ModeCopy, MinBlocks: 1},
+			Hints: Hints{Enabled: true, Mode: kvcr.ModeCopy, MinBlocks: 1, Policy: scheduler.HintsMinBlocks},
 		},
 		KVCR: KVCR{
 			Enabled: true, Latency: Duration(des.Millisecond), BandwidthGbps: 50,

@@ -181,6 +181,7 @@ func (sc *Scenario) validate() error {
 	}
 	oneOf(c, "router.hints.mode", r.Hints.Mode, kvcr.Modes...)
 	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
+	oneOf(c, "router.hints.policy", r.Hints.Policy, scheduler.HintPolicies...)
 
 	k := &sc.KVCR
 	c.durationAtLeast("kvcr.latency", k.Latency, 0)
@@ -306,6 +307,9 @@ func (sc *Scenario) Warnings() []string {
 	var w []string
 	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled && sc.Has("router.hints") { // on by default: warn only when a hints key was written
 		w = append(w, sc.ErrAt("router.hints.enabled", "hints are on but kvcr.enabled is false: the router attaches hints that nothing pulls").Error())
+	}
+	if sc.Router.Hints.Policy == scheduler.HintsCost && !sc.Router.Hints.Enabled {
+		w = append(w, sc.ErrAt("router.hints.policy", "%s weighs hints, but router.hints.enabled is false: the router attaches none", scheduler.HintsCost).Error())
 	}
 	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && tr.TimeScale != 1 {
 		w = append(w, sc.ErrAt("workload.trace.time_scale", "%g changes the load the server's latencies were measured under: the comparison with them is not like for like", tr.TimeScale).Error())

@@ -37,6 +37,10 @@ type Config struct {
 	BlockSize        int
 	Hints            bool // attach kv.fetch hints
 	HintMinBlocks    int  // a hint must fetch at least this many blocks
+	// HintPolicy chooses among the candidate sources; "" is
+	// HintsMinBlocks. HintCosts are what HintsCost prices them with.
+	HintPolicy HintPolicy
+	HintCosts  HintCosts
 	// Temperature is kv_aware's: 0 picks the lowest cost, ties to the
 	// lowest id; above 0 the worker is drawn from a softmax over the costs
 	// (softmax), from the router's stream.
@@ -55,6 +59,11 @@ type load struct {
 	outstanding   int // routed, not finished
 	prefillBlocks int // blocks the router expects the worker still to compute
 	decodeBlocks  int // prompt blocks of requests past their first token
+	decoding      int // requests past their first token, not finished
+	// backlog is the bytes of the hints naming this worker as source whose
+	// requests have not had their first token (nor ended): the pulls the
+	// router expects still to queue on its egress.
+	backlog int64
 }
 
 // Route is what the router remembers of a routed request.
@@ -66,8 +75,12 @@ type Route struct {
 	HostOverlap int
 	// HintSource is the worker named by the request's kv.fetch hint, -1
 	// for none; HintBlocks the prefix the router saw there.
-	HintSource    int32
-	HintBlocks    int
+	HintSource int32
+	HintBlocks int
+	// HintBytes is the bytes of the run the hint asks to pull (the blocks
+	// past the target's G1+G2 prefix): what it adds to the source's
+	// backlog until the request's first token.
+	HintBytes     int64
 	prefillBlocks int
 	promptBlocks  int
 }
@@ -93,6 +106,8 @@ type Router struct {
 	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block
 	run         []Prefix  // scratch: the hint runs (Either)
 	costs       []float64 // scratch: kv_aware's costs by schedulable worker at a positive temperature, then their softmax weights
+	savings     []float64 // scratch: the cost policy's savings of the paying candidates
+	withheld    int64     // requests the cost policy left without a hint (Withheld)
 	// keyed says that tree holds every schedulable worker by its key:
 	// outstanding requests (least_loaded) or uncredited cost (kv_aware, see
 	// costKey). Otherwise (kv_aware with a prefill_load_scale whose products
@@ -106,6 +121,15 @@ type Router struct {
 func New(cfg Config, rng *rand.Rand) (*Router, error) {
 	if !slices.Contains(Policies, cfg.Policy) {
 		return nil, fmt.Errorf("unknown router policy %q", cfg.Policy)
+	}
+	if cfg.HintPolicy == "" {
+		cfg.HintPolicy = HintsMinBlocks
+	}
+	if !slices.Contains(HintPolicies, cfg.HintPolicy) {
+		return nil, fmt.Errorf("unknown hint policy %q", cfg.HintPolicy)
+	}
+	if c := cfg.HintCosts; cfg.Hints && cfg.HintPolicy == HintsCost && (c.PassTime == nil || c.RNG == nil || !(c.EgressRate > 0)) {
+		return nil, fmt.Errorf("hint policy %s needs a pass timer, a random stream and a positive egress rate", HintsCost)
 	}
 	keyed := cfg.Policy == LeastLoaded || cfg.Policy == KVAware && exactScale(cfg.PrefillLoadScale)
 	r := &Router{cfg: cfg, rng: rng, index: NewIndex(cfg.Chains), keyed: keyed}
@@ -230,26 +254,44 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 }
 
 // hint names the source for rt's target. The target holds a prefix of T
-// blocks in G1 and G2 together; a source is a schedulable worker other than
-// the target whose visible G2 holds blocks T, T+1, ... in a run of at least
-// HintMinBlocks: what staging can pull. The longest run wins, ties to the
-// lowest id. (Only the run must be in the source's G2: a prefix the source
-// keeps hot in G1 need not be in its G2 too.)
+// blocks in G1 and G2 together; a candidate is a schedulable worker other
+// than the target whose visible G2 holds blocks T, T+1, ... in a run of at
+// least HintMinBlocks: what staging can pull. (Only the run must be in the
+// candidate's G2: a prefix it keeps hot in G1 need not be in its G2 too.)
+// HintsMinBlocks names the longest run, ties to the lowest id; HintsCost
+// is costSource. The hint's bytes join the source's backlog.
 func (r *Router) hint(rt *Route, path []block.Piece, blocks int) {
 	t := rt.G1Overlap + rt.HostOverlap
 	if t >= blocks {
 		return
 	}
 	r.run = r.index.runs(path, t, InG2, 0, r.run[:0])
-	best := 0
+	n := 0
 	for _, o := range r.run {
-		if o.Worker == rt.Worker || o.Either < r.cfg.HintMinBlocks || o.Either <= best {
-			continue
-		}
-		if r.ready(o.Worker) {
-			rt.HintSource, rt.HintBlocks, best = o.Worker, t+o.Either, o.Either
+		if o.Worker != rt.Worker && o.Either >= r.cfg.HintMinBlocks && r.ready(o.Worker) {
+			r.run[n] = o
+			n++
 		}
 	}
+	r.run = r.run[:n]
+	if n == 0 {
+		return
+	}
+	var src Prefix
+	if r.cfg.HintPolicy == HintsCost {
+		var ok bool
+		if src, ok = r.costSource(rt.Worker, t); !ok {
+			return
+		}
+	} else {
+		for _, o := range r.run {
+			if o.Either > src.Either {
+				src = o
+			}
+		}
+	}
+	rt.HintSource, rt.HintBlocks, rt.HintBytes = src.Worker, t+src.Either, int64(src.Either)*r.cfg.HintCosts.BlockBytes
+	r.loads[src.Worker].backlog += rt.HintBytes
 }
 
 // kvAware picks the lowest cost = prefill_load_scale * max(0, pending
@@ -363,12 +405,22 @@ func (r *Router) cost(w int32, blocks int, credit float64) float64 {
 	return float64(r.cfg.PrefillLoadScale*max(0, float64(l.prefillBlocks+blocks)-credit)) + float64(l.decodeBlocks)
 }
 
-// FirstToken moves a routed request's blocks from prefill to decode load.
+// FirstToken moves a routed request's blocks from prefill to decode load
+// and its hint's bytes out of its source's backlog.
 func (r *Router) FirstToken(rt Route) {
 	l := &r.loads[rt.Worker]
 	l.prefillBlocks -= rt.prefillBlocks
 	l.decodeBlocks += rt.promptBlocks
+	l.decoding++
+	r.unhint(rt)
 	r.rekey(rt.Worker)
+}
+
+// unhint takes rt's hint's bytes out of its source's backlog.
+func (r *Router) unhint(rt Route) {
+	if rt.HintSource >= 0 {
+		r.loads[rt.HintSource].backlog -= rt.HintBytes
+	}
 }
 
 // Finished drops a request from its worker's load. firstToken says whether
@@ -378,8 +430,10 @@ func (r *Router) Finished(rt Route, firstToken bool) {
 	l.outstanding--
 	if firstToken {
 		l.decodeBlocks -= rt.promptBlocks
+		l.decoding--
 	} else {
 		l.prefillBlocks -= rt.prefillBlocks
+		r.unhint(rt)
 	}
 	r.rekey(rt.Worker)
 }
@@ -448,13 +502,17 @@ func (r *Router) Facts() int {
 	return r.index.Facts()
 }
 
-// CheckLoads reports a worker whose load (requests outstanding, prefill
-// and decode blocks) is not zero: at the end of a run every request has
-// left its worker.
+// CheckLoads reports a worker whose load is not zero: at the end of a run
+// every request has left its worker and every hint its source. Requests
+// or blocks still counted are the error; a decoding count or hint backlog
+// left with none of them is one of its own.
 func (r *Router) CheckLoads() error {
 	for w, l := range r.loads {
-		if l != (load{}) {
+		switch {
+		case l.outstanding != 0 || l.prefillBlocks != 0 || l.decodeBlocks != 0:
 			return fmt.Errorf("worker %d: %d requests outstanding, %d prefill and %d decode blocks", w, l.outstanding, l.prefillBlocks, l.decodeBlocks)
+		case l != (load{}):
+			return fmt.Errorf("worker %d: no request outstanding, but %d decoding and %d hint bytes", w, l.decoding, l.backlog)
 		}
 	}
 	return nil

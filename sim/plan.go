@@ -23,7 +23,7 @@ type Plan struct {
 	Scenario *scenarios.Scenario
 	Engine   engine.Config    // every worker's, but for its ID and Chains, which the run sets
 	Timing   engine.Timing    // the pass timing model
-	Router   scheduler.Config // but for Chains and Workers, which the run sets
+	Router   scheduler.Config // but for Chains, Workers and HintCosts.RNG, which the run sets
 	KVCR     *kvcr.Config     // nil when KVCR is off; Chains and Workers are the run's
 	// Workers is the most workers the run ever holds: the initial ones and
 	// every one an event adds (ids are never reused).
@@ -59,7 +59,7 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 		Policy: sc.Router.Policy, OverlapCredit: sc.Router.OverlapCredit, HostHitWeight: sc.Router.HostHitWeight,
 		PrefillLoadScale: sc.Router.PrefillLoadScale, EventDelay: des.Time(sc.Router.EventDelay),
 		BlockSize: e.BlockSize, Hints: kvOn && sc.Router.Hints.Enabled && sc.Cluster.G2.CapacityBlocks > 0,
-		HintMinBlocks: sc.Router.Hints.MinBlocks, Temperature: sc.Router.Temperature,
+		HintMinBlocks: sc.Router.Hints.MinBlocks, HintPolicy: sc.Router.Hints.Policy, Temperature: sc.Router.Temperature,
 	}
 	if kvOn {
 		k := sc.KVCR
@@ -73,11 +73,45 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 			DescriptorCost: des.Time(k.DescriptorCost), DescriptorsPerBlock: k.DescriptorsPerBlock,
 			SessionSetup: des.Time(k.SessionSetup),
 		}
+		p.Router.HintCosts = scheduler.HintCosts{Latency: p.KVCR.Latency, EgressRate: egressRate(p.KVCR),
+			BlockBytes: p.KVCR.BlockBytes, PassTime: passTimer(p.Timing, p.Engine)}
 	}
 	for _, ev := range sc.Events {
 		p.Workers += ev.Add
 	}
 	return p, nil
+}
+
+// egressRate is the rate, in bytes per ns, at which KVCR's egress serves
+// a worker's pull bytes (kvcr.Config's egressGbps, recomputed here: GB/s
+// are bytes per ns): the slower of its bandwidth and one block every
+// descriptors_per_block x descriptor_cost.
+func egressRate(k *kvcr.Config) float64 {
+	if k.DescriptorCost <= 0 {
+		return k.BandwidthGbps
+	}
+	perBlock := float64(max(k.DescriptorsPerBlock, 1)) * float64(k.DescriptorCost)
+	return min(k.BandwidthGbps, float64(k.BlockBytes)/perBlock)
+}
+
+// passTimer prices the router's passes (scheduler.Pass) with the engine's
+// timing model, as the worker would count the batch: each decoding
+// request one token attending to its context and itself, the prefill
+// tokens attending to their prior tokens and each other, and the G1
+// blocks in use those contexts' blocks (at most G1's capacity).
+func passTimer(t engine.Timing, e engine.Config) scheduler.PassTimer {
+	bs := int64(e.BlockSize)
+	return func(p scheduler.Pass) des.Time {
+		n, k := int64(p.Prefill), int64(p.Prior)
+		b := engine.Batch{PrefillTokens: p.Prefill, DecodeTokens: p.DecodeSeqs, Seqs: p.DecodeSeqs,
+			PriorContext: p.DecodeContext + k, AttnPairs: p.DecodeContext + int64(p.DecodeSeqs) + n*(2*k+n+1)/2,
+			TotalBlocks: e.GPUBlocks}
+		if n > 0 {
+			b.Seqs++
+		}
+		b.UsedBlocks = int(min((p.DecodeContext+bs-1)/bs+(k+n+bs-1)/bs, int64(e.GPUBlocks)))
+		return t.PassTime(&b)
+	}
 }
 
 // checkExpect reports the expect entries naming no metric of the run.

@@ -228,7 +228,7 @@ func build(p *Plan, opt Options) (*Cluster, error) {
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
 		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: newEventLog(sc)}
 	rc := p.Router
-	rc.Chains, rc.Workers = c.chains, c.life.View()
+	rc.Chains, rc.Workers, rc.HintCosts.RNG = c.chains, c.life.View(), rng.Stream("hints")
 	r, err := scheduler.New(rc, rng.Stream("router"))
 	if err != nil {
 		return nil, err

@@ -48,8 +48,12 @@ func (c Case) Write(dir string) (string, error) {
 
 // gen is one case in the making.
 type gen struct {
-	r     *rand.Rand
-	late  *rand.Rand      // the keys added after r's draws were fixed, so that they change none of r's draws
+	r    *rand.Rand
+	late *rand.Rand // the keys added after r's draws were fixed, so that they change none of r's draws
+	// hints draws router.hints.policy: a stream of its own, as the key came
+	// after late's draws were fixed too, so that a case that does not draw
+	// cost is the case it was.
+	hints *rand.Rand
 	b     strings.Builder // the scenario
 	large bool            // GenerateLarge's sizes
 	v011  bool            // the case runs vLLM 0.11's admission, which can stall (one case in four; from late)
@@ -74,7 +78,8 @@ func Generate(seed uint64) Case { return generate(seed, false) }
 func GenerateLarge(seed uint64) Case { return generate(seed, true) }
 
 func generate(seed uint64, large bool) Case {
-	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)), large: large}
+	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)),
+		hints: rand.New(rand.NewPCG(seed, 0x4119_7c05)), large: large}
 	g.v011 = g.late.IntN(4) == 0
 	if large {
 		g.blockSize = pick(g.r, 4, 8, 16)
@@ -258,8 +263,12 @@ func (g *gen) router(kvcrOn bool) {
 		fmt.Fprintf(&g.b, "  overlap_credit: %s\n  host_hit_weight: %s\n  prefill_load_scale: %s\n",
 			pick(r, "0", "0.5", "2"), pick(r, "0", "0.25", "1.5"), pick(r, "0", "0.5", "3"))
 	}
-	fmt.Fprintf(&g.b, "  hints: {enabled: %t, mode: %s, min_blocks: %d}\n",
-		kvcrOn && r.IntN(8) > 0, pick(r, kvcr.Modes...), 1+r.IntN(2))
+	on, mode, minBlocks := kvcrOn && r.IntN(8) > 0, pick(r, kvcr.Modes...), 1+r.IntN(2)
+	hintPolicy := "" // min_blocks, the default; one case in three cost
+	if g.hints.IntN(3) == 0 && on {
+		hintPolicy = ", policy: " + string(scheduler.HintsCost)
+	}
+	fmt.Fprintf(&g.b, "  hints: {enabled: %t, mode: %s, min_blocks: %d%s}\n", on, mode, minBlocks, hintPolicy)
 }
 
 // kvcr writes the pull settings: short deadlines, slow or fast links.
