@@ -21,7 +21,7 @@ type Config struct {
 	// DescriptorCost is the time to post one transfer descriptor, and
 	// DescriptorsPerBlock how many a block takes (0 counts as 1). Posting
 	// overlaps the bytes: a worker's egress serves pull bytes at the
-	// slower of its bandwidth and the descriptor rate (egressGbps).
+	// slower of its bandwidth and the descriptor rate (EgressGbps).
 	DescriptorCost      des.Time
 	DescriptorsPerBlock int
 	// SessionSetup delays the first transfer of each (source, target)
@@ -124,9 +124,9 @@ type KVCR struct {
 func New(cfg Config, q *des.Queue, l Listener) *KVCR {
 	k := &KVCR{cfg: cfg, q: q, l: l, parked: map[int64]*Pull{}, live: map[int64]*Pull{}}
 	if cfg.IngressGbps > 0 {
-		k.net = newFairNet(q, cfg.egressGbps(), cfg.IngressGbps)
+		k.net = newFairNet(q, cfg.EgressGbps(), cfg.IngressGbps)
 	} else {
-		k.net = &egressLinks{q: q, gbps: cfg.egressGbps()}
+		k.net = &egressLinks{q: q, gbps: cfg.EgressGbps()}
 	}
 	if cfg.SessionSetup > 0 {
 		k.sessions = map[uint64]des.Time{}
@@ -134,12 +134,13 @@ func New(cfg Config, q *des.Queue, l Listener) *KVCR {
 	return k
 }
 
-// egressGbps is the rate at which a worker's egress serves pull bytes.
+// EgressGbps is the rate at which a worker's egress serves pull bytes
+// (GB/s, bytes a nanosecond).
 // Posting a write's descriptors overlaps its bytes (NIXL's per-descriptor
 // cost is flat from 4 KB to 256 KB), so the link serves at the slower of
 // its bandwidth and one block every DescriptorsPerBlock x DescriptorCost,
 // shared by its writes as its bandwidth is.
-func (c Config) egressGbps() float64 {
+func (c Config) EgressGbps() float64 {
 	if c.DescriptorCost <= 0 {
 		return c.BandwidthGbps
 	}

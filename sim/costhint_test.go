@@ -90,7 +90,7 @@ func TestEgressRateIsKVCRs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := egressRate(p.KVCR); got != c.rate || p.Router.HintCosts.EgressRate != c.rate {
+		if got := p.KVCR.EgressGbps(); got != c.rate || p.Router.HintCosts.EgressRate != c.rate {
 			t.Errorf("%v: rate %g (router's %g), want %g", c.sets, got, p.Router.HintCosts.EgressRate, c.rate)
 		}
 		sink, _, _ := runCost(t, c.sets...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scheduler"
 )
 
 // Counters are a run's counters in counters.parquet's row order. Each
@@ -16,16 +17,23 @@ import (
 type Counters struct {
 	HintsAttached int64 `counter:"hints_attached"`
 	kvcr.Counters
-	RequestsTotal      int64 `counter:"requests_total"`
-	RequestsCompleted  int64 `counter:"requests_completed"`
-	RequestsRejected   int64 `counter:"requests_rejected"`
-	RequestsFailed     int64 `counter:"requests_failed"`
-	RequestsUnfinished int64 `counter:"requests_unfinished"`
-	RequestsRerouted   int64 `counter:"requests_rerouted"`
-	Preemptions        int64 `counter:"preemptions"`
-	WorkersAdded       int64 `counter:"workers_added"`
-	WorkersDrained     int64 `counter:"workers_drained"`
-	WorkersRemoved     int64 `counter:"workers_removed"`
+	Cost               CostCounters `counter:"" group:"cost"`
+	RequestsTotal      int64        `counter:"requests_total"`
+	RequestsCompleted  int64        `counter:"requests_completed"`
+	RequestsRejected   int64        `counter:"requests_rejected"`
+	RequestsFailed     int64        `counter:"requests_failed"`
+	RequestsUnfinished int64        `counter:"requests_unfinished"`
+	RequestsRerouted   int64        `counter:"requests_rerouted"`
+	Preemptions        int64        `counter:"preemptions"`
+	WorkersAdded       int64        `counter:"workers_added"`
+	WorkersDrained     int64        `counter:"workers_drained"`
+	WorkersRemoved     int64        `counter:"workers_removed"`
+}
+
+// CostCounters are the cost hint policy's (router.hints.policy cost): the
+// "cost" group, reported only by runs with that policy.
+type CostCounters struct {
+	HintsWithheld int64 `counter:"hints_withheld"` // requests a source held blocks for, routed without a hint: no pull paid
 }
 
 // eachCounter calls fn with every counter field of v (a Counters), in
@@ -93,10 +101,14 @@ func (c *Cluster) counterGroups() []string {
 	if c.sc.Orders() {
 		gs = append(gs, groupBackground)
 	}
+	if c.sc.Router.Hints.Policy == scheduler.HintsCost {
+		gs = append(gs, groupCost)
+	}
 	return gs
 }
 
 // The counter groups.
 const (
 	groupBackground = "background" // the orders' counters (kvcr.KindCounters): runs whose events evacuate or prewarm
+	groupCost       = "cost"       // CostCounters: runs with router.hints.policy cost
 )

@@ -33,11 +33,12 @@ func TestCounterNames(t *testing.T) {
 			bg = append(bg, kind+n)
 		}
 	}
+	bg = append(bg, "hints_withheld")
 	all := CounterNames()
 	if len(all) != len(want)+len(bg) {
 		t.Fatalf("CounterNames() has %d names, want %d", len(all), len(want)+len(bg))
 	}
-	if got := c.Rows(groupBackground); len(got) != len(all) {
+	if got := c.Rows(groupBackground, groupCost); len(got) != len(all) {
 		t.Errorf("Rows(background) has %d rows, want every counter's %d", len(got), len(all))
 	}
 	seen := map[string]bool{}
@@ -64,7 +65,7 @@ func TestCountersRoundTrip(t *testing.T) {
 		f.SetInt(next * 7)
 	})
 	byName := map[string]int64{"no_such_counter": 1}
-	for _, r := range c.Rows(groupBackground) {
+	for _, r := range c.Rows(groupBackground, groupCost) {
 		byName[r.Name] = r.Value
 	}
 	if got := CountersOf(byName); got != c {

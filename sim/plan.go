@@ -73,25 +73,13 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 			DescriptorCost: des.Time(k.DescriptorCost), DescriptorsPerBlock: k.DescriptorsPerBlock,
 			SessionSetup: des.Time(k.SessionSetup),
 		}
-		p.Router.HintCosts = scheduler.HintCosts{Latency: p.KVCR.Latency, EgressRate: egressRate(p.KVCR),
+		p.Router.HintCosts = scheduler.HintCosts{Latency: p.KVCR.Latency, EgressRate: p.KVCR.EgressGbps(),
 			BlockBytes: p.KVCR.BlockBytes, PassTime: passTimer(p.Timing, p.Engine)}
 	}
 	for _, ev := range sc.Events {
 		p.Workers += ev.Add
 	}
 	return p, nil
-}
-
-// egressRate is the rate, in bytes per ns, at which KVCR's egress serves
-// a worker's pull bytes (kvcr.Config's egressGbps, recomputed here: GB/s
-// are bytes per ns): the slower of its bandwidth and one block every
-// descriptors_per_block x descriptor_cost.
-func egressRate(k *kvcr.Config) float64 {
-	if k.DescriptorCost <= 0 {
-		return k.BandwidthGbps
-	}
-	perBlock := float64(max(k.DescriptorsPerBlock, 1)) * float64(k.DescriptorCost)
-	return min(k.BandwidthGbps, float64(k.BlockBytes)/perBlock)
 }
 
 // passTimer prices the router's passes (scheduler.Pass) with the engine's

@@ -131,5 +131,6 @@ func (c *Cluster) counters() Counters {
 	out.RequestsUnfinished = s.Requests.Unfinished
 	out.Preemptions = s.Preempted
 	out.WorkersAdded = int64(len(c.workers) - c.sc.Cluster.Workers)
+	out.Cost.HintsWithheld = c.router.Withheld()
 	return out
 }
