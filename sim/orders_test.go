@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/report"
+)
+
+// evacLines puts two chains in worker 0's G2 and one block-run of each
+// elsewhere (kvBody: 3 workers, round robin, 16-token blocks of 1 MB, fixed
+// 10 ms prefill, 1 GB/s egress, 1 ms latency, instant G2 links). R0 (ids
+// 1-8) runs on worker 0 0-10 ms; R1 (ids 40-41) on worker 1 1-11 ms; R2
+// (ids 1-4) on worker 2 2-12 ms; R3 (ids 40-43) on worker 0 10-20 ms (it
+// waits for R0's pass; no hint: at 3 ms no G2 holds 40-43). Each has one
+// output token and ends with its first, its prompt blocks stored in its
+// worker's G2 at its pass end. So worker 0 holds chain A (1-8, stored at
+// 10 ms) and chain B (40-43, at 20 ms, the more recent); worker 1 holds
+// 40-41, worker 2 holds 1-4, in G1 and G2, every load back to zero.
+var evacLines = []traceLine{
+	{0, 128, 1, ids(1, 8)},
+	{1, 32, 1, ids(40, 2)},
+	{2, 64, 1, ids(1, 4)},
+	{3, 64, 1, ids(40, 4)},
+}
+
+// orderRows are the pulls of kind k.
+func orderRows(pulls []report.PullRow, kind string) []report.PullRow {
+	var out []report.PullRow
+	for _, p := range pulls {
+		if p.Kind == kind {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestEvacuationToRouterPicks (rules: an evacuation plans the drained
+// worker's chains most recent first, each to the worker kv_aware would
+// route it to; one move at a time; the worker is removed when its
+// evacuation is done). Worker 0 drains at 30 ms, evacuating up to 100
+// blocks. B first: kv_aware's cost for its 4 blocks is 4 - 2 (worker 1's
+// G1 holds 40-41) = 2 on worker 1 against 4 on worker 2: worker 1. Its
+// walk finds 40-41 in worker 1's G2 (hits: not sent, and invalidated at
+// the source, a move's rule) and sends 42-43: 2 blocks. Then A: 8 - 4 = 4
+// on worker 2 (its G1 holds 1-4) against 8: worker 2, sending 5-8: 4
+// blocks. Planned 6. B's move is staged at 30 ms, first byte 31, 2 MB at
+// 1 GB/s: lands at 33 ms; A's is staged then (one at a time), first byte
+// 34, 4 MB: 38 ms. Worker 0, idle since 20 ms, waits for them: removed at
+// 38 ms, 8 ms after the drain (removal_delay_ns 8 ms), holding nothing
+// (the moved blocks and the invalidated hits are gone). Both pulls have
+// request_id -1 and kind move.
+func TestEvacuationToRouterPicks(t *testing.T) {
+	_, sink, res := runKV(t, evacLines, "events=[{at: 30ms, drain: [0], evacuate: {blocks: 100}}]")
+	moves := orderRows(sink.pulls, "move")
+	want := []report.PullRow{
+		{PullID: 0, RequestID: -1, Source: 0, Target: 1, Mode: "move", BlocksRequested: 2, BlocksLanded: 2, Bytes: 2_000_000,
+			StagedNs: 30 * ms, FirstByteNs: 31 * ms, EndNs: 33 * ms, Outcome: "success", WriteEndNs: 33 * ms, Kind: "move"},
+		{PullID: 1, RequestID: -1, Source: 0, Target: 2, Mode: "move", BlocksRequested: 4, BlocksLanded: 4, Bytes: 4_000_000,
+			StagedNs: 33 * ms, FirstByteNs: 34 * ms, EndNs: 38 * ms, Outcome: "success", WriteEndNs: 38 * ms, Kind: "move"},
+	}
+	if len(moves) != 2 || moves[0] != want[0] || moves[1] != want[1] {
+		t.Errorf("moves %+v\nwant %+v", moves, want)
+	}
+	ev := res.Summary.EventRows[0]
+	if ev.BlocksPlanned != 6 || ev.BlocksLanded != 6 || ev.OrdersDoneAfterNs != 8*ms || ev.RemovedAfterNs != 8*ms ||
+		ev.G2BlocksLeft != 0 || ev.RemovalDelayNs != 8*ms {
+		t.Errorf("event row %+v", ev)
+	}
+	c := res.Summary.Counters
+	if c["kv_move_issued"] != 2 || c["kv_move_success"] != 2 || c["kv_move_blocks_landed"] != 6 || c["move_removed_blocks"] != 12 {
+		t.Errorf("counters %v", c)
+	}
+
+	// Without the evacuation worker 0 goes at once: idle and holding no pull.
+	_, _, res = runKV(t, evacLines, "events=[{at: 30ms, drain: [0]}]")
+	if ev := res.Summary.EventRows[0]; ev.RemovedAfterNs != 0 || ev.RemovalDelayNs != 0 || ev.G2BlocksLeft != 12 {
+		t.Errorf("drain without evacuation: %+v", ev)
+	}
+	if _, ok := res.Summary.Counters["kv_move_issued"]; ok {
+		t.Error("a scenario without orders reports the background counters")
+	}
+}
+
+// TestEvacuationCutByDrainTimeout (rule: a drained worker's drain_timeout
+// removes it with its evacuation unfinished). As above with a 5 ms drain
+// timeout: B lands at 33 ms; A is staged at 33 (invalidating 1-4 at worker
+// 0, worker 2's hits) and writing from 34 ms when the timeout removes
+// worker 0 at 35 ms, holding 5-8 still pinned (g2_blocks_left 4). A's
+// write stops with its source, and its target, hearing nothing, fails at
+// its own deadline: 33 ms + the 200 ms abandon timeout = 233 ms
+// (kv_done_after_ns 203 ms). Worker 0 had been idle since 20 ms, so its
+// removal waited 35 - 30 = 5 ms. Planned 6, landed 2.
+func TestEvacuationCutByDrainTimeout(t *testing.T) {
+	_, sink, res := runKV(t, evacLines, "events=[{at: 30ms, drain: [0], drain_timeout: 5ms, evacuate: {blocks: 100}}]")
+	moves := orderRows(sink.pulls, "move")
+	if len(moves) != 2 || moves[1].Outcome != "failed" || moves[1].EndNs != 233*ms || moves[1].WriteEndNs != 35*ms || moves[1].BlocksLanded != 0 {
+		t.Fatalf("moves %+v", moves)
+	}
+	ev := res.Summary.EventRows[0]
+	if ev.BlocksPlanned != 6 || ev.BlocksLanded != 2 || ev.OrdersDoneAfterNs != 203*ms || ev.RemovedAfterNs != 5*ms ||
+		ev.RemovedByTimeout != 1 || ev.G2BlocksLeft != 4 || ev.RemovalDelayNs != 5*ms {
+		t.Errorf("event row %+v", ev)
+	}
+	if c := res.Summary.Counters; c["kv_move_success"] != 1 || c["kv_move_failed"] != 1 {
+		t.Errorf("counters %v", c)
+	}
+}
+
+// TestEvacuationBudget (rule: the budget caps the blocks planned, most
+// recent chain first, cutting the chain that would pass it). Budget 4: B
+// sends 2; A would send 4, more than the 2 left, so it is cut to its
+// longest prefix sending at most 2: blocks 1-6 (1-4 hits at worker 2, 5-6
+// sent). Planned 4, landed 4; the move of A requests 2 blocks.
+func TestEvacuationBudget(t *testing.T) {
+	_, sink, res := runKV(t, evacLines, "events=[{at: 30ms, drain: [0], evacuate: {blocks: 4}}]")
+	moves := orderRows(sink.pulls, "move")
+	if len(moves) != 2 || moves[1].Target != 2 || moves[1].BlocksRequested != 2 || moves[1].BlocksLanded != 2 {
+		t.Fatalf("moves %+v", moves)
+	}
+	if ev := res.Summary.EventRows[0]; ev.BlocksPlanned != 4 || ev.BlocksLanded != 4 {
+		t.Errorf("event row %+v", ev)
+	}
+}
+
+// TestPrewarmFirstRequestHitsG2 (rule: an add's prewarm prefetches the
+// ready workers' most recent chains to the new workers, issued at the add
+// and so during their startup). One worker: R0 (ids 1-8) runs 0-10 ms and
+// stores 8 blocks in worker 0's G2. At 20 ms worker 1 is added with a
+// 10 ms startup and a prewarm: a prefetch of chain 1-8 from worker 0,
+// staged at 20 ms, first byte 21, 8 MB: lands at 29 ms, before worker 1 is
+// ready at 30. R1 (ids 1-10, 160 tokens) arrives at 40 ms and is routed to
+// worker 1 (round robin's turn). Its G1 holds nothing, its G2 blocks 1-8:
+// a local G2 hit of 128 tokens (instant H2D), no hint (no worker's G2
+// holds block 9); it computes 32 tokens 40-50 ms: first token at 50 ms.
+// Without the prewarm it pulls 1-8 from worker 0 (staged 40, first byte
+// 41, lands 49) and computes 49-59: first token at 59 ms.
+func TestPrewarmFirstRequestHitsG2(t *testing.T) {
+	lines := []traceLine{{0, 128, 1, ids(1, 8)}, {40, 160, 1, ids(1, 10)}}
+	rows, sink, res := runKV(t, lines, "cluster.workers=1", "events=[{at: 20ms, add: 1, startup: 10ms, prewarm: {blocks: 100}}]")
+	pre := orderRows(sink.pulls, "prefetch")
+	want := report.PullRow{PullID: 0, RequestID: -1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 8, BlocksLanded: 8,
+		Bytes: 8_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 29 * ms, Outcome: "success", WriteEndNs: 29 * ms, Kind: "prefetch"}
+	if len(pre) != 1 || pre[0] != want {
+		t.Errorf("prefetches %+v\nwant %+v", pre, want)
+	}
+	r := rows[1]
+	if r.Worker != 1 || r.G2HitTokens != 128 || r.PulledTokens != 0 || r.HintSource != -1 || r.FirstTokenNs != 50*ms {
+		t.Errorf("R1 %+v", r)
+	}
+	if ev := res.Summary.EventRows[0]; ev.BlocksPlanned != 8 || ev.BlocksLanded != 8 || ev.OrdersDoneAfterNs != 9*ms ||
+		ev.G2BlocksLeft != -1 || ev.RemovalDelayNs != -1 {
+		t.Errorf("event row %+v", ev)
+	}
+
+	rows, _, _ = runKV(t, lines, "cluster.workers=1", "events=[{at: 20ms, add: 1, startup: 10ms}]")
+	if r := rows[1]; r.Worker != 1 || r.PulledTokens != 128 || r.HintSource != 0 || r.FirstTokenNs != 59*ms {
+		t.Errorf("R1 without the prewarm %+v", r)
+	}
+}
