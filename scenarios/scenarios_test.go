@@ -90,6 +90,15 @@ func TestErrors(t *testing.T) {
 		{base + "events:\n  - {at: 1s, drain: 3}\n", nil, `events[0].drain: want a list of worker ids or a pick such as {count: 4, pick: busiest}, got "3"`},
 		{base + "events:\n  - {at: 1s, drain: [0]}\n", []string{"events[0].drain.count=1"}, `--set: events[0].drain.count: "count" is not an index of a list of 1`},
 		{base + "events:\n  - {at: 1s, add: 1, drain: [0]}\n", nil, `events[0]: set exactly one of drain, remove and add`},
+		{base + "events:\n  - {at: 1s, add: 1, evacuate: {blocks: 5}}\n", nil, `s.yaml:7: events[0].evacuate: only applies to drain`},
+		{base + "events:\n  - {at: 1s, drain: [0], prewarm: {blocks: 5}}\n", nil, `s.yaml:7: events[0].prewarm: only applies to add`},
+		{base + "events:\n  - {at: 1s, drain: [0], evacuate: {blocks: 0}}\n", nil, `s.yaml:7: events[0].evacuate.blocks: must be at least 1, got 0`},
+		{base + "events:\n  - {at: 1s, drain: [0], evacuate: {blocks: 5, mode: swap}}\n", nil, `events[0].evacuate.mode: "swap" is not one of copy, move`},
+		{base + "events:\n  - {at: 1s, add: 1, prewarm: {blocks: 5, mode: move}}\n", nil, `events[0].prewarm.mode: a prewarm copies (kv.prefetch); only evacuate takes a mode`},
+		{base + "kvcr: {enabled: false}\nevents:\n  - {at: 1s, add: 1, prewarm: {blocks: 5}}\n", nil, `events[0].prewarm: needs kvcr.enabled: true`},
+		{base + "  g2: {capacity_blocks: 0}\nevents:\n  - {at: 1s, drain: [0], evacuate: {blocks: 5}}\n", nil, `events[0].evacuate: needs G2`},
+		{base + "kvcr: {background_inflight: -1}\n", nil, `s.yaml:6: kvcr.background_inflight: must be at least 0, got -1`},
+		{base + "kvcr: {background_timeout: -1ms}\n", nil, `s.yaml:6: kvcr.background_timeout: must be at least 0s, got -1ms`},
 		{base + "events:\n  - {at: 1s, remove: [1]}\n  - {at: 2s, drain: [1]}\n", nil, `events[1].drain[0]: worker 1 does not exist or is already drained or removed`},
 		{base + "  engine: {timing: {model: fixed, mfu: 0.5}}\n", nil, `s.yaml:6: cluster.engine.timing.mfu: belongs to timing model roofline, not fixed`},
 		{base + "  engine: {timing: {model: fixed, gpu: h100}}\n", nil, `s.yaml:6: cluster.engine.timing.model_preset: missing: a timing model that names its gpu names its model too`},
@@ -345,6 +354,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(defaultYAML, "events=[{at: 1s, add: 1}]")
 	f.Add([]byte("events:\n  - {at: 1s, drain: [0]}\n"+base), "router.hints.mode=move")
 	f.Add([]byte("events:\n  - {at: 1s, drain: {count: 1, pick: random}}\n"+base), "events[0].drain.count=1")
+	f.Add([]byte("events:\n  - {at: 1s, drain: [0], evacuate: {blocks: 9, mode: copy}}\n  - {at: 2s, add: 1, prewarm: {blocks: 3}}\n"+base), "kvcr.background_inflight=0")
 	f.Add([]byte("a: [\n"), "x")
 	for _, c := range malformed {
 		f.Add([]byte(c.yaml), "seed=2")
