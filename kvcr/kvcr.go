@@ -270,6 +270,9 @@ func (k *KVCR) CheckEnd() []Violation {
 			add(InvOrdersEnd, fmt.Errorf("%d orders issued, %d ended", kc.Issued, kc.Ended()))
 		}
 	}
+	if b, n := k.C.Move.Bytes+k.C.Prefetch.Bytes, k.C.Move.BlocksLanded+k.C.Prefetch.BlocksLanded; b > k.C.BytesPulled || n > k.C.BlocksPulled {
+		add(InvLinkBytes, fmt.Errorf("orders landed %d blocks, %d bytes; every pull %d blocks, %d bytes", n, b, k.C.BlocksPulled, k.C.BytesPulled))
+	}
 	if k.C.PinsAcquired != k.C.PinsReleased {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}

@@ -33,12 +33,12 @@ func (o *Order) kind() Kind {
 }
 
 // Issue takes order o: staged now, or, when its source already stages
-// BackgroundInflight orders, once an earlier one ends. KVCR keeps its own
-// copy of the path, and a reference on its last segment, until the order
-// ends.
+// BackgroundInflight orders, once an earlier one ends. KVCR keeps o.Path
+// (the caller must not change it after) and a reference on its last
+// segment until the order ends.
 func (k *KVCR) Issue(now des.Time, o Order) {
 	p := &Pull{Req: -1, Kind: o.kind(), Tag: o.Tag, Source: o.Source, Target: o.Target, Move: o.Move,
-		path: slices.Clone(o.Path), limit: o.Blocks, EndNs: -1}
+		path: o.Path, limit: o.Blocks, EndNs: -1}
 	if len(p.path) > 0 {
 		k.cfg.Chains.Acquire(p.path[len(p.path)-1].Seg)
 	}

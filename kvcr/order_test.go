@@ -214,3 +214,26 @@ func TestParkedOrderRetried(t *testing.T) {
 	}
 	g.check(t)
 }
+
+// TestCheckEndOrders: CheckEnd reports an order that never ended (one
+// waiting for its turn when the run stops) under "every order ends exactly
+// once", and kinds' landed bytes beyond the totals under the link bytes
+// invariant.
+func TestCheckEndOrders(t *testing.T) {
+	g := newRig(Config{BackgroundInflight: 1})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.k.Issue(0, order(0, 1, chain(1, 2), false))
+	g.k.Issue(0, order(0, 2, chain(1, 2), false)) // waits; the queue is never run
+	got := map[string]bool{}
+	for _, v := range g.k.CheckEnd() {
+		got[v.Invariant] = true
+	}
+	if !got[InvOrdersEnd] || !got[InvPullsEnd] {
+		t.Errorf("violations %v, want %q and %q", got, InvOrdersEnd, InvPullsEnd)
+	}
+	g = newRig(Config{})
+	g.k.C.Move.Bytes, g.k.C.Move.BlocksLanded = 1, 1
+	if vs := g.k.CheckEnd(); len(vs) != 1 || vs[0].Invariant != InvLinkBytes {
+		t.Errorf("violations %v, want one of %q", vs, InvLinkBytes)
+	}
+}
