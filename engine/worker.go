@@ -312,6 +312,13 @@ func (w *Worker) reusable(s *Seq) int {
 	return min(s.chain, (s.tokens()-1)/w.cfg.BlockSize)
 }
 
+// G1Prefix counts the leading blocks, at most limit, of the chain whose
+// path is given that w's G1 caches. It changes nothing.
+func (w *Worker) G1Prefix(path []block.Piece, limit int) int {
+	n, _ := w.pool.hitPrefix(path, limit)
+	return n
+}
+
 // g1Prefix counts the leading blocks of s's chain cached in G1.
 func (w *Worker) g1Prefix(s *Seq) int {
 	n, _ := w.pool.hitPrefix(s.Req.Path, w.reusable(s))

@@ -78,6 +78,10 @@ type Listener interface {
 	// Idle: w no longer takes part in any pull (a draining w may go, in an
 	// event of its own).
 	Idle(now des.Time, w int32)
+	// G1Prefix is how many leading blocks, at most limit, of the chain
+	// whose path is given w's G1 holds: where an order's fetch starts, as
+	// a request's does past its G1 prefix.
+	G1Prefix(w int32, path []block.Piece, limit int) int
 }
 
 // node is KVCR's part of one worker.

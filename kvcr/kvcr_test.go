@@ -19,6 +19,7 @@ type recorder struct {
 	visible map[string]bool  // "worker/hash"
 	idle    []int32
 	orders  []*Pull       // the orders' pulls, in the order they ended
+	g1      [3]int        // by worker: the leading blocks of every chain its G1 holds (G1Prefix)
 	chains  *block.Chains // names the blocks reported
 }
 
@@ -45,6 +46,10 @@ func (r *recorder) PullDone(p *Pull) {
 	r.pulls[p.Req] = p
 }
 func (r *recorder) Idle(_ des.Time, w int32) { r.idle = append(r.idle, w) }
+
+// G1Prefix: the rig's workers' G1 holds the first g1[w] blocks of every
+// chain.
+func (r *recorder) G1Prefix(w int32, _ []block.Piece, limit int) int { return min(r.g1[w], limit) }
 
 // rig is KVCR over three ready workers with instant G2 links, 1 GB/s
 // egress, 1 ms latency and 0.5 MB blocks.

@@ -55,7 +55,7 @@ func (k *KVCR) Issue(now des.Time, o Order) {
 
 // stageOrder stages an order's pull, the first time (p not yet opened) or
 // again while it is parked: the walk over the chain's first limit blocks
-// from its first, every one a remote candidate.
+// past the target's G1 prefix, every one a remote candidate.
 func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
 	first := !p.opened
@@ -64,7 +64,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 		src = sn.pool
 	}
 	f := &k.scratch
-	k.walk(f, tn, src, p.path, 0, p.limit, p.limit)
+	k.walk(f, tn, src, p.path, k.l.G1Prefix(p.Target, p.path, p.limit), p.limit, p.limit)
 	if src != nil && p.Move {
 		k.invalidateHits(now, sn, p.path, f, p.limit)
 	}
@@ -181,6 +181,6 @@ func (k *KVCR) Recent(dst []block.Run, w int32, n int) []block.Run {
 // given (the walk of stageOrder, whatever the source's status).
 func (k *KVCR) Sendable(target, source int32, path []block.Piece, limit int) int {
 	f := &k.scratch
-	k.walk(f, k.nodes[target], k.nodes[source].pool, path, 0, limit, limit)
+	k.walk(f, k.nodes[target], k.nodes[source].pool, path, k.l.G1Prefix(target, path, limit), limit, limit)
 	return block.Blocks(f.runs)
 }

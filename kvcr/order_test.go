@@ -237,3 +237,23 @@ func TestCheckEndOrders(t *testing.T) {
 		t.Errorf("violations %v, want one of %q", vs, InvLinkBytes)
 	}
 }
+
+// TestOrderStartsPastTargetG1 (rule: an order's fetch, like a request's,
+// starts past the target's G1 prefix: those blocks are never sent and
+// never invalidated at the source). Worker 1's G1 holds the first 2 blocks
+// of every chain: a move of blocks 1-4 from worker 0 sends 3-4 (1 MB,
+// landing at 2 ms) and worker 0 keeps 1-2.
+func TestOrderStartsPastTargetG1(t *testing.T) {
+	g := newRig(Config{})
+	g.r.g1[1] = 2
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.issueAt(0, order(0, 1, chain(1, 4), true))
+	g.q.Run(nil)
+	p := g.orderPull(t, 1)
+	wantPull(t, p, Success, ms, 2*ms, 2)
+	if p.Requested != 2 || !g.r.visible["0/1"] || !g.r.visible["0/2"] || g.r.visible["0/3"] || g.r.visible["1/1"] || !g.r.visible["1/3"] {
+		t.Errorf("requested %d; worker 0 holds 1 %v, 2 %v, 3 %v; worker 1's G2 holds 1 %v, 3 %v", p.Requested,
+			g.r.visible["0/1"], g.r.visible["0/2"], g.r.visible["0/3"], g.r.visible["1/1"], g.r.visible["1/3"])
+	}
+	g.check(t)
+}

@@ -559,3 +559,23 @@ func TestSelectionWrongKind(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// TestResolvedKeepsEvents: the resolved YAML keeps every key an event
+// set (evacuate and prewarm once went missing, so a run's scenario.yaml
+// replayed to another digest).
+func TestResolvedKeepsEvents(t *testing.T) {
+	y := base + "events:\n  - {at: 1s, drain: [0], drain_timeout: 2s, evacuate: {blocks: 9, mode: copy}}\n" +
+		"  - {at: 2s, add: 1, startup: 1s, prewarm: {blocks: 3}}\n  - {at: 3s, remove: {count: 1, pick: idlest}, on_remove: fail}\n"
+	sc, err := Parse("s.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := sc.YAML()
+	again, err := Parse("s.yaml", a, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sc.Events, again.Events) {
+		t.Errorf("events %+v\nresolved and parsed again %+v\n%s", sc.Events, again.Events, a)
+	}
+}

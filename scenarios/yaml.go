@@ -57,10 +57,10 @@ func (t Timing) MarshalYAML() (any, error) {
 // MarshalYAML writes only the keys of the event's kind.
 func (e Event) MarshalYAML() (any, error) {
 	type plain Event
-	keys := []string{"at", "add", "startup"}
+	keys := []string{"at", "add", "startup", "prewarm"}
 	switch {
 	case e.Drain != nil:
-		keys = []string{"at", "drain", "drain_timeout"}
+		keys = []string{"at", "drain", "drain_timeout", "evacuate"}
 	case e.Remove != nil:
 		keys = []string{"at", "remove", "on_remove"}
 	}

@@ -6,21 +6,28 @@ import (
 )
 
 // Place is the worker kv_aware would route a request for the chain whose
-// path is given, blocks long, to now, as the router sees the workers: the
-// lowest cost with its credit, ties to the lowest id, at temperature 0
-// whatever the policy (kv_aware is the one policy whose choice depends on
-// the prefix). It accounts for nothing. It reports false when no worker is
-// schedulable. An evacuation sends each chain where later requests for it
-// will be routed.
-func (r *Router) Place(now des.Time, path []block.Piece, blocks int) (int32, bool) {
+// path is given, blocks long, to now, as the router sees the workers, with
+// extra[w] more prefill blocks on worker w (nil: none): the lowest cost
+// with its credit, ties to the lowest id, at temperature 0 whatever the
+// policy (kv_aware is the one policy whose choice depends on the prefix).
+// It accounts for nothing. It reports false when no worker is schedulable.
+// An evacuation sends each chain where a request for it would be routed,
+// counting the chains it placed before as requests routed there (extra).
+func (r *Router) Place(now des.Time, path []block.Piece, blocks int, extra []int) (int32, bool) {
 	if len(r.schedulable) == 0 {
 		return -1, false
 	}
 	r.catchUp(now)
 	r.prefixes = r.index.Prefixes(path, r.prefixes[:0])
 	best, bestCost := int32(-1), 0.0
+	more := func(w int32) int {
+		if int(w) < len(extra) {
+			return extra[w]
+		}
+		return 0
+	}
 	for _, w := range r.schedulable { // in id order
-		if c := r.cost(w, blocks, 0); best < 0 || c < bestCost {
+		if c := r.cost(w, blocks+more(w), 0); best < 0 || c < bestCost {
 			best, bestCost = w, c
 		}
 	}
@@ -28,7 +35,7 @@ func (r *Router) Place(now des.Time, path []block.Piece, blocks int) (int32, boo
 		if !r.ready(p.Worker) {
 			continue
 		}
-		if c := r.cost(p.Worker, blocks, r.credit(p)); c < bestCost || c == bestCost && p.Worker < best {
+		if c := r.cost(p.Worker, blocks+more(p.Worker), r.credit(p)); c < bestCost || c == bestCost && p.Worker < best {
 			best, bestCost = p.Worker, c
 		}
 	}

@@ -75,6 +75,10 @@ func (l *kvListener) PullDone(p *kvcr.Pull) {
 	}
 }
 
+func (l *kvListener) G1Prefix(w int32, path []block.Piece, limit int) int {
+	return l.workers[w].w.G1Prefix(path, limit)
+}
+
 // Idle checks, in an event of its own at the same instant, whether a
 // draining w can go: removing it here, inside the KVCR transition that
 // ended its last pull, would hand that pull a second transition (see

@@ -95,8 +95,9 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 			}
 		}
 		if ev.Evacuate != nil && c.kv != nil {
+			var placed []int         // by worker: the blocks of the chains the evacuation sends there
 			for _, id := range ids { // every named worker is draining before any is evacuated
-				c.evacuate(now, int(key), id, ev.Evacuate.Blocks, ev.Evacuate.Mode != kvcr.ModeCopy)
+				placed = c.evacuate(now, int(key), id, ev.Evacuate.Blocks, ev.Evacuate.Mode != kvcr.ModeCopy, placed)
 			}
 		}
 		for _, id := range ids {

@@ -95,8 +95,10 @@ func (b *budget) plan(source, target int32, path []block.Piece, length int, move
 
 // evacuate plans and issues the moves (or copies) of scenario event key's
 // evacuation of drained worker w: its G2 chains, most recently used first,
-// each to the worker the router would route it to, while blocks last.
-func (c *Cluster) evacuate(now des.Time, key int, w int32, blocks int, move bool) {
+// each to the worker the router would route a request for it to, counting
+// the chains placed before it (of every drained worker of the event:
+// placed) as requests routed to theirs, while blocks last.
+func (c *Cluster) evacuate(now des.Time, key int, w int32, blocks int, move bool, placed []int) []int {
 	runs := c.kv.Recent(nil, w, c.kv.Pool(w).Used())
 	b := &budget{c: c, left: blocks}
 	var path []block.Piece
@@ -106,13 +108,19 @@ func (c *Cluster) evacuate(now des.Time, key int, w int32, blocks int, move bool
 		}
 		var length int
 		path, length = e.path(c.chains, path)
-		dest, ok := c.router.Place(now, path, length)
+		dest, ok := c.router.Place(now, path, length, placed)
 		if !ok {
 			break // no worker is left to take anything
 		}
-		b.plan(w, dest, path, length, move, int32(key))
+		if b.plan(w, dest, path, length, move, int32(key)) > 0 {
+			for int(dest) >= len(placed) {
+				placed = append(placed, 0)
+			}
+			placed[dest] += length
+		}
 	}
 	c.issue(now, key, b)
+	return placed
 }
 
 // prewarm plans and issues the prefetches of scenario event key's new

@@ -36,19 +36,22 @@ func orderRows(pulls []report.PullRow, kind string) []report.PullRow {
 
 // TestEvacuationToRouterPicks (rules: an evacuation plans the drained
 // worker's chains most recent first, each to the worker kv_aware would
-// route it to; one move at a time; the worker is removed when its
-// evacuation is done). Worker 0 drains at 30 ms, evacuating up to 100
-// blocks. B first: kv_aware's cost for its 4 blocks is 4 - 2 (worker 1's
-// G1 holds 40-41) = 2 on worker 1 against 4 on worker 2: worker 1. Its
-// walk finds 40-41 in worker 1's G2 (hits: not sent, and invalidated at
-// the source, a move's rule) and sends 42-43: 2 blocks. Then A: 8 - 4 = 4
-// on worker 2 (its G1 holds 1-4) against 8: worker 2, sending 5-8: 4
-// blocks. Planned 6. B's move is staged at 30 ms, first byte 31, 2 MB at
+// route a request for it to, the chains placed before counted as requests
+// routed there; an order's fetch starts past the target's G1 prefix; one
+// move at a time; the worker is removed when its evacuation is done).
+// Worker 0 drains at 30 ms, evacuating up to 100 blocks. B first:
+// kv_aware's cost for its 4 blocks is 4 - 2 (worker 1's G1 holds 40-41) =
+// 2 on worker 1 against 4 on worker 2: worker 1. Its fetch starts past
+// worker 1's G1 prefix (40-41: no part of it, so not invalidated at the
+// source) and sends 42-43: 2 blocks. Then A, with B's 4 blocks counted on
+// worker 1: 8 + 4 = 12 there, 8 - 4 = 4 on worker 2 (its G1 holds 1-4),
+// worker 0 draining: worker 2, sending 5-8:
+// 4 blocks. Planned 6. B's move is staged at 30 ms, first byte 31, 2 MB at
 // 1 GB/s: lands at 33 ms; A's is staged then (one at a time), first byte
 // 34, 4 MB: 38 ms. Worker 0, idle since 20 ms, waits for them: removed at
-// 38 ms, 8 ms after the drain (removal_delay_ns 8 ms), holding nothing
-// (the moved blocks and the invalidated hits are gone). Both pulls have
-// request_id -1 and kind move.
+// 38 ms, 8 ms after the drain (removal_delay_ns 8 ms), holding the 6
+// blocks no fetch covered (40-41, 1-4): g2_blocks_left 6, 6 removed by
+// the moves. Both pulls have request_id -1 and kind move.
 func TestEvacuationToRouterPicks(t *testing.T) {
 	_, sink, res := runKV(t, evacLines, "events=[{at: 30ms, drain: [0], evacuate: {blocks: 100}}]")
 	moves := orderRows(sink.pulls, "move")
@@ -63,11 +66,11 @@ func TestEvacuationToRouterPicks(t *testing.T) {
 	}
 	ev := res.Summary.EventRows[0]
 	if ev.BlocksPlanned != 6 || ev.BlocksLanded != 6 || ev.OrdersDoneAfterNs != 8*ms || ev.RemovedAfterNs != 8*ms ||
-		ev.G2BlocksLeft != 0 || ev.RemovalDelayNs != 8*ms {
+		ev.G2BlocksLeft != 6 || ev.RemovalDelayNs != 8*ms {
 		t.Errorf("event row %+v", ev)
 	}
 	c := res.Summary.Counters
-	if c["kv_move_issued"] != 2 || c["kv_move_success"] != 2 || c["kv_move_blocks_landed"] != 6 || c["move_removed_blocks"] != 12 {
+	if c["kv_move_issued"] != 2 || c["kv_move_success"] != 2 || c["kv_move_blocks_landed"] != 6 || c["move_removed_blocks"] != 6 {
 		t.Errorf("counters %v", c)
 	}
 
@@ -83,9 +86,9 @@ func TestEvacuationToRouterPicks(t *testing.T) {
 
 // TestEvacuationCutByDrainTimeout (rule: a drained worker's drain_timeout
 // removes it with its evacuation unfinished). As above with a 5 ms drain
-// timeout: B lands at 33 ms; A is staged at 33 (invalidating 1-4 at worker
-// 0, worker 2's hits) and writing from 34 ms when the timeout removes
-// worker 0 at 35 ms, holding 5-8 still pinned (g2_blocks_left 4). A's
+// timeout: B lands at 33 ms; A is staged at 33 and writing from 34 ms when
+// the timeout removes worker 0 at 35 ms, holding 40-41 and 1-4 (no fetch
+// covered them) and 5-8, pinned: g2_blocks_left 10. A's
 // write stops with its source, and its target, hearing nothing, fails at
 // its own deadline: 33 ms + the 200 ms abandon timeout = 233 ms
 // (kv_done_after_ns 203 ms). Worker 0 had been idle since 20 ms, so its
@@ -98,7 +101,7 @@ func TestEvacuationCutByDrainTimeout(t *testing.T) {
 	}
 	ev := res.Summary.EventRows[0]
 	if ev.BlocksPlanned != 6 || ev.BlocksLanded != 2 || ev.OrdersDoneAfterNs != 203*ms || ev.RemovedAfterNs != 5*ms ||
-		ev.RemovedByTimeout != 1 || ev.G2BlocksLeft != 4 || ev.RemovalDelayNs != 5*ms {
+		ev.RemovedByTimeout != 1 || ev.G2BlocksLeft != 10 || ev.RemovalDelayNs != 5*ms {
 		t.Errorf("event row %+v", ev)
 	}
 	if c := res.Summary.Counters; c["kv_move_success"] != 1 || c["kv_move_failed"] != 1 {
@@ -109,7 +112,7 @@ func TestEvacuationCutByDrainTimeout(t *testing.T) {
 // TestEvacuationBudget (rule: the budget caps the blocks planned, most
 // recent chain first, cutting the chain that would pass it). Budget 4: B
 // sends 2; A would send 4, more than the 2 left, so it is cut to its
-// longest prefix sending at most 2: blocks 1-6 (1-4 hits at worker 2, 5-6
+// longest prefix sending at most 2: blocks 1-6 (1-4 in worker 2's G1, 5-6
 // sent). Planned 4, landed 4; the move of A requests 2 blocks.
 func TestEvacuationBudget(t *testing.T) {
 	_, sink, res := runKV(t, evacLines, "events=[{at: 30ms, drain: [0], evacuate: {blocks: 4}}]")
@@ -155,5 +158,22 @@ func TestPrewarmFirstRequestHitsG2(t *testing.T) {
 	rows, _, _ = runKV(t, lines, "cluster.workers=1", "events=[{at: 20ms, add: 1, startup: 10ms}]")
 	if r := rows[1]; r.Worker != 1 || r.PulledTokens != 128 || r.HintSource != 0 || r.FirstTokenNs != 59*ms {
 		t.Errorf("R1 without the prewarm %+v", r)
+	}
+}
+
+// TestEvacuationSpreads (rule: an evacuation counts each chain it placed
+// as a request routed to its destination, so private chains spread as
+// the router would spread their requests rather than all going to the
+// cheapest worker). Worker 0 runs R0 (ids 1-4) and R3 (ids 30-33), held
+// nowhere else; R1 and R2 (ids 10-13, 20-23) run on workers 1 and 2. At
+// the drain every load is zero: 30-33 (the more recent) costs 4 on both,
+// tie to worker 1; then 1-4 costs 4 + 4 on worker 1 (the chain placed
+// there) and 4 on worker 2: worker 2.
+func TestEvacuationSpreads(t *testing.T) {
+	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {1, 64, 1, ids(10, 4)}, {2, 64, 1, ids(20, 4)}, {3, 64, 1, ids(30, 4)}}
+	_, sink, _ := runKV(t, lines, "events=[{at: 30ms, drain: [0], evacuate: {blocks: 100}}]")
+	moves := orderRows(sink.pulls, "move")
+	if len(moves) != 2 || moves[0].Target != 1 || moves[1].Target != 2 || moves[0].BlocksLanded != 4 || moves[1].BlocksLanded != 4 {
+		t.Errorf("moves %+v", moves)
 	}
 }

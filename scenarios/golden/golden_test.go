@@ -224,7 +224,6 @@ var notReachable = map[string]string{
 	// goldens cover outcome by outcome, by the one function that counts
 	// both (kvcr's finish); the kinds' own rules have unit tests.
 	"kv_move_nothing_to_fetch":     "an evacuation plans only chains its walk finds blocks to send; kvcr.TestOrderEndsUnstaged",
-	"kv_prefetch_nothing_to_fetch": "a prewarm plans only chains its walk finds blocks to send; kvcr.TestOrderEndsUnstaged",
 	"kv_move_expired":              "kvcr.TestOrderMoveLandingLate",
 	"kv_move_partial":              "a chain's walk over a draining source's own blocks sends it whole; split from pulls_partial by kvcr's finish",
 	"kv_prefetch_partial":          "split from pulls_partial by kvcr's finish",
