@@ -9,18 +9,20 @@ import (
 )
 
 // Order is a request-independent hint: a kv.move (Move) or a kv.prefetch
-// asking Target to pull into its G2 the first Blocks blocks of the chain
-// whose path is given, from Source. Its pull follows a request pull's
-// staging, pin, transfer, deadline and settlement rules, with three
-// differences: nothing waits for it (no request is staged behind it, and
-// the target's G1 is no part of the rule: the fetch starts at the chain's
-// first block), a draining source still serves it (an evacuation is its
-// own drain's work), and a source stages at most Config.BackgroundInflight orders at a time.
+// asking Target to pull into its G2 blocks of the chain whose path is
+// given, from Source: those of its first Blocks blocks from block From on,
+// past the target's G1 prefix when that is longer (Listener.G1Prefix: a
+// connector is never asked for blocks its G1 holds). Its pull follows a
+// request pull's staging, pin, transfer, deadline and settlement rules,
+// with three differences: nothing waits for it (no request is staged
+// behind it), a draining source still serves it (an evacuation is its own
+// drain's work), and a source stages at most Config.BackgroundInflight
+// orders at a time.
 type Order struct {
 	Source, Target int32
 	Move           bool
 	Path           []block.Piece
-	Blocks         int
+	From, Blocks   int
 	Tag            int32 // the caller's, carried to the pull (Pull.Tag)
 }
 
@@ -38,7 +40,7 @@ func (o *Order) kind() Kind {
 // segment until the order ends.
 func (k *KVCR) Issue(now des.Time, o Order) {
 	p := &Pull{Req: -1, Kind: o.kind(), Tag: o.Tag, Source: o.Source, Target: o.Target, Move: o.Move,
-		path: o.Path, limit: o.Blocks, EndNs: -1}
+		path: o.Path, first: o.From, limit: o.Blocks, EndNs: -1}
 	if len(p.path) > 0 {
 		k.cfg.Chains.Acquire(p.path[len(p.path)-1].Seg)
 	}
@@ -55,7 +57,8 @@ func (k *KVCR) Issue(now des.Time, o Order) {
 
 // stageOrder stages an order's pull, the first time (p not yet opened) or
 // again while it is parked: the walk over the chain's first limit blocks
-// past the target's G1 prefix, every one a remote candidate.
+// from the order's first, or past the target's G1 prefix when that is
+// longer, every one a remote candidate.
 func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
 	first := !p.opened
@@ -64,7 +67,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 		src = sn.pool
 	}
 	f := &k.scratch
-	k.walk(f, tn, src, p.path, k.l.G1Prefix(p.Target, p.path, p.limit), p.limit, p.limit)
+	k.walk(f, tn, src, p.path, max(p.first, k.l.G1Prefix(p.Target, p.path, p.limit)), p.limit, p.limit)
 	if src != nil && p.Move {
 		k.invalidateHits(now, sn, p.path, f, p.limit)
 	}
@@ -177,10 +180,32 @@ func (k *KVCR) Recent(dst []block.Run, w int32, n int) []block.Run {
 }
 
 // Sendable is how many blocks an order's pull staged now would send from
-// source to target over the first limit blocks of the chain whose path is
+// source to target over blocks [from, limit) of the chain whose path is
 // given (the walk of stageOrder, whatever the source's status).
-func (k *KVCR) Sendable(target, source int32, path []block.Piece, limit int) int {
+func (k *KVCR) Sendable(target, source int32, path []block.Piece, from, limit int) int {
 	f := &k.scratch
-	k.walk(f, k.nodes[target], k.nodes[source].pool, path, k.l.G1Prefix(target, path, limit), limit, limit)
+	k.walk(f, k.nodes[target], k.nodes[source].pool, path, max(from, k.l.G1Prefix(target, path, limit)), limit, limit)
 	return block.Blocks(f.runs)
+}
+
+// FirstHeld is the first of the chain's first limit blocks that w's G2
+// holds ready; limit when it holds none of them.
+func (k *KVCR) FirstHeld(w int32, path []block.Piece, limit int) int {
+	p := k.nodes[w].pool
+	i := 0
+	for _, pc := range path {
+		for off := int32(0); off < pc.N && i < limit; {
+			st, end := p.at(pc.Seg, off)
+			if st == ready {
+				return i
+			}
+			end = min(end, pc.N)
+			i += int(end - off)
+			off = end
+		}
+		if i >= limit {
+			break
+		}
+	}
+	return limit
 }

@@ -257,3 +257,31 @@ func TestOrderStartsPastTargetG1(t *testing.T) {
 	}
 	g.check(t)
 }
+
+// TestOrderFrom (rules: an order's fetch starts at its From block, or past
+// the target's G1 prefix when that is longer; FirstHeld is the first block
+// of a chain a G2 holds). Worker 0's G2 (20 blocks) holds blocks 1-20;
+// storing 31-32 evicts its least recent two, 1-2: FirstHeld of chain 1-20
+// is 2. A prefetch of chain 1-4 from block 2 sends 3-4 (1 MB, landing at
+// 2 ms), though the target's G1 holds nothing; with the target's G1
+// holding 3 blocks it sends block 4 alone.
+func TestOrderFrom(t *testing.T) {
+	for _, tc := range []struct {
+		g1, landed int
+		end        des.Time
+	}{{0, 2, 2 * ms}, {3, 1, 1500 * des.Microsecond}} {
+		g := newRig(Config{G2Capacity: 20})
+		g.r.g1[1] = tc.g1
+		g.k.Store(0, 0, stores(chain(1, 20)))
+		g.k.Store(0, 0, stores(chain(31, 2)))
+		if got := g.k.FirstHeld(0, path(chain(1, 20)), 20); got != 2 {
+			t.Fatalf("FirstHeld %d, want 2", got)
+		}
+		o := order(0, 1, chain(1, 4), false)
+		o.From = 2
+		g.issueAt(0, o)
+		g.q.Run(nil)
+		wantPull(t, g.orderPull(t, 1), Success, ms, tc.end, tc.landed)
+		g.check(t)
+	}
+}

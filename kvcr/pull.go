@@ -123,7 +123,7 @@ type Pull struct {
 	sourceDeadline des.Time
 	t              Transfer
 	path           []block.Piece // an order's chain (a reference held on its last segment); nil for a request's pull
-	limit          int           // an order's blocks: its fetch is the chain's first limit blocks
+	first, limit   int           // an order's blocks: its fetch is the chain's blocks [first, limit), past the target's G1 prefix
 }
 
 // Mode is the pull's mode: ModeMove when its hint asked for a move.

@@ -247,7 +247,7 @@ type Event struct {
 	Prewarm *Budget `yaml:"prewarm,omitempty"`
 }
 
-// Budget bounds an evacuation or a prewarm: the blocks its pulls may carry,
+// Budget bounds the plan of an evacuation or a prewarm: the blocks its pulls may carry,
 // most recently used first, for each worker drained or added. Mode is an
 // evacuation's: move (the default) or copy; a prewarm always copies.
 type Budget struct {

@@ -62,33 +62,35 @@ type budget struct {
 }
 
 // plan adds the order moving (or copying) the chain from source to target,
-// cut to the blocks the budget has left, and reports the blocks it will
-// send; 0 when it sends none and no order is added. The count is the
-// walk's now: blocks an earlier order of the plan sends too count in both.
+// from the first of its blocks the source holds in G2, cut to the blocks
+// the budget has left, and reports the blocks it will send; 0 when it
+// sends none and no order is added. The count is the walk's now: blocks an
+// earlier order of the plan sends too count in both.
 func (b *budget) plan(source, target int32, path []block.Piece, length int, move bool, tag int32) int {
 	kv := b.c.kv
-	n := kv.Sendable(target, source, path, length)
+	from := kv.FirstHeld(source, path, length)
+	n := kv.Sendable(target, source, path, from, length)
 	if n > b.left {
 		// The longest prefix of the chain that sends no more than the
 		// budget has left: Sendable grows with the prefix's length.
 		lo, hi := 0, length // the largest l in [lo, hi] with Sendable(l) <= left
 		for lo < hi {
 			mid := lo + (hi-lo+1)/2
-			if kv.Sendable(target, source, path, mid) <= b.left {
+			if kv.Sendable(target, source, path, from, mid) <= b.left {
 				lo = mid
 			} else {
 				hi = mid - 1
 			}
 		}
 		length = lo
-		n = kv.Sendable(target, source, path, length)
+		n = kv.Sendable(target, source, path, from, length)
 	}
 	if n == 0 {
 		return 0
 	}
 	b.left -= n
 	b.orders = append(b.orders, kvcr.Order{Source: source, Target: target, Move: move,
-		Path: slices.Clone(path), Blocks: length, Tag: tag})
+		Path: slices.Clone(path), From: from, Blocks: length, Tag: tag})
 	b.sends = append(b.sends, n)
 	return n
 }

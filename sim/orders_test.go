@@ -177,3 +177,27 @@ func TestEvacuationSpreads(t *testing.T) {
 		t.Errorf("moves %+v", moves)
 	}
 }
+
+// TestPrewarmPastHeadNoG2Holds (rule: an order lists its chain's blocks
+// from the first its source holds in G2, so a chain whose head lives only
+// in G1 can still be warmed past it). G2 holds 4 blocks a worker. R0 (A:
+// ids 1-4) runs on worker 0 0-10 ms and stores 1-4; R1 (B: ids 1-2, 5-6)
+// waits, runs 10-20 ms with 1-2 from G1 and stores 5-6, evicting the least
+// recent two, 1-2: worker 0's G2 holds 3-6, its G1 the head 1-2. At 30 ms
+// worker 1 is added (startup 0) with a prewarm: B's chain (the more recent)
+// from block 2, 5-6, then A's from block 2, 3-4; one at a time: staged at
+// 30 and 33 ms, each 2 MB, landing at 33 and 36 ms. Planned and landed 4.
+// Starting at block 0 instead, no walk could send anything: no G2 holds
+// block 1.
+func TestPrewarmPastHeadNoG2Holds(t *testing.T) {
+	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {1, 64, 1, []int{1, 2, 5, 6}}}
+	_, sink, res := runKV(t, lines, "cluster.workers=1", "cluster.g2.capacity_blocks=4",
+		"events=[{at: 30ms, add: 1, prewarm: {blocks: 100}}]")
+	pre := orderRows(sink.pulls, "prefetch")
+	if len(pre) != 2 || pre[0].BlocksRequested != 2 || pre[0].EndNs != 33*ms || pre[1].BlocksRequested != 2 || pre[1].EndNs != 36*ms {
+		t.Errorf("prefetches %+v", pre)
+	}
+	if ev := res.Summary.EventRows[0]; ev.BlocksPlanned != 4 || ev.BlocksLanded != 4 {
+		t.Errorf("event row %+v", ev)
+	}
+}

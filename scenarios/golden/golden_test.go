@@ -223,13 +223,13 @@ var notReachable = map[string]string{
 	// The orders' outcome counters split the pull totals, which the
 	// goldens cover outcome by outcome, by the one function that counts
 	// both (kvcr's finish); the kinds' own rules have unit tests.
-	"kv_move_nothing_to_fetch":     "an evacuation plans only chains its walk finds blocks to send; kvcr.TestOrderEndsUnstaged",
-	"kv_move_expired":              "kvcr.TestOrderMoveLandingLate",
-	"kv_move_partial":              "a chain's walk over a draining source's own blocks sends it whole; split from pulls_partial by kvcr's finish",
-	"kv_prefetch_partial":          "split from pulls_partial by kvcr's finish",
-	"kv_move_rejected":             "split from the pulls_rejected_* counters by kvcr's finish",
-	"kv_move_superseded":           "split from pulls_superseded by kvcr's finish; kvcr.TestParkedOrderRetried parks and retries an order",
-	"kv_prefetch_failed":           "split from pulls_failed by kvcr's finish",
+	"kv_move_nothing_to_fetch": "an evacuation plans only chains its walk finds blocks to send; kvcr.TestOrderEndsUnstaged",
+	"kv_move_expired":          "kvcr.TestOrderMoveLandingLate",
+	"kv_move_partial":          "a chain's walk over a draining source's own blocks sends it whole; split from pulls_partial by kvcr's finish",
+	"kv_prefetch_partial":      "split from pulls_partial by kvcr's finish",
+	"kv_move_rejected":         "split from the pulls_rejected_* counters by kvcr's finish",
+	"kv_move_superseded":       "split from pulls_superseded by kvcr's finish; kvcr.TestParkedOrderRetried parks and retries an order",
+	"kv_prefetch_failed":       "split from pulls_failed by kvcr's finish",
 }
 
 // TestGoldenCoverage: together the golden scenarios make every counter
