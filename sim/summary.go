@@ -4,7 +4,9 @@ import (
 	"fmt"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -59,6 +61,9 @@ type Summary struct {
 	Fidelity *report.Fidelity `json:"fidelity,omitempty"`
 	// Counters are every run counter by name (counters.parquet).
 	Counters map[string]int64 `json:"counters"`
+	// PullsByKind breaks the pull counters out by kind of pull; only in
+	// runs whose scenario issues orders (an evacuate or a prewarm).
+	PullsByKind *PullsByKind `json:"pulls_by_kind,omitempty"`
 	// EventRows are the lifecycle events' events.parquet rows, in event
 	// order ("events" is the count of virtual-time events above).
 	EventRows []report.EventRow `json:"lifecycle_events"`
@@ -67,6 +72,71 @@ type Summary struct {
 	Warnings  []string `json:"warnings,omitempty"`
 	WallTimeS float64  `json:"wall_time_s"` // set by the caller; outside any digest
 }
+
+// PullsByKind is summary.json's pulls_by_kind: the pulls of each kind
+// (kvcr.Kinds). Move and Prefetch are the background counters of their
+// kinds (kv_move_*, kv_prefetch_*); Request is the totals (pulls_*,
+// blocks_pulled, bytes_pulled) less the two.
+type PullsByKind struct {
+	Request  KindPulls `json:"request"`
+	Move     KindPulls `json:"move"`
+	Prefetch KindPulls `json:"prefetch"`
+}
+
+// KindPulls are the pulls of one kind: those staged (their transfers
+// started), each outcome, and the blocks and bytes of those that landed.
+// Events are the scenario events whose orders are of the kind: an
+// evacuation by move's are moves, an evacuation by copy's and a prewarm's
+// prefetches; none for requests.
+type KindPulls struct {
+	Events       []int32 `json:"events,omitempty"`
+	Staged       int64   `json:"staged"`
+	Success      int64   `json:"success"`
+	Partial      int64   `json:"partial"`
+	Failed       int64   `json:"failed"`
+	Expired      int64   `json:"expired"`
+	Rejected     int64   `json:"rejected"`
+	Superseded   int64   `json:"superseded"`
+	BlocksLanded int64   `json:"blocks_landed"`
+	Bytes        int64   `json:"bytes"`
+}
+
+// less is k's figures less o's (not its events).
+func (k KindPulls) less(o KindPulls) KindPulls {
+	return KindPulls{Staged: k.Staged - o.Staged, Success: k.Success - o.Success, Partial: k.Partial - o.Partial,
+		Failed: k.Failed - o.Failed, Expired: k.Expired - o.Expired, Rejected: k.Rejected - o.Rejected,
+		Superseded: k.Superseded - o.Superseded, BlocksLanded: k.BlocksLanded - o.BlocksLanded, Bytes: k.Bytes - o.Bytes}
+}
+
+// ordersOf is the figures of one kind of order from its counters, staged
+// of them staged.
+func ordersOf(c *kvcr.KindCounters, staged int64) KindPulls {
+	return KindPulls{Staged: staged, Success: c.Success, Partial: c.Partial, Failed: c.Failed, Expired: c.Expired,
+		Rejected: c.Rejected, Superseded: c.Superseded, BlocksLanded: c.BlocksLanded, Bytes: c.Bytes}
+}
+
+// pullsByKind breaks c's pull totals out by kind for sc's events; staged
+// is the pulls staged by kind, which no counter holds.
+func pullsByKind(sc *scenarios.Scenario, c *Counters, staged *[numKinds]int64) *PullsByKind {
+	p := &PullsByKind{Move: ordersOf(&c.Move, staged[kvcr.KindMove]), Prefetch: ordersOf(&c.Prefetch, staged[kvcr.KindPrefetch])}
+	total := KindPulls{Staged: c.PullsStaged, Success: c.PullsSuccess, Partial: c.PullsPartial, Failed: c.PullsFailed,
+		Expired: c.PullsExpired, Rejected: c.PullsRejected(), Superseded: c.PullsSuperseded,
+		BlocksLanded: c.BlocksPulled, Bytes: c.BytesPulled}
+	p.Request = total.less(p.Move).less(p.Prefetch)
+	for i, ev := range sc.Events {
+		switch { // as the lifecycle issues them: an evacuation moves unless its mode is copy
+		case ev.Evacuate != nil && ev.Evacuate.Mode != kvcr.ModeCopy:
+			p.Move.Events = append(p.Move.Events, int32(i))
+		case ev.Evacuate != nil || ev.Prewarm != nil:
+			p.Prefetch.Events = append(p.Prefetch.Events, int32(i))
+		}
+	}
+	return p
+}
+
+// numKinds is the number of pull kinds (kvcr.Kinds), the last one's
+// value plus one.
+const numKinds = kvcr.KindPrefetch + 1
 
 // stats accumulates the summary as requests end.
 type stats struct {
@@ -78,6 +148,15 @@ type stats struct {
 	e2e          report.Dist
 	itl          report.Histogram
 	fidelity     report.FidelityCollector
+	staged       [numKinds]int64 // by kind: the finished pulls whose transfers started
+}
+
+// pulled counts a finished pull: staged when its transfer started (it has
+// bytes, pulls.parquet's rule).
+func (st *stats) pulled(p *kvcr.Pull) {
+	if p.Bytes > 0 {
+		st.staged[p.Kind]++
+	}
 }
 
 func (st *stats) arrived(r *workload.Request) {
@@ -140,6 +219,10 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 	s.Counters = map[string]int64{}
 	for _, r := range cs {
 		s.Counters[r.Name] = r.Value
+	}
+	if c.sc.Orders() {
+		counts := CountersOf(s.Counters)
+		s.PullsByKind = pullsByKind(c.sc, &counts, &st.staged)
 	}
 	s.EventRows = c.events.rows(c, des.Time(s.LastArrivalNs))
 	s.Warnings = append(s.Warnings, c.events.warnings(s.EventRows, c.sc.Workload.Trace != nil)...)
