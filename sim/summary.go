@@ -2,11 +2,15 @@ package sim
 
 import (
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -226,10 +230,122 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 	}
 	s.EventRows = c.events.rows(c, des.Time(s.LastArrivalNs))
 	s.Warnings = append(s.Warnings, c.events.warnings(s.EventRows, c.sc.Workload.Trace != nil)...)
+	s.Warnings = append(s.Warnings, orderWarnings(c.sc, &s)...)
+	s.Warnings = append(s.Warnings, costWarnings(c.sc, &s)...)
 	s.Warnings = append(s.Warnings, c.warnings...)
 	if n := c.chains.Collisions(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
 			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))
 	}
 	return &s
+}
+
+// orderWarnings are what the events' orders found that may make a study
+// of them mislead, from s's figures (its events' rows, its counters): an
+// evacuation or a prewarm that planned no block; one whose pulls landed
+// under half of the blocks it planned while orders of its kind were lost
+// (expired, failed, dropped or rejected; without a loss the shortfall is
+// blocks two of its orders both counted, sent once); and, with
+// kvcr.background_inflight 0, a kind of order most of which expired.
+func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
+	k := s.PullsByKind
+	if k == nil {
+		return nil
+	}
+	c := CountersOf(s.Counters)
+	kinds := []struct {
+		noun  string
+		pulls *KindPulls
+		n     *kvcr.KindCounters
+	}{{"moves", &k.Move, &c.Move}, {"prefetches", &k.Prefetch, &c.Prefetch}}
+	var out []string
+	for i := range s.EventRows {
+		r := &s.EventRows[i]
+		if !r.Fired {
+			continue
+		}
+		for _, kd := range kinds {
+			if !slices.Contains(kd.pulls.Events, r.Event) {
+				continue
+			}
+			named, at := namedText(r.Workers), time.Duration(r.AtNs)
+			what := "evacuation"
+			switch {
+			case r.BlocksPlanned > 0:
+			case r.Kind == kindAdd:
+				out = append(out, fmt.Sprintf("event %d prewarms %s, but the ready workers' G2 held no chain to send at %v: the prewarm tests nothing",
+					r.Event, named, at))
+				continue
+			case r.G2BlocksAtEvent == 0:
+				out = append(out, fmt.Sprintf("event %d evacuates %s, which held nothing in G2 at %v: the evacuation tests nothing", r.Event, named, at))
+				continue
+			default:
+				its := "its"
+				if strings.Contains(r.Workers, ",") {
+					its = "their"
+				}
+				out = append(out, fmt.Sprintf("event %d evacuates %s, but none of %s %d G2 blocks could be sent at %v "+
+					"(no worker was ready to take them, or those the router would send their chains to held them already): the evacuation tests nothing",
+					r.Event, named, its, r.G2BlocksAtEvent, at))
+				continue
+			}
+			n := kd.n
+			lost := n.Expired + n.Failed + n.Dropped + n.Rejected
+			if 2*r.BlocksLanded >= r.BlocksPlanned || lost == 0 {
+				continue
+			}
+			knobs := "a longer kvcr.background_timeout or drain_timeout, or another kvcr.background_inflight,"
+			if r.Kind == kindAdd {
+				what, knobs = "prewarm", "a longer kvcr.background_timeout, or another kvcr.background_inflight,"
+			} else if sc.Events[r.Event].DrainTimeout == 0 {
+				knobs = "a longer kvcr.background_timeout, or another kvcr.background_inflight,"
+			}
+			rejected := ""
+			if n.Rejected > 0 {
+				rejected = fmt.Sprintf(", %d rejected", n.Rejected)
+			}
+			out = append(out, fmt.Sprintf("event %d's %s landed %d of the %d blocks it planned (%.1f%%): of the run's %d %s (%s), "+
+				"%d expired, %d failed, %d dropped%s; %s lets more land",
+				r.Event, what, r.BlocksLanded, r.BlocksPlanned, 100*float64(r.BlocksLanded)/float64(r.BlocksPlanned),
+				n.Issued, kd.noun, eventsText(kd.pulls.Events), n.Expired, n.Failed, n.Dropped, rejected, knobs))
+		}
+	}
+	if sc.KVCR.BackgroundInflight == 0 {
+		for _, kd := range kinds {
+			if n := kd.n; n.Issued > 0 && 2*n.Expired > n.Issued {
+				out = append(out, fmt.Sprintf("kvcr.background_inflight 0 stages every order at once, and %d of the run's %d %s (%s) expired: "+
+					"sharing their sources' links, they all end late; kvcr.background_inflight 1 (the default) sends one at a time from each source",
+					n.Expired, n.Issued, kd.noun, eventsText(kd.pulls.Events)))
+			}
+		}
+	}
+	return out
+}
+
+// costWarnings warn of a cost-policy run that withheld every hint it
+// could attach: no request pulled, as with hints off.
+func costWarnings(sc *scenarios.Scenario, s *Summary) []string {
+	c := CountersOf(s.Counters)
+	if sc.Router.Hints.Policy != scheduler.HintsCost || c.HintsAttached > 0 || c.Cost.HintsWithheld == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("router.hints.policy cost withheld all %d hints the router could attach (recomputing was predicted cheaper every time): "+
+		"no request pulled, as with hints off; router.hints.policy min_blocks attaches them", c.Cost.HintsWithheld)}
+}
+
+// namedText is an events.parquet workers list ("8,9") as a warning names
+// them: "worker 8", "workers 8, 9".
+func namedText(list string) string {
+	if !strings.Contains(list, ",") {
+		return "worker " + list
+	}
+	return "workers " + strings.ReplaceAll(list, ",", ", ")
+}
+
+// eventsText is "event 0" or "events 1, 2".
+func eventsText(evs []int32) string {
+	if len(evs) == 1 {
+		return "event " + idText(evs, "")
+	}
+	return "events " + idText(evs, ", ")
 }
