@@ -168,7 +168,8 @@ func TestOrderWarnings(t *testing.T) {
 // TestCostWarning: in costLines with a descriptor cost of 3 ms a block
 // (TestCostPolicyHintsLess) policy cost withholds both hints: no request
 // pulls, which the run says; without it one hint is attached, and with
-// min_blocks none is withheld: no warning.
+// min_blocks none is withheld: no warning. Only the cost runs' summaries
+// report the policy's counters (CostHints).
 func TestCostWarning(t *testing.T) {
 	want := "router.hints.policy cost withheld all 2 hints the router could attach (recomputing was predicted cheaper every time): " +
 		"no request pulled, as with hints off; router.hints.policy min_blocks attaches them"
@@ -189,6 +190,9 @@ func TestCostWarning(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%v: warnings %q, want %q", c.sets, got, c.want)
+		}
+		if cost := slices.Contains(c.sets, "router.hints.policy=cost"); res.Summary.CostHints() != cost {
+			t.Errorf("%v: CostHints %t", c.sets, !cost)
 		}
 	}
 }

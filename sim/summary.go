@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -141,6 +142,18 @@ func pullsByKind(sc *scenarios.Scenario, c *Counters, staged *[numKinds]int64) *
 // numKinds is the number of pull kinds (kvcr.Kinds), the last one's
 // value plus one.
 const numKinds = kvcr.KindPrefetch + 1
+
+// CostHints reports whether the run reports the cost hint policy's
+// counters: its scenario's router.hints.policy is cost.
+func (s *Summary) CostHints() bool {
+	in := false
+	eachCounter(reflect.ValueOf(new(Counters)).Elem(), func(name, group string, _ reflect.Value) {
+		if _, ok := s.Counters[name]; ok && group == groupCost {
+			in = true
+		}
+	})
+	return in
+}
 
 // stats accumulates the summary as requests end.
 type stats struct {
