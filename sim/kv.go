@@ -70,6 +70,7 @@ func (l *kvListener) Inventory(now des.Time, w int32, runs []block.Run, visible 
 func (l *kvListener) PullDone(p *kvcr.Pull) {
 	c := (*Cluster)(l)
 	c.events.pullDone(p)
+	c.stats.pulled(p)
 	if err := c.pulls.put(p.ID, pullRow(p), c.releasePull); err != nil && c.err == nil {
 		c.err = err
 	}

@@ -334,6 +334,9 @@ func reached(sc *scenarios.Scenario, o outcome) []struct {
 		{"rejections", k["requests_rejected"] > 0},
 		{"failures", k["requests_failed"] > 0},
 		{"reroutes", k["requests_rerouted"] > 0},
+		{"moves landed", k["kv_move_blocks_landed"] > 0},
+		{"prefetches landed", k["kv_prefetch_blocks_landed"] > 0},
+		{"orders expired", k["kv_move_expired"]+k["kv_prefetch_expired"] > 0},
 		{"stalls", o.stall},
 	}
 }

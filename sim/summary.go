@@ -2,9 +2,16 @@ package sim
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -59,6 +66,9 @@ type Summary struct {
 	Fidelity *report.Fidelity `json:"fidelity,omitempty"`
 	// Counters are every run counter by name (counters.parquet).
 	Counters map[string]int64 `json:"counters"`
+	// PullsByKind breaks the pull counters out by kind of pull; only in
+	// runs whose scenario issues orders (an evacuate or a prewarm).
+	PullsByKind *PullsByKind `json:"pulls_by_kind,omitempty"`
 	// EventRows are the lifecycle events' events.parquet rows, in event
 	// order ("events" is the count of virtual-time events above).
 	EventRows []report.EventRow `json:"lifecycle_events"`
@@ -66,6 +76,83 @@ type Summary struct {
 	// (kvsim replay prints them on stderr); outside the digest.
 	Warnings  []string `json:"warnings,omitempty"`
 	WallTimeS float64  `json:"wall_time_s"` // set by the caller; outside any digest
+}
+
+// PullsByKind is summary.json's pulls_by_kind: the pulls of each kind
+// (kvcr.Kinds). Move and Prefetch are the background counters of their
+// kinds (kv_move_*, kv_prefetch_*); Request is the totals (pulls_*,
+// blocks_pulled, bytes_pulled) less the two.
+type PullsByKind struct {
+	Request  KindPulls `json:"request"`
+	Move     KindPulls `json:"move"`
+	Prefetch KindPulls `json:"prefetch"`
+}
+
+// KindPulls are the pulls of one kind: those staged (their transfers
+// started), each outcome, and the blocks and bytes of those that landed.
+// Events are the scenario events whose orders are of the kind: an
+// evacuation by move's are moves, an evacuation by copy's and a prewarm's
+// prefetches; none for requests.
+type KindPulls struct {
+	Events       []int32 `json:"events,omitempty"`
+	Staged       int64   `json:"staged"`
+	Success      int64   `json:"success"`
+	Partial      int64   `json:"partial"`
+	Failed       int64   `json:"failed"`
+	Expired      int64   `json:"expired"`
+	Rejected     int64   `json:"rejected"`
+	Superseded   int64   `json:"superseded"`
+	BlocksLanded int64   `json:"blocks_landed"`
+	Bytes        int64   `json:"bytes"`
+}
+
+// less is k's figures less o's (not its events).
+func (k KindPulls) less(o KindPulls) KindPulls {
+	return KindPulls{Staged: k.Staged - o.Staged, Success: k.Success - o.Success, Partial: k.Partial - o.Partial,
+		Failed: k.Failed - o.Failed, Expired: k.Expired - o.Expired, Rejected: k.Rejected - o.Rejected,
+		Superseded: k.Superseded - o.Superseded, BlocksLanded: k.BlocksLanded - o.BlocksLanded, Bytes: k.Bytes - o.Bytes}
+}
+
+// ordersOf is the figures of one kind of order from its counters, staged
+// of them staged.
+func ordersOf(c *kvcr.KindCounters, staged int64) KindPulls {
+	return KindPulls{Staged: staged, Success: c.Success, Partial: c.Partial, Failed: c.Failed, Expired: c.Expired,
+		Rejected: c.Rejected, Superseded: c.Superseded, BlocksLanded: c.BlocksLanded, Bytes: c.Bytes}
+}
+
+// pullsByKind breaks c's pull totals out by kind for sc's events; staged
+// is the pulls staged by kind, which no counter holds.
+func pullsByKind(sc *scenarios.Scenario, c *Counters, staged *[numKinds]int64) *PullsByKind {
+	p := &PullsByKind{Move: ordersOf(&c.Move, staged[kvcr.KindMove]), Prefetch: ordersOf(&c.Prefetch, staged[kvcr.KindPrefetch])}
+	total := KindPulls{Staged: c.PullsStaged, Success: c.PullsSuccess, Partial: c.PullsPartial, Failed: c.PullsFailed,
+		Expired: c.PullsExpired, Rejected: c.PullsRejected(), Superseded: c.PullsSuperseded,
+		BlocksLanded: c.BlocksPulled, Bytes: c.BytesPulled}
+	p.Request = total.less(p.Move).less(p.Prefetch)
+	for i, ev := range sc.Events {
+		switch { // as the lifecycle issues them: an evacuation moves unless its mode is copy
+		case ev.Evacuate != nil && ev.Evacuate.Mode != kvcr.ModeCopy:
+			p.Move.Events = append(p.Move.Events, int32(i))
+		case ev.Evacuate != nil || ev.Prewarm != nil:
+			p.Prefetch.Events = append(p.Prefetch.Events, int32(i))
+		}
+	}
+	return p
+}
+
+// numKinds is the number of pull kinds (kvcr.Kinds), the last one's
+// value plus one.
+const numKinds = kvcr.KindPrefetch + 1
+
+// CostHints reports whether the run reports the cost hint policy's
+// counters: its scenario's router.hints.policy is cost.
+func (s *Summary) CostHints() bool {
+	in := false
+	eachCounter(reflect.ValueOf(new(Counters)).Elem(), func(name, group string, _ reflect.Value) {
+		if _, ok := s.Counters[name]; ok && group == groupCost {
+			in = true
+		}
+	})
+	return in
 }
 
 // stats accumulates the summary as requests end.
@@ -78,6 +165,15 @@ type stats struct {
 	e2e          report.Dist
 	itl          report.Histogram
 	fidelity     report.FidelityCollector
+	staged       [numKinds]int64 // by kind: the finished pulls whose transfers started
+}
+
+// pulled counts a finished pull: staged when its transfer started (it has
+// bytes, pulls.parquet's rule).
+func (st *stats) pulled(p *kvcr.Pull) {
+	if p.Bytes > 0 {
+		st.staged[p.Kind]++
+	}
 }
 
 func (st *stats) arrived(r *workload.Request) {
@@ -141,12 +237,128 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 	for _, r := range cs {
 		s.Counters[r.Name] = r.Value
 	}
+	if c.sc.Orders() {
+		counts := CountersOf(s.Counters)
+		s.PullsByKind = pullsByKind(c.sc, &counts, &st.staged)
+	}
 	s.EventRows = c.events.rows(c, des.Time(s.LastArrivalNs))
 	s.Warnings = append(s.Warnings, c.events.warnings(s.EventRows, c.sc.Workload.Trace != nil)...)
+	s.Warnings = append(s.Warnings, orderWarnings(c.sc, &s)...)
+	s.Warnings = append(s.Warnings, costWarnings(c.sc, &s)...)
 	s.Warnings = append(s.Warnings, c.warnings...)
 	if n := c.chains.Collisions(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
 			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))
 	}
 	return &s
+}
+
+// orderWarnings are what the events' orders found that may make a study
+// of them mislead, from s's figures (its events' rows, its counters): an
+// evacuation or a prewarm that planned no block; one whose pulls landed
+// under half of the blocks it planned while orders of its kind were lost
+// (expired, failed, dropped or rejected; without a loss the shortfall is
+// blocks two of its orders both counted, sent once); and, with
+// kvcr.background_inflight 0, a kind of order most of which expired.
+func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
+	k := s.PullsByKind
+	if k == nil {
+		return nil
+	}
+	c := CountersOf(s.Counters)
+	kinds := []struct {
+		noun  string
+		pulls *KindPulls
+		n     *kvcr.KindCounters
+	}{{"moves", &k.Move, &c.Move}, {"prefetches", &k.Prefetch, &c.Prefetch}}
+	var out []string
+	for i := range s.EventRows {
+		r := &s.EventRows[i]
+		if !r.Fired {
+			continue
+		}
+		for _, kd := range kinds {
+			if !slices.Contains(kd.pulls.Events, r.Event) {
+				continue
+			}
+			named, at := namedText(r.Workers), time.Duration(r.AtNs)
+			what := "evacuation"
+			switch {
+			case r.BlocksPlanned > 0:
+			case r.Kind == kindAdd:
+				out = append(out, fmt.Sprintf("event %d prewarms %s, but the ready workers' G2 held no chain to send at %v: the prewarm tests nothing",
+					r.Event, named, at))
+				continue
+			case r.G2BlocksAtEvent == 0:
+				out = append(out, fmt.Sprintf("event %d evacuates %s, which held nothing in G2 at %v: the evacuation tests nothing", r.Event, named, at))
+				continue
+			default:
+				its := "its"
+				if strings.Contains(r.Workers, ",") {
+					its = "their"
+				}
+				out = append(out, fmt.Sprintf("event %d evacuates %s, but none of %s %d G2 blocks could be sent at %v "+
+					"(no worker was ready to take them, or those the router would send their chains to held them already): the evacuation tests nothing",
+					r.Event, named, its, r.G2BlocksAtEvent, at))
+				continue
+			}
+			n := kd.n
+			lost := n.Expired + n.Failed + n.Dropped + n.Rejected
+			if 2*r.BlocksLanded >= r.BlocksPlanned || lost == 0 {
+				continue
+			}
+			knobs := "a longer kvcr.background_timeout or drain_timeout, or another kvcr.background_inflight,"
+			if r.Kind == kindAdd {
+				what, knobs = "prewarm", "a longer kvcr.background_timeout, or another kvcr.background_inflight,"
+			} else if sc.Events[r.Event].DrainTimeout == 0 {
+				knobs = "a longer kvcr.background_timeout, or another kvcr.background_inflight,"
+			}
+			rejected := ""
+			if n.Rejected > 0 {
+				rejected = fmt.Sprintf(", %d rejected", n.Rejected)
+			}
+			out = append(out, fmt.Sprintf("event %d's %s landed %d of the %d blocks it planned (%.1f%%): of the run's %d %s (%s), "+
+				"%d expired, %d failed, %d dropped%s; %s lets more land",
+				r.Event, what, r.BlocksLanded, r.BlocksPlanned, 100*float64(r.BlocksLanded)/float64(r.BlocksPlanned),
+				n.Issued, kd.noun, eventsText(kd.pulls.Events), n.Expired, n.Failed, n.Dropped, rejected, knobs))
+		}
+	}
+	if sc.KVCR.BackgroundInflight == 0 {
+		for _, kd := range kinds {
+			if n := kd.n; n.Issued > 0 && 2*n.Expired > n.Issued {
+				out = append(out, fmt.Sprintf("kvcr.background_inflight 0 stages every order at once, and %d of the run's %d %s (%s) expired: "+
+					"sharing their sources' links, they all end late; kvcr.background_inflight 1 (the default) sends one at a time from each source",
+					n.Expired, n.Issued, kd.noun, eventsText(kd.pulls.Events)))
+			}
+		}
+	}
+	return out
+}
+
+// costWarnings warn of a cost-policy run that withheld every hint it
+// could attach: no request pulled, as with hints off.
+func costWarnings(sc *scenarios.Scenario, s *Summary) []string {
+	c := CountersOf(s.Counters)
+	if sc.Router.Hints.Policy != scheduler.HintsCost || c.HintsAttached > 0 || c.Cost.HintsWithheld == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("router.hints.policy cost withheld all %d hints the router could attach (recomputing was predicted cheaper every time): "+
+		"no request pulled, as with hints off; router.hints.policy min_blocks attaches them", c.Cost.HintsWithheld)}
+}
+
+// namedText is an events.parquet workers list ("8,9") as a warning names
+// them: "worker 8", "workers 8, 9".
+func namedText(list string) string {
+	if !strings.Contains(list, ",") {
+		return "worker " + list
+	}
+	return "workers " + strings.ReplaceAll(list, ",", ", ")
+}
+
+// eventsText is "event 0" or "events 1, 2".
+func eventsText(evs []int32) string {
+	if len(evs) == 1 {
+		return "event " + idText(evs, "")
+	}
+	return "events " + idText(evs, ", ")
 }

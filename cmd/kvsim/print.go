@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -23,10 +25,19 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	fmt.Fprintf(tw, "tokens\t%d in, %d out; %d preemptions\n", s.Tokens.Input, s.Tokens.Output, s.Preempted)
 	fmt.Fprintf(tw, "prompt hits\tG1 %.3f, G2 %.3f, pulled %.3f\n", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)
 	c := sim.CountersOf(s.Counters)
-	if rej := c.PullsRejected(); c.HintsAttached > 0 || c.PullsStaged+rej > 0 {
-		fmt.Fprintf(tw, "pulls\t%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled\n",
-			c.HintsAttached, c.PullsStaged, c.PullsSuccess, c.PullsPartial, c.PullsFailed,
+	if rej := c.PullsRejected(); c.HintsAttached > 0 || c.PullsStaged+rej > 0 || s.CostHints() {
+		withheld := ""
+		if s.CostHints() {
+			withheld = fmt.Sprintf(" (%d withheld by policy cost)", c.Cost.HintsWithheld)
+		}
+		fmt.Fprintf(tw, "pulls\t%d hints%s, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled\n",
+			c.HintsAttached, withheld, c.PullsStaged, c.PullsSuccess, c.PullsPartial, c.PullsFailed,
 			c.PullsExpired, rej, c.PullsParked, c.PullsSuperseded, float64(c.BytesPulled)/1e9)
+	}
+	if k := s.PullsByKind; k != nil {
+		printKind(tw, "  requests", "", &k.Request)
+		printKind(tw, "  kv.move", ordersText(c.Move.Issued, c.Move.NothingToFetch, c.Move.Dropped, k.Move.Events), &k.Move)
+		printKind(tw, "  kv.prefetch", ordersText(c.Prefetch.Issued, c.Prefetch.NothingToFetch, c.Prefetch.Dropped, k.Prefetch.Events), &k.Prefetch)
 	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
 		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)
@@ -49,7 +60,7 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 		}
 	}
 	for _, e := range s.EventRows {
-		printEvent(tw, &e)
+		printEvent(tw, s, &e)
 	}
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "digest\t%s\n", s.Digest)
@@ -58,9 +69,50 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	tw.Flush()
 }
 
+// printKind writes one kind of pull's line under the pulls line: its
+// label, what issued them (orders before the pulls), and the pulls.
+func printKind(tw io.Writer, label, orders string, k *sim.KindPulls) {
+	fmt.Fprintf(tw, "%s\t%s%d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d superseded; %d blocks landed, %.2f GB\n",
+		label, orders, k.Staged, k.Success, k.Partial, k.Failed, k.Expired, k.Rejected, k.Superseded, k.BlocksLanded, float64(k.Bytes)/1e9)
+}
+
+// ordersText is what a kind of order's line says before its pulls: the
+// orders issued, the events that issued them and those that ended with
+// no pull: "7 orders of events 1, 2 (1 dropped), ".
+func ordersText(issued, nothing, dropped int64, events []int32) string {
+	var none []string
+	if nothing > 0 {
+		none = append(none, fmt.Sprintf("%d with nothing to fetch", nothing))
+	}
+	if dropped > 0 {
+		none = append(none, fmt.Sprintf("%d dropped", dropped))
+	}
+	text := fmt.Sprintf("%d orders of %s", issued, eventsText(events))
+	if len(none) > 0 {
+		text += " (" + strings.Join(none, ", ") + ")"
+	}
+	return text + ", "
+}
+
+// eventsText is "event 0", "events 1, 2" or "no event".
+func eventsText(evs []int32) string {
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = fmt.Sprint(e)
+	}
+	switch len(evs) {
+	case 0:
+		return "no event"
+	case 1:
+		return "event " + ids[0]
+	}
+	return "events " + strings.Join(ids, ", ")
+}
+
 // printEvent writes an events.parquet row as a block of the summary table:
-// what the event acted on, what followed, and TTFT before and after it.
-func printEvent(tw io.Writer, e *report.EventRow) {
+// what the event acted on, what followed, what its orders did, and TTFT
+// before and after it.
+func printEvent(tw io.Writer, s *sim.Summary, e *report.EventRow) {
 	fmt.Fprintf(tw, "\t\n")
 	at := time.Duration(e.AtNs)
 	if !e.Fired {
@@ -77,7 +129,76 @@ func printEvent(tw io.Writer, e *report.EventRow) {
 		fmt.Fprintf(tw, "\t%s (%d by timeout); %d pulls refused as draining; %d requests rerouted, %d failed\n",
 			gone, e.RemovedByTimeout, e.PullsRejectedDraining, e.RequestsRerouted, e.RequestsFailed)
 	}
+	printOrders(tw, s, e)
 	fmt.Fprintf(tw, "\tTTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)\n",
 		e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
 		e.Before.Requests, time.Duration(e.WindowBeforeNs).Round(time.Millisecond), e.After.Requests, time.Duration(e.WindowAfterNs).Round(time.Millisecond))
 }
+
+// printOrders writes what an event's orders did, when it has any: the
+// blocks planned and landed, by how many orders (when no other event
+// issued orders of their kind, whose counters they are), when the last
+// ended, and for a drain the G2 blocks left and how long removal waited.
+func printOrders(tw io.Writer, s *sim.Summary, e *report.EventRow) {
+	k := s.PullsByKind
+	if k == nil {
+		return
+	}
+	c := sim.CountersOf(s.Counters)
+	one, many := "move", "moves"
+	pulls, n := &k.Move, &c.Move
+	if !slices.Contains(k.Move.Events, e.Event) {
+		if !slices.Contains(k.Prefetch.Events, e.Event) {
+			return
+		}
+		one, many = "copy", "copies"
+		if e.Kind == "add" {
+			one, many = "prefetch", "prefetches"
+		}
+		pulls, n = &k.Prefetch, &c.Prefetch
+	}
+	verb, noun := "evacuated", "evacuation"
+	if e.Kind == "add" {
+		verb, noun = "prewarmed", "prewarm"
+	}
+	if e.BlocksPlanned == 0 {
+		fmt.Fprintf(tw, "\t%s planned no block\n", noun)
+		return
+	}
+	by := "by " + many
+	if len(pulls.Events) == 1 {
+		if by = fmt.Sprintf("by %d %s", n.Issued, many); n.Issued == 1 {
+			by = "by 1 " + one
+		}
+		if n.Success < n.Issued {
+			var ends []string
+			for _, o := range []struct {
+				n    int64
+				what string
+			}{{n.Success, "success"}, {n.Partial, "partial"}, {n.Failed, "failed"}, {n.Expired, "expired"},
+				{n.Rejected, "rejected"}, {n.Superseded, "superseded"}, {n.NothingToFetch, "with nothing to fetch"}, {n.Dropped, "dropped"}} {
+				if o.n > 0 {
+					ends = append(ends, fmt.Sprintf("%d %s", o.n, o.what))
+				}
+			}
+			by += " (" + strings.Join(ends, ", ") + ")"
+		}
+	}
+	line := fmt.Sprintf("%s %d of %d planned blocks %s", verb, e.BlocksLanded, e.BlocksPlanned, by)
+	if d := e.OrdersDoneAfterNs; d >= 0 && e.Kind == "add" {
+		line += fmt.Sprintf(", done %v after", roundMs(d))
+	} else if d >= 0 {
+		line += fmt.Sprintf(" in %v", roundMs(d))
+	}
+	if e.G2BlocksLeft >= 0 {
+		line += fmt.Sprintf("; left %d G2 blocks", e.G2BlocksLeft)
+	}
+	if e.RemovalDelayNs >= 0 {
+		line += fmt.Sprintf("; removal waited %v for it", roundMs(e.RemovalDelayNs))
+	}
+	fmt.Fprintf(tw, "\t%s\n", line)
+}
+
+// roundMs is a duration in ns rounded to the millisecond, as the summary prints
+// times.
+func roundMs(ns int64) time.Duration { return time.Duration(ns).Round(time.Millisecond) }

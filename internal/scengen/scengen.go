@@ -2,9 +2,11 @@
 // its corners: G1 of a few blocks so eviction and preemption never stop,
 // chains that share prefixes and duplicate blocks, tiny G2 pools, slow or
 // instant links, short pull deadlines, workers that drain, vanish and join
-// mid-run, and vLLM 0.11's admission in one case in four. A case is a
-// scenario file and a Mooncake trace, exactly what a user could write,
-// drawn from seeded streams: the same seed gives the same bytes.
+// mid-run (a drain evacuating its G2, an add prewarming its workers, in one
+// in four of those that can), and vLLM 0.11's admission in one case in
+// four. A case is a scenario file and a Mooncake trace, exactly what a
+// user could write, drawn from seeded streams: the same seed gives the
+// same bytes.
 package scengen
 
 import (
@@ -54,14 +56,20 @@ type gen struct {
 	// after late's draws were fixed too, so that a case that does not draw
 	// cost is the case it was.
 	hints *rand.Rand
-	b     strings.Builder // the scenario
-	large bool            // GenerateLarge's sizes
-	v011  bool            // the case runs vLLM 0.11's admission, which can stall (one case in four; from late)
+	// orders draws the evacuations, prewarms and background pull settings:
+	// a stream of its own for the same reason, so that a case that draws
+	// no order is the case it was.
+	orders  *rand.Rand
+	ordered bool            // an event evacuates or prewarms
+	b       strings.Builder // the scenario
+	large   bool            // GenerateLarge's sizes
+	v011    bool            // the case runs vLLM 0.11's admission, which can stall (one case in four; from late)
 
 	blockSize  int // engine tokens a block
 	traceBlock int // trace tokens a hash id, a multiple of blockSize
 	gpuBlocks  int
 	workers    int
+	g2         int // G2 blocks a worker; 0 without KVCR or G2
 	lastMs     int // the last arrival, ms
 }
 
@@ -79,7 +87,7 @@ func GenerateLarge(seed uint64) Case { return generate(seed, true) }
 
 func generate(seed uint64, large bool) Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)),
-		hints: rand.New(rand.NewPCG(seed, 0x4119_7c05)), large: large}
+		hints: rand.New(rand.NewPCG(seed, 0x4119_7c05)), orders: rand.New(rand.NewPCG(seed, 0x0bde_4e55)), large: large}
 	g.v011 = g.late.IntN(4) == 0
 	if large {
 		g.blockSize = pick(g.r, 4, 8, 16)
@@ -104,7 +112,12 @@ func generate(seed uint64, large bool) Case {
 	g.cluster(kvcr)
 	g.router(kvcr)
 	g.kvcr(kvcr)
-	g.events()
+	events := g.events()
+	if g.ordered { // inside the kvcr block, which g.kvcr wrote last
+		fmt.Fprintf(&g.b, "  background_timeout: %s\n  background_inflight: %d\n",
+			pick(g.orders, "0s", "1ms", "10ms", "100ms"), pick(g.orders, 0, 1, 2, 4))
+	}
+	g.b.WriteString(events)
 	fmt.Fprintf(&g.b, "report: {sample_interval: %dms}\n", 1+g.r.IntN(50))
 	return Case{Seed: seed, Scenario: []byte(g.b.String()), Trace: trace}
 }
@@ -241,8 +254,8 @@ func (g *gen) cluster(kvcr bool) {
 			r.IntN(5000), r.IntN(500), r.IntN(500), r.IntN(200))
 	}
 	if kvcr {
-		fmt.Fprintf(&g.b, "  g2: {capacity_blocks: %d, d2h_gbps: %s, h2d_gbps: %s}\n",
-			pick(r, 0, r.IntN(10), r.IntN(61), r.IntN(61), r.IntN(61)), g.link(), g.link())
+		g.g2 = pick(r, 0, r.IntN(10), r.IntN(61), r.IntN(61), r.IntN(61))
+		fmt.Fprintf(&g.b, "  g2: {capacity_blocks: %d, d2h_gbps: %s, h2d_gbps: %s}\n", g.g2, g.link(), g.link())
 	}
 }
 
@@ -287,19 +300,22 @@ func (g *gen) kvcr(on bool) {
 		pick(g.late, "0s", "0s", "500us", "5ms"), pick(g.late, "0s", "2us", "50us"), pick(g.late, 1, 1, 8), pick(g.late, "0s", "0s", "2ms"))
 }
 
-// events writes drains, removes and adds, each valid when it happens: ids
-// that are live then, and never a drain of every live worker.
-func (g *gen) events() {
+// events returns the drains, removes and adds, each valid when it
+// happens: ids that are live then, and never a drain of every live worker.
+// With KVCR and G2, one drain in four (from orders) evacuates and one add
+// in four prewarms.
+func (g *gen) events() string {
 	r := g.r
 	n := pick(r, 0, 0, 1, 2, 3, 5)
 	if n == 0 {
-		return
+		return ""
 	}
+	var b strings.Builder
 	live := make([]bool, g.workers)
 	for i := range live {
 		live[i] = true
 	}
-	g.b.WriteString("events:\n")
+	b.WriteString("events:\n")
 	at := 0
 	for range n {
 		at += r.IntN(g.lastMs/2 + 10) // most before the last arrival
@@ -313,17 +329,25 @@ func (g *gen) events() {
 		switch k := r.IntN(3); {
 		case k == 0 && len(ids) > 1: // drain some, never all
 			ids = ids[:1+r.IntN(len(ids)-1)]
-			fmt.Fprintf(&g.b, "  - {at: %dms, drain: %s", at, g.selection(ids))
+			fmt.Fprintf(&b, "  - {at: %dms, drain: %s", at, g.selection(ids))
 			if r.IntN(2) == 0 {
-				fmt.Fprintf(&g.b, ", drain_timeout: %dms", pick(r, 1, 10, 50))
+				fmt.Fprintf(&b, ", drain_timeout: %dms", pick(r, 1, 10, 50))
 			}
-			g.b.WriteString("}\n")
+			if g.order() {
+				fmt.Fprintf(&b, ", evacuate: {blocks: %d%s}", g.orderBlocks(),
+					pick(g.orders, "", ", mode: "+string(kvcr.ModeMove), ", mode: "+string(kvcr.ModeCopy)))
+			}
+			b.WriteString("}\n")
 		case k == 1 && len(ids) > 0: // remove, rarely every live worker
 			ids = ids[:1+r.IntN(max(1, len(ids)-1+r.IntN(2)))]
-			fmt.Fprintf(&g.b, "  - {at: %dms, remove: %s, on_remove: %s}\n", at, g.selection(ids), pick(r, scenarios.RemoveReroute, scenarios.RemoveReroute, scenarios.RemoveFail))
+			fmt.Fprintf(&b, "  - {at: %dms, remove: %s, on_remove: %s}\n", at, g.selection(ids), pick(r, scenarios.RemoveReroute, scenarios.RemoveReroute, scenarios.RemoveFail))
 		default:
 			add := 1 + r.IntN(2)
-			fmt.Fprintf(&g.b, "  - {at: %dms, add: %d, startup: %dms}\n", at, add, pick(r, 0, 0, 5, 40))
+			fmt.Fprintf(&b, "  - {at: %dms, add: %d, startup: %dms", at, add, pick(r, 0, 0, 5, 40))
+			if g.order() {
+				fmt.Fprintf(&b, ", prewarm: {blocks: %d}", g.orderBlocks())
+			}
+			b.WriteString("}\n")
 			for range add {
 				live = append(live, true)
 			}
@@ -333,7 +357,22 @@ func (g *gen) events() {
 			live[id] = false
 		}
 	}
+	return b.String()
 }
+
+// order draws whether a drain or add issues orders: one in four, when KVCR
+// and G2 are on.
+func (g *gen) order() bool {
+	if g.g2 == 0 || g.orders.IntN(4) != 0 {
+		return false
+	}
+	g.ordered = true
+	return true
+}
+
+// orderBlocks is an order's block budget, from a block to more than any
+// G2 here holds.
+func (g *gen) orderBlocks() int { return pick(g.orders, 1, 4, 16, 64, 1000) }
 
 // selection writes the workers of a drain or remove: ids, or in one case in
 // four (from late) a pick of as many. The pick may take other workers than

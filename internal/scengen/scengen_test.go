@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/scenarios"
@@ -49,5 +50,25 @@ func TestValid(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("seed %d: an empty trace", seed)
 		}
+	}
+}
+
+// TestOrders: of 1000 small cases some drains evacuate, by move and by
+// copy, and some adds prewarm; a case writes kvcr.background_timeout and
+// background_inflight exactly when it writes an order, and never without
+// KVCR and G2 (validation, in TestValid, refuses an order without them).
+func TestOrders(t *testing.T) {
+	var evacuate, copies, prewarm int
+	for seed := range uint64(1000) {
+		y := string(Generate(seed).Scenario)
+		e, p := strings.Count(y, "evacuate: "), strings.Count(y, "prewarm: ")
+		evacuate, copies, prewarm = evacuate+e, copies+strings.Count(y, "mode: copy}"), prewarm+p
+		background := strings.Contains(y, "  background_timeout: ") && strings.Contains(y, "  background_inflight: ")
+		if background != (e+p > 0) || strings.Contains(y, "background") && !background {
+			t.Fatalf("seed %d: %d evacuations, %d prewarms, background keys %t:\n%s", seed, e, p, background, y)
+		}
+	}
+	if evacuate == 0 || copies == 0 || prewarm == 0 {
+		t.Errorf("%d evacuations (%d by copy), %d prewarms in 1000 cases", evacuate, copies, prewarm)
 	}
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/sim"
+)
+
+// eventRow is a fired event's row with the given order figures and no
+// window figures.
+func eventRow(i int32, kind string, planned, landed, done, left, delay int64) report.EventRow {
+	nan := math.NaN()
+	w := report.EventWindow{TTFTP50Ms: nan, TTFTP99Ms: nan}
+	return report.EventRow{Event: i, Kind: kind, Workers: "1", Fired: true, BlocksPlanned: planned, BlocksLanded: landed,
+		OrdersDoneAfterNs: done, G2BlocksLeft: left, RemovalDelayNs: delay, RemovedAfterNs: -1, Before: w, After: w}
+}
+
+// TestPrintOrders: the summary table says what each event's orders did,
+// breaks the pulls out by kind and names the hints policy cost withheld,
+// all from the summary's figures. In the first summary event 0 (a drain)
+// is the only event of kind move: its line counts the run's 4 moves and
+// how they ended; event 1 (an add) the only one of kind prefetch. In the
+// second, an evacuation by copy (event 0) and a prewarm (event 1) share
+// the prefetch counters: neither counts them, and event 2's prewarm
+// planned nothing. A run of policy cost (its counters hold hints_withheld)
+// says what it withheld, none included; a run without orders or policy
+// cost prints none of it.
+func TestPrintOrders(t *testing.T) {
+	ms := int64(time.Millisecond)
+	one := &sim.Summary{
+		Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 2, "pulls_staged": 9,
+			"kv_move_issued": 4, "kv_move_success": 2, "kv_move_expired": 1, "kv_move_dropped": 1,
+			"kv_prefetch_issued": 2, "kv_prefetch_success": 2},
+		PullsByKind: &sim.PullsByKind{
+			Request:  sim.KindPulls{Staged: 4, Success: 1, Partial: 3, Rejected: 2, BlocksLanded: 20, Bytes: 20e6},
+			Move:     sim.KindPulls{Events: []int32{0}, Staged: 3, Success: 2, Expired: 1, BlocksLanded: 8, Bytes: 8e6},
+			Prefetch: sim.KindPulls{Events: []int32{1}, Staged: 2, Success: 2, BlocksLanded: 5, Bytes: 5e6}},
+		EventRows: []report.EventRow{eventRow(0, "drain", 12, 8, 20*ms, 4, 20*ms), eventRow(1, "add", 5, 5, 900*ms, -1, -1)},
+	}
+	shared := &sim.Summary{
+		Counters: map[string]int64{"kv_prefetch_issued": 3, "kv_prefetch_success": 3},
+		PullsByKind: &sim.PullsByKind{Prefetch: sim.KindPulls{Events: []int32{0, 1, 2}, Staged: 3, Success: 3,
+			BlocksLanded: 7, Bytes: 7e6}},
+		EventRows: []report.EventRow{eventRow(0, "drain", 6, 3, 5*ms, 2, 0), eventRow(1, "add", 4, 4, 3*ms, -1, -1),
+			eventRow(2, "add", 0, 0, -1, -1, -1)},
+	}
+	cost := &sim.Summary{Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 0}}
+	plain := &sim.Summary{Counters: map[string]int64{"hints_attached": 3, "pulls_staged": 2}, EventRows: []report.EventRow{eventRow(0, "drain", 0, 0, -1, -1, -1)}}
+	for _, c := range []struct {
+		name      string
+		s         *sim.Summary
+		want, not []string
+	}{
+		{"one event a kind", one, []string{
+			"3 hints (2 withheld by policy cost), 9 staged: ",
+			"\n\trequests\t4 staged: 1 success, 3 partial, 0 failed, 0 expired; 2 rejected; 0 superseded; 20 blocks landed, 0.02 GB\n",
+			"\n\tkv.move\t4 orders of event 0 (1 dropped), 3 staged: 2 success, 0 partial, 0 failed, 1 expired; 0 rejected; 0 superseded; 8 blocks landed, 0.01 GB\n",
+			"\n\tkv.prefetch\t2 orders of event 1, 2 staged: 2 success, 0 partial, 0 failed, 0 expired; 0 rejected; 0 superseded; 5 blocks landed, 0.01 GB\n",
+			"\tevacuated 8 of 12 planned blocks by 4 moves (2 success, 1 expired, 1 dropped) in 20ms; left 4 G2 blocks; removal waited 20ms for it\n",
+			"\tprewarmed 5 of 5 planned blocks by 2 prefetches, done 900ms after\n"}, nil},
+		{"a kind shared", shared, []string{
+			"\n\tkv.move\t0 orders of no event, 0 staged: ",
+			"\n\tkv.prefetch\t3 orders of events 0, 1, 2, 3 staged: ",
+			"\tevacuated 3 of 6 planned blocks by copies in 5ms; left 2 G2 blocks; removal waited 0s for it\n",
+			"\tprewarmed 4 of 4 planned blocks by prefetches, done 3ms after\n",
+			"\tprewarm planned no block\n"}, []string{"withheld"}},
+		{"cost, none withheld", cost, []string{"pulls\t3 hints (0 withheld by policy cost), 0 staged: "}, nil},
+		{"no orders", plain, []string{"pulls\t3 hints, 2 staged: "}, []string{"withheld", "kv.move", "\trequests", "planned"}},
+	} {
+		var b bytes.Buffer
+		printSummary(&b, c.s, "out")
+		// the table's columns as tabs, whatever their widths
+		out := regexp.MustCompile("  +").ReplaceAllString(b.String(), "\t")
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: the table lacks %q:\n%s", c.name, w, b.String())
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: the table has %q:\n%s", c.name, w, b.String())
+			}
+		}
+	}
+}
+
+// TestReplayOrders: replay of the golden prewarm.yaml prints its orders'
+// figures as summary.json has them: worker 1's evacuation by the run's 5
+// moves, each a success (the golden expects kv_move_success == 5), the
+// prewarm's 7 prefetches, one superseded.
+func TestReplayOrders(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	code, out, stderr := kvsim(t, "replay", "-q", "-o", dir, "../../scenarios/golden/prewarm.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s, err := readRunSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, d, a := sim.CountersOf(s.Counters), s.EventRows[0], s.EventRows[1]
+	round := func(ns int64) time.Duration { return time.Duration(ns).Round(time.Millisecond) }
+	for _, want := range []string{
+		fmt.Sprintf("evacuated %d of %d planned blocks by %d moves in %v; left %d G2 blocks; removal waited %v for it\n",
+			d.BlocksLanded, d.BlocksPlanned, c.Move.Issued, round(d.OrdersDoneAfterNs), d.G2BlocksLeft, round(d.RemovalDelayNs)),
+		fmt.Sprintf("prewarmed %d of %d planned blocks by %d prefetches (%d success, 1 superseded), done %v after\n",
+			a.BlocksLanded, a.BlocksPlanned, c.Prefetch.Issued, c.Prefetch.Success, round(a.OrdersDoneAfterNs)),
+		fmt.Sprintf("%d orders of event 0, %d staged: ", c.Move.Issued, s.PullsByKind.Move.Staged),
+		fmt.Sprintf("%d staged: %d success, %d partial", s.PullsByKind.Request.Staged, s.PullsByKind.Request.Success, s.PullsByKind.Request.Partial),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if c.Move.Issued != 5 || c.Move.Success != 5 || c.Prefetch.Superseded != 1 {
+		t.Errorf("the golden changed: %+v, %+v", c.Move, c.Prefetch)
+	}
+}
