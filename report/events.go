@@ -41,11 +41,12 @@ type EventRow struct {
 	PullsRejectedMissing  int64
 	RequestsRerouted      int64
 	RequestsFailed        int64
-	// Its orders (evacuate, prewarm): the blocks planned and landed, and
+	// Its orders (evacuate, prewarm): how many, the blocks planned and landed, and
 	// when the last order's pull ended after the event (-1 none); for a
 	// drain whose named workers were all removed, the G2 blocks they held
 	// then and how long after its last work the slowest was removed (-1
 	// otherwise).
+	Orders            int64
 	BlocksPlanned     int64
 	BlocksLanded      int64
 	OrdersDoneAfterNs int64
@@ -103,6 +104,7 @@ func EventColumns(kinds []string) []Column[EventRow] {
 		{Name: "pulls_rejected_missing", Int64: func(r *EventRow) int64 { return r.PullsRejectedMissing }},
 		{Name: "requests_rerouted", Int64: func(r *EventRow) int64 { return r.RequestsRerouted }},
 		{Name: "requests_failed", Int64: func(r *EventRow) int64 { return r.RequestsFailed }},
+		{Name: "kv_orders", Int64: func(r *EventRow) int64 { return r.Orders }},
 		{Name: "kv_blocks_planned", Int64: func(r *EventRow) int64 { return r.BlocksPlanned }},
 		{Name: "kv_blocks_landed", Int64: func(r *EventRow) int64 { return r.BlocksLanded }},
 		{Name: "kv_done_after_ns", Int64: func(r *EventRow) int64 { return r.OrdersDoneAfterNs }},

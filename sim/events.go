@@ -56,10 +56,10 @@ type eventRec struct {
 	row    report.EventRow // its at-event and after-event columns, as they happen
 	// its orders (an evacuation or a prewarm): the blocks planned, the
 	// blocks their pulls landed, and when the last pull ended
-	planned, landed int64
-	ordersEnd       des.Time
-	before          eventWindow // [max(0, at-window), at)
-	after           eventWindow // [at, at+window), to the last arrival
+	orders, planned, landed int64
+	ordersEnd               des.Time
+	before                  eventWindow // [max(0, at-window), at)
+	after                   eventWindow // [at, at+window), to the last arrival
 }
 
 // eventWindow accumulates one window's figures.
@@ -317,9 +317,11 @@ func (l *eventLog) worked(w int32, t des.Time) {
 	l.lastWork[w] = max(l.lastWork[w], t)
 }
 
-// ordered records that scenario event key planned an order sending blocks.
+// ordered records that scenario event key issued an order planned to send
+// blocks.
 func (l *eventLog) ordered(key int, blocks int) {
 	if l != nil {
+		l.evs[key].orders++
 		l.evs[key].planned += int64(blocks)
 	}
 }
@@ -367,7 +369,7 @@ func (l *eventLog) rows(c *Cluster, lastArrival des.Time) []report.EventRow {
 				r.RemovedAfterNs = max(r.RemovedAfterNs, int64(c.workers[id].removedNs-e.at))
 			}
 		}
-		r.BlocksPlanned, r.BlocksLanded, r.OrdersDoneAfterNs = e.planned, e.landed, -1
+		r.Orders, r.BlocksPlanned, r.BlocksLanded, r.OrdersDoneAfterNs = e.orders, e.planned, e.landed, -1
 		if e.ordersEnd >= 0 {
 			r.OrdersDoneAfterNs = int64(e.ordersEnd - e.at)
 		}

@@ -65,7 +65,7 @@ func TestEvacuationToRouterPicks(t *testing.T) {
 		t.Errorf("moves %+v\nwant %+v", moves, want)
 	}
 	ev := res.Summary.EventRows[0]
-	if ev.BlocksPlanned != 6 || ev.BlocksLanded != 6 || ev.OrdersDoneAfterNs != 8*ms || ev.RemovedAfterNs != 8*ms ||
+	if ev.Orders != 2 || ev.BlocksPlanned != 6 || ev.BlocksLanded != 6 || ev.OrdersDoneAfterNs != 8*ms || ev.RemovedAfterNs != 8*ms ||
 		ev.G2BlocksLeft != 6 || ev.RemovalDelayNs != 8*ms {
 		t.Errorf("event row %+v", ev)
 	}

@@ -165,11 +165,11 @@ func printOrders(tw io.Writer, s *sim.Summary, e *report.EventRow) {
 		fmt.Fprintf(tw, "\t%s planned no block\n", noun)
 		return
 	}
-	by := "by " + many
-	if len(pulls.Events) == 1 {
-		if by = fmt.Sprintf("by %d %s", n.Issued, many); n.Issued == 1 {
-			by = "by 1 " + one
-		}
+	by := fmt.Sprintf("by %d %s", e.Orders, many)
+	if e.Orders == 1 {
+		by = "by 1 " + one
+	}
+	if len(pulls.Events) == 1 { // the kind's counters are this event's alone
 		if n.Success < n.Issued {
 			var ends []string
 			for _, o := range []struct {
