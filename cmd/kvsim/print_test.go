@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -95,7 +96,8 @@ func TestPrintOrders(t *testing.T) {
 // TestReplayOrders: replay of the golden prewarm.yaml prints its orders'
 // figures as summary.json has them: worker 1's evacuation by the run's 4
 // moves, each a success (the golden expects kv_move_success == 4), the
-// prewarm's 7 prefetches, one superseded.
+// prewarm's 7 prefetches, one superseded; and docs/cli.md's example of
+// its table is what it prints.
 func TestReplayOrders(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, out, stderr := kvsim(t, "replay", "-q", "-o", dir, "../../scenarios/golden/prewarm.yaml")
@@ -122,5 +124,23 @@ func TestReplayOrders(t *testing.T) {
 	}
 	if c.Move.Issued != 4 || c.Move.Success != 4 || c.Prefetch.Superseded != 1 {
 		t.Errorf("the golden changed: %+v, %+v", c.Move, c.Prefetch)
+	}
+	// docs/cli.md shows this run's table: each of its lines but "..." is one
+	// of stdout's, whatever the column widths.
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, ok := strings.Cut(string(doc), "`scenarios/golden/prewarm.yaml`:\n\n```\n")
+	example, _, _ = strings.Cut(example, "```")
+	if !ok || example == "" {
+		t.Fatal("docs/cli.md has no example of prewarm.yaml's table")
+	}
+	space := regexp.MustCompile(` +`)
+	printed := space.ReplaceAllString(out, " ")
+	for _, line := range strings.Split(strings.TrimSpace(example), "\n") {
+		if l := space.ReplaceAllString(line, " "); strings.TrimSpace(l) != "..." && !strings.Contains(printed, l+"\n") {
+			t.Errorf("docs/cli.md's example has %q, which replay of prewarm.yaml does not print:\n%s", line, out)
+		}
 	}
 }
