@@ -45,7 +45,7 @@ type EventRow struct {
 	// when the last order's pull ended after the event (-1 none); for a
 	// drain whose named workers were all removed, the G2 blocks they held
 	// then and how long after its last work the slowest was removed (-1
-	// otherwise).
+	// otherwise, and with KVCR off).
 	Orders            int64
 	BlocksPlanned     int64
 	BlocksLanded      int64

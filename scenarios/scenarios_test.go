@@ -579,3 +579,31 @@ func TestResolvedKeepsEvents(t *testing.T) {
 		t.Errorf("events %+v\nresolved and parsed again %+v\n%s", sc.Events, again.Events, a)
 	}
 }
+
+// TestBackgroundWithoutOrders: kvcr.background_timeout and
+// background_inflight set to other than their defaults in a scenario whose
+// events neither evacuate nor prewarm change nothing, and say so at their
+// lines; with an order, or at their defaults (as a resolved scenario
+// writes them), they warn of nothing.
+func TestBackgroundWithoutOrders(t *testing.T) {
+	const nothing = "applies to request-independent pulls only, and no event evacuates or prewarms: it changes nothing"
+	drain := "events:\n  - {at: 1s, drain: [0]}\n"
+	for _, c := range []struct {
+		yaml string
+		want []string
+	}{
+		{base + "kvcr: {background_timeout: 30s, background_inflight: 0}\n" + drain,
+			[]string{"s.yaml:6: kvcr.background_timeout: " + nothing, "s.yaml:6: kvcr.background_inflight: " + nothing}},
+		{base + "kvcr:\n  background_inflight: 2\n", []string{"s.yaml:7: kvcr.background_inflight: " + nothing}},
+		{base + "kvcr: {background_timeout: 0s, background_inflight: 1}\n" + drain, nil},
+		{base + "kvcr: {background_timeout: 30s, background_inflight: 0}\nevents:\n  - {at: 1s, drain: [0], evacuate: {blocks: 9}}\n", nil},
+	} {
+		sc, err := Parse("s.yaml", []byte(c.yaml), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if w := sc.Warnings(); !slices.Equal(w, c.want) {
+			t.Errorf("%q: warnings %q\nwant %q", c.yaml, w, c.want)
+		}
+	}
+}

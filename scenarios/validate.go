@@ -311,6 +311,16 @@ func (sc *Scenario) Warnings() []string {
 	if sc.Router.Hints.Policy == scheduler.HintsCost && !sc.Router.Hints.Enabled {
 		w = append(w, sc.ErrAt("router.hints.policy", "%s weighs hints, but router.hints.enabled is false: the router attaches none", scheduler.HintsCost).Error())
 	}
+	if k := sc.KVCR; !sc.Orders() { // a value other than the default, which a resolved scenario writes
+		for _, b := range []struct {
+			key   string
+			other bool
+		}{{"kvcr.background_timeout", k.BackgroundTimeout != 0}, {"kvcr.background_inflight", k.BackgroundInflight != 1}} {
+			if b.other {
+				w = append(w, sc.ErrAt(b.key, "applies to request-independent pulls only, and no event evacuates or prewarms: it changes nothing").Error())
+			}
+		}
+	}
 	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && tr.TimeScale != 1 {
 		w = append(w, sc.ErrAt("workload.trace.time_scale", "%g changes the load the server's latencies were measured under: the comparison with them is not like for like", tr.TimeScale).Error())
 	}

@@ -105,6 +105,10 @@ func fourChains() []traceLine {
 //     blocks land. With 1 (the default) each runs alone, 1 + 4 ms, well
 //     inside its 10 ms: 750-755, 755-760, 760-765, 765-770 ms, all land.
 //     A drain timeout (100 ms, past the moves) is named among the knobs.
+//     With no background timeout and a request pull's shortened to 10 ms
+//     (operation) and 20 ms (abandon), a move's target waits to 770 ms but
+//     its source gives up at 751 + min(10, 19) = 761 ms, before the shared
+//     end at 767 ms: all 4 fail, and the all-at-once warning names them.
 //   - Three chains sharing 6 blocks on worker 0 (1-7, 1-6+20, 1-6+30),
 //     drained at 500 ms: the plan counts 7 blocks for each (worker 1 holds
 //     none then), 21; the first move lands 7 and the next two only their
@@ -134,13 +138,19 @@ func TestOrderWarnings(t *testing.T) {
 		{"all at once", fourChains(), []string{"cluster.workers=2", "kvcr.background_timeout=10ms", "kvcr.background_inflight=0", drain}, 16, 0,
 			[]string{"event 0's evacuation landed 0 of the 16 blocks it planned (0.0%): of the run's 4 moves (event 0), " +
 				"4 expired, 0 failed, 0 dropped; a longer kvcr.background_timeout, or another kvcr.background_inflight, lets more land",
-				"kvcr.background_inflight 0 stages every order at once, and 4 of the run's 4 moves (event 0) expired: " +
+				"kvcr.background_inflight 0 stages every order at once, and 4 of the run's 4 moves (event 0) expired or failed: " +
 					"sharing their sources' links, they all end late; kvcr.background_inflight 1 (the default) sends one at a time from each source"}},
 		{"all at once, drain timeout", fourChains(), []string{"cluster.workers=2", "kvcr.background_timeout=10ms", "kvcr.background_inflight=0",
 			"events=[{at: 750ms, drain: [0], drain_timeout: 100ms, evacuate: {blocks: 100}}]"}, 16, 0,
 			[]string{"event 0's evacuation landed 0 of the 16 blocks it planned (0.0%): of the run's 4 moves (event 0), " +
 				"4 expired, 0 failed, 0 dropped; a longer kvcr.background_timeout or drain_timeout, or another kvcr.background_inflight, lets more land",
-				"kvcr.background_inflight 0 stages every order at once, and 4 of the run's 4 moves (event 0) expired: " +
+				"kvcr.background_inflight 0 stages every order at once, and 4 of the run's 4 moves (event 0) expired or failed: " +
+					"sharing their sources' links, they all end late; kvcr.background_inflight 1 (the default) sends one at a time from each source"}},
+		{"all at once, source deadline", fourChains(), []string{"cluster.workers=2", "kvcr.operation_timeout=10ms", "kvcr.abandon_timeout=20ms",
+			"kvcr.background_inflight=0", drain}, 16, 0,
+			[]string{"event 0's evacuation landed 0 of the 16 blocks it planned (0.0%): of the run's 4 moves (event 0), " +
+				"0 expired, 4 failed, 0 dropped; a longer kvcr.background_timeout, or another kvcr.background_inflight, lets more land",
+				"kvcr.background_inflight 0 stages every order at once, and 4 of the run's 4 moves (event 0) expired or failed: " +
 					"sharing their sources' links, they all end late; kvcr.background_inflight 1 (the default) sends one at a time from each source"}},
 		{"late prefetch", spaced(2), []string{"kvcr.background_timeout=1ms", "events=[{at: 50ms, add: 1, prewarm: {blocks: 10}}]"}, 1, 0,
 			[]string{"event 0's prewarm landed 0 of the 1 blocks it planned (0.0%): of the run's 1 prefetches (event 0), " +

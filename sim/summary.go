@@ -259,7 +259,8 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 // under half of the blocks it planned while orders of its kind were lost
 // (expired, failed, dropped or rejected; without a loss the shortfall is
 // blocks two of its orders both counted, sent once); and, with
-// kvcr.background_inflight 0, a kind of order most of which expired.
+// kvcr.background_inflight 0, a kind of order most of which expired or
+// failed.
 func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 	k := s.PullsByKind
 	if k == nil {
@@ -325,10 +326,12 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 	}
 	if sc.KVCR.BackgroundInflight == 0 {
 		for _, kd := range kinds {
-			if n := kd.n; n.Issued > 0 && 2*n.Expired > n.Issued {
-				out = append(out, fmt.Sprintf("kvcr.background_inflight 0 stages every order at once, and %d of the run's %d %s (%s) expired: "+
+			// late at the target's deadline (expired) or at the source's,
+			// which gives up on its part first (failed)
+			if n := kd.n; n.Issued > 0 && 2*(n.Expired+n.Failed) > n.Issued {
+				out = append(out, fmt.Sprintf("kvcr.background_inflight 0 stages every order at once, and %d of the run's %d %s (%s) expired or failed: "+
 					"sharing their sources' links, they all end late; kvcr.background_inflight 1 (the default) sends one at a time from each source",
-					n.Expired, n.Issued, kd.noun, eventsText(kd.pulls.Events)))
+					n.Expired+n.Failed, n.Issued, kd.noun, eventsText(kd.pulls.Events)))
 			}
 		}
 	}

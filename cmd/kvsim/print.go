@@ -25,7 +25,7 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 	fmt.Fprintf(tw, "tokens\t%d in, %d out; %d preemptions\n", s.Tokens.Input, s.Tokens.Output, s.Preempted)
 	fmt.Fprintf(tw, "prompt hits\tG1 %.3f, G2 %.3f, pulled %.3f\n", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)
 	c := sim.CountersOf(s.Counters)
-	if rej := c.PullsRejected(); c.HintsAttached > 0 || c.PullsStaged+rej > 0 || s.CostHints() {
+	if rej := c.PullsRejected(); c.HintsAttached > 0 || c.PullsStaged+rej > 0 || s.CostHints() || s.PullsByKind != nil {
 		withheld := ""
 		if s.CostHints() {
 			withheld = fmt.Sprintf(" (%d withheld by policy cost)", c.Cost.HintsWithheld)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,8 +32,9 @@ func eventRow(i int32, kind string, orders, planned, landed, done, left, delay i
 // second, an evacuation by copy (event 0) and a prewarm (event 1) share
 // the prefetch counters: each counts its own orders (kv_orders) but not
 // their ends, and event 2's prewarm planned nothing. A run of policy cost (its counters hold hints_withheld)
-// says what it withheld, none included; a run without orders or policy
-// cost prints none of it.
+// says what it withheld, none included; a run with hints off whose one
+// order was dropped still prints a pulls line above its kinds' lines; a
+// run without orders or policy cost prints none of it.
 func TestPrintOrders(t *testing.T) {
 	ms := int64(time.Millisecond)
 	one := &sim.Summary{
@@ -54,6 +56,10 @@ func TestPrintOrders(t *testing.T) {
 	}
 	cost := &sim.Summary{Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 0}}
 	plain := &sim.Summary{Counters: map[string]int64{"hints_attached": 3, "pulls_staged": 2}, EventRows: []report.EventRow{eventRow(0, "drain", 0, 0, 0, -1, -1, -1)}}
+	// hints off, and the one order dropped: the kinds' lines still sit
+	// under a pulls line
+	dropped := &sim.Summary{Counters: map[string]int64{"kv_move_issued": 1, "kv_move_dropped": 1},
+		PullsByKind: &sim.PullsByKind{Move: sim.KindPulls{Events: []int32{0}}}}
 	for _, c := range []struct {
 		name      string
 		s         *sim.Summary
@@ -73,6 +79,7 @@ func TestPrintOrders(t *testing.T) {
 			"\tprewarmed 4 of 4 planned blocks by 2 prefetches, done 3ms after\n",
 			"\tprewarm planned no block\n"}, []string{"withheld"}},
 		{"cost, none withheld", cost, []string{"pulls\t3 hints (0 withheld by policy cost), 0 staged: "}, nil},
+		{"orders, no pull", dropped, []string{"pulls\t0 hints, 0 staged: ", "\n\tkv.move\t1 orders of event 0 (1 dropped), 0 staged: "}, nil},
 		{"no orders", plain, []string{"pulls\t3 hints, 2 staged: "}, []string{"withheld", "kv.move", "\trequests", "planned"}},
 	} {
 		var b bytes.Buffer
@@ -95,7 +102,8 @@ func TestPrintOrders(t *testing.T) {
 // TestReplayOrders: replay of the golden prewarm.yaml prints its orders'
 // figures as summary.json has them: worker 1's evacuation by the run's 4
 // moves, each a success (the golden expects kv_move_success == 4), the
-// prewarm's 7 prefetches, one superseded.
+// prewarm's 7 prefetches, one superseded; and docs/cli.md's example of
+// its table is what it prints.
 func TestReplayOrders(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	code, out, stderr := kvsim(t, "replay", "-q", "-o", dir, "../../scenarios/golden/prewarm.yaml")
@@ -122,5 +130,23 @@ func TestReplayOrders(t *testing.T) {
 	}
 	if c.Move.Issued != 4 || c.Move.Success != 4 || c.Prefetch.Superseded != 1 {
 		t.Errorf("the golden changed: %+v, %+v", c.Move, c.Prefetch)
+	}
+	// docs/cli.md shows this run's table: each of its lines but "..." is one
+	// of stdout's, whatever the column widths.
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, example, ok := strings.Cut(string(doc), "`scenarios/golden/prewarm.yaml`:\n\n```\n")
+	example, _, _ = strings.Cut(example, "```")
+	if !ok || example == "" {
+		t.Fatal("docs/cli.md has no example of prewarm.yaml's table")
+	}
+	space := regexp.MustCompile(` +`)
+	printed := space.ReplaceAllString(out, " ")
+	for _, line := range strings.Split(strings.TrimSpace(example), "\n") {
+		if l := space.ReplaceAllString(line, " "); strings.TrimSpace(l) != "..." && !strings.Contains(printed, l+"\n") {
+			t.Errorf("docs/cli.md's example has %q, which replay of prewarm.yaml does not print:\n%s", line, out)
+		}
 	}
 }
