@@ -50,32 +50,43 @@ type HintCosts struct {
 }
 
 // costSource returns the candidate of r.run (in worker id order) the cost
-// policy names for a target w holding a prefix of t blocks, and false when
-// no candidate pays. A candidate s with a run of n blocks pays when
+// policy names for a target w holding a prefix of t blocks of a prompt of
+// prompt tokens, and false when no candidate pays. Staging pulls at most
+// the blocks before the one holding the prompt's last token (the target
+// always computes that token): a candidate s with a run of n blocks
+// offers m = min(n, fetchable(prompt) - t) of them, and pays when
 //
-//	pull = latency + (backlog(s) + n x block bytes) / egress rate
+//	pull = latency + (backlog(s) + m x block bytes) / egress rate
 //
-// is below recompute, the time adding the n blocks' prompt tokens (after
-// t blocks' tokens of prefix) to w's decode batch adds to its pass. With
-// one paying candidate it is named; with more, one is drawn, with
-// probability proportional to its saving (recompute - pull), by one
-// uniform draw from the hints stream.
-func (r *Router) costSource(w int32, t int) (Prefix, bool) {
+// is below recompute, what not computing the m blocks' tokens saves the
+// target's pass: the pass of w's decode batch with the request's prompt
+// past its prefix of t blocks, less the pass with the prompt past t + m
+// blocks (the tokens the request computes after the pull). With one
+// paying candidate it is named; with more, one is drawn, with probability
+// proportional to its saving (recompute - pull), by one uniform draw from
+// the hints stream.
+func (r *Router) costSource(w int32, t, prompt int) (Prefix, bool) {
 	c := &r.cfg.HintCosts
 	bs := r.cfg.BlockSize
 	l := &r.loads[w]
-	load := Pass{DecodeSeqs: l.decoding, DecodeContext: int64(l.decodeBlocks) * int64(bs)}
-	var base des.Time // nothing decoding: the tokens' pass is all theirs
-	if l.decoding > 0 {
-		base = c.PassTime(load)
+	pass := func(prefix int) des.Time { // the request's pass past prefix blocks, in w's decode batch
+		return c.PassTime(Pass{DecodeSeqs: l.decoding, DecodeContext: int64(l.decodeBlocks) * int64(bs),
+			Prefill: prompt - prefix*bs, Prior: prefix * bs})
 	}
+	fetch := fetchable(prompt, bs) - t
+	if fetch <= 0 {
+		r.withheld++ // the target holds all a pull could carry
+		return Prefix{}, false
+	}
+	full := pass(t)
 	r.savings = r.savings[:0]
-	n := 0
+	n, lastM, recompute := 0, 0, 0.0
 	for _, o := range r.run {
-		with := load
-		with.Prefill, with.Prior = o.Either*bs, t*bs
-		recompute := float64(c.PassTime(with) - base)
-		pull := float64(c.Latency) + float64(r.loads[o.Worker].backlog+int64(o.Either)*c.BlockBytes)/c.EgressRate
+		m := min(o.Either, fetch)
+		if m != lastM { // candidates often offer the same run: price it once
+			lastM, recompute = m, float64(full-pass(t+m))
+		}
+		pull := float64(c.Latency) + float64(r.loads[o.Worker].backlog+int64(m)*c.BlockBytes)/c.EgressRate
 		if pull < recompute {
 			r.run[n] = o
 			r.savings = append(r.savings, recompute-pull)
@@ -91,6 +102,11 @@ func (r *Router) costSource(w int32, t int) (Prefix, bool) {
 	}
 	return r.run[drawSaving(r.savings, c.RNG.Float64())], true
 }
+
+// fetchable is how many leading blocks of a prompt of prompt tokens a pull
+// can carry: those before the block holding its last token, which the
+// target always computes (engine's reusable).
+func fetchable(prompt, bs int) int { return (prompt - 1) / bs }
 
 // drawSaving picks an index of savings (each > 0) with u, uniform in
 // [0, 1): the first i with u x sum < savings[0] + ... + savings[i], so

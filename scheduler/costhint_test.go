@@ -10,23 +10,21 @@ import (
 	"github.com/kvsim/kvsim/lifecycle"
 )
 
-// linearPass is engine.Linear's formula over a Pass, with no context
-// term: base + prefill x per prefill token + decode sequences x per decode
-// token, in ns.
-func linearPass(base, perPrefill, perDecode float64) PassTimer {
-	return func(p Pass) des.Time {
-		return des.Time(base + float64(perPrefill*float64(p.Prefill)) + float64(perDecode*float64(p.DecodeSeqs)))
-	}
+// roofPass is a roofline-like pass timer: 1,000 ns + max(100 ns a token
+// computed (prefill and decode), 5,000 ns a decoding request's memory
+// reads): a decode batch of d requests is memory-bound until its tokens
+// pass 50 d, so prompt tokens added to it are free up to there.
+func roofPass(p Pass) des.Time {
+	return des.Time(1000 + max(100*(p.Prefill+p.DecodeSeqs), 5000*p.DecodeSeqs))
 }
 
 // costCosts: pulls wait 10,000 ns for their first byte and move 1 byte a
-// ns, blocks of 1,000 bytes: a run of n blocks pulls in 10,000 + 1,000 n
-// ns with no backlog. Passes take 1,000 ns + 100 ns a prefill token + 50
-// ns a decoding request: n blocks of 16 tokens recompute in 1,000 +
-// 1,600 n ns on an idle target, in 1,600 n ns (the marginal time) on a
-// decoding one.
+// ns, blocks of 1,000 bytes: a pull of m blocks takes 10,000 + 1,000 m ns
+// with no backlog. Passes are roofPass: on an idle target, not computing m
+// blocks of 16 tokens saves 1,600 m ns (the pass of the tokens after them,
+// base included, is paid either way).
 func costCosts(rng *rand.Rand) HintCosts {
-	return HintCosts{Latency: 10_000, EgressRate: 1, BlockBytes: 1000, PassTime: linearPass(1000, 100, 50), RNG: rng}
+	return HintCosts{Latency: 10_000, EgressRate: 1, BlockBytes: 1000, PassTime: roofPass, RNG: rng}
 }
 
 // newCostRouter is a round-robin router over n ready workers with hints of
@@ -57,51 +55,69 @@ func chainOf(n int) []uint64 {
 	return c
 }
 
-// TestCostCrossover: round robin sends an n-block request (16 n tokens) to
-// worker 0, which holds none of it; worker 1's G2 holds all n blocks: the
-// one candidate, a run of n. Pull 10,000 + 1,000 n ns (costCosts).
-// Recompute on the idle worker 0: 1,000 + 1,600 n ns. The pull pays when
-// 10,000 + 1,000 n < 1,000 + 1,600 n, n > 9,000 / 600 = 15: r* = 15, where
-// both are 34,000 ns and the pull does not pay (it must be strictly
-// faster). With worker 0 decoding 2 requests of 4 prompt blocks each, the
-// pass it already runs pays the 1,000 ns base and the 100 ns of decoding:
-// recompute is the marginal 1,600 n, and the pull pays when 600 n > 10,000,
-// n > 16.7: r* moves to 17. With min_blocks 18 the run of 17 is no
-// candidate at all: no hint, none withheld.
+// TestCostCrossover: round robin sends a request for an n-block chain
+// to worker 0, whose G2 holds its first `held` blocks; worker 1's G2 holds
+// all n: the one candidate. A prompt of 16 n + 1 tokens lets a pull carry
+// every block past the target's: m = n - held. Pull 10,000 + 1,000 m ns
+// (plus any backlog); saved, on the idle worker 0, 1,600 m ns (costCosts):
+// the pull pays when 600 m > 10,000, m > 16.7: m* = 17 (the tie at 17 is
+// made with a 200-byte backlog: 27,200 against 27,200, which does not
+// pay). With worker 0 decoding 4 requests the batch is memory-bound at
+// 20,000 ns of reads: the request's tokens with the run cost max(100 (16 m
+// + 5), 20,000), the 1 token after it rides free, so the saving is 1,600 m
+// - 19,500 and the pull pays when 600 m > 29,500, m > 49.2: m* = 50. A
+// prompt of 16 n tokens ends in block n - 1, which the target always
+// computes: the pull carries n - 1 blocks, and a target holding n - 1 has
+// nothing to pull (withheld). With min_blocks above the run there is no
+// candidate: no hint, none withheld.
 func TestCostCrossover(t *testing.T) {
 	for _, c := range []struct {
-		n, minBlocks int
-		decoding     bool
-		hinted       bool
-		withheld     int64
+		n, tokens, held, minBlocks int
+		decoding                   bool
+		backlog                    int64
+		bytes                      int64 // the hint's, 0: none
+		withheld                   int64
 	}{
-		{14, 1, false, false, 1}, // pull 24,000 ns, recompute 23,400 ns
-		{15, 1, false, false, 1}, // 25,000 and 25,000: a tie does not pay
-		{16, 1, false, true, 0},  // 26,000 against 26,600
-		{20, 1, false, true, 0},
-		{16, 1, true, false, 1}, // 26,000 against the marginal 25,600
-		{17, 1, true, true, 0},  // 27,000 against 27,200
-		{17, 18, true, false, 0},
+		{16, 257, 0, 1, false, 0, 0, 1},      // pull 26,000 ns, saved 25,600 ns
+		{17, 273, 0, 1, false, 0, 17_000, 0}, // 27,000 against 27,200
+		{17, 273, 0, 1, false, 200, 0, 1},    // 27,200 and 27,200: a tie does not pay
+		{20, 321, 0, 1, false, 0, 20_000, 0}, // 30,000 against 32,000
+		{20, 321, 3, 1, false, 0, 17_000, 0}, // t = 3, m = 17: 27,000 against 28,300 - 1,100
+		{17, 273, 0, 1, true, 0, 0, 1},       // 27,000 against 27,700 - 20,000 = 7,700
+		{49, 785, 0, 1, true, 0, 0, 1},       // 59,000 against 58,900
+		{50, 801, 0, 1, true, 0, 50_000, 0},  // 60,000 against 60,500
+		{18, 288, 0, 1, false, 0, 17_000, 0}, // m = 17: 27,000 against 29,800 - 2,600
+		{18, 288, 17, 1, false, 0, 0, 1},     // m = 0: nothing a pull could carry
+		{17, 273, 0, 18, false, 0, 0, 0},
 	} {
 		r := newCostRouter(t, 2, c.minBlocks, nil)
 		chain := chainOf(c.n)
 		r.Stored(0, 1, G2, blocks(r, chain, 0, c.n))
-		if c.decoding {
-			r.loads[0] = load{outstanding: 2, decodeBlocks: 8, decoding: 2}
+		if c.held > 0 {
+			r.Stored(0, 0, G2, blocks(r, chain, 0, c.held))
 		}
-		rt := pick(t, r, rq(16*c.n, chain...))
-		if hinted := rt.HintSource == 1 && rt.HintBlocks == c.n && rt.HintBytes == int64(1000*c.n); rt.Worker != 0 || hinted != c.hinted || (!c.hinted && rt.HintSource != -1) {
-			t.Errorf("n %d, decoding %v: route %+v, want hinted %v", c.n, c.decoding, rt, c.hinted)
+		r.loads[1].backlog = c.backlog
+		if c.decoding {
+			r.loads[0] = load{outstanding: 4, decodeBlocks: 16, decoding: 4}
+		}
+		rt := pick(t, r, rq(c.tokens, chain...))
+		want := Route{Worker: 0, HostOverlap: c.held, HintSource: -1}
+		if c.bytes > 0 {
+			want.HintSource, want.HintBlocks, want.HintBytes = 1, c.n, c.bytes
+		}
+		if rt.Worker != want.Worker || rt.HostOverlap != want.HostOverlap || rt.HintSource != want.HintSource ||
+			rt.HintBlocks != want.HintBlocks || rt.HintBytes != want.HintBytes {
+			t.Errorf("%+v: route %+v, want %+v", c, rt, want)
 		}
 		if r.Withheld() != c.withheld {
-			t.Errorf("n %d, decoding %v: %d withheld, want %d", c.n, c.decoding, r.Withheld(), c.withheld)
+			t.Errorf("%+v: %d withheld, want %d", c, r.Withheld(), c.withheld)
 		}
 	}
 }
 
 // TestCostBacklog: 4 workers, round robin; worker 3's G2 holds a 20-block
-// chain. R0 goes to worker 0: pull 10,000 + 20,000 = 30,000 ns against
-// recompute 1,000 + 32,000 = 33,000: hinted, 20,000 bytes on worker 3's
+// chain, the prompt 321 tokens. R0 goes to worker 0: pull 10,000 + 20,000
+// = 30,000 ns against a saving of 32,000: hinted, 20,000 bytes on worker 3's
 // backlog. R1 goes to worker 1: its pull queues behind R0's bytes, 10,000 +
 // 40,000 = 50,000 ns: withheld (without the backlog it would pay, as R0's
 // did). R0's first token takes its bytes off: R2, to worker 2, is hinted
@@ -111,18 +127,18 @@ func TestCostBacklog(t *testing.T) {
 	r := newCostRouter(t, 4, 1, nil)
 	chain := chainOf(20)
 	r.Stored(0, 3, G2, blocks(r, chain, 0, 20))
-	r0 := pick(t, r, rq(320, chain...))
+	r0 := pick(t, r, rq(321, chain...))
 	if r0.Worker != 0 || r0.HintSource != 3 || r0.HintBytes != 20_000 || r.loads[3].backlog != 20_000 {
 		t.Fatalf("R0 %+v, backlog %d", r0, r.loads[3].backlog)
 	}
-	if r1 := pick(t, r, rq(320, chain...)); r1.Worker != 1 || r1.HintSource != -1 || r.Withheld() != 1 {
+	if r1 := pick(t, r, rq(321, chain...)); r1.Worker != 1 || r1.HintSource != -1 || r.Withheld() != 1 {
 		t.Errorf("R1 %+v, %d withheld", r1, r.Withheld())
 	}
 	r.FirstToken(r0)
 	if r.loads[3].backlog != 0 {
 		t.Errorf("after R0's first token: backlog %d", r.loads[3].backlog)
 	}
-	r2 := pick(t, r, rq(320, chain...))
+	r2 := pick(t, r, rq(321, chain...))
 	if r2.Worker != 2 || r2.HintSource != 3 || r.loads[3].backlog != 20_000 {
 		t.Errorf("R2 %+v, backlog %d", r2, r.loads[3].backlog)
 	}
@@ -156,14 +172,14 @@ func TestDrawSaving(t *testing.T) {
 	}
 }
 
-// TestCostSampling: 3 workers; the request goes to worker 0; workers 1 and
-// 2 hold its 20 blocks in G2. Both pull in 30,000 ns against a 33,000 ns
-// recompute, but worker 2 already has 2,000 bytes of backlog: 32,000 ns.
-// Savings 3,000 and 1,000: worker 1 is drawn with probability 3/4. Over
-// the hints streams of seeds 0-999 (as sim draws them) it is drawn 746 times (pinned: the
-// stream's draws are fixed for a seed); the count's standard deviation is
-// sqrt(1,000 x 3/4 x 1/4) = 13.7, and 746 is within 3 of them (±41) of 750.
-// Each pick draws once: the stream's next value is its second.
+// TestCostSampling: 3 workers; the request (321 tokens) goes to worker 0;
+// workers 1 and 2 hold its 20 blocks in G2. Both pull in 30,000 ns against
+// a 32,000 ns saving, but worker 2 already has 1,000 bytes of backlog:
+// 31,000 ns. Savings 2,000 and 1,000: worker 1 is drawn with probability
+// 2/3. Over the hints streams of seeds 0-999 (as sim draws them) it is
+// drawn 669 times (pinned: the stream's draws are fixed for a seed); the
+// count's standard deviation is sqrt(1,000 x 2/3 x 1/3) = 14.9, and 669 is
+// within 3 of them (±45) of 667. Each pick draws once: the stream's next value is its second.
 func TestCostSampling(t *testing.T) {
 	chain := chainOf(20)
 	ones := 0
@@ -171,8 +187,8 @@ func TestCostSampling(t *testing.T) {
 		r := newCostRouter(t, 3, 1, des.NewRNG(seed).Stream("hints"))
 		r.Stored(0, 1, G2, blocks(r, chain, 0, 20))
 		r.Stored(0, 2, G2, blocks(r, chain, 0, 20))
-		r.loads[2].backlog = 2000
-		rt := pick(t, r, rq(320, chain...))
+		r.loads[2].backlog = 1000
+		rt := pick(t, r, rq(321, chain...))
 		if rt.Worker != 0 || (rt.HintSource != 1 && rt.HintSource != 2) {
 			t.Fatalf("seed %d: route %+v", seed, rt)
 		}
@@ -185,13 +201,13 @@ func TestCostSampling(t *testing.T) {
 			t.Fatalf("seed %d: the stream's next draw is %g, want its second, %g", seed, next, want)
 		}
 	}
-	if ones != 746 || math.Abs(float64(ones)-750) > 41 {
-		t.Errorf("worker 1 drawn %d times of 1,000, want 746 (750 ± 41)", ones)
+	if ones != 669 || math.Abs(float64(ones)-2000.0/3) > 45 {
+		t.Errorf("worker 1 drawn %d times of 1,000, want 669 (667 ± 45)", ones)
 	}
 }
 
 // TestCostOnePayingNoDraw: as TestCostSampling, but worker 2's backlog of
-// 5,000 bytes makes its pull 35,000 ns, above the 33,000 ns recompute:
+// 5,000 bytes makes its pull 35,000 ns, above the 32,000 ns saving:
 // worker 1 is the one paying candidate, named without a draw, so the
 // stream's next value is its first. A withheld hint draws nothing either.
 func TestCostOnePayingNoDraw(t *testing.T) {
@@ -200,12 +216,12 @@ func TestCostOnePayingNoDraw(t *testing.T) {
 	r.Stored(0, 1, G2, blocks(r, chain, 0, 20))
 	r.Stored(0, 2, G2, blocks(r, chain, 0, 20))
 	r.loads[2].backlog = 5000
-	if rt := pick(t, r, rq(320, chain...)); rt.HintSource != 1 {
+	if rt := pick(t, r, rq(321, chain...)); rt.HintSource != 1 {
 		t.Fatalf("route %+v", rt)
 	}
 	r.loads[1].backlog = 5000 // both now pull in 35,000 ns: withheld
 	r.next = 0
-	if rt := pick(t, r, rq(320, chain...)); rt.HintSource != -1 || r.Withheld() != 1 {
+	if rt := pick(t, r, rq(321, chain...)); rt.HintSource != -1 || r.Withheld() != 1 {
 		t.Fatalf("route %+v, %d withheld", rt, r.Withheld())
 	}
 	if next, want := r.cfg.HintCosts.RNG.Float64(), rand.New(rand.NewPCG(5, 6)).Float64(); next != want {
@@ -229,8 +245,8 @@ func TestHintPolicyConfig(t *testing.T) {
 		{"longest", HintCosts{}, false},
 		{HintsCost, costCosts(rng), true},
 		{HintsCost, HintCosts{EgressRate: 1, RNG: rng}, false},
-		{HintsCost, HintCosts{EgressRate: 1, PassTime: linearPass(0, 1, 0)}, false},
-		{HintsCost, HintCosts{RNG: rng, PassTime: linearPass(0, 1, 0)}, false},
+		{HintsCost, HintCosts{EgressRate: 1, PassTime: roofPass}, false},
+		{HintsCost, HintCosts{RNG: rng, PassTime: roofPass}, false},
 	} {
 		cfg := base
 		cfg.HintPolicy, cfg.HintCosts = c.policy, c.costs

@@ -77,9 +77,10 @@ type Route struct {
 	// for none; HintBlocks the prefix the router saw there.
 	HintSource int32
 	HintBlocks int
-	// HintBytes is the bytes of the run the hint asks to pull (the blocks
-	// past the target's G1+G2 prefix): what it adds to the source's
-	// backlog until the request's first token.
+	// HintBytes is the bytes the hint's pull can carry (the run past the
+	// target's G1+G2 prefix, short of the block holding the prompt's last
+	// token): what it adds to the source's backlog until the request's
+	// first token.
 	HintBytes     int64
 	prefillBlocks int
 	promptBlocks  int
@@ -243,7 +244,7 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 		rt.G1Overlap, rt.HostOverlap = r.prefixes[i].G1, r.prefixes[i].Either-r.prefixes[i].G1
 	}
 	if r.cfg.Hints {
-		r.hint(&rt, req.Path, len(req.Blocks))
+		r.hint(&rt, req)
 	}
 	rt.prefillBlocks = max(0, rt.promptBlocks-rt.G1Overlap)
 	l := &r.loads[rt.Worker]
@@ -259,13 +260,14 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 // least HintMinBlocks: what staging can pull. (Only the run must be in the
 // candidate's G2: a prefix it keeps hot in G1 need not be in its G2 too.)
 // HintsMinBlocks names the longest run, ties to the lowest id; HintsCost
-// is costSource. The hint's bytes join the source's backlog.
-func (r *Router) hint(rt *Route, path []block.Piece, blocks int) {
+// is costSource. The bytes the pull can carry (the run, short of the block
+// holding the prompt's last token) join the source's backlog.
+func (r *Router) hint(rt *Route, req *workload.Request) {
 	t := rt.G1Overlap + rt.HostOverlap
-	if t >= blocks {
+	if t >= len(req.Blocks) {
 		return
 	}
-	r.run = r.index.runs(path, t, InG2, 0, r.run[:0])
+	r.run = r.index.runs(req.Path, t, InG2, 0, r.run[:0])
 	n := 0
 	for _, o := range r.run {
 		if o.Worker != rt.Worker && o.Either >= r.cfg.HintMinBlocks && r.ready(o.Worker) {
@@ -280,7 +282,7 @@ func (r *Router) hint(rt *Route, path []block.Piece, blocks int) {
 	var src Prefix
 	if r.cfg.HintPolicy == HintsCost {
 		var ok bool
-		if src, ok = r.costSource(rt.Worker, t); !ok {
+		if src, ok = r.costSource(rt.Worker, t, req.InputTokens); !ok {
 			return
 		}
 	} else {
@@ -290,7 +292,8 @@ func (r *Router) hint(rt *Route, path []block.Piece, blocks int) {
 			}
 		}
 	}
-	rt.HintSource, rt.HintBlocks, rt.HintBytes = src.Worker, t+src.Either, int64(src.Either)*r.cfg.HintCosts.BlockBytes
+	pulled := max(0, min(src.Either, fetchable(req.InputTokens, r.cfg.BlockSize)-t))
+	rt.HintSource, rt.HintBlocks, rt.HintBytes = src.Worker, t+src.Either, int64(pulled)*r.cfg.HintCosts.BlockBytes
 	r.loads[src.Worker].backlog += rt.HintBytes
 }
 

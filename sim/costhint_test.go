@@ -18,6 +18,10 @@ import (
 // a run of 4.
 var costLines = []traceLine{{0, 192, 1, ids(1, 12)}, {20, 192, 1, ids(1, 12)}, {40, 64, 1, ids(21, 4)}, {60, 64, 1, ids(21, 4)}}
 
+// costLinear is TestCostPolicyHintsLess's linear timing: 78.125 us a
+// prefill token, 1.25 ms a 16-token block.
+const costLinear = "cluster.engine.timing={model: linear, per_prefill_token: 78125ns}"
+
 // runCost runs kvBody on 2 workers over costLines with invariant checks on
 // and returns the request rows, the pulls and the router.
 func runCost(t *testing.T, sets ...string) (*rowSink, *Result, *scheduler.Router) {
@@ -38,17 +42,22 @@ func runCost(t *testing.T, sets ...string) (*rowSink, *Result, *scheduler.Router
 	return sink, res, c.router
 }
 
-// TestCostPolicyHintsLess: a fixed 10 ms prefill makes recomputing any
-// prompt cost 10 ms, and a pull of n 1 MB blocks at 1 GB/s costs 1 ms + n
-// ms: it pays for n < 9. With min_blocks both R1 and R3 are hinted: R1's
-// pull is 11 blocks (191 tokens: 11 full blocks reusable), 21-32 ms, then
-// 16 tokens 32-42 ms; R3's 3 blocks, 61-64 ms, then 64-74 ms. With cost,
-// R1's run of 12 would pull in 13 ms, above 10: withheld, it recomputes,
-// 20-30 ms, 12 ms sooner. R3's run of 4 pulls in 5 ms (no backlog on worker
-// 0): hinted as before. With a descriptor cost of 2 ms a block, the egress
-// serves 0.5 GB/s (1 MB / 2 ms): R3's pull is predicted at 1 + 8 = 9 ms,
-// still hinted, and lasts 3 x 2 = 6 ms, 61-67 ms; at 3 ms a block, 1 + 12
-// = 13 ms: withheld too.
+// TestCostPolicyHintsLess: with min_blocks both R1 and R3 are hinted:
+// R1's pull is 11 blocks (191 tokens: 11 full blocks reusable), 21-32 ms,
+// then 16 tokens 32-42 ms; R3's 3 blocks, 61-64 ms, then 64-74 ms. Under
+// the fixed 10 ms prefill a pull saves nothing (the 16 tokens after it
+// take the 10 ms the whole prompt would), so cost withholds both: R1
+// recomputes 20-30 ms, R3 60-70 ms, each sooner than pulled.
+//
+// Linear timing of 78.125 us a prefill token (1.25 ms a 16-token block)
+// against pulls of 1 ms + 1 ms a 1 MB block at 1 GB/s: a pull of m blocks
+// pays for 1 + m < 1.25 m, m > 4. R1's 11 blocks pull in 12 ms, saving
+// 13.75 ms: hinted, 21-32 ms, then 16 tokens in 1.25 ms: first token 33.25
+// ms (recomputed, 20-35 ms). R3's 3 blocks would pull in 4 ms to save 3.75:
+// withheld, 64 tokens 60-65 ms (pulled, 65.25 ms). With a descriptor cost
+// of 1.125 ms a block the egress serves 1 MB / 1.125 ms: R1's pull is
+// predicted at 1 + 12.375 = 13.375 ms, still hinted, and lasts 12.375 ms,
+// 21-33.375 ms; at 1.25 ms a block, 1 + 13.75 = 14.75 ms: withheld too.
 func TestCostPolicyHintsLess(t *testing.T) {
 	sink, res, r := runCost(t)
 	if a, b := sink.rows[1], sink.rows[3]; a.HintSource != 0 || a.FirstTokenNs != 42*ms || b.HintSource != 0 || b.FirstTokenNs != 74*ms ||
@@ -57,18 +66,23 @@ func TestCostPolicyHintsLess(t *testing.T) {
 	}
 	sink, res, r = runCost(t, "router.hints.policy=cost")
 	if a, b := sink.rows[1], sink.rows[3]; a.HintSource != -1 || a.FirstTokenNs != 30*ms || a.ComputedPromptTokens != 192 ||
-		b.HintSource != 0 || b.FirstTokenNs != 74*ms || res.Summary.Counters["hints_attached"] != 1 || r.Withheld() != 1 {
-		t.Errorf("cost: R1 %+v, R3 %+v, %d hints, %d withheld", a, b, res.Summary.Counters["hints_attached"], r.Withheld())
+		b.HintSource != -1 || b.FirstTokenNs != 70*ms || len(sink.pulls) != 0 || res.Summary.Counters["hints_attached"] != 0 || r.Withheld() != 2 {
+		t.Errorf("cost, fixed: R1 %+v, R3 %+v, %d pulls, %d hints, %d withheld", a, b, len(sink.pulls), res.Summary.Counters["hints_attached"], r.Withheld())
 	}
-	if len(sink.pulls) != 1 || sink.pulls[0].RequestID != 3 || sink.pulls[0].EndNs != 64*ms {
-		t.Errorf("cost: pulls %+v", sink.pulls)
+	sink, res, r = runCost(t, "router.hints.policy=cost", costLinear)
+	if a, b := sink.rows[1], sink.rows[3]; a.HintSource != 0 || a.FirstTokenNs != 33_250_000 || b.HintSource != -1 || b.FirstTokenNs != 65*ms ||
+		res.Summary.Counters["hints_attached"] != 1 || r.Withheld() != 1 {
+		t.Errorf("cost, linear: R1 %+v, R3 %+v, %d hints, %d withheld", a, b, res.Summary.Counters["hints_attached"], r.Withheld())
 	}
-	sink, _, r = runCost(t, "router.hints.policy=cost", "kvcr.descriptor_cost=2ms")
-	if len(sink.pulls) != 1 || sink.pulls[0].FirstByteNs != 61*ms || sink.pulls[0].EndNs != 67*ms || r.Withheld() != 1 {
-		t.Errorf("descriptor cost 2ms: pulls %+v, %d withheld", sink.pulls, r.Withheld())
+	if len(sink.pulls) != 1 || sink.pulls[0].RequestID != 1 || sink.pulls[0].EndNs != 32*ms {
+		t.Errorf("cost, linear: pulls %+v", sink.pulls)
 	}
-	if sink, _, r = runCost(t, "router.hints.policy=cost", "kvcr.descriptor_cost=3ms"); len(sink.pulls) != 0 || r.Withheld() != 2 {
-		t.Errorf("descriptor cost 3ms: pulls %+v, %d withheld", sink.pulls, r.Withheld())
+	sink, _, r = runCost(t, "router.hints.policy=cost", costLinear, "kvcr.descriptor_cost=1125us")
+	if len(sink.pulls) != 1 || sink.pulls[0].FirstByteNs != 21*ms || sink.pulls[0].EndNs != 33_375_000 || r.Withheld() != 1 {
+		t.Errorf("descriptor cost 1.125ms: pulls %+v, %d withheld", sink.pulls, r.Withheld())
+	}
+	if sink, _, r = runCost(t, "router.hints.policy=cost", costLinear, "kvcr.descriptor_cost=1250us"); len(sink.pulls) != 0 || r.Withheld() != 2 {
+		t.Errorf("descriptor cost 1.25ms: pulls %+v, %d withheld", sink.pulls, r.Withheld())
 	}
 }
 

@@ -175,10 +175,10 @@ func TestOrderWarnings(t *testing.T) {
 	}
 }
 
-// TestCostWarning: in costLines with a descriptor cost of 3 ms a block
+// TestCostWarning: in costLines under kvBody's fixed timing
 // (TestCostPolicyHintsLess) policy cost withholds both hints: no request
-// pulls, which the run says; without it one hint is attached, and with
-// min_blocks none is withheld: no warning. Only the cost runs' summaries
+// pulls, which the run says; under costLinear one hint is attached, and
+// with min_blocks none is withheld: no warning. Only the cost runs' summaries
 // report the policy's counters (CostHints).
 func TestCostWarning(t *testing.T) {
 	want := "router.hints.policy cost withheld all 2 hints the router could attach (recomputing was predicted cheaper every time): " +
@@ -187,9 +187,9 @@ func TestCostWarning(t *testing.T) {
 		sets []string
 		want []string
 	}{
-		{[]string{"router.hints.policy=cost", "kvcr.descriptor_cost=3ms"}, []string{want}},
-		{[]string{"router.hints.policy=cost"}, nil},
-		{[]string{"kvcr.descriptor_cost=3ms"}, nil},
+		{[]string{"router.hints.policy=cost"}, []string{want}},
+		{[]string{"router.hints.policy=cost", costLinear}, nil},
+		{nil, nil},
 	} {
 		_, res, _ := runCost(t, c.sets...)
 		var got []string
