@@ -254,7 +254,8 @@ type Violation struct {
 
 // CheckEnd verifies KVCR at the end of a run and returns every violation:
 // no block was served while not readable, no pull is live, every order
-// ended once (unstaged, or by its pull's outcome), every pin
+// ended once (unstaged, or by its pull's outcome) and, when all did, no
+// worker still counts a pull or an order, every pin
 // acquired was released and no G2 block stays pinned, and each worker's
 // egress moved exactly the bytes of the pulls whose transfers completed
 // from it.
@@ -280,7 +281,16 @@ func (k *KVCR) CheckEnd() []Violation {
 	if k.C.PinsAcquired != k.C.PinsReleased {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}
+	ended := len(k.live) == 0 && k.C.Move.Issued == k.C.Move.Ended() && k.C.Prefetch.Issued == k.C.Prefetch.Ended()
 	for _, n := range k.nodes {
+		if ended && (n.pulls != 0 || n.serving != 0 || n.inflight != 0 || n.parked != 0 || n.orderPulls != 0) {
+			add(InvPullsEnd, fmt.Errorf("worker %d: every pull ended, yet it counts %d pulls (%d served, %d inflight, %d parked, %d of orders)",
+				n.id, n.pulls, n.serving, n.inflight, n.parked, n.orderPulls))
+		}
+		if ended && (n.orders != 0 || n.staged != 0 || n.unstarted != 0 || len(n.waiting) != 0) {
+			add(InvOrdersEnd, fmt.Errorf("worker %d: every order ended, yet it counts %d orders (%d staged, %d unstarted, %d waiting)",
+				n.id, n.orders, n.staged, n.unstarted, len(n.waiting)))
+		}
 		if k.status(n) == lifecycle.Removed {
 			continue
 		}
