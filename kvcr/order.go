@@ -144,10 +144,11 @@ func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
 }
 
 // dropWaiting ends, unstaged, the waiting orders from or to w, which is
-// removed: counted as dropped, with no pull.
+// removed: counted as dropped, with no pull. A source left with no pull
+// and no order is idle.
 func (k *KVCR) dropWaiting(now des.Time, w int32) {
 	for _, n := range k.nodes {
-		if n == nil {
+		if n == nil || len(n.waiting) == 0 {
 			continue
 		}
 		n.waiting = slices.DeleteFunc(n.waiting, func(p *Pull) bool {
@@ -162,6 +163,9 @@ func (k *KVCR) dropWaiting(now des.Time, w int32) {
 			n.unstarted--
 			return true
 		})
+		if n.pulls == 0 && n.orders == 0 {
+			k.l.Idle(now, n.id)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package kvcr
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
@@ -284,4 +285,36 @@ func TestOrderFrom(t *testing.T) {
 		wantPull(t, g.orderPull(t, 1), Success, ms, tc.end, tc.landed)
 		g.check(t)
 	}
+}
+
+// TestDroppedOrdersIdleSource (rule: a draining source is told it is idle
+// when its last order ends, a dropped one included). Worker 0 drains
+// holding blocks 1-20 and 31-32, one order at a time: a move of 1-2 to
+// worker 1 is staged at 0 (first byte at 1 ms), one of 31-32 to worker 2
+// waits. At
+// 0.5 ms one event removes worker 1, which ends the first order (its
+// source's next is due in an event of its own), then worker 2, which drops
+// the second before its turn: worker 0 then has no pull and no order, and
+// is told so.
+func TestDroppedOrdersIdleSource(t *testing.T) {
+	g := newRig(Config{BackgroundInflight: 1})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.k.Store(0, 0, stores(chain(31, 2)))
+	g.life.Set(0, lifecycle.Draining)
+	g.issueAt(0, order(0, 1, chain(1, 2), true))
+	g.issueAt(0, order(0, 2, chain(31, 2), true))
+	g.q.Schedule(500*des.Microsecond, des.PhaseLifecycle, 1, probe(func(now des.Time) {
+		for _, w := range []int32{1, 2} {
+			g.life.Set(w, lifecycle.Removed)
+			g.k.RemoveWorker(now, w)
+		}
+	}), 0)
+	g.q.Run(nil)
+	if c := g.k.C.Move; c.Issued != 2 || c.Failed != 1 || c.Dropped != 1 {
+		t.Errorf("move counters %+v", c)
+	}
+	if !slices.Contains(g.r.idle, 0) || g.k.ActivePulls(0) != 0 {
+		t.Errorf("idle %v, active pulls of worker 0 %d: want worker 0 idle", g.r.idle, g.k.ActivePulls(0))
+	}
+	g.check(t)
 }
