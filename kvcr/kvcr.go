@@ -178,8 +178,12 @@ func (k *KVCR) ActivePulls(w int32) int { return k.nodes[w].pulls + k.nodes[w].u
 func (k *KVCR) RequestPulls(w int32) int { return k.nodes[w].pulls - k.nodes[w].orderPulls }
 
 // Serving is the number of live pulls w is the source of, their write not
-// yet over: ActivePulls less the pulls w is the target of.
+// yet over.
 func (k *KVCR) Serving(w int32) int { return k.nodes[w].serving }
+
+// Receiving is the number of live pulls w is the target of, parked ones
+// included.
+func (k *KVCR) Receiving(w int32) int { return k.nodes[w].pulls - k.nodes[w].serving }
 
 // ParkedTargets is the workers with a parked pull, in id order. The slice
 // is KVCR's own: read it, do not keep it.
