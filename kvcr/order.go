@@ -108,7 +108,8 @@ func (k *KVCR) ParkedOrders() int { return len(k.parkedOrders) }
 
 // orderEnded closes an order: its pull (if it was staged) is done. Its
 // source may stage the next waiting order, in an event of its own at this
-// instant (this may run inside another pull's transition).
+// instant (this may run inside another pull's transition), and is idle
+// when this order, never started, was all that held it.
 func (k *KVCR) orderEnded(now des.Time, p *Pull) {
 	if len(p.path) > 0 {
 		k.cfg.Chains.Drop(p.path[len(p.path)-1].Seg)
@@ -119,14 +120,13 @@ func (k *KVCR) orderEnded(now des.Time, p *Pull) {
 	if p.opened {
 		sn.staged--
 	}
-	if !p.started {
-		sn.unstarted--
-	}
 	if len(sn.waiting) > 0 {
 		k.q.Schedule(now, des.PhaseTransfer, uint64(sn.id), (*nextOrder)(k), 0)
 	}
-	if sn.pulls == 0 && sn.orders == 0 {
-		k.l.Idle(now, sn.id)
+	if !p.started { // a started one's source said so when its part ended
+		if sn.unstarted--; sn.idle() {
+			k.l.Idle(now, sn.id)
+		}
 	}
 }
 
@@ -144,8 +144,8 @@ func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
 }
 
 // dropWaiting ends, unstaged, the waiting orders from or to w, which is
-// removed: counted as dropped, with no pull. A source left with no pull
-// and no order is idle.
+// removed: counted as dropped, with no pull. A source they alone held is
+// idle.
 func (k *KVCR) dropWaiting(now des.Time, w int32) {
 	for _, n := range k.nodes {
 		if n == nil || len(n.waiting) == 0 {
@@ -163,7 +163,7 @@ func (k *KVCR) dropWaiting(now des.Time, w int32) {
 			n.unstarted--
 			return true
 		})
-		if n.pulls == 0 && n.orders == 0 {
+		if n.idle() {
 			k.l.Idle(now, n.id)
 		}
 	}

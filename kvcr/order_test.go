@@ -318,3 +318,32 @@ func TestDroppedOrdersIdleSource(t *testing.T) {
 	}
 	g.check(t)
 }
+
+// TestSourceIdleWhenItsWriteEnds (rule: a draining source is idle when it
+// takes part in no pull and no order from it waits to start: the rule
+// ActivePulls, which a retirement checks, counts by; an order whose write
+// from it is over holds it no longer). Worker 0 drains holding blocks
+// 1-20; a move of 1-9 (4.5 MB) to worker 1 is staged at 0: first byte at
+// 1 ms, source deadline 1 + min(4, 8) = 5 ms, while it writes: the target
+// hears at 6 ms. The write lands at 5.5 ms, after the source gave up: worker
+// 0's part is over then (idle, no active pull), though the order ends
+// only at 6 ms (failed).
+func TestSourceIdleWhenItsWriteEnds(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.life.Set(0, lifecycle.Draining)
+	g.issueAt(0, order(0, 1, chain(1, 9), true))
+	idle, active := false, -1
+	g.q.Schedule(5700*des.Microsecond, des.PhaseSample, 0, probe(func(des.Time) {
+		idle, active = slices.Contains(g.r.idle, 0), g.k.ActivePulls(0)
+	}), 0)
+	g.q.Run(nil)
+	p := g.orderPull(t, 1)
+	if p.Outcome != Failed || p.EndNs != 6*ms || p.WriteEndNs != 5500*des.Microsecond {
+		t.Errorf("order pull %+v", p)
+	}
+	if !idle || active != 0 {
+		t.Errorf("at 5.7 ms worker 0 idle %v, active pulls %d; want idle, 0", idle, active)
+	}
+	g.check(t)
+}
