@@ -218,8 +218,10 @@ func TestParkedOrderRetried(t *testing.T) {
 
 // TestCheckEndOrders: CheckEnd reports an order that never ended (one
 // waiting for its turn when the run stops) under "every order ends exactly
-// once", and kinds' landed bytes beyond the totals under the link bytes
-// invariant.
+// once", kinds' landed bytes beyond the totals under the link bytes
+// invariant, and, with every pull and order over, a worker still counting
+// an order's pull or an unstarted order under the pulls' and the orders'
+// invariants.
 func TestCheckEndOrders(t *testing.T) {
 	g := newRig(Config{BackgroundInflight: 1})
 	g.k.Store(0, 0, stores(chain(1, 20)))
@@ -236,6 +238,16 @@ func TestCheckEndOrders(t *testing.T) {
 	g.k.C.Move.Bytes, g.k.C.Move.BlocksLanded = 1, 1
 	if vs := g.k.CheckEnd(); len(vs) != 1 || vs[0].Invariant != InvLinkBytes {
 		t.Errorf("violations %v, want one of %q", vs, InvLinkBytes)
+	}
+	for _, tc := range []struct {
+		inv   string
+		count func(*node) *int
+	}{{InvPullsEnd, func(n *node) *int { return &n.orderPulls }}, {InvOrdersEnd, func(n *node) *int { return &n.unstarted }}} {
+		g = newRig(Config{})
+		*tc.count(g.k.nodes[1]) = 1
+		if vs := g.k.CheckEnd(); len(vs) != 1 || vs[0].Invariant != tc.inv {
+			t.Errorf("violations %v, want one of %q", vs, tc.inv)
+		}
 	}
 }
 
