@@ -14,10 +14,11 @@ import (
 // past the target's G1 prefix when that is longer (Listener.G1Prefix: a
 // connector is never asked for blocks its G1 holds). Its pull follows a
 // request pull's staging, pin, transfer, deadline and settlement rules,
-// with three differences: nothing waits for it (no request is staged
+// with four differences: nothing waits for it (no request is staged
 // behind it), a draining source still serves it (an evacuation is its own
-// drain's work), and a source stages at most Config.BackgroundInflight
-// orders at a time.
+// drain's work), Config.BackgroundTimeout, when set, replaces both its
+// timeouts, and a source stages at most Config.BackgroundInflight orders
+// at a time.
 type Order struct {
 	Source, Target int32
 	Move           bool
