@@ -113,6 +113,7 @@ type KVCR struct {
 	targets      []int32         // sorted: the workers with parked pulls
 	live         map[int64]*Pull // by pull id: every pull not done
 	parkedOrders []*Pull         // the parked orders' pulls, in id order
+	retry        []*Pull         // scratch: the parked orders RetryOrders stages again
 	nextPull     int64
 	nextXfer     uint64
 	sessions     map[uint64]des.Time // by (source, target): when the pair's session is set up; nil without SessionSetup

@@ -97,11 +97,13 @@ func (k *KVCR) RetryOrders(now des.Time) {
 	if len(k.parkedOrders) == 0 {
 		return
 	}
-	for _, p := range slices.Clone(k.parkedOrders) {
+	k.retry = append(k.retry[:0], k.parkedOrders...) // a staging may unpark any of them
+	for _, p := range k.retry {
 		if p.state == parked {
 			k.stageOrder(now, p)
 		}
 	}
+	clear(k.retry)
 }
 
 // ParkedOrders is the number of parked orders.
