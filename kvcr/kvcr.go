@@ -113,6 +113,7 @@ type KVCR struct {
 	targets      []int32         // sorted: the workers with parked pulls
 	live         map[int64]*Pull // by pull id: every pull not done
 	parkedOrders []*Pull         // the parked orders' pulls, in id order
+	retry        []*Pull         // scratch: the parked orders RetryOrders stages again
 	nextPull     int64
 	nextXfer     uint64
 	sessions     map[uint64]des.Time // by (source, target): when the pair's session is set up; nil without SessionSetup
@@ -178,8 +179,12 @@ func (k *KVCR) ActivePulls(w int32) int { return k.nodes[w].pulls + k.nodes[w].u
 func (k *KVCR) RequestPulls(w int32) int { return k.nodes[w].pulls - k.nodes[w].orderPulls }
 
 // Serving is the number of live pulls w is the source of, their write not
-// yet over: ActivePulls less the pulls w is the target of.
+// yet over.
 func (k *KVCR) Serving(w int32) int { return k.nodes[w].serving }
+
+// Receiving is the number of live pulls w is the target of, parked ones
+// included.
+func (k *KVCR) Receiving(w int32) int { return k.nodes[w].pulls - k.nodes[w].serving }
 
 // ParkedTargets is the workers with a parked pull, in id order. The slice
 // is KVCR's own: read it, do not keep it.
@@ -254,7 +259,8 @@ type Violation struct {
 
 // CheckEnd verifies KVCR at the end of a run and returns every violation:
 // no block was served while not readable, no pull is live, every order
-// ended once (unstaged, or by its pull's outcome), every pin
+// ended once (unstaged, or by its pull's outcome) and, when all did, no
+// worker still counts a pull or an order, every pin
 // acquired was released and no G2 block stays pinned, and each worker's
 // egress moved exactly the bytes of the pulls whose transfers completed
 // from it.
@@ -280,7 +286,16 @@ func (k *KVCR) CheckEnd() []Violation {
 	if k.C.PinsAcquired != k.C.PinsReleased {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}
+	ended := len(k.live) == 0 && k.C.Move.Issued == k.C.Move.Ended() && k.C.Prefetch.Issued == k.C.Prefetch.Ended()
 	for _, n := range k.nodes {
+		if ended && (n.pulls != 0 || n.serving != 0 || n.inflight != 0 || n.parked != 0 || n.orderPulls != 0) {
+			add(InvPullsEnd, fmt.Errorf("worker %d: every pull ended, yet it counts %d pulls (%d served, %d inflight, %d parked, %d of orders)",
+				n.id, n.pulls, n.serving, n.inflight, n.parked, n.orderPulls))
+		}
+		if ended && (n.orders != 0 || n.staged != 0 || n.unstarted != 0 || len(n.waiting) != 0) {
+			add(InvOrdersEnd, fmt.Errorf("worker %d: every order ended, yet it counts %d orders (%d staged, %d unstarted, %d waiting)",
+				n.id, n.orders, n.staged, n.unstarted, len(n.waiting)))
+		}
 		if k.status(n) == lifecycle.Removed {
 			continue
 		}

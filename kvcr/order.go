@@ -14,10 +14,11 @@ import (
 // past the target's G1 prefix when that is longer (Listener.G1Prefix: a
 // connector is never asked for blocks its G1 holds). Its pull follows a
 // request pull's staging, pin, transfer, deadline and settlement rules,
-// with three differences: nothing waits for it (no request is staged
+// with four differences: nothing waits for it (no request is staged
 // behind it), a draining source still serves it (an evacuation is its own
-// drain's work), and a source stages at most Config.BackgroundInflight
-// orders at a time.
+// drain's work), Config.BackgroundTimeout, when set, replaces both its
+// timeouts, and a source stages at most Config.BackgroundInflight orders
+// at a time.
 type Order struct {
 	Source, Target int32
 	Move           bool
@@ -96,11 +97,13 @@ func (k *KVCR) RetryOrders(now des.Time) {
 	if len(k.parkedOrders) == 0 {
 		return
 	}
-	for _, p := range slices.Clone(k.parkedOrders) {
+	k.retry = append(k.retry[:0], k.parkedOrders...) // a staging may unpark any of them
+	for _, p := range k.retry {
 		if p.state == parked {
 			k.stageOrder(now, p)
 		}
 	}
+	clear(k.retry)
 }
 
 // ParkedOrders is the number of parked orders.
@@ -108,7 +111,8 @@ func (k *KVCR) ParkedOrders() int { return len(k.parkedOrders) }
 
 // orderEnded closes an order: its pull (if it was staged) is done. Its
 // source may stage the next waiting order, in an event of its own at this
-// instant (this may run inside another pull's transition).
+// instant (this may run inside another pull's transition), and is idle
+// when this order, never started, was all that held it.
 func (k *KVCR) orderEnded(now des.Time, p *Pull) {
 	if len(p.path) > 0 {
 		k.cfg.Chains.Drop(p.path[len(p.path)-1].Seg)
@@ -119,14 +123,13 @@ func (k *KVCR) orderEnded(now des.Time, p *Pull) {
 	if p.opened {
 		sn.staged--
 	}
-	if !p.started {
-		sn.unstarted--
-	}
 	if len(sn.waiting) > 0 {
 		k.q.Schedule(now, des.PhaseTransfer, uint64(sn.id), (*nextOrder)(k), 0)
 	}
-	if sn.pulls == 0 && sn.orders == 0 {
-		k.l.Idle(now, sn.id)
+	if !p.started { // a started one's source said so when its part ended
+		if sn.unstarted--; sn.idle() {
+			k.l.Idle(now, sn.id)
+		}
 	}
 }
 
@@ -144,10 +147,11 @@ func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
 }
 
 // dropWaiting ends, unstaged, the waiting orders from or to w, which is
-// removed: counted as dropped, with no pull.
+// removed: counted as dropped, with no pull. A source they alone held is
+// idle.
 func (k *KVCR) dropWaiting(now des.Time, w int32) {
 	for _, n := range k.nodes {
-		if n == nil {
+		if n == nil || len(n.waiting) == 0 {
 			continue
 		}
 		n.waiting = slices.DeleteFunc(n.waiting, func(p *Pull) bool {
@@ -162,6 +166,9 @@ func (k *KVCR) dropWaiting(now des.Time, w int32) {
 			n.unstarted--
 			return true
 		})
+		if n.idle() {
+			k.l.Idle(now, n.id)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package kvcr
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
@@ -217,8 +218,10 @@ func TestParkedOrderRetried(t *testing.T) {
 
 // TestCheckEndOrders: CheckEnd reports an order that never ended (one
 // waiting for its turn when the run stops) under "every order ends exactly
-// once", and kinds' landed bytes beyond the totals under the link bytes
-// invariant.
+// once", kinds' landed bytes beyond the totals under the link bytes
+// invariant, and, with every pull and order over, a worker still counting
+// an order's pull or an unstarted order under the pulls' and the orders'
+// invariants.
 func TestCheckEndOrders(t *testing.T) {
 	g := newRig(Config{BackgroundInflight: 1})
 	g.k.Store(0, 0, stores(chain(1, 20)))
@@ -235,6 +238,16 @@ func TestCheckEndOrders(t *testing.T) {
 	g.k.C.Move.Bytes, g.k.C.Move.BlocksLanded = 1, 1
 	if vs := g.k.CheckEnd(); len(vs) != 1 || vs[0].Invariant != InvLinkBytes {
 		t.Errorf("violations %v, want one of %q", vs, InvLinkBytes)
+	}
+	for _, tc := range []struct {
+		inv   string
+		count func(*node) *int
+	}{{InvPullsEnd, func(n *node) *int { return &n.orderPulls }}, {InvOrdersEnd, func(n *node) *int { return &n.unstarted }}} {
+		g = newRig(Config{})
+		*tc.count(g.k.nodes[1]) = 1
+		if vs := g.k.CheckEnd(); len(vs) != 1 || vs[0].Invariant != tc.inv {
+			t.Errorf("violations %v, want one of %q", vs, tc.inv)
+		}
 	}
 }
 
@@ -284,4 +297,65 @@ func TestOrderFrom(t *testing.T) {
 		wantPull(t, g.orderPull(t, 1), Success, ms, tc.end, tc.landed)
 		g.check(t)
 	}
+}
+
+// TestDroppedOrdersIdleSource (rule: a draining source is told it is idle
+// when its last order ends, a dropped one included). Worker 0 drains
+// holding blocks 1-20 and 31-32, one order at a time: a move of 1-2 to
+// worker 1 is staged at 0 (first byte at 1 ms), one of 31-32 to worker 2
+// waits. At
+// 0.5 ms one event removes worker 1, which ends the first order (its
+// source's next is due in an event of its own), then worker 2, which drops
+// the second before its turn: worker 0 then has no pull and no order, and
+// is told so.
+func TestDroppedOrdersIdleSource(t *testing.T) {
+	g := newRig(Config{BackgroundInflight: 1})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.k.Store(0, 0, stores(chain(31, 2)))
+	g.life.Set(0, lifecycle.Draining)
+	g.issueAt(0, order(0, 1, chain(1, 2), true))
+	g.issueAt(0, order(0, 2, chain(31, 2), true))
+	g.q.Schedule(500*des.Microsecond, des.PhaseLifecycle, 1, probe(func(now des.Time) {
+		for _, w := range []int32{1, 2} {
+			g.life.Set(w, lifecycle.Removed)
+			g.k.RemoveWorker(now, w)
+		}
+	}), 0)
+	g.q.Run(nil)
+	if c := g.k.C.Move; c.Issued != 2 || c.Failed != 1 || c.Dropped != 1 {
+		t.Errorf("move counters %+v", c)
+	}
+	if !slices.Contains(g.r.idle, 0) || g.k.ActivePulls(0) != 0 {
+		t.Errorf("idle %v, active pulls of worker 0 %d: want worker 0 idle", g.r.idle, g.k.ActivePulls(0))
+	}
+	g.check(t)
+}
+
+// TestSourceIdleWhenItsWriteEnds (rule: a draining source is idle when it
+// takes part in no pull and no order from it waits to start: the rule
+// ActivePulls, which a retirement checks, counts by; an order whose write
+// from it is over holds it no longer). Worker 0 drains holding blocks
+// 1-20; a move of 1-9 (4.5 MB) to worker 1 is staged at 0: first byte at
+// 1 ms, source deadline 1 + min(4, 8) = 5 ms, while it writes: the target
+// hears at 6 ms. The write lands at 5.5 ms, after the source gave up: worker
+// 0's part is over then (idle, no active pull), though the order ends
+// only at 6 ms (failed).
+func TestSourceIdleWhenItsWriteEnds(t *testing.T) {
+	g := newRig(Config{})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.life.Set(0, lifecycle.Draining)
+	g.issueAt(0, order(0, 1, chain(1, 9), true))
+	idle, active := false, -1
+	g.q.Schedule(5700*des.Microsecond, des.PhaseSample, 0, probe(func(des.Time) {
+		idle, active = slices.Contains(g.r.idle, 0), g.k.ActivePulls(0)
+	}), 0)
+	g.q.Run(nil)
+	p := g.orderPull(t, 1)
+	if p.Outcome != Failed || p.EndNs != 6*ms || p.WriteEndNs != 5500*des.Microsecond {
+		t.Errorf("order pull %+v", p)
+	}
+	if !idle || active != 0 {
+		t.Errorf("at 5.7 ms worker 0 idle %v, active pulls %d; want idle, 0", idle, active)
+	}
+	g.check(t)
 }

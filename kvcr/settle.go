@@ -106,11 +106,15 @@ func (k *KVCR) releaseSource(now des.Time, n *node, p *Pull) {
 	k.release(now, n)
 }
 
-// release drops one pull from w's count and says when it takes part in
-// none and is the source of no order.
+// release drops one pull from w's count and says when it is idle.
 func (k *KVCR) release(now des.Time, n *node) {
 	n.pulls--
-	if n.pulls == 0 && n.orders == 0 {
+	if n.idle() {
 		k.l.Idle(now, n.id)
 	}
 }
+
+// idle reports whether n takes part in no pull and is the source of no
+// order whose transfer has not started (ActivePulls is 0): an order whose
+// write from it is over holds it no longer.
+func (n *node) idle() bool { return n.pulls == 0 && n.unstarted == 0 }

@@ -93,7 +93,7 @@ type SampleRow struct {
 	Waiting     int32
 	G1Blocks    int64 // G1 blocks referenced by requests
 	G2Blocks    int64 // G2 slots taken
-	ActivePulls int32 // pulls it is the source or target of
+	ActivePulls int32 // pulls it is the source or target of, and orders it is the source of not yet started
 }
 
 // SampleColumns is the schema of timeseries.parquet.

@@ -110,8 +110,7 @@ func (l *eventLog) fired(c *Cluster, key int, ids []int32) {
 		n := c.workers[id]
 		run, wait, serving, receiving, g2 := n.w.Running(), n.w.Waiting(), 0, 0, 0
 		if c.kv != nil {
-			serving, g2 = c.kv.Serving(id), c.kv.Pool(id).Used()
-			receiving = c.kv.ActivePulls(id) - serving
+			serving, receiving, g2 = c.kv.Serving(id), c.kv.Receiving(id), c.kv.Pool(id).Used()
 		}
 		r.RunningAtEvent += int64(run)
 		r.WaitingAtEvent += int64(wait)

@@ -201,3 +201,19 @@ func TestPrewarmPastHeadNoG2Holds(t *testing.T) {
 		t.Errorf("event row %+v", ev)
 	}
 }
+
+// TestEventCountsNoWaitingOrderAsReceived (rule: pulls_receiving_at_event
+// counts the live pulls a named worker is the target of, not the orders it
+// is the source of that wait for their turn). As in
+// TestPrewarmPastHeadNoG2Holds, the add at 30 ms has worker 0 prefetch two
+// chains to worker 1, one at a time: the first is staged (worker 0 serves
+// it), the second waits. A drain of worker 0 at 30 ms, the next event,
+// finds it serving 1 pull and receiving none.
+func TestEventCountsNoWaitingOrderAsReceived(t *testing.T) {
+	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {1, 64, 1, []int{1, 2, 5, 6}}}
+	_, _, res := runKV(t, lines, "cluster.workers=1", "cluster.g2.capacity_blocks=4",
+		"events=[{at: 30ms, add: 1, prewarm: {blocks: 100}}, {at: 30ms, drain: [0]}]")
+	if ev := res.Summary.EventRows[1]; ev.PullsServingAtEvent != 1 || ev.PullsReceivingAtEvent != 0 {
+		t.Errorf("drain of the prewarm's source: serving %d, receiving %d; want 1, 0", ev.PullsServingAtEvent, ev.PullsReceivingAtEvent)
+	}
+}
