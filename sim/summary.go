@@ -321,7 +321,7 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 			out = append(out, fmt.Sprintf("event %d's %s landed %d of the %d blocks it planned (%.1f%%): of the run's %d %s (%s), "+
 				"%d expired, %d failed, %d dropped%s; %s lets more land",
 				r.Event, what, r.BlocksLanded, r.BlocksPlanned, 100*float64(r.BlocksLanded)/float64(r.BlocksPlanned),
-				n.Issued, kd.noun, eventsText(kd.pulls.Events), n.Expired, n.Failed, n.Dropped, rejected, knobs))
+				n.Issued, kd.noun, EventsText(kd.pulls.Events), n.Expired, n.Failed, n.Dropped, rejected, knobs))
 		}
 	}
 	if sc.KVCR.BackgroundInflight == 0 {
@@ -331,7 +331,7 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 			if n := kd.n; n.Issued > 0 && 2*(n.Expired+n.Failed) > n.Issued {
 				out = append(out, fmt.Sprintf("kvcr.background_inflight 0 stages every order at once, and %d of the run's %d %s (%s) expired or failed: "+
 					"sharing their sources' links, they all end late; kvcr.background_inflight 1 (the default) sends one at a time from each source",
-					n.Expired+n.Failed, n.Issued, kd.noun, eventsText(kd.pulls.Events)))
+					n.Expired+n.Failed, n.Issued, kd.noun, EventsText(kd.pulls.Events)))
 			}
 		}
 	}
@@ -358,9 +358,13 @@ func namedText(list string) string {
 	return "workers " + strings.ReplaceAll(list, ",", ", ")
 }
 
-// eventsText is "event 0" or "events 1, 2".
-func eventsText(evs []int32) string {
-	if len(evs) == 1 {
+// EventsText names scenario events: "event 0", "events 1, 2", or "no
+// event".
+func EventsText(evs []int32) string {
+	switch len(evs) {
+	case 0:
+		return "no event"
+	case 1:
 		return "event " + idText(evs, "")
 	}
 	return "events " + idText(evs, ", ")

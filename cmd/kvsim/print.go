@@ -87,26 +87,11 @@ func ordersText(issued, nothing, dropped int64, events []int32) string {
 	if dropped > 0 {
 		none = append(none, fmt.Sprintf("%d dropped", dropped))
 	}
-	text := fmt.Sprintf("%d orders of %s", issued, eventsText(events))
+	text := fmt.Sprintf("%d orders of %s", issued, sim.EventsText(events))
 	if len(none) > 0 {
 		text += " (" + strings.Join(none, ", ") + ")"
 	}
 	return text + ", "
-}
-
-// eventsText is "event 0", "events 1, 2" or "no event".
-func eventsText(evs []int32) string {
-	ids := make([]string, len(evs))
-	for i, e := range evs {
-		ids[i] = fmt.Sprint(e)
-	}
-	switch len(evs) {
-	case 0:
-		return "no event"
-	case 1:
-		return "event " + ids[0]
-	}
-	return "events " + strings.Join(ids, ", ")
 }
 
 // printEvent writes an events.parquet row as a block of the summary table:
