@@ -41,7 +41,7 @@ type Counters struct {
 type KindCounters struct {
 	Issued         int64 `counter:"issued"`
 	NothingToFetch int64 `counter:"nothing_to_fetch"` // the target held every block at the first staging: no pull
-	Dropped        int64 `counter:"dropped"`          // still waiting for its source's turn when its source or target was removed: no pull
+	Dropped        int64 `counter:"dropped"`          // still waiting for its source's turn when its source or target was removed, or its target drained: no pull
 	Success        int64 `counter:"success"`
 	Partial        int64 `counter:"partial"`
 	Failed         int64 `counter:"failed"`

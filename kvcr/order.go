@@ -150,12 +150,27 @@ func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
 // removed: counted as dropped, with no pull. A source they alone held is
 // idle.
 func (k *KVCR) dropWaiting(now des.Time, w int32) {
+	k.drop(now, func(p *Pull) bool { return p.Source == w || p.Target == w })
+}
+
+// Draining tells KVCR that w drains: it takes no new order, so the orders
+// waiting for their turn to send to it are dropped (counted, no pull).
+// Those already staged, parked ones included, run on, as a request's pull
+// staged before a drain does; the orders w is the source of (its
+// evacuation) are unchanged.
+func (k *KVCR) Draining(now des.Time, w int32) {
+	k.drop(now, func(p *Pull) bool { return p.Target == w })
+}
+
+// drop ends, unstaged, the waiting orders that match: counted as dropped,
+// with no pull. A source they alone held is idle.
+func (k *KVCR) drop(now des.Time, match func(*Pull) bool) {
 	for _, n := range k.nodes {
 		if n == nil || len(n.waiting) == 0 {
 			continue
 		}
 		n.waiting = slices.DeleteFunc(n.waiting, func(p *Pull) bool {
-			if p.Source != w && p.Target != w {
+			if !match(p) {
 				return false
 			}
 			k.C.kind(p.Kind).Dropped++

@@ -359,3 +359,31 @@ func TestSourceIdleWhenItsWriteEnds(t *testing.T) {
 	}
 	g.check(t)
 }
+
+// TestDrainingTargetDropsWaitingOrders (rule: a draining worker takes no
+// new order: the orders waiting to send to it are dropped; a staged one
+// runs on). One order at a time from worker 0: a prefetch of blocks 1-2
+// to worker 1 (staged at 0, landing at 2 ms) and one to worker 2, waiting.
+// Worker 2 drains at 0.5 ms: its order is dropped, with no pull. Then
+// worker 1 drains at 1 ms: its staged order lands at 2 ms all the same.
+func TestDrainingTargetDropsWaitingOrders(t *testing.T) {
+	g := newRig(Config{BackgroundInflight: 1})
+	g.k.Store(0, 0, stores(chain(1, 20)))
+	g.issueAt(0, order(0, 1, chain(1, 2), false))
+	g.issueAt(0, order(0, 2, chain(1, 2), false))
+	for _, d := range []struct {
+		at des.Time
+		w  int32
+	}{{500 * des.Microsecond, 2}, {ms, 1}} {
+		g.q.Schedule(d.at, des.PhaseLifecycle, 1, probe(func(now des.Time) {
+			g.life.Set(d.w, lifecycle.Draining)
+			g.k.Draining(now, d.w)
+		}), 0)
+	}
+	g.q.Run(nil)
+	wantPull(t, g.orderPull(t, 1), Success, ms, 2*ms, 2)
+	if c := g.k.C.Prefetch; c.Issued != 2 || c.Dropped != 1 || c.Success != 1 || len(g.r.orders) != 1 {
+		t.Errorf("prefetch counters %+v, pulls %d", c, len(g.r.orders))
+	}
+	g.check(t)
+}

@@ -194,6 +194,9 @@ func (c *Cluster) drain(now des.Time, n *node) {
 	}
 	c.life.Set(n.id, lifecycle.Draining)
 	n.drainNs = now
+	if c.kv != nil {
+		c.kv.Draining(now, n.id)
+	}
 }
 
 // maybeRetire removes a draining worker that has no requests, no pass in
