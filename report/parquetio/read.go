@@ -169,14 +169,19 @@ func Dictionary(path, column string) ([]string, error) {
 	return out, nil
 }
 
-// ReadCounters returns counters.parquet's rows.
-func ReadCounters(path string) ([]report.CounterRow, error) {
-	var out []report.CounterRow
-	err := readTable(path, report.CounterColumns(nil), func(r *report.CounterRow) error {
+// readAll returns every row of the table at path, with columns cols.
+func readAll[R any](path string, cols []report.Column[R]) ([]R, error) {
+	var out []R
+	err := readTable(path, cols, func(r *R) error {
 		out = append(out, *r)
 		return nil
 	})
 	return out, err
+}
+
+// ReadCounters returns counters.parquet's rows.
+func ReadCounters(path string) ([]report.CounterRow, error) {
+	return readAll(path, report.CounterColumns(nil))
 }
 
 // DigestDir recomputes the digest of a run directory from its Parquet files,
@@ -198,23 +203,11 @@ func DigestDir(dir func(name string) string) (string, error) {
 }
 
 // ReadWorkers returns workers.parquet's rows.
-func ReadWorkers(path string) ([]report.WorkerRow, error) {
-	var out []report.WorkerRow
-	err := readTable(path, report.WorkerColumns, func(r *report.WorkerRow) error {
-		out = append(out, *r)
-		return nil
-	})
-	return out, err
-}
+func ReadWorkers(path string) ([]report.WorkerRow, error) { return readAll(path, report.WorkerColumns) }
 
 // ReadEvents returns events.parquet's rows.
 func ReadEvents(path string) ([]report.EventRow, error) {
-	var out []report.EventRow
-	err := readTable(path, report.EventColumns(nil), func(r *report.EventRow) error {
-		out = append(out, *r)
-		return nil
-	})
-	return out, err
+	return readAll(path, report.EventColumns(nil))
 }
 
 // ReadSamples streams timeseries.parquet rows to fn.
