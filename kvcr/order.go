@@ -47,7 +47,6 @@ func (k *KVCR) Issue(now des.Time, o Order) {
 	}
 	k.C.kind(p.Kind).Issued++
 	sn := k.nodes[o.Source]
-	sn.orders++
 	sn.unstarted++
 	if k.cfg.BackgroundInflight > 0 && sn.staged >= k.cfg.BackgroundInflight {
 		sn.waiting = append(sn.waiting, p)
@@ -119,7 +118,6 @@ func (k *KVCR) orderEnded(now des.Time, p *Pull) {
 		p.path = nil
 	}
 	sn := k.nodes[p.Source]
-	sn.orders--
 	if p.opened {
 		sn.staged--
 	}
@@ -177,7 +175,6 @@ func (k *KVCR) drop(now des.Time, match func(*Pull) bool) {
 			if len(p.path) > 0 {
 				k.cfg.Chains.Drop(p.path[len(p.path)-1].Seg)
 			}
-			n.orders--
 			n.unstarted--
 			return true
 		})
