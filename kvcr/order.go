@@ -66,8 +66,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 	if st := k.status(sn); st == lifecycle.Ready || st == lifecycle.Draining {
 		src = sn.pool
 	}
-	f := &k.scratch
-	k.walk(f, tn, src, p.path, max(p.first, k.l.G1Prefix(p.Target, p.path, p.limit)), p.limit, p.limit)
+	f := k.orderWalk(tn, src, p.path, p.first, p.limit)
 	if src != nil && p.Move {
 		k.invalidateHits(now, sn, p.path, f, p.limit)
 	}
@@ -202,9 +201,16 @@ func (k *KVCR) Recent(dst []block.Run, w int32, n int) []block.Run {
 // source to target over blocks [from, limit) of the chain whose path is
 // given (the walk of stageOrder, whatever the source's status).
 func (k *KVCR) Sendable(target, source int32, path []block.Piece, from, limit int) int {
+	return block.Blocks(k.orderWalk(k.nodes[target], k.nodes[source].pool, path, from, limit).runs)
+}
+
+// orderWalk is an order's walk at target tn from src (nil: the source may
+// not be asked) into k.scratch: the chain's blocks [from, limit), past the
+// target's G1 prefix when that is longer, every one a remote candidate.
+func (k *KVCR) orderWalk(tn *node, src *Pool, path []block.Piece, from, limit int) *fetch {
 	f := &k.scratch
-	k.walk(f, k.nodes[target], k.nodes[source].pool, path, max(from, k.l.G1Prefix(target, path, limit)), limit, limit)
-	return block.Blocks(f.runs)
+	k.walk(f, tn, src, path, max(from, k.l.G1Prefix(tn.id, path, limit)), limit, limit)
+	return f
 }
 
 // FirstHeld is the first of the chain's first limit blocks that w's G2
