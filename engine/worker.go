@@ -319,11 +319,8 @@ func (w *Worker) G1Prefix(path []block.Piece, limit int) int {
 	return n
 }
 
-// g1Prefix counts the leading blocks of s's chain cached in G1.
-func (w *Worker) g1Prefix(s *Seq) int {
-	n, _ := w.pool.hitPrefix(s.Req.Path, w.reusable(s))
-	return n
-}
+// g1Prefix counts the leading blocks of s's reusable chain cached in G1.
+func (w *Worker) g1Prefix(s *Seq) int { return w.G1Prefix(s.Req.Path, w.reusable(s)) }
 
 // admitResult says how an admission attempt went.
 type admitResult uint8

@@ -47,7 +47,6 @@ func (k *KVCR) Issue(now des.Time, o Order) {
 	}
 	k.C.kind(p.Kind).Issued++
 	sn := k.nodes[o.Source]
-	sn.orders++
 	sn.unstarted++
 	if k.cfg.BackgroundInflight > 0 && sn.staged >= k.cfg.BackgroundInflight {
 		sn.waiting = append(sn.waiting, p)
@@ -67,8 +66,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 	if st := k.status(sn); st == lifecycle.Ready || st == lifecycle.Draining {
 		src = sn.pool
 	}
-	f := &k.scratch
-	k.walk(f, tn, src, p.path, max(p.first, k.l.G1Prefix(p.Target, p.path, p.limit)), p.limit, p.limit)
+	f := k.orderWalk(tn, src, p.path, p.first, p.limit)
 	if src != nil && p.Move {
 		k.invalidateHits(now, sn, p.path, f, p.limit)
 	}
@@ -119,7 +117,6 @@ func (k *KVCR) orderEnded(now des.Time, p *Pull) {
 		p.path = nil
 	}
 	sn := k.nodes[p.Source]
-	sn.orders--
 	if p.opened {
 		sn.staged--
 	}
@@ -177,7 +174,6 @@ func (k *KVCR) drop(now des.Time, match func(*Pull) bool) {
 			if len(p.path) > 0 {
 				k.cfg.Chains.Drop(p.path[len(p.path)-1].Seg)
 			}
-			n.orders--
 			n.unstarted--
 			return true
 		})
@@ -205,9 +201,16 @@ func (k *KVCR) Recent(dst []block.Run, w int32, n int) []block.Run {
 // source to target over blocks [from, limit) of the chain whose path is
 // given (the walk of stageOrder, whatever the source's status).
 func (k *KVCR) Sendable(target, source int32, path []block.Piece, from, limit int) int {
+	return block.Blocks(k.orderWalk(k.nodes[target], k.nodes[source].pool, path, from, limit).runs)
+}
+
+// orderWalk is an order's walk at target tn from src (nil: the source may
+// not be asked) into k.scratch: the chain's blocks [from, limit), past the
+// target's G1 prefix when that is longer, every one a remote candidate.
+func (k *KVCR) orderWalk(tn *node, src *Pool, path []block.Piece, from, limit int) *fetch {
 	f := &k.scratch
-	k.walk(f, k.nodes[target], k.nodes[source].pool, path, max(from, k.l.G1Prefix(target, path, limit)), limit, limit)
-	return block.Blocks(f.runs)
+	k.walk(f, tn, src, path, max(from, k.l.G1Prefix(tn.id, path, limit)), limit, limit)
+	return f
 }
 
 // FirstHeld is the first of the chain's first limit blocks that w's G2

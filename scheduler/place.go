@@ -19,25 +19,5 @@ func (r *Router) Place(now des.Time, path []block.Piece, blocks int, extra []int
 	}
 	r.catchUp(now)
 	r.prefixes = r.index.Prefixes(path, r.prefixes[:0])
-	best, bestCost := int32(-1), 0.0
-	more := func(w int32) int {
-		if int(w) < len(extra) {
-			return extra[w]
-		}
-		return 0
-	}
-	for _, w := range r.schedulable { // in id order
-		if c := r.cost(w, blocks+more(w), 0); best < 0 || c < bestCost {
-			best, bestCost = w, c
-		}
-	}
-	for _, p := range r.prefixes {
-		if !r.ready(p.Worker) {
-			continue
-		}
-		if c := r.cost(p.Worker, blocks+more(p.Worker), r.credit(p)); c < bestCost || c == bestCost && p.Worker < best {
-			best, bestCost = p.Worker, c
-		}
-	}
-	return best, true
+	return r.lowest(blocks, extra), true
 }

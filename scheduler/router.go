@@ -315,28 +315,46 @@ func (r *Router) kvAware(blocks int) int32 {
 	if r.cfg.Temperature > 0 {
 		return r.kvAwareSampled(blocks)
 	}
-	var best int32
-	var bestCost float64
 	if r.keyed && blocks < exactLoad {
-		best, _ = r.tree.min()
-		bestCost = r.cost(best, blocks, 0)
-	} else {
-		best, bestCost = r.schedulable[0], r.cost(r.schedulable[0], blocks, 0)
-		for _, w := range r.schedulable[1:] {
-			if c := r.cost(w, blocks, 0); c < bestCost {
-				best, bestCost = w, c
-			}
+		best, _ := r.tree.min()
+		return r.credited(best, r.cost(best, blocks, 0), blocks, nil)
+	}
+	return r.lowest(blocks, nil)
+}
+
+// lowest is kvAware's choice by a scan of every schedulable worker (no
+// tree), with extra[w] more prefill blocks on worker w (nil: none).
+func (r *Router) lowest(blocks int, extra []int) int32 {
+	best, bestCost := int32(-1), 0.0
+	for _, w := range r.schedulable { // in id order
+		if c := r.cost(w, blocks+extraOf(extra, w), 0); best < 0 || c < bestCost {
+			best, bestCost = w, c
 		}
 	}
+	return r.credited(best, bestCost, blocks, extra)
+}
+
+// credited is kvAware's second scoring: the uncredited winner best, of
+// cost bestCost, against the ready workers holding a prefix, with their
+// credit (and extra[w] more prefill blocks on worker w).
+func (r *Router) credited(best int32, bestCost float64, blocks int, extra []int) int32 {
 	for _, p := range r.prefixes {
 		if !r.ready(p.Worker) {
 			continue
 		}
-		if c := r.cost(p.Worker, blocks, r.credit(p)); c < bestCost || c == bestCost && p.Worker < best {
+		if c := r.cost(p.Worker, blocks+extraOf(extra, p.Worker), r.credit(p)); c < bestCost || c == bestCost && p.Worker < best {
 			best, bestCost = p.Worker, c
 		}
 	}
 	return best
+}
+
+// extraOf is extra[w], 0 past its end.
+func extraOf(extra []int, w int32) int {
+	if int(w) < len(extra) {
+		return extra[w]
+	}
+	return 0
 }
 
 // kvAwareSampled draws the worker at a positive temperature: every
