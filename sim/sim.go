@@ -216,7 +216,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	}
 	counters := c.counters()
 	cs := counters.Rows(c.counterGroups()...)
-	res = &Result{Summary: c.summary(cs), Workers: c.workerRows(), Counters: cs}
+	res = &Result{Summary: c.summary(&counters, cs), Workers: c.workerRows(), Counters: cs}
 	res.Summary.Digest = c.digest.Sum(cs)
 	return res, nil
 }

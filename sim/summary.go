@@ -213,8 +213,9 @@ func (st *stats) add(row *report.RequestRow) {
 	}
 }
 
-// summary is the run's summary, its counters cs.
-func (c *Cluster) summary(cs []report.CounterRow) *Summary {
+// summary is the run's summary: counts its counters, cs their rows (those
+// of the groups it reports).
+func (c *Cluster) summary(counts *Counters, cs []report.CounterRow) *Summary {
 	st := &c.stats
 	s := st.s
 	s.Scenario, s.Seed, s.Workers = c.sc.Name, c.sc.Seed, c.sc.Cluster.Workers
@@ -238,13 +239,12 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 		s.Counters[r.Name] = r.Value
 	}
 	if c.sc.Orders() {
-		counts := CountersOf(s.Counters)
-		s.PullsByKind = pullsByKind(c.sc, &counts, &st.staged)
+		s.PullsByKind = pullsByKind(c.sc, counts, &st.staged)
 	}
 	s.EventRows = c.events.rows(c, des.Time(s.LastArrivalNs))
 	s.Warnings = append(s.Warnings, c.events.warnings(s.EventRows, c.sc.Workload.Trace != nil)...)
-	s.Warnings = append(s.Warnings, orderWarnings(c.sc, &s)...)
-	s.Warnings = append(s.Warnings, costWarnings(c.sc, &s)...)
+	s.Warnings = append(s.Warnings, orderWarnings(c.sc, &s, counts)...)
+	s.Warnings = append(s.Warnings, costWarnings(c.sc, counts)...)
 	s.Warnings = append(s.Warnings, c.warnings...)
 	if n := c.chains.Collisions(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
@@ -260,13 +260,12 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 // (expired, failed, dropped or rejected; without a loss the shortfall is
 // blocks two of its orders both counted, sent once); and, with
 // kvcr.background_inflight 0, a kind of order most of which expired or
-// failed.
-func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
+// failed. c are the run's counters, s.Counters's values.
+func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters) []string {
 	k := s.PullsByKind
 	if k == nil {
 		return nil
 	}
-	c := CountersOf(s.Counters)
 	kinds := []struct {
 		noun  string
 		pulls *KindPulls
@@ -339,9 +338,9 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 }
 
 // costWarnings warn of a cost-policy run that withheld every hint it
-// could attach: no request pulled, as with hints off.
-func costWarnings(sc *scenarios.Scenario, s *Summary) []string {
-	c := CountersOf(s.Counters)
+// could attach (c the run's counters): no request pulled, as with hints
+// off.
+func costWarnings(sc *scenarios.Scenario, c *Counters) []string {
 	if sc.Router.Hints.Policy != scheduler.HintsCost || c.HintsAttached > 0 || c.Cost.HintsWithheld == 0 {
 		return nil
 	}
