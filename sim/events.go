@@ -473,9 +473,13 @@ func (l *eventLog) warnings(rows []report.EventRow, trace bool) []string {
 }
 
 // workerText is "worker 3" or "workers 3, 4".
-func workerText(ids []int32) string {
-	if len(ids) == 1 {
-		return "worker " + idText(ids, "")
+func workerText(ids []int32) string { return idsText("worker", ids) }
+
+// idsText names ids of a noun: "worker 3", "workers 3, 4" (and "worker"
+// with no id).
+func idsText(noun string, ids []int32) string {
+	if len(ids) <= 1 {
+		return noun + " " + idText(ids, "")
 	}
-	return "workers " + idText(ids, ", ")
+	return noun + "s " + idText(ids, ", ")
 }
