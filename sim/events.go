@@ -142,7 +142,7 @@ func (l *eventLog) routed(now des.Time, w int32) {
 		return
 	}
 	for i := range l.evs {
-		if e := &l.evs[i]; now >= max(0, e.at-l.window) && now < e.at {
+		if e := &l.evs[i]; l.inBefore(e, now) {
 			if int(w) >= len(e.routed) {
 				e.routed = append(e.routed, make([]int64, int(w)+1-len(e.routed))...)
 			}
@@ -156,7 +156,12 @@ func (l *eventLog) routed(now des.Time, w int32) {
 // most the run's last arrival (Cluster.byLastArrival), where the window
 // after ends.
 func (l *eventLog) in(e *eventRec, t des.Time, open bool) (before, after bool) {
-	return t >= max(0, e.at-l.window) && t < e.at, open && t >= e.at && t < des.AddSat(e.at, l.window)
+	return l.inBefore(e, t), open && t >= e.at && t < des.AddSat(e.at, l.window)
+}
+
+// inBefore reports whether t lies in e's window before: [max(0, at-window), at).
+func (l *eventLog) inBefore(e *eventRec, t des.Time) bool {
+	return t >= max(0, e.at-l.window) && t < e.at
 }
 
 // tokens records n tokens emitted at t, at most the current time, each
@@ -247,9 +252,11 @@ func (l *eventLog) tookOff(key int, q requeued) {
 	r.RequestsFailed += q.failed
 }
 
-// pullDone records a pull that staging refused, now, for each event that
-// named its source before the refusal: each that has fired (at or before
-// now).
+// pullDone records a finished pull: an order's landed blocks and end for
+// the event that issued it (its Tag), a request pull's end as work on its
+// source and target, and a pull that staging refused, by reason, for each
+// event that named its source before the refusal: each that has fired (at
+// or before now).
 func (l *eventLog) pullDone(p *kvcr.Pull) {
 	if l == nil {
 		return
@@ -473,9 +480,13 @@ func (l *eventLog) warnings(rows []report.EventRow, trace bool) []string {
 }
 
 // workerText is "worker 3" or "workers 3, 4".
-func workerText(ids []int32) string {
-	if len(ids) == 1 {
-		return "worker " + idText(ids, "")
+func workerText(ids []int32) string { return idsText("worker", ids) }
+
+// idsText names ids of a noun: "worker 3", "workers 3, 4" (and "worker"
+// with no id).
+func idsText(noun string, ids []int32) string {
+	if len(ids) <= 1 {
+		return noun + " " + idText(ids, "")
 	}
-	return "workers " + idText(ids, ", ")
+	return noun + "s " + idText(ids, ", ")
 }

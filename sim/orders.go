@@ -161,14 +161,14 @@ func (c *Cluster) prewarm(now des.Time, key int, added []int32, blocks int) {
 				continue
 			}
 			seen[e] = true
-			b := c.turn(budgets, &next)
-			if b == nil {
+			i := turn(budgets, &next)
+			if i < 0 {
 				more = false
 				break
 			}
 			var length int
 			path, length = e.path(c.chains, path)
-			b.plan(s.source, added[slices.Index(budgets, b)], path, length, false, int32(key))
+			budgets[i].plan(s.source, added[i], path, length, false, int32(key))
 		}
 		if !more {
 			break
@@ -179,17 +179,17 @@ func (c *Cluster) prewarm(now des.Time, key int, added []int32, blocks int) {
 	}
 }
 
-// turn is the budget of the next new worker, from *next on, that has blocks
-// left, and moves *next past it; nil when none has.
-func (c *Cluster) turn(budgets []*budget, next *int) *budget {
+// turn is the index of the next new worker's budget, from *next on, that
+// has blocks left, and moves *next past it; -1 when none has.
+func turn(budgets []*budget, next *int) int {
 	for range budgets {
-		b := budgets[*next]
-		*next = (*next + 1) % len(budgets)
-		if b.left > 0 {
-			return b
+		i := *next
+		*next = (i + 1) % len(budgets)
+		if budgets[i].left > 0 {
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 // issue hands a budget's orders to KVCR, after the whole plan is made (an

@@ -216,7 +216,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	}
 	counters := c.counters()
 	cs := counters.Rows(c.counterGroups()...)
-	res = &Result{Summary: c.summary(cs), Workers: c.workerRows(), Counters: cs}
+	res = &Result{Summary: c.summary(&counters, cs), Workers: c.workerRows(), Counters: cs}
 	res.Summary.Digest = c.digest.Sum(cs)
 	return res, nil
 }
@@ -360,10 +360,7 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 // other worker's scan would change nothing unless something it waits for
 // happened to it, which wakes it.)
 func (c *Cluster) scanParked(now des.Time) {
-	if c.kv == nil || c.scanned == now {
-		return
-	}
-	if len(c.kv.ParkedTargets()) == 0 && c.kv.ParkedOrders() == 0 {
+	if c.scanned == now || !c.parked() {
 		return
 	}
 	c.scanned = now

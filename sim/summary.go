@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kvsim/kvsim/des"
@@ -213,8 +212,9 @@ func (st *stats) add(row *report.RequestRow) {
 	}
 }
 
-// summary is the run's summary, its counters cs.
-func (c *Cluster) summary(cs []report.CounterRow) *Summary {
+// summary is the run's summary: counts its counters, cs their rows (those
+// of the groups it reports).
+func (c *Cluster) summary(counts *Counters, cs []report.CounterRow) *Summary {
 	st := &c.stats
 	s := st.s
 	s.Scenario, s.Seed, s.Workers = c.sc.Name, c.sc.Seed, c.sc.Cluster.Workers
@@ -238,13 +238,12 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 		s.Counters[r.Name] = r.Value
 	}
 	if c.sc.Orders() {
-		counts := CountersOf(s.Counters)
-		s.PullsByKind = pullsByKind(c.sc, &counts, &st.staged)
+		s.PullsByKind = pullsByKind(c.sc, counts, &st.staged)
 	}
 	s.EventRows = c.events.rows(c, des.Time(s.LastArrivalNs))
 	s.Warnings = append(s.Warnings, c.events.warnings(s.EventRows, c.sc.Workload.Trace != nil)...)
-	s.Warnings = append(s.Warnings, orderWarnings(c.sc, &s)...)
-	s.Warnings = append(s.Warnings, costWarnings(c.sc, &s)...)
+	s.Warnings = append(s.Warnings, orderWarnings(c.sc, &s, counts, c.events)...)
+	s.Warnings = append(s.Warnings, costWarnings(c.sc, counts)...)
 	s.Warnings = append(s.Warnings, c.warnings...)
 	if n := c.chains.Collisions(); n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
@@ -260,13 +259,13 @@ func (c *Cluster) summary(cs []report.CounterRow) *Summary {
 // (expired, failed, dropped or rejected; without a loss the shortfall is
 // blocks two of its orders both counted, sent once); and, with
 // kvcr.background_inflight 0, a kind of order most of which expired or
-// failed.
-func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
+// failed. c are the run's counters, s.Counters's values; l the log of
+// the events s.EventRows are the rows of.
+func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters, l *eventLog) []string {
 	k := s.PullsByKind
 	if k == nil {
 		return nil
 	}
-	c := CountersOf(s.Counters)
 	kinds := []struct {
 		noun  string
 		pulls *KindPulls
@@ -282,7 +281,8 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 			if !slices.Contains(kd.pulls.Events, r.Event) {
 				continue
 			}
-			named, at := namedText(r.Workers), time.Duration(r.AtNs)
+			ids := l.evs[r.Event].named
+			named, at := workerText(ids), time.Duration(r.AtNs)
 			what := "evacuation"
 			switch {
 			case r.BlocksPlanned > 0:
@@ -295,7 +295,7 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 				continue
 			default:
 				its := "its"
-				if strings.Contains(r.Workers, ",") {
+				if len(ids) > 1 {
 					its = "their"
 				}
 				out = append(out, fmt.Sprintf("event %d evacuates %s, but none of %s %d G2 blocks could be sent at %v "+
@@ -339,9 +339,9 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary) []string {
 }
 
 // costWarnings warn of a cost-policy run that withheld every hint it
-// could attach: no request pulled, as with hints off.
-func costWarnings(sc *scenarios.Scenario, s *Summary) []string {
-	c := CountersOf(s.Counters)
+// could attach (c the run's counters): no request pulled, as with hints
+// off.
+func costWarnings(sc *scenarios.Scenario, c *Counters) []string {
 	if sc.Router.Hints.Policy != scheduler.HintsCost || c.HintsAttached > 0 || c.Cost.HintsWithheld == 0 {
 		return nil
 	}
@@ -349,23 +349,11 @@ func costWarnings(sc *scenarios.Scenario, s *Summary) []string {
 		"no request pulled, as with hints off; router.hints.policy min_blocks attaches them", c.Cost.HintsWithheld)}
 }
 
-// namedText is an events.parquet workers list ("8,9") as a warning names
-// them: "worker 8", "workers 8, 9".
-func namedText(list string) string {
-	if !strings.Contains(list, ",") {
-		return "worker " + list
-	}
-	return "workers " + strings.ReplaceAll(list, ",", ", ")
-}
-
 // EventsText names scenario events: "event 0", "events 1, 2", or "no
 // event".
 func EventsText(evs []int32) string {
-	switch len(evs) {
-	case 0:
+	if len(evs) == 0 {
 		return "no event"
-	case 1:
-		return "event " + idText(evs, "")
 	}
-	return "events " + idText(evs, ", ")
+	return idsText("event", evs)
 }
