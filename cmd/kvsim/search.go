@@ -309,17 +309,22 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 
 // meetSLOs returns how many of the runs sums summarise meet every SLO,
 // how many meet each SLO, and the mean over them of each of metrics (never
-// counting as +Inf).
+// counting as +Inf), the SLOs' metrics, each read once a run.
 func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summary) (int, []int, []float64, error) {
-	passing, held := 0, make([]int, len(slos))
+	passing, held, means := 0, make([]int, len(slos)), make([]float64, len(metrics))
+	vals := make([]sim.Value, len(metrics))
 	for _, sum := range sums {
-		meets := true
-		for i, e := range slos {
-			v, err := sim.Metric(sum, e.Metric)
+		for j, m := range metrics {
+			v, err := sim.Metric(sum, m)
 			if err != nil {
 				return 0, nil, nil, err
 			}
-			if v.Meets(e) {
+			vals[j] = v
+			means[j] += v.Float64()
+		}
+		meets := true
+		for i, e := range slos {
+			if vals[slices.Index(metrics, e.Metric)].Meets(e) {
 				held[i]++
 			} else {
 				meets = false
@@ -329,16 +334,8 @@ func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summar
 			passing++
 		}
 	}
-	means := make([]float64, len(metrics))
-	for i, m := range metrics {
-		for _, sum := range sums {
-			v, err := sim.Metric(sum, m)
-			if err != nil {
-				return 0, nil, nil, err
-			}
-			means[i] += v.Float64()
-		}
-		means[i] /= float64(len(sums))
+	for j := range means {
+		means[j] /= float64(len(sums))
 	}
 	return passing, held, means, nil
 }
