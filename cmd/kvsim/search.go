@@ -110,6 +110,7 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 	if err != nil {
 		return err
 	}
+	f = s.f // -o cleaned, as sweep cleans it: "link/" is the symlink link, not the folder it names
 	ends := []int64{s.a, s.b}
 	if s.a == s.b {
 		ends = ends[:1]
