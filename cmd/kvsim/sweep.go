@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -617,11 +616,12 @@ func runPoint(ctx context.Context, r *sweepRun) (_ *sim.Summary, err error) {
 // table), or as JSON objects named by sweep.parquet's columns.
 func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON bool) error {
 	keys, _ := spec.dims()
+	events := report.SweepEvents(rows)
 	if !asJSON && spec.Replicates > 1 {
-		return printPoints(w, spec, rows)
+		return printPoints(w, spec, rows, events)
 	}
 	if asJSON {
-		cols := report.SweepColumns(keys, report.SweepEvents(rows))
+		cols := report.SweepColumns(keys, events)
 		out := make([]json.RawMessage, len(rows))
 		for i := range rows {
 			out[i] = report.RowJSON(cols, &rows[i])
@@ -629,7 +629,6 @@ func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON boo
 		return printJSON(w, out)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	events := report.SweepEvents(rows)
 	var evHead strings.Builder
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after\tevent %d TTFT p50/p99 before → after\t", k, k)
@@ -646,7 +645,7 @@ func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON boo
 			e := &r.Events[k]
 			gone := "—"
 			if e.RemovedAfterNs >= 0 {
-				gone = time.Duration(e.RemovedAfterNs).Round(time.Millisecond).String()
+				gone = roundMs(e.RemovedAfterNs).String()
 			}
 			fmt.Fprintf(&ev, "%s\t%.1f/%.1f → %.1f/%.1f\t", gone, e.Before.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP50Ms, e.After.TTFTP99Ms)
 		}
