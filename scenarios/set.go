@@ -102,21 +102,17 @@ func suggest(k string, known map[string]int) string {
 		names = append(names, name)
 	}
 	slices.Sort(names) // map order must not pick among equal distances
-	if best := closest(k, names); best != "" {
+	if best := Closest(k, names); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return fmt.Sprintf(" (known keys: %s)", strings.Join(names, ", "))
 }
 
-// Closest returns the first of names nearest to k when it is close enough
-// to be a likely typo, as the scenario's errors suggest keys, otherwise
-// "": for the names other packages check (sim's metrics).
-func Closest(k string, names []string) string { return closest(k, names) }
-
-// closest returns the first of names nearest to k, when it is close enough
+// Closest returns the first of names nearest to k, when it is close enough
 // to be a likely typo (edit distance at most 2, or k differs only in case);
-// otherwise "".
-func closest(k string, names []string) string {
+// otherwise "". The scenario's errors suggest keys and values with it, and
+// other packages the names they check (sim's metrics).
+func Closest(k string, names []string) string {
 	best, bestD := "", 3
 	for _, name := range names {
 		if strings.EqualFold(k, name) {

@@ -90,7 +90,7 @@ func oneOf[T ~string](c *check, key string, v T, allowed ...T) {
 		names[i] = string(a)
 	}
 	hint := ""
-	if best := closest(string(v), names); best != "" {
+	if best := Closest(string(v), names); best != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	c.fail(key, "%q is not one of %s%s", v, strings.Join(names, ", "), hint)

@@ -40,7 +40,7 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 		printKind(tw, "  kv.prefetch", ordersText(c.Prefetch.Issued, c.Prefetch.NothingToFetch, c.Prefetch.Dropped, k.Prefetch.Events), &k.Prefetch)
 	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
-		time.Duration(s.MakespanNs).Round(time.Millisecond), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)
+		roundMs(s.MakespanNs), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "latency (ms)\tp50\tp90\tp95\tp99\tmax\n")
 	for _, row := range []struct {
@@ -60,7 +60,7 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 		}
 	}
 	for _, e := range s.EventRows {
-		printEvent(tw, s, &e)
+		printEvent(tw, s.PullsByKind, &c, &e)
 	}
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "digest\t%s\n", s.Digest)
@@ -95,9 +95,9 @@ func ordersText(issued, nothing, dropped int64, events []int32) string {
 }
 
 // printEvent writes an events.parquet row as a block of the summary table:
-// what the event acted on, what followed, what its orders did, and TTFT
-// before and after it.
-func printEvent(tw io.Writer, s *sim.Summary, e *report.EventRow) {
+// what the event acted on, what followed, what its orders did (from the
+// run's pulls by kind and counters), and TTFT before and after it.
+func printEvent(tw io.Writer, k *sim.PullsByKind, c *sim.Counters, e *report.EventRow) {
 	fmt.Fprintf(tw, "\t\n")
 	at := time.Duration(e.AtNs)
 	if !e.Fired {
@@ -109,27 +109,25 @@ func printEvent(tw io.Writer, s *sim.Summary, e *report.EventRow) {
 	if e.Kind != "add" {
 		gone := "not all removed by the end"
 		if e.RemovedAfterNs >= 0 {
-			gone = fmt.Sprintf("removed after %v", time.Duration(e.RemovedAfterNs).Round(time.Millisecond))
+			gone = fmt.Sprintf("removed after %v", roundMs(e.RemovedAfterNs))
 		}
 		fmt.Fprintf(tw, "\t%s (%d by timeout); %d pulls refused as draining; %d requests rerouted, %d failed\n",
 			gone, e.RemovedByTimeout, e.PullsRejectedDraining, e.RequestsRerouted, e.RequestsFailed)
 	}
-	printOrders(tw, s, e)
+	printOrders(tw, k, c, e)
 	fmt.Fprintf(tw, "\tTTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)\n",
 		e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
-		e.Before.Requests, time.Duration(e.WindowBeforeNs).Round(time.Millisecond), e.After.Requests, time.Duration(e.WindowAfterNs).Round(time.Millisecond))
+		e.Before.Requests, roundMs(e.WindowBeforeNs), e.After.Requests, roundMs(e.WindowAfterNs))
 }
 
 // printOrders writes what an event's orders did, when it has any: the
 // blocks planned and landed, by how many orders (when no other event
 // issued orders of their kind, whose counters they are), when the last
 // ended, and for a drain the G2 blocks left and how long removal waited.
-func printOrders(tw io.Writer, s *sim.Summary, e *report.EventRow) {
-	k := s.PullsByKind
+func printOrders(tw io.Writer, k *sim.PullsByKind, c *sim.Counters, e *report.EventRow) {
 	if k == nil {
 		return
 	}
-	c := sim.CountersOf(s.Counters)
 	one, many := "move", "moves"
 	pulls, n := &k.Move, &c.Move
 	if !slices.Contains(k.Move.Events, e.Event) {

@@ -115,12 +115,11 @@ func TestReplayOrders(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, d, a := sim.CountersOf(s.Counters), s.EventRows[0], s.EventRows[1]
-	round := func(ns int64) time.Duration { return time.Duration(ns).Round(time.Millisecond) }
 	for _, want := range []string{
 		fmt.Sprintf("evacuated %d of %d planned blocks by %d moves in %v; left %d G2 blocks; removal waited %v for it\n",
-			d.BlocksLanded, d.BlocksPlanned, c.Move.Issued, round(d.OrdersDoneAfterNs), d.G2BlocksLeft, round(d.RemovalDelayNs)),
+			d.BlocksLanded, d.BlocksPlanned, c.Move.Issued, roundMs(d.OrdersDoneAfterNs), d.G2BlocksLeft, roundMs(d.RemovalDelayNs)),
 		fmt.Sprintf("prewarmed %d of %d planned blocks by %d prefetches (%d success, 1 superseded), done %v after\n",
-			a.BlocksLanded, a.BlocksPlanned, c.Prefetch.Issued, c.Prefetch.Success, round(a.OrdersDoneAfterNs)),
+			a.BlocksLanded, a.BlocksPlanned, c.Prefetch.Issued, c.Prefetch.Success, roundMs(a.OrdersDoneAfterNs)),
 		fmt.Sprintf("%d orders of event 0, %d staged: ", c.Move.Issued, s.PullsByKind.Move.Staged),
 		fmt.Sprintf("%d staged: %d success, %d partial", s.PullsByKind.Request.Staged, s.PullsByKind.Request.Success, s.PullsByKind.Request.Partial),
 	} {

@@ -62,13 +62,13 @@ func writeSweep(spec *sweepSpec, rows []report.SweepRow, write func(name string,
 // printPoints prints the grid points' table: for each point its values,
 // its runs, the mean ± the 95 % interval's half-width of requests
 // completed, TTFT p50 and p99 and E2E p99, the mean hit ratios and pull
-// outcomes, and how many distinct digests its replicates have.
-func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow) error {
-	metrics := report.PointMetrics(report.SweepEvents(rows))
+// outcomes, each of the rows' events (SweepEvents) its time to removal and
+// TTFT after, and how many distinct digests its replicates have.
+func printPoints(w io.Writer, spec *sweepSpec, rows []report.SweepRow, events int) error {
+	metrics := report.PointMetrics(events)
 	col := func(name string) int {
 		return slices.IndexFunc(metrics, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
 	}
-	events := report.SweepEvents(rows)
 	var evHead strings.Builder
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p50 after\tevent %d TTFT p99 after\t", k, k, k)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,17 +19,12 @@ import (
 
 // searchFlags are kvsim search's flags.
 type searchFlags struct {
+	gridFlags
 	key        string
 	span       string // --range A:B
 	slos       []string
 	replicates int
 	quorum     int // 0: every replicate
-	sets       []string
-	jobs       int
-	out        string
-	resume     bool
-	force      bool
-	quiet      bool
 }
 
 func newSearch(cmdline []string) *cobra.Command {
@@ -59,12 +53,7 @@ func newSearch(cmdline []string) *cobra.Command {
 	fl.StringArrayVar(&f.slos, "slo", nil, "a condition every passing run meets: --slo 'ttft_p99_ms < 2000' (repeatable; at least one)")
 	fl.IntVar(&f.replicates, "replicates", 1, "runs of each value, seeds from the scenario's seed up")
 	fl.IntVar(&f.quorum, "quorum", 0, "the replicates of a value that must meet every SLO for it to pass (default all)")
-	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key in every run (repeatable)")
-	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs at a time")
-	fl.StringVarP(&f.out, "out", "o", "", "output directory (required)")
-	fl.BoolVar(&f.force, "force", false, "remove an existing search directory kvsim wrote before starting")
-	fl.BoolVar(&f.resume, "resume", false, "reuse the runs DIR holds of the same grid (scenario, --set, --key, --range, --replicates)")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	f.add(cmd, "search", "reuse the runs DIR holds of the same grid (scenario, --set, --key, --range, --replicates)")
 	return cmd
 }
 
@@ -121,6 +110,7 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 	if err != nil {
 		return err
 	}
+	f = s.f // -o cleaned, as sweep cleans it: "link/" is the symlink link, not the folder it names
 	ends := []int64{s.a, s.b}
 	if s.a == s.b {
 		ends = ends[:1]
@@ -130,11 +120,7 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 		return err
 	}
 	s.spec.Manifest = commandManifest(cmdline, scenario, f.sets)
-	if f.resume {
-		if err := checkResumable(f.out, s.spec); err != nil {
-			return err
-		}
-	} else if err := startSweepDir(f.out, f.force, s.spec); err != nil {
+	if err := f.start(s.spec); err != nil {
 		return err
 	}
 	if err := s.probe(ends, first); err != nil {
@@ -184,12 +170,11 @@ func newSearcher(cmd *cobra.Command, cmdline []string, scenario string, f search
 		return nil, usageError{fmt.Errorf("--replicates %d: want at least 1", f.replicates)}
 	case f.quorum < 1 || f.quorum > f.replicates:
 		return nil, usageError{fmt.Errorf("--quorum %d: want 1 to --replicates (%d)", f.quorum, f.replicates)}
-	case f.key == "seed" && f.replicates > 1:
+	case f.key == seedKey && f.replicates > 1:
 		return nil, usageError{fmt.Errorf("--key seed: the replicates are seeds already; search seed with --replicates 1")}
-	case f.jobs < 1:
-		return nil, usageError{fmt.Errorf("-j %d: want at least 1", f.jobs)}
-	case f.resume && f.force:
-		return nil, usageError{fmt.Errorf("--resume keeps the finished runs and --force removes them: give one")}
+	}
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	f.out = filepath.Clean(f.out)
 	a, b, err := parseRange(f.span)
@@ -268,7 +253,7 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 	if err != nil {
 		return err
 	}
-	if err := runAll(s.cmd, todo, sweepFlags{sets: s.f.sets, jobs: s.f.jobs, out: s.f.out, quiet: s.f.quiet}); err != nil {
+	if err := runAll(s.cmd, todo, s.f.gridFlags); err != nil {
 		return err
 	}
 	n := s.f.replicates
@@ -309,17 +294,22 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 
 // meetSLOs returns how many of the runs sums summarise meet every SLO,
 // how many meet each SLO, and the mean over them of each of metrics (never
-// counting as +Inf).
+// counting as +Inf), the SLOs' metrics, each read once a run.
 func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summary) (int, []int, []float64, error) {
-	passing, held := 0, make([]int, len(slos))
+	passing, held, means := 0, make([]int, len(slos)), make([]float64, len(metrics))
+	vals := make([]sim.Value, len(metrics))
 	for _, sum := range sums {
-		meets := true
-		for i, e := range slos {
-			v, err := sim.Metric(sum, e.Metric)
+		for j, m := range metrics {
+			v, err := sim.Metric(sum, m)
 			if err != nil {
 				return 0, nil, nil, err
 			}
-			if v.Meets(e) {
+			vals[j] = v
+			means[j] += v.Float64()
+		}
+		meets := true
+		for i, e := range slos {
+			if vals[slices.Index(metrics, e.Metric)].Meets(e) {
 				held[i]++
 			} else {
 				meets = false
@@ -329,16 +319,8 @@ func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summar
 			passing++
 		}
 	}
-	means := make([]float64, len(metrics))
-	for i, m := range metrics {
-		for _, sum := range sums {
-			v, err := sim.Metric(sum, m)
-			if err != nil {
-				return 0, nil, nil, err
-			}
-			means[i] += v.Float64()
-		}
-		means[i] /= float64(len(sums))
+	for j := range means {
+		means[j] /= float64(len(sums))
 	}
 	return passing, held, means, nil
 }

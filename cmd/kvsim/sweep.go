@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -141,17 +140,56 @@ func parseShard(s string) (int, int, error) {
 }
 
 type sweepFlags struct {
-	vary   []string
+	gridFlags
+	vary  []string
+	shard string
+	json  bool
+	// replicates is --replicates: the runs of each grid point.
+	replicates int
+}
+
+// gridFlags are the flags sweep and search share: the --set every run
+// gets, the runs at a time, the directory they go to and how an existing
+// one is treated, and the progress bar.
+type gridFlags struct {
 	sets   []string
 	jobs   int
 	out    string
-	shard  string
 	force  bool
 	resume bool
 	quiet  bool
-	json   bool
-	// replicates is --replicates: the runs of each grid point.
-	replicates int
+}
+
+// add declares the flags on cmd: what names the directory --force
+// removes, resume is --resume's help.
+func (f *gridFlags) add(cmd *cobra.Command, what, resume string) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key in every run (repeatable)")
+	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs at a time")
+	fl.StringVarP(&f.out, "out", "o", "", "output directory (required)")
+	fl.BoolVar(&f.force, "force", false, "remove an existing "+what+" directory kvsim wrote before starting")
+	fl.BoolVar(&f.resume, "resume", false, resume)
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+}
+
+// check refuses -j below 1, and --resume with --force.
+func (f *gridFlags) check() error {
+	switch {
+	case f.jobs < 1:
+		return usageError{fmt.Errorf("-j %d: want at least 1", f.jobs)}
+	case f.resume && f.force:
+		return usageError{fmt.Errorf("--resume keeps the finished runs and --force removes them: give one")}
+	}
+	return nil
+}
+
+// start starts the directory -o for spec's grid (startSweepDir), or with
+// --resume checks that it holds that grid (checkResumable).
+func (f *gridFlags) start(spec *sweepSpec) error {
+	if f.resume {
+		return checkResumable(f.out, spec)
+	}
+	return startSweepDir(f.out, f.force, spec)
 }
 
 func newSweep(cmdline []string) *cobra.Command {
@@ -175,14 +213,9 @@ func newSweep(cmdline []string) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.vary, "vary", nil, "a key and its values: --vary router.policy=kv_aware,least_loaded (repeatable)")
-	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario key in every run (repeatable)")
 	fl.IntVar(&f.replicates, "replicates", 1, "runs of each grid point, at the scenario's seed +0, +1, ...")
-	fl.IntVarP(&f.jobs, "jobs", "j", runtime.NumCPU(), "runs at a time")
-	fl.StringVarP(&f.out, "out", "o", "", "output directory (required)")
 	fl.StringVar(&f.shard, "shard", "", "run only part I of N: I/N")
-	fl.BoolVar(&f.force, "force", false, "remove an existing sweep directory kvsim wrote before starting")
-	fl.BoolVar(&f.resume, "resume", false, "finish the sweep in DIR: run only the runs it does not hold yet")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	f.add(cmd, "sweep", "finish the sweep in DIR: run only the runs it does not hold yet")
 	fl.BoolVar(&f.json, "json", false, "print the sweep's rows as JSON on stdout instead of the table")
 	cmd.AddCommand(newSweepMerge(cmdline))
 	return cmd
@@ -212,13 +245,11 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if err := checkReplicates(keys, f.replicates); err != nil {
 		return err
 	}
-	switch {
-	case len(keys) == 0 && f.replicates == 1:
+	if len(keys) == 0 && f.replicates == 1 {
 		return usageError{fmt.Errorf("sweep needs at least one --vary, or --replicates above 1")}
-	case f.jobs < 1:
-		return usageError{fmt.Errorf("-j %d: want at least 1", f.jobs)}
-	case f.resume && f.force:
-		return usageError{fmt.Errorf("--resume keeps the finished runs and --force removes them: give one")}
+	}
+	if err := f.check(); err != nil {
+		return err
 	}
 	spec := &sweepSpec{Scenario: scenario, Sets: f.sets, Keys: keys, Values: values, Replicates: f.replicates, Shard: f.shard}
 	if f.replicates > 1 {
@@ -248,18 +279,14 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	}
 	warn(cmd.ErrOrStderr(), prep.warnings)
 	spec.Manifest = commandManifest(cmdline, scenario, f.sets)
-	if f.resume {
-		if err := checkResumable(f.out, spec); err != nil {
-			return err
-		}
-	} else if err := startSweepDir(f.out, f.force, spec); err != nil {
+	if err := f.start(spec); err != nil {
 		return err
 	}
 	todo, err := toRun(cmd.ErrOrStderr(), runs, f.resume)
 	if err != nil {
 		return err
 	}
-	if err := runAll(cmd, todo, f); err != nil {
+	if err := runAll(cmd, todo, f.gridFlags); err != nil {
 		return err
 	}
 	rows := gather(cmd.ErrOrStderr(), spec, runs)
@@ -500,7 +527,7 @@ var testHookRunDone func()
 
 // runAll runs the runs, -j at a time, each into its directory. The first
 // failure or an interrupt stops the sweep; the runs finished by then stay.
-func runAll(cmd *cobra.Command, todo []*sweepRun, f sweepFlags) error {
+func runAll(cmd *cobra.Command, todo []*sweepRun, f gridFlags) error {
 	var bar *progressbar.ProgressBar
 	if stderr := cmd.ErrOrStderr(); showProgress(stderr, f.quiet) && len(todo) > 0 {
 		bar = newBar(stderr, int64(len(todo)), "runs")
@@ -589,11 +616,12 @@ func runPoint(ctx context.Context, r *sweepRun) (_ *sim.Summary, err error) {
 // table), or as JSON objects named by sweep.parquet's columns.
 func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON bool) error {
 	keys, _ := spec.dims()
+	events := report.SweepEvents(rows)
 	if !asJSON && spec.Replicates > 1 {
-		return printPoints(w, spec, rows)
+		return printPoints(w, spec, rows, events)
 	}
 	if asJSON {
-		cols := report.SweepColumns(keys, report.SweepEvents(rows))
+		cols := report.SweepColumns(keys, events)
 		out := make([]json.RawMessage, len(rows))
 		for i := range rows {
 			out[i] = report.RowJSON(cols, &rows[i])
@@ -601,7 +629,6 @@ func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON boo
 		return printJSON(w, out)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	events := report.SweepEvents(rows)
 	var evHead strings.Builder
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after\tevent %d TTFT p50/p99 before → after\t", k, k)
@@ -618,7 +645,7 @@ func printSweep(w io.Writer, spec *sweepSpec, rows []report.SweepRow, asJSON boo
 			e := &r.Events[k]
 			gone := "—"
 			if e.RemovedAfterNs >= 0 {
-				gone = time.Duration(e.RemovedAfterNs).Round(time.Millisecond).String()
+				gone = roundMs(e.RemovedAfterNs).String()
 			}
 			fmt.Fprintf(&ev, "%s\t%.1f/%.1f → %.1f/%.1f\t", gone, e.Before.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP50Ms, e.After.TTFTP99Ms)
 		}
