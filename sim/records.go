@@ -9,37 +9,65 @@ import (
 
 // reorder releases rows in id order: requests and pulls end out of order,
 // the report and the digest read them in order. It holds only rows that
-// end before an earlier one.
+// end before an earlier one, in a ring indexed by id: slot (head+id-next)
+// mod len(ring) holds id, for ids from next to next+len(ring)-1. Ids are
+// dense (every id from 0 ends exactly once), so the ring spans the ids
+// still open, and a row costs no allocation once it has grown to them.
 type reorder[R any] struct {
 	next int64
-	held map[int64]R
+	head int
+	ring []held[R]
+	n    int // rows held
+}
+
+type held[R any] struct {
+	row R
+	ok  bool
 }
 
 // put holds row until every earlier id is out, then writes the run of rows
 // it completes.
 func (r *reorder[R]) put(id int64, row R, sink func(*R) error) error {
 	if id != r.next {
-		if r.held == nil {
-			r.held = map[int64]R{}
+		d := int(id - r.next)
+		if d >= len(r.ring) {
+			r.grow(d + 1)
 		}
-		r.held[id] = row
+		r.ring[(r.head+d)%len(r.ring)] = held[R]{row: row, ok: true}
+		r.n++
 		return nil
 	}
-	for {
-		if err := sink(&row); err != nil {
+	if err := sink(&row); err != nil {
+		return err
+	}
+	r.next++
+	if len(r.ring) == 0 {
+		return nil
+	}
+	r.head = (r.head + 1) % len(r.ring) // the slot of id, never held
+	for h := &r.ring[r.head]; h.ok; h = &r.ring[r.head] {
+		if err := sink(&h.row); err != nil {
 			return err
 		}
+		*h = held[R]{}
+		r.n--
 		r.next++
-		next, ok := r.held[r.next]
-		if !ok {
-			return nil
-		}
-		delete(r.held, r.next)
-		row = next
+		r.head = (r.head + 1) % len(r.ring)
 	}
+	return nil
 }
 
-func (r *reorder[R]) pending() int { return len(r.held) }
+// grow makes the ring hold at least n ids from next on, keeping each held
+// row at its id.
+func (r *reorder[R]) grow(n int) {
+	ring := make([]held[R], max(n, 2*len(r.ring), 64))
+	for i := range r.ring {
+		ring[i] = r.ring[(r.head+i)%len(r.ring)]
+	}
+	r.ring, r.head = ring, 0
+}
+
+func (r *reorder[R]) pending() int { return r.n }
 
 type sampler Cluster
 
