@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -54,22 +55,75 @@ func ReadBuild(version string) Build {
 	return b
 }
 
-// exeSHA256 is the running executable's SHA-256, computed once.
+// exeSHA256 is the running executable's SHA-256, computed once a process
+// and kept across processes in the user's cache directory (exeCacheDir).
 var exeSHA256 = sync.OnceValue(func() string {
 	path, err := os.Executable()
 	if err != nil {
 		return ""
 	}
-	id, err := IdentifyFile(path)
+	id, err := cachedIdentity(exeCacheDir(), path)
 	if err != nil {
 		return ""
 	}
 	return id.SHA256
 })
 
+// exeCacheDir is where executables' hashes are kept: $KVSIM_CACHE, or
+// kvsim/ in the user's cache directory; "" (no cache) when KVSIM_CACHE is
+// "off" or there is no cache directory.
+func exeCacheDir() string {
+	if d := os.Getenv("KVSIM_CACHE"); d != "" {
+		if d == "off" {
+			return ""
+		}
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "kvsim")
+}
+
+// cachedIdentity is IdentifyFile(path), kept in dir under a name taken
+// from the file's path, size and modification time, so that the same file
+// is hashed once, not once a run (a kvsim binary is tens of MB: about 60
+// ms of a core). A file rewritten in place changes its modification time
+// and so misses; this is the rule the go command's test cache uses for
+// the files a test reads. dir "" hashes every time; a cache that cannot
+// be read or written is skipped, never an error.
+func cachedIdentity(dir, path string) (*FileID, error) {
+	fi, err := os.Stat(path)
+	if err != nil || dir == "" || !fi.Mode().IsRegular() {
+		return IdentifyFile(path)
+	}
+	key := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano()))
+	entry := filepath.Join(dir, "sha256-"+hex.EncodeToString(key[:16]))
+	if b, err := os.ReadFile(entry); err == nil && len(b) == 2*sha256.Size {
+		if _, err := hex.DecodeString(string(b)); err == nil {
+			return &FileID{Path: path, Bytes: fi.Size(), SHA256: string(b)}, nil
+		}
+	}
+	id, err := IdentifyFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if id.Bytes == fi.Size() && os.MkdirAll(dir, 0o755) == nil { // written while hashed: do not keep
+		if f, err := os.CreateTemp(dir, "tmp-"); err == nil {
+			_, werr := f.WriteString(id.SHA256)
+			if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), entry) != nil {
+				os.Remove(f.Name())
+			}
+		}
+	}
+	return id, nil
+}
+
 // HashExecutable starts computing the running executable's SHA-256 in the
 // background, for WithExecutable to take later: a kvsim binary is tens of
-// MB (about 60 ms to hash), which a command can overlap with its run.
+// MB (about 60 ms to hash, when the cache does not have it), which a
+// command can overlap with its run.
 func HashExecutable() { go exeSHA256() }
 
 // WithExecutable returns b with the running executable's SHA-256.
