@@ -2,11 +2,12 @@
 // more kvsim binaries, interleaved so machine noise spreads evenly, and
 // prints a markdown table: wall time (median), simulated requests per
 // second, peak RSS, events and digest of every case and binary, and the
-// wall-time ratio of each binary to the first. benchmarks/run.sh builds the
-// binaries and calls it; see
-// docs/performance.md.
+// wall-time ratio of each earlier binary to the last (the one measured);
+// then, for the scaling series, each binary's cost per request and its
+// spread from 32 to 2048 workers. benchmarks/run.sh builds the binaries and
+// calls it; see docs/performance.md.
 //
-//	go run ./benchmarks/perf -runs 3 -bin before=/tmp/kvsim-old -bin after=/tmp/kvsim
+//	go run ./benchmarks/perf -runs 3 -bin ref=/tmp/kvsim-ref -bin before=/tmp/kvsim-old -bin after=/tmp/kvsim
 package main
 
 import (
@@ -78,7 +79,7 @@ type result struct {
 
 func main() {
 	var bins binFlag
-	flag.Var(&bins, "bin", "NAME=PATH of a kvsim binary (repeatable; the first is the baseline of the ratios)")
+	flag.Var(&bins, "bin", "NAME=PATH of a kvsim binary (repeatable; the last is the one the others are compared with)")
 	runs := flag.Int("runs", 3, "runs of every case and binary")
 	only := flag.String("cases", "", "comma-separated case names to run (default all)")
 	flag.Parse()
@@ -99,6 +100,7 @@ func main() {
 	}
 	fmt.Printf("| case | workers | requests | events | %s | digests |\n", columns(bins))
 	fmt.Printf("|---|---|---|---|%s---|\n", strings.Repeat("---|", 4*len(bins)-1))
+	scaling := make([][]scalingPoint, len(bins))
 	for _, c := range selected {
 		res := make([][]result, len(bins))
 		for r := range *runs {
@@ -112,16 +114,59 @@ func main() {
 			}
 		}
 		fmt.Println(row(c, bins, res))
+		if strings.HasPrefix(c.name, "scaling-") {
+			for i := range bins {
+				m := median(res[i])
+				scaling[i] = append(scaling[i], scalingPoint{c.workers, m.Seconds() * 1e6 / float64(res[i][0].requests)})
+			}
+		}
 	}
+	if len(scaling[0]) > 0 {
+		fmt.Println()
+		fmt.Println("Cost per request in the scaling series (median wall µs a request), and the most expensive of 32 to 2048 workers over the cheapest:")
+		fmt.Println()
+		for i, b := range bins {
+			fmt.Printf("- %s: %s\n", b.name, spread(scaling[i]))
+		}
+	}
+}
+
+// scalingPoint is a scaling case's cost per request.
+type scalingPoint struct {
+	workers int
+	usPer   float64
+}
+
+// spread lists the points and the ratio of the dearest to the cheapest
+// among those from 32 to 2048 workers (8 workers is a run too short for its
+// fixed costs to vanish, listed but not counted).
+func spread(ps []scalingPoint) string {
+	var cells []string
+	lo, hi := 0.0, 0.0
+	for _, p := range ps {
+		cells = append(cells, fmt.Sprintf("%d: %.1f", p.workers, p.usPer))
+		if p.workers >= 32 && p.workers <= 2048 {
+			if lo == 0 || p.usPer < lo {
+				lo = p.usPer
+			}
+			hi = max(hi, p.usPer)
+		}
+	}
+	s := strings.Join(cells, ", ")
+	if lo > 0 {
+		s += fmt.Sprintf("; 32-2048: %.2fx", hi/lo)
+	}
+	return s
 }
 
 func columns(bins binFlag) string {
 	var cols []string
-	for i, b := range bins {
+	last := bins[len(bins)-1].name
+	for _, b := range bins {
 		cols = append(cols, b.name+" wall s", b.name+" requests/s", b.name+" peak RSS MB")
-		if i > 0 {
-			cols = append(cols, bins[0].name+"/"+b.name)
-		}
+	}
+	for _, b := range bins[:len(bins)-1] {
+		cols = append(cols, b.name+"/"+last)
 	}
 	return strings.Join(cols, " | ")
 }
@@ -146,7 +191,6 @@ func row(c runCase, bins binFlag, res [][]result) string {
 		digests = append(digests, d)
 	}
 	cells := []string{c.name, fmt.Sprint(c.workers), fmt.Sprint(first.requests), strings.Join(events, " / ")}
-	base := median(res[0])
 	for i := range bins {
 		m := median(res[i])
 		var rss int64
@@ -155,9 +199,10 @@ func row(c runCase, bins binFlag, res [][]result) string {
 		}
 		cells = append(cells, fmt.Sprintf("%.2f", m.Seconds()),
 			fmt.Sprintf("%.0f", float64(first.requests)/m.Seconds()), fmt.Sprint(rss/1024))
-		if i > 0 {
-			cells = append(cells, fmt.Sprintf("%.2fx", base.Seconds()/m.Seconds()))
-		}
+	}
+	head := median(res[len(bins)-1])
+	for i := range bins[:len(bins)-1] {
+		cells = append(cells, fmt.Sprintf("%.2fx", median(res[i]).Seconds()/head.Seconds()))
 	}
 	cells = append(cells, strings.Join(digests, " / "))
 	return "| " + strings.Join(cells, " | ") + " |"
