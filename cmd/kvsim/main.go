@@ -35,17 +35,9 @@ const (
 	exitInterrupted = 130 // Ctrl-C or SIGTERM: 128 + SIGINT, the shell's convention
 )
 
-// gcPercent is kvsim's GOGC unless the environment sets one. A run's heap
-// is mostly pointer-free block tables that live as long as the run; the
-// collector marks them without scanning them, so collecting when the heap
-// has grown 20% instead of Go's default 100% costs little time and saves
-// most of the headroom (a million-request run: 1.4 GB peak RSS instead of
-// 2.3 GB, same wall time; docs/performance.md).
-const gcPercent = 20
-
 func main() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
+		tuneGC()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
