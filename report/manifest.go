@@ -170,17 +170,42 @@ type FileID struct {
 
 // IdentifyFile reads path and returns its size and SHA-256.
 func IdentifyFile(path string) (*FileID, error) {
+	id, err := StartIdentifyFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return id()
+}
+
+// identifyHead is how much of a file StartIdentifyFile reads before it
+// returns: io.Copy's buffer, one read.
+const identifyHead = 32 << 10
+
+// StartIdentifyFile opens path and reads its first 32 KiB, returning
+// the error of either (a missing file, a directory) at once, and hashes the
+// rest on a goroutine of its own: the function returned waits for it and
+// returns what IdentifyFile would, every time it is called.
+func StartIdentifyFile(path string) (func() (*FileID, error), error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
+	head, err := io.CopyN(h, f, identifyHead)
+	if err != nil && err != io.EOF {
+		f.Close()
 		return nil, err
 	}
-	return &FileID{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	id := sync.OnceValues(func() (*FileID, error) {
+		defer f.Close()
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return nil, err
+		}
+		return &FileID{Path: path, Bytes: head + n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	})
+	go id()
+	return id, nil
 }
 
 // SameRun reports whether two manifests describe the same run: the same

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,5 +49,42 @@ func TestCachedIdentity(t *testing.T) {
 	}
 	if _, err := cachedIdentity(cache, filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("a missing file gave no error")
+	}
+}
+
+func TestStartIdentifyFile(t *testing.T) {
+	// Files of 0 bytes, of less than the 32 KiB read at once, of exactly
+	// that, and of more (100,000 bytes: the rest hashed on the goroutine):
+	// each identity is the file's size and the SHA-256 of its bytes, and
+	// asking again gives the same.
+	dir := t.TempDir()
+	for _, n := range []int{0, 10, identifyHead, 100_000} {
+		b := []byte(strings.Repeat("kvsim", n/5+1)[:n])
+		path := filepath.Join(dir, "f")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		want := FileID{Path: path, Bytes: int64(n), SHA256: hex.EncodeToString(sum[:])}
+		id, err := StartIdentifyFile(path)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+		for range 2 {
+			if got, err := id(); err != nil || *got != want {
+				t.Errorf("%d bytes: %+v, %v; want %+v", n, got, err, want)
+			}
+		}
+		if got, err := IdentifyFile(path); err != nil || *got != want {
+			t.Errorf("IdentifyFile, %d bytes: %+v, %v; want %+v", n, got, err, want)
+		}
+	}
+	// A missing file and a directory fail at once, with the errors of
+	// opening and of reading.
+	if _, err := StartIdentifyFile(filepath.Join(dir, "none")); err == nil || !strings.HasPrefix(err.Error(), "open ") {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := StartIdentifyFile(dir); err == nil || !strings.HasPrefix(err.Error(), "read "+dir+": ") {
+		t.Errorf("directory: %v", err)
 	}
 }

@@ -184,7 +184,9 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 		return nil, err
 	}
 	defer closer.Close()
-	c.source = src
+	ahead := workload.Prefetch(src, readAheadBatch, readAheadBatches)
+	defer ahead.Close() // before the trace closes: the run may end before the source does
+	c.source = ahead
 	c.readNext()
 	if c.next == nil && c.err == nil {
 		return nil, errNoRequests(sc)
@@ -220,6 +222,15 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	res.Summary.Digest = c.digest.Sum(cs)
 	return res, nil
 }
+
+// The run reads its workload ahead on a goroutine of its own
+// (workload.Prefetch), readAheadBatch requests a handover, at most
+// readAheadBatches of them waiting: the event loop does only the model's
+// work, and the trace's reading and the chains' hashing overlap it.
+const (
+	readAheadBatch   = 256
+	readAheadBatches = 4
+)
 
 // build wires workers, router and KVCR for a plan.
 func build(p *Plan, opt Options) (*Cluster, error) {

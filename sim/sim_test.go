@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
@@ -323,4 +325,56 @@ func TestTraceErrorNamesFileAndLine(t *testing.T) {
 	if _, err = Run(context.Background(), sc, Options{}); err == nil || !strings.Contains(err.Error(), "workload.trace.path: cannot open trace") {
 		t.Errorf("got %v", err)
 	}
+}
+
+// TestRunEndingEarlyLeavesNoGoroutine: the workload's read-ahead goroutine
+// (workload.Prefetch) is gone when a run returns early, whether the
+// workload went on (a cancelled run of 100,000 synthetic requests, stopped
+// before its first event) or failed (a trace whose line 600, past the
+// first two read-ahead batches of 256, is bad: the error names that line,
+// as without read-ahead).
+func TestRunEndingEarlyLeavesNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	sc, err := scenarios.LoadDefault([]string{"workload.synthetic.requests=100000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, sc, Options{}); err != context.Canceled {
+		t.Errorf("cancelled run: %v, want %v", err, context.Canceled)
+	}
+	if n := settledGoroutines(before); n > before {
+		t.Errorf("cancelled run: %d goroutines after, %d before", n, before)
+	}
+
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "bad.jsonl")
+	var b strings.Builder
+	for i := range 599 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": 10, "output_length": 1, "hash_ids": [1]}`+"\n", i)
+	}
+	b.WriteString(`{"timestamp": 599, "input_length": 10, "output_length": 1, "hash_ids": []}` + "\n")
+	os.WriteFile(trace, []byte(b.String()), 0o644)
+	sc, err = scenarios.Parse(filepath.Join(dir, "s.yaml"), []byte("workload: {trace: {path: bad.jsonl}}\n"+fixed10x5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = Run(context.Background(), sc, Options{}); err == nil || err.Error() != trace+":600: hash_ids: empty" {
+		t.Errorf("bad line 600: %v", err)
+	}
+	if n := settledGoroutines(before); n > before {
+		t.Errorf("bad trace: %d goroutines after, %d before", n, before)
+	}
+}
+
+// settledGoroutines is the number of goroutines once it is at most want,
+// or after a second: a goroutine that returned may take a moment to leave
+// the count.
+func settledGoroutines(want int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(time.Millisecond)
+	}
+	return n
 }

@@ -78,6 +78,11 @@ func TestExitCodes(t *testing.T) {
 	os.WriteFile(bad, []byte("cluster:\n  wrokers: 2\n"), 0o644)
 	missingTrace := filepath.Join(dir, "trace.yaml")
 	os.WriteFile(missingTrace, []byte("workload: {trace: {path: nope.jsonl}}\n"), 0o644)
+	// A trace that is a directory opens, but its first read fails: refused
+	// as a missing one is, before the run (report.StartIdentifyFile).
+	dirTrace := filepath.Join(dir, "dir.yaml")
+	os.WriteFile(dirTrace, []byte("workload: {trace: {path: traces}}\n"), 0o644)
+	os.Mkdir(filepath.Join(dir, "traces"), 0o755)
 	for _, c := range []struct {
 		args   []string
 		code   int
@@ -87,6 +92,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"validate", bad}, exitBadInput, "cluster.wrokers"},
 		{[]string{"replay", filepath.Join(dir, "none.yaml")}, exitBadInput, "cannot read scenario"},
 		{[]string{"replay", missingTrace, "-o", filepath.Join(dir, "o2")}, exitBadInput, "workload.trace.path: cannot open trace"},
+		{[]string{"replay", dirTrace, "-o", filepath.Join(dir, "o6")}, exitBadInput,
+			"workload.trace.path: cannot open trace: read " + filepath.Join(dir, "traces") + ": "},
 		{[]string{"replay", "--set", "cluster.workers=-1", "-o", filepath.Join(dir, "o3")}, exitBadInput, "--set: cluster.workers: must be at least 1"},
 		{[]string{"replay", "--set", `expect=["no_such_counter > 0"]`, "-o", filepath.Join(dir, "o4")}, exitBadInput,
 			`--set: expect[0]: no metric is named "no_such_counter"`},
@@ -101,12 +108,12 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d, %q", c.args, code, stderr, c.code, c.stderr)
 		}
 	}
-	for _, o := range []string{"o1", "o2", "o3", "o4", "o5"} {
+	for _, o := range []string{"o1", "o2", "o3", "o4", "o5", "o6"} {
 		if _, err := os.Stat(filepath.Join(dir, o)); err == nil {
 			t.Errorf("bad input left output directory %s", o)
 		}
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
 		t.Errorf("files after bad runs: %v", entries)
 	}
 }

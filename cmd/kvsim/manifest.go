@@ -19,9 +19,10 @@ type runSummary struct {
 	Manifest *report.Manifest `json:"manifest"`
 }
 
-// traceIDs caches the identity of each trace file, so that a sweep hashes
-// its trace once, not once a run.
-var traceIDs sync.Map // path -> *report.FileID
+// traceIDs caches the identity of each trace file, hashed on a goroutine
+// of its own beside the runs (report.StartIdentifyFile), so that a sweep
+// hashes its trace once, not once a run.
+var traceIDs sync.Map // path -> func() (*report.FileID, error)
 
 // commandManifest is the manifest of a command over the scenario file path
 // ("" for the embedded default) with sets, naming no trace: a sweep's or a
@@ -33,32 +34,60 @@ func commandManifest(cmdline []string, path string, sets []string) *report.Manif
 }
 
 // buildlessManifest is commandManifest without the executable's hash, which
-// runTo adds once the run is over (replay hashes the executable while it
-// runs: report.HashExecutable).
+// completeManifest adds once the run is over (replay hashes the executable
+// while it runs: report.HashExecutable).
 func buildlessManifest(cmdline []string, path string, sets []string) *report.Manifest {
 	return &report.Manifest{Tool: report.Tool, Build: report.ReadBuild(version), Command: cmdline,
 		Scenario: path, Sets: append([]string{}, sets...)}
 }
 
 // newManifest returns the manifest of a run of sc, loaded from the scenario
-// file path ("" for the embedded default) with sets: the command's, and the
-// identity of the trace it replays. It leaves out the executable's hash
-// (runTo adds it).
+// file path ("" for the embedded default) with sets: the command's. It
+// opens the trace sc replays, an error naming the key, and starts hashing
+// it; completeManifest adds its identity and the executable's hash.
 func newManifest(cmdline []string, path string, sets []string, sc *scenarios.Scenario) (*report.Manifest, error) {
-	m := buildlessManifest(cmdline, path, sets)
 	if t := sc.Workload.Trace; t != nil {
-		if id, ok := traceIDs.Load(t.Path); ok {
-			m.Trace = id.(*report.FileID)
-			return m, nil
+		if _, err := traceID(t.Path); err != nil {
+			return nil, errTrace(sc, err)
 		}
-		id, err := report.IdentifyFile(t.Path)
-		if err != nil {
-			return nil, sc.ErrAt("workload.trace.path", "cannot open trace: %v", err)
-		}
-		traceIDs.Store(t.Path, id)
-		m.Trace = id
 	}
-	return m, nil
+	return buildlessManifest(cmdline, path, sets), nil
+}
+
+// completeManifest adds to m, sc's manifest from newManifest, the
+// executable's hash and the identity of the trace sc replays, waiting for
+// them.
+func completeManifest(m *report.Manifest, sc *scenarios.Scenario) error {
+	m.Build = m.Build.WithExecutable()
+	if t := sc.Workload.Trace; t != nil {
+		id, err := traceID(t.Path)
+		if err == nil {
+			m.Trace, err = id()
+		}
+		if err != nil {
+			return errTrace(sc, err)
+		}
+	}
+	return nil
+}
+
+// traceID is the identity of the trace at path, hashing or hashed: from
+// traceIDs, or started there.
+func traceID(path string) (func() (*report.FileID, error), error) {
+	if id, ok := traceIDs.Load(path); ok {
+		return id.(func() (*report.FileID, error)), nil
+	}
+	id, err := report.StartIdentifyFile(path)
+	if err != nil {
+		return nil, err
+	}
+	traceIDs.Store(path, id)
+	return id, nil
+}
+
+// errTrace is the error of a trace that cannot be read for its identity.
+func errTrace(sc *scenarios.Scenario, err error) error {
+	return sc.ErrAt("workload.trace.path", "cannot open trace: %v", err)
 }
 
 // writeScenario writes sc, resolved as validate prints it, to path.

@@ -153,7 +153,7 @@ var testHookRunning func(*scenarios.Scenario)
 
 // runTo runs plan, writing its tables through path, and writes scenario.yaml
 // and summary.json beside them, the summary with the wall time the run
-// took and the manifest m, to which it adds the executable's hash. It
+// took and the manifest m, which it completes (completeManifest). It
 // returns the summary.
 func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, opt sim.Options, m *report.Manifest) (*runSummary, error) {
 	start := time.Now()
@@ -179,7 +179,9 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 	if err := parquetio.WriteEvents(path(report.EventsFile), sim.EventColumns, res.Summary.EventRows); err != nil {
 		return nil, err
 	}
-	m.Build = m.Build.WithExecutable()
+	if err := completeManifest(m, plan.Scenario); err != nil {
+		return nil, err
+	}
 	sum := &runSummary{Summary: res.Summary, Manifest: m}
 	sum.WallTimeS = time.Since(start).Seconds()
 	return sum, report.WriteJSON(path(report.SummaryFile), sum)

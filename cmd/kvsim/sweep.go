@@ -386,7 +386,9 @@ func (pr *preparer) run(p point) (*sweepRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Build = m.Build.WithExecutable() // doneRow compares it
+	if err := completeManifest(m, sc); err != nil { // doneRow compares it
+		return nil, err
+	}
 	for _, w := range sc.Warnings() {
 		if !slices.Contains(pr.warnings, w) {
 			pr.warnings = append(pr.warnings, w)

@@ -1,0 +1,114 @@
+package workload
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// Prefetch returns src read ahead on a goroutine of its own, so that
+// parsing a trace or drawing a synthetic workload overlaps the consumer's
+// work. Requests are handed over in batches of batch requests, at most
+// ahead batches waiting: the channel costs one handover a batch, and the
+// memory held is bounded. The sequence is src's: the same requests in the
+// same order, then src's first error (io.EOF at the end) after the
+// requests before it, src not called again. A panic in src.Next is raised
+// again in Next, in order. src must not be used by anything else until
+// Close returns. batch and ahead must be at least 1.
+func Prefetch(src Source, batch, ahead int) *Prefetched {
+	p := &Prefetched{batches: make(chan prefetchBatch, ahead), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.read(src, batch)
+	return p
+}
+
+// Prefetched is a Source read ahead by Prefetch.
+type Prefetched struct {
+	batches chan prefetchBatch
+	stop    chan struct{} // closed by Close
+	done    chan struct{} // closed when the goroutine returns
+	once    sync.Once
+	cur     prefetchBatch // the batch being served
+	next    int           // its next request
+}
+
+// prefetchBatch is a run of requests and what followed them: src's error
+// or a panic of its Next, or neither when more requests follow.
+type prefetchBatch struct {
+	reqs  []*Request
+	err   error
+	panic *sourcePanic
+}
+
+// sourcePanic is a panic of the source's Next on the read-ahead goroutine,
+// with that goroutine's stack.
+type sourcePanic struct {
+	value any
+	stack []byte
+}
+
+func (p *sourcePanic) Error() string {
+	return fmt.Sprintf("%v (in workload.Prefetch's goroutine:\n%s)", p.value, p.stack)
+}
+
+// read fills batches from src until src fails or Close is called.
+func (p *Prefetched) read(src Source, n int) {
+	defer close(p.done)
+	for {
+		b := p.fill(src, n)
+		select {
+		case p.batches <- b:
+		case <-p.stop:
+			return
+		}
+		if b.err != nil || b.panic != nil {
+			return
+		}
+	}
+}
+
+// fill reads up to n requests from src into a new batch, stopping at its
+// first error or panic.
+func (p *Prefetched) fill(src Source, n int) (b prefetchBatch) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.panic = &sourcePanic{value: r, stack: debug.Stack()}
+		}
+	}()
+	b.reqs = make([]*Request, 0, n)
+	for len(b.reqs) < n {
+		r, err := src.Next()
+		if err != nil {
+			b.err = err
+			return b
+		}
+		b.reqs = append(b.reqs, r)
+	}
+	return b
+}
+
+// Next implements Source: the wrapped source's next request, or the error
+// it returned there. Next must not be called after Close.
+func (p *Prefetched) Next() (*Request, error) {
+	for p.next == len(p.cur.reqs) {
+		if p.cur.panic != nil {
+			panic(p.cur.panic)
+		}
+		if p.cur.err != nil {
+			return nil, p.cur.err
+		}
+		p.cur, p.next = <-p.batches, 0
+	}
+	r := p.cur.reqs[p.next]
+	p.cur.reqs[p.next] = nil // served: the consumer owns it now
+	p.next++
+	return r, nil
+}
+
+// Close stops the goroutine and waits for it to return: at once when the
+// source has ended, else once the Next call it may be in returns. The
+// wrapped source is then free (a trace file may be closed). Close may be
+// called more than once.
+func (p *Prefetched) Close() {
+	p.once.Do(func() { close(p.stop) })
+	<-p.done
+}
