@@ -82,7 +82,6 @@ func NewTableWriter[R any](path string, cols []report.Column[R], rowGroupRows in
 		b.Release()
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	b.Reserve(rowGroupRows)
 	return w, nil
 }
 
@@ -165,8 +164,10 @@ func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error
 	}, nil
 }
 
-// Append adds one row. Every rowGroupRows rows it writes a row group. After
-// an error the writer accepts no more rows; Close still closes the file.
+// Append adds one row. Every rowGroupRows rows it writes a row group. The
+// builders grow as rows come; once a table has filled a row group, room
+// for the next is made at once. After an error the writer accepts no more
+// rows; Close still closes the file.
 func (w *TableWriter[R]) Append(r *R) error {
 	if w.err != nil {
 		return w.err
@@ -178,9 +179,13 @@ func (w *TableWriter[R]) Append(r *R) error {
 		}
 	}
 	w.n++
-	if w.n == w.batch {
-		return w.flush()
+	if w.n < w.batch {
+		return nil
 	}
+	if err := w.flush(); err != nil {
+		return err
+	}
+	w.b.Reserve(w.batch)
 	return nil
 }
 
@@ -193,7 +198,6 @@ func (w *TableWriter[R]) flush() error {
 		w.err = fmt.Errorf("report: %s: %w", w.path, err)
 		return w.err
 	}
-	w.b.Reserve(w.batch)
 	return nil
 }
 
