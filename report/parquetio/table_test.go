@@ -345,8 +345,10 @@ func TestTableWriterBatches(t *testing.T) {
 
 // TestWritersLeaveNoGoroutine: once Close has returned, no writing
 // goroutine is left, whether the table was written, its writer failed
-// (Close after Append returned the error, or Close the first to see it)
-// or its columns were refused.
+// (Close after Append returned the error, or Close the first to see it),
+// its columns were refused, or Tables was closed after a run or, with no
+// rows, after a failed one (whose empty counters.parquet fails: a
+// dictionary without values).
 func TestWritersLeaveNoGoroutine(t *testing.T) {
 	dir := t.TempDir()
 	before := runtime.NumGoroutine()
@@ -369,6 +371,31 @@ func TestWritersLeaveNoGoroutine(t *testing.T) {
 	if w, err := NewTableWriter(path("t.parquet"), []report.Column[report.RequestRow]{{Name: "none"}}, 0); err == nil {
 		w.Close()
 		t.Error("a column without a getter accepted")
+	}
+	kinds := report.EventColumns([]string{"drain"})
+	for _, run := range []func(*Tables) error{
+		func(tb *Tables) error {
+			for i := range testRequests {
+				if err := tb.Request(&testRequests[i]); err != nil {
+					return err
+				}
+			}
+			return tb.Close([]report.WorkerRow{{Worker: 1}}, []report.CounterRow{{Name: "x", Value: 2}}, []report.EventRow{{Kind: "drain"}})
+		},
+		func(tb *Tables) error {
+			if tb.Close(nil, nil, nil) == nil {
+				t.Error("Tables.Close with no counters = nil, want the dictionary's error")
+			}
+			return nil
+		},
+	} {
+		tb, err := NewTables(path, report.PullColumns([]string{"copy"}, []string{"success"}, []string{"hint"}), kinds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(tb); err != nil {
+			t.Fatal(err)
+		}
 	}
 	n := runtime.NumGoroutine()
 	for i := 0; i < 100 && n > before; i++ { // a goroutine past close(done) may not have returned yet
@@ -535,7 +562,7 @@ func TestEventsRoundTrip(t *testing.T) {
 		rows[i].Fired = i != 1
 	}
 	path := filepath.Join(t.TempDir(), report.EventsFile)
-	if err := WriteEvents(path, report.EventColumns([]string{"drain", "remove", "add"}), rows); err != nil {
+	if err := writeAll(path, report.EventColumns([]string{"drain", "remove", "add"}), rows); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadEvents(path)
