@@ -160,7 +160,7 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 	if err := writeScenario(path(report.ScenarioFile), plan.Scenario); err != nil {
 		return nil, err
 	}
-	tables, err := parquetio.NewTables(path, sim.PullColumns)
+	tables, err := parquetio.NewTables(path, sim.PullColumns, sim.EventColumns)
 	if err != nil {
 		return nil, err
 	}
@@ -170,13 +170,10 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 	}
 	res, err := plan.Run(ctx, opt)
 	if err != nil {
-		tables.Close(nil, nil)
+		tables.Close(nil, nil, nil)
 		return nil, err
 	}
-	if err := tables.Close(res.Workers, res.Counters); err != nil {
-		return nil, err
-	}
-	if err := parquetio.WriteEvents(path(report.EventsFile), sim.EventColumns, res.Summary.EventRows); err != nil {
+	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows); err != nil {
 		return nil, err
 	}
 	if err := completeManifest(m, plan.Scenario); err != nil {

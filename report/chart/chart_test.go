@@ -26,7 +26,7 @@ func simulate(t *testing.T, dir string, sets ...string) *sim.Summary {
 		t.Fatal(err)
 	}
 	path := func(n string) string { return filepath.Join(dir, n) }
-	tables, err := parquetio.NewTables(path, sim.PullColumns)
+	tables, err := parquetio.NewTables(path, sim.PullColumns, sim.EventColumns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func simulate(t *testing.T, dir string, sets ...string) *sim.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tables.Close(res.Workers, res.Counters); err != nil {
+	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.WriteJSON(path("summary.json"), res.Summary); err != nil {

@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -255,26 +257,153 @@ func TestTableWriterEmpty(t *testing.T) {
 	}
 }
 
+// TestTableWriterRejectsUnknownValue: a value outside its column's
+// dictionary fails the writer with an error naming the file, the column
+// and the value, met on the writing goroutine. With batches of one row,
+// Append returns it by the time the caller would reuse the bad row's
+// batch: at most maxBatches Appends counting the bad one (the batches
+// handed over before it come back, the bad one and those after never
+// do). Every Append after it and Close return that error, and the file is
+// closed, holding no row group (the bad row is the second of a group of
+// 2). With the default batches Close is the first to see it.
 func TestTableWriterRejectsUnknownValue(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "requests.parquet")
-	w, err := NewRequestWriter(path, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
 	good, bad := testRequests[0], testRequests[1]
 	bad.Outcome = "timeout"
-	if err := w.Append(&good); err != nil {
-		t.Fatal(err)
+	for _, batch := range []int{1, batchRows} {
+		path := filepath.Join(t.TempDir(), "requests.parquet")
+		want := "report: " + path + `: column "outcome": value "timeout" not one of ["completed" "rejected" "failed" "unfinished"]`
+		w, err := newTableWriter(path, report.RequestColumns, 2, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Append(&good); err != nil {
+			t.Fatal(err)
+		}
+		err = w.Append(&bad)
+		for i := 1; err == nil && i < maxBatches; i++ {
+			err = w.Append(&good)
+		}
+		switch {
+		case batch == 1 && (err == nil || err.Error() != want):
+			t.Fatalf("batch %d: Append = %v, want %s", batch, err, want)
+		case batch == 1:
+			if err2 := w.Append(&good); err2 != err {
+				t.Errorf("batch %d: Append after an error = %v, want the first error", batch, err2)
+			}
+		case err != nil:
+			t.Fatalf("batch %d: Append = %v before a batch was handed over", batch, err)
+		}
+		if err2 := w.Close(); err2 == nil || err2.Error() != want || batch == 1 && err2 != err {
+			t.Errorf("batch %d: Close = %v, want %s", batch, err2, want)
+		}
+		if rows, _, groups := readRequests(t, path); len(rows) != 0 || len(groups) != 0 {
+			t.Errorf("batch %d: file holds %d rows in %d row groups, want none", batch, len(rows), len(groups))
+		}
 	}
-	err = w.Append(&bad)
-	if err == nil || !strings.Contains(err.Error(), `"timeout"`) {
-		t.Fatalf("Append(timeout) = %v, want an error naming the value", err)
+}
+
+// TestTableWriterBatches: the rows handed over in batches of any size,
+// from one row to all of them at Close, give the same file, byte for
+// byte: 23 rows in row groups of 5 are groups of 5, 5, 5, 5 and 3 rows
+// whatever the batches, and read back unchanged.
+func TestTableWriterBatches(t *testing.T) {
+	rows := make([]report.RequestRow, 23)
+	for i := range rows {
+		rows[i] = testRequests[i%len(testRequests)]
+		rows[i].RequestID, rows[i].ArrivalNs = int64(i), int64(1000*i)
 	}
-	if err2 := w.Append(&good); err2 != err {
-		t.Errorf("Append after an error = %v, want the first error", err2)
+	var first []byte
+	for _, batch := range []int{batchRows, 1, 2, 5, 7, 23} {
+		path := filepath.Join(t.TempDir(), "requests.parquet")
+		w, err := newTableWriter(path, report.RequestColumns, 5, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows {
+			if err := w.Append(&rows[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = got
+			back, _, groups := readRequests(t, path)
+			if !slices.Equal(back, rows) || !slices.Equal(groups, []int64{5, 5, 5, 5, 3}) {
+				t.Errorf("read back %v in row groups %v, want %v in 5, 5, 5, 5, 3", back, groups, rows)
+			}
+		} else if !bytes.Equal(got, first) {
+			t.Errorf("batches of %d rows: the file differs from one batch's", batch)
+		}
 	}
-	if err2 := w.Close(); err2 != err {
-		t.Errorf("Close = %v, want the first error", err2)
+}
+
+// TestWritersLeaveNoGoroutine: once Close has returned, no writing
+// goroutine is left, whether the table was written, its writer failed
+// (Close after Append returned the error, or Close the first to see it),
+// its columns were refused, or Tables was closed after a run or, with no
+// rows, after a failed one (whose empty counters.parquet fails: a
+// dictionary without values).
+func TestWritersLeaveNoGoroutine(t *testing.T) {
+	dir := t.TempDir()
+	before := runtime.NumGoroutine()
+	path := func(name string) string { return filepath.Join(dir, name) }
+	bad := testRequests[1]
+	bad.Outcome = "timeout"
+	for _, batch := range []int{1, batchRows} {
+		w, err := newTableWriter(path(report.RequestsFile), report.RequestColumns, 2, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for err == nil {
+			err = w.Append(&bad) // with batchRows, until the writer sees the error
+		}
+		if w.Close() == nil {
+			t.Error("Close after an error = nil")
+		}
+	}
+	writeTable(t, path(report.RequestsFile), report.RequestColumns, testRequests, 2)
+	if w, err := NewTableWriter(path("t.parquet"), []report.Column[report.RequestRow]{{Name: "none"}}, 0); err == nil {
+		w.Close()
+		t.Error("a column without a getter accepted")
+	}
+	kinds := report.EventColumns([]string{"drain"})
+	for _, run := range []func(*Tables) error{
+		func(tb *Tables) error {
+			for i := range testRequests {
+				if err := tb.Request(&testRequests[i]); err != nil {
+					return err
+				}
+			}
+			return tb.Close([]report.WorkerRow{{Worker: 1}}, []report.CounterRow{{Name: "x", Value: 2}}, []report.EventRow{{Kind: "drain"}})
+		},
+		func(tb *Tables) error {
+			if tb.Close(nil, nil, nil) == nil {
+				t.Error("Tables.Close with no counters = nil, want the dictionary's error")
+			}
+			return nil
+		},
+	} {
+		tb, err := NewTables(path, report.PullColumns([]string{"copy"}, []string{"success"}, []string{"hint"}), kinds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(tb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := runtime.NumGoroutine()
+	for i := 0; i < 100 && n > before; i++ { // a goroutine past close(done) may not have returned yet
+		time.Sleep(10 * time.Millisecond)
+		n = runtime.NumGoroutine()
+	}
+	if n > before {
+		t.Errorf("%d goroutines after the writers closed, %d before", n, before)
 	}
 }
 
@@ -433,7 +562,7 @@ func TestEventsRoundTrip(t *testing.T) {
 		rows[i].Fired = i != 1
 	}
 	path := filepath.Join(t.TempDir(), report.EventsFile)
-	if err := WriteEvents(path, report.EventColumns([]string{"drain", "remove", "add"}), rows); err != nil {
+	if err := writeAll(path, report.EventColumns([]string{"drain", "remove", "add"}), rows); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadEvents(path)

@@ -1,22 +1,29 @@
 package parquetio
 
-import "github.com/kvsim/kvsim/report"
+import (
+	"sync"
 
-// Tables writes a run's five Parquet tables into a directory: requests,
-// pulls and time-series rows stream in as the run produces them; workers
-// and counters are written at the end.
+	"github.com/kvsim/kvsim/report"
+)
+
+// Tables writes a run's six Parquet tables into a directory: requests,
+// pulls and time-series rows stream in as the run produces them, each
+// table encoded on its writer's goroutine; workers, counters and events
+// are written at the end.
 type Tables struct {
 	requests *TableWriter[report.RequestRow]
 	pulls    *TableWriter[report.PullRow]
 	samples  *TableWriter[report.SampleRow]
-	dir      func(string) string
+	events   []report.Column[report.EventRow]
+	path     func(string) string
 }
 
 // NewTables creates requests.parquet, pulls.parquet and timeseries.parquet;
-// path maps a file name to its path, and pulls is pulls.parquet's schema
-// with its dictionaries (sim.PullColumns).
-func NewTables(path func(name string) string, pulls []report.Column[report.PullRow]) (*Tables, error) {
-	t := &Tables{dir: path}
+// path maps a file name to its path, pulls is pulls.parquet's schema with
+// its dictionaries (sim.PullColumns) and events events.parquet's
+// (sim.EventColumns), which Close writes.
+func NewTables(path func(name string) string, pulls []report.Column[report.PullRow], events []report.Column[report.EventRow]) (*Tables, error) {
+	t := &Tables{events: events, path: path}
 	var err error
 	if t.requests, err = NewRequestWriter(path(report.RequestsFile), 0); err != nil {
 		return nil, err
@@ -42,16 +49,27 @@ func (t *Tables) Pull(r *report.PullRow) error { return t.pulls.Append(r) }
 // Sample appends a timeseries.parquet row.
 func (t *Tables) Sample(r *report.SampleRow) error { return t.samples.Append(r) }
 
-// Close writes workers.parquet and counters.parquet and closes every
-// table. It returns the first error.
-func (t *Tables) Close(workers []report.WorkerRow, counters []report.CounterRow) error {
-	errs := []error{t.requests.Close(), t.pulls.Close(), t.samples.Close()}
-	errs = append(errs, writeAll(t.dir(report.WorkersFile), report.WorkerColumns, workers))
+// Close closes the streamed tables and writes workers.parquet,
+// counters.parquet and events.parquet (the rows in event order), the six
+// at once, each from a goroutine of its own. It returns the first error in
+// that order of the files.
+func (t *Tables) Close(workers []report.WorkerRow, counters []report.CounterRow, events []report.EventRow) error {
 	names := make([]string, len(counters))
 	for i, c := range counters {
 		names[i] = c.Name
 	}
-	errs = append(errs, writeAll(t.dir(report.CountersFile), report.CounterColumns(names), counters))
+	closes := []func() error{
+		t.requests.Close, t.pulls.Close, t.samples.Close,
+		func() error { return writeAll(t.path(report.WorkersFile), report.WorkerColumns, workers) },
+		func() error { return writeAll(t.path(report.CountersFile), report.CounterColumns(names), counters) },
+		func() error { return writeAll(t.path(report.EventsFile), t.events, events) },
+	}
+	errs := make([]error, len(closes))
+	var wg sync.WaitGroup
+	for i, c := range closes {
+		wg.Go(func() { errs[i] = c() })
+	}
+	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -73,12 +91,6 @@ func writeAll[R any](path string, cols []report.Column[R], rows []R) error {
 		}
 	}
 	return w.Close()
-}
-
-// WriteEvents writes events.parquet at path: the rows, in event order,
-// under cols (sim.EventColumns, with its kind dictionary).
-func WriteEvents(path string, cols []report.Column[report.EventRow], rows []report.EventRow) error {
-	return writeAll(path, cols, rows)
 }
 
 // NewRequestWriter creates requests.parquet at path; rowGroupRows is as in

@@ -24,24 +24,56 @@ import (
 // writes them as one Parquet row group.
 const DefaultRowGroupRows = 65536
 
-// TableWriter streams rows of type R into one Parquet file. It buffers at
-// most one row group of rows in Arrow builders; each full batch is written
-// as one row group (zstd-compressed) and released. The Arrow schema is
-// stored in the file so Arrow readers restore the dictionary columns.
+// batchRows is the number of rows Append gathers before it hands them to
+// the writing goroutine, and maxBatches the batches a writer has: the
+// caller fills one while the others wait to be written or are written.
+const (
+	batchRows  = 4096
+	maxBatches = 4
+)
+
+// TableWriter streams rows of type R into one Parquet file. Append, on the
+// caller's goroutine, only copies the row into a batch; full batches go in
+// order to a goroutine of the writer's own, which appends their rows to
+// Arrow builders and writes every rowGroupRows rows as one row group
+// (zstd-compressed), the rest at Close. The row groups, so the file's
+// bytes, do not depend on the batches or on scheduling. The Arrow schema
+// is stored in the file so Arrow readers restore the dictionary columns.
 type TableWriter[R any] struct {
-	path    string
+	path  string
+	batch int // rows a batch
+
+	// The caller's: the batch it fills, and the first error it has seen,
+	// after which the writer takes no more rows.
+	cur []R
+	err error
+
+	// Every one of the maxBatches batches is cur, in full, being written
+	// or in free, so neither channel ever blocks a send.
+	full chan []R      // filled batches, in order
+	free chan []R      // written batches, to be filled again
+	done chan struct{} // closed once the writing goroutine has closed the file
+
+	// The writing goroutine's; werr is read by the caller once done is
+	// closed.
 	b       *array.RecordBuilder
 	fw      *pqarrow.FileWriter
 	appends []func(*R) error // one a column, in schema order
-	batch   int              // rows a row group
-	n       int              // rows in the current batch
-	err     error            // first error; the writer is dead after it
+	group   int              // rows a row group
+	n       int              // rows in the builders
+	werr    error            // first error; the goroutine stops at it
 }
 
 // NewTableWriter creates the file at path (truncating it) for a table with
-// the given columns. rowGroupRows is the number of rows a row group; 0
-// means DefaultRowGroupRows.
+// the given columns, and starts the goroutine that writes it. rowGroupRows
+// is the number of rows a row group; 0 means DefaultRowGroupRows.
 func NewTableWriter[R any](path string, cols []report.Column[R], rowGroupRows int) (*TableWriter[R], error) {
+	return newTableWriter(path, cols, rowGroupRows, batchRows)
+}
+
+// newTableWriter is NewTableWriter handing rows over in batches of batch
+// rows.
+func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, batch int) (*TableWriter[R], error) {
 	if rowGroupRows == 0 {
 		rowGroupRows = DefaultRowGroupRows
 	}
@@ -61,7 +93,8 @@ func NewTableWriter[R any](path string, cols []report.Column[R], rowGroupRows in
 		}
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
-	w := &TableWriter[R]{path: path, b: b, batch: rowGroupRows, appends: make([]func(*R) error, len(cols))}
+	w := &TableWriter[R]{path: path, batch: batch, b: b, group: rowGroupRows, appends: make([]func(*R) error, len(cols)),
+		full: make(chan []R, maxBatches), free: make(chan []R, maxBatches), done: make(chan struct{})}
 	for i, c := range cols {
 		var err error
 		if w.appends[i], err = appender(c, b.Field(i)); err != nil {
@@ -82,7 +115,10 @@ func NewTableWriter[R any](path string, cols []report.Column[R], rowGroupRows in
 		b.Release()
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	b.Reserve(rowGroupRows)
+	for range maxBatches - 1 {
+		w.free <- nil // grown by Append when first filled
+	}
+	go w.write()
 	return w, nil
 }
 
@@ -165,48 +201,91 @@ func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error
 	}, nil
 }
 
-// Append adds one row. Every rowGroupRows rows it writes a row group. After
-// an error the writer accepts no more rows; Close still closes the file.
+// Append copies the row into the current batch and, once the batch is
+// full, hands it to the writing goroutine. R's slices, if it has any, are
+// read there, so they must not change before Close returns. An error the
+// goroutine met (a write failing, a value outside its column's dictionary)
+// is returned once Append sees it, a few batches later at most; after it
+// the writer accepts no more rows, and Close still closes the file.
 func (w *TableWriter[R]) Append(r *R) error {
 	if w.err != nil {
 		return w.err
 	}
-	for _, a := range w.appends {
-		if err := a(r); err != nil {
-			w.err = fmt.Errorf("report: %s: %w", w.path, err)
-			return w.err
-		}
+	w.cur = append(w.cur, *r)
+	if len(w.cur) < w.batch {
+		return nil
 	}
-	w.n++
-	if w.n == w.batch {
+	w.full <- w.cur
+	select {
+	case b := <-w.free:
+		w.cur = b[:0]
+		return nil
+	case <-w.done: // only an error ends the goroutine before Close
+		w.err = w.werr
+		return w.err
+	}
+}
+
+// Close hands the last rows over and waits for the writing goroutine to
+// write them as a last row group, write the footer and close the file;
+// call it once. It returns the first error of the writer's life.
+func (w *TableWriter[R]) Close() error {
+	if w.err == nil && len(w.cur) > 0 {
+		w.full <- w.cur
+	}
+	close(w.full)
+	<-w.done
+	return w.werr
+}
+
+// write is the writing goroutine: it writes the batches, then closes the
+// file, at the first error too (the footer lists the row groups written),
+// and closes done.
+func (w *TableWriter[R]) write() {
+	defer close(w.done)
+	w.werr = w.writeBatches()
+	w.b.Release()
+	if err := w.fw.Close(); err != nil && w.werr == nil {
+		w.werr = fmt.Errorf("report: %s: %w", w.path, err)
+	}
+}
+
+// writeBatches appends the rows of each batch to the builders, writing a
+// row group every group rows, and hands the batch back to be filled again;
+// once full is closed it writes the rows left as a last row group. It
+// returns the first error.
+func (w *TableWriter[R]) writeBatches() error {
+	for batch := range w.full {
+		for i := range batch {
+			for _, a := range w.appends {
+				if err := a(&batch[i]); err != nil {
+					return fmt.Errorf("report: %s: %w", w.path, err)
+				}
+			}
+			if w.n++; w.n == w.group {
+				if err := w.flush(); err != nil {
+					return err
+				}
+				// A table that filled one row group is likely to fill
+				// the next: make room for it at once.
+				w.b.Reserve(w.group)
+			}
+		}
+		w.free <- batch
+	}
+	if w.n > 0 {
 		return w.flush()
 	}
 	return nil
 }
 
-// flush writes the buffered rows as one row group and releases them.
+// flush writes the rows in the builders as one row group and releases them.
 func (w *TableWriter[R]) flush() error {
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
 	w.n = 0
 	if err := w.fw.Write(rec); err != nil {
-		w.err = fmt.Errorf("report: %s: %w", w.path, err)
-		return w.err
+		return fmt.Errorf("report: %s: %w", w.path, err)
 	}
-	w.b.Reserve(w.batch)
 	return nil
-}
-
-// Close writes the buffered rows as a last row group, writes the footer and
-// closes the file; call it once. It returns the first error of the
-// writer's life.
-func (w *TableWriter[R]) Close() error {
-	if w.err == nil && w.n > 0 {
-		w.flush() // an error lands in w.err
-	}
-	w.b.Release()
-	if err := w.fw.Close(); err != nil && w.err == nil {
-		w.err = fmt.Errorf("report: %s: %w", w.path, err)
-	}
-	return w.err
 }
