@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
 
@@ -27,7 +28,7 @@ func rechunkOracle(ids []uint64, traceBlock, engineBlock, inputTokens int) []uin
 		i0, i1 := start/traceBlock, end/traceBlock
 		h := parent
 		for i := i0; i <= i1; i++ {
-			h = ChainHash(h, ids[i], uint64(start-i0*traceBlock))
+			h = block.ChainHash(h, ids[i], uint64(start-i0*traceBlock))
 		}
 		out[k] = h
 		parent = h
@@ -98,7 +99,7 @@ func (o mooncakeOracle) Next() (*Request, error) {
 		if err != nil {
 			return nil, err
 		}
-		req.Blocks = rechunkOracle(rec.HashIDs, m.opt.TraceBlockSize, m.opt.EngineBlockSize, req.InputTokens)
+		req.Blocks = block.Hashed(rechunkOracle(rec.HashIDs, m.opt.TraceBlockSize, m.opt.EngineBlockSize, req.InputTokens))
 		return req, nil
 	}
 	if err := m.sc.Err(); err != nil {
@@ -122,7 +123,7 @@ func sameReads(t *testing.T, a, b Source) int {
 			return n
 		}
 		if ra.ID != rb.ID || ra.Arrival != rb.Arrival || ra.InputTokens != rb.InputTokens ||
-			ra.OutputTokens != rb.OutputTokens || !slices.Equal(ra.Blocks, rb.Blocks) || ra.Measured != nil {
+			ra.OutputTokens != rb.OutputTokens || !slices.Equal(hashes(ra), hashes(rb)) || ra.Measured != nil {
 			t.Fatalf("request %d: %+v, oracle %+v", n, ra, rb)
 		}
 	}
