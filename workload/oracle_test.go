@@ -37,11 +37,12 @@ func rechunkOracle(ids []uint64, traceBlock, engineBlock, inputTokens int) []uin
 }
 
 // TestRechunkOracle: the rechunker equals rechunkOracle for block sizes that
-// divide each other, straddle, or exceed one another, and prompts that end
-// anywhere in their last trace block.
+// divide each other (a rule a trace block from 4 engine blocks a trace
+// block, 512/128, given hashes below, 512/256), straddle, or exceed one
+// another, and prompts that end anywhere in their last trace block.
 func TestRechunkOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, c := range [][2]int{{512, 16}, {512, 1}, {16, 16}, {10, 4}, {512, 48}, {4, 10}, {3, 7}, {1, 1}} {
+	for _, c := range [][2]int{{512, 16}, {512, 128}, {512, 256}, {512, 1}, {16, 16}, {10, 4}, {512, 48}, {4, 10}, {3, 7}, {1, 1}} {
 		for range 50 {
 			ids := make([]uint64, 1+rng.IntN(12))
 			for i := range ids {

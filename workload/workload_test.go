@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
 )
 
@@ -243,6 +244,45 @@ func TestSyntheticShape(t *testing.T) {
 	}
 	if !extends || !shares {
 		t.Errorf("follow-up turn extends a prompt: %v; group prefix shared: %v", extends, shares)
+	}
+}
+
+// TestSyntheticChainRule: with one turn a session, request i is session
+// i's only turn. Its prompt's first min(64, prompt)/16 blocks are the
+// prefix of one of the 4 groups, g: block k has the parent's hash, the
+// content Mix(g ^ 0x5bd1e9955bd1e995) and the sub k (block.ChainHash);
+// the blocks after are its own: content Mix(i<<20 ^ 0x27d4eb2f165667c5)
+// (turn 0), sub k.
+func TestSyntheticChainRule(t *testing.T) {
+	cfg := synth
+	cfg.Requests, cfg.Turns, cfg.SharedPrefix, cfg.InputMean = 200, 1, 64, 100
+	groups := 0
+	for i, r := range readAll(t, NewGenerator(cfg, des.NewRNG(3))) {
+		got := hashes(r)
+		shared := min(64, r.InputTokens) / 16
+		var want []uint64
+		for g := range uint64(4) {
+			var h uint64
+			want = want[:0]
+			for k := range len(got) {
+				content := block.Mix(uint64(i)<<20 ^ 0x27d4eb2f165667c5)
+				if k < shared {
+					content = block.Mix(g ^ 0x5bd1e9955bd1e995)
+				}
+				h = block.ChainHash(h, content, uint64(k))
+				want = append(want, h)
+			}
+			if slices.Equal(got, want) {
+				groups |= 1 << g
+				break
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("request %d (%d tokens): %x, no group's prefix then its own blocks", i, r.InputTokens, got)
+		}
+	}
+	if groups != 0b1111 {
+		t.Errorf("groups met %04b, want all four", groups)
 	}
 }
 
