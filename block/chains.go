@@ -1,5 +1,7 @@
 package block
 
+import "slices"
+
 // Chains interns block chains into a tree of segments, so that a chain is
 // a short path of pieces and a cache can name a run of blocks by segment
 // and offsets instead of block by block. A segment is a run of blocks that
@@ -32,6 +34,7 @@ type Chains struct {
 	starts Map[int32] // a segment's first hash -> its id + 1
 	free   []int32    // freed ids
 	unref  []int32    // segments whose references reached zero since the last Collect
+	given  [][]uint64 // by segment: the given hashes of its links without a rule; shorter than segs past the last segment with any
 	live   int
 	clash  int // segments made private by a hash collision
 }
@@ -43,12 +46,11 @@ type Chains struct {
 // deriving its hash takes the steps of its own link up to it.
 type segment struct {
 	links  []slink
-	hashes []uint64 // the given hashes of its links without a rule
-	h0     uint64   // the hash of the block before its first; 0 for a chain's first segment
-	n      int32    // blocks; 0 once freed
-	parent int32    // -1: a chain's first segment
-	attach int32    // the segment follows its parent's first attach blocks
-	pos    int32    // chain position of its first block
+	h0     uint64 // the hash of the block before its first; 0 for a chain's first segment
+	n      int32  // blocks; 0 once freed
+	parent int32  // -1: a chain's first segment
+	attach int32  // the segment follows its parent's first attach blocks
+	pos    int32  // chain position of its first block
 	refs   int32
 }
 
@@ -147,7 +149,7 @@ func (c *Chains) Intern(ch Chain, dst []Piece) []Piece {
 				if h == 0 {
 					h = c.hashAt(s, int32(j-1))
 				}
-				hs := seg.next(sat, j, h)
+				hs := seg.next(sat, j, h, c.givenOf(s))
 				if hs != ch.hashAt(at, k, h) {
 					break walk
 				}
@@ -168,7 +170,7 @@ func (c *Chains) Intern(ch Chain, dst []Piece) []Piece {
 			hk = ch.hashAt(at, k, prev)
 			next = c.find(hk, s, int32(j))
 		default: // runs past the end, where no child starts (a chain that reaches a segment's end extends it)
-			seg.append(ch, at, k)
+			c.append(s, ch, at, k)
 			j += ch.n - k
 			k = ch.n
 		}
@@ -189,19 +191,21 @@ func (ch *Chain) hashAt(at cursor, k int, prev uint64) uint64 {
 }
 
 // next is the hash of the segment's block at offset j, in the link at
-// names, given prev, the hash of the block before.
-func (s *segment) next(at cursor, j int, prev uint64) uint64 {
+// names, given prev, the hash of the block before, and the segment's given
+// hashes.
+func (s *segment) next(at cursor, j int, prev uint64, given []uint64) uint64 {
 	l := &s.links[at.i]
 	if l.step == 0 {
-		return s.hashes[l.base+uint64(j-at.start)]
+		return given[l.base+uint64(j-at.start)]
 	}
 	return StepHash(prev, l.key(int(s.pos)+j))
 }
 
-// append appends the chain's blocks from k, in the link at names, to the
-// segment's, joining the segment's last link when it goes on by the same
-// rule or both give hashes.
-func (s *segment) append(ch Chain, at cursor, k int) {
+// append appends the chain's blocks from k, in the link at names, to
+// segment s's, joining its last link when it goes on by the same rule or
+// both give hashes.
+func (c *Chains) append(s int32, ch Chain, at cursor, k int) {
+	seg := &c.segs[s]
 	for i := at.i; i < len(ch.links); i++ {
 		l := ch.links[i]
 		if i == at.i && k > at.start { // the chain's blocks from k only
@@ -210,20 +214,23 @@ func (s *segment) append(ch Chain, at cursor, k int) {
 			}
 			l.n -= int32(k - at.start)
 		}
-		s.n += l.n
+		seg.n += l.n
 		if l.step == 0 {
-			given := ch.hashes[l.base : l.base+uint64(l.n)]
-			l.base = uint64(len(s.hashes))
-			s.hashes = append(s.hashes, given...)
+			if n := len(c.segs); len(c.given) < n {
+				c.given = slices.Grow(c.given, n-len(c.given))[:n]
+			}
+			from := l.base
+			l.base = uint64(len(c.given[s]))
+			c.given[s] = append(c.given[s], ch.hashes[from:from+uint64(l.n)]...)
 		}
-		if last := len(s.links) - 1; last >= 0 {
-			if p := &s.links[last]; p.sameRule(&l) || (p.step == 0 && l.step == 0) {
+		if last := len(seg.links) - 1; last >= 0 {
+			if p := &seg.links[last]; p.sameRule(&l) || (p.step == 0 && l.step == 0) {
 				p.n += l.n
 				p.last = 0
 				continue
 			}
 		}
-		s.links = append(s.links, slink{link: l})
+		seg.links = append(seg.links, slink{link: l})
 	}
 }
 
@@ -247,7 +254,6 @@ func (c *Chains) find(h uint64, parent, attach int32) int32 {
 // reference on parent.
 func (c *Chains) make(ch Chain, at cursor, k int, parent, attach int32, h0, first uint64) int32 {
 	seg := segment{links: make([]slink, 0, len(ch.links)-at.i), h0: h0, parent: parent, attach: attach, pos: int32(k), refs: 1}
-	seg.append(ch, at, k)
 	var s int32
 	if n := len(c.free); n > 0 {
 		s, c.free = c.free[n-1], c.free[:n-1]
@@ -256,6 +262,7 @@ func (c *Chains) make(ch Chain, at cursor, k int, parent, attach int32, h0, firs
 		s = int32(len(c.segs))
 		c.segs = append(c.segs, seg)
 	}
+	c.append(s, ch, at, k)
 	c.live++
 	if p := c.starts.Insert(first, placeOfHash(first)); *p == 0 {
 		*p = s + 1
@@ -280,13 +287,13 @@ func (c *Chains) hashAt(s, off int32) uint64 {
 	}
 	l := &seg.links[i]
 	if l.step == 0 {
-		return seg.hashes[l.base+uint64(off-start)]
+		return c.given[s][l.base+uint64(off-start)]
 	}
 	end := off == start+l.n-1
 	if end && l.last != 0 {
 		return l.last
 	}
-	h := l.walk(seg.before(i, start), int(seg.pos+start), int(seg.pos+off+1))
+	h := l.walk(seg.before(i, start, c.givenOf(s)), int(seg.pos+start), int(seg.pos+off+1))
 	if end {
 		l.last = h
 	}
@@ -295,8 +302,9 @@ func (c *Chains) hashAt(s, off int32) uint64 {
 
 // before is the hash of the block before link i of the segment, which
 // starts at offset start, deriving (and keeping) the last hashes of the
-// links before it that are not yet known.
-func (s *segment) before(i int, start int32) uint64 {
+// links before it that are not yet known; given is the segment's given
+// hashes.
+func (s *segment) before(i int, start int32, given []uint64) uint64 {
 	j := i // links j..i-1 follow rules and have no last hash yet
 	for j > 0 && s.links[j-1].step != 0 && s.links[j-1].last == 0 {
 		j--
@@ -304,7 +312,7 @@ func (s *segment) before(i int, start int32) uint64 {
 	}
 	h := s.h0
 	if j > 0 {
-		h = s.lastOf(j - 1)
+		h = s.lastOf(j-1, given)
 	}
 	for ; j < i; j++ {
 		l := &s.links[j]
@@ -316,11 +324,19 @@ func (s *segment) before(i int, start int32) uint64 {
 }
 
 // lastOf is the hash of link i's last block, known: kept, or given.
-func (s *segment) lastOf(i int) uint64 {
+func (s *segment) lastOf(i int, given []uint64) uint64 {
 	if l := &s.links[i]; l.step == 0 {
-		return s.hashes[l.base+uint64(l.n)-1]
+		return given[l.base+uint64(l.n)-1]
 	}
 	return s.links[i].last
+}
+
+// givenOf is segment s's given hashes.
+func (c *Chains) givenOf(s int32) []uint64 {
+	if int(s) < len(c.given) {
+		return c.given[s]
+	}
+	return nil
 }
 
 // appendHashes appends the hashes of blocks lo..hi-1 of segment s to dst.
@@ -335,7 +351,7 @@ func (c *Chains) appendHashes(dst []uint64, s, lo, hi int32) []uint64 {
 	at.advanceSeg(seg.links, 0, int(lo))
 	for j := int(lo) + 1; j < int(hi); j++ {
 		at.advanceSeg(seg.links, j-1, 1)
-		h = seg.next(at, j, h)
+		h = seg.next(at, j, h, c.givenOf(s))
 		dst = append(dst, h)
 	}
 	return dst
@@ -403,7 +419,7 @@ func (c *Chains) AppendRefs(dst []Ref, s, lo, hi int32) []Ref {
 	for off := lo; off < hi; off++ {
 		if off > lo {
 			at.advanceSeg(seg.links, int(off-1), 1)
-			h = seg.next(at, int(off), h)
+			h = seg.next(at, int(off), h, c.givenOf(s))
 		}
 		k := int(seg.pos) + int(off) // the block's chain position
 		if g := k &^ (PlaceGroup - 1); g != lead {
@@ -438,6 +454,9 @@ func (c *Chains) Collect() {
 		}
 		parent := seg.parent
 		*seg = segment{}
+		if int(s) < len(c.given) {
+			c.given[s] = nil
+		}
 		c.free = append(c.free, s)
 		c.live--
 		c.Drop(parent)
