@@ -80,16 +80,17 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // Engine block k hashes its parent, the ids of every trace block it
 // overlaps and its offset in the first of them (block.ChainHash), so equal
 // trace prefixes give equal engine chains whatever the two sizes are. When
-// the engine block size divides the trace block size (Mooncake's 512 and
-// 16) by at least minRuleBlocks, each trace block is a rule of the chain
-// (block.Chain): trace block i, id, gives engine block k the sub
-// k*engine - i*trace, its offset in the trace block. Otherwise the chain is
-// its hashes; when the size divides it, the rechunker keeps the SubKey of
-// every offset an engine block can start at in a trace block.
+// the engine block size divides the trace block size into at least
+// minRuleBlocks (Mooncake's 512 and 16: 32), each trace block is a rule of
+// the chain (block.Chain): trace block i gives engine block k its id as
+// the content and k*engine - i*trace, the block's offset in it, as the
+// sub. Otherwise the chain is its hashes; when the size divides it into
+// fewer, the rechunker keeps the SubKey of every offset an engine block
+// can start at in a trace block.
 type rechunker struct {
 	trace, engine int
 	rules         bool     // a rule a trace block
-	subs          []uint64 // block.SubKey(j*engine) for engine block j of a trace block; nil unless aligned
+	subs          []uint64 // block.SubKey(j*engine) for engine block j of a trace block; nil unless aligned without rules
 }
 
 // minRuleBlocks is the fewest engine blocks a trace block covers for the
@@ -100,10 +101,11 @@ const minRuleBlocks = 4
 func newRechunker(traceBlock, engineBlock int) rechunker {
 	r := rechunker{trace: traceBlock, engine: engineBlock}
 	if traceBlock > 0 && engineBlock > 0 && traceBlock%engineBlock == 0 {
-		r.rules = traceBlock/engineBlock >= minRuleBlocks
-		r.subs = make([]uint64, traceBlock/engineBlock)
-		for j := range r.subs {
-			r.subs[j] = block.SubKey(uint64(j * engineBlock))
+		if r.rules = traceBlock/engineBlock >= minRuleBlocks; !r.rules {
+			r.subs = make([]uint64, traceBlock/engineBlock)
+			for j := range r.subs {
+				r.subs[j] = block.SubKey(uint64(j * engineBlock))
+			}
 		}
 	}
 	return r
@@ -115,7 +117,7 @@ func (r rechunker) chain(ids []uint64, inputTokens int) block.Chain {
 	n := inputTokens / r.engine
 	if r.rules {
 		var c block.Chain
-		per := len(r.subs)
+		per := r.trace / r.engine
 		for i, k := 0, 0; k < n; i, k = i+1, k+per {
 			c.AppendRule(ids[i], -uint64(i*r.trace), uint32(r.engine), min(per, n-k))
 		}
