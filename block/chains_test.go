@@ -47,7 +47,7 @@ func TestChainsByHand(t *testing.T) {
 	want := [][]Piece{{{0, 5}}, {{0, 2}, {1, 1}}, {{0, 7}}, {{0, 2}, {1, 2}}, {{0, 3}}}
 	var paths [][]Piece
 	for i, chain := range [][]uint64{a, b, cc, d, e} {
-		p := c.Intern(chain, nil)
+		p := c.Intern(Hashed(chain), nil)
 		if !slices.Equal(p, want[i]) {
 			t.Fatalf("chain %d: path %v, want %v", i, p, want[i])
 		}
@@ -82,12 +82,12 @@ func TestChainsByHand(t *testing.T) {
 func TestChainsCollision(t *testing.T) {
 	var c Chains
 	for _, ch := range [][]uint64{{1, 2}, {3, 4}, {1, 5}} {
-		c.Intern(ch, nil)
+		c.Intern(Hashed(ch), nil)
 	}
 	if c.Collisions() != 0 {
 		t.Fatalf("collisions %d before any", c.Collisions())
 	}
-	p := c.Intern([]uint64{3, 5}, nil)
+	p := c.Intern(Hashed([]uint64{3, 5}), nil)
 	if want := []Piece{{1, 1}, {3, 1}}; !slices.Equal(p, want) || c.Collisions() != 1 {
 		t.Errorf("path %v, collisions %d; want %v, 1", p, c.Collisions(), want)
 	}
@@ -168,7 +168,7 @@ func TestChainsAgainstNames(t *testing.T) {
 				c.Collect()
 			default:
 				chain := chainOf(rng.IntN(nodes))
-				lives = append(lives, live{chain, c.Intern(chain, nil)})
+				lives = append(lives, live{chain, c.Intern(Hashed(chain), nil)})
 			}
 			names := map[uint64]name{}
 			hashes := map[name]uint64{}
@@ -220,7 +220,7 @@ func TestChainsAcquire(t *testing.T) {
 	var c Chains
 	a := hashChain(1, 2, 3)
 	b := append(slices.Clone(a[:1]), hashChain(1, 9)[1])
-	pa, pb := c.Intern(a, nil), c.Intern(b, nil) // [S0:3], [S0:1 S1:1]
+	pa, pb := c.Intern(Hashed(a), nil), c.Intern(Hashed(b), nil) // [S0:3], [S0:1 S1:1]
 	c.Acquire(1)
 	c.Release(pa)
 	c.Release(pb)
@@ -240,25 +240,26 @@ func TestChainsAcquire(t *testing.T) {
 
 func BenchmarkIntern(b *testing.B) {
 	// 64 prefix groups of 32 blocks, then 32 private blocks: the synthetic
-	// workload's shape.
-	chains := make([][]uint64, 1024)
-	for i := range chains {
-		contents := make([]uint64, 64)
-		for k := range contents {
-			contents[k] = uint64(i % 64)
-			if k >= 32 {
-				contents[k] = uint64(1<<32 + i)
-			}
-		}
-		chains[i] = hashChain(contents...)
+	// workload's shape, as rules and as the same chains' given hashes.
+	rules, hashed := make([]Chain, 1024), make([]Chain, 1024)
+	for i := range rules {
+		rules[i].AppendRule(uint64(i%64), 0, 1, 32)
+		rules[i].AppendRule(uint64(1<<32+i), 0, 1, 32)
+		hashed[i] = Hashed(rules[i].AppendHashes(nil))
 	}
-	var c Chains
-	path := make([]Piece, 0, 8)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		path = c.Intern(chains[i&1023], path[:0])
-		c.Release(path)
-		c.Collect()
+	for _, bc := range []struct {
+		name   string
+		chains []Chain
+	}{{"rules", rules}, {"hashes", hashed}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var c Chains
+			path := make([]Piece, 0, 8)
+			for i := 0; i < b.N; i++ {
+				path = c.Intern(bc.chains[i&1023], path[:0])
+				c.Release(path)
+				c.Collect()
+			}
+		})
 	}
 }
 
@@ -295,7 +296,7 @@ func TestChainsRef(t *testing.T) {
 		}
 		chains = append(chains, contents)
 		chain := hashChain(contents...)
-		path := c.Intern(chain, nil)
+		path := c.Intern(Hashed(chain), nil)
 		var all []Ref
 		for k := range chain {
 			want := RefAt(chain, path, k)

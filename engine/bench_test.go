@@ -42,10 +42,12 @@ func BenchmarkPass(b *testing.B) {
 	id := int64(0)
 	add := func() {
 		r := req(id, 0, 1024, 256, 0)
-		for k := 32; k < len(r.Blocks); k++ { // the second half is the request's own
-			r.Blocks[k] = workload.ChainHash(r.Blocks[k-1], uint64(id), uint64(k))
+		hs := r.Blocks.AppendHashes(nil)
+		for k := 32; k < len(hs); k++ { // the second half is the request's own
+			hs[k] = block.ChainHash(hs[k-1], uint64(id), uint64(k))
 		}
 		testChains.Release(r.Path)
+		r.Blocks = block.Hashed(hs)
 		r.Path = testChains.Intern(r.Blocks, nil)
 		w.Enqueue(r, false)
 		id++

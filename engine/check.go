@@ -182,10 +182,12 @@ func (p *blockPool) check(held []*holding) []error {
 // Cached calls f with every block in the worker's prefix cache, by segment
 // and offset: the blocks its KV events have announced and not withdrawn.
 func (w *Worker) Cached(f func(block.Ref)) {
+	var refs []block.Ref
 	w.pool.segs.Each(func(s int32, sps *spans) {
 		for _, sp := range *sps {
-			for off := sp.Lo; off < sp.Hi; off++ {
-				f(w.pool.chains.Ref(s, off))
+			refs = w.pool.chains.AppendRefs(refs[:0], s, sp.Lo, sp.Hi)
+			for _, r := range refs {
+				f(r)
 			}
 		}
 	})

@@ -14,7 +14,7 @@ type Seq struct {
 	Req       *workload.Request
 	input     int // Req.InputTokens
 	output    int // Req.OutputTokens
-	chain     int // len(Req.Blocks)
+	chain     int // Req.Blocks.Len()
 	computed  int // tokens whose KV is in G1
 	generated int // output tokens emitted
 	committed int // leading prompt blocks in the prefix cache

@@ -189,7 +189,7 @@ func (w *Worker) Fits(r *workload.Request) bool {
 // request must fit the worker (Fits).
 func (w *Worker) Enqueue(r *workload.Request, hinted bool) *Seq {
 	w.notStretching("Enqueue")
-	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: len(r.Blocks), Worker: w.cfg.ID, ScheduledAt: -1, FirstTokenAt: -1, FinishedAt: -1, state: seqWaiting}
+	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: r.Blocks.Len(), Worker: w.cfg.ID, ScheduledAt: -1, FirstTokenAt: -1, FinishedAt: -1, state: seqWaiting}
 	if hinted && w.kv != nil {
 		s.state = seqHinted
 	}

@@ -53,9 +53,10 @@ func req(id int64, at des.Time, in, out int, chain uint64) *workload.Request {
 func chainOf(id int64, at des.Time, in, out int, chain uint64, blockSize int) *workload.Request {
 	blocks := make([]uint64, in/blockSize)
 	for i := range blocks {
-		blocks[i] = workload.ChainHash(chain, uint64(i), 0)
+		blocks[i] = block.ChainHash(chain, uint64(i), 0)
 	}
-	return &workload.Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out, Blocks: blocks, Path: testChains.Intern(blocks, nil)}
+	ch := block.Hashed(blocks)
+	return &workload.Request{ID: id, Arrival: at, InputTokens: in, OutputTokens: out, Blocks: ch, Path: testChains.Intern(ch, nil)}
 }
 
 // testChains is the chain store of the tests' requests and workers, as the
@@ -164,8 +165,8 @@ func TestPreemption(t *testing.T) {
 	c := Config{BlockSize: 4, GPUBlocks: 4, MaxNumSeqs: 8, MaxBatchedTokens: 64, ChunkedPrefill: true, PrefixCaching: true, Chains: testChains}
 	w, l := newWorker(t, c, fixed)
 	mk := func(id int64) *workload.Request {
-		blocks := []uint64{uint64(100 + id)}
-		return &workload.Request{ID: id, InputTokens: 4, OutputTokens: 6, Blocks: blocks, Path: testChains.Intern(blocks, nil)}
+		ch := block.Hashed([]uint64{uint64(100 + id)})
+		return &workload.Request{ID: id, InputTokens: 4, OutputTokens: 6, Blocks: ch, Path: testChains.Intern(ch, nil)}
 	}
 	seqs := run(t, w, []*workload.Request{mk(0), mk(1)})
 	a, b := seqs[0], seqs[1]

@@ -101,7 +101,7 @@ func chain(first, n int) []uint64 {
 var testChains = &block.Chains{}
 
 // path is chain c's path in testChains.
-func path(c []uint64) []block.Piece { return testChains.Intern(c, nil) }
+func path(c []uint64) []block.Piece { return testChains.Intern(block.Hashed(c), nil) }
 
 // at is block k of chain c as a Ref with its name in testChains.
 func at(c []uint64, k int) block.Ref { return block.RefAt(c, path(c), k) }

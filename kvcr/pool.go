@@ -565,9 +565,11 @@ func (p *Pool) Check() error {
 // ready ones and those pending removal (announced removed only once
 // removed).
 func (p *Pool) Visible(f func(block.Ref)) {
+	var refs []block.Ref
 	for _, r := range p.visible(nil) {
-		for off := r.Lo; off < r.Hi; off++ {
-			f(p.chains.Ref(r.Seg, off))
+		refs = p.chains.AppendRefs(refs[:0], r.Seg, r.Lo, r.Hi)
+		for _, b := range refs {
+			f(b)
 		}
 	}
 }

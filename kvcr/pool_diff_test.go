@@ -56,7 +56,7 @@ func newDiffRig(t *testing.T, seed uint64) *diffRig {
 			chain[k] = h
 		}
 		g.chains = append(g.chains, chain)
-		g.paths = append(g.paths, store.Intern(chain, nil))
+		g.paths = append(g.paths, store.Intern(block.Hashed(chain), nil))
 	}
 	capacity := 1 + g.rng.IntN(12)
 	g.p, g.o = NewPool(capacity, store), newSlotPool(capacity, store)

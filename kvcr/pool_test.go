@@ -190,7 +190,7 @@ func BenchmarkG2Pool(b *testing.B) {
 		for k := range c {
 			c[k] = uint64(i*64 + k + 1)
 		}
-		chains.Intern(c, nil)
+		chains.Intern(block.Hashed(c), nil)
 	}
 	name := func(h int) block.Run {
 		return block.Run{Seg: int32(h % ring / 64), Lo: int32(h % 64), Hi: int32(h%64) + 1}
@@ -251,7 +251,7 @@ func BenchmarkG2PoolRuns(b *testing.B) {
 		for k := range c {
 			c[k] = uint64(i*64 + k + 1)
 		}
-		chains.Intern(c, nil)
+		chains.Intern(block.Hashed(c), nil)
 	}
 	stored := 0
 	var runs []block.Run // the runs stored

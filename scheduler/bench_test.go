@@ -12,18 +12,11 @@ import (
 
 // benchChain is the engine-block chain of a request whose first 32 blocks
 // are prefix group g's and whose next 32 are its own (id).
-func benchChain(g, id int) []uint64 {
-	chain := make([]uint64, 64)
-	var h uint64
-	for k := range chain {
-		content := uint64(g)
-		if k >= 32 {
-			content = uint64(1<<32 + id)
-		}
-		h = workload.ChainHash(h, content, uint64(k))
-		chain[k] = h
-	}
-	return chain
+func benchChain(g, id int) block.Chain {
+	var c block.Chain
+	c.AppendRule(uint64(g), 0, 1, 32)
+	c.AppendRule(uint64(1<<32+id), 0, 1, 32)
+	return c
 }
 
 // BenchmarkRoute measures one kv_aware pick with hint selection and its
@@ -43,8 +36,9 @@ func BenchmarkRoute(b *testing.B) {
 				tab.Add(lifecycle.Ready)
 				for i := range 4 {
 					chain := benchChain(int(w+int32(i)*17)%64, int(w)*4+i)
-					r.Stored(0, w, G1, blocks(r, chain, 0, len(chain)))
-					r.Stored(0, w, G2, blocks(r, chain, 0, len(chain)))
+					hs := chain.AppendHashes(nil)
+					r.Stored(0, w, G1, blocks(r, hs, 0, len(hs)))
+					r.Stored(0, w, G2, blocks(r, hs, 0, len(hs)))
 				}
 			}
 			rng := rand.New(rand.NewPCG(1, 1))

@@ -75,7 +75,7 @@ func TestIndexAgainstBlockIndex(t *testing.T) {
 				chain[k] = h
 			}
 			hashes = append(hashes, chain)
-			paths = append(paths, chains.Intern(chain, nil))
+			paths = append(paths, chains.Intern(block.Hashed(chain), nil))
 		}
 		workers := int32(1 + rng.IntN(12))
 		for op := range 200 {

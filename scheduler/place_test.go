@@ -1,6 +1,10 @@
 package scheduler
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/block"
+)
 
 // TestPlace: round robin (Place is kv_aware's choice whatever the policy)
 // over 4 workers, credits 1 a G1 block and 0.75 a G2 one, an 8-block
@@ -18,7 +22,7 @@ func TestPlace(t *testing.T) {
 	r.Stored(0, 2, G1, blocks(r, chain, 0, 2))
 	r.Stored(0, 3, G1, blocks(r, chain, 0, 8))
 	setReady(tab, 3, false)
-	path := r.cfg.Chains.Intern(chain, nil)
+	path := r.cfg.Chains.Intern(block.Hashed(chain), nil)
 	for _, c := range []struct {
 		extra []int
 		want  int32

@@ -264,7 +264,7 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 // holding the prompt's last token) join the source's backlog.
 func (r *Router) hint(rt *Route, req *workload.Request) {
 	t := rt.G1Overlap + rt.HostOverlap
-	if t >= len(req.Blocks) {
+	if t >= req.Blocks.Len() {
 		return
 	}
 	r.run = r.index.runs(req.Path, t, InG2, 0, r.run[:0])

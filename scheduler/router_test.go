@@ -45,7 +45,7 @@ func at(path []block.Piece, k int) block.Run {
 func TestIndexOverlaps(t *testing.T) {
 	var chains block.Chains
 	ix := NewIndex(&chains)
-	path := chains.Intern([]uint64{10, 11, 12, 13}, nil)
+	path := chains.Intern(block.Hashed([]uint64{10, 11, 12, 13}), nil)
 	for k := range 4 {
 		ix.Add(2, G1, at(path, k))
 	}
@@ -78,7 +78,7 @@ func TestIndexOverlaps(t *testing.T) {
 // blocks is blocks [from, to) of chain as runs in r's chain store (the
 // chain interned there, its references kept).
 func blocks(r *Router, chain []uint64, from, to int) []block.Run {
-	return runsOf(r.cfg.Chains.Intern(chain, nil), from, to)
+	return runsOf(r.cfg.Chains.Intern(block.Hashed(chain), nil), from, to)
 }
 
 // in gives q its path in r's chain store, as the simulation does at
@@ -119,7 +119,7 @@ func newRouter(t *testing.T, policy Policy, n int) (*Router, *lifecycle.Table) {
 }
 
 func rq(in int, blocks ...uint64) *workload.Request {
-	return &workload.Request{InputTokens: in, OutputTokens: 1, Blocks: blocks}
+	return &workload.Request{InputTokens: in, OutputTokens: 1, Blocks: block.Hashed(blocks)}
 }
 
 func pick(t *testing.T, r *Router, q *workload.Request) Route {
@@ -431,7 +431,7 @@ func TestIndexAgainstReference(t *testing.T) {
 	const workers, hashes = 200, 40
 	paths := make([][]block.Piece, hashes)
 	for h := range paths {
-		paths[h] = chains.Intern([]uint64{uint64(1 + h)}, nil)
+		paths[h] = chains.Intern(block.Hashed([]uint64{uint64(1 + h)}), nil)
 	}
 	emptied := 0 // removes that took a block's last holder in a tier
 	for step := range 30000 {
@@ -580,9 +580,9 @@ func TestPrefixesAgainstReference(t *testing.T) {
 		// A chain interned first that leaves this one after a random
 		// number of blocks cuts its path there into two segments.
 		if k := r.IntN(len(chain)); k > 0 {
-			chains.Intern(append(slices.Clone(chain[:k]), 1<<31), nil)
+			chains.Intern(block.Hashed(append(slices.Clone(chain[:k]), 1<<31)), nil)
 		}
-		path := chains.Intern(chain, nil)
+		path := chains.Intern(block.Hashed(chain), nil)
 		workers := 1 + r.IntN(300)
 		type key struct {
 			w    int32

@@ -155,22 +155,14 @@ func abs(d time.Duration) time.Duration {
 
 // uniqueChain is the hash chain of n blocks of content no other request
 // shares, keyed by owner.
-func uniqueChain(owner uint64, n int) []uint64 { return extendUnique(nil, owner, n) }
+func uniqueChain(owner uint64, n int) block.Chain { return extendUnique(block.Chain{}, owner, n) }
 
 // extendUnique is the chain of n blocks that begins with prefix (a chain
-// of at most n blocks, copied) and goes on with content no other request
-// shares, keyed by owner. With an empty prefix it is uniqueChain.
-func extendUnique(prefix []uint64, owner uint64, n int) []uint64 {
-	out := make([]uint64, n)
-	copy(out, prefix)
-	var parent uint64
-	if len(prefix) > 0 {
-		parent = prefix[len(prefix)-1]
-	}
-	content := contentKey(block.Mix(owner ^ 0xa2f1b6c3d4e5f607))
-	for k := len(prefix); k < n; k++ {
-		parent = chainStep(parent, content, subKey(uint64(k))) // ChainHash(parent, Mix(owner ^ ...), k)
-		out[k] = parent
-	}
-	return out
+// of at most n blocks) and goes on with content no other request shares,
+// keyed by owner: block k has the block.ChainHash content Mix(owner ^ ...)
+// and the sub k. With an empty prefix it is uniqueChain.
+func extendUnique(prefix block.Chain, owner uint64, n int) block.Chain {
+	c := prefix.Prefix(n)
+	c.AppendRule(block.Mix(owner^0xa2f1b6c3d4e5f607), 0, 1, n-c.Len())
+	return c
 }

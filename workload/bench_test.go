@@ -71,11 +71,12 @@ func BenchmarkRechunk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	rc := newRechunker(512, 16)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		for _, r := range reqs {
-			rechunk(r.HashIDs, 512, 16, int(*r.InputLength))
+			rc.chain(r.HashIDs, int(*r.InputLength))
 		}
 	}
 }

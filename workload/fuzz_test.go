@@ -26,7 +26,7 @@ func drain(t *testing.T, s Source) {
 			}
 			return
 		}
-		if r.ID != last+1 || r.InputTokens < 1 || r.OutputTokens < 1 || r.Arrival < 0 || len(r.Blocks) != r.InputTokens/16 {
+		if r.ID != last+1 || r.InputTokens < 1 || r.OutputTokens < 1 || r.Arrival < 0 || r.Blocks.Len() != r.InputTokens/16 {
 			t.Fatalf("bad request %+v", r)
 		}
 		last = r.ID
@@ -88,7 +88,7 @@ func FuzzOtel(f *testing.F) {
 			}
 			m := r.Measured
 			if r.ID != i || r.InputTokens < 1 || r.OutputTokens < 1 || r.Arrival < 0 || (i == 0 && r.Arrival != 0) ||
-				len(r.Blocks) != r.InputTokens/16 || m == nil {
+				r.Blocks.Len() != r.InputTokens/16 || m == nil {
 				t.Fatalf("bad request %+v", r)
 			}
 			for _, d := range []des.Time{m.TTFT, m.E2E, m.Queue, m.Prefill, m.Decode} {
@@ -96,14 +96,15 @@ func FuzzOtel(f *testing.F) {
 					t.Fatalf("request %d measured %+v", i, *m)
 				}
 			}
-			n := min(len(r.Blocks), 2) // 40 tokens: 2 whole blocks
+			hs := r.Blocks.AppendHashes(nil)
+			n := min(len(hs), 2) // 40 tokens: 2 whole blocks
 			if shared == nil && n == 2 {
-				shared = r.Blocks[:2]
+				shared = hs[:2]
 			}
-			if shared != nil && !slices.Equal(r.Blocks[:n], shared[:n]) {
+			if shared != nil && !slices.Equal(hs[:n], shared[:n]) {
 				t.Fatalf("request %d does not begin with the shared blocks", i)
 			}
-			if shared != nil && len(r.Blocks) > 2 && r.Blocks[2] == shared[1] {
+			if shared != nil && len(hs) > 2 && hs[2] == shared[1] {
 				t.Fatalf("request %d: block 2 repeats", i)
 			}
 		}

@@ -167,7 +167,7 @@ func readOtel(r io.Reader, opt TraceOptions) ([]*Request, error) {
 			Arrival:      at,
 			InputTokens:  s.in,
 			OutputTokens: s.out,
-			Blocks:       extendUnique(shared[:min(prefix, s.in)/opt.EngineBlockSize], uint64(i), s.in/opt.EngineBlockSize),
+			Blocks:       extendUnique(shared.Prefix(min(prefix, s.in)/opt.EngineBlockSize), uint64(i), s.in/opt.EngineBlockSize),
 			Measured:     &m,
 		}
 	}

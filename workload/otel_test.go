@@ -78,7 +78,7 @@ func TestOtel(t *testing.T) {
 	}{{0, 1527, 500}, {des.Second, 15, 1}, {2500 * des.Millisecond, 40, 5}, {3*des.Second + 1, 16, 7}}
 	for i, r := range got {
 		w := want[i]
-		if r.ID != int64(i) || r.Arrival != w.arrival || r.InputTokens != w.in || r.OutputTokens != w.out || len(r.Blocks) != w.in/16 {
+		if r.ID != int64(i) || r.Arrival != w.arrival || r.InputTokens != w.in || r.OutputTokens != w.out || r.Blocks.Len() != w.in/16 {
 			t.Errorf("request %d: %+v, want arrival %v, %d in, %d out", i, r, w.arrival, w.in, w.out)
 		}
 	}
@@ -92,7 +92,7 @@ func TestOtel(t *testing.T) {
 	// No prompt shares a block with another.
 	seen := map[uint64]bool{}
 	for _, r := range got {
-		for _, h := range r.Blocks {
+		for _, h := range hashes(r) {
 			if seen[h] {
 				t.Fatalf("request %d shares block %x", r.ID, h)
 			}
@@ -123,7 +123,7 @@ func TestOtelSharedPrefix(t *testing.T) {
 	o := opt
 	o.SharedPrefix = 72 // 4.5 blocks of 16: 4 shared, the fifth mixes shared and own tokens
 	got := readAll(t, NewOtel(strings.NewReader(in), o))
-	a, b, c := got[0].Blocks, got[1].Blocks, got[2].Blocks
+	a, b, c := hashes(got[0]), hashes(got[1]), hashes(got[2])
 	if len(a) != 12 || len(b) != 6 || len(c) != 2 {
 		t.Fatalf("blocks %d %d %d", len(a), len(b), len(c))
 	}
@@ -133,7 +133,7 @@ func TestOtelSharedPrefix(t *testing.T) {
 	// Without a shared prefix, no first block is shared, nor equal to the
 	// shared one.
 	plain := readAll(t, NewOtel(strings.NewReader(in), opt))
-	if plain[0].Blocks[0] == a[0] || plain[0].Blocks[0] == plain[1].Blocks[0] {
+	if p0 := hashes(plain[0])[0]; p0 == a[0] || p0 == hashes(plain[1])[0] {
 		t.Error("without shared_prefix the first blocks are shared, or equal to the shared ones")
 	}
 }

@@ -16,10 +16,12 @@ type Request struct {
 	Arrival      des.Time // virtual arrival time
 	InputTokens  int      // prompt tokens
 	OutputTokens int      // tokens to generate; the router never reads it
-	// Blocks is the chain of engine-block hashes of the prompt's full blocks:
-	// Blocks[k] identifies block k and every block before it. Shared between
-	// requests where their prefixes are equal; never modified.
-	Blocks []uint64
+	// Blocks is the hash chain of the prompt's full engine blocks: block
+	// k's hash identifies it and every block before it. It is kept as
+	// rules where the reader or generator has them (a trace block, a
+	// group's prefix), its hashes derived on demand (AppendHashes); shared
+	// between requests where their prefixes are equal; never modified.
+	Blocks block.Chain
 	// Path is Blocks as a path in the run's chain store (block.Chains),
 	// set by the simulation while the request is in the cluster; nil for
 	// the engine alone.
@@ -73,45 +75,37 @@ func (e *ParseError) Error() string {
 
 func (e *ParseError) Unwrap() error { return e.Err }
 
-// ChainHash derives the hash of a block from its parent's hash and the
-// identity of its own content (content, sub). Zero is never returned, so
-// callers can use it as "no hash".
-func ChainHash(parent, content, sub uint64) uint64 {
-	return chainStep(parent, contentKey(content), subKey(sub))
-}
-
-// contentKey and subKey are the mixed content and sub of ChainHash, which a
-// chain whose blocks repeat them computes once.
-func contentKey(content uint64) uint64 { return block.Mix(content ^ 0x9e3779b97f4a7c15) }
-func subKey(sub uint64) uint64         { return block.Mix(sub + 0x632be59bd9b4e019) }
-
-// chainStep is ChainHash given contentKey(content) and subKey(sub).
-func chainStep(parent, content, sub uint64) uint64 {
-	h := block.Mix(parent ^ content ^ sub)
-	if h == 0 {
-		h = 1
-	}
-	return h
-}
-
 // A rechunker turns trace block ids, each covering trace tokens, into the
 // hash chain of the full engine blocks (engine tokens each) of a prompt.
 // Engine block k hashes its parent, the ids of every trace block it
-// overlaps and its offset in the first of them, so equal trace prefixes
-// give equal engine chains whatever the two sizes are. It keeps the subKey
-// of every offset an engine block can start at in a trace block when the
-// engine block size divides the trace block size (Mooncake's 512 and 16).
+// overlaps and its offset in the first of them (block.ChainHash), so equal
+// trace prefixes give equal engine chains whatever the two sizes are. When
+// the engine block size divides the trace block size into at least
+// minRuleBlocks (Mooncake's 512 and 16: 32), each trace block is a rule of
+// the chain (block.Chain): trace block i gives engine block k its id as
+// the content and k*engine - i*trace, the block's offset in it, as the
+// sub. Otherwise the chain is its hashes; when the size divides it into
+// fewer, the rechunker keeps the SubKey of every offset an engine block
+// can start at in a trace block.
 type rechunker struct {
 	trace, engine int
-	subs          []uint64 // subKey(j*engine) for engine block j of a trace block; nil unless aligned
+	rules         bool     // a rule a trace block
+	subs          []uint64 // block.SubKey(j*engine) for engine block j of a trace block; nil unless aligned without rules
 }
+
+// minRuleBlocks is the fewest engine blocks a trace block covers for the
+// rechunker to make it a rule: a rule takes the room of four hashes in
+// the chain store.
+const minRuleBlocks = 4
 
 func newRechunker(traceBlock, engineBlock int) rechunker {
 	r := rechunker{trace: traceBlock, engine: engineBlock}
 	if traceBlock > 0 && engineBlock > 0 && traceBlock%engineBlock == 0 {
-		r.subs = make([]uint64, traceBlock/engineBlock)
-		for j := range r.subs {
-			r.subs[j] = subKey(uint64(j * engineBlock))
+		if r.rules = traceBlock/engineBlock >= minRuleBlocks; !r.rules {
+			r.subs = make([]uint64, traceBlock/engineBlock)
+			for j := range r.subs {
+				r.subs[j] = block.SubKey(uint64(j * engineBlock))
+			}
 		}
 	}
 	return r
@@ -119,29 +113,37 @@ func newRechunker(traceBlock, engineBlock int) rechunker {
 
 // chain is the engine-block chain of a prompt of inputTokens tokens over
 // trace block ids; the caller guarantees inputTokens <= r.trace*len(ids).
-func (r rechunker) chain(ids []uint64, inputTokens int) []uint64 {
+func (r rechunker) chain(ids []uint64, inputTokens int) block.Chain {
 	n := inputTokens / r.engine
+	if r.rules {
+		var c block.Chain
+		per := r.trace / r.engine
+		for i, k := 0, 0; k < n; i, k = i+1, k+per {
+			c.AppendRule(ids[i], -uint64(i*r.trace), uint32(r.engine), min(per, n-k))
+		}
+		return c
+	}
 	out := make([]uint64, n)
 	var h uint64
 	if r.subs != nil { // each engine block lies in one trace block
 		for i, k := 0, 0; k < n; i++ {
-			c := contentKey(ids[i])
+			c := block.ContentKey(ids[i])
 			for _, s := range r.subs[:min(len(r.subs), n-k)] {
-				h = chainStep(h, c, s)
+				h = block.StepHash(h, c^s)
 				out[k] = h
 				k++
 			}
 		}
-		return out
+		return block.Hashed(out)
 	}
 	for k := range n {
 		start, end := k*r.engine, (k+1)*r.engine-1
 		i0, i1 := start/r.trace, end/r.trace
-		s := subKey(uint64(start - i0*r.trace))
+		s := block.SubKey(uint64(start - i0*r.trace))
 		for i := i0; i <= i1; i++ {
-			h = chainStep(h, contentKey(ids[i]), s)
+			h = block.StepHash(h, block.ContentKey(ids[i])^s)
 		}
 		out[k] = h
 	}
-	return out
+	return block.Hashed(out)
 }

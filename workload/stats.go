@@ -77,6 +77,7 @@ type StatsBuilder struct {
 	seen     map[uint64]struct{}
 	blocks   int64
 	hits     int64
+	hashes   []uint64 // the request's block hashes, reused
 }
 
 // NewStatsBuilder measures prefix hits at blockSize, which must be the
@@ -90,7 +91,8 @@ func (b *StatsBuilder) Add(r *Request) {
 	b.arrivals = append(b.arrivals, r.Arrival)
 	b.in = append(b.in, int32(r.InputTokens))
 	b.out = append(b.out, int32(r.OutputTokens))
-	for _, h := range r.Blocks {
+	b.hashes = r.Blocks.AppendHashes(b.hashes[:0])
+	for _, h := range b.hashes {
 		b.blocks++
 		if _, ok := b.seen[h]; ok {
 			b.hits++

@@ -58,7 +58,7 @@ type session struct {
 	group  int // -1: none
 	prompt int // tokens of the last prompt
 	output int // tokens of the last answer
-	chain  []uint64
+	chain  block.Chain
 }
 
 type sessionHeap []*session
@@ -170,35 +170,26 @@ func (g *Generator) turn(s *session, n int) *Request {
 	n = g.clamp(n)
 	b := g.cfg.BlockSize
 	keep := min(s.prompt/b, n/b) // full blocks of the last prompt stay
-	chain := s.chain[:keep]
-	if keep < len(s.chain) {
-		chain = chain[:keep:keep] // the last request still reads the rest
-	}
+	chain := s.chain.Prefix(keep)
 	shared := 0
 	if s.group >= 0 {
 		shared = min(g.cfg.SharedPrefix, n) / b
 	}
-	// The ChainHash content of the group's blocks, the same for the whole
-	// group, and of this turn's own blocks.
-	group := contentKey(block.Mix(uint64(s.group) ^ 0x5bd1e9955bd1e995))
-	own := contentKey(block.Mix(s.id<<20 ^ uint64(s.turn) ^ 0x27d4eb2f165667c5))
-	for k := keep; k < n/b; k++ {
-		var parent uint64
-		if k > 0 {
-			parent = chain[k-1]
-		}
-		content := own
-		if k < shared {
-			content = group
-		}
-		chain = append(chain, chainStep(parent, content, subKey(uint64(k))))
+	// Block k of the group's prefix has the block.ChainHash content of the
+	// group, the same for the whole group, and the sub k; block k of this
+	// turn's own blocks, the turn's content and the sub k.
+	if keep < shared {
+		chain.AppendRule(block.Mix(uint64(s.group)^0x5bd1e9955bd1e995), 0, 1, shared-keep)
+	}
+	if from := max(keep, shared); from < n/b {
+		chain.AppendRule(block.Mix(s.id<<20^uint64(s.turn)^0x27d4eb2f165667c5), 0, 1, n/b-from)
 	}
 	req := &Request{
 		ID:           int64(g.emitted),
 		Arrival:      s.next,
 		InputTokens:  n,
 		OutputTokens: g.draw(g.output),
-		Blocks:       chain[:len(chain):len(chain)],
+		Blocks:       chain,
 	}
 	g.emitted++
 	s.chain, s.prompt, s.output = chain, n, req.OutputTokens

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
 )
 
@@ -75,10 +76,10 @@ func TestMooncake(t *testing.T) {
 		t.Fatalf("%d requests want 2", len(got))
 	}
 	r := got[1]
-	if r.ID != 1 || r.Arrival != 1500*des.Millisecond || r.InputTokens != 16 || r.OutputTokens != 1 || len(r.Blocks) != 1 {
+	if r.ID != 1 || r.Arrival != 1500*des.Millisecond || r.InputTokens != 16 || r.OutputTokens != 1 || r.Blocks.Len() != 1 {
 		t.Errorf("second request %+v", r)
 	}
-	if got[0].Blocks[0] != r.Blocks[0] {
+	if hashes(got[0])[0] != hashes(r)[0] {
 		t.Error("equal first hash id, different first block")
 	}
 	half := opt
@@ -156,10 +157,10 @@ func TestAzure(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("%d requests", len(got))
 	}
-	if got[1].Arrival != 52*des.Millisecond || got[1].InputTokens != 32 || got[1].OutputTokens != 8 || len(got[1].Blocks) != 2 {
+	if got[1].Arrival != 52*des.Millisecond || got[1].InputTokens != 32 || got[1].OutputTokens != 8 || got[1].Blocks.Len() != 2 {
 		t.Errorf("second request %+v", got[1])
 	}
-	if len(got[0].Blocks) != 300 || got[0].Blocks[0] == got[1].Blocks[0] {
+	if got[0].Blocks.Len() != 300 || hashes(got[0])[0] == hashes(got[1])[0] {
 		t.Error("azure prompts must not share blocks")
 	}
 	// Columns of other names are ignored.
@@ -207,8 +208,8 @@ func TestSyntheticShape(t *testing.T) {
 		if r.ID != int64(i) || (i > 0 && r.Arrival < got[i-1].Arrival) {
 			t.Fatalf("request %d: id %d arrival %v after %v", i, r.ID, r.Arrival, got[i-1].Arrival)
 		}
-		if len(r.Blocks) != r.InputTokens/16 {
-			t.Fatalf("request %d: %d blocks for %d tokens", i, len(r.Blocks), r.InputTokens)
+		if r.Blocks.Len() != r.InputTokens/16 {
+			t.Fatalf("request %d: %d blocks for %d tokens", i, r.Blocks.Len(), r.InputTokens)
 		}
 		inSum += float64(r.InputTokens)
 	}
@@ -226,19 +227,62 @@ func TestSyntheticShape(t *testing.T) {
 	// Some request's chain extends an earlier one (a follow-up turn), and
 	// requests of one group share their first 32 blocks (512 tokens).
 	extends, shares := false, false
-	for _, r := range got[1:200] {
-		for _, p := range got[:r.ID] {
-			n := min(len(p.Blocks), len(r.Blocks))
-			if n > 32 && len(p.Blocks) < len(r.Blocks) && slices.Equal(p.Blocks, r.Blocks[:len(p.Blocks)]) {
+	hs := make([][]uint64, 200)
+	for i, r := range got[:200] {
+		hs[i] = hashes(r)
+	}
+	for i, r := range hs[1:200] {
+		for _, p := range hs[:i+1] {
+			n := min(len(p), len(r))
+			if n > 32 && len(p) < len(r) && slices.Equal(p, r[:len(p)]) {
 				extends = true
 			}
-			if n >= 32 && slices.Equal(p.Blocks[:32], r.Blocks[:32]) {
+			if n >= 32 && slices.Equal(p[:32], r[:32]) {
 				shares = true
 			}
 		}
 	}
 	if !extends || !shares {
 		t.Errorf("follow-up turn extends a prompt: %v; group prefix shared: %v", extends, shares)
+	}
+}
+
+// TestSyntheticChainRule: with one turn a session, request i is session
+// i's only turn. Its prompt's first min(64, prompt)/16 blocks are the
+// prefix of one of the 4 groups, g: block k has the parent's hash, the
+// content Mix(g ^ 0x5bd1e9955bd1e995) and the sub k (block.ChainHash);
+// the blocks after are its own: content Mix(i<<20 ^ 0x27d4eb2f165667c5)
+// (turn 0), sub k.
+func TestSyntheticChainRule(t *testing.T) {
+	cfg := synth
+	cfg.Requests, cfg.Turns, cfg.SharedPrefix, cfg.InputMean = 200, 1, 64, 100
+	groups := 0
+	for i, r := range readAll(t, NewGenerator(cfg, des.NewRNG(3))) {
+		got := hashes(r)
+		shared := min(64, r.InputTokens) / 16
+		var want []uint64
+		for g := range uint64(4) {
+			var h uint64
+			want = want[:0]
+			for k := range len(got) {
+				content := block.Mix(uint64(i)<<20 ^ 0x27d4eb2f165667c5)
+				if k < shared {
+					content = block.Mix(g ^ 0x5bd1e9955bd1e995)
+				}
+				h = block.ChainHash(h, content, uint64(k))
+				want = append(want, h)
+			}
+			if slices.Equal(got, want) {
+				groups |= 1 << g
+				break
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("request %d (%d tokens): %x, no group's prefix then its own blocks", i, r.InputTokens, got)
+		}
+	}
+	if groups != 0b1111 {
+		t.Errorf("groups met %04b, want all four", groups)
 	}
 }
 
@@ -249,7 +293,7 @@ func TestSyntheticDeterministic(t *testing.T) {
 	same := func(x, y []*Request) bool {
 		for i := range x {
 			if x[i].Arrival != y[i].Arrival || x[i].InputTokens != y[i].InputTokens ||
-				x[i].OutputTokens != y[i].OutputTokens || !slices.Equal(x[i].Blocks, y[i].Blocks) {
+				x[i].OutputTokens != y[i].OutputTokens || !slices.Equal(hashes(x[i]), hashes(y[i])) {
 				return false
 			}
 		}
@@ -314,5 +358,8 @@ func TestSorted(t *testing.T) {
 // rechunk is the engine-block chain of a prompt of inputTokens tokens over
 // trace block ids of traceBlock tokens, engine blocks of engineBlock.
 func rechunk(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
-	return newRechunker(traceBlock, engineBlock).chain(ids, inputTokens)
+	return newRechunker(traceBlock, engineBlock).chain(ids, inputTokens).AppendHashes(nil)
 }
+
+// hashes is the hashes of r's blocks.
+func hashes(r *Request) []uint64 { return r.Blocks.AppendHashes(nil) }

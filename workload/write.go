@@ -71,6 +71,7 @@ type MooncakeWriter struct {
 	last  des.Time
 	buf   []byte
 	n     int64
+	hs    []uint64 // the request's block hashes, reused
 }
 
 // NewMooncakeWriter returns a writer of blockSize-token hash ids.
@@ -83,8 +84,8 @@ func (m *MooncakeWriter) Write(r *Request) error {
 	if r.InputTokens < 1 || r.OutputTokens < 1 {
 		return fmt.Errorf("request %d: %d input and %d output tokens: a trace needs at least 1 of each", r.ID, r.InputTokens, r.OutputTokens)
 	}
-	if want := r.InputTokens / m.block; len(r.Blocks) != want {
-		return fmt.Errorf("request %d: %d blocks for %d tokens, want %d at block size %d", r.ID, len(r.Blocks), r.InputTokens, want, m.block)
+	if want := r.InputTokens / m.block; r.Blocks.Len() != want {
+		return fmt.Errorf("request %d: %d blocks for %d tokens, want %d at block size %d", r.ID, r.Blocks.Len(), r.InputTokens, want, m.block)
 	}
 	if r.Arrival < m.last {
 		return fmt.Errorf("request %d: arrival %v before the previous one (%v)", r.ID, r.Arrival, m.last)
@@ -101,7 +102,8 @@ func (m *MooncakeWriter) Write(r *Request) error {
 	b = append(b, `, "output_length": `...)
 	b = strconv.AppendInt(b, int64(r.OutputTokens), 10)
 	b = append(b, `, "hash_ids": [`...)
-	for k, h := range r.Blocks {
+	m.hs = r.Blocks.AppendHashes(m.hs[:0])
+	for k, h := range m.hs {
 		id, ok := m.ids[h]
 		if !ok {
 			id = m.next
@@ -114,7 +116,7 @@ func (m *MooncakeWriter) Write(r *Request) error {
 		b = strconv.AppendUint(b, id, 10)
 	}
 	if r.InputTokens%m.block != 0 {
-		if len(r.Blocks) > 0 {
+		if r.Blocks.Len() > 0 {
 			b = append(b, ", "...)
 		}
 		b = strconv.AppendUint(b, m.next, 10)
@@ -222,14 +224,15 @@ func (l *AzureLoss) Add(r *Request) {
 		l.Offset = r.Arrival
 	}
 	l.Requests++
-	if len(r.Blocks) > 0 {
-		if _, ok := l.firsts[r.Blocks[0]]; ok {
+	if r.Blocks.Len() > 0 {
+		first := r.Blocks.Prefix(1).AppendHashes(nil)[0]
+		if _, ok := l.firsts[first]; ok {
 			l.Shared++
 			if l.FirstShared < 0 {
 				l.FirstShared = r.ID
 			}
 		}
-		l.firsts[r.Blocks[0]] = struct{}{}
+		l.firsts[first] = struct{}{}
 	}
 	if !azureExact(r.Arrival - l.Offset) {
 		l.Inexact++

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
 )
 
@@ -65,12 +66,13 @@ func isomorphic(t *testing.T, a, b []*Request) {
 	ab, ba := map[uint64]uint64{}, map[uint64]uint64{}
 	for i := range a {
 		x, y := a[i], b[i]
-		if x.ID != y.ID || x.Arrival != y.Arrival || x.InputTokens != y.InputTokens || x.OutputTokens != y.OutputTokens || len(x.Blocks) != len(y.Blocks) {
+		if x.ID != y.ID || x.Arrival != y.Arrival || x.InputTokens != y.InputTokens || x.OutputTokens != y.OutputTokens || x.Blocks.Len() != y.Blocks.Len() {
 			t.Fatalf("request %d: %d %v %d %d %d blocks, then %d %v %d %d %d blocks", i,
-				x.ID, x.Arrival, x.InputTokens, x.OutputTokens, len(x.Blocks), y.ID, y.Arrival, y.InputTokens, y.OutputTokens, len(y.Blocks))
+				x.ID, x.Arrival, x.InputTokens, x.OutputTokens, x.Blocks.Len(), y.ID, y.Arrival, y.InputTokens, y.OutputTokens, y.Blocks.Len())
 		}
-		for k := range x.Blocks {
-			h, g := x.Blocks[k], y.Blocks[k]
+		xh, yh := hashes(x), hashes(y)
+		for k := range xh {
+			h, g := xh[k], yh[k]
 			if m, ok := ab[h]; ok && m != g {
 				t.Fatalf("request %d block %d: equal blocks before, different after", i, k)
 			}
@@ -138,8 +140,8 @@ func TestMooncakeWriterSynthetic(t *testing.T) {
 	cfg.BlockSize = 32
 	orig32 := readAll(t, NewGenerator(cfg, des.NewRNG(3)))
 	for i := range orig32 {
-		if len(orig32[i].Blocks) != len(back32[i].Blocks) {
-			t.Fatalf("request %d: %d blocks at 32, %d replayed", i, len(orig32[i].Blocks), len(back32[i].Blocks))
+		if orig32[i].Blocks.Len() != back32[i].Blocks.Len() {
+			t.Fatalf("request %d: %d blocks at 32, %d replayed", i, orig32[i].Blocks.Len(), back32[i].Blocks.Len())
 		}
 	}
 }
@@ -147,7 +149,7 @@ func TestMooncakeWriterSynthetic(t *testing.T) {
 func TestMooncakeWriterRefuses(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewMooncakeWriter(&buf, 16)
-	if err := w.Write(&Request{InputTokens: 40, OutputTokens: 1, Blocks: []uint64{1}}); err == nil || !strings.Contains(err.Error(), "want 2 at block size 16") {
+	if err := w.Write(&Request{InputTokens: 40, OutputTokens: 1, Blocks: block.Hashed([]uint64{1})}); err == nil || !strings.Contains(err.Error(), "want 2 at block size 16") {
 		t.Errorf("wrong chain length: %v", err)
 	}
 	if err := w.Write(&Request{Arrival: 5, InputTokens: 4, OutputTokens: 1}); err != nil {

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
@@ -193,7 +194,7 @@ func writeTrace(path string, tokens int) error {
 	}
 	w := workload.NewMooncakeWriter(f, 512)
 	for r := range int64(2) {
-		if err := w.Write(&workload.Request{ID: r, Arrival: des.Time(r) * des.Minute, InputTokens: tokens, OutputTokens: 1, Blocks: prompt}); err != nil {
+		if err := w.Write(&workload.Request{ID: r, Arrival: des.Time(r) * des.Minute, InputTokens: tokens, OutputTokens: 1, Blocks: block.Hashed(prompt)}); err != nil {
 			return err
 		}
 	}
