@@ -1,5 +1,7 @@
 package block
 
+import "slices"
+
 // ChainHash is the hash of a block given its parent's hash (0 for a
 // chain's first block) and the identity of its own content, (content,
 // sub). Zero is never returned, so callers can use it as "no hash".
@@ -75,6 +77,10 @@ func (c *Chain) AppendRule(content, base uint64, step uint32, n int) {
 		c.n += n
 	}
 }
+
+// Grow makes room for links more AppendRule calls without reallocating,
+// as slices.Grow does.
+func (c *Chain) Grow(links int) { c.links = slices.Grow(c.links, links) }
 
 // Prefix is the first n blocks of c (all of them when n >= c.Len()),
 // sharing its storage; appending to it copies.

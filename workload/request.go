@@ -118,6 +118,7 @@ func (r rechunker) chain(ids []uint64, inputTokens int) block.Chain {
 	if r.rules {
 		var c block.Chain
 		per := r.trace / r.engine
+		c.Grow((n + per - 1) / per)
 		for i, k := 0, 0; k < n; i, k = i+1, k+per {
 			c.AppendRule(ids[i], -uint64(i*r.trace), uint32(r.engine), min(per, n-k))
 		}
