@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/internal/leaktest"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 )
@@ -344,7 +344,7 @@ func TestRunEndingEarlyLeavesNoGoroutine(t *testing.T) {
 	if _, err := Run(ctx, sc, Options{}); err != context.Canceled {
 		t.Errorf("cancelled run: %v, want %v", err, context.Canceled)
 	}
-	if n := settledGoroutines(before); n > before {
+	if n := leaktest.Settled(before); n > before {
 		t.Errorf("cancelled run: %d goroutines after, %d before", n, before)
 	}
 
@@ -363,18 +363,7 @@ func TestRunEndingEarlyLeavesNoGoroutine(t *testing.T) {
 	if _, err = Run(context.Background(), sc, Options{}); err == nil || err.Error() != trace+":600: hash_ids: empty" {
 		t.Errorf("bad line 600: %v", err)
 	}
-	if n := settledGoroutines(before); n > before {
+	if n := leaktest.Settled(before); n > before {
 		t.Errorf("bad trace: %d goroutines after, %d before", n, before)
 	}
-}
-
-// settledGoroutines is the number of goroutines once it is at most want,
-// or after a second: a goroutine that returned may take a moment to leave
-// the count.
-func settledGoroutines(want int) int {
-	n := runtime.NumGoroutine()
-	for deadline := time.Now().Add(time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
-		time.Sleep(time.Millisecond)
-	}
-	return n
 }

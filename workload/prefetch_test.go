@@ -5,7 +5,8 @@ import (
 	"io"
 	"runtime"
 	"testing"
-	"time"
+
+	"github.com/kvsim/kvsim/internal/leaktest"
 )
 
 // scripted yields requests with IDs 0, 1, ..., failing with err at call
@@ -93,18 +94,7 @@ func TestPrefetchCloseStopsTheGoroutine(t *testing.T) {
 	}
 	p.Close()
 	p.Close() // again: a no-op
-	if n := goroutinesSettle(before); n > before {
+	if n := leaktest.Settled(before); n > before {
 		t.Errorf("%d goroutines after Close, %d before", n, before)
 	}
-}
-
-// goroutinesSettle is the number of goroutines once it is at most want,
-// or after a second: a goroutine that returned may take a moment to be
-// gone from the count.
-func goroutinesSettle(want int) int {
-	n := runtime.NumGoroutine()
-	for deadline := time.Now().Add(time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
-		time.Sleep(time.Millisecond)
-	}
-	return n
 }

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -22,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
+	"github.com/kvsim/kvsim/internal/leaktest"
 	"github.com/kvsim/kvsim/report"
 )
 
@@ -397,12 +397,7 @@ func TestWritersLeaveNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := runtime.NumGoroutine()
-	for i := 0; i < 100 && n > before; i++ { // a goroutine past close(done) may not have returned yet
-		time.Sleep(10 * time.Millisecond)
-		n = runtime.NumGoroutine()
-	}
-	if n > before {
+	if n := leaktest.Settled(before); n > before {
 		t.Errorf("%d goroutines after the writers closed, %d before", n, before)
 	}
 }
