@@ -312,8 +312,8 @@ func TestChainsAgainstHashes(t *testing.T) {
 	}
 }
 
-// compareStores fails unless c and o hold the same segments, free ids and
-// starts, and with refs, the same Ref for every block of every live
+// compareStores fails unless c and o hold the same segments (their first
+// hashes included), free ids and starts, and with refs, the same Ref for every block of every live
 // segment (by AppendRefs of the whole segment, and by Ref block by block).
 func compareStores(t *testing.T, c *Chains, o *hashChains, refs bool, trial, op int) {
 	t.Helper()
@@ -329,7 +329,18 @@ func compareStores(t *testing.T, c *Chains, o *hashChains, refs bool, trial, op 
 			t.Fatalf("trial %d op %d: segment %d: %d blocks after %d:%d at %d, %d refs; oracle %d blocks after %d:%d at %d, %d refs",
 				trial, op, s, a.n, a.parent, a.attach, a.pos, a.refs, len(b.hashes), b.parent, b.attach, b.pos, b.refs)
 		}
-		if !refs || a.n == 0 {
+		if a.n == 0 {
+			continue
+		}
+		// The starts entry of its first hash: with as many entries in each
+		// and every entry some live segment's first hash, the same tables.
+		h, oh := c.hashAt(int32(s), 0), b.hashes[0]
+		id, ok := c.starts.Get(h, placeOfHash(h))
+		oid, ook := o.starts.Get(oh, placeOfHash(oh))
+		if h != oh || id != oid || ok != ook {
+			t.Fatalf("trial %d op %d: segment %d: first hash %x, starts %d %v; oracle %x, %d %v", trial, op, s, h, id, ok, oh, oid, ook)
+		}
+		if !refs {
 			continue
 		}
 		got, want := c.AppendRefs(nil, int32(s), 0, a.n), o.AppendRefs(nil, int32(s), 0, a.n)
