@@ -40,8 +40,8 @@ func StepHash(parent, key uint64) uint64 {
 // The zero Chain is empty. Copies and prefixes of a chain share its
 // storage, which is never modified: AppendRule may write past the end of
 // the chain it extends, as append does, so extend a chain only where no
-// copy of it is extended too. Prefix gives a chain every append to which
-// copies.
+// copy of it is extended too. A chain cut by Prefix extends without
+// writing to the storage it shares.
 type Chain struct {
 	links  []link
 	hashes []uint64 // the given hashes, of the chain's first link (Hashed)
@@ -83,7 +83,7 @@ func (c *Chain) AppendRule(content, base uint64, step uint32, n int) {
 func (c *Chain) Grow(links int) { c.links = slices.Grow(c.links, links) }
 
 // Prefix is the first n blocks of c (all of them when n >= c.Len()),
-// sharing its storage; appending to it copies.
+// sharing its storage; appending to it never writes to c's.
 func (c Chain) Prefix(n int) Chain {
 	if n <= 0 {
 		return Chain{}

@@ -280,11 +280,9 @@ func (c *Chains) make(ch Chain, at cursor, k int, parent, attach int32, h0, firs
 // through is kept.
 func (c *Chains) hashAt(s, off int32) uint64 {
 	seg := &c.segs[s]
-	i, start := 0, int32(0)
-	for start+seg.links[i].n <= off {
-		start += seg.links[i].n
-		i++
-	}
+	var at cursor // the link holding offset off
+	at.advanceSeg(seg.links, 0, int(off))
+	i, start := at.i, int32(at.start)
 	l := &seg.links[i]
 	if l.step == 0 {
 		return c.given[s][l.base+uint64(off-start)]
@@ -325,10 +323,11 @@ func (s *segment) before(i int, start int32, given []uint64) uint64 {
 
 // lastOf is the hash of link i's last block, known: kept, or given.
 func (s *segment) lastOf(i int, given []uint64) uint64 {
-	if l := &s.links[i]; l.step == 0 {
+	l := &s.links[i]
+	if l.step == 0 {
 		return given[l.base+uint64(l.n)-1]
 	}
-	return s.links[i].last
+	return l.last
 }
 
 // givenOf is segment s's given hashes.

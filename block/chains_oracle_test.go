@@ -138,13 +138,6 @@ func (c *hashChains) DropN(s int32, n int) {
 	}
 }
 
-// Ref is block off of segment s as a Ref: the same Ref as RefAt gives for
-// that block from the chain of any path through it.
-func (c *hashChains) Ref(s, off int32) Ref {
-	var r [1]Ref
-	return c.AppendRefs(r[:0], s, off, off+1)[0]
-}
-
 // AppendRefs appends blocks lo..hi-1 of segment s to dst as Refs (Ref),
 // mixing each group's leader once.
 func (c *hashChains) AppendRefs(dst []Ref, s, lo, hi int32) []Ref {
@@ -185,26 +178,6 @@ func (c *hashChains) Collect() {
 		c.Drop(parent)
 	}
 }
-
-// Hashes is segment s's blocks. The slice is valid until s is freed or
-// grows; its length is the segment's length now.
-func (c *hashChains) Hashes(s int32) []uint64 { return c.segs[s].hashes }
-
-// Pos is the chain position of segment s's first block.
-func (c *hashChains) Pos(s int32) int { return int(c.segs[s].pos) }
-
-// Parent is the segment s follows and how many of its blocks, (-1, 0) for
-// a chain's first segment.
-func (c *hashChains) Parent(s int32) (int32, int) { return c.segs[s].parent, int(c.segs[s].attach) }
-
-// Live is the number of segments alive (collected ones not counted).
-func (c *hashChains) Live() int { return c.live }
-
-// Collisions is the number of times a chain met, at a segment's start, a
-// hash another segment already starts with under a different prefix: a
-// 64-bit hash collision. Each such chain was kept apart in a private
-// segment.
-func (c *hashChains) Collisions() int { return c.clash }
 
 // TestChainsAgainstHashes interns random chains into Chains and into the
 // oracle, hashChains (given the same chains' hashes), and releases them in
@@ -311,7 +284,6 @@ func TestChainsAgainstHashes(t *testing.T) {
 						l = live{chain: Hashed(hs[:cut:cut])}
 						at := 0
 						for _, ln := range e.chain.links { // e's rules, from the cut on
-
 							if from := max(cut, at); from < at+int(ln.n) {
 								l.chain.AppendRule(ln.content, ln.base, ln.step, at+int(ln.n)-from)
 							}
@@ -340,8 +312,8 @@ func TestChainsAgainstHashes(t *testing.T) {
 	}
 }
 
-// compareStores fails unless c and o hold the same segments, free ids and
-// starts, and with refs, the same Ref for every block of every live
+// compareStores fails unless c and o hold the same segments (their first
+// hashes included), free ids and starts, and with refs, the same Ref for every block of every live
 // segment (by AppendRefs of the whole segment, and by Ref block by block).
 func compareStores(t *testing.T, c *Chains, o *hashChains, refs bool, trial, op int) {
 	t.Helper()
@@ -357,7 +329,18 @@ func compareStores(t *testing.T, c *Chains, o *hashChains, refs bool, trial, op 
 			t.Fatalf("trial %d op %d: segment %d: %d blocks after %d:%d at %d, %d refs; oracle %d blocks after %d:%d at %d, %d refs",
 				trial, op, s, a.n, a.parent, a.attach, a.pos, a.refs, len(b.hashes), b.parent, b.attach, b.pos, b.refs)
 		}
-		if !refs || a.n == 0 {
+		if a.n == 0 {
+			continue
+		}
+		// The starts entry of its first hash: with as many entries in each
+		// and every entry some live segment's first hash, the same tables.
+		h, oh := c.hashAt(int32(s), 0), b.hashes[0]
+		id, ok := c.starts.Get(h, placeOfHash(h))
+		oid, ook := o.starts.Get(oh, placeOfHash(oh))
+		if h != oh || id != oid || ok != ook {
+			t.Fatalf("trial %d op %d: segment %d: first hash %x, starts %d %v; oracle %x, %d %v", trial, op, s, h, id, ok, oh, oid, ook)
+		}
+		if !refs {
 			continue
 		}
 		got, want := c.AppendRefs(nil, int32(s), 0, a.n), o.AppendRefs(nil, int32(s), 0, a.n)

@@ -36,11 +36,15 @@ func rechunkOracle(ids []uint64, traceBlock, engineBlock, inputTokens int) []uin
 	return out
 }
 
-// TestRechunkOracle: the rechunker equals rechunkOracle for block sizes that
-// divide each other (a rule a trace block from 4 engine blocks a trace
-// block, 512/128, given hashes below, 512/256), straddle, or exceed one
-// another, and prompts that end anywhere in their last trace block.
+// TestRechunkOracle: the rechunker equals rechunkOracle for block sizes
+// that divide each other (a rule a trace block where it holds at least
+// minRuleBlocks = 4 engine blocks: 512/16, 512/1 and 512/128 at the bound;
+// given hashes below: 512/256, 16/16), straddle, or exceed one another,
+// and prompts that end anywhere in their last trace block.
 func TestRechunkOracle(t *testing.T) {
+	if !newRechunker(512, 128).rules || newRechunker(512, 256).rules {
+		t.Fatal("512/128 no longer makes rules or 512/256 no longer hashes: the cases below miss the bound")
+	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range [][2]int{{512, 16}, {512, 128}, {512, 256}, {512, 1}, {16, 16}, {10, 4}, {512, 48}, {4, 10}, {3, 7}, {1, 1}} {
 		for range 50 {
