@@ -156,7 +156,7 @@ func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 
 // appender returns the function appending c's value of a row to b, the
 // builder of c's dataType. A dictionary builder is seeded with c.Values
-// once: its dictionary persists across batches, so indices never change.
+// once: its dictionary persists across row groups, so indices never change.
 func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error) {
 	switch {
 	case c.Int64 != nil:
