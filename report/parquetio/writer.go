@@ -227,8 +227,9 @@ func (w *TableWriter[R]) Append(r *R) error {
 }
 
 // Close hands the last rows over and waits for the writing goroutine to
-// write them as a last row group, write the footer and close the file;
-// call it once. It returns the first error of the writer's life.
+// write them (those past the last full row group as a last, shorter one),
+// write the footer and close the file; call it once. It returns the first
+// error of the writer's life.
 func (w *TableWriter[R]) Close() error {
 	if w.err == nil && len(w.cur) > 0 {
 		w.full <- w.cur
