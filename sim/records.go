@@ -20,6 +20,7 @@ type reorder[R any] struct {
 	n    int // rows held
 }
 
+// held is a ring slot: a row, and whether one is there.
 type held[R any] struct {
 	row R
 	ok  bool

@@ -105,9 +105,10 @@ func (p *Prefetched) Next() (*Request, error) {
 }
 
 // Close stops the goroutine and waits for it to return: at once when the
-// source has ended, else once the Next call it may be in returns. The
-// wrapped source is then free (a trace file may be closed). Close may be
-// called more than once.
+// source has ended or the goroutine waits to hand a batch over, else once
+// the batch it is filling is full or src fails (fill does not look at
+// stop: up to batch more calls of src.Next). The wrapped source is then
+// free (a trace file may be closed). Close may be called more than once.
 func (p *Prefetched) Close() {
 	p.once.Do(func() { close(p.stop) })
 	<-p.done

@@ -35,6 +35,8 @@ func TestTuneGC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates 320 MB")
 	}
+	// GOGC is set back at the end, but the policy stays armed for the
+	// package's later tests: its cleanup sets GOGC again every cycle.
 	defer debug.SetGCPercent(gogc())
 	tuneGC()
 	waitGOGC(t, "a small heap", func(p int) bool { return p == gcMaxPercent })

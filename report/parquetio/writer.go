@@ -156,7 +156,7 @@ func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 
 // appender returns the function appending c's value of a row to b, the
 // builder of c's dataType. A dictionary builder is seeded with c.Values
-// once: its dictionary persists across batches, so indices never change.
+// once: its dictionary persists across row groups, so indices never change.
 func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error) {
 	switch {
 	case c.Int64 != nil:
@@ -227,8 +227,9 @@ func (w *TableWriter[R]) Append(r *R) error {
 }
 
 // Close hands the last rows over and waits for the writing goroutine to
-// write them as a last row group, write the footer and close the file;
-// call it once. It returns the first error of the writer's life.
+// write them (those past the last full row group as a last, shorter one),
+// write the footer and close the file; call it once. It returns the first
+// error of the writer's life.
 func (w *TableWriter[R]) Close() error {
 	if w.err == nil && len(w.cur) > 0 {
 		w.full <- w.cur

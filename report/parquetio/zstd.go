@@ -40,6 +40,7 @@ func init() {
 	compress.RegisterCodec(compress.Codecs.Zstd, newPagedZstd(c.(arrowZstd)))
 }
 
+// newPagedZstd is base with pagedZstd's page encoding.
 func newPagedZstd(base arrowZstd) *pagedZstd {
 	return &pagedZstd{arrowZstd: base, free: make(chan *zstd.Encoder, 8)}
 }
@@ -54,7 +55,9 @@ func (z *pagedZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	select {
 	case enc = <-z.free:
 	default:
-		// Arrow's options for its pooled encoders, with the small window.
+		// Arrow's options for its pooled encoders, with the small window
+		// and lower encoder memory (TestPagedZstdBytes: the same bytes).
+		// The options are valid, so NewWriter cannot fail.
 		enc, _ = zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(zstd.SpeedDefault),
 			zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true),
 			zstd.WithWindowSize(pageWindow), zstd.WithLowerEncoderMem(true))
