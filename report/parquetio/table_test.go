@@ -134,7 +134,14 @@ func writeRequests(t *testing.T, path string, rowGroupRows int) {
 // rowGroupRows.
 func writeTable[R any](t *testing.T, path string, cols []report.Column[R], rows []R, rowGroupRows int) {
 	t.Helper()
-	w, err := NewTableWriter(path, cols, rowGroupRows)
+	writeTableBatches(t, path, cols, rows, rowGroupRows, batchRows)
+}
+
+// writeTableBatches is writeTable with Append handing rows over in
+// batches of batch rows.
+func writeTableBatches[R any](t *testing.T, path string, cols []report.Column[R], rows []R, rowGroupRows, batch int) {
+	t.Helper()
+	w, err := newTableWriter(path, cols, rowGroupRows, batch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,18 +322,7 @@ func TestTableWriterBatches(t *testing.T) {
 	var first []byte
 	for _, batch := range []int{batchRows, 1, 2, 5, 7, 23} {
 		path := filepath.Join(t.TempDir(), "requests.parquet")
-		w, err := newTableWriter(path, report.RequestColumns, 5, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range rows {
-			if err := w.Append(&rows[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		writeTableBatches(t, path, report.RequestColumns, rows, 5, batch)
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
