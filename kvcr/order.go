@@ -76,9 +76,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 			k.orderEnded(now, p)
 			return
 		}
-		k.unpark(p)
-		k.settle(p, Superseded)
-		k.finish(now, p)
+		k.supersede(now, p)
 		return
 	}
 	if first {

@@ -115,9 +115,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 			k.C.HintsNothingToFetch++
 			return engine.StageProceed
 		}
-		k.unpark(p)
-		k.settle(p, Superseded)
-		k.finish(now, p)
+		k.supersede(now, p)
 		return engine.StageProceed
 	}
 	if p == nil {
@@ -217,6 +215,14 @@ func (k *KVCR) sourceTimeout(p *Pull) des.Time {
 		return k.cfg.BackgroundTimeout
 	}
 	return k.cfg.OperationTimeout
+}
+
+// supersede ends parked pull p, whose staging found nothing left to fetch:
+// the blocks reached the target otherwise.
+func (k *KVCR) supersede(now des.Time, p *Pull) {
+	k.unpark(p)
+	k.settle(p, Superseded)
+	k.finish(now, p)
 }
 
 // reject ends a pull at staging: its source failed the guard or holds none
