@@ -211,10 +211,11 @@ func (k *KVCR) reportEvicted(now des.Time, n *node) {
 // RemoveWorker is the abrupt loss of w, whose status is already Removed:
 // its loads and stores stop, pulls to it end at once, the writes of pulls
 // from it stop now and their targets learn it at their own deadlines (or
-// LossNotice later), and its G2 is gone (every block it held is removed).
+// LossNotice later), its G2 is gone (every block it held is removed), and
+// the orders from or to it still waiting for their turn are dropped.
 func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	n := k.nodes[w]
-	k.dropWaiting(now, w)
+	k.drop(now, func(p *Pull) bool { return p.Source == w || p.Target == w })
 	for _, o := range n.ops {
 		o.t.link.Cancel(now, &o.t)
 	}

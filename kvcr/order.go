@@ -141,13 +141,6 @@ func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
 	}
 }
 
-// dropWaiting ends, unstaged, the waiting orders from or to w, which is
-// removed: counted as dropped, with no pull. A source they alone held is
-// idle.
-func (k *KVCR) dropWaiting(now des.Time, w int32) {
-	k.drop(now, func(p *Pull) bool { return p.Source == w || p.Target == w })
-}
-
 // Draining tells KVCR that w drains: it takes no new order, so the orders
 // waiting for their turn to send to it are dropped (counted, no pull).
 // Those already staged, parked ones included, run on, as a request's pull
