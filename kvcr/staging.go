@@ -126,9 +126,9 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 
 // stageFound ends a staging whose walk f found blocks missing at the
 // target: the source guard (a draining source serves orders, its
-// evacuation, but no request's pull), then a rejection when the source holds none of
-// them, a park when blocks must settle first or the target has no room or
-// inflight slot, or the transfer's start.
+// evacuation, but no request's pull), then a rejection when the source
+// holds none of them, a park when blocks must settle first or the target
+// has no room or inflight slot, or the transfer's start.
 func (k *KVCR) stageFound(now des.Time, p *Pull, tn, sn *node, f *fetch, limit int) engine.Staging {
 	p.from, p.Requested = f.first, limit-f.first
 	switch st := k.status(sn); {
