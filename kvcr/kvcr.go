@@ -211,10 +211,11 @@ func (k *KVCR) reportEvicted(now des.Time, n *node) {
 // RemoveWorker is the abrupt loss of w, whose status is already Removed:
 // its loads and stores stop, pulls to it end at once, the writes of pulls
 // from it stop now and their targets learn it at their own deadlines (or
-// LossNotice later), and its G2 is gone (every block it held is removed).
+// LossNotice later), its G2 is gone (every block it held is removed), and
+// the orders from or to it still waiting for their turn are dropped.
 func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	n := k.nodes[w]
-	k.dropWaiting(now, w)
+	k.drop(now, func(p *Pull) bool { return p.Source == w || p.Target == w })
 	for _, o := range n.ops {
 		o.t.link.Cancel(now, &o.t)
 	}
@@ -259,10 +260,9 @@ type Violation struct {
 // CheckEnd verifies KVCR at the end of a run and returns every violation:
 // no block was served while not readable, no pull is live, every order
 // ended once (unstaged, or by its pull's outcome) and, when all did, no
-// worker still counts a pull or an order, every pin
-// acquired was released and no G2 block stays pinned, and each worker's
-// egress moved exactly the bytes of the pulls whose transfers completed
-// from it.
+// worker still counts a pull or an order, every pin acquired was released
+// and no G2 block stays pinned, and each worker's egress moved exactly the
+// bytes of the pulls whose transfers completed from it.
 func (k *KVCR) CheckEnd() []Violation {
 	var vs []Violation
 	add := func(inv string, err error) { vs = append(vs, Violation{inv, err}) }
@@ -274,9 +274,11 @@ func (k *KVCR) CheckEnd() []Violation {
 		p := k.live[ids[0]]
 		add(InvPullsEnd, fmt.Errorf("%d pulls never ended, the first pull %d (request %d, %s)", len(ids), ids[0], p.Req, p.state))
 	}
+	ended := len(k.live) == 0 // every pull and, below, every order ended
 	for _, kc := range []*KindCounters{&k.C.Move, &k.C.Prefetch} {
 		if kc.Issued != kc.Ended() {
 			add(InvOrdersEnd, fmt.Errorf("%d orders issued, %d ended", kc.Issued, kc.Ended()))
+			ended = false
 		}
 	}
 	if b, n := k.C.Move.Bytes+k.C.Prefetch.Bytes, k.C.Move.BlocksLanded+k.C.Prefetch.BlocksLanded; b > k.C.BytesPulled || n > k.C.BlocksPulled {
@@ -285,7 +287,6 @@ func (k *KVCR) CheckEnd() []Violation {
 	if k.C.PinsAcquired != k.C.PinsReleased {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}
-	ended := len(k.live) == 0 && k.C.Move.Issued == k.C.Move.Ended() && k.C.Prefetch.Issued == k.C.Prefetch.Ended()
 	for _, n := range k.nodes {
 		if ended && (n.pulls != 0 || n.serving != 0 || n.inflight != 0 || n.parked != 0 || n.orderPulls != 0) {
 			add(InvPullsEnd, fmt.Errorf("worker %d: every pull ended, yet it counts %d pulls (%d served, %d inflight, %d parked, %d of orders)",

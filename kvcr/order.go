@@ -76,9 +76,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 			k.orderEnded(now, p)
 			return
 		}
-		k.unpark(p)
-		k.settle(p, Superseded)
-		k.finish(now, p)
+		k.supersede(now, p)
 		return
 	}
 	if first {
@@ -141,13 +139,6 @@ func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
 		sn.waiting = sn.waiting[1:]
 		k.stageOrder(now, p)
 	}
-}
-
-// dropWaiting ends, unstaged, the waiting orders from or to w, which is
-// removed: counted as dropped, with no pull. A source they alone held is
-// idle.
-func (k *KVCR) dropWaiting(now des.Time, w int32) {
-	k.drop(now, func(p *Pull) bool { return p.Source == w || p.Target == w })
 }
 
 // Draining tells KVCR that w drains: it takes no new order, so the orders

@@ -115,9 +115,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 			k.C.HintsNothingToFetch++
 			return engine.StageProceed
 		}
-		k.unpark(p)
-		k.settle(p, Superseded)
-		k.finish(now, p)
+		k.supersede(now, p)
 		return engine.StageProceed
 	}
 	if p == nil {
@@ -128,9 +126,9 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 
 // stageFound ends a staging whose walk f found blocks missing at the
 // target: the source guard (a draining source serves orders, its
-// evacuation, but no request's pull), then a rejection when the source holds none of
-// them, a park when blocks must settle first or the target has no room or
-// inflight slot, or the transfer's start.
+// evacuation, but no request's pull), then a rejection when the source
+// holds none of them, a park when blocks must settle first or the target
+// has no room or inflight slot, or the transfer's start.
 func (k *KVCR) stageFound(now des.Time, p *Pull, tn, sn *node, f *fetch, limit int) engine.Staging {
 	p.from, p.Requested = f.first, limit-f.first
 	switch st := k.status(sn); {
@@ -217,6 +215,14 @@ func (k *KVCR) sourceTimeout(p *Pull) des.Time {
 		return k.cfg.BackgroundTimeout
 	}
 	return k.cfg.OperationTimeout
+}
+
+// supersede ends parked pull p, whose staging found nothing left to fetch:
+// the blocks reached the target otherwise.
+func (k *KVCR) supersede(now des.Time, p *Pull) {
+	k.unpark(p)
+	k.settle(p, Superseded)
+	k.finish(now, p)
 }
 
 // reject ends a pull at staging: its source failed the guard or holds none

@@ -117,7 +117,7 @@ func drawSaving(savings []float64, u float64) int {
 	for _, s := range savings {
 		sum += s
 	}
-	x := float64(u * sum)
+	x := u * sum
 	cum := 0.0
 	for i, s := range savings {
 		if cum += s; x < cum {
