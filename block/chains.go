@@ -338,24 +338,6 @@ func (c *Chains) givenOf(s int32) []uint64 {
 	return nil
 }
 
-// appendHashes appends the hashes of blocks lo..hi-1 of segment s to dst.
-func (c *Chains) appendHashes(dst []uint64, s, lo, hi int32) []uint64 {
-	if lo >= hi {
-		return dst
-	}
-	h := c.hashAt(s, lo)
-	dst = append(dst, h)
-	seg := &c.segs[s]
-	var at cursor
-	at.advanceSeg(seg.links, 0, int(lo))
-	for j := int(lo) + 1; j < int(hi); j++ {
-		at.advanceSeg(seg.links, j-1, 1)
-		h = seg.next(at, j, h, c.givenOf(s))
-		dst = append(dst, h)
-	}
-	return dst
-}
-
 // placeOfHash is a place taken from a key's own bits: the top half of its
 // mix. The starts table places a segment's first hash by it, SegKey a
 // segment, and leaderPlace a place group's blocks.
@@ -462,9 +444,16 @@ func (c *Chains) Collect() {
 	}
 }
 
-// Hashes is the hashes of segment s's blocks, derived: a new slice, of
-// the segment's length now.
-func (c *Chains) Hashes(s int32) []uint64 { return c.appendHashes(nil, s, 0, c.segs[s].n) }
+// Hashes is the hashes of segment s's blocks, derived (as AppendRefs
+// derives them): a new slice, of the segment's length now.
+func (c *Chains) Hashes(s int32) []uint64 {
+	refs := c.AppendRefs(nil, s, 0, c.segs[s].n)
+	hs := make([]uint64, len(refs))
+	for i, r := range refs {
+		hs[i] = r.Hash
+	}
+	return hs
+}
 
 // Pos is the chain position of segment s's first block.
 func (c *Chains) Pos(s int32) int { return int(c.segs[s].pos) }

@@ -109,31 +109,21 @@ func (c *hashChains) Release(path []Piece) {
 	}
 }
 
-// Acquire takes a reference on segment s. A nil store takes none; a
-// segment -1 (a Ref made without its chain's path) is a caller's bug.
-func (c *hashChains) Acquire(s int32) { c.AcquireN(s, 1) }
+// Acquire and Drop count references as Chains' do, written out rather
+// than shared so that compareStores checks Chains' counts (and the order
+// of its unref list) against a count of its own: Acquire takes one on
+// segment s; Drop returns one (none for -1, the parent of a chain's first
+// segment) and, when it was the last, leaves s to the next Collect. The
+// test takes and returns them one at a time, so the oracle has no AcquireN
+// or DropN, and no nil store.
+func (c *hashChains) Acquire(s int32) { c.segs[s].refs++ }
 
-// Drop returns a reference on segment s; when it was the last, the next
-// Collect frees s. A nil store or a segment -1 returns none.
-func (c *hashChains) Drop(s int32) { c.DropN(s, 1) }
-
-// AcquireN takes n references on segment s, as n calls of Acquire would.
-func (c *hashChains) AcquireN(s int32, n int) {
-	if c == nil {
-		return
-	}
+// Drop: see Acquire.
+func (c *hashChains) Drop(s int32) {
 	if s < 0 {
-		panic("block: a reference taken on a block without a segment (a Ref made without its chain's path)")
-	}
-	c.segs[s].refs += int32(n)
-}
-
-// DropN returns n references on segment s, as n calls of Drop would.
-func (c *hashChains) DropN(s int32, n int) {
-	if c == nil || s < 0 || n == 0 {
 		return
 	}
-	if c.segs[s].refs -= int32(n); c.segs[s].refs == 0 {
+	if c.segs[s].refs--; c.segs[s].refs == 0 {
 		c.unref = append(c.unref, s)
 	}
 }

@@ -89,7 +89,7 @@ func (e *ParseError) Unwrap() error { return e.Err }
 // can start at in a trace block.
 type rechunker struct {
 	trace, engine int
-	rules         bool     // a rule a trace block
+	rules         bool     // each trace block a rule of the chain (it divides into minRuleBlocks or more)
 	subs          []uint64 // block.SubKey(j*engine) for engine block j of a trace block; nil unless aligned without rules
 }
 
