@@ -110,7 +110,7 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 	if err != nil {
 		return err
 	}
-	f = s.f // -o cleaned, as sweep cleans it: "link/" is the symlink link, not the folder it names
+	f = s.f // -o cleaned (gridFlags.check)
 	ends := []int64{s.a, s.b}
 	if s.a == s.b {
 		ends = ends[:1]
@@ -176,7 +176,6 @@ func newSearcher(cmd *cobra.Command, cmdline []string, scenario string, f search
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	f.out = filepath.Clean(f.out)
 	a, b, err := parseRange(f.span)
 	if err != nil {
 		return nil, err

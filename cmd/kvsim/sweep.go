@@ -172,7 +172,8 @@ func (f *gridFlags) add(cmd *cobra.Command, what, resume string) {
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 }
 
-// check refuses -j below 1, and --resume with --force.
+// check refuses -j below 1, and --resume with --force, and cleans -o:
+// "link/" is the symlink link, not the folder it names.
 func (f *gridFlags) check() error {
 	switch {
 	case f.jobs < 1:
@@ -180,6 +181,7 @@ func (f *gridFlags) check() error {
 	case f.resume && f.force:
 		return usageError{fmt.Errorf("--resume keeps the finished runs and --force removes them: give one")}
 	}
+	f.out = filepath.Clean(f.out)
 	return nil
 }
 
@@ -237,7 +239,6 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if f.out == "" {
 		return usageError{fmt.Errorf("sweep needs -o DIR")}
 	}
-	f.out = filepath.Clean(f.out) // "link/" is the symlink link, not the folder it names
 	keys, values, err := parseVary(f.vary)
 	if err != nil {
 		return err
