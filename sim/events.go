@@ -482,8 +482,8 @@ func (l *eventLog) warnings(rows []report.EventRow, trace bool) []string {
 // workerText is "worker 3" or "workers 3, 4".
 func workerText(ids []int32) string { return idsText("worker", ids) }
 
-// idsText names ids of a noun: "worker 3", "workers 3, 4" (and "worker"
-// with no id).
+// idsText names ids of a noun: "worker 3", "workers 3, 4" ("worker ",
+// the noun and a space, with no id).
 func idsText(noun string, ids []int32) string {
 	if len(ids) <= 1 {
 		return noun + " " + idText(ids, "")

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
-	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
@@ -97,7 +96,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		if ev.Evacuate != nil && c.kv != nil {
 			var placed []int         // by worker: the blocks of the chains the evacuation sends there
 			for _, id := range ids { // every named worker is draining before any is evacuated
-				placed = c.evacuate(now, int(key), id, ev.Evacuate.Blocks, ev.Evacuate.Mode != kvcr.ModeCopy, placed)
+				placed = c.evacuate(now, int(key), id, ev.Evacuate.Blocks, evacuationMoves(ev.Evacuate), placed)
 			}
 		}
 		for _, id := range ids {

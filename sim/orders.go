@@ -7,6 +7,7 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
+	"github.com/kvsim/kvsim/scenarios"
 )
 
 // chainEnd names a chain a G2 pool holds the end of: the chain through the
@@ -73,17 +74,19 @@ func (b *budget) plan(source, target int32, path []block.Piece, length int, move
 	if n > b.left {
 		// The longest prefix of the chain that sends no more than the
 		// budget has left: Sendable grows with the prefix's length.
+		// n ends as Sendable(lo): lo moves only to a mid whose count it
+		// takes, and Sendable(0) is 0.
 		lo, hi := 0, length // the largest l in [lo, hi] with Sendable(l) <= left
+		n = 0
 		for lo < hi {
 			mid := lo + (hi-lo+1)/2
-			if kv.Sendable(target, source, path, from, mid) <= b.left {
-				lo = mid
+			if s := kv.Sendable(target, source, path, from, mid); s <= b.left {
+				lo, n = mid, s
 			} else {
 				hi = mid - 1
 			}
 		}
 		length = lo
-		n = kv.Sendable(target, source, path, from, length)
 	}
 	if n == 0 {
 		return 0
@@ -94,6 +97,11 @@ func (b *budget) plan(source, target int32, path []block.Piece, length int, move
 	b.sends = append(b.sends, n)
 	return n
 }
+
+// evacuationMoves reports whether evacuation e moves its blocks (kind
+// move) rather than copying them (kind prefetch): unless its mode is copy,
+// move being the default.
+func evacuationMoves(e *scenarios.Budget) bool { return e.Mode != kvcr.ModeCopy }
 
 // evacuate plans and issues the moves (or copies) of scenario event key's
 // evacuation of drained worker w: its G2 chains, most recently used first,

@@ -365,11 +365,10 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	c.q.Schedule(now, des.PhaseDrive, uint64(w), (*drive)(c), 0)
 }
 
-// scanParked stages the parked orders again and wakes, once an instant at
-// which anything happened, every worker with a parked pull: its drive scan
-// stages the pull again. (Every
-// other worker's scan would change nothing unless something it waits for
-// happened to it, which wakes it.)
+// scanParked, once an instant at which anything happened, stages the
+// parked orders again and wakes every worker with a parked pull: its drive
+// scan stages the pull again. (Every other worker's scan would change
+// nothing unless something it waits for happened to it, which wakes it.)
 func (c *Cluster) scanParked(now des.Time) {
 	if c.scanned == now || !c.parked() {
 		return

@@ -15,9 +15,9 @@ import "github.com/kvsim/kvsim/des"
 // enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
 // settles every stretch (settleAll), since each pass end rescans parked
 // pulls; no stretch starts while one is parked. An order, which parks in
-// no drive scan, settles them after the event that parked it. A drive scan is never run
-// inline during a stretch, where the queue's next event need not be the
-// next one passes one by one would have.
+// no drive scan, settles them after the event that parked it. A drive
+// scan is never run inline during a stretch, where the queue's next event
+// need not be the next one passes one by one would have.
 
 // canStretch reports whether n's pass just started may become a stretch:
 // the fast-forward is on, no stored blocks wait for its end to go to G2,

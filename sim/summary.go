@@ -128,8 +128,8 @@ func pullsByKind(sc *scenarios.Scenario, c *Counters, staged *[numKinds]int64) *
 		BlocksLanded: c.BlocksPulled, Bytes: c.BytesPulled}
 	p.Request = total.less(p.Move).less(p.Prefetch)
 	for i, ev := range sc.Events {
-		switch { // as the lifecycle issues them: an evacuation moves unless its mode is copy
-		case ev.Evacuate != nil && ev.Evacuate.Mode != kvcr.ModeCopy:
+		switch { // as the lifecycle issues them
+		case ev.Evacuate != nil && evacuationMoves(ev.Evacuate):
 			p.Move.Events = append(p.Move.Events, int32(i))
 		case ev.Evacuate != nil || ev.Prewarm != nil:
 			p.Prefetch.Events = append(p.Prefetch.Events, int32(i))
