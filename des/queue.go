@@ -3,7 +3,10 @@ package des
 import "fmt"
 
 // Phase orders events that fall on the same virtual time. Lower phases run
-// first; DESIGN.md section 2 fixes the order.
+// first; DESIGN.md section 2 fixes the order. What happens at an instant is
+// its events, phase by phase, each followed by the work its caller does
+// after it (Step returns between them; sim's steps are listed at
+// sim.Cluster.loop and in docs/model.md).
 type Phase uint8
 
 // The phases, in the order they run within one timestamp.
@@ -77,8 +80,11 @@ func (a *entry) before(b *entry) bool {
 	return a.seq < b.seq
 }
 
-// Queue is the event queue and run loop: a 4-ary min-heap ordered by
-// (time, phase, key, seq). The zero value is ready to use at time 0.
+// Queue is the event queue: a 4-ary min-heap ordered by (time, phase, key,
+// seq). The zero value is ready to use at time 0. Its caller's loop fires
+// one event at a time with Step and does its own work between two events
+// in the open: sim's loop names its after-event steps, in order, beside the
+// phases (sim.Cluster.loop).
 type Queue struct {
 	heap      []entry
 	seq       uint64
@@ -238,23 +244,6 @@ func (q *Queue) Step() bool {
 	q.fired++
 	e.h.Fire(e.at, e.ord&MaxKey, e.arg)
 	return true
-}
-
-// Run fires events until none is pending or stop returns true (checked
-// before each event; nil means never).
-func (q *Queue) Run(stop func() bool) {
-	for {
-		if q.cancelled > 0 {
-			q.dropCancelled()
-		}
-		if len(q.heap) == 0 {
-			return
-		}
-		if stop != nil && stop() {
-			return
-		}
-		q.Step()
-	}
 }
 
 func (q *Queue) up(i int) {

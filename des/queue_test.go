@@ -28,7 +28,8 @@ func TestSameInstantOrder(t *testing.T) {
 	push(1, PhasePass, 5)
 	push(1, PhasePass, 4)
 	push(1, PhaseTransfer, 7)
-	q.Run(nil)
+	for q.Step() {
+	}
 	want := []string{
 		"1ns/transfer/h", "1ns/pass/e", "1ns/pass/f", "1ns/deadline/c", "1ns/lifecycle/a",
 		"1ns/arrival/d", "1ns/drive/a", "1ns/drive/b", "1ns/sample/a", "2ns/transfer/a",
@@ -52,7 +53,8 @@ func TestSeqBreaksTies(t *testing.T) {
 	for i := range uint64(20) {
 		q.Schedule(5, PhasePass, 1, s, i)
 	}
-	q.Run(nil)
+	for q.Step() {
+	}
 	for i, a := range s.args {
 		if a != uint64(i) {
 			t.Fatalf("fire %d carried arg %d", i, a)
@@ -90,7 +92,8 @@ func TestHeapMatchesSort(t *testing.T) {
 		}
 		return a.seqn - b.seqn
 	})
-	q.Run(nil)
+	for q.Step() {
+	}
 	for i := range evs {
 		if s.args[i] != evs[i].id {
 			t.Fatalf("event %d: got id %d want %d", i, s.args[i], evs[i].id)
@@ -114,7 +117,8 @@ func TestScheduleFromHandlerAndPast(t *testing.T) {
 	var q Queue
 	r := &reschedule{q: &q}
 	q.Schedule(0, PhasePass, 0, r, 0)
-	q.Run(nil)
+	for q.Step() {
+	}
 	if r.n != 3 || q.Now() != 20 {
 		t.Fatalf("fired %d, now %v; want 3 at 20ns", r.n, q.Now())
 	}
@@ -126,15 +130,22 @@ func TestScheduleFromHandlerAndPast(t *testing.T) {
 	q.Schedule(19, PhasePass, 0, r, 0)
 }
 
-func TestRunStop(t *testing.T) {
+// TestStepFiresOne: Step fires the next event only, so that its caller
+// works between two events: ten events at 0..9 ns, five steps fire those
+// at 0..4 ns and leave five pending, the time that of the fifth.
+func TestStepFiresOne(t *testing.T) {
 	var q Queue
 	s := &seqRec{}
 	for i := range uint64(10) {
 		q.Schedule(Time(i), PhaseArrival, i, s, i)
 	}
-	q.Run(func() bool { return q.Now() >= 4 })
-	if len(s.args) != 5 || q.Len() != 5 {
-		t.Errorf("fired %d pending %d, want 5 and 5", len(s.args), q.Len())
+	for range 5 {
+		if !q.Step() {
+			t.Fatal("Step fired nothing with events pending")
+		}
+	}
+	if len(s.args) != 5 || q.Len() != 5 || q.Now() != 4 {
+		t.Errorf("fired %d, pending %d, now %v; want 5, 5, 4ns", len(s.args), q.Len(), q.Now())
 	}
 }
 
@@ -212,7 +223,8 @@ func TestCancel(t *testing.T) {
 	if at, ok := q.Peek(); !ok || at != 3 {
 		t.Errorf("Peek %v %v, want 3ns true", at, ok)
 	}
-	q.Run(nil)
+	for q.Step() {
+	}
 	if !slices.Equal(s.args, []uint64{3}) || q.Fired() != 1 || q.Len() != 0 {
 		t.Errorf("fired args %v, Fired %d, Len %d; want [3] 1 0", s.args, q.Fired(), q.Len())
 	}
@@ -222,12 +234,11 @@ func TestCancel(t *testing.T) {
 }
 
 // TestCancelOnlyPending: a queue whose only events are cancelled is empty:
-// Run calls stop never and Step reports false.
+// Len is 0 and Step fires nothing and reports false.
 func TestCancelOnlyPending(t *testing.T) {
 	var q Queue
 	s := &seqRec{}
 	q.Cancel(q.ScheduleHandle(5, PhaseDrive, 0, s, 0))
-	q.Run(func() bool { t.Error("stop called with nothing pending"); return false })
 	if q.Step() || q.Len() != 0 || len(s.args) != 0 {
 		t.Errorf("Step fired, Len %d, args %v", q.Len(), s.args)
 	}
@@ -364,7 +375,8 @@ func TestFireOrSchedule(t *testing.T) {
 		if q.Phase() != PhaseArrival || q.Key() != 3 {
 			t.Errorf("%s: after the caller Phase %v Key %d, want arrival 3", c.name, q.Phase(), q.Key())
 		}
-		q.Run(nil)
+		for q.Step() {
+		}
 		if !slices.Equal(h.got, c.want) {
 			t.Errorf("%s: fired\n %v\nwant\n %v", c.name, h.got, c.want)
 		}
@@ -425,7 +437,8 @@ func TestFireOrScheduleMatchesSchedule(t *testing.T) {
 				c.next++
 				c.q.Schedule(Time(c.rng.IntN(50)), Phase(1+c.rng.IntN(7)), uint64(c.rng.IntN(4)), c, c.next)
 			}
-			c.q.Run(nil)
+			for c.q.Step() {
+			}
 			return c
 		}
 		fire, sched := run(true), run(false)

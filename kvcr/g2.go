@@ -31,7 +31,7 @@ func (k *KVCR) Store(now des.Time, w int32, runs []block.Run) {
 		o.runs, dropped = n.pool.store(r, o.runs)
 		k.C.G2StoresDropped += int64(dropped)
 	}
-	k.reportEvicted(now, n)
+	k.reportEvicted(n)
 	if len(o.runs) == 0 {
 		k.spare = append(k.spare, o)
 		return
@@ -48,7 +48,7 @@ func (k *KVCR) newOp(n *node, store bool, req int64) *op {
 		o.runs = o.runs[:0]
 	} else {
 		o = &op{}
-		o.done = func(now des.Time, _ *Transfer) { k.opDone(now, o) }
+		o.done = func(des.Time, *Transfer) { k.opDone(o) }
 	}
 	o.n, o.store, o.req = n, store, req
 	return o
@@ -81,7 +81,7 @@ func (k *KVCR) Load(now des.Time, w int32, req int64, path []block.Piece, from, 
 	}
 	k.C.G2HitsBlocks += int64(count)
 	if n.h2d.Instant() {
-		k.finishLoad(now, o)
+		k.finishLoad(o)
 		k.spare = append(k.spare, o)
 		return true
 	}
@@ -96,7 +96,7 @@ func (k *KVCR) startOp(now des.Time, o *op, l *Link) {
 	l.Start(now, &o.t, o.done)
 }
 
-func (k *KVCR) opDone(now des.Time, o *op) {
+func (k *KVCR) opDone(o *op) {
 	n := o.n
 	last := n.ops[len(n.ops)-1]
 	n.ops[o.at], last.at = last, o.at
@@ -106,22 +106,22 @@ func (k *KVCR) opDone(now des.Time, o *op) {
 			n.pool.makeReady(r)
 		}
 		k.C.G2Stores += int64(block.Blocks(o.runs))
-		k.l.Inventory(now, n.id, o.runs, true)
+		k.emitRuns(n.id, o.runs, true)
 		k.spare = append(k.spare, o)
 		return
 	}
-	k.finishLoad(now, o)
-	k.l.Loaded(now, n.id, o.req)
+	k.finishLoad(o)
+	k.emit(Effect{Kind: LoadLanded, Worker: n.id, Req: o.req})
 	k.spare = append(k.spare, o)
 }
 
 // finishLoad releases a load's pins; a read makes its blocks the most
 // recently used. A block a move left pending goes with its last pin.
-func (k *KVCR) finishLoad(now des.Time, o *op) {
+func (k *KVCR) finishLoad(o *op) {
 	for _, r := range o.runs {
 		k.unpin(o.n, r, true)
 	}
-	k.reportRemoved(now, o.n)
+	k.reportRemoved(o.n)
 }
 
 // unpin drops one pin of each of r's blocks in n's pool, in ascending
@@ -144,9 +144,9 @@ func (k *KVCR) markMoved(n *node, r block.Run) {
 
 // reportRemoved tells the router which of n's blocks moves removed: only
 // blocks actually gone, not those still pending removal.
-func (k *KVCR) reportRemoved(now des.Time, n *node) {
+func (k *KVCR) reportRemoved(n *node) {
 	if len(k.removed) > 0 {
-		k.l.Inventory(now, n.id, k.removed, false)
+		k.emitRuns(n.id, k.removed, false)
 		k.removed = k.removed[:0]
 	}
 }

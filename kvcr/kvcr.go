@@ -49,6 +49,9 @@ type Config struct {
 	// reads it, and so do transfers and refreshes, which skip a removed
 	// worker. Required.
 	Workers lifecycle.View
+	// G1 is the workers' G1 prefixes, which an order's staging reads.
+	// Required when orders are issued.
+	G1 G1View
 }
 
 // Hint is the router's kv.fetch hint for a request: the source, the mode,
@@ -60,27 +63,11 @@ type Hint struct {
 	Blocks int
 }
 
-// Listener hears what KVCR does that the rest of the cluster must know.
-// Its calls come in the middle of a pull's transition: a listener must not
-// call back into KVCR (stage, store, remove a worker) before it returns;
-// it schedules such work as an event.
-type Listener interface {
-	// Loaded: the H2D load for request req on worker w has landed in G1.
-	Loaded(now des.Time, w int32, req int64)
-	// PullEnded: request req on target w may be admitted. landed blocks,
-	// from block index from, are readable in w's G2.
-	PullEnded(now des.Time, w int32, req int64, from, landed int)
-	// Inventory: the blocks of runs became readable (visible) in w's G2,
-	// or were removed from it. The slice is only valid during the call.
-	Inventory(now des.Time, w int32, runs []block.Run, visible bool)
-	// PullDone: p has its final outcome and times.
-	PullDone(p *Pull)
-	// Idle: w no longer takes part in any pull (a draining w may go, in an
-	// event of its own).
-	Idle(now des.Time, w int32)
-	// G1Prefix is how many leading blocks, at most limit, of the chain
-	// whose path is given w's G1 holds: where an order's fetch starts, as
-	// a request's does past its G1 prefix.
+// G1View answers the one question KVCR asks of the workers: how many
+// leading blocks, at most limit, of the chain whose path is given worker
+// w's G1 holds. An order's fetch starts past them, as a request's does
+// past its G1 prefix (a connector is never asked for blocks its G1 holds).
+type G1View interface {
 	G1Prefix(w int32, path []block.Piece, limit int) int
 }
 
@@ -105,7 +92,8 @@ type node struct {
 type KVCR struct {
 	cfg          Config
 	q            *des.Queue
-	l            Listener
+	fx           [2]effects // the batch being filled (fx[cur]) and the one last taken
+	cur          int
 	nodes        []*node
 	net          network         // carries the pulls
 	parked       map[int64]*Pull // by request
@@ -125,8 +113,8 @@ type KVCR struct {
 }
 
 // New returns KVCR with no workers.
-func New(cfg Config, q *des.Queue, l Listener) *KVCR {
-	k := &KVCR{cfg: cfg, q: q, l: l, parked: map[int64]*Pull{}, live: map[int64]*Pull{}}
+func New(cfg Config, q *des.Queue) *KVCR {
+	k := &KVCR{cfg: cfg, q: q, parked: map[int64]*Pull{}, live: map[int64]*Pull{}}
 	if cfg.IngressGbps > 0 {
 		k.net = newFairNet(q, cfg.EgressGbps(), cfg.IngressGbps)
 	} else {
@@ -200,10 +188,10 @@ func (k *KVCR) xferID() uint64 {
 }
 
 // reportEvicted tells the router which blocks eviction took from n's pool.
-func (k *KVCR) reportEvicted(now des.Time, n *node) {
+func (k *KVCR) reportEvicted(n *node) {
 	if ev := n.pool.evicted; len(ev) > 0 {
 		k.C.G2Evictions += int64(block.Blocks(ev))
-		k.l.Inventory(now, n.id, ev, false)
+		k.emitRuns(n.id, ev, false)
 		n.pool.evicted = ev[:0]
 	}
 }
@@ -215,7 +203,7 @@ func (k *KVCR) reportEvicted(now des.Time, n *node) {
 // the orders from or to it still waiting for their turn are dropped.
 func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	n := k.nodes[w]
-	k.drop(now, func(p *Pull) bool { return p.Source == w || p.Target == w })
+	k.drop(func(p *Pull) bool { return p.Source == w || p.Target == w })
 	for _, o := range n.ops {
 		o.t.link.Cancel(now, &o.t)
 	}
@@ -230,7 +218,7 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	}
 	gone := n.pool.visible(nil)
 	n.pool.release()
-	k.l.Inventory(now, w, gone, false)
+	k.emitRuns(w, gone, false)
 }
 
 // served records the first time a block that is not readable (absent,

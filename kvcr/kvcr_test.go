@@ -12,7 +12,7 @@ import (
 	"github.com/kvsim/kvsim/lifecycle"
 )
 
-// recorder is a Listener that logs what KVCR reports.
+// recorder keeps what KVCR's effects report, as the rig takes them.
 type recorder struct {
 	ended   map[int64]string // request -> "time landed"
 	pulls   map[int64]*Pull  // by request
@@ -27,25 +27,29 @@ func newRecorder(chains *block.Chains) *recorder {
 	return &recorder{ended: map[int64]string{}, pulls: map[int64]*Pull{}, visible: map[string]bool{}, chains: chains}
 }
 
-func (r *recorder) Loaded(des.Time, int32, int64) {}
-func (r *recorder) PullEnded(now des.Time, w int32, req int64, from, landed int) {
-	r.ended[req] = fmt.Sprintf("%v %d", now, landed)
-}
-func (r *recorder) Inventory(_ des.Time, w int32, runs []block.Run, visible bool) {
-	for _, b := range runs {
-		for _, h := range r.chains.Hashes(b.Seg)[b.Lo:b.Hi] {
-			r.visible[fmt.Sprintf("%d/%d", w, h)] = visible
+// apply records a batch of effects that happened at now.
+func (r *recorder) apply(now des.Time, fx []Effect) {
+	for _, e := range fx {
+		switch e.Kind {
+		case PullAnswered:
+			r.ended[e.Req] = fmt.Sprintf("%v %d", now, e.Landed)
+		case BlocksVisible, BlocksRemoved:
+			for _, b := range e.Runs {
+				for _, h := range r.chains.Hashes(b.Seg)[b.Lo:b.Hi] {
+					r.visible[fmt.Sprintf("%d/%d", e.Worker, h)] = e.Kind == BlocksVisible
+				}
+			}
+		case PullFinished:
+			if e.Pull.Kind != KindRequest {
+				r.orders = append(r.orders, e.Pull)
+			} else {
+				r.pulls[e.Pull.Req] = e.Pull
+			}
+		case WorkerIdle:
+			r.idle = append(r.idle, e.Worker)
 		}
 	}
 }
-func (r *recorder) PullDone(p *Pull) {
-	if p.Kind != KindRequest {
-		r.orders = append(r.orders, p)
-		return
-	}
-	r.pulls[p.Req] = p
-}
-func (r *recorder) Idle(_ des.Time, w int32) { r.idle = append(r.idle, w) }
 
 // G1Prefix: the rig's workers' G1 holds the first g1[w] blocks of every
 // chain.
@@ -56,8 +60,23 @@ func (r *recorder) G1Prefix(w int32, _ []block.Piece, limit int) int { return mi
 type rig struct {
 	q    des.Queue
 	k    *KVCR
-	r    *recorder
+	rc   *recorder
 	life lifecycle.Table
+}
+
+// r is the rig's record of KVCR's effects, every one so far taken.
+func (g *rig) r() *recorder {
+	g.rc.apply(g.q.Now(), g.k.TakeEffects())
+	return g.rc
+}
+
+// run fires the rig's events to the end, taking KVCR's effects after each,
+// as sim's loop does.
+func (g *rig) run() {
+	g.r()
+	for g.q.Step() {
+		g.r()
+	}
 }
 
 func newRig(cfg Config) *rig {
@@ -75,9 +94,9 @@ func newRig(cfg Config) *rig {
 	if cfg.Chains == nil {
 		cfg.Chains = testChains
 	}
-	g.r = newRecorder(cfg.Chains)
-	cfg.Workers = g.life.View()
-	g.k = New(cfg, &g.q, g.r)
+	g.rc = newRecorder(cfg.Chains)
+	cfg.Workers, cfg.G1 = g.life.View(), g.rc
+	g.k = New(cfg, &g.q)
 	for range 3 {
 		g.k.AddWorker(g.life.Add(lifecycle.Ready))
 	}
@@ -177,11 +196,11 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 	h := Hint{Source: 0, Blocks: all}
 	g.stage(0, 1, 10, chain(1, 2), h)
 	g.stage(0, 2, 11, chain(1, 2), h)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[10], Success, ms, 3*ms, 2)
-	wantPull(t, g.r.pulls[11], Success, ms, 3*ms, 2)
-	if g.r.ended[10] != "3ms 2" || !g.r.visible["1/2"] {
-		t.Errorf("request 10 ended %q; block 2 visible at worker 1: %v", g.r.ended[10], g.r.visible["1/2"])
+	g.run()
+	wantPull(t, g.r().pulls[10], Success, ms, 3*ms, 2)
+	wantPull(t, g.r().pulls[11], Success, ms, 3*ms, 2)
+	if g.r().ended[10] != "3ms 2" || !g.r().visible["1/2"] {
+		t.Errorf("request 10 ended %q; block 2 visible at worker 1: %v", g.r().ended[10], g.r().visible["1/2"])
 	}
 	g.check(t)
 
@@ -190,10 +209,10 @@ func TestConcurrentPullsShareEgress(t *testing.T) {
 	g.stage(0, 1, 20, chain(1, 2), h)
 	g.stage(0, 2, 21, chain(1, 4), h)
 	g.stageHeld(0, 1, 22, chain(1, 16), 10, h) // blocks 11-16: worker 1's G1 holds 1-10
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[20], Success, ms, 4*ms, 2)
-	wantPull(t, g.r.pulls[21], Success, ms, 6*ms, 4)
-	wantPull(t, g.r.pulls[22], Success, ms, 7*ms, 6)
+	g.run()
+	wantPull(t, g.r().pulls[20], Success, ms, 4*ms, 2)
+	wantPull(t, g.r().pulls[21], Success, ms, 6*ms, 4)
+	wantPull(t, g.r().pulls[22], Success, ms, 7*ms, 6)
 	g.check(t)
 }
 
@@ -221,14 +240,14 @@ func TestExpiredWriteKeepsItsShare(t *testing.T) {
 	g.q.Schedule(11*ms, des.PhaseSample, 0, probe(func(des.Time) {
 		pinned, slots = g.k.Pool(0).Pinned(), g.k.Pool(1).Used()
 	}), 0)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Expired, ms, 4*ms, 0)
-	wantPull(t, g.r.pulls[2], Success, 4*ms, 6*ms, 2)
-	if a := g.r.pulls[1]; a.WriteEndNs != 12*ms || g.r.pulls[2].WriteEndNs != 6*ms {
-		t.Errorf("writes ended at %v and %v, want 12ms and 6ms", a.WriteEndNs, g.r.pulls[2].WriteEndNs)
+	g.run()
+	wantPull(t, g.r().pulls[1], Expired, ms, 4*ms, 0)
+	wantPull(t, g.r().pulls[2], Success, 4*ms, 6*ms, 2)
+	if a := g.r().pulls[1]; a.WriteEndNs != 12*ms || g.r().pulls[2].WriteEndNs != 6*ms {
+		t.Errorf("writes ended at %v and %v, want 12ms and 6ms", a.WriteEndNs, g.r().pulls[2].WriteEndNs)
 	}
-	if g.r.ended[1] != "4ms 0" {
-		t.Errorf("A released at %q, want at its 4 ms deadline", g.r.ended[1])
+	if g.r().ended[1] != "4ms 0" {
+		t.Errorf("A released at %q, want at its 4 ms deadline", g.r().ended[1])
 	}
 	if pinned != 20 || slots != 20 {
 		t.Errorf("at 11 ms: %d source pins, %d target slots; want 20, 20", pinned, slots)
@@ -247,8 +266,8 @@ func TestPartialPull(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 2)))
 	g.stage(0, 1, 1, chain(1, 4), Hint{Source: 0, Blocks: all})
-	g.q.Run(nil)
-	p := g.r.pulls[1]
+	g.run()
+	p := g.r().pulls[1]
 	wantPull(t, p, Partial, ms, 2*ms, 2) // 1 MB alone at 1 GB/s
 	if p.Requested != 4 {
 		t.Errorf("requested %d", p.Requested)
@@ -267,12 +286,12 @@ func TestParkedPull(t *testing.T) {
 	first := g.stage(0, 1, 1, chain(1, 2), h)
 	parked := g.stageHeld(500*des.Microsecond, 1, 2, chain(1, 6), 4, h) // blocks 5-6
 	again := g.stageHeld(3*ms, 1, 2, chain(1, 6), 4, h)
-	g.q.Run(nil)
+	g.run()
 	if *first != engine.StageWait || *parked != engine.StageParked || *again != engine.StageWait {
 		t.Errorf("results %v %v %v", *first, *parked, *again)
 	}
-	wantPull(t, g.r.pulls[2], Success, 4*ms, 5*ms, 2)
-	if p := g.r.pulls[2]; p.StagedNs != 500*des.Microsecond || g.k.C.PullsParked != 1 {
+	wantPull(t, g.r().pulls[2], Success, 4*ms, 5*ms, 2)
+	if p := g.r().pulls[2]; p.StagedNs != 500*des.Microsecond || g.k.C.PullsParked != 1 {
 		t.Errorf("staged %v parked %d", p.StagedNs, g.k.C.PullsParked)
 	}
 	g.check(t)
@@ -287,11 +306,11 @@ func TestParkedPullExpires(t *testing.T) {
 	g.k.Store(0, 1, stores(chain(50, 2)))
 	g.k.Pool(1).pin(runOf(at(chain(50, 2), 0))) // worker 1's pool: full, one block pinned
 	res := g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
-	g.q.Run(nil)
-	if *res != engine.StageParked || g.r.ended[1] != "4ms 0" {
-		t.Errorf("result %v, ended %q", *res, g.r.ended[1])
+	g.run()
+	if *res != engine.StageParked || g.r().ended[1] != "4ms 0" {
+		t.Errorf("result %v, ended %q", *res, g.r().ended[1])
 	}
-	wantPull(t, g.r.pulls[1], Expired, -1, 4*ms, 0)
+	wantPull(t, g.r().pulls[1], Expired, -1, 4*ms, 0)
 	if g.k.C.PinsAcquired != 0 {
 		t.Errorf("pins %d", g.k.C.PinsAcquired)
 	}
@@ -312,11 +331,11 @@ func TestPullCountsRunBlocksItMayEvict(t *testing.T) {
 	g.k.Pool(1).pin(runOf(at(chain(50, 1), 0)))
 	g.k.Store(0, 1, []block.Run{runOf(at(c, 1))})
 	res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
-	g.q.Run(nil)
+	g.run()
 	if *res != engine.StageParked || g.k.C.PinsAcquired != 0 {
 		t.Errorf("result %v, pins %d", *res, g.k.C.PinsAcquired)
 	}
-	wantPull(t, g.r.pulls[1], Expired, -1, 4*ms, 0)
+	wantPull(t, g.r().pulls[1], Expired, -1, 4*ms, 0)
 }
 
 // TestStagingGuard: a draining, removed or starting source is rejected at
@@ -341,13 +360,13 @@ func TestStagingGuard(t *testing.T) {
 		if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: src, Blocks: all}); res != engine.StageProceed {
 			t.Errorf("%v: %v", c.st, res)
 		}
-		if c.counter(&g.k.C) != 1 || g.k.C.PinsAcquired != 0 || g.r.pulls[1].Outcome != Rejected {
+		if c.counter(&g.k.C) != 1 || g.k.C.PinsAcquired != 0 || g.r().pulls[1].Outcome != Rejected {
 			t.Errorf("%v: counters %+v", c.st, g.k.C)
 		}
 	}
 	g := newRig(Config{})
 	g.k.Store(0, 1, stores(chain(1, 4)))
-	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != engine.StageProceed || g.k.C.HintsNothingToFetch != 1 || len(g.r.pulls) != 0 {
+	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != engine.StageProceed || g.k.C.HintsNothingToFetch != 1 || len(g.r().pulls) != 0 {
 		t.Errorf("nothing to fetch: %v %+v", res, g.k.C)
 	}
 	if res := g.k.Stage(0, 2, 2, path(chain(1, 4)), 4, 0, Hint{Source: 0, Blocks: all}); res != engine.StageProceed || g.k.C.PullsRejectedMissing != 1 {
@@ -366,11 +385,11 @@ func TestMoveWithTargetHoldingSome(t *testing.T) {
 	if res := g.k.Stage(0, 1, 1, path(chain(1, 4)), 4, 0, Hint{Source: 0, Move: true, Blocks: all}); res != engine.StageWait {
 		t.Fatalf("stage: %v", res)
 	}
-	if g.k.C.MoveRemovedBlocks != 2 || g.r.visible["0/1"] {
+	if g.k.C.MoveRemovedBlocks != 2 || g.r().visible["0/1"] {
 		t.Errorf("at staging: removed %d, block 1 still visible at the source", g.k.C.MoveRemovedBlocks)
 	}
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Success, ms, 2*ms, 2)
+	g.run()
+	wantPull(t, g.r().pulls[1], Success, ms, 2*ms, 2)
 	if g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 || g.k.Pool(1).Prefix(path(chain(1, 4)), 0, 4) != 4 {
 		t.Errorf("removed %d, source used %d, target prefix %d", g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used(), g.k.Pool(1).Prefix(path(chain(1, 4)), 0, 4))
 	}
@@ -391,14 +410,14 @@ func TestMoveLost(t *testing.T) {
 	g.stageHeld(0, 2, 0, chain(1, 28), 24, Hint{Source: 0, Blocks: all}) // blocks 25-28
 	g.stage(0, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
 	g.stage(7*ms, 2, 1, chain(1, 1), Hint{Source: 0, Move: true, Blocks: all})
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Expired, 8*ms, 8*ms, 0)
-	if we := g.r.pulls[1].WriteEndNs; we != 8500*des.Microsecond {
+	g.run()
+	wantPull(t, g.r().pulls[1], Expired, 8*ms, 8*ms, 0)
+	if we := g.r().pulls[1].WriteEndNs; we != 8500*des.Microsecond {
 		t.Errorf("write ended at %v, want 8.5ms", we)
 	}
-	if g.r.ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(at(chain(1, 1), 0)) || g.k.Pool(2).Has(at(chain(1, 1), 0)) {
+	if g.r().ended[1] != "8ms 0" || g.k.C.MoveLostBlocks != 1 || g.k.Pool(0).Ready(at(chain(1, 1), 0)) || g.k.Pool(2).Has(at(chain(1, 1), 0)) {
 		t.Errorf("ended %q, lost %d; source has block 1: %v; target has it: %v",
-			g.r.ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(at(chain(1, 1), 0)), g.k.Pool(2).Has(at(chain(1, 1), 0)))
+			g.r().ended[1], g.k.C.MoveLostBlocks, g.k.Pool(0).Ready(at(chain(1, 1), 0)), g.k.Pool(2).Has(at(chain(1, 1), 0)))
 	}
 	g.check(t)
 }
@@ -422,13 +441,13 @@ func TestRemoveSource(t *testing.T) {
 		g.q.Schedule(2*ms, des.PhaseLifecycle, 0, removeAt{g, 0}, 0)
 		slots := -1
 		g.q.Schedule(3500*des.Microsecond, des.PhaseSample, 0, probe(func(des.Time) { slots = g.k.Pool(1).Used() }), 0)
-		g.q.Run(nil)
-		wantPull(t, g.r.pulls[1], Failed, ms, tc.end, 0)
-		if g.r.ended[1] != fmt.Sprintf("%v 0", tc.end) || slots != tc.slots || g.k.Pool(1).Used() != 0 || g.r.pulls[1].WriteEndNs != 2*ms {
+		g.run()
+		wantPull(t, g.r().pulls[1], Failed, ms, tc.end, 0)
+		if g.r().ended[1] != fmt.Sprintf("%v 0", tc.end) || slots != tc.slots || g.k.Pool(1).Used() != 0 || g.r().pulls[1].WriteEndNs != 2*ms {
 			t.Errorf("loss notice %v: ended %q, target slots %d at 3.5 ms and %d at the end, write ended %v",
-				tc.notice, g.r.ended[1], slots, g.k.Pool(1).Used(), g.r.pulls[1].WriteEndNs)
+				tc.notice, g.r().ended[1], slots, g.k.Pool(1).Used(), g.r().pulls[1].WriteEndNs)
 		}
-		if !slices.Contains(g.r.idle, 1) {
+		if !slices.Contains(g.r().idle, 1) {
 			t.Error("target never idle")
 		}
 		g.check(t)
@@ -475,8 +494,8 @@ func TestMoveAllCached(t *testing.T) {
 		t.Fatalf("stage: %v", res)
 	}
 	if g.k.C.HintsNothingToFetch != 1 || g.k.C.MoveRemovedBlocks != 4 || g.k.Pool(0).Used() != 0 ||
-		g.r.visible["0/1"] || len(g.r.pulls) != 0 {
-		t.Errorf("counters %+v; source used %d; block 1 visible at the source %v", g.k.C, g.k.Pool(0).Used(), g.r.visible["0/1"])
+		g.r().visible["0/1"] || len(g.r().pulls) != 0 {
+		t.Errorf("counters %+v; source used %d; block 1 visible at the source %v", g.k.C, g.k.Pool(0).Used(), g.r().visible["0/1"])
 	}
 	g.check(t)
 
@@ -510,16 +529,16 @@ func TestMoveRemovalPublishedWhenRemoved(t *testing.T) {
 	g.stage(0, 1, 2, chain(1, 2), Hint{Source: 0, Move: true, Blocks: all})
 	var readable, visible bool
 	g.q.Schedule(4*ms, des.PhaseSample, 0, probe(func(des.Time) {
-		readable, visible = g.k.Pool(0).Ready(at(chain(1, 2), 0)), g.r.visible["0/1"]
+		readable, visible = g.k.Pool(0).Ready(at(chain(1, 2), 0)), g.r().visible["0/1"]
 	}), 0)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[2], Success, ms, 3*ms, 2)
-	wantPull(t, g.r.pulls[1], Success, ms, 5*ms, 6)
+	g.run()
+	wantPull(t, g.r().pulls[2], Success, ms, 3*ms, 2)
+	wantPull(t, g.r().pulls[1], Success, ms, 5*ms, 6)
 	if readable || !visible {
 		t.Errorf("at 4 ms block 1 readable at the source %v (want false), visible to the router %v (want true)", readable, visible)
 	}
-	if g.r.visible["0/1"] || g.k.C.MoveRemovedBlocks != 2 || g.k.Pool(0).Used() != 4 {
-		t.Errorf("at the end: visible %v, removed %d, source used %d", g.r.visible["0/1"], g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used())
+	if g.r().visible["0/1"] || g.k.C.MoveRemovedBlocks != 2 || g.k.Pool(0).Used() != 4 {
+		t.Errorf("at the end: visible %v, removed %d, source used %d", g.r().visible["0/1"], g.k.C.MoveRemovedBlocks, g.k.Pool(0).Used())
 	}
 	g.check(t)
 }
@@ -536,10 +555,10 @@ func TestSourceFailureReachesTargetLater(t *testing.T) {
 	g := newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.stage(0, 1, 1, chain(1, 20), Hint{Source: 0, Move: true, Blocks: all})
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Failed, ms, 6*ms, 0)
-	if g.r.ended[1] != "6ms 0" || g.r.pulls[1].WriteEndNs != 11*ms || g.k.Pool(0).Used() != 20 || g.k.Pool(1).Used() != 0 || g.k.C.MoveRemovedBlocks != 0 {
-		t.Errorf("target answered %q; source used %d, target used %d, removed %d", g.r.ended[1],
+	g.run()
+	wantPull(t, g.r().pulls[1], Failed, ms, 6*ms, 0)
+	if g.r().ended[1] != "6ms 0" || g.r().pulls[1].WriteEndNs != 11*ms || g.k.Pool(0).Used() != 20 || g.k.Pool(1).Used() != 0 || g.k.C.MoveRemovedBlocks != 0 {
+		t.Errorf("target answered %q; source used %d, target used %d, removed %d", g.r().ended[1],
 			g.k.Pool(0).Used(), g.k.Pool(1).Used(), g.k.C.MoveRemovedBlocks)
 	}
 	g.check(t)
@@ -559,8 +578,8 @@ func TestRefreshAfterLateLanding(t *testing.T) {
 	g.k.Store(0, 0, stores(c))
 	g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
 	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, stores(chain(9, 1))) }), 0)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Expired, ms, 2*ms, 0)
+	g.run()
+	wantPull(t, g.r().pulls[1], Expired, ms, 2*ms, 0)
 	if !g.k.Pool(0).Ready(at(c, 0)) || g.k.Pool(0).Ready(at(c, 2)) {
 		t.Errorf("block 1 kept %v (want true), block 3 kept %v (want false)",
 			g.k.Pool(0).Ready(at(c, 0)), g.k.Pool(0).Ready(at(c, 2)))
@@ -583,8 +602,8 @@ func TestSourceRefreshInChainOrder(t *testing.T) {
 	g.k.Store(0, 0, stores(c))
 	g.stage(0, 1, 1, c[:2], Hint{Source: 0, Blocks: all})
 	g.q.Schedule(3*ms, des.PhaseArrival, 0, probe(func(now des.Time) { g.k.Store(now, 0, stores(chain(5000, 3))) }), 0)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Success, ms, 2*ms, 2)
+	g.run()
+	wantPull(t, g.r().pulls[1], Success, ms, 2*ms, 2)
 	var kept []uint64
 	for i, h := range c {
 		if g.k.Pool(0).Ready(at(c, i)) {
@@ -627,12 +646,12 @@ func TestPendingRemovalAtTargetFailsRead(t *testing.T) {
 		g.k.Pool(1).pin(b)
 		g.k.Pool(1).markPending(b, nil)
 		res := g.stage(0, 1, 1, c, Hint{Source: 0, Blocks: all})
-		g.q.Run(nil)
+		g.run()
 		first := des.Time(-1)
 		if tc.landed > 0 {
 			first = ms
 		}
-		p := g.r.pulls[1]
+		p := g.r().pulls[1]
 		wantPull(t, p, tc.out, first, tc.end, tc.landed)
 		if *res != tc.res || p.Requested != 6 || g.k.C.PullsParked != 0 {
 			t.Errorf("block %d pending: staging %v, requested %d, parked %d; want %v, 6, 0",
@@ -666,17 +685,17 @@ func TestDescriptorAndSessionCosts(t *testing.T) {
 	g.stage(0, 1, 1, chain(1, 2), h)
 	g.stageHeld(2*ms, 1, 2, chain(1, 4), 2, h) // blocks 3-4
 	g.stage(20*ms, 2, 3, chain(1, 2), h)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Success, 6*ms, 10*ms, 2)
-	wantPull(t, g.r.pulls[2], Success, 6*ms, 10*ms, 2)
-	wantPull(t, g.r.pulls[3], Success, 26*ms, 28*ms, 2)
+	g.run()
+	wantPull(t, g.r().pulls[1], Success, 6*ms, 10*ms, 2)
+	wantPull(t, g.r().pulls[2], Success, 6*ms, 10*ms, 2)
+	wantPull(t, g.r().pulls[3], Success, 26*ms, 28*ms, 2)
 	g.check(t)
 
 	g = newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 10)))
 	g.stage(0, 1, 1, chain(1, 2), h)
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[1], Success, ms, 2*ms, 2)
+	g.run()
+	wantPull(t, g.r().pulls[1], Success, ms, 2*ms, 2)
 }
 
 // TestIllegalTransitionsPanic: an event a pull's state does not allow

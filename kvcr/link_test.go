@@ -94,7 +94,8 @@ func TestProcessorSharing(t *testing.T) {
 	} {
 		r := newLinkRun(1)
 		c.setup(r)
-		r.q.Run(nil)
+		for r.q.Step() {
+		}
 		if len(r.done) != len(c.want) {
 			t.Errorf("%s: completions %v, want %v", c.name, r.done, c.want)
 		}
@@ -116,7 +117,8 @@ func TestMovedBytes(t *testing.T) {
 	r.start(0, 1, 3*mb)
 	b := r.start(0, 2, 5*mb)
 	r.cancel(1*ms, b)
-	r.q.Run(nil)
+	for r.q.Step() {
+	}
 	// 1 ms at 1 GB/s each (2 MB sent in all), then A's last 2 MB at 2 GB/s: 2 ms.
 	if r.done[1] != 2*ms || r.l.Moved() != 3*mb {
 		t.Errorf("A ended %v, moved %d", r.done[1], r.l.Moved())
@@ -127,7 +129,8 @@ func TestMovedBytes(t *testing.T) {
 func TestInstantLink(t *testing.T) {
 	r := newLinkRun(0)
 	r.start(7*ms, 1, mb)
-	r.q.Run(nil)
+	for r.q.Step() {
+	}
 	if r.done[1] != 7*ms {
 		t.Errorf("ended %v", r.done[1])
 	}

@@ -11,7 +11,7 @@ import (
 // Order is a request-independent hint: a kv.move (Move) or a kv.prefetch
 // asking Target to pull into its G2 blocks of the chain whose path is
 // given, from Source: those of its first Blocks blocks from block From on,
-// past the target's G1 prefix when that is longer (Listener.G1Prefix: a
+// past the target's G1 prefix when that is longer (G1View: a
 // connector is never asked for blocks its G1 holds). Its pull follows a
 // request pull's staging, pin, transfer, deadline and settlement rules,
 // with four differences: nothing waits for it (no request is staged
@@ -68,7 +68,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 	}
 	f := k.orderWalk(tn, src, p.path, p.first, p.limit)
 	if src != nil && p.Move {
-		k.invalidateHits(now, sn, p.path, f, p.limit)
+		k.invalidateHits(sn, f, p.limit)
 	}
 	if f.first == p.limit { // nothing missing
 		if first {
@@ -123,7 +123,7 @@ func (k *KVCR) orderEnded(now des.Time, p *Pull) {
 	}
 	if !p.started { // a started one's source said so when its part ended
 		if sn.unstarted--; sn.idle() {
-			k.l.Idle(now, sn.id)
+			k.emit(Effect{Kind: WorkerIdle, Worker: sn.id})
 		}
 	}
 }
@@ -146,13 +146,13 @@ func (e *nextOrder) Fire(now des.Time, key, _ uint64) {
 // Those already staged, parked ones included, run on, as a request's pull
 // staged before a drain does; the orders w is the source of (its
 // evacuation) are unchanged.
-func (k *KVCR) Draining(now des.Time, w int32) {
-	k.drop(now, func(p *Pull) bool { return p.Target == w })
+func (k *KVCR) Draining(w int32) {
+	k.drop(func(p *Pull) bool { return p.Target == w })
 }
 
 // drop ends, unstaged, the waiting orders that match: counted as dropped,
 // with no pull. A source they alone held is idle.
-func (k *KVCR) drop(now des.Time, match func(*Pull) bool) {
+func (k *KVCR) drop(match func(*Pull) bool) {
 	for _, n := range k.nodes {
 		if n == nil || len(n.waiting) == 0 {
 			continue
@@ -169,7 +169,7 @@ func (k *KVCR) drop(now des.Time, match func(*Pull) bool) {
 			return true
 		})
 		if n.idle() {
-			k.l.Idle(now, n.id)
+			k.emit(Effect{Kind: WorkerIdle, Worker: n.id})
 		}
 	}
 }
@@ -200,7 +200,7 @@ func (k *KVCR) Sendable(target, source int32, path []block.Piece, from, limit in
 // target's G1 prefix when that is longer, every one a remote candidate.
 func (k *KVCR) orderWalk(tn *node, src *Pool, path []block.Piece, from, limit int) *fetch {
 	f := &k.scratch
-	k.walk(f, tn, src, path, max(from, k.l.G1Prefix(tn.id, path, limit)), limit, limit)
+	k.walk(f, tn, src, path, max(from, k.cfg.G1.G1Prefix(tn.id, path, limit)), limit, limit)
 	return f
 }
 

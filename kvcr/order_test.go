@@ -21,12 +21,12 @@ func order(source, target int32, c []uint64, move bool) Order {
 // orderPull is the pull of the order whose target is w.
 func (g *rig) orderPull(t *testing.T, w int32) *Pull {
 	t.Helper()
-	for _, p := range g.r.orders {
+	for _, p := range g.r().orders {
 		if p.Target == w {
 			return p
 		}
 	}
-	t.Fatalf("no order pull to worker %d (orders %+v)", w, g.r.orders)
+	t.Fatalf("no order pull to worker %d (orders %+v)", w, g.r().orders)
 	return nil
 }
 
@@ -47,19 +47,19 @@ func TestOrderSharesEgressWithRequest(t *testing.T) {
 	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.issueAt(0, order(0, 1, chain(1, 4), true))
 	g.stage(0, 2, 10, chain(1, 2), Hint{Source: 0, Blocks: all})
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[10], Success, ms, 3*ms, 2)
+	g.run()
+	wantPull(t, g.r().pulls[10], Success, ms, 3*ms, 2)
 	p := g.orderPull(t, 1)
 	wantPull(t, p, Success, ms, 4*ms, 4)
 	if p.Req != -1 || p.Kind != KindMove || p.Tag != 7 || p.Bytes != 2_000_000 || p.StagedNs != 0 {
 		t.Errorf("order pull %+v", p)
 	}
-	if _, told := g.r.ended[-1]; told || len(g.r.ended) != 1 {
-		t.Errorf("requests told %v: only request 10 waits", g.r.ended)
+	if _, told := g.r().ended[-1]; told || len(g.r().ended) != 1 {
+		t.Errorf("requests told %v: only request 10 waits", g.r().ended)
 	}
-	if g.r.visible["0/1"] || g.r.visible["0/4"] || !g.r.visible["0/5"] || !g.r.visible["1/4"] {
+	if g.r().visible["0/1"] || g.r().visible["0/4"] || !g.r().visible["0/5"] || !g.r().visible["1/4"] {
 		t.Errorf("after the move: worker 0 holds 1 %v, 4 %v, 5 %v; worker 1 holds 4 %v",
-			g.r.visible["0/1"], g.r.visible["0/4"], g.r.visible["0/5"], g.r.visible["1/4"])
+			g.r().visible["0/1"], g.r().visible["0/4"], g.r().visible["0/5"], g.r().visible["1/4"])
 	}
 	c := g.k.C
 	if c.Move.Issued != 1 || c.Move.Success != 1 || c.Move.BlocksLanded != 4 || c.Move.Bytes != 2_000_000 ||
@@ -83,19 +83,19 @@ func TestOrderMoveLandingLate(t *testing.T) {
 	g := newRig(Config{BackgroundTimeout: 2 * ms})
 	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.issueAt(0, order(0, 1, chain(1, 4), true))
-	g.q.Run(nil)
+	g.run()
 	p := g.orderPull(t, 1)
 	wantPull(t, p, Expired, ms, 2*ms, 0)
-	if p.WriteEndNs != 3*ms || g.k.C.MoveLostBlocks != 4 || g.k.C.Move.Expired != 1 || g.r.visible["0/1"] || g.r.visible["1/1"] {
+	if p.WriteEndNs != 3*ms || g.k.C.MoveLostBlocks != 4 || g.k.C.Move.Expired != 1 || g.r().visible["0/1"] || g.r().visible["1/1"] {
 		t.Errorf("write end %v, lost %d, counters %+v; block 1 at 0 %v, at 1 %v",
-			p.WriteEndNs, g.k.C.MoveLostBlocks, g.k.C.Move, g.r.visible["0/1"], g.r.visible["1/1"])
+			p.WriteEndNs, g.k.C.MoveLostBlocks, g.k.C.Move, g.r().visible["0/1"], g.r().visible["1/1"])
 	}
 	g.check(t)
 
 	g = newRig(Config{})
 	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.issueAt(0, order(0, 1, chain(1, 4), true))
-	g.q.Run(nil)
+	g.run()
 	wantPull(t, g.orderPull(t, 1), Success, ms, 3*ms, 4)
 	g.check(t)
 }
@@ -118,13 +118,13 @@ func TestOrdersTakeTurns(t *testing.T) {
 		g.issueAt(0, order(0, 2, chain(1, 2), false))
 		var active int
 		g.q.Schedule(ms, des.PhaseSample, 0, probe(func(des.Time) { active = g.k.ActivePulls(0) }), 0)
-		g.q.Run(nil)
+		g.run()
 		a, b := g.orderPull(t, 1), g.orderPull(t, 2)
 		wantPull(t, a, Success, ms, tc.end1, 2)
 		wantPull(t, b, Success, tc.staged2+ms, tc.end2, 2)
-		if b.StagedNs != tc.staged2 || b.Kind != KindPrefetch || !g.r.visible["0/1"] || active != 2 {
+		if b.StagedNs != tc.staged2 || b.Kind != KindPrefetch || !g.r().visible["0/1"] || active != 2 {
 			t.Errorf("inflight %d: second staged at %v, kind %v; source keeps block 1: %v; active pulls at 1 ms %d (want 2: one waiting counts)",
-				tc.inflight, b.StagedNs, b.Kind, g.r.visible["0/1"], active)
+				tc.inflight, b.StagedNs, b.Kind, g.r().visible["0/1"], active)
 		}
 		g.check(t)
 	}
@@ -144,11 +144,11 @@ func TestDrainingSourceServesOrders(t *testing.T) {
 	g.issueAt(0, order(0, 1, chain(1, 2), true))
 	g.issueAt(0, order(0, 2, chain(31, 2), false))
 	g.stage(0, 2, 10, chain(5, 2), Hint{Source: 0, Blocks: all})
-	g.q.Run(nil)
+	g.run()
 	wantPull(t, g.orderPull(t, 1), Success, ms, 3*ms, 2)
 	wantPull(t, g.orderPull(t, 2), Success, ms, 3*ms, 2)
-	if g.r.pulls[10].Rejection != RejectedDraining {
-		t.Errorf("request pull from a draining source: %v", g.r.pulls[10].Rejection)
+	if g.r().pulls[10].Rejection != RejectedDraining {
+		t.Errorf("request pull from a draining source: %v", g.r().pulls[10].Rejection)
 	}
 	if c := g.k.C; c.Move.Success != 1 || c.Prefetch.Success != 1 || c.PullsRejectedDraining != 1 {
 		t.Errorf("counters %+v", c)
@@ -174,10 +174,10 @@ func TestOrderEndsUnstaged(t *testing.T) {
 		g.life.Set(1, lifecycle.Removed)
 		g.k.RemoveWorker(now, 1)
 	}), 0)
-	g.q.Run(nil)
+	g.run()
 	wantPull(t, g.orderPull(t, 2), Success, ms, 3*ms, 4)
-	if c := g.k.C.Prefetch; c.Issued != 3 || c.NothingToFetch != 1 || c.Dropped != 1 || c.Success != 1 || len(g.r.orders) != 1 {
-		t.Errorf("prefetch counters %+v, pulls %d", c, len(g.r.orders))
+	if c := g.k.C.Prefetch; c.Issued != 3 || c.NothingToFetch != 1 || c.Dropped != 1 || c.Success != 1 || len(g.r().orders) != 1 {
+		t.Errorf("prefetch counters %+v, pulls %d", c, len(g.r().orders))
 	}
 	g.check(t)
 }
@@ -206,8 +206,8 @@ func TestParkedOrderRetried(t *testing.T) {
 			g.k.RetryOrders(now)
 		}), 0)
 	}
-	g.q.Run(nil)
-	wantPull(t, g.r.pulls[10], Success, ms, 2*ms, 2)
+	g.run()
+	wantPull(t, g.r().pulls[10], Success, ms, 2*ms, 2)
 	p := g.orderPull(t, 1)
 	wantPull(t, p, Success, 3500*des.Microsecond, 4500*des.Microsecond, 2)
 	if parked != 1 || p.StagedNs != 500*des.Microsecond || g.k.C.PullsParked != 1 || g.k.C.G2Evictions != 2 {
@@ -258,15 +258,15 @@ func TestCheckEndOrders(t *testing.T) {
 // landing at 2 ms) and worker 0 keeps 1-2.
 func TestOrderStartsPastTargetG1(t *testing.T) {
 	g := newRig(Config{})
-	g.r.g1[1] = 2
+	g.r().g1[1] = 2
 	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.issueAt(0, order(0, 1, chain(1, 4), true))
-	g.q.Run(nil)
+	g.run()
 	p := g.orderPull(t, 1)
 	wantPull(t, p, Success, ms, 2*ms, 2)
-	if p.Requested != 2 || !g.r.visible["0/1"] || !g.r.visible["0/2"] || g.r.visible["0/3"] || g.r.visible["1/1"] || !g.r.visible["1/3"] {
+	if p.Requested != 2 || !g.r().visible["0/1"] || !g.r().visible["0/2"] || g.r().visible["0/3"] || g.r().visible["1/1"] || !g.r().visible["1/3"] {
 		t.Errorf("requested %d; worker 0 holds 1 %v, 2 %v, 3 %v; worker 1's G2 holds 1 %v, 3 %v", p.Requested,
-			g.r.visible["0/1"], g.r.visible["0/2"], g.r.visible["0/3"], g.r.visible["1/1"], g.r.visible["1/3"])
+			g.r().visible["0/1"], g.r().visible["0/2"], g.r().visible["0/3"], g.r().visible["1/1"], g.r().visible["1/3"])
 	}
 	g.check(t)
 }
@@ -284,7 +284,7 @@ func TestOrderFrom(t *testing.T) {
 		end        des.Time
 	}{{0, 2, 2 * ms}, {3, 1, 1500 * des.Microsecond}} {
 		g := newRig(Config{G2Capacity: 20})
-		g.r.g1[1] = tc.g1
+		g.r().g1[1] = tc.g1
 		g.k.Store(0, 0, stores(chain(1, 20)))
 		g.k.Store(0, 0, stores(chain(31, 2)))
 		if got := g.k.FirstHeld(0, path(chain(1, 20)), 20); got != 2 {
@@ -293,7 +293,7 @@ func TestOrderFrom(t *testing.T) {
 		o := order(0, 1, chain(1, 4), false)
 		o.From = 2
 		g.issueAt(0, o)
-		g.q.Run(nil)
+		g.run()
 		wantPull(t, g.orderPull(t, 1), Success, ms, tc.end, tc.landed)
 		g.check(t)
 	}
@@ -321,12 +321,12 @@ func TestDroppedOrdersIdleSource(t *testing.T) {
 			g.k.RemoveWorker(now, w)
 		}
 	}), 0)
-	g.q.Run(nil)
+	g.run()
 	if c := g.k.C.Move; c.Issued != 2 || c.Failed != 1 || c.Dropped != 1 {
 		t.Errorf("move counters %+v", c)
 	}
-	if !slices.Contains(g.r.idle, 0) || g.k.ActivePulls(0) != 0 {
-		t.Errorf("idle %v, active pulls of worker 0 %d: want worker 0 idle", g.r.idle, g.k.ActivePulls(0))
+	if !slices.Contains(g.r().idle, 0) || g.k.ActivePulls(0) != 0 {
+		t.Errorf("idle %v, active pulls of worker 0 %d: want worker 0 idle", g.r().idle, g.k.ActivePulls(0))
 	}
 	g.check(t)
 }
@@ -347,9 +347,9 @@ func TestSourceIdleWhenItsWriteEnds(t *testing.T) {
 	g.issueAt(0, order(0, 1, chain(1, 9), true))
 	idle, active := false, -1
 	g.q.Schedule(5700*des.Microsecond, des.PhaseSample, 0, probe(func(des.Time) {
-		idle, active = slices.Contains(g.r.idle, 0), g.k.ActivePulls(0)
+		idle, active = slices.Contains(g.r().idle, 0), g.k.ActivePulls(0)
 	}), 0)
-	g.q.Run(nil)
+	g.run()
 	p := g.orderPull(t, 1)
 	if p.Outcome != Failed || p.EndNs != 6*ms || p.WriteEndNs != 5500*des.Microsecond {
 		t.Errorf("order pull %+v", p)
@@ -377,13 +377,13 @@ func TestDrainingTargetDropsWaitingOrders(t *testing.T) {
 	}{{500 * des.Microsecond, 2}, {ms, 1}} {
 		g.q.Schedule(d.at, des.PhaseLifecycle, 1, probe(func(now des.Time) {
 			g.life.Set(d.w, lifecycle.Draining)
-			g.k.Draining(now, d.w)
+			g.k.Draining(d.w)
 		}), 0)
 	}
-	g.q.Run(nil)
+	g.run()
 	wantPull(t, g.orderPull(t, 1), Success, ms, 2*ms, 2)
-	if c := g.k.C.Prefetch; c.Issued != 2 || c.Dropped != 1 || c.Success != 1 || len(g.r.orders) != 1 {
-		t.Errorf("prefetch counters %+v, pulls %d", c, len(g.r.orders))
+	if c := g.k.C.Prefetch; c.Issued != 2 || c.Dropped != 1 || c.Success != 1 || len(g.r().orders) != 1 {
+		t.Errorf("prefetch counters %+v, pulls %d", c, len(g.r().orders))
 	}
 	g.check(t)
 }

@@ -247,7 +247,7 @@ func (k *KVCR) landed(now des.Time, p *Pull) {
 		p.state = cancelled // the target keeps its slots until it hears
 	case discarding:
 		k.writeLanded(now, p, false)
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 		k.finish(now, p)
 	default:
 		illegal(p, "transfer landed")
@@ -279,7 +279,7 @@ func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
 			out = Failed // its source is gone: the target learns it now
 		}
 		k.answer(now, p, out)
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 		k.finish(now, p)
 	default:
 		illegal(p, "target deadline")
@@ -297,7 +297,7 @@ func (k *KVCR) sourceDeadline(now des.Time, p *Pull) {
 		k.notify(now, p, cancelled, k.cfg.Latency)
 	case abandonedRequested:
 		k.stopWrite(now, p)
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 		k.finish(now, p)
 	case flowing:
 		k.notify(now, p, cancelledFlowing, k.cfg.Latency)
@@ -330,7 +330,7 @@ func (k *KVCR) sourceRemoved(now des.Time, p *Pull) {
 		p.state = cancelled // its notice is on the way
 	case abandonedRequested, abandonedFlowing, discarding:
 		k.stopWrite(now, p)
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 		k.finish(now, p)
 	default:
 		illegal(p, "source removed")
@@ -343,7 +343,7 @@ func (k *KVCR) notice(now des.Time, p *Pull) {
 	switch p.state {
 	case cancelled:
 		k.answer(now, p, Failed)
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 		k.finish(now, p)
 	case cancelledFlowing:
 		p.state = discarding
@@ -364,9 +364,9 @@ func (k *KVCR) targetRemoved(now des.Time, p *Pull) {
 		k.unpark(p)
 	case requested, flowing, abandonedRequested, abandonedFlowing, cancelledFlowing, discarding:
 		k.stopWrite(now, p)
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 	case cancelled:
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 	default:
 		illegal(p, "target removed")
 	}

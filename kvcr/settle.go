@@ -57,7 +57,7 @@ func (k *KVCR) answer(now des.Time, p *Pull, out Outcome) {
 	if out == Success || out == Partial {
 		landed = p.Landed
 	}
-	k.l.PullEnded(now, p.Target, p.Req, p.from, landed)
+	k.emit(Effect{Kind: PullAnswered, Worker: p.Target, Req: p.Req, From: p.from, Landed: landed})
 }
 
 // finish closes a pull whose answer, write and target's part are all over:
@@ -86,31 +86,31 @@ func (k *KVCR) finish(now des.Time, p *Pull) {
 		*k.C.rejected(p.Rejection)++
 	}
 	delete(k.live, p.ID)
-	k.l.PullDone(p)
+	k.emit(Effect{Kind: PullFinished, Worker: p.Target, Pull: p})
 	tn := k.nodes[p.Target]
 	if p.Kind != KindRequest {
 		tn.orderPulls--
 	}
-	k.release(now, tn)
+	k.release(tn)
 	if p.Kind != KindRequest {
 		k.orderEnded(now, p)
 	}
 }
 
 // releaseSource ends pull p's write from n: n serves one pull fewer.
-func (k *KVCR) releaseSource(now des.Time, n *node, p *Pull) {
+func (k *KVCR) releaseSource(n *node, p *Pull) {
 	n.serving--
 	if p.Kind != KindRequest {
 		n.orderPulls--
 	}
-	k.release(now, n)
+	k.release(n)
 }
 
 // release drops one pull from w's count and says when it is idle.
-func (k *KVCR) release(now des.Time, n *node) {
+func (k *KVCR) release(n *node) {
 	n.pulls--
 	if n.idle() {
-		k.l.Idle(now, n.id)
+		k.emit(Effect{Kind: WorkerIdle, Worker: n.id})
 	}
 }
 

@@ -108,7 +108,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	f := &k.scratch
 	k.walk(f, tn, src, path, g1, limit, hintEnd)
 	if src != nil && h.Move {
-		k.invalidateHits(now, sn, path, f, hintEnd)
+		k.invalidateHits(sn, f, hintEnd)
 	}
 	if f.first == limit { // nothing missing
 		if p == nil {
@@ -167,7 +167,7 @@ func evictable(pool *Pool, rs []block.Run) int {
 // invalidateHits removes at a move's source the blocks of the hint that
 // the target already holds in G2 (its destination hits): the target has
 // them, so the source lets its copies go.
-func (k *KVCR) invalidateHits(now des.Time, sn *node, path []block.Piece, f *fetch, hintEnd int) {
+func (k *KVCR) invalidateHits(sn *node, f *fetch, hintEnd int) {
 	for j, r := range f.hits {
 		i := f.hitIdx[j]
 		if i >= hintEnd {
@@ -176,7 +176,7 @@ func (k *KVCR) invalidateHits(now des.Time, sn *node, path []block.Piece, f *fet
 		r.Hi = min(r.Hi, r.Lo+int32(hintEnd-i))
 		k.markMoved(sn, r)
 	}
-	k.reportRemoved(now, sn)
+	k.reportRemoved(sn)
 }
 
 // newPull opens pull p (its request or order, source, target and mode
@@ -308,7 +308,7 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 	for _, r := range p.runs {
 		tn.pool.fill(r)
 	}
-	k.reportEvicted(now, tn)
+	k.reportEvicted(tn)
 	tn.inflight++
 	sn.pulls++
 	sn.serving++

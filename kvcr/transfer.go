@@ -38,20 +38,20 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 		}
 		k.markMoved(sn, r)
 	}
-	k.reportRemoved(now, sn)
+	k.reportRemoved(sn)
 	if !accepted {
-		k.releaseTarget(now, p)
+		k.releaseTarget(p)
 		return
 	}
 	tn := k.nodes[p.Target]
 	for _, r := range p.runs {
 		tn.pool.makeReady(r)
 	}
-	k.l.Inventory(now, tn.id, p.runs, true)
+	k.emitRuns(tn.id, p.runs, true)
 	p.Landed = block.Blocks(p.runs)
 	k.C.BlocksPulled += int64(p.Landed)
 	k.C.BytesPulled += p.Bytes
-	k.unpinHits(now, tn, p)
+	k.unpinHits(tn, p)
 	tn.inflight--
 }
 
@@ -63,8 +63,8 @@ func (k *KVCR) writeLanded(now des.Time, p *Pull, seen bool) {
 	p.WriteEndNs = now
 	sn := k.nodes[p.Source]
 	sn.sent += p.Bytes
-	k.unpinSource(now, sn, p, seen)
-	k.releaseSource(now, sn, p)
+	k.unpinSource(sn, p, seen)
+	k.releaseSource(sn, p)
 }
 
 // stopWrite ends the source's part of a pull whose write never started
@@ -78,20 +78,20 @@ func (k *KVCR) stopWrite(now des.Time, p *Pull) {
 		p.WriteEndNs = now
 	}
 	sn := k.nodes[p.Source]
-	k.unpinSource(now, sn, p, false)
-	k.releaseSource(now, sn, p)
+	k.unpinSource(sn, p, false)
+	k.releaseSource(sn, p)
 }
 
 // releaseTarget ends the target's part of a pull that will land nothing:
 // its reserved slots are freed and its hits let go (a removed target's
 // pool is gone already), and its inflight slot is free.
-func (k *KVCR) releaseTarget(now des.Time, p *Pull) {
+func (k *KVCR) releaseTarget(p *Pull) {
 	tn := k.nodes[p.Target]
 	if k.status(tn) != lifecycle.Removed {
 		for _, r := range p.runs {
 			tn.pool.drop(r)
 		}
-		k.unpinHits(now, tn, p)
+		k.unpinHits(tn, p)
 	}
 	tn.inflight--
 }
@@ -100,7 +100,7 @@ func (k *KVCR) releaseTarget(now des.Time, p *Pull) {
 // recency is refreshed as one cohort, in chain order: the chain's first
 // block least recent, its last most recent (p.runs are in chain order). A
 // block a move left pending goes with its last pin.
-func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
+func (k *KVCR) unpinSource(sn *node, p *Pull, refresh bool) {
 	k.C.PinsReleased += int64(block.Blocks(p.runs))
 	if k.status(sn) == lifecycle.Removed {
 		return // the pins went with the worker's pool
@@ -108,13 +108,13 @@ func (k *KVCR) unpinSource(now des.Time, sn *node, p *Pull, refresh bool) {
 	for _, r := range p.runs {
 		k.unpin(sn, r, refresh)
 	}
-	k.reportRemoved(now, sn)
+	k.reportRemoved(sn)
 }
 
 // unpinHits releases the target's hold on its destination hits.
-func (k *KVCR) unpinHits(now des.Time, tn *node, p *Pull) {
+func (k *KVCR) unpinHits(tn *node, p *Pull) {
 	for _, r := range p.hits {
 		k.unpin(tn, r, false)
 	}
-	k.reportRemoved(now, tn)
+	k.reportRemoved(tn)
 }

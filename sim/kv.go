@@ -18,7 +18,9 @@ type hostKV struct {
 func (h *hostKV) Stage(now des.Time, s *engine.Seq, g1, limit int) engine.Staging {
 	r := h.c.active[s.Req.ID]
 	hint := kvcr.Hint{Source: r.route.HintSource, Move: h.c.moveHints, Blocks: r.route.HintBlocks}
-	return h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Path, limit, g1, hint)
+	st := h.c.kv.Stage(now, h.w, s.Req.ID, s.Req.Path, limit, g1, hint)
+	h.c.applyKV()
+	return st
 }
 
 func (h *hostKV) HostPrefix(s *engine.Seq, from, limit int) int {
@@ -26,67 +28,77 @@ func (h *hostKV) HostPrefix(s *engine.Seq, from, limit int) int {
 }
 
 func (h *hostKV) Load(now des.Time, s *engine.Seq, from, n int) bool {
-	return h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Path, from, n)
+	landed := h.c.kv.Load(now, h.w, s.Req.ID, s.Req.Path, from, n)
+	h.c.applyKV()
+	return landed
 }
 
 func (h *hostKV) AsyncLoads() bool { return h.c.kv.AsyncLoads(h.w) }
 
-// kvListener receives KVCR's reports.
-type kvListener Cluster
+// applyKV applies, in order, what KVCR did in the call into it or the
+// event of its just made (kvcr.Effect): a load or pull that lets a request
+// on its worker go on, blocks the router learns of, a pull's row, a
+// draining worker KVCR no longer holds. It is called after every call that
+// may change KVCR and after every event, so that the cluster sees each
+// effect before anything else happens.
+func (c *Cluster) applyKV() {
+	if c.kv == nil {
+		return
+	}
+	now := c.q.Now()
+	for _, e := range c.kv.TakeEffects() {
+		switch e.Kind {
+		case kvcr.LoadLanded:
+			if s := c.seqOn(e.Worker, e.Req); s != nil {
+				c.settle(c.workers[e.Worker])
+				c.workers[e.Worker].w.LoadDone(s)
+				c.wake(e.Worker, now, false)
+			}
+		case kvcr.PullAnswered:
+			if s := c.seqOn(e.Worker, e.Req); s != nil {
+				c.settle(c.workers[e.Worker])
+				c.workers[e.Worker].w.PullDone(s, e.From, e.Landed)
+				c.wake(e.Worker, now, false)
+			}
+		case kvcr.BlocksVisible:
+			c.router.Stored(now, e.Worker, scheduler.G2, e.Runs)
+		case kvcr.BlocksRemoved:
+			c.router.Removed(now, e.Worker, scheduler.G2, e.Runs)
+		case kvcr.PullFinished:
+			c.events.pullDone(e.Pull)
+			c.stats.pulled(e.Pull)
+			if err := c.pulls.put(e.Pull.ID, pullRow(e.Pull), c.releasePull); err != nil && c.err == nil {
+				c.err = err
+			}
+		case kvcr.WorkerIdle:
+			c.idle(now, e.Worker)
+		}
+	}
+}
 
 // seqOn returns request req's sequence when it is still on worker w.
-func (l *kvListener) seqOn(w int32, req int64) *engine.Seq {
-	r := l.active[req]
+func (c *Cluster) seqOn(w int32, req int64) *engine.Seq {
+	r := c.active[req]
 	if r == nil || r.seq == nil || r.seq.Worker != w {
 		return nil // ended or rerouted meanwhile
 	}
 	return r.seq
 }
 
-func (l *kvListener) Loaded(now des.Time, w int32, req int64) {
-	if s := l.seqOn(w, req); s != nil {
-		(*Cluster)(l).settle(l.workers[w])
-		l.workers[w].w.LoadDone(s)
-		(*Cluster)(l).wake(w, now, false)
-	}
-}
-
-func (l *kvListener) PullEnded(now des.Time, w int32, req int64, from, landed int) {
-	if s := l.seqOn(w, req); s != nil {
-		(*Cluster)(l).settle(l.workers[w])
-		l.workers[w].w.PullDone(s, from, landed)
-		(*Cluster)(l).wake(w, now, false)
-	}
-}
-
-func (l *kvListener) Inventory(now des.Time, w int32, runs []block.Run, visible bool) {
-	if visible {
-		l.router.Stored(now, w, scheduler.G2, runs)
-	} else {
-		l.router.Removed(now, w, scheduler.G2, runs)
-	}
-}
-
-func (l *kvListener) PullDone(p *kvcr.Pull) {
-	c := (*Cluster)(l)
-	c.events.pullDone(p)
-	c.stats.pulled(p)
-	if err := c.pulls.put(p.ID, pullRow(p), c.releasePull); err != nil && c.err == nil {
-		c.err = err
-	}
-}
-
-func (l *kvListener) G1Prefix(w int32, path []block.Piece, limit int) int {
-	return l.workers[w].w.G1Prefix(path, limit)
-}
-
-// Idle checks, in an event of its own at the same instant, whether a
-// draining w can go: removing it here, inside the KVCR transition that
-// ended its last pull, would hand that pull a second transition (see
-// kvcr.Listener).
-func (l *kvListener) Idle(now des.Time, w int32) {
-	if l.life.Of(w) == lifecycle.Draining {
+// idle retires draining worker w, which KVCR no longer holds, in the
+// lifecycle phase of this instant: the deadlines and notices of its pulls
+// due now (their target's answer may still wait when their write is over)
+// come first, as they would with w alive.
+func (c *Cluster) idle(now des.Time, w int32) {
+	if c.life.Of(w) == lifecycle.Draining {
 		retire := lifeArg{kind: lifeRetire, worker: w}
-		l.q.Schedule(now, des.PhaseLifecycle, uint64(len(l.sc.Events)), (*lifeEvent)(l), retire.pack())
+		c.q.Schedule(now, des.PhaseLifecycle, uint64(len(c.sc.Events)), (*lifeEvent)(c), retire.pack())
 	}
+}
+
+// g1View is the workers' G1 prefixes, which KVCR reads (kvcr.G1View).
+type g1View Cluster
+
+func (v *g1View) G1Prefix(w int32, path []block.Piece, limit int) int {
+	return v.workers[w].w.G1Prefix(path, limit)
 }

@@ -194,7 +194,8 @@ func (c *Cluster) drain(now des.Time, n *node) {
 	c.life.Set(n.id, lifecycle.Draining)
 	n.drainNs = now
 	if c.kv != nil {
-		c.kv.Draining(now, n.id)
+		c.kv.Draining(n.id)
+		c.applyKV()
 	}
 }
 
@@ -231,6 +232,7 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	seqs := n.w.Drop()
 	if c.kv != nil {
 		c.kv.RemoveWorker(now, n.id)
+		c.applyKV()
 	}
 	return seqs
 }

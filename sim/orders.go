@@ -206,5 +206,6 @@ func (c *Cluster) issue(now des.Time, key int, b *budget) {
 	for i, o := range b.orders {
 		c.events.ordered(key, b.sends[i])
 		c.kv.Issue(now, o)
+		c.applyKV()
 	}
 }

@@ -162,7 +162,7 @@ func (p *Plan) Run(ctx context.Context, opt Options) (*Result, error) {
 
 // run simulates a built cluster to the end, as Run.
 func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
-	sc, opt := c.sc, c.opt
+	sc := c.sc
 	defer func() {
 		r := recover()
 		if r == nil {
@@ -193,23 +193,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	}
 	c.scheduleLifecycle()
 	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
-	c.q.Run(func() bool {
-		if c.q.Phase() < des.PhaseDrive {
-			c.scanParked(c.q.Now())
-		}
-		if c.stretches > 0 && c.kv != nil && c.kv.ParkedOrders() > 0 {
-			c.settleAll() // an order parked in this event: the pass ends the stretches stand for retry it
-		}
-		if c.q.Fired()%ProgressEvery == 0 {
-			if opt.Progress != nil {
-				opt.Progress(c.stats.s.Requests.Total, c.q.Now())
-			}
-			if err := ctx.Err(); err != nil && c.err == nil {
-				c.err = err
-			}
-		}
-		return c.err != nil
-	})
+	c.loop(ctx)
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -221,6 +205,61 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	res = &Result{Summary: c.summary(&counters, cs), Workers: c.workerRows(), Counters: cs}
 	res.Summary.Digest = c.digest.Sum(cs)
 	return res, nil
+}
+
+// loop fires the run's events, one instant's in the order of the kernel's
+// phases (des.Phase), until none is pending, the run fails or ctx is
+// cancelled. After each event its after-event steps run, by name, in this
+// order (docs/model.md, "What happens at an instant"):
+//
+//  1. applyKV: what KVCR did in the event, when it was KVCR's, reaches the
+//     workers, the router and the report (sim's own handlers apply it
+//     after each call they make into KVCR);
+//
+// then, unless no event is left:
+//
+//  2. scanParked: once an instant at which anything happened, before its
+//     drive scans, the parked orders are staged again and every worker
+//     with a parked pull is woken to stage it again;
+//  3. settleForOrders: an order parked in the event settles every stretch,
+//     whose pass ends would have retried it;
+//  4. progress: every ProgressEvery events, Options.Progress;
+//  5. poll: whether ctx was cancelled, before the next event.
+func (c *Cluster) loop(ctx context.Context) {
+	done := ctx.Done()
+	for c.poll(ctx, done) && c.q.Step() {
+		c.applyKV()
+		if c.q.Len() == 0 {
+			return
+		}
+		if c.q.Phase() < des.PhaseDrive {
+			c.scanParked(c.q.Now())
+		}
+		c.settleForOrders()
+		c.progress()
+	}
+}
+
+// poll reports whether the run goes on: it has met no error and ctx, whose
+// Done channel done is, is not cancelled (its error becomes the run's).
+// It never blocks, so the run stops within an event of a cancel.
+func (c *Cluster) poll(ctx context.Context, done <-chan struct{}) bool {
+	select {
+	case <-done:
+		if c.err == nil {
+			c.err = ctx.Err()
+		}
+	default:
+	}
+	return c.err == nil
+}
+
+// progress calls Options.Progress every ProgressEvery events with the
+// requests ended and the virtual time.
+func (c *Cluster) progress() {
+	if c.opt.Progress != nil && c.q.Fired()%ProgressEvery == 0 {
+		c.opt.Progress(c.stats.s.Requests.Total, c.q.Now())
+	}
 }
 
 // The run reads its workload ahead on a goroutine of its own
@@ -248,8 +287,8 @@ func build(p *Plan, opt Options) (*Cluster, error) {
 	c.lifeRNG = rng.Stream("lifecycle")
 	if p.KVCR != nil {
 		kc := *p.KVCR
-		kc.Chains, kc.Workers = c.chains, c.life.View()
-		c.kv = kvcr.New(kc, &c.q, (*kvListener)(c))
+		kc.Chains, kc.Workers, kc.G1 = c.chains, c.life.View(), (*g1View)(c)
+		c.kv = kvcr.New(kc, &c.q)
 	}
 	for range sc.Cluster.Workers {
 		if err := c.addWorker(0, true); err != nil {
@@ -375,6 +414,7 @@ func (c *Cluster) scanParked(now des.Time) {
 	}
 	c.scanned = now
 	c.kv.RetryOrders(now)
+	c.applyKV()
 	for _, w := range c.kv.ParkedTargets() {
 		c.wake(w, now, false)
 	}
@@ -429,6 +469,7 @@ func (p *passDone) Fire(now des.Time, key, _ uint64) {
 	n.w.FinishPass(now)
 	if c.kv != nil && len(n.stored) > 0 {
 		c.kv.Store(now, n.id, n.stored)
+		c.applyKV()
 		n.stored = n.stored[:0]
 	}
 	c.check(n)

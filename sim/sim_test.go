@@ -367,3 +367,37 @@ func TestRunEndingEarlyLeavesNoGoroutine(t *testing.T) {
 		t.Errorf("bad trace: %d goroutines after, %d before", n, before)
 	}
 }
+
+// cancelSink cancels the run at its first time-series row.
+type cancelSink struct {
+	rowSink
+	cancel context.CancelFunc
+}
+
+func (s *cancelSink) Sample(r *report.SampleRow) error {
+	s.cancel()
+	return s.rowSink.Sample(r)
+}
+
+// TestCancelStopsWithinAnEvent: a cancel stops the run before the next
+// event, however large the cluster: cancelled at the first time-series
+// row (the sampler at 0 ns, one row a worker), the default scenario on
+// 5,000 workers returns context.Canceled with that one sample's 5,000
+// rows written and no request ended (none can end at 0 ns). The loop polls the context after every event, not every
+// ProgressEvery of them: at 1,000,000 workers one sample is a second's
+// work.
+func TestCancelStopsWithinAnEvent(t *testing.T) {
+	sc, err := scenarios.LoadDefault([]string{"cluster.workers=5000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := &cancelSink{cancel: cancel}
+	if _, err := Run(ctx, sc, Options{Sink: sink}); err != context.Canceled {
+		t.Fatalf("cancelled run: %v, want %v", err, context.Canceled)
+	}
+	if len(sink.samples) != 5000 || len(sink.rows) != 0 {
+		t.Errorf("after the cancel: %d time-series rows, %d requests ended; want 5000 and 0", len(sink.samples), len(sink.rows))
+	}
+}

@@ -63,3 +63,12 @@ func (c *Cluster) settleAll() {
 		c.settle(n)
 	}
 }
+
+// settleForOrders settles every stretch when an order is parked: an order
+// parks in no drive scan (which settles them when a request's pull parks),
+// and each pass end a stretch stands for would retry it.
+func (c *Cluster) settleForOrders() {
+	if c.stretches > 0 && c.kv != nil && c.kv.ParkedOrders() > 0 {
+		c.settleAll()
+	}
+}
