@@ -4,7 +4,7 @@ import "fmt"
 
 // Counters are KVCR's run counters. Each field's counter tag is its name in
 // the report (counters.parquet, summary.json), where they follow the field
-// order (sim.Counters).
+// order (results.Counters).
 type Counters struct {
 	PullsStaged           int64 `counter:"pulls_staged"` // pulls started: pins taken, slots reserved
 	PullsParked           int64 `counter:"pulls_parked"` // pulls that waited for room or an inflight slot

@@ -77,7 +77,7 @@ type EventWindow struct {
 }
 
 // EventColumns is the schema of events.parquet, whose kind column's
-// dictionary is kinds, in order (sim.EventColumns passes the scenario's
+// dictionary is kinds, in order (results.EventColumns passes the scenario's
 // event kinds); a reader passes nil. The column names are a public
 // contract: never rename one.
 func EventColumns(kinds []string) []Column[EventRow] {

@@ -21,7 +21,7 @@ type PullRow struct {
 
 // PullColumns is the schema of pulls.parquet, whose mode, outcome and kind
 // columns hold the model's names: modes, outcomes and kinds are their
-// dictionaries, in order (sim.PullColumns passes KVCR's). A reader, which
+// dictionaries, in order (results.PullColumns passes KVCR's). A reader, which
 // finds the values in the file, passes nil. The column names are a public
 // contract: never rename one. kind is outside the digest: request_id -1 and
 // mode tell the kinds apart there.

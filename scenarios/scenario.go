@@ -255,6 +255,11 @@ type Budget struct {
 	Mode   kvcr.Mode `yaml:"mode,omitempty"`
 }
 
+// Moves reports whether an evacuation moves its blocks (its pulls are of
+// kind move) rather than copying them (kind prefetch): unless its mode is
+// copy, move being the default.
+func (b *Budget) Moves() bool { return b.Mode != kvcr.ModeCopy }
+
 // Selection is the workers a drain or remove acts on: the ids listed
 // (`drain: [8, 9]`), or Count of the workers ready at the event's time,
 // ordered by Pick (`drain: {count: 2, pick: busiest}`).
@@ -374,7 +379,7 @@ func timingDefaults(t *Timing) {
 // Expectation is one entry of expect (and of kvsim search's --slo): a
 // metric, a comparison and a number.
 type Expectation struct {
-	Metric string  // a counter, a numeric column of sweep.parquet or events[i].COLUMN (sim.CheckMetric)
+	Metric string  // a counter, a numeric column of sweep.parquet or events[i].COLUMN (results.CheckMetric)
 	Op     string  // ==, !=, <, <=, >, >=
 	Value  float64 // the number
 	// Int is the number when it is written as an integer (IsInt): an
@@ -385,7 +390,7 @@ type Expectation struct {
 
 // ParseExpectation reads "metric op value", as in "move_lost_blocks > 0"
 // or "ttft_p99_ms < 2000.5"; the value is an integer or a finite decimal.
-// It checks the form, not the metric's name (sim.CheckMetric does).
+// It checks the form, not the metric's name (results.CheckMetric does).
 func ParseExpectation(s string) (Expectation, error) {
 	f := strings.Fields(s)
 	if len(f) != 3 {

@@ -96,9 +96,9 @@ func (c *Cluster) checkEnd() error {
 			errs = append(errs, &InvariantError{Invariant: v.Invariant, At: now, Err: v.Err})
 		}
 	}
-	if ended := c.stats.s.Requests.Total; ended != c.stats.arrivals {
+	if ended := c.stats.Ended(); ended != c.stats.Arrivals() {
 		errs = append(errs, &InvariantError{Invariant: invRequestsOnce, At: now,
-			Err: fmt.Errorf("%d requests arrived, %d ended", c.stats.arrivals, ended)})
+			Err: fmt.Errorf("%d requests arrived, %d ended", c.stats.Arrivals(), ended)})
 	}
 	if err := c.router.CheckLoads(); err != nil {
 		errs = append(errs, &InvariantError{Invariant: invRouterLoads, At: now, Err: err})

@@ -39,6 +39,9 @@ func TestLayers(t *testing.T) {
 		{func(p string) bool { return p == mod+"sim" },
 			func(d string) bool { return format(d) || in(d, "report/parquetio", "report/chart") || in(d, top...) },
 			"sim streams rows into report but links no file format, chart or tool"},
+		{func(p string) bool { return in(p, "results") },
+			func(d string) bool { return format(d) || in(d, "sim", "report/parquetio", "report/chart") || in(d, top...) },
+			"results summarises a run in the report's rows: it links no simulator (sim), file format, chart or tool"},
 		{func(p string) bool { return !in(p, top...) },
 			func(d string) bool { return format(d) || in(d, "report", "sim") || in(d, top...) },
 			"the model (and all below sim) writes no files and names its own outcomes and modes: it links no report, file format, sim or tool"},
@@ -51,7 +54,7 @@ func TestLayers(t *testing.T) {
 		pkgs = append(pkgs, f[0])
 		imports[f[0]], deps[f[0]] = strings.Fields(f[1]), strings.Fields(f[2])
 	}
-	for _, p := range []string{"des", "block", "lifecycle", "workload", "engine", "kvcr", "scheduler", "scenarios", "sim", "report"} {
+	for _, p := range []string{"des", "block", "lifecycle", "workload", "engine", "kvcr", "scheduler", "scenarios", "results", "sim", "report"} {
 		if !slices.Contains(pkgs, mod+p) {
 			t.Fatalf("go list did not list %s", p)
 		}

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 )
@@ -246,68 +247,6 @@ func TestLightLoadWarning(t *testing.T) {
 	}
 }
 
-// TestUnfiredEventRow: before the run no event has fired: each row holds
-// its index, kind and time, fired false, no workers, -1 and NaN at the
-// event, nothing after it, and windows of the run so far (the last
-// arrival at 0: nothing after an event at 1 s).
-func TestUnfiredEventRow(t *testing.T) {
-	y := "name: u\nworkload: {synthetic: {requests: 5, rate: 10}}\n" + kvBody +
-		"events:\n  - {at: 1s, drain: [1]}\n  - {at: 2s, add: 1}\n"
-	c := checkedCluster(t, y)
-	rows := c.events.rows(c, 0)
-	if len(rows) != 2 || rows[1].Event != 1 || rows[1].Kind != "add" || rows[1].AtNs != 2e9 {
-		t.Fatalf("rows %+v", rows)
-	}
-	r := rows[0]
-	if r.Fired || r.Kind != "drain" || r.AtNs != 1e9 || r.Workers != "" || r.RequestsAtEvent != -1 || r.SchedulableAtEvent != -1 ||
-		!math.IsNaN(r.LoadShare) || r.RemovedAfterNs != -1 || r.PullsRejectedDraining != 0 || r.RequestsRerouted != 0 ||
-		r.WindowBeforeNs != 1e9 || r.WindowAfterNs != 0 || !math.IsNaN(r.After.TTFTP50Ms) || !math.IsNaN(r.After.RequestsPerS) {
-		t.Errorf("row %+v", r)
-	}
-}
-
-// TestRejectionColumns: events.parquet has a pulls_rejected_<reason>
-// column for every reason KVCR refuses a staging, in KVCR's order, each
-// also a counter; and a refused pull from a named source after the event
-// counts in its reason's column alone (before the event fired, or from
-// another source, in none).
-func TestRejectionColumns(t *testing.T) {
-	var got []string
-	for _, c := range EventColumns {
-		if strings.HasPrefix(c.Name, "pulls_rejected_") {
-			got = append(got, c.Name)
-		}
-	}
-	var none Counters
-	counters := none.Rows()
-	var want []string
-	for _, r := range kvcr.Rejections {
-		name := "pulls_rejected_" + r.String()
-		want = append(want, name)
-		if !slices.ContainsFunc(counters, func(c report.CounterRow) bool { return c.Name == name }) {
-			t.Errorf("no counter %s", name)
-		}
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("columns %q, want %q", got, want)
-	}
-	for _, why := range kvcr.Rejections {
-		l := &eventLog{evs: []eventRec{{at: 10}}}
-		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 2, EndNs: 9})
-		l.evs[0].named, l.evs[0].row.Fired = []int32{2}, true // fired at 10
-		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 2, EndNs: 10})
-		l.pullDone(&kvcr.Pull{Outcome: kvcr.Rejected, Rejection: why, Source: 1, EndNs: 11})
-		l.pullDone(&kvcr.Pull{Outcome: kvcr.Partial, Source: 2, EndNs: 11})
-		for _, c := range EventColumns {
-			if strings.HasPrefix(c.Name, "pulls_rejected_") {
-				if n, one := c.Int64(&l.evs[0].row), c.Name == "pulls_rejected_"+why.String(); n != map[bool]int64{true: 1}[one] {
-					t.Errorf("a pull refused (%s): %s = %d", why, c.Name, n)
-				}
-			}
-		}
-	}
-}
-
 // TestEventsSQL: what docs/scale-in.md's SQL computes from requests.parquet
 // (quantile_disc, the nearest rank: the ⌈q·n⌉-th smallest) over the
 // completed requests arriving in each window is what events.parquet
@@ -364,7 +303,7 @@ func TestEventColumnsDocumented(t *testing.T) {
 	}
 	_, section, _ := strings.Cut(string(doc), "## events.parquet")
 	section, _, _ = strings.Cut(section, "\n## ")
-	for _, c := range EventColumns {
+	for _, c := range results.EventColumns {
 		if !strings.Contains(section, "`"+c.Name+"`") {
 			t.Errorf("docs/outputs.md's events.parquet does not name %s", c.Name)
 		}

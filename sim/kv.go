@@ -6,6 +6,7 @@ import (
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scheduler"
 )
 
@@ -65,9 +66,9 @@ func (c *Cluster) applyKV() {
 		case kvcr.BlocksRemoved:
 			c.router.Removed(now, e.Worker, scheduler.G2, e.Runs)
 		case kvcr.PullFinished:
-			c.events.pullDone(e.Pull)
-			c.stats.pulled(e.Pull)
-			if err := c.pulls.put(e.Pull.ID, pullRow(e.Pull), c.releasePull); err != nil && c.err == nil {
+			c.events.PullDone(e.Pull)
+			c.stats.Pulled(e.Pull)
+			if err := c.pulls.put(e.Pull.ID, results.PullRow(e.Pull), c.releasePull); err != nil && c.err == nil {
 				c.err = err
 			}
 		case kvcr.WorkerIdle:

@@ -9,6 +9,7 @@ import (
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 )
 
@@ -60,7 +61,8 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		return
 	case lifeDrainTimeout:
 		if n := c.workers[a.worker]; c.status(n) == lifecycle.Draining {
-			c.events.timedOut(int(key), c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail))
+			q := c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail)
+			c.events.TimedOut(int(key), q.rerouted, q.failed)
 		}
 		return
 	case lifeRetire:
@@ -69,7 +71,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 	}
 	ev := c.sc.Events[key]
 	ids := c.actsOn(now, key, ev)
-	c.events.fired(c, int(key), ids)
+	c.fired(int(key), ids)
 	switch {
 	case ev.Add > 0:
 		for range ev.Add {
@@ -96,7 +98,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		if ev.Evacuate != nil && c.kv != nil {
 			var placed []int         // by worker: the blocks of the chains the evacuation sends there
 			for _, id := range ids { // every named worker is draining before any is evacuated
-				placed = c.evacuate(now, int(key), id, ev.Evacuate.Blocks, evacuationMoves(ev.Evacuate), placed)
+				placed = c.evacuate(now, int(key), id, ev.Evacuate.Blocks, ev.Evacuate.Moves(), placed)
 			}
 		}
 		for _, id := range ids {
@@ -107,8 +109,38 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		for _, id := range ids {
 			seqs = append(seqs, c.takeOut(now, c.workers[id])...)
 		}
-		c.events.tookOff(int(key), c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail))
+		q := c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail)
+		c.events.TookOff(int(key), q.rerouted, q.failed)
 	}
+}
+
+// fired tells the events' log what the workers ids scenario event key
+// names (those that exist: not the ones an add makes) and the cluster hold
+// as it fires, before it acts.
+func (c *Cluster) fired(key int, ids []int32) {
+	if c.events == nil {
+		return
+	}
+	var named []results.WorkerAt
+	for _, id := range ids {
+		if int(id) >= len(c.workers) {
+			continue // a worker the event adds
+		}
+		n := c.workers[id]
+		at := results.WorkerAt{ID: id, Running: n.w.Running(), Waiting: n.w.Waiting(), Cached: n.w.G1Cached(), Status: c.status(n)}
+		if c.kv != nil {
+			at.Serving, at.Receiving, at.G2 = c.kv.Serving(id), c.kv.Receiving(id), c.kv.Pool(id).Used()
+		}
+		named = append(named, at)
+	}
+	var requests, schedulable int64
+	for _, n := range c.workers {
+		requests += int64(n.w.Requests())
+		if c.status(n) == lifecycle.Ready {
+			schedulable++
+		}
+	}
+	c.events.Fired(key, ids, named, requests, schedulable)
 }
 
 // actsOn is the workers scenario event key acts on now, in the order it
@@ -226,7 +258,7 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	n.removedNs = now
 	if c.kv != nil {
 		busy := n.w.HasWork() || n.w.Busy() || c.kv.RequestPulls(n.id) > 0
-		c.events.leftBehind(now, n.id, c.kv.Pool(n.id).Used(), busy)
+		c.events.LeftBehind(now, n.id, c.kv.Pool(n.id).Used(), busy)
 	}
 	c.settle(n)
 	seqs := n.w.Drop()

@@ -1,13 +1,12 @@
 package sim
 
 import (
-	"math"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/scenarios"
 )
 
 // TestMetricsOfARun: one worker taking one request at a time (fixed
@@ -21,190 +20,42 @@ func TestMetricsOfARun(t *testing.T) {
 	_, s := runTrace(t, fixed10x5, []traceLine{{0, 16, 1, []int{1}}, {0, 16, 1, []int{2}}}, "cluster.engine.max_num_seqs=1")
 	for _, c := range []struct {
 		name string
-		want Value
+		want results.Value
 	}{
-		{"ttft_p99_ms", Value{Float: 20}},
-		{"requests_completed", Value{Int: 2, IsInt: true}},
-		{"makespan_ns", Value{Int: 20_000_000, IsInt: true}},
-		{"makespan_ms", Value{Float: 20}},
-		{"makespan_s", Value{Float: 0.02}},
-		{"requests_per_s", Value{Float: 100}},
+		{"ttft_p99_ms", results.Value{Float: 20}},
+		{"requests_completed", results.Value{Int: 2, IsInt: true}},
+		{"makespan_ns", results.Value{Int: 20_000_000, IsInt: true}},
+		{"makespan_ms", results.Value{Float: 20}},
+		{"makespan_s", results.Value{Float: 0.02}},
+		{"requests_per_s", results.Value{Float: 100}},
 	} {
-		if got, err := Metric(s, c.name); err != nil || got != c.want {
+		if got, err := results.Metric(s, c.name); err != nil || got != c.want {
 			t.Errorf("%s = %+v, %v; want %+v", c.name, got, err, c.want)
 		}
 	}
-	counters := CounterNames()
+	counters := results.CounterNames()
 	for _, name := range counters {
-		if got, _ := Metric(s, name); got != (Value{Int: s.Counters[name], IsInt: true}) {
+		if got, _ := results.Metric(s, name); got != (results.Value{Int: s.Counters[name], IsInt: true}) {
 			t.Errorf("counter %s = %v, want %d", name, got, s.Counters[name])
 		}
 	}
-	row := SweepRow(0, nil, s)
+	row := results.SweepRow(0, nil, s)
 	for _, c := range report.SweepColumns(nil, 0)[1:] {
-		var want Value
+		var want results.Value
 		switch {
 		case c.Int64 != nil:
-			want = Value{Int: c.Int64(&row), IsInt: true}
+			want = results.Value{Int: c.Int64(&row), IsInt: true}
 		case c.Float64 != nil:
-			want = Value{Float: c.Float64(&row)}
+			want = results.Value{Float: c.Float64(&row)}
 		default:
-			if err := CheckMetric(c.Name, 0); err == nil {
+			if err := results.CheckMetric(c.Name, 0); err == nil {
 				t.Errorf("the text column %s is a metric", c.Name)
 			}
 			continue
 		}
-		if got, err := Metric(s, c.Name); err != nil || got != want {
+		if got, err := results.Metric(s, c.Name); err != nil || got != want {
 			t.Errorf("sweep column %s = %v, %v; want %v", c.Name, got, err, want)
 		}
-	}
-	for _, name := range runMetrics.names {
-		if base, ok := strings.CutSuffix(name, "_s"); ok && slices.Contains(runMetrics.names, base+"_ns") {
-			continue // an alias
-		}
-		if base, ok := strings.CutSuffix(name, "_ms"); ok && slices.Contains(runMetrics.names, base+"_ns") {
-			continue
-		}
-		if !slices.Contains(counters, name) && !slices.ContainsFunc(report.SweepColumns(nil, 0), func(c report.Column[report.SweepRow]) bool { return c.Name == name }) {
-			t.Errorf("metric %s is neither a counter nor a sweep.parquet column", name)
-		}
-	}
-}
-
-// TestEventMetrics: events[i].COLUMN reads column COLUMN of row i; a time
-// in ns is asked in ms or s too (9.5e9 ns is 9,500 ms, 9.5 s), and -1 ns
-// is never, which meets only "== -1" of the _ns name.
-func TestEventMetrics(t *testing.T) {
-	sum := &Summary{EventRows: []report.EventRow{
-		{Kind: "drain", RemovedAfterNs: -1, After: report.EventWindow{TTFTP99Ms: 12.5}},
-		{Kind: "drain", RemovedAfterNs: 9_500_000_000, After: report.EventWindow{TTFTP99Ms: 30}},
-	}}
-	get := func(i int, name string) Value {
-		t.Helper()
-		m, err := eventMetrics(i).lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m(sum)
-	}
-	for _, c := range []struct {
-		i      int
-		name   string
-		want   Value
-		meets  []string
-		misses []string
-	}{
-		{1, "events[1].removed_after_ns", Value{Int: 9_500_000_000, IsInt: true}, []string{"events[1].removed_after_ns == 9500000000"}, []string{"events[1].removed_after_ns == -1"}},
-		{1, "events[1].removed_after_ms", Value{Float: 9500}, []string{"x == 9500", "x < 9500.5"}, nil},
-		{1, "events[1].removed_after_s", Value{Float: 9.5}, []string{"x < 30", "x == 9.5"}, []string{"x < 9"}},
-		{1, "events[1].ttft_p99_after_ms", Value{Float: 30}, []string{"x <= 30"}, []string{"x < 30"}},
-		{0, "events[0].ttft_p99_after_ms", Value{Float: 12.5}, []string{"x < 13"}, nil},
-		{0, "events[0].removed_after_ns", Value{Int: -1, IsInt: true, Never: true}, []string{"x == -1", "x == -1.0"},
-			[]string{"x != -1", "x < 30000000000", "x >= -1", "x != 5"}},
-		{0, "events[0].removed_after_s", Value{Never: true}, nil, []string{"x == -1", "x < 30", "x > 30", "x != -1"}},
-	} {
-		v := get(c.i, c.name)
-		if v != c.want {
-			t.Errorf("%s = %+v, want %+v", c.name, v, c.want)
-		}
-		for _, list := range []struct {
-			exprs []string
-			want  bool
-		}{{c.meets, true}, {c.misses, false}} {
-			for _, s := range list.exprs {
-				e, err := scenarios.ParseExpectation(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if v.Meets(e) != list.want {
-					t.Errorf("%s = %v: meets %q is %v", c.name, v, s, !list.want)
-				}
-			}
-		}
-	}
-	table := eventMetrics(0)
-	for name, want := range map[string]string{
-		"events[0].kind":               `no metric is named "events[0].kind": an event's metrics are the numeric columns of events.parquet (event, at_ns, requests_at_event, `,
-		"events[0].removed_after_sec":  `no metric is named "events[0].removed_after_sec" (did you mean "events[0].removed_after_s"?)`,
-		"events[0].ttft_p99_after_ms ": `no metric is named "events[0].ttft_p99_after_ms " (did you mean "events[0].ttft_p99_after_ms"?)`,
-	} {
-		if _, err := table.lookup(name); err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("%s: %v, want %s", name, err, want)
-		}
-	}
-}
-
-// TestCheckMetric: the names a scenario's expect entries and search's SLOs
-// may use, and the errors of the others, with the closest name.
-func TestCheckMetric(t *testing.T) {
-	for _, c := range []struct {
-		name   string
-		events int
-		err    string // "" for none
-	}{
-		{"pulls_rejected_draining", 0, ""},
-		{"ttft_p99_ms", 0, ""},
-		{"makespan_s", 0, ""},
-		{"hit_ratio_g1", 0, ""},
-		{"ttft_p99_m", 0, `no metric is named "ttft_p99_m" (did you mean "ttft_p99_ms"?)`},
-		{"TTFT_P99_MS", 0, `no metric is named "TTFT_P99_MS" (did you mean "ttft_p99_ms"?)`},
-		{"run", 0, `no metric is named "run": a metric is a counter`},
-		{"digest", 0, `no metric is named "digest": a metric is a counter`},
-		{"events[2].removed_after_s", 2, `"events[2].removed_after_s": the scenario has 2 events, events[0] to events[1]`},
-		{"events[0].removed_after_s", 0, `"events[0].removed_after_s": the scenario has no events`},
-		{"events[1].x", 1, `"events[1].x": the scenario has 1 event, events[0]`},
-		{"events[01].x", 2, `"events[01].x": want events[i].COLUMN, i an event's index from 0`},
-		{"events[-1].x", 2, `"events[-1].x": want events[i].COLUMN`},
-		{"events[0]", 2, `"events[0]": want events[i].COLUMN`},
-	} {
-		err := CheckMetric(c.name, c.events)
-		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)) {
-			t.Errorf("%s: %v, want %q", c.name, err, c.err)
-		}
-	}
-}
-
-// TestMeets: an integer metric compares exactly with an integer value
-// (2^53 + 1 is not 2^53, which it is as a float64), and as a float64 with
-// a decimal one.
-func TestMeets(t *testing.T) {
-	big := Value{Int: 1<<53 + 1, IsInt: true}
-	for _, c := range []struct {
-		v    Value
-		expr string
-		want bool
-	}{
-		{big, "x == 9007199254740992", false},
-		{big, "x > 9007199254740992", true},
-		{big, "x == 9007199254740993", true},
-		{Value{Int: 3, IsInt: true}, "x < 3.5", true},
-		{Value{Int: 3, IsInt: true}, "x >= 3.5", false},
-		{Value{Float: 2000}, "x < 2000", false},
-		{Value{Float: 2000}, "x <= 2000", true},
-		{Value{Float: math.NaN()}, "x < 1", false},
-	} {
-		e, err := scenarios.ParseExpectation(c.expr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := c.v.Meets(e); got != c.want {
-			t.Errorf("%v %s: %v, want %v", c.v, c.expr, got, c.want)
-		}
-	}
-}
-
-// TestUnmet names each unmet entry and the value the run had: the
-// summary's TTFT p99 is 20 ms and it completed 2 requests.
-func TestUnmet(t *testing.T) {
-	sc, err := scenarios.LoadDefault([]string{`expect=["ttft_p99_ms < 15", "requests_completed == 2", "requests_completed > 2.5"]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Summary{Counters: map[string]int64{"requests_completed": 2}}
-	s.TTFT.P99 = 20
-	want := []string{"ttft_p99_ms is 20, expected ttft_p99_ms < 15", "requests_completed is 2, expected requests_completed > 2.5"}
-	if got := Unmet(sc, s); !slices.Equal(got, want) {
-		t.Errorf("Unmet = %q, want %q", got, want)
 	}
 }
 
@@ -214,37 +65,18 @@ func TestUnmet(t *testing.T) {
 // event0_removed_after_ns; a name past the scenario's events is refused.
 func TestEventMetricsOfARun(t *testing.T) {
 	_, sum := runTrace(t, lifeBody, lifeLines, "events=[{at: 20ms, drain: [0]}]")
-	for name, want := range map[string]Value{
+	for name, want := range map[string]results.Value{
 		"events[0].removed_after_ns":  {Int: 35 * ms, IsInt: true},
 		"events[0].removed_after_s":   {Float: 0.035},
 		"event0_removed_after_ns":     {Int: 35 * ms, IsInt: true},
 		"events[0].requests_at_event": {Int: 1, IsInt: true},
 	} {
-		v, err := Metric(sum, name)
+		v, err := results.Metric(sum, name)
 		if err != nil || v != want {
 			t.Errorf("%s = %+v, %v; want %+v", name, v, err, want)
 		}
 	}
-	if _, err := Metric(sum, "events[1].removed_after_ns"); err == nil || !strings.Contains(err.Error(), "the scenario has 1 event, events[0]") {
+	if _, err := results.Metric(sum, "events[1].removed_after_ns"); err == nil || !strings.Contains(err.Error(), "the scenario has 1 event, events[0]") {
 		t.Errorf("events[1]: %v", err)
 	}
-}
-
-// FuzzCheckMetric: a name CheckMetric accepts for a run of 2 events is one
-// Metric reads from such a run, without error or panic; any other name is
-// refused, with no panic either.
-func FuzzCheckMetric(f *testing.F) {
-	for _, s := range []string{"ttft_p99_ms", "pulls_failed", "makespan_s", "events[1].removed_after_s",
-		"event0_ttft_p50_after_ms", "events[2].at_ns", "events[-1].at_ns", "events[01].at_ns", "events[0]", "event_x", ""} {
-		f.Add(s)
-	}
-	run := &Summary{Counters: map[string]int64{}, EventRows: []report.EventRow{report.NoEvent(), report.NoEvent()}}
-	f.Fuzz(func(t *testing.T, name string) {
-		if CheckMetric(name, 2) != nil {
-			return
-		}
-		if _, err := Metric(run, name); err != nil {
-			t.Fatalf("%q: accepted, then %v", name, err)
-		}
-	})
 }

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/scenarios"
 )
 
@@ -18,27 +19,19 @@ import (
 // derived as the totals less the two kinds, equal a count of its rows:
 // staged those with bytes (a transfer started), landed blocks and bytes
 // those of rows that landed any. A run without orders has none, and its
-// summary.json no such key.
+// summary.json no such key. (results.TestPullsByKindNames holds the keys
+// to KVCR's kinds.)
 func TestPullsByKind(t *testing.T) {
-	if int(numKinds) != len(kvcr.Kinds) {
-		t.Fatalf("numKinds %d, kvcr.Kinds %v", numKinds, kvcr.Kinds)
-	}
-	ty := reflect.TypeFor[PullsByKind]()
-	for i, k := range kvcr.Kinds { // the keys are KVCR's names, in its order
-		if tag := ty.Field(i).Tag.Get("json"); tag != k.String() {
-			t.Errorf("pulls_by_kind field %d is %q, want %q", i, tag, k)
-		}
-	}
 	sc, err := scenarios.Load("../scenarios/golden/evacuate.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sink, res := runSink(t, sc)
-	byKind := map[string]*KindPulls{}
+	byKind := map[string]*results.KindPulls{}
 	for _, p := range sink.pulls {
 		k := byKind[p.Kind]
 		if k == nil {
-			k = &KindPulls{}
+			k = &results.KindPulls{}
 			byKind[p.Kind] = k
 		}
 		if p.Bytes > 0 {
@@ -55,7 +48,7 @@ func TestPullsByKind(t *testing.T) {
 	if got == nil {
 		t.Fatal("no pulls_by_kind")
 	}
-	want := PullsByKind{Request: *byKind["request"], Move: *byKind["move"], Prefetch: *byKind["prefetch"]}
+	want := results.PullsByKind{Request: *byKind["request"], Move: *byKind["move"], Prefetch: *byKind["prefetch"]}
 	want.Move.Events, want.Prefetch.Events = []int32{0}, []int32{1, 2}
 	if !reflect.DeepEqual(*got, want) {
 		t.Errorf("pulls_by_kind %+v\nwant (pulls.parquet) %+v", *got, want)

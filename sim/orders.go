@@ -7,7 +7,6 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
-	"github.com/kvsim/kvsim/scenarios"
 )
 
 // chainEnd names a chain a G2 pool holds the end of: the chain through the
@@ -97,11 +96,6 @@ func (b *budget) plan(source, target int32, path []block.Piece, length int, move
 	b.sends = append(b.sends, n)
 	return n
 }
-
-// evacuationMoves reports whether evacuation e moves its blocks (kind
-// move) rather than copying them (kind prefetch): unless its mode is copy,
-// move being the default.
-func evacuationMoves(e *scenarios.Budget) bool { return e.Mode != kvcr.ModeCopy }
 
 // evacuate plans and issues the moves (or copies) of scenario event key's
 // evacuation of drained worker w: its G2 chains, most recently used first,
@@ -204,7 +198,7 @@ func turn(budgets []*budget, next *int) int {
 // order staged at once changes what the next one's walk would find).
 func (c *Cluster) issue(now des.Time, key int, b *budget) {
 	for i, o := range b.orders {
-		c.events.ordered(key, b.sends[i])
+		c.events.Ordered(key, b.sends[i])
 		c.kv.Issue(now, o)
 		c.applyKV()
 	}

@@ -2,13 +2,13 @@ package sim
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/engine"
 	"github.com/kvsim/kvsim/kvcr"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
@@ -35,7 +35,7 @@ type Plan struct {
 // metrics, the engine configuration, and a timing model against the
 // hardware it names. It reads no trace (ReadWorkload does).
 func Prepare(sc *scenarios.Scenario) (*Plan, error) {
-	if err := checkExpect(sc); err != nil {
+	if err := results.CheckExpect(sc); err != nil {
 		return nil, err
 	}
 	e := sc.Cluster.Engine
@@ -100,17 +100,6 @@ func passTimer(t engine.Timing, e engine.Config) scheduler.PassTimer {
 		b.UsedBlocks = int(min((p.DecodeContext+bs-1)/bs+(k+n+bs-1)/bs, int64(e.GPUBlocks)))
 		return t.PassTime(&b)
 	}
-}
-
-// checkExpect reports the expect entries naming no metric of the run.
-func checkExpect(sc *scenarios.Scenario) error {
-	var errs []error
-	for i, e := range sc.Expectations() {
-		if err := CheckMetric(e.Metric, len(sc.Events)); err != nil {
-			errs = append(errs, sc.ErrAt(fmt.Sprintf("expect[%d]", i), "%v", err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // passTiming builds the resolved scenario's pass timing model.

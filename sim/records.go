@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/kvsim/kvsim/des"
-	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 )
 
 // reorder releases rows in id order: requests and pulls end out of order,
@@ -97,31 +99,6 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	}
 }
 
-// PullColumns is pulls.parquet's schema with the model's names as its
-// dictionaries: KVCR's modes, the outcomes a finished pull can have and
-// the kinds, in KVCR's order. A Sink that writes pulls.parquet takes it.
-var PullColumns = report.PullColumns(names(kvcr.Modes, func(m kvcr.Mode) string { return string(m) }),
-	names(kvcr.Outcomes, kvcr.Outcome.String), names(kvcr.Kinds, kvcr.Kind.String))
-
-// names is the name of each of vs.
-func names[T any](vs []T, name func(T) string) []string {
-	out := make([]string, len(vs))
-	for i, v := range vs {
-		out[i] = name(v)
-	}
-	return out
-}
-
-// pullRow is a finished pull's pulls.parquet row.
-func pullRow(p *kvcr.Pull) report.PullRow {
-	return report.PullRow{
-		PullID: p.ID, RequestID: p.Req, Source: p.Source, Target: p.Target, Mode: string(p.Mode()),
-		BlocksRequested: int64(p.Requested), BlocksLanded: int64(p.Landed), Bytes: p.Bytes,
-		StagedNs: int64(p.StagedNs), FirstByteNs: int64(p.FirstByteNs), EndNs: int64(p.EndNs),
-		Outcome: p.Outcome.String(), WriteEndNs: int64(p.WriteEndNs), Kind: p.Kind.String(),
-	}
-}
-
 func (c *Cluster) workerRows() []report.WorkerRow {
 	rows := make([]report.WorkerRow, len(c.workers))
 	for i, n := range c.workers {
@@ -139,7 +116,7 @@ func (c *Cluster) workerRows() []report.WorkerRow {
 
 // counters are the run's counters: hints_attached and KVCR's, then the
 // cluster's. KVCR's are zero when it is off.
-func (c *Cluster) counters() Counters {
+func (c *Cluster) counters() results.Counters {
 	out := c.counts
 	if c.kv != nil {
 		out.Counters = c.kv.C
@@ -152,14 +129,29 @@ func (c *Cluster) counters() Counters {
 			out.WorkersRemoved++
 		}
 	}
-	s := &c.stats.s
-	out.RequestsTotal = s.Requests.Total
-	out.RequestsCompleted = s.Requests.Completed
-	out.RequestsRejected = s.Requests.Rejected
-	out.RequestsFailed = s.Requests.Failed
-	out.RequestsUnfinished = s.Requests.Unfinished
-	out.Preemptions = s.Preempted
+	c.stats.CountRequests(&out)
 	out.WorkersAdded = int64(len(c.workers) - c.sc.Cluster.Workers)
 	out.Cost.HintsWithheld = c.router.Withheld()
+	return out
+}
+
+// removedTimes is each worker's removal time, by id; -1 for one never
+// removed.
+func (c *Cluster) removedTimes() []des.Time {
+	out := make([]des.Time, len(c.workers))
+	for i, n := range c.workers {
+		out[i] = n.removedNs
+	}
+	return out
+}
+
+// endWarnings are the run's own warnings at its end: the picks that found
+// too few ready workers, and the block chains that met a hash collision.
+func (c *Cluster) endWarnings() []string {
+	out := c.warnings
+	if n := c.chains.Collisions(); n > 0 {
+		out = append(out, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
+			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))
+	}
 	return out
 }

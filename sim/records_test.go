@@ -6,29 +6,6 @@ import (
 	"testing"
 )
 
-// TestPullDictionaries: pulls.parquet's mode, outcome and kind columns hold
-// KVCR's names, in the order the files have always listed them: the
-// strings are a public contract (docs/outputs.md), and KVCR owns them.
-func TestPullDictionaries(t *testing.T) {
-	want := map[string][]string{
-		"mode":    {"copy", "move"},
-		"outcome": {"success", "partial", "failed", "expired", "rejected", "superseded"},
-		"kind":    {"request", "move", "prefetch"},
-	}
-	for _, c := range PullColumns {
-		if c.Dict == nil {
-			continue
-		}
-		if !slices.Equal(c.Values, want[c.Name]) {
-			t.Errorf("pulls.parquet's %s column: dictionary %q, want %q", c.Name, c.Values, want[c.Name])
-		}
-		delete(want, c.Name)
-	}
-	for name := range want {
-		t.Errorf("pulls.parquet has no dictionary column %s", name)
-	}
-}
-
 // TestReorderReleasesInIDOrder puts ids in a fixed order and checks what
 // comes out after each put. Ids 2, 0, 1, 5, 3, 4: 2 is held; 0 releases 0;
 // 1 releases 1 and the held 2; 5 is held; 3 releases 3; 4 releases 4 and 5.

@@ -20,6 +20,7 @@ import (
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
 	"github.com/kvsim/kvsim/workload"
@@ -50,7 +51,7 @@ const ProgressEvery = 1 << 16
 
 // Result is what a run returns besides its streamed rows.
 type Result struct {
-	Summary  *Summary
+	Summary  *results.Summary
 	Workers  []report.WorkerRow  // by worker id
 	Counters []report.CounterRow // in report order
 }
@@ -75,11 +76,11 @@ type Cluster struct {
 	requests  reorder[report.RequestRow]
 	pulls     reorder[report.PullRow]
 	digest    *report.Digest
-	stats     stats
-	counts    Counters   // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
-	events    *eventLog  // what each scenario event did; nil without events
-	lifeRNG   *rand.Rand // the random pick of drains and removes
-	warnings  []string   // what the run found that may make its results mislead
+	stats     results.Stats
+	counts    results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
+	events    *results.EventLog // what each scenario event did; nil without events
+	lifeRNG   *rand.Rand        // the random pick of drains and removes
+	warnings  []string          // what the run found that may make its results mislead
 	err       error
 }
 
@@ -201,10 +202,11 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 		return nil, err
 	}
 	counters := c.counters()
-	cs := counters.Rows(c.counterGroups()...)
-	res = &Result{Summary: c.summary(&counters, cs), Workers: c.workerRows(), Counters: cs}
-	res.Summary.Digest = c.digest.Sum(cs)
-	return res, nil
+	cs := counters.Rows(results.CounterGroups(sc)...)
+	sum := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
+		Counters: counters, CounterRows: cs, Removed: c.removedTimes(), Warnings: c.endWarnings()})
+	sum.Digest = c.digest.Sum(cs)
+	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}, nil
 }
 
 // loop fires the run's events, one instant's in the order of the kernel's
@@ -258,7 +260,7 @@ func (c *Cluster) poll(ctx context.Context, done <-chan struct{}) bool {
 // requests ended and the virtual time.
 func (c *Cluster) progress() {
 	if c.opt.Progress != nil && c.q.Fired()%ProgressEvery == 0 {
-		c.opt.Progress(c.stats.s.Requests.Total, c.q.Now())
+		c.opt.Progress(c.stats.Ended(), c.q.Now())
 	}
 }
 
@@ -276,7 +278,7 @@ func build(p *Plan, opt Options) (*Cluster, error) {
 	sc := p.Scenario
 	rng := des.NewRNG(sc.Seed)
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: newEventLog(sc)}
+		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: results.NewEventLog(sc)}
 	rc := p.Router
 	rc.Chains, rc.Workers, rc.HintCosts.RNG = c.chains, c.life.View(), rng.Stream("hints")
 	r, err := scheduler.New(rc, rng.Stream("router"))
@@ -349,7 +351,7 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	c := (*Cluster)(a)
 	req := c.next
 	c.readNext()
-	c.stats.arrived(req)
+	c.stats.Arrived(req.Arrival)
 	r := &request{req: req, route: scheduler.Route{Worker: -1, HintSource: -1}}
 	e := c.sc.Cluster.Engine
 	if (e.MaxModelLen > 0 && req.InputTokens+req.OutputTokens > e.MaxModelLen) || !c.workers[0].w.Fits(req) {
@@ -360,7 +362,7 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	c.chains.Collect() // between events: no Ref to a dropped segment is in flight
 	req.Path = c.chains.Intern(req.Blocks, nil)
 	if w, ok := c.route(now, r); ok {
-		c.events.routed(now, w)
+		c.events.Routed(now, w)
 		c.wake(w, now, true)
 	}
 }
@@ -496,25 +498,26 @@ func (o *observer) BlocksRemoved(w int32, runs []block.Run) {
 }
 
 func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
-	o.router.FirstToken(o.active[s.Req.ID].route)
-	o.events.tokens((*Cluster)(o), now, 1, -1)
+	c := (*Cluster)(o)
+	c.router.FirstToken(c.active[s.Req.ID].route)
+	c.events.Tokens(now, 1, -1, c.byLastArrival(now))
 }
 
 func (o *observer) Token(now des.Time, _ *engine.Seq, gap des.Time) {
-	o.stats.itl.Add(int64(gap))
-	o.events.tokens((*Cluster)(o), now, 1, gap)
+	o.Tokens(now, 1, gap)
 }
 
 func (o *observer) Tokens(now des.Time, n int, gap des.Time) {
-	o.stats.itl.AddN(int64(gap), n)
-	o.events.tokens((*Cluster)(o), now, n, gap)
+	c := (*Cluster)(o)
+	c.stats.Tokens(n, gap)
+	c.events.Tokens(now, n, gap, c.byLastArrival(now))
 }
 
 // byLastArrival reports whether t, at most the current time, is at most
 // the run's last arrival: a request is still to arrive (it arrives at the
 // current time or later), or t is at most the last that did.
 func (c *Cluster) byLastArrival(t des.Time) bool {
-	return c.next != nil || int64(t) <= c.stats.s.LastArrivalNs
+	return c.next != nil || t <= c.stats.LastArrival()
 }
 
 func (o *observer) Finished(now des.Time, s *engine.Seq) {
@@ -569,8 +572,8 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 			c.err = &InvariantError{Invariant: invCausal, At: now, Err: err}
 		}
 	}
-	c.stats.add(&row)
-	c.events.ended(c, &row)
+	c.stats.RequestEnded(&row)
+	c.events.Ended(&row, c.byLastArrival(des.Time(row.FinishNs)))
 	if err := c.requests.put(row.RequestID, row, c.releaseRequest); err != nil && c.err == nil {
 		c.err = err
 	}

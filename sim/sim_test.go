@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/internal/leaktest"
 	"github.com/kvsim/kvsim/report"
@@ -48,7 +50,7 @@ type traceLine struct {
 // runTrace writes the records as a Mooncake trace with block_size 16, runs
 // the scenario body (YAML for cluster, router and the rest) on it with
 // invariant checks on, and returns the rows in request_id order.
-func runTrace(t *testing.T, body string, lines []traceLine, sets ...string) ([]report.RequestRow, *Summary) {
+func runTrace(t *testing.T, body string, lines []traceLine, sets ...string) ([]report.RequestRow, *results.Summary) {
 	t.Helper()
 	sink, res := runTraceSink(t, body, lines, sets...)
 	return sink.rows, res.Summary
@@ -87,7 +89,7 @@ func traceScenario(t *testing.T, body string, lines []traceLine, sets ...string)
 	return sc
 }
 
-func run(t *testing.T, sc *scenarios.Scenario) ([]report.RequestRow, *Summary) {
+func run(t *testing.T, sc *scenarios.Scenario) ([]report.RequestRow, *results.Summary) {
 	t.Helper()
 	sink, res := runSink(t, sc)
 	return sink.rows, res.Summary

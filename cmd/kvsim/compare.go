@@ -9,12 +9,13 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
-	"github.com/kvsim/kvsim/sim"
 )
 
 // errDiffer is compare's verdict on runs that differ: exit 1, the report
@@ -211,7 +212,7 @@ func counterChanges(dirA, dirB string) ([]counterChange, error) {
 	return out, nil
 }
 
-func metricChanges(a, b *sim.Summary) []metricChange {
+func metricChanges(a, b *results.Summary) []metricChange {
 	var out []metricChange
 	add := func(name string, x, y float64) { out = append(out, metricChange{name, x, y}) }
 	for _, p := range []struct {

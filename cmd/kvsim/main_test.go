@@ -17,10 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
 
@@ -50,7 +51,7 @@ func TestReplayWritesReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s sim.Summary
+	var s results.Summary
 	if err := json.Unmarshal(b, &s); err != nil || s.Requests.Completed != 200 || s.Scenario != "default" {
 		t.Errorf("summary.json: %v %+v", err, s.Requests)
 	}
@@ -171,7 +172,7 @@ func TestDigest(t *testing.T) {
 	if code, _, stderr := kvsim(t, "replay", "-o", a, "--set", small); code != exitOK {
 		t.Fatal(stderr)
 	}
-	var s sim.Summary
+	var s results.Summary
 	raw, _ := os.ReadFile(filepath.Join(a, "summary.json"))
 	json.Unmarshal(raw, &s)
 	if len(s.Digest) != 64 {
@@ -202,7 +203,7 @@ func TestDigest(t *testing.T) {
 func TestExpectDigestPrefix(t *testing.T) {
 	dir := t.TempDir()
 	code, out, stderr := kvsim(t, "replay", "--json", "-o", filepath.Join(dir, "a"), "--set", small)
-	var s sim.Summary
+	var s results.Summary
 	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil {
 		t.Fatalf("exit %d, %v: %s", code, err, stderr)
 	}

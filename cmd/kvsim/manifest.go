@@ -7,15 +7,16 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim"
 )
 
 // runSummary is summary.json: the run's summary and the manifest of what
 // produced it.
 type runSummary struct {
-	*sim.Summary
+	*results.Summary
 	Manifest *report.Manifest `json:"manifest"`
 }
 
@@ -105,7 +106,7 @@ func readRunSummary(dir string) (*runSummary, error) {
 	if err != nil {
 		return nil, usageError{fmt.Errorf("%s is not a kvsim run directory: %w", dir, err)}
 	}
-	s := &runSummary{Summary: &sim.Summary{}}
+	s := &runSummary{Summary: &results.Summary{}}
 	if err := json.Unmarshal(raw, s); err != nil {
 		return nil, usageError{fmt.Errorf("%s: %w", filepath.Join(dir, report.SummaryFile), err)}
 	}

@@ -8,15 +8,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/sim"
 )
 
 // fidelityLabels name report.FidelityMetrics in the summary table.
 var fidelityLabels = []string{"TTFT", "ITL", "E2E", "queue", "prefill", "decode"}
 
 // printSummary writes the run's summary as a table.
-func printSummary(w io.Writer, s *sim.Summary, dir string) {
+func printSummary(w io.Writer, s *results.Summary, dir string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	r := s.Requests
 	fmt.Fprintf(tw, "scenario\t%s (seed %d, %d workers)\n", s.Scenario, s.Seed, s.Workers)
@@ -24,7 +25,7 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 		r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)
 	fmt.Fprintf(tw, "tokens\t%d in, %d out; %d preemptions\n", s.Tokens.Input, s.Tokens.Output, s.Preempted)
 	fmt.Fprintf(tw, "prompt hits\tG1 %.3f, G2 %.3f, pulled %.3f\n", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)
-	c := sim.CountersOf(s.Counters)
+	c := results.CountersOf(s.Counters)
 	if rej := c.PullsRejected(); c.HintsAttached > 0 || c.PullsStaged+rej > 0 || s.CostHints() || s.PullsByKind != nil {
 		withheld := ""
 		if s.CostHints() {
@@ -71,7 +72,7 @@ func printSummary(w io.Writer, s *sim.Summary, dir string) {
 
 // printKind writes one kind of pull's line under the pulls line: its
 // label, what issued them (orders before the pulls), and the pulls.
-func printKind(tw io.Writer, label, orders string, k *sim.KindPulls) {
+func printKind(tw io.Writer, label, orders string, k *results.KindPulls) {
 	fmt.Fprintf(tw, "%s\t%s%d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d superseded; %d blocks landed, %.2f GB\n",
 		label, orders, k.Staged, k.Success, k.Partial, k.Failed, k.Expired, k.Rejected, k.Superseded, k.BlocksLanded, float64(k.Bytes)/1e9)
 }
@@ -87,7 +88,7 @@ func ordersText(issued, nothing, dropped int64, events []int32) string {
 	if dropped > 0 {
 		none = append(none, fmt.Sprintf("%d dropped", dropped))
 	}
-	text := fmt.Sprintf("%d orders of %s", issued, sim.EventsText(events))
+	text := fmt.Sprintf("%d orders of %s", issued, results.EventsText(events))
 	if len(none) > 0 {
 		text += " (" + strings.Join(none, ", ") + ")"
 	}
@@ -97,7 +98,7 @@ func ordersText(issued, nothing, dropped int64, events []int32) string {
 // printEvent writes an events.parquet row as a block of the summary table:
 // what the event acted on, what followed, what its orders did (from the
 // run's pulls by kind and counters), and TTFT before and after it.
-func printEvent(tw io.Writer, k *sim.PullsByKind, c *sim.Counters, e *report.EventRow) {
+func printEvent(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *report.EventRow) {
 	fmt.Fprintf(tw, "\t\n")
 	at := time.Duration(e.AtNs)
 	if !e.Fired {
@@ -124,7 +125,7 @@ func printEvent(tw io.Writer, k *sim.PullsByKind, c *sim.Counters, e *report.Eve
 // blocks planned and landed, by how many orders (when no other event
 // issued orders of their kind, whose counters they are), when the last
 // ended, and for a drain the G2 blocks left and how long removal waited.
-func printOrders(tw io.Writer, k *sim.PullsByKind, c *sim.Counters, e *report.EventRow) {
+func printOrders(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *report.EventRow) {
 	if k == nil {
 		return
 	}

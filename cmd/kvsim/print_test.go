@@ -11,8 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/sim"
 )
 
 // eventRow is a fired event's row with the given order figures and no
@@ -37,32 +38,32 @@ func eventRow(i int32, kind string, orders, planned, landed, done, left, delay i
 // run without orders or policy cost prints none of it.
 func TestPrintOrders(t *testing.T) {
 	ms := int64(time.Millisecond)
-	one := &sim.Summary{
+	one := &results.Summary{
 		Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 2, "pulls_staged": 9,
 			"kv_move_issued": 4, "kv_move_success": 2, "kv_move_expired": 1, "kv_move_dropped": 1,
 			"kv_prefetch_issued": 2, "kv_prefetch_success": 2},
-		PullsByKind: &sim.PullsByKind{
-			Request:  sim.KindPulls{Staged: 4, Success: 1, Partial: 3, Rejected: 2, BlocksLanded: 20, Bytes: 20e6},
-			Move:     sim.KindPulls{Events: []int32{0}, Staged: 3, Success: 2, Expired: 1, BlocksLanded: 8, Bytes: 8e6},
-			Prefetch: sim.KindPulls{Events: []int32{1}, Staged: 2, Success: 2, BlocksLanded: 5, Bytes: 5e6}},
+		PullsByKind: &results.PullsByKind{
+			Request:  results.KindPulls{Staged: 4, Success: 1, Partial: 3, Rejected: 2, BlocksLanded: 20, Bytes: 20e6},
+			Move:     results.KindPulls{Events: []int32{0}, Staged: 3, Success: 2, Expired: 1, BlocksLanded: 8, Bytes: 8e6},
+			Prefetch: results.KindPulls{Events: []int32{1}, Staged: 2, Success: 2, BlocksLanded: 5, Bytes: 5e6}},
 		EventRows: []report.EventRow{eventRow(0, "drain", 4, 12, 8, 20*ms, 4, 20*ms), eventRow(1, "add", 2, 5, 5, 900*ms, -1, -1)},
 	}
-	shared := &sim.Summary{
+	shared := &results.Summary{
 		Counters: map[string]int64{"kv_prefetch_issued": 3, "kv_prefetch_success": 3},
-		PullsByKind: &sim.PullsByKind{Prefetch: sim.KindPulls{Events: []int32{0, 1, 2}, Staged: 3, Success: 3,
+		PullsByKind: &results.PullsByKind{Prefetch: results.KindPulls{Events: []int32{0, 1, 2}, Staged: 3, Success: 3,
 			BlocksLanded: 7, Bytes: 7e6}},
 		EventRows: []report.EventRow{eventRow(0, "drain", 1, 6, 3, 5*ms, 2, 0), eventRow(1, "add", 2, 4, 4, 3*ms, -1, -1),
 			eventRow(2, "add", 0, 0, 0, -1, -1, -1)},
 	}
-	cost := &sim.Summary{Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 0}}
-	plain := &sim.Summary{Counters: map[string]int64{"hints_attached": 3, "pulls_staged": 2}, EventRows: []report.EventRow{eventRow(0, "drain", 0, 0, 0, -1, -1, -1)}}
+	cost := &results.Summary{Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 0}}
+	plain := &results.Summary{Counters: map[string]int64{"hints_attached": 3, "pulls_staged": 2}, EventRows: []report.EventRow{eventRow(0, "drain", 0, 0, 0, -1, -1, -1)}}
 	// hints off, and the one order dropped: the kinds' lines still sit
 	// under a pulls line
-	dropped := &sim.Summary{Counters: map[string]int64{"kv_move_issued": 1, "kv_move_dropped": 1},
-		PullsByKind: &sim.PullsByKind{Move: sim.KindPulls{Events: []int32{0}}}}
+	dropped := &results.Summary{Counters: map[string]int64{"kv_move_issued": 1, "kv_move_dropped": 1},
+		PullsByKind: &results.PullsByKind{Move: results.KindPulls{Events: []int32{0}}}}
 	for _, c := range []struct {
 		name      string
-		s         *sim.Summary
+		s         *results.Summary
 		want, not []string
 	}{
 		{"one event a kind", one, []string{
@@ -114,7 +115,7 @@ func TestReplayOrders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, d, a := sim.CountersOf(s.Counters), s.EventRows[0], s.EventRows[1]
+	c, d, a := results.CountersOf(s.Counters), s.EventRows[0], s.EventRows[1]
 	for _, want := range []string{
 		fmt.Sprintf("evacuated %d of %d planned blocks by %d moves in %v; left %d G2 blocks; removal waited %v for it\n",
 			d.BlocksLanded, d.BlocksPlanned, c.Move.Issued, roundMs(d.OrdersDoneAfterNs), d.G2BlocksLeft, roundMs(d.RemovalDelayNs)),

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/des"
@@ -125,7 +127,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	if f.expect != "" && !strings.HasPrefix(sum.Digest, strings.ToLower(f.expect)) {
 		return fmt.Errorf("digest mismatch: the run's digest is %s, expected %s (kvsim compare shows what changed)", sum.Digest, f.expect)
 	}
-	if unmet := sim.Unmet(sc, sum.Summary); len(unmet) > 0 {
+	if unmet := results.Unmet(sc, sum.Summary); len(unmet) > 0 {
 		return fmt.Errorf("the run does not show what the scenario expects: %s", strings.Join(unmet, "; "))
 	}
 	return nil
@@ -160,7 +162,7 @@ func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, o
 	if err := writeScenario(path(report.ScenarioFile), plan.Scenario); err != nil {
 		return nil, err
 	}
-	tables, err := parquetio.NewTables(path, sim.PullColumns, sim.EventColumns)
+	tables, err := parquetio.NewTables(path, results.PullColumns, results.EventColumns)
 	if err != nil {
 		return nil, err
 	}

@@ -10,11 +10,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim"
 )
 
 // searchFlags are kvsim search's flags.
@@ -191,7 +192,7 @@ func newSearcher(cmd *cobra.Command, cmdline []string, scenario string, f search
 	for _, text := range f.slos {
 		e, err := scenarios.ParseExpectation(text)
 		if err == nil {
-			err = sim.CheckMetric(e.Metric, len(sc.Events))
+			err = results.CheckMetric(e.Metric, len(sc.Events))
 		}
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--slo %q: %w", text, err)}
@@ -258,7 +259,7 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 	n := s.f.replicates
 	for i, v := range values {
 		p := &searchProbe{Value: v, Metrics: map[string]*float64{}}
-		var sums []*sim.Summary
+		var sums []*results.Summary
 		for _, r := range runs[i*n : (i+1)*n] {
 			rs, err := readRunSummary(r.dir)
 			if err != nil {
@@ -294,12 +295,12 @@ func (s *searcher) probe(values []int64, runs []*sweepRun) error {
 // meetSLOs returns how many of the runs sums summarise meet every SLO,
 // how many meet each SLO, and the mean over them of each of metrics (never
 // counting as +Inf), the SLOs' metrics, each read once a run.
-func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*sim.Summary) (int, []int, []float64, error) {
+func meetSLOs(slos []scenarios.Expectation, metrics []string, sums []*results.Summary) (int, []int, []float64, error) {
 	passing, held, means := 0, make([]int, len(slos)), make([]float64, len(metrics))
-	vals := make([]sim.Value, len(metrics))
+	vals := make([]results.Value, len(metrics))
 	for _, sum := range sums {
 		for j, m := range metrics {
-			v, err := sim.Metric(sum, m)
+			v, err := results.Metric(sum, m)
 			if err != nil {
 				return 0, nil, nil, err
 			}

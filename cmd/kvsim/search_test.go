@@ -12,10 +12,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/scenarios"
-	"github.com/kvsim/kvsim/sim"
 )
 
 // burst writes the searches' scenario into a new folder and returns its
@@ -309,9 +310,9 @@ func TestSearchQuorum(t *testing.T) {
 // written) fails in every replicate, and the time's mean is never (+Inf):
 // of each SLO 2 and 0 replicates meet it.
 func TestMeetSLOs(t *testing.T) {
-	var sums []*sim.Summary
+	var sums []*results.Summary
 	for _, p99 := range []float64{100, 250, 300} {
-		s := &sim.Summary{Counters: map[string]int64{"requests_completed": 4}}
+		s := &results.Summary{Counters: map[string]int64{"requests_completed": 4}}
 		s.TTFT.P99 = p99
 		s.MakespanNs = -1
 		sums = append(sums, s)

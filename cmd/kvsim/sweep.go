@@ -16,6 +16,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -456,7 +458,7 @@ func doneRow(r *sweepRun) (*report.SweepRow, []string, string, error) {
 	if got, err := os.ReadFile(filepath.Join(r.dir, report.ScenarioFile)); err != nil || !bytes.Equal(got, want) {
 		return nil, nil, "their scenario.yaml is not their grid point's scenario, resolved", nil
 	}
-	row := sim.SweepRow(int64(r.run), r.values, s.Summary)
+	row := results.SweepRow(int64(r.run), r.values, s.Summary)
 	return &row, s.Warnings, "", nil
 }
 
@@ -549,7 +551,7 @@ func runAll(cmd *cobra.Command, todo []*sweepRun, f gridFlags) error {
 			if err != nil {
 				return fmt.Errorf("run %d (%s): %w", r.run, strings.Join(r.m.Sets[len(f.sets):], " "), err)
 			}
-			row := sim.SweepRow(int64(r.run), r.values, sum)
+			row := results.SweepRow(int64(r.run), r.values, sum)
 			r.row, r.warnings = &row, sum.Warnings
 			if bar != nil {
 				bar.Add(1)
@@ -598,7 +600,7 @@ func (s *sweepSpec) sets(p point) []string {
 // runPoint runs one run of the grid into its directory, atomically, and
 // returns its summary. It runs in a goroutine of its own: a panic is its
 // error.
-func runPoint(ctx context.Context, r *sweepRun) (_ *sim.Summary, err error) {
+func runPoint(ctx context.Context, r *sweepRun) (_ *results.Summary, err error) {
 	defer catchPanic(&err)
 	out, err := report.Create(r.dir, true) // a run not done may replace a stale one
 	if err != nil {

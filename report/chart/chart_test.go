@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/scenarios"
@@ -16,7 +18,7 @@ import (
 
 // simulate runs the default scenario, shortened, with the given --set
 // overrides into dir as kvsim replay would, in process.
-func simulate(t *testing.T, dir string, sets ...string) *sim.Summary {
+func simulate(t *testing.T, dir string, sets ...string) *results.Summary {
 	t.Helper()
 	sc, err := scenarios.LoadDefault(append([]string{"workload.synthetic.requests=300"}, sets...))
 	if err != nil {
@@ -26,7 +28,7 @@ func simulate(t *testing.T, dir string, sets ...string) *sim.Summary {
 		t.Fatal(err)
 	}
 	path := func(n string) string { return filepath.Join(dir, n) }
-	tables, err := parquetio.NewTables(path, sim.PullColumns, sim.EventColumns)
+	tables, err := parquetio.NewTables(path, results.PullColumns, results.EventColumns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestRunCharts(t *testing.T) {
 // its own (pullsFigure indexes outcomeColors by the outcome's place in
 // pulls.parquet's dictionary).
 func TestOutcomeColors(t *testing.T) {
-	for _, c := range sim.PullColumns {
+	for _, c := range results.PullColumns {
 		if c.Name == "outcome" && len(c.Values) > len(outcomeColors) {
 			t.Errorf("%d pull outcomes %q, %d colours", len(c.Values), c.Values, len(outcomeColors))
 		}

@@ -20,8 +20,8 @@ type Tables struct {
 
 // NewTables creates requests.parquet, pulls.parquet and timeseries.parquet;
 // path maps a file name to its path, pulls is pulls.parquet's schema with
-// its dictionaries (sim.PullColumns) and events events.parquet's
-// (sim.EventColumns), which Close writes.
+// its dictionaries (results.PullColumns) and events events.parquet's
+// (results.EventColumns), which Close writes.
 func NewTables(path func(name string) string, pulls []report.Column[report.PullRow], events []report.Column[report.EventRow]) (*Tables, error) {
 	t := &Tables{events: events, path: path}
 	var err error

@@ -21,6 +21,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/results"
+
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
@@ -110,7 +112,7 @@ func run(t *testing.T, file string) (*golden, []string) {
 	for _, c := range res.Counters {
 		g.counters = append(g.counters, fmt.Sprintf("%s %d", c.Name, c.Value))
 	}
-	return g, sim.Unmet(sc, res.Summary)
+	return g, results.Unmet(sc, res.Summary)
 }
 
 // explain says what differs between the recorded and the new result:
@@ -245,7 +247,7 @@ func TestGoldenCoverage(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range sim.CounterNames() {
+	for _, name := range results.CounterNames() {
 		if !seen[name] && notReachable[name] == "" {
 			t.Errorf("no golden scenario makes %s count", name)
 		}

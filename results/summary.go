@@ -1,4 +1,10 @@
-package sim
+// Package results is what a run produced, summarised: the summary
+// (summary.json), the counters, the events' rows and the warnings that
+// say when a figure may mislead, the metrics a scenario's expect entries
+// and a search's SLOs name (and their check, beside the table they
+// check), and a sweep's row. sim fills it as a run goes; the CLI and the
+// studies read it without linking the simulator.
+package results
 
 import (
 	"fmt"
@@ -11,7 +17,6 @@ import (
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
-	"github.com/kvsim/kvsim/workload"
 )
 
 // Summary is a run's summary.json, less the wall time, which the caller
@@ -129,7 +134,7 @@ func pullsByKind(sc *scenarios.Scenario, c *Counters, staged *[numKinds]int64) *
 	p.Request = total.less(p.Move).less(p.Prefetch)
 	for i, ev := range sc.Events {
 		switch { // as the lifecycle issues them
-		case ev.Evacuate != nil && evacuationMoves(ev.Evacuate):
+		case ev.Evacuate != nil && ev.Evacuate.Moves():
 			p.Move.Events = append(p.Move.Events, int32(i))
 		case ev.Evacuate != nil || ev.Prewarm != nil:
 			p.Prefetch.Events = append(p.Prefetch.Events, int32(i))
@@ -154,8 +159,10 @@ func (s *Summary) CostHints() bool {
 	return in
 }
 
-// stats accumulates the summary as requests end.
-type stats struct {
+// Stats accumulates a run's summary as it goes: sim tells it of each
+// arrival, each request's row as it ends, each pull as it finishes and
+// each inter-token gap; Summarize reads it at the end.
+type Stats struct {
 	arrivals     int64
 	firstArrival int64
 	lastEnd      int64
@@ -167,23 +174,38 @@ type stats struct {
 	staged       [numKinds]int64 // by kind: the finished pulls whose transfers started
 }
 
-// pulled counts a finished pull: staged when its transfer started (it has
+// Pulled counts a finished pull: staged when its transfer started (it has
 // bytes, pulls.parquet's rule).
-func (st *stats) pulled(p *kvcr.Pull) {
+func (st *Stats) Pulled(p *kvcr.Pull) {
 	if p.Bytes > 0 {
 		st.staged[p.Kind]++
 	}
 }
 
-func (st *stats) arrived(r *workload.Request) {
+// Arrived counts a request arriving at t, the latest arrival so far.
+func (st *Stats) Arrived(t des.Time) {
 	if st.arrivals == 0 {
-		st.firstArrival = int64(r.Arrival)
+		st.firstArrival = int64(t)
 	}
 	st.arrivals++
-	st.s.LastArrivalNs = int64(r.Arrival)
+	st.s.LastArrivalNs = int64(t)
 }
 
-func (st *stats) add(row *report.RequestRow) {
+// Arrivals is the number of requests that arrived.
+func (st *Stats) Arrivals() int64 { return st.arrivals }
+
+// Ended is the number of requests that ended, in any outcome.
+func (st *Stats) Ended() int64 { return st.s.Requests.Total }
+
+// LastArrival is the time the latest request arrived.
+func (st *Stats) LastArrival() des.Time { return des.Time(st.s.LastArrivalNs) }
+
+// Tokens counts n tokens emitted, each gap after the one before it of its
+// request: n samples of the inter-token latency.
+func (st *Stats) Tokens(n int, gap des.Time) { st.itl.AddN(int64(gap), n) }
+
+// RequestEnded counts a request's row as it ends.
+func (st *Stats) RequestEnded(row *report.RequestRow) {
 	s := &st.s
 	s.Requests.Total++
 	st.fidelity.Add(row)
@@ -212,12 +234,39 @@ func (st *stats) add(row *report.RequestRow) {
 	}
 }
 
-// summary is the run's summary: counts its counters, cs their rows (those
-// of the groups it reports).
-func (c *Cluster) summary(counts *Counters, cs []report.CounterRow) *Summary {
-	st := &c.stats
+// CountRequests sets c's request counters (requests by outcome,
+// preemptions) to the requests that ended.
+func (st *Stats) CountRequests(c *Counters) {
+	s := &st.s
+	c.RequestsTotal = s.Requests.Total
+	c.RequestsCompleted = s.Requests.Completed
+	c.RequestsRejected = s.Requests.Rejected
+	c.RequestsFailed = s.Requests.Failed
+	c.RequestsUnfinished = s.Requests.Unfinished
+	c.Preemptions = s.Preempted
+}
+
+// RunEnd is what a run knows at its end that its Stats and EventLog do
+// not.
+type RunEnd struct {
+	Scenario    *scenarios.Scenario
+	EndNs       des.Time // the last event's time
+	Events      uint64   // the events fired
+	Counters    Counters
+	CounterRows []report.CounterRow // Counters's rows, of the groups the run reports (CounterGroups)
+	// Removed is each worker's removal time, by id; -1 for one never
+	// removed.
+	Removed []des.Time
+	// Warnings are the run's own, after those Summarize finds.
+	Warnings []string
+}
+
+// Summarize is the summary of a run that ended: st its statistics, l the
+// log of its scenario's events (nil without events), end the rest.
+func Summarize(st *Stats, l *EventLog, end RunEnd) *Summary {
+	sc := end.Scenario
 	s := st.s
-	s.Scenario, s.Seed, s.Workers = c.sc.Name, c.sc.Seed, c.sc.Cluster.Workers
+	s.Scenario, s.Seed, s.Workers = sc.Name, sc.Seed, sc.Cluster.Workers
 	s.TTFT, s.TPOT, s.E2E, s.ITL = st.ttft.Percentiles(), st.tpot.Percentiles(), st.e2e.Percentiles(), st.itl.Percentiles()
 	if in := float64(s.Tokens.Input); in > 0 {
 		s.HitRatio.G1 = float64(s.Tokens.G1Hit) / in
@@ -231,24 +280,20 @@ func (c *Cluster) summary(counts *Counters, cs []report.CounterRow) *Summary {
 		s.Throughput.OutputTokensPerS = float64(s.Tokens.Output) / secs
 	}
 	s.Fidelity = st.fidelity.Result()
-	s.EndNs = int64(c.q.Now())
-	s.Events = c.q.Fired()
+	s.EndNs = int64(end.EndNs)
+	s.Events = end.Events
 	s.Counters = map[string]int64{}
-	for _, r := range cs {
+	for _, r := range end.CounterRows {
 		s.Counters[r.Name] = r.Value
 	}
-	if c.sc.Orders() {
-		s.PullsByKind = pullsByKind(c.sc, counts, &st.staged)
+	if sc.Orders() {
+		s.PullsByKind = pullsByKind(sc, &end.Counters, &st.staged)
 	}
-	s.EventRows = c.events.rows(c, des.Time(s.LastArrivalNs))
-	s.Warnings = append(s.Warnings, c.events.warnings(s.EventRows, c.sc.Workload.Trace != nil)...)
-	s.Warnings = append(s.Warnings, orderWarnings(c.sc, &s, counts, c.events)...)
-	s.Warnings = append(s.Warnings, costWarnings(c.sc, counts)...)
-	s.Warnings = append(s.Warnings, c.warnings...)
-	if n := c.chains.Collisions(); n > 0 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
-			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))
-	}
+	s.EventRows = l.rows(end.Removed, des.Time(s.LastArrivalNs))
+	s.Warnings = append(s.Warnings, l.warnings(s.EventRows, sc.Workload.Trace != nil)...)
+	s.Warnings = append(s.Warnings, orderWarnings(sc, &s, &end.Counters, l)...)
+	s.Warnings = append(s.Warnings, costWarnings(sc, &end.Counters)...)
+	s.Warnings = append(s.Warnings, end.Warnings...)
 	return &s
 }
 
@@ -261,7 +306,7 @@ func (c *Cluster) summary(counts *Counters, cs []report.CounterRow) *Summary {
 // kvcr.background_inflight 0, a kind of order most of which expired or
 // failed. c are the run's counters, s.Counters's values; l the log of
 // the events s.EventRows are the rows of.
-func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters, l *eventLog) []string {
+func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters, l *EventLog) []string {
 	k := s.PullsByKind
 	if k == nil {
 		return nil

@@ -1,4 +1,4 @@
-package sim
+package results
 
 import "github.com/kvsim/kvsim/report"
 

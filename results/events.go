@@ -1,4 +1,4 @@
-package sim
+package results
 
 import (
 	"fmt"
@@ -24,17 +24,18 @@ const (
 )
 
 // EventColumns is events.parquet's schema with the kinds of lifecycle
-// event as its kind dictionary. A Sink's writer of events.parquet takes it.
+// event as its kind dictionary. A writer of events.parquet takes it.
 var EventColumns = report.EventColumns([]string{kindDrain, kindRemove, kindAdd})
 
 // busyShare is how many requests routed in the window before an event make
 // its workers' share of them mean something (the load-share warning).
 const busyShare = 20
 
-// eventLog records what each scenario event did: its events.parquet row.
-// It only observes, and nothing of the model reads it, so it changes no
-// digest. Its methods do nothing on a nil log (a scenario without events).
-type eventLog struct {
+// EventLog records what each scenario event did: its events.parquet row.
+// sim tells it what happens; it only observes, and nothing of the model
+// reads it, so it changes no digest. Its methods do nothing on a nil log
+// (a scenario without events).
+type EventLog struct {
 	window   des.Time   // report.event_window
 	evs      []eventRec // by scenario index
 	lo, hi   des.Time   // every window lies in [lo, hi)
@@ -70,13 +71,13 @@ type eventWindow struct {
 	completed, tokens           int64            // requests completed and tokens emitted in it
 }
 
-// newEventLog returns the log of sc's events, nil when it has none.
-func newEventLog(sc *scenarios.Scenario) *eventLog {
+// NewEventLog returns the log of sc's events, nil when it has none.
+func NewEventLog(sc *scenarios.Scenario) *EventLog {
 	if len(sc.Events) == 0 {
 		return nil
 	}
 	w := des.Time(sc.Report.EventWindow)
-	l := &eventLog{window: w, evs: make([]eventRec, len(sc.Events)), lo: des.Time(math.MaxInt64)}
+	l := &EventLog{window: w, evs: make([]eventRec, len(sc.Events)), lo: des.Time(math.MaxInt64)}
 	for i, ev := range sc.Events {
 		at := des.Time(ev.At)
 		kind := kindAdd
@@ -92,9 +93,23 @@ func newEventLog(sc *scenarios.Scenario) *eventLog {
 	return l
 }
 
-// fired records scenario event key as it happens, before it acts on ids:
-// what those workers and the cluster hold then.
-func (l *eventLog) fired(c *Cluster, key int, ids []int32) {
+// WorkerAt is what a worker a scenario event names held when the event
+// fired, before it acted: its requests running and waiting, the pulls it
+// serves and receives, its G2 blocks, whether its G1 caches a block, and
+// its status.
+type WorkerAt struct {
+	ID                                   int32
+	Running, Waiting, Serving, Receiving int
+	G2                                   int
+	Cached                               bool
+	Status                               lifecycle.Status
+}
+
+// Fired records scenario event key as it happens, before it acts on ids:
+// named is what those of them that exist (not the ones an add makes) held
+// then, clusterRequests the requests on every worker and schedulable the
+// ready workers.
+func (l *EventLog) Fired(key int, ids []int32, named []WorkerAt, clusterRequests, schedulable int64) {
 	if l == nil {
 		return
 	}
@@ -103,41 +118,28 @@ func (l *eventLog) fired(c *Cluster, key int, ids []int32) {
 	r := &e.row
 	r.Fired = true
 	var share int64 // requests of the window before first routed to ids
-	for _, id := range ids {
-		if int(id) >= len(c.workers) {
-			continue // a worker the event adds
+	for _, n := range named {
+		r.RunningAtEvent += int64(n.Running)
+		r.WaitingAtEvent += int64(n.Waiting)
+		r.PullsServingAtEvent += int64(n.Serving)
+		r.PullsReceivingAtEvent += int64(n.Receiving)
+		r.G2BlocksAtEvent += int64(n.G2)
+		if n.Status == lifecycle.Removed || n.Status == lifecycle.Draining && e.kind == kindDrain {
+			e.again = append(e.again, n.ID)
+		} else if n.Running+n.Waiting+n.Serving+n.Receiving+n.G2 == 0 && !n.Cached {
+			e.idle = append(e.idle, n.ID)
 		}
-		n := c.workers[id]
-		run, wait, serving, receiving, g2 := n.w.Running(), n.w.Waiting(), 0, 0, 0
-		if c.kv != nil {
-			serving, receiving, g2 = c.kv.Serving(id), c.kv.Receiving(id), c.kv.Pool(id).Used()
-		}
-		r.RunningAtEvent += int64(run)
-		r.WaitingAtEvent += int64(wait)
-		r.PullsServingAtEvent += int64(serving)
-		r.PullsReceivingAtEvent += int64(receiving)
-		r.G2BlocksAtEvent += int64(g2)
-		if st := c.status(n); st == lifecycle.Removed || st == lifecycle.Draining && e.kind == kindDrain {
-			e.again = append(e.again, id)
-		} else if run+wait+serving+receiving+g2 == 0 && !n.w.G1Cached() {
-			e.idle = append(e.idle, id)
-		}
-		if int(id) < len(e.routed) {
-			share += e.routed[id]
+		if int(n.ID) < len(e.routed) {
+			share += e.routed[n.ID]
 		}
 	}
 	r.RequestsAtEvent = r.RunningAtEvent + r.WaitingAtEvent
 	r.LoadShare = ratio(share, e.all)
-	for _, n := range c.workers {
-		r.ClusterRequestsAtEvent += int64(n.w.Requests())
-		if c.status(n) == lifecycle.Ready {
-			r.SchedulableAtEvent++
-		}
-	}
+	r.ClusterRequestsAtEvent, r.SchedulableAtEvent = clusterRequests, schedulable
 }
 
-// routed records that a request arriving at now was first routed to w.
-func (l *eventLog) routed(now des.Time, w int32) {
+// Routed records that a request arriving at now was first routed to w.
+func (l *EventLog) Routed(now des.Time, w int32) {
 	if l == nil || now < l.lo {
 		return
 	}
@@ -153,25 +155,24 @@ func (l *eventLog) routed(now des.Time, w int32) {
 }
 
 // in reports which of e's windows hold an instant t; open says t is at
-// most the run's last arrival (Cluster.byLastArrival), where the window
-// after ends.
-func (l *eventLog) in(e *eventRec, t des.Time, open bool) (before, after bool) {
+// most the run's last arrival, where the window after ends.
+func (l *EventLog) in(e *eventRec, t des.Time, open bool) (before, after bool) {
 	return l.inBefore(e, t), open && t >= e.at && t < des.AddSat(e.at, l.window)
 }
 
 // inBefore reports whether t lies in e's window before: [max(0, at-window), at).
-func (l *eventLog) inBefore(e *eventRec, t des.Time) bool {
+func (l *EventLog) inBefore(e *eventRec, t des.Time) bool {
 	return t >= max(0, e.at-l.window) && t < e.at
 }
 
-// tokens records n tokens emitted at t, at most the current time, each
+// Tokens records n tokens emitted at t, at most the current time, each
 // gap after the one before it of its request (gap < 0: first tokens, no
-// gap).
-func (l *eventLog) tokens(c *Cluster, t des.Time, n int, gap des.Time) {
+// gap); open says t is at most the run's last arrival (a request is still
+// to arrive, or t is at most the last that did).
+func (l *EventLog) Tokens(t des.Time, n int, gap des.Time, open bool) {
 	if l == nil || t < l.lo || t >= l.hi {
 		return
 	}
-	open := c.byLastArrival(t)
 	for i := range l.evs {
 		e := &l.evs[i]
 		before, after := l.in(e, t, open)
@@ -193,8 +194,9 @@ func (w *eventWindow) emitted(n int, gap des.Time) {
 	}
 }
 
-// ended records a request's row as it ends, at the current time.
-func (l *eventLog) ended(c *Cluster, r *report.RequestRow) {
+// Ended records a request's row as it ends, at the current time; open
+// says its finish is at most the run's last arrival (as for Tokens).
+func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 	if l == nil {
 		return
 	}
@@ -204,7 +206,6 @@ func (l *eventLog) ended(c *Cluster, r *report.RequestRow) {
 	if r.Outcome != report.OutcomeCompleted {
 		return
 	}
-	open := c.byLastArrival(des.Time(r.FinishNs))
 	for i := range l.evs {
 		e := &l.evs[i]
 		if before, after := l.in(e, des.Time(r.ArrivalNs), true); before {
@@ -231,33 +232,33 @@ func (w *eventWindow) arrived(r *report.RequestRow) {
 	w.pl += r.PulledTokens
 }
 
-// timedOut records that scenario event key's drain_timeout removed a
-// worker, taking q off it.
-func (l *eventLog) timedOut(key int, q requeued) {
+// TimedOut records that scenario event key's drain_timeout removed a
+// worker, taking requests off it: rerouted routed again, failed failed.
+func (l *EventLog) TimedOut(key int, rerouted, failed int64) {
 	if l == nil {
 		return
 	}
 	l.evs[key].row.RemovedByTimeout++
-	l.tookOff(key, q)
+	l.TookOff(key, rerouted, failed)
 }
 
-// tookOff records the requests scenario event key (or its drain_timeout)
-// took off the workers it names.
-func (l *eventLog) tookOff(key int, q requeued) {
+// TookOff records the requests scenario event key (or its drain_timeout)
+// took off the workers it names: rerouted routed again, failed failed.
+func (l *EventLog) TookOff(key int, rerouted, failed int64) {
 	if l == nil {
 		return
 	}
 	r := &l.evs[key].row
-	r.RequestsRerouted += q.rerouted
-	r.RequestsFailed += q.failed
+	r.RequestsRerouted += rerouted
+	r.RequestsFailed += failed
 }
 
-// pullDone records a finished pull: an order's landed blocks and end for
+// PullDone records a finished pull: an order's landed blocks and end for
 // the event that issued it (its Tag), a request pull's end as work on its
 // source and target, and a pull that staging refused, by reason, for each
 // event that named its source before the refusal: each that has fired (at
 // or before now).
-func (l *eventLog) pullDone(p *kvcr.Pull) {
+func (l *EventLog) PullDone(p *kvcr.Pull) {
 	if l == nil {
 		return
 	}
@@ -295,14 +296,13 @@ func (l *eventLog) pullDone(p *kvcr.Pull) {
 // blocks they held when removed and how long after its last work (a
 // request or request pull ending, or the event) the slowest was removed:
 // the time its removal waited for its evacuation, or for nothing. -1 and -1
-// otherwise.
-func (l *eventLog) drained(c *Cluster, e *eventRec) (left, delay int64) {
+// otherwise. removed is each worker's removal time (-1: never).
+func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64) {
 	if e.kind != kindDrain || len(e.named) == 0 {
 		return -1, -1
 	}
 	for _, id := range e.named {
-		n := c.workers[id]
-		if n.removedNs < 0 || int(id) >= len(l.left) {
+		if removed[id] < 0 || int(id) >= len(l.left) {
 			return -1, -1
 		}
 		left += l.left[id]
@@ -310,31 +310,31 @@ func (l *eventLog) drained(c *Cluster, e *eventRec) (left, delay int64) {
 		if int(id) < len(l.lastWork) {
 			work = max(work, l.lastWork[id])
 		}
-		delay = max(delay, int64(n.removedNs-work))
+		delay = max(delay, int64(removed[id]-work))
 	}
 	return left, delay
 }
 
 // worked records that a request or a request's pull ended on worker w at t.
-func (l *eventLog) worked(w int32, t des.Time) {
+func (l *EventLog) worked(w int32, t des.Time) {
 	for int(w) >= len(l.lastWork) {
 		l.lastWork = append(l.lastWork, -1)
 	}
 	l.lastWork[w] = max(l.lastWork[w], t)
 }
 
-// ordered records that scenario event key issued an order planned to send
+// Ordered records that scenario event key issued an order planned to send
 // blocks.
-func (l *eventLog) ordered(key int, blocks int) {
+func (l *EventLog) Ordered(key int, blocks int) {
 	if l != nil {
 		l.evs[key].orders++
 		l.evs[key].planned += int64(blocks)
 	}
 }
 
-// leftBehind records that worker w was removed at now holding g2 blocks,
+// LeftBehind records that worker w was removed at now holding g2 blocks,
 // busy with requests or request pulls still.
-func (l *eventLog) leftBehind(now des.Time, w int32, g2 int, busy bool) {
+func (l *EventLog) LeftBehind(now des.Time, w int32, g2 int, busy bool) {
 	if l == nil {
 		return
 	}
@@ -347,9 +347,10 @@ func (l *eventLog) leftBehind(now des.Time, w int32, g2 int, busy bool) {
 	l.left[w] = int64(g2)
 }
 
-// rows are the events' rows at the run's end: lastArrival the virtual time
-// of its last arrival, which the windows after the events end at.
-func (l *eventLog) rows(c *Cluster, lastArrival des.Time) []report.EventRow {
+// rows are the events' rows at the run's end: removed each worker's
+// removal time (-1: never), lastArrival the virtual time of its last
+// arrival, which the windows after the events end at.
+func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.EventRow {
 	out := []report.EventRow{}
 	if l == nil {
 		return out
@@ -368,18 +369,18 @@ func (l *eventLog) rows(c *Cluster, lastArrival des.Time) []report.EventRow {
 		if len(e.named) > 0 {
 			r.RemovedAfterNs = 0
 			for _, id := range e.named {
-				if int(id) >= len(c.workers) || c.workers[id].removedNs < 0 {
+				if int(id) >= len(removed) || removed[id] < 0 {
 					r.RemovedAfterNs = -1
 					break
 				}
-				r.RemovedAfterNs = max(r.RemovedAfterNs, int64(c.workers[id].removedNs-e.at))
+				r.RemovedAfterNs = max(r.RemovedAfterNs, int64(removed[id]-e.at))
 			}
 		}
 		r.Orders, r.BlocksPlanned, r.BlocksLanded, r.OrdersDoneAfterNs = e.orders, e.planned, e.landed, -1
 		if e.ordersEnd >= 0 {
 			r.OrdersDoneAfterNs = int64(e.ordersEnd - e.at)
 		}
-		r.G2BlocksLeft, r.RemovalDelayNs = l.drained(c, e)
+		r.G2BlocksLeft, r.RemovalDelayNs = l.drained(removed, e)
 		r.WindowBeforeNs = int64(min(l.window, e.at))
 		r.WindowAfterNs = int64(max(0, min(l.window, lastArrival+1-e.at)))
 		r.Before = e.before.row(r.WindowBeforeNs)
@@ -429,7 +430,7 @@ func idText(ids []int32, sep string) string {
 // mislead: drained or removed workers that hold nothing, that an earlier
 // event took already, or that had little of the load, and a cluster too
 // lightly loaded for the event to test much. trace says the workload is a trace (time_scale loads it).
-func (l *eventLog) warnings(rows []report.EventRow, trace bool) []string {
+func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 	if l == nil {
 		return nil
 	}

@@ -1,6 +1,7 @@
-package sim
+package results
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -68,6 +69,18 @@ func (v Value) String() string {
 func CheckMetric(name string, events int) error {
 	_, err := lookup(name, events)
 	return err
+}
+
+// CheckExpect reports the expect entries of sc naming no metric of its
+// runs (CheckMetric), each with the key of its entry.
+func CheckExpect(sc *scenarios.Scenario) error {
+	var errs []error
+	for i, e := range sc.Expectations() {
+		if err := CheckMetric(e.Metric, len(sc.Events)); err != nil {
+			errs = append(errs, sc.ErrAt(fmt.Sprintf("expect[%d]", i), "%v", err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Metric is the named metric of the run s summarises.
@@ -153,7 +166,7 @@ func newTable(what string) *metricTable { return &metricTable{get: map[string]me
 // and _s; a time of -1 ns is never. Two metrics of one name are a bug.
 func (t *metricTable) add(name string, m metric) {
 	if _, ok := t.get[name]; ok {
-		panic(fmt.Sprintf("sim: two metrics are named %s", name))
+		panic(fmt.Sprintf("results: two metrics are named %s", name))
 	}
 	t.names = append(t.names, name)
 	base, isNs := strings.CutSuffix(name, "_ns")

@@ -1,4 +1,4 @@
-package sim
+package results
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/scheduler"
 )
 
@@ -94,14 +95,14 @@ func CounterNames() []string {
 	return names
 }
 
-// counterGroups is the groups of counters the run reports: those its
-// scenario can count in.
-func (c *Cluster) counterGroups() []string {
+// CounterGroups is the groups of counters a run of sc reports (Rows):
+// those it can count in.
+func CounterGroups(sc *scenarios.Scenario) []string {
 	var gs []string
-	if c.sc.Orders() {
+	if sc.Orders() {
 		gs = append(gs, groupBackground)
 	}
-	if c.sc.Router.Hints.Policy == scheduler.HintsCost {
+	if sc.Router.Hints.Policy == scheduler.HintsCost {
 		gs = append(gs, groupCost)
 	}
 	return gs
