@@ -1,3 +1,8 @@
+// Package kvcr models KVCR, the runtime that moves KV-cache blocks between
+// a worker's GPU memory (G1), its host DRAM pool (G2) and peers' G2 pools
+// over RDMA: per-worker G2 pools with LRU eviction and pins, D2H stores and
+// H2D loads, hint staging, pulls with deadlines in copy or move mode, and
+// links whose bandwidth is shared by processor sharing.
 package kvcr
 
 import (

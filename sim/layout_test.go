@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,4 +88,30 @@ func architectureTable(t *testing.T, header string) [][]string {
 		t.Fatalf("docs/architecture.md has no table headed %q", header)
 	}
 	return rows
+}
+
+// TestPackageDocs: every package's doc comment ("// Package x ...", or
+// "// Command x ..." for a program) is in one file, the one named after the
+// package (main.go for a program), so a reader finds it where go doc's
+// source is.
+func TestPackageDocs(t *testing.T) {
+	out := goList(t, "-f", `{{if .GoFiles}}{{.Dir}} {{.Name}} {{join .GoFiles " "}}{{end}}`, "github.com/kvsim/kvsim/...")
+	fset := token.NewFileSet()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		dir, name, files := f[0], f[1], f[2:]
+		var docs []string
+		for _, file := range files {
+			pf, err := parser.ParseFile(fset, filepath.Join(dir, file), nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pf.Doc != nil {
+				docs = append(docs, file)
+			}
+		}
+		if want := name + ".go"; len(docs) != 1 || docs[0] != want {
+			t.Errorf("package %s (%s): doc comment in %q, want it in %s alone", name, dir, docs, want)
+		}
+	}
 }
