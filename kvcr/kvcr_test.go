@@ -680,7 +680,8 @@ func TestDescriptorAndSessionCosts(t *testing.T) {
 }
 
 // TestIllegalTransitionsPanic: an event a pull's state does not allow
-// panics with a TransitionError naming the pull, its state and the event.
+// panics with a TransitionError naming the pull, its state and the event,
+// and the invariant it breaks, InvTransitions.
 func TestIllegalTransitionsPanic(t *testing.T) {
 	g := newRig(Config{})
 	for _, c := range []struct {
@@ -701,7 +702,7 @@ func TestIllegalTransitionsPanic(t *testing.T) {
 		func() {
 			defer func() {
 				te, ok := recover().(TransitionError)
-				if !ok || te.Pull != 7 || te.State != c.state.String() || te.Event != c.event {
+				if !ok || te.Pull != 7 || te.State != c.state.String() || te.Event != c.event || te.Invariant() != InvTransitions {
 					t.Errorf("%s while %s: recovered %+v", c.event, c.state, te)
 				}
 			}()

@@ -114,7 +114,7 @@ func TestEngineTransitionInvariant(t *testing.T) {
 		}), 0)
 		res, err := c.run(context.Background())
 		var ie *InvariantError
-		want := "worker 0: request 99: waiting -> waiting is not a change a request makes"
+		want := "worker 0: request 99: to waiting while waiting: no transition allows it"
 		if !errors.As(err, &ie) || ie.Invariant != engine.InvTransitions || ie.At != 100*des.Millisecond || res != nil ||
 			!strings.Contains(err.Error(), want) {
 			t.Errorf("check %v: %v (result %v), want %q at 100ms", check, err, res, want)
