@@ -18,7 +18,7 @@ import (
 func TestLayout(t *testing.T) {
 	const mod = "github.com/kvsim/kvsim/"
 	layer := map[string]int{}
-	for _, cells := range architectureTable(t, "| folder | layer |") {
+	for _, cells := range docTable(t, "architecture.md", "| folder | layer |") {
 		n, err := strconv.Atoi(strings.Fields(cells[1])[0])
 		if err != nil {
 			t.Fatalf("layout row %q: %v", cells, err)
@@ -59,12 +59,12 @@ func layerOf(layer map[string]int, pkg string) (int, bool) {
 	return n, ok
 }
 
-// architectureTable returns the rows of the table in docs/architecture.md
-// whose header line starts with header, each as its cells trimmed of
-// space; it fails the test when there is none.
-func architectureTable(t *testing.T, header string) [][]string {
+// docTable returns the rows of the table in docs/name whose header line
+// starts with header, each as its cells trimmed of space; it fails the test
+// when there is none.
+func docTable(t *testing.T, name, header string) [][]string {
 	t.Helper()
-	doc, err := os.ReadFile("../docs/architecture.md")
+	doc, err := os.ReadFile(filepath.Join("..", "docs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func architectureTable(t *testing.T, header string) [][]string {
 		}
 	}
 	if len(rows) == 0 {
-		t.Fatalf("docs/architecture.md has no table headed %q", header)
+		t.Fatalf("docs/%s has no table headed %q", name, header)
 	}
 	return rows
 }
