@@ -106,7 +106,8 @@ var seqNext = [numSeqStates]uint16{
 		1<<seqDropped,
 }
 
-// InvTransitions is the invariant a request's TransitionError breaks.
+// InvTransitions is the invariant a request's TransitionError breaks
+// (docs/invariants.md).
 const InvTransitions = "a request inside a worker changes state only along its transitions"
 
 // TransitionError is a change of a request's state that its state does not

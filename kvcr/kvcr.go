@@ -246,7 +246,8 @@ func (k *KVCR) served(now des.Time, n *node, b block.Ref, what string, id int64)
 	}
 }
 
-// The invariants KVCR checks, by name.
+// The invariants KVCR checks, by name. docs/invariants.md states every
+// invariant, with its test.
 const (
 	InvServedReadable = "blocks are served only when readable"
 	InvPullsEnd       = "every pull ends exactly once"

@@ -47,7 +47,8 @@ var next = [...]uint8{
 // legal reports whether a worker may change from status from to status to.
 func legal(from, to Status) bool { return next[from]&(1<<to) != 0 }
 
-// InvTransitions is the invariant a TransitionError breaks.
+// InvTransitions is the invariant a TransitionError breaks
+// (docs/invariants.md).
 const InvTransitions = "a worker's status changes only along its transitions"
 
 // TransitionError is the panic of Set for a change no transition allows:
