@@ -42,9 +42,6 @@ type Seq struct {
 // tokens is the request's current length: prompt plus generated tokens.
 func (s *Seq) tokens() int { return s.input + s.generated }
 
-// Generated is the number of output tokens emitted so far.
-func (s *Seq) Generated() int { return s.generated }
-
 // seqState is where a request is in its life inside a worker. It changes
 // only through Worker.to, along the transitions seqNext allows
 // (docs/model.md draws the table). Whether a running request computes its

@@ -51,9 +51,6 @@ func NewLink(name string, gbps float64, q *des.Queue) *Link {
 // Instant reports whether the link has no bandwidth limit.
 func (l *Link) Instant() bool { return l.rate == 0 }
 
-// Active is the number of transfers on the link.
-func (l *Link) Active() int { return len(l.act) }
-
 // Moved is the total size of the transfers that completed on the link.
 func (l *Link) Moved() int64 { return l.moved }
 

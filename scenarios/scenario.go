@@ -261,9 +261,6 @@ type Selection struct {
 	bad   bool // it was neither a list nor a mapping: its error is said, validation says no more of it
 }
 
-// IDsOf is a selection of the listed workers.
-func IDsOf(ids ...int) *Selection { return &Selection{IDs: ids} }
-
 // Picked reports whether the workers are picked at the event's time rather
 // than listed.
 func (s *Selection) Picked() bool { return s.IDs == nil }
