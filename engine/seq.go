@@ -42,9 +42,6 @@ type Seq struct {
 // tokens is the request's current length: prompt plus generated tokens.
 func (s *Seq) tokens() int { return s.input + s.generated }
 
-// Generated is the number of output tokens emitted so far.
-func (s *Seq) Generated() int { return s.generated }
-
 // seqState is where a request is in its life inside a worker. It changes
 // only through Worker.to, along the transitions seqNext allows
 // (docs/model.md draws the table). Whether a running request computes its
@@ -106,31 +103,37 @@ var seqNext = [numSeqStates]uint16{
 		1<<seqDropped,
 }
 
-// InvTransitions is the invariant a request's TransitionError breaks.
+// InvTransitions is the invariant a request's TransitionError breaks
+// (docs/invariants.md).
 const InvTransitions = "a request inside a worker changes state only along its transitions"
 
 // TransitionError is a change of a request's state that its state does not
 // allow: a model bug. The worker panics with it, as KVCR does with a pull's
-// and the lifecycle with a worker's, and the run reports it as the broken
-// invariant InvTransitions, with or without --check.
+// and the lifecycle with a worker's (the same shape: what changed, the
+// state it was in, what it was asked; a value, as des.PastError), and the
+// run reports it as the broken invariant InvTransitions, with or without
+// --check.
 type TransitionError struct {
-	Worker   int32
-	Request  int64
-	From, To string // the states
+	Worker  int32
+	Request int64
+	State   string // the request's state
+	To      string // the state it was asked to change to
 }
 
 // Invariant is the invariant the error breaks, InvTransitions.
-func (*TransitionError) Invariant() string { return InvTransitions }
+func (TransitionError) Invariant() string { return InvTransitions }
 
-func (e *TransitionError) Error() string {
-	return fmt.Sprintf("worker %d: request %d: %s -> %s is not a change a request makes", e.Worker, e.Request, e.From, e.To)
+// Error names the worker, the request, what it was asked and the state it
+// was in.
+func (e TransitionError) Error() string {
+	return fmt.Sprintf("worker %d: request %d: to %s while %s: no transition allows it", e.Worker, e.Request, e.To, e.State)
 }
 
 // to moves s to state st; a change seqNext does not allow panics with a
-// *TransitionError.
+// TransitionError.
 func (w *Worker) to(s *Seq, st seqState) {
 	if seqNext[s.state]&(1<<st) == 0 {
-		panic(&TransitionError{Worker: w.cfg.ID, Request: s.Req.ID, From: s.state.String(), To: st.String()})
+		panic(TransitionError{Worker: w.cfg.ID, Request: s.Req.ID, State: s.state.String(), To: st.String()})
 	}
 	s.state = st
 }

@@ -27,7 +27,7 @@ import (
 //	dropped    0 0 0 0 0 0 0 0 0 0 0
 //
 // A legal change moves the request; an illegal one panics with a
-// *TransitionError naming the worker, the request and both states, and
+// TransitionError naming the worker, the request and both states, and
 // leaves the request where it was.
 func TestSeqTransitions(t *testing.T) {
 	table := [numSeqStates]string{
@@ -57,7 +57,7 @@ func TestSeqTransitions(t *testing.T) {
 				t.Errorf("%v -> %v: state %v, error %v; legal %v", from, to, s.state, err, legal)
 				continue
 			}
-			msg := fmt.Sprintf("worker 0: request 7: %v -> %v is not a change a request makes", from, to)
+			msg := fmt.Sprintf("worker 0: request 7: to %v while %v: no transition allows it", to, from)
 			if !legal && err.Error() != msg {
 				t.Errorf("%v -> %v: error %v, want %q", from, to, err, msg)
 			}
@@ -65,11 +65,12 @@ func TestSeqTransitions(t *testing.T) {
 	}
 }
 
-// transition is w.to(s, st), returning the *TransitionError it panics with.
-func transition(w *Worker, s *Seq, st seqState) (err *TransitionError) {
+// transition is w.to(s, st), returning the TransitionError it panics with
+// (nil when it does not).
+func transition(w *Worker, s *Seq, st seqState) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = r.(*TransitionError)
+			err = r.(TransitionError)
 		}
 	}()
 	w.to(s, st)
@@ -90,9 +91,9 @@ func TestIllegalTransitionPanics(t *testing.T) {
 	if err := w.Check(); err != nil {
 		t.Fatal(err)
 	}
-	want := "worker 0: request 3: running -> waiting is not a change a request makes"
+	want := "worker 0: request 3: to waiting while running: no transition allows it"
 	defer func() {
-		if te, ok := recover().(*TransitionError); !ok || te.Error() != want {
+		if te, ok := recover().(TransitionError); !ok || te.Error() != want {
 			t.Errorf("PullDone on a running request: %v, want %q", te, want)
 		}
 	}()

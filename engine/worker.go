@@ -1,9 +1,3 @@
-// Package engine simulates one vLLM V1 worker: the pass scheduler (token
-// budget, max_num_seqs, chunked prefill, FCFS admission, LIFO preemption
-// with recompute), the G1 block pool with its prefix cache, and the timing
-// models that turn a pass into a duration. A worker takes the time and its
-// inputs as arguments and reports what happened to an Observer; it never
-// schedules events itself.
 package engine
 
 import (
@@ -205,8 +199,38 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 	if w.busy {
 		panic(fmt.Sprintf("worker %d: pass started while busy", w.cfg.ID))
 	}
-	budget := w.cfg.MaxBatchedTokens
 	w.batch = w.batch[:0]
+	budget, preempted := w.scheduleRunning(w.cfg.MaxBatchedTokens)
+	if !preempted {
+		w.admitWaiting(now, budget)
+	}
+	w.reportKV()
+	if len(w.batch) == 0 {
+		return 0, false
+	}
+	w.stats = Batch{Seqs: len(w.batch), UsedBlocks: w.pool.used(), TotalBlocks: w.pool.capacity()}
+	for _, s := range w.batch {
+		if s.computed < s.input || s.computed+s.sched < s.tokens() || s.sched > 1 {
+			w.stats.PrefillTokens += s.sched
+		} else {
+			w.stats.DecodeTokens += s.sched
+		}
+		w.stats.PriorContext += int64(s.computed)
+		w.stats.AttnPairs += int64(s.sched) * int64(2*s.computed+s.sched+1) / 2
+	}
+	d := max(w.timing.PassTime(&w.stats), 1)
+	w.busy = true
+	w.passes++
+	w.busyNs += d
+	return now + d, true
+}
+
+// scheduleRunning is a pass's first half: the running requests, in
+// admission order, each given its next tokens out of budget, preempting
+// the most recently admitted (LIFO) while G1 has too few free blocks. It
+// returns the budget left and whether a preemption keeps the waiting queue
+// out of this pass.
+func (w *Worker) scheduleRunning(budget int) (int, bool) {
 	preempted := false
 	for i := 0; i < len(w.running); i++ {
 		s := w.running[i]
@@ -239,8 +263,16 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		// whole.
 		preempted = false
 	}
+	return budget, preempted
+}
+
+// admitWaiting is a pass's second half: the waiting requests, first come
+// first served, admitted while budget and max_num_seqs allow. A request
+// waiting for its pull or load is skipped, not a blocker; a hinted or
+// parked one is staged first.
+func (w *Worker) admitWaiting(now des.Time, budget int) {
 	blockless := false // the scan has skipped a waiting request holding no blocks
-	for i := 0; !preempted && budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && i < w.waiting.len(); {
+	for i := 0; budget > 0 && len(w.running) < w.cfg.MaxNumSeqs && i < w.waiting.len(); {
 		s := w.waiting.at(i)
 		switch s.state {
 		case seqPulling, seqLoading:
@@ -285,25 +317,6 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		budget -= n
 		w.batch = append(w.batch, s)
 	}
-	w.reportKV()
-	if len(w.batch) == 0 {
-		return 0, false
-	}
-	w.stats = Batch{Seqs: len(w.batch), UsedBlocks: w.pool.used(), TotalBlocks: w.pool.capacity()}
-	for _, s := range w.batch {
-		if s.computed < s.input || s.computed+s.sched < s.tokens() || s.sched > 1 {
-			w.stats.PrefillTokens += s.sched
-		} else {
-			w.stats.DecodeTokens += s.sched
-		}
-		w.stats.PriorContext += int64(s.computed)
-		w.stats.AttnPairs += int64(s.sched) * int64(2*s.computed+s.sched+1) / 2
-	}
-	d := max(w.timing.PassTime(&w.stats), 1)
-	w.busy = true
-	w.passes++
-	w.busyNs += d
-	return now + d, true
 }
 
 // reusable is how many leading blocks of s's chain a hit may cover: vLLM

@@ -1,3 +1,8 @@
+// Package kvcr models KVCR, the runtime that moves KV-cache blocks between
+// a worker's GPU memory (G1), its host DRAM pool (G2) and peers' G2 pools
+// over RDMA: per-worker G2 pools with LRU eviction and pins, D2H stores and
+// H2D loads, hint staging, pulls with deadlines in copy or move mode, and
+// links whose bandwidth is shared by processor sharing.
 package kvcr
 
 import (
@@ -229,7 +234,8 @@ func (k *KVCR) served(now des.Time, n *node, b block.Ref, what string, id int64)
 	}
 }
 
-// The invariants KVCR checks, by name.
+// The invariants KVCR checks, by name. docs/invariants.md states every
+// invariant, with its test.
 const (
 	InvServedReadable = "blocks are served only when readable"
 	InvPullsEnd       = "every pull ends exactly once"

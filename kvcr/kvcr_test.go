@@ -479,6 +479,23 @@ func TestCheckEndFindsLivePull(t *testing.T) {
 	}
 }
 
+// TestCheckEndServedNotReadable: a load of blocks 1-4 for request 5 from
+// worker 0's G2, which holds none of them (the worker never asks for that:
+// it loads only the blocks HostPrefix found), serves blocks that are not
+// readable; CheckEnd reports it, naming the worker and the request, and
+// nothing else.
+func TestCheckEndServedNotReadable(t *testing.T) {
+	g := newRig(Config{})
+	if !g.k.Load(0, 0, 5, path(chain(1, 4)), 0, 4) {
+		t.Fatal("an instant load did not land at once")
+	}
+	vs := g.k.CheckEnd()
+	if len(vs) != 1 || vs[0].Invariant != InvServedReadable || !strings.Contains(vs[0].Err.Error(), "worker 0 served block") ||
+		!strings.Contains(vs[0].Err.Error(), "to load for request 5 while not readable") {
+		t.Errorf("violations %+v", vs)
+	}
+}
+
 // TestMoveAllCached (rule: a move invalidates the destination hits at the
 // source, also when every block is a hit). Worker 1 holds blocks 1-4 in
 // G2, the source worker 0 holds them too. Staging a move of 1-4 finds
@@ -699,7 +716,8 @@ func TestDescriptorAndSessionCosts(t *testing.T) {
 }
 
 // TestIllegalTransitionsPanic: an event a pull's state does not allow
-// panics with a TransitionError naming the pull, its state and the event.
+// panics with a TransitionError naming the pull, its state and the event,
+// and the invariant it breaks, InvTransitions.
 func TestIllegalTransitionsPanic(t *testing.T) {
 	g := newRig(Config{})
 	for _, c := range []struct {
@@ -720,7 +738,7 @@ func TestIllegalTransitionsPanic(t *testing.T) {
 		func() {
 			defer func() {
 				te, ok := recover().(TransitionError)
-				if !ok || te.Pull != 7 || te.State != c.state.String() || te.Event != c.event {
+				if !ok || te.Pull != 7 || te.State != c.state.String() || te.Event != c.event || te.Invariant() != InvTransitions {
 					t.Errorf("%s while %s: recovered %+v", c.event, c.state, te)
 				}
 			}()

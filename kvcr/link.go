@@ -1,8 +1,3 @@
-// Package kvcr models KVCR, the runtime that moves KV-cache blocks between
-// a worker's GPU memory (G1), its host DRAM pool (G2) and peers' G2 pools
-// over RDMA: per-worker G2 pools with LRU eviction and pins, D2H stores and
-// H2D loads, hint staging, pulls with deadlines in copy or move mode, and
-// links whose bandwidth is shared by processor sharing.
 package kvcr
 
 import (
@@ -55,9 +50,6 @@ func NewLink(name string, gbps float64, q *des.Queue) *Link {
 
 // Instant reports whether the link has no bandwidth limit.
 func (l *Link) Instant() bool { return l.rate == 0 }
-
-// Active is the number of transfers on the link.
-func (l *Link) Active() int { return len(l.act) }
 
 // Moved is the total size of the transfers that completed on the link.
 func (l *Link) Moved() int64 { return l.moved }

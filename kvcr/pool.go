@@ -150,15 +150,6 @@ func (p *Pool) at(seg, off int32) (state, int32) {
 	}
 }
 
-// Ready reports whether r is readable.
-func (p *Pool) Ready(r block.Ref) bool {
-	e := p.find(r.Seg, r.Off)
-	return e >= 0 && p.ext[e].V.st == ready
-}
-
-// Has reports whether r is held in any state.
-func (p *Pool) Has(r block.Ref) bool { return p.find(r.Seg, r.Off) >= 0 }
-
 // Prefix counts the readable blocks of the chain whose path is given from
 // index from on, up to index limit or the first that is not readable.
 func (p *Pool) Prefix(path []block.Piece, from, limit int) int {

@@ -2,6 +2,7 @@ package kvcr
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/block"
@@ -62,6 +63,33 @@ func TestPoolEviction(t *testing.T) {
 	}
 	if err := p.Check(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPoolCheckFindsCorruption: blocks 1-4 stored as one ready run in a
+// pool of 8 (the check passes); then, each on a fresh pool, the used count
+// one too many, a pin the evictable count never heard of, and the run made
+// pending while still on the LRU list. Check reports each, and sim reports
+// what it reports as the invariant "G2 pool accounting balances".
+func TestPoolCheckFindsCorruption(t *testing.T) {
+	for _, c := range []struct {
+		plant func(p *Pool, e int32)
+		want  string
+	}{
+		{func(p *Pool, _ int32) { p.used++ }, "used 4 / counted 5"},
+		{func(p *Pool, e int32) { p.ext[e].V.pins++ }, "evictable 0 / counted 4"},
+		{func(p *Pool, e int32) { p.ext[e].V.st = pending }, "on the LRU list is not ready"},
+	} {
+		p := NewPool(8, testChains)
+		storeRun(p, 1, 4)
+		if err := p.Check(); err != nil {
+			t.Fatal(err)
+		}
+		e := p.find(blockRun(1).Seg, blockRun(1).Lo)
+		c.plant(p, e)
+		if err := p.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
 	}
 }
 

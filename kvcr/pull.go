@@ -187,18 +187,24 @@ var stateNames = [...]string{"staging", "parked", "requested", "flowing", "aband
 func (s pullState) String() string { return stateNames[s] }
 
 // TransitionError is the panic of an event its pull's state does not
-// allow: a model bug.
+// allow: a model bug, which a run reports as the broken invariant
+// InvTransitions, with or without --check. It has the shape of engine's and
+// lifecycle's TransitionError (a request's, a worker's): what changed, the
+// state it was in, what it was asked; a value, as des.PastError. A pull is
+// asked by an event, not for a state: its next state is the event's to
+// choose.
 type TransitionError struct {
 	Pull  int64
-	State string
-	Event string
+	State string // the pull's state
+	Event string // what happened to it
 }
 
 // Invariant is the invariant the error breaks, InvTransitions.
 func (TransitionError) Invariant() string { return InvTransitions }
 
+// Error names the pull, the event and the state it was in.
 func (e TransitionError) Error() string {
-	return fmt.Sprintf("pull %d: %s while %s", e.Pull, e.Event, e.State)
+	return fmt.Sprintf("pull %d: %s while %s: no transition allows it", e.Pull, e.Event, e.State)
 }
 
 func illegal(p *Pull, event string) {

@@ -47,21 +47,27 @@ var next = [...]uint8{
 // legal reports whether a worker may change from status from to status to.
 func legal(from, to Status) bool { return next[from]&(1<<to) != 0 }
 
-// InvTransitions is the invariant a TransitionError breaks.
+// InvTransitions is the invariant a TransitionError breaks
+// (docs/invariants.md).
 const InvTransitions = "a worker's status changes only along its transitions"
 
 // TransitionError is the panic of Set for a change no transition allows:
-// a model bug.
+// a model bug, which a run reports as the broken invariant InvTransitions,
+// with or without --check. It has the shape of engine's and kvcr's
+// TransitionError (a request's, a pull's): what changed, the state it was
+// in, what it was asked; a value, as des.PastError.
 type TransitionError struct {
-	Worker   int32
-	From, To Status
+	Worker int32
+	State  string // the worker's status
+	To     string // the status Set was asked for
 }
 
 // Invariant is the invariant the error breaks, InvTransitions.
 func (TransitionError) Invariant() string { return InvTransitions }
 
+// Error names the worker, what it was asked and the status it was in.
 func (e TransitionError) Error() string {
-	return fmt.Sprintf("worker %d: status %v -> %v is not a change a worker makes", e.Worker, e.From, e.To)
+	return fmt.Sprintf("worker %d: to %s while %s: no transition allows it", e.Worker, e.To, e.State)
 }
 
 // Table is every worker's status, by id (dense, from 0).
@@ -84,7 +90,7 @@ func (t *Table) Add(st Status) int32 {
 // change.
 func (t *Table) Set(w int32, st Status) {
 	if from := t.status[w]; !legal(from, st) {
-		panic(TransitionError{Worker: w, From: from, To: st})
+		panic(TransitionError{Worker: w, State: from.String(), To: st.String()})
 	}
 	t.status[w] = st
 	t.changed(w)

@@ -72,10 +72,10 @@ func TestTransitions(t *testing.T) {
 						return
 					}
 					te, ok := r.(TransitionError)
-					if !ok || te != (TransitionError{Worker: 1, From: from, To: to}) || tab.Of(w) != from || heard != 0 {
+					if !ok || te != (TransitionError{Worker: 1, State: from.String(), To: to.String()}) || tab.Of(w) != from || heard != 0 {
 						t.Errorf("%v -> %v: recovered %v, status %v, heard %d", from, to, r, tab.Of(w), heard)
 					}
-					if msg := fmt.Sprintf("worker 1: status %v -> %v is not a change a worker makes", from, to); ok && te.Error() != msg {
+					if msg := fmt.Sprintf("worker 1: to %v while %v: no transition allows it", to, from); ok && te.Error() != msg {
 						t.Errorf("%v -> %v: error %q, want %q", from, to, te.Error(), msg)
 					}
 				}()

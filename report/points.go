@@ -96,10 +96,6 @@ func Points(nkeys int, rows []SweepRow, replicates int) []PointRow {
 	return out
 }
 
-// Summarize is the mean, sample standard deviation and 95 % t interval of
-// xs (at least one value).
-func Summarize(xs []float64) Stat { return summarize(xs, tQuantile(len(xs))) }
-
 // tQuantile is t(0.975, n - 1), Student's t for the 95 % interval of the
 // mean of n values (NaN for n = 1, which has no interval).
 func tQuantile(n int) float64 {
@@ -109,7 +105,8 @@ func tQuantile(n int) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(0.975)
 }
 
-// summarize is Summarize with t = tQuantile(len(xs)).
+// summarize is the mean, sample standard deviation and t interval of xs
+// (at least one value): with t = tQuantile(len(xs)), the 95 % interval.
 func summarize(xs []float64, t float64) Stat {
 	if len(xs) == 1 {
 		return Stat{Mean: xs[0], SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}

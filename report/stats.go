@@ -65,14 +65,6 @@ func (d *Dist) Add(ns int64) {
 	}
 }
 
-// Count returns the number of samples.
-func (d *Dist) Count() int {
-	if d.h != nil {
-		return int(d.h.Count())
-	}
-	return len(d.s)
-}
-
 // Percentiles returns p50, p90, p95, p99 and the maximum. It sorts the
 // exact samples in place.
 func (d *Dist) Percentiles() Percentiles {

@@ -1,7 +1,3 @@
-// Package scenarios is the scenario schema: the YAML a user writes, its
-// defaults, strict loading with errors that name the file, line and key,
-// --set overrides, validation, and the resolution of derived values. It also
-// embeds the default scenario and holds the example scenarios (*.yaml).
 package scenarios
 
 import (
@@ -269,9 +265,6 @@ type Selection struct {
 	Pick  Pick
 	bad   bool // it was neither a list nor a mapping: its error is said, validation says no more of it
 }
-
-// IDsOf is a selection of the listed workers.
-func IDsOf(ids ...int) *Selection { return &Selection{IDs: ids} }
 
 // Picked reports whether the workers are picked at the event's time rather
 // than listed.

@@ -97,9 +97,23 @@ func oneOf[T ~string](c *check, key string, v T, allowed ...T) {
 }
 
 // validate checks every value's range and the combinations of keys. Errors
-// come in key order, the first one first.
+// come in key order, the first one first: section by section (workload,
+// cluster, router, kvcr, events, then expect and report).
 func (sc *Scenario) validate() error {
 	c := &check{sc: sc}
+	sc.validateWorkload(c)
+	sc.validateCluster(c)
+	sc.validateRouter(c)
+	sc.validateKVCR(c)
+	sc.validateEvents(c)
+	sc.validateReport(c)
+	return errors.Join(c.errs...)
+}
+
+// validateWorkload checks workload: one of a trace and a synthetic
+// workload, and its keys. It fills in a trace's format from its file when
+// the scenario names none.
+func (sc *Scenario) validateWorkload(c *check) {
 	w := &sc.Workload
 	switch {
 	case w.Trace == nil && w.Synthetic == nil:
@@ -152,6 +166,11 @@ func (sc *Scenario) validate() error {
 		c.atLeast("workload.synthetic.turns", int64(s.Turns), 1)
 		c.durationAtLeast("workload.synthetic.think_time", s.ThinkTime, 0)
 	}
+}
+
+// validateCluster checks cluster: the workers, the engine and its timing
+// model, and the G2 pools.
+func (sc *Scenario) validateCluster(c *check) {
 	cl := &sc.Cluster
 	c.atLeast("cluster.workers", int64(cl.Workers), 1)
 	e := &cl.Engine
@@ -168,7 +187,10 @@ func (sc *Scenario) validate() error {
 	c.atLeast("cluster.g2.capacity_blocks", int64(cl.G2.CapacityBlocks), -1)
 	c.nonNegative("cluster.g2.d2h_gbps", cl.G2.D2HGbps)
 	c.nonNegative("cluster.g2.h2d_gbps", cl.G2.H2DGbps)
+}
 
+// validateRouter checks router: the policy, its weights and the hints.
+func (sc *Scenario) validateRouter(c *check) {
 	r := &sc.Router
 	oneOf(c, "router.policy", r.Policy, scheduler.Policies...)
 	c.nonNegative("router.overlap_credit", r.OverlapCredit)
@@ -182,7 +204,10 @@ func (sc *Scenario) validate() error {
 	oneOf(c, "router.hints.mode", r.Hints.Mode, kvcr.Modes...)
 	c.atLeast("router.hints.min_blocks", int64(r.Hints.MinBlocks), 1)
 	oneOf(c, "router.hints.policy", r.Hints.Policy, scheduler.HintPolicies...)
+}
 
+// validateKVCR checks kvcr: its latencies, bandwidths, timeouts and windows.
+func (sc *Scenario) validateKVCR(c *check) {
 	k := &sc.KVCR
 	c.durationAtLeast("kvcr.latency", k.Latency, 0)
 	c.positive("kvcr.bandwidth_gbps", k.BandwidthGbps)
@@ -199,7 +224,10 @@ func (sc *Scenario) validate() error {
 		c.fail("kvcr.abandon_timeout", "must be at least 2 x operation_timeout (%v), got %v",
 			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
 	}
-	sc.validateEvents(c)
+}
+
+// validateReport checks the expect entries and report.
+func (sc *Scenario) validateReport(c *check) {
 	for i, s := range sc.Expect {
 		if _, err := ParseExpectation(s); err != nil {
 			c.fail(fmt.Sprintf("expect[%d]", i), "%v", err)
@@ -209,7 +237,6 @@ func (sc *Scenario) validate() error {
 		c.fail("report.sample_interval", "must be at least 1ms (one time-series row a worker a sample), got %v", des.Time(sc.Report.SampleInterval))
 	}
 	c.durationAtLeast("report.event_window", sc.Report.EventWindow, 1)
-	return errors.Join(c.errs...)
 }
 
 // timingKeys lists the keys each timing model takes besides model and the
@@ -224,6 +251,8 @@ var timingKeys = map[TimingModel][]string{
 // hardwareKeys name the GPU and model; every timing model takes them.
 var hardwareKeys = []string{"gpu", "model_preset", "model_config", "tp"}
 
+// validateTiming checks cluster.engine.timing: a known model, no key of
+// another model, the hardware, and the model's own keys.
 func (sc *Scenario) validateTiming(c *check) {
 	t := &sc.Cluster.Engine.Timing
 	const p = "cluster.engine.timing."

@@ -164,9 +164,6 @@ func (r *Router) changed(w int32) {
 	}
 }
 
-// Schedulable reports how many workers the router may use.
-func (r *Router) Schedulable() int { return len(r.schedulable) }
-
 // Stored is a batch of KV events: worker w's tier gained the blocks of
 // runs.
 func (r *Router) Stored(now des.Time, w int32, tier Tier, runs []block.Run) {

@@ -23,7 +23,8 @@ func (e *InvariantError) Error() string {
 	return fmt.Sprintf("invariant %q violated at %v: %v", e.Invariant, e.At, e.Err)
 }
 
-// The invariants the simulation checks besides KVCR's.
+// The invariants the simulation checks besides KVCR's. docs/invariants.md
+// states every invariant, with its test.
 const (
 	invG1Blocks      = "G1 block references balance"
 	invG2Blocks      = "G2 pool accounting balances"

@@ -29,7 +29,7 @@ func TestPackageGraph(t *testing.T) {
 		actual[pkg] = imports
 	}
 	documented := map[string][]string{}
-	for _, cells := range architectureTable(t, "| package | imports | rule |") {
+	for _, cells := range docTable(t, "architecture.md", "| package | imports | rule |") {
 		imports := []string{}
 		for _, imp := range strings.Split(cells[1], ",") {
 			if imp = strings.Trim(strings.TrimSpace(imp), "`"); imp != "" {

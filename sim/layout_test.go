@@ -1,7 +1,10 @@
 package sim
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +18,7 @@ import (
 func TestLayout(t *testing.T) {
 	const mod = "github.com/kvsim/kvsim/"
 	layer := map[string]int{}
-	for _, cells := range architectureTable(t, "| folder | layer |") {
+	for _, cells := range docTable(t, "architecture.md", "| folder | layer |") {
 		n, err := strconv.Atoi(strings.Fields(cells[1])[0])
 		if err != nil {
 			t.Fatalf("layout row %q: %v", cells, err)
@@ -56,12 +59,12 @@ func layerOf(layer map[string]int, pkg string) (int, bool) {
 	return n, ok
 }
 
-// architectureTable returns the rows of the table in docs/architecture.md
-// whose header line starts with header, each as its cells trimmed of
-// space; it fails the test when there is none.
-func architectureTable(t *testing.T, header string) [][]string {
+// docTable returns the rows of the table in docs/name whose header line
+// starts with header, each as its cells trimmed of space; it fails the test
+// when there is none.
+func docTable(t *testing.T, name, header string) [][]string {
 	t.Helper()
-	doc, err := os.ReadFile("../docs/architecture.md")
+	doc, err := os.ReadFile(filepath.Join("..", "docs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +85,33 @@ func architectureTable(t *testing.T, header string) [][]string {
 		}
 	}
 	if len(rows) == 0 {
-		t.Fatalf("docs/architecture.md has no table headed %q", header)
+		t.Fatalf("docs/%s has no table headed %q", name, header)
 	}
 	return rows
+}
+
+// TestPackageDocs: every package's doc comment ("// Package x ...", or
+// "// Command x ..." for a program) is in one file, the one named after the
+// package (main.go for a program), so a reader finds it where go doc's
+// source is.
+func TestPackageDocs(t *testing.T) {
+	out := goList(t, "-f", `{{if .GoFiles}}{{.Dir}} {{.Name}} {{join .GoFiles " "}}{{end}}`, "github.com/kvsim/kvsim/...")
+	fset := token.NewFileSet()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Fields(line)
+		dir, name, files := f[0], f[1], f[2:]
+		var docs []string
+		for _, file := range files {
+			pf, err := parser.ParseFile(fset, filepath.Join(dir, file), nil, parser.PackageClauseOnly|parser.ParseComments)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pf.Doc != nil {
+				docs = append(docs, file)
+			}
+		}
+		if want := name + ".go"; len(docs) != 1 || docs[0] != want {
+			t.Errorf("package %s (%s): doc comment in %q, want it in %s alone", name, dir, docs, want)
+		}
+	}
 }

@@ -53,7 +53,7 @@ func TestIllegalStatusFailsRun(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Invariant != lifecycle.InvTransitions || ie.At != 200*des.Millisecond || res != nil {
 		t.Fatalf("run: %v (result %v)", err, res)
 	}
-	if want := "worker 2: status removed -> ready"; !strings.Contains(err.Error(), want) {
+	if want := "worker 2: to ready while removed"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not say %q", err, want)
 	}
 }

@@ -6,7 +6,8 @@
 // KVSIM_VLLM_TRACES and ../shared/vllm-traces for the measured vLLM runs.
 // When a folder is absent and unnamed its tests skip, and the package's own
 // test says so in one line on the terminal, since go test ./... shows a
-// skip only with -v.
+// skip only with -v; when a variable names a folder that is absent, its
+// tests fail, and so does that one.
 package tracestest
 
 import (

@@ -7,24 +7,36 @@ import (
 	"testing"
 )
 
-// TestSharedFolders says, in one line on the terminal, when the shared
-// folders are missing: the tests that read them then skip, and go test
-// ./... prints nothing of a passing package but its ok line (a skip shows
-// only with -v, where this line goes to the test log instead). It is the
-// one place that says so, so go test ./... says it once.
+// TestSharedFolders: a shared folder its variable names must exist, and a
+// folder no variable names may be absent. CI names both (.ci/run), so
+// there a missing folder fails this test, with one line naming the
+// variable and the folder, in the log that shows only the packages' lines
+// and the failures; the tests that read the folder fail too, rather than
+// skip. Run without the variables (go test ./... on a checkout without
+// ../shared), an absent folder makes its tests skip, and this test skips
+// too, saying so in one line: in the log with -v (where go test -v ./... |
+// grep SKIP lists it with the others), and on the terminal without -v,
+// where go test ./... shows a package that skips as its ok line alone. It
+// is the one place that says so, so go test ./... says it once.
 func TestSharedFolders(t *testing.T) {
-	note := missing(moduleRoot())
+	root := moduleRoot()
+	for _, f := range shared {
+		if dir, set, err := find(root, f.env, f.name); set && err != nil {
+			t.Errorf("%s=%s: no folder %s: the tests that read it fail; name the folder, or unset %s to skip them",
+				f.env, os.Getenv(f.env), dir, f.env)
+		}
+	}
+	note := missing(root)
 	if note == "" {
 		return
 	}
-	if testing.Verbose() {
-		t.Log(note)
-		return
+	if !testing.Verbose() {
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			fmt.Fprintln(tty, note)
+			tty.Close()
+		}
 	}
-	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
-		fmt.Fprintln(tty, note)
-		tty.Close()
-	}
+	t.Skip(note)
 }
 
 // TestMissing: the line names each absent folder that no variable names,

@@ -1,0 +1,4 @@
+package scenarios
+
+// IDsOf is a selection of the listed workers.
+func IDsOf(ids ...int) *Selection { return &Selection{IDs: ids} }
