@@ -41,7 +41,9 @@ func TestLayers(t *testing.T) {
 			func(d string) bool { return format(d) || in(d, "report/parquetio", "report/chart") || in(d, top...) },
 			"sim streams rows into report but links no file format, chart or tool"},
 		{func(p string) bool { return in(p, "results") },
-			func(d string) bool { return format(d) || in(d, "sim", "report/parquetio", "report/chart") || in(d, top...) },
+			func(d string) bool {
+				return format(d) || in(d, "sim", "report/parquetio", "report/chart") || in(d, top...)
+			},
 			"results summarises a run in the report's rows: it links no simulator (sim), file format, chart or tool"},
 		{func(p string) bool { return !in(p, top...) && !in(p, "report", "sim", "results") },
 			func(d string) bool { return format(d) || in(d, "report", "sim") || in(d, top...) },
