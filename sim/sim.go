@@ -141,6 +141,16 @@ func (e *InternalError) Error() string {
 		at, e.Value, bytes.TrimSpace(e.Stack))
 }
 
+// CatchPanic, deferred at the top of a goroutine, turns its panic into an
+// *InternalError in *err (a run's own panics are one already). Deferred
+// functions run as a panic unwinds, so those deferred after it (an output
+// directory's Abort) have run by then.
+func CatchPanic(err *error) {
+	if v := recover(); v != nil {
+		*err = &InternalError{Value: v, At: -1, Stack: debug.Stack()}
+	}
+}
+
 // illegalTransition is the panic of a change of state its table does not
 // allow: a pull's (kvcr), a worker's (lifecycle) or a request's in a worker
 // (engine), each a TransitionError naming the invariant it breaks.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/study"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
 
@@ -125,7 +126,7 @@ func TestProgressTotal(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(b.String()), 0o644)
 	sc := filepath.Join(dir, "s.yaml")
 	os.WriteFile(sc, []byte("workload: {trace: {path: t.jsonl, block_size: 16, limit: 4, skip: 1}}\ncluster: {workers: 2}\n"), 0o644)
-	p, err := prepare(sc, nil, 1)
+	p, err := study.Prepare(sc, nil, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

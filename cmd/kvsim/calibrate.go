@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/study"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -32,7 +33,7 @@ func newCalibrate() *cobra.Command {
 			if opt.Evaluations < 1 {
 				return usageError{fmt.Errorf("--evaluations %d: want at least 1 replay", opt.Evaluations)}
 			}
-			p, err := prepare(args[0], sets, 1)
+			p, err := study.Prepare(args[0], sets, 1)
 			if err != nil {
 				return err
 			}

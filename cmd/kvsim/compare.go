@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/study"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
@@ -89,11 +90,11 @@ type metricChange struct {
 }
 
 func compare(dirA, dirB string) (*comparison, error) {
-	a, err := readRunSummary(dirA)
+	a, err := study.ReadRunSummary(dirA)
 	if err != nil {
 		return nil, err
 	}
-	b, err := readRunSummary(dirB)
+	b, err := study.ReadRunSummary(dirB)
 	if err != nil {
 		return nil, err
 	}

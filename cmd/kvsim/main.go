@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/study"
 )
 
 // version is kvsim's release; golden digests are tied to it. The commit a
@@ -55,9 +55,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, errDiffer): // compare printed the differences
 	case code == exitInterrupted:
-		var ie *interruptedError
+		var ie *study.Interrupted
 		if !errors.As(err, &ie) {
-			ie = &interruptedError{"the run stopped and its output was removed"}
+			ie = &study.Interrupted{Kept: "the run stopped and its output was removed"}
 		}
 		printError(stderr, ie)
 	default:
@@ -69,17 +69,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // execute runs the command; a panic becomes a *sim.InternalError once the
 // command's deferred clean-ups (the removal of a partial output) have run.
 func execute(ctx context.Context, root *cobra.Command) (err error) {
-	defer catchPanic(&err)
+	defer sim.CatchPanic(&err)
 	return root.ExecuteContext(ctx)
-}
-
-// catchPanic, deferred at the top of a goroutine, turns its panic into a
-// *sim.InternalError in *err (a run's own panics are one already). Deferred functions run as a panic unwinds, so
-// those deferred after it (an output directory's Abort) have run by then.
-func catchPanic(err *error) {
-	if v := recover(); v != nil {
-		*err = &sim.InternalError{Value: v, At: -1, Stack: debug.Stack()}
-	}
 }
 
 // exitCode maps a command's error to the process's exit code.
@@ -87,12 +78,13 @@ func exitCode(err error) int {
 	var ie *scenarios.InputError
 	var ue usageError
 	var re *report.RefusedError
+	var se *study.InputError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.As(err, &ie), errors.As(err, &ue), errors.As(err, &re), isCobraUsage(err):
+	case errors.As(err, &ie), errors.As(err, &ue), errors.As(err, &re), errors.As(err, &se), isCobraUsage(err):
 		return exitBadInput
 	}
 	return exitFailed
@@ -119,13 +111,6 @@ func warn(w io.Writer, warnings []string) {
 		fmt.Fprintln(w, "kvsim: warning:", s)
 	}
 }
-
-// interruptedError is a run stopped by a signal; its message says what was
-// kept.
-type interruptedError struct{ msg string }
-
-func (e *interruptedError) Error() string        { return "interrupted: " + e.msg }
-func (e *interruptedError) Is(target error) bool { return target == context.Canceled }
 
 // usageError is a bad command line.
 type usageError struct{ error }
@@ -212,39 +197,6 @@ func positional(check cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-// loadScenario loads the file, or the embedded default when path is "".
-func loadScenario(path string, sets []string, opts ...scenarios.Option) (*scenarios.Scenario, error) {
-	if path == "" {
-		return scenarios.LoadDefault(sets, opts...)
-	}
-	return scenarios.Load(path, sets, opts...)
-}
-
-// prepare loads a scenario (the embedded default when path is "") and
-// turns it into the plan a run follows (sim.Prepare), refusing one whose
-// estimated memory this machine cannot hold: what every command that runs
-// or checks a scenario does first. atOnce runs (a sweep's -j) share the
-// memory; opts change how the scenario is read.
-func prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (*sim.Plan, error) {
-	sc, err := loadScenario(path, sets, opts...)
-	if err != nil {
-		return nil, err
-	}
-	p, err := sim.Prepare(sc)
-	if err != nil {
-		return nil, err
-	}
-	limit, source := machineMemory()
-	if atOnce > 1 {
-		limit /= int64(atOnce)
-		source = fmt.Sprintf("%s, shared by %d runs at once", source, atOnce)
-	}
-	if err := p.CheckMemory(limit, source); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 func newValidate() *cobra.Command {
 	var sets []string
 	cmd := &cobra.Command{
@@ -254,7 +206,7 @@ func newValidate() *cobra.Command {
 			"prints it resolved, with every default: what validate accepts, replay runs.",
 		Args: positional(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := prepare(first(args), sets, 1)
+			p, err := study.Prepare(first(args), sets, 1)
 			if err != nil {
 				return err
 			}

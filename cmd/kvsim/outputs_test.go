@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/study"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
 
@@ -130,7 +130,7 @@ func TestRunExplainsItself(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(out, "scenario.yaml")); err != nil || string(got) != resolved {
 		t.Errorf("scenario.yaml is not validate's output: %v\n%s\nwant\n%s", err, got, resolved)
 	}
-	s, err := readRunSummary(out)
+	s, err := study.ReadRunSummary(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,11 +344,11 @@ func TestJSONOutput(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	code, out, stderr := kvsim(t, "replay", "--json", "-o", a, "--set", small)
-	var s runSummary
+	var s study.RunSummary
 	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil || s.Summary == nil || s.Manifest == nil {
 		t.Fatalf("replay --json: exit %d, %v: %s%s", code, err, out, stderr)
 	}
-	file, _ := readRunSummary(a)
+	file, _ := study.ReadRunSummary(a)
 	if s.Digest != file.Digest || s.Requests.Completed != 200 {
 		t.Errorf("replay --json digest %s, summary.json %s", s.Digest, file.Digest)
 	}
@@ -525,29 +525,6 @@ func TestKilledRunLeftoverRemoved(t *testing.T) {
 	}
 }
 
-// TestWriteAtomically: a write that fails leaves neither the file nor its
-// temporary; one that succeeds replaces the file whole, readable by all
-// (0644 under the usual umask 022).
-func TestWriteAtomically(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "sweep.json")
-	os.WriteFile(path, []byte("old"), 0o644)
-	err := writeAtomically(path, func(tmp string) error {
-		os.WriteFile(tmp, []byte("partial"), 0o644)
-		return errors.New("disk full")
-	})
-	if b, _ := os.ReadFile(path); err == nil || string(b) != "old" || !slices.Equal(names(t, dir), []string{"sweep.json"}) {
-		t.Errorf("failed write: %v; file %q; folder %v", err, b, names(t, dir))
-	}
-	if err := writeAtomically(path, func(tmp string) error { return report.WriteJSON(tmp, "new") }); err != nil {
-		t.Fatal(err)
-	}
-	st, _ := os.Stat(path)
-	if b, _ := os.ReadFile(path); string(b) != "\"new\"\n" || !slices.Equal(names(t, dir), []string{"sweep.json"}) || st.Mode().Perm()&0o444 != 0o444 {
-		t.Errorf("write: file %q, mode %v; folder %v", b, st.Mode(), names(t, dir))
-	}
-}
-
 // TestReplayEvents: replay writes events.parquet, the same rows as
 // summary.json's lifecycle_events, and prints a block for each event; a
 // drain of a worker holding nothing warns on stderr and exits 0.
@@ -563,7 +540,7 @@ func TestReplayEvents(t *testing.T) {
 		}
 	}
 	rows, err := parquetio.ReadEvents(filepath.Join(dir, report.EventsFile))
-	s, _ := readRunSummary(dir)
+	s, _ := study.ReadRunSummary(dir)
 	got, _ := json.Marshal(rows) // NaN as null, as in summary.json
 	want, _ := json.Marshal(s.EventRows)
 	if err != nil || len(rows) != 1 || rows[0].RemovedByTimeout != 1 || string(got) != string(want) {

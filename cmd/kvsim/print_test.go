@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/study"
 
 	"github.com/kvsim/kvsim/report"
 )
@@ -111,7 +112,7 @@ func TestReplayOrders(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	s, err := readRunSummary(dir)
+	s, err := study.ReadRunSummary(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

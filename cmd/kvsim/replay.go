@@ -1,21 +1,18 @@
 package main
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/study"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/report/parquetio"
-	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )
 
@@ -62,7 +59,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		return err
 	}
 	report.HashExecutable() // for the manifest, while the run goes
-	plan, err := prepare(path, f.sets, 1)
+	plan, err := study.Prepare(path, f.sets, 1)
 	if err != nil {
 		return err
 	}
@@ -76,7 +73,8 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		}
 	}
 	warn(stderr, sc.Warnings())
-	m, err := newManifest(cmdline, path, f.sets, sc)
+	env := newEnv(cmd, cmdline, true)
+	m, err := env.Manifest(path, f.sets, sc)
 	if err != nil {
 		return err
 	}
@@ -101,7 +99,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		clearBar()
 		return err
 	}
-	sum, err := runTo(cmd.Context(), out.Path, plan, opt, m)
+	sum, err := env.RunTo(cmd.Context(), out.Path, plan, opt, m)
 	stopProfile()
 	clearBar() // before anything else is printed
 	if err != nil {
@@ -147,41 +145,4 @@ func checkDigestPrefix(s string) error {
 		return usageError{fmt.Errorf("--expect-digest %q: want the run's digest in hex, all 64 digits or its first %d or more (as sweep prints it)", s, shortDigest)}
 	}
 	return nil
-}
-
-// testHookRunning, when set by a test, is called as each run starts, its
-// tables open, in the goroutine that runs it.
-var testHookRunning func(*scenarios.Scenario)
-
-// runTo runs plan, writing its tables through path, and writes scenario.yaml
-// and summary.json beside them, the summary with the wall time the run
-// took and the manifest m, which it completes (completeManifest). It
-// returns the summary.
-func runTo(ctx context.Context, path func(name string) string, plan *sim.Plan, opt sim.Options, m *report.Manifest) (*runSummary, error) {
-	start := time.Now()
-	if err := writeScenario(path(report.ScenarioFile), plan.Scenario); err != nil {
-		return nil, err
-	}
-	tables, err := parquetio.NewTables(path, results.PullColumns, results.EventColumns)
-	if err != nil {
-		return nil, err
-	}
-	opt.Sink = tables
-	if testHookRunning != nil {
-		testHookRunning(plan.Scenario)
-	}
-	res, err := plan.Run(ctx, opt)
-	if err != nil {
-		tables.Close(nil, nil, nil)
-		return nil, err
-	}
-	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows); err != nil {
-		return nil, err
-	}
-	if err := completeManifest(m, plan.Scenario); err != nil {
-		return nil, err
-	}
-	sum := &runSummary{Summary: res.Summary, Manifest: m}
-	sum.WallTimeS = time.Since(start).Seconds()
-	return sum, report.WriteJSON(path(report.SummaryFile), sum)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/study"
 )
 
 // TestSweepReplicates: --replicates 2 over two policies on the drain golden
@@ -47,7 +48,7 @@ func TestSweepReplicates(t *testing.T) {
 		t.Fatalf("sweep.parquet: %v, keys %v, %d rows", err, keys, len(rows))
 	}
 	for i, want := range [][]string{{"kv_aware", "18"}, {"kv_aware", "19"}, {"least_loaded", "18"}, {"least_loaded", "19"}} {
-		s, err := readRunSummary(filepath.Join(whole, report.SweepRunDir(int64(i))))
+		s, err := study.ReadRunSummary(filepath.Join(whole, report.SweepRunDir(int64(i))))
 		if !slices.Equal(rows[i].Params, want) || err != nil || fmt.Sprint(s.Summary.Seed) != want[1] {
 			t.Errorf("run %d: params %v, want %v (summary %v)", i, rows[i].Params, want, err)
 		}
@@ -81,7 +82,7 @@ func TestSweepReplicates(t *testing.T) {
 			t.Errorf("merged %s differs from the unsharded sweep's: %v", f, err)
 		}
 	}
-	var spec sweepSpec
+	var spec study.Spec
 	if b, err := os.ReadFile(filepath.Join(merged, "sweep.json")); err != nil || json.Unmarshal(b, &spec) != nil || spec.Replicates != 2 || spec.Seed != 18 || spec.Runs != 4 {
 		t.Errorf("merged sweep.json: %+v, %v", spec, err)
 	}

@@ -12,11 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/study"
 )
 
 // burst writes the searches' scenario into a new folder and returns its
@@ -49,13 +48,13 @@ kvcr: {enabled: false}
 
 // searchIn runs kvsim search on the scenario into out, searching
 // workload.trace.limit, and returns stdout, stderr and DIR/search.json.
-func searchIn(t *testing.T, sc, out string, args ...string) (string, string, searchResult) {
+func searchIn(t *testing.T, sc, out string, args ...string) (string, string, study.SearchResult) {
 	t.Helper()
 	code, stdout, stderr := kvsim(t, append([]string{"search", sc, "-q", "-o", out, "--key", "workload.trace.limit"}, args...)...)
 	if code != exitOK {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
-	var res searchResult
+	var res study.SearchResult
 	b, err := os.ReadFile(filepath.Join(out, report.SearchFile))
 	if err == nil {
 		err = json.Unmarshal(b, &res)
@@ -66,7 +65,7 @@ func searchIn(t *testing.T, sc, out string, args ...string) (string, string, sea
 	return stdout, stderr, res
 }
 
-func probed(res searchResult) []int64 {
+func probed(res study.SearchResult) []int64 {
 	var vs []int64
 	for _, p := range res.Probes {
 		vs = append(vs, p.Value)
@@ -74,7 +73,7 @@ func probed(res searchResult) []int64 {
 	return vs
 }
 
-func answerOf(res searchResult) string {
+func answerOf(res study.SearchResult) string {
 	if res.Answer == nil {
 		return "none"
 	}
@@ -298,64 +297,6 @@ func TestSearchQuorum(t *testing.T) {
 		_, _, res := searchIn(t, sc, out, append(args, "--quorum", c.quorum, "--resume")...)
 		if answerOf(res) != c.answer || !slices.Equal(probed(res), c.probes) || res.Quorum != int(c.quorum[0]-'0') {
 			t.Errorf("quorum %s: answer %s, probes %v; want %s, %v", c.quorum, answerOf(res), probed(res), c.answer, c.probes)
-		}
-	}
-}
-
-// TestMeetSLOs: replicates' TTFT p99 of 100, 250 and 300 ms against
-// "ttft_p99_ms < 260": 2 of 3 meet it (all 3 meet "requests_completed ==
-// 4" beside it), and the mean is 650 / 3 = 216.667 ms (metrics are the
-// SLOs' metrics, each once, as newSearcher lists them). A second SLO on a
-// time of never (a makespan of -1 ns, as a time that never came is
-// written) fails in every replicate, and the time's mean is never (+Inf):
-// of each SLO 2 and 0 replicates meet it.
-func TestMeetSLOs(t *testing.T) {
-	var sums []*results.Summary
-	for _, p99 := range []float64{100, 250, 300} {
-		s := &results.Summary{Counters: map[string]int64{"requests_completed": 4}}
-		s.TTFT.P99 = p99
-		s.MakespanNs = -1
-		sums = append(sums, s)
-	}
-	slo := func(s string) scenarios.Expectation {
-		e, err := scenarios.ParseExpectation(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
-	n, _, means, err := meetSLOs([]scenarios.Expectation{slo("ttft_p99_ms < 260"), slo("requests_completed == 4")}, []string{"ttft_p99_ms", "requests_completed"}, sums)
-	if err != nil || n != 2 || formatMean(means[0]) != "216.667" {
-		t.Errorf("%d passing, means %v, %v; want 2, 216.667", n, means, err)
-	}
-	n, held, means, err := meetSLOs([]scenarios.Expectation{slo("ttft_p99_ms < 260"), slo("makespan_s < 30")}, []string{"ttft_p99_ms", "makespan_s"}, sums)
-	if err != nil || n != 0 || !slices.Equal(held, []int{2, 0}) || !math.IsInf(means[1], 1) || formatMean(means[1]) != "never" {
-		t.Errorf("%d passing, %v meeting each, means %v, %v; want 0, [2 0] and never", n, held, means, err)
-	}
-}
-
-// TestTurn: the three points that show a sequence is not monotone, the
-// middle one above or below both others; none for a monotone one, flat
-// steps included. A NaN (a statistic of nothing) shows no direction: it
-// is skipped, and the points around it are compared.
-func TestTurn(t *testing.T) {
-	for _, c := range []struct {
-		ys   []float64
-		want []int
-	}{
-		{[]float64{1, 2, 2, 3}, nil},
-		{[]float64{3, 3, 1, 1}, nil},
-		{[]float64{5}, nil},
-		{[]float64{200, 200, 166.7, 175}, []int{1, 2, 3}},
-		{[]float64{1, 2, 2, 3, 0}, []int{0, 3, 4}},
-		{[]float64{1, 1, 2, 1}, []int{1, 2, 3}},
-		{[]float64{1, math.Inf(1), 2}, []int{0, 1, 2}},
-		{[]float64{1, math.NaN(), 2, 3}, nil},
-		{[]float64{math.NaN(), 3, math.NaN(), 1}, nil},
-		{[]float64{1, math.NaN(), 3, math.NaN(), 2}, []int{0, 2, 4}},
-	} {
-		if got := turn(c.ys); !slices.Equal(got, c.want) {
-			t.Errorf("turn(%v) = %v, want %v", c.ys, got, c.want)
 		}
 	}
 }

@@ -18,8 +18,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/internal/atomicfile"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/study"
 	"github.com/kvsim/kvsim/workload"
 )
 
@@ -221,7 +223,7 @@ func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
 		if cmd.Flags().Changed("block-size") {
 			sets = append(sets[:len(sets):len(sets)], "cluster.engine.block_size="+strconv.Itoa(f.block))
 		}
-		sc, err := loadScenario(path, sets)
+		sc, err := study.LoadScenario(path, sets)
 		if err != nil {
 			return err
 		}
@@ -396,7 +398,7 @@ func writeAtomic(path string, force bool, fill func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return writeAtomically(path, func(tmp string) error {
+	return atomicfile.Write(path, func(tmp string) error {
 		f, err := os.Create(tmp)
 		if err != nil {
 			return err
@@ -454,7 +456,7 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 	if f.out == "" {
 		return usageError{errors.New("trace gen: -o FILE is required")}
 	}
-	sc, err := loadScenario(path, f.sets)
+	sc, err := study.LoadScenario(path, f.sets)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/study"
 	"github.com/kvsim/kvsim/workload"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
@@ -21,7 +22,7 @@ import (
 // checks, and returns its digest.
 func digestOf(t *testing.T, path string, sets ...string) string {
 	t.Helper()
-	sc, err := loadScenario(path, sets)
+	sc, err := study.LoadScenario(path, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +420,7 @@ func TestTraceOtel(t *testing.T) {
 	if s := statsJSONOf(t, sc); s.Format != "otel" || s.Requests != 3 || s.HitBlocks != 2 || s.LastArrivalS != 2 {
 		t.Errorf("scenario of an otel trace: %+v", s)
 	}
-	if p, err := prepare(sc, nil, 1); err != nil {
+	if p, err := study.Prepare(sc, nil, 1); err != nil {
 		t.Fatal(err)
 	} else if n, err := p.ReadWorkload(); n != 3 || err != nil {
 		t.Errorf("progress total %d, want 3", n)

@@ -1,6 +1,10 @@
 //go:build !windows
 
-package main
+// Package atomicfile writes a file whole or not at all: into a temporary
+// file beside it, renamed over it once written. The model never links it
+// (renameio, which it uses, does not build on Windows); the CLI and the
+// studies write their files through it.
+package atomicfile
 
 import (
 	"path/filepath"
@@ -8,12 +12,12 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// writeAtomically writes path through write into a temporary file beside
+// Write writes path through write into a temporary file beside
 // it (renameio's pending file), synced and renamed over path once write
 // returns nil; a failed write leaves neither. write is given the temporary
 // file's path and writes it whole (os.Create on it truncates the file the
 // pending file holds open).
-func writeAtomically(path string, write func(tmp string) error) error {
+func Write(path string, write func(tmp string) error) error {
 	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(0o644))
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package main
+package atomicfile
 
 import (
 	"errors"
@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 )
 
-// writeAtomically writes path through write into a temporary file beside
+// Write writes path through write into a temporary file beside
 // it, renamed over path once write returns nil; a failed write leaves
-// neither. renameio, which the other systems use (atomic.go), does not
+// neither. renameio, which the other systems use (atomicfile.go), does not
 // build on Windows, whose rename replaces an existing file all the same.
-func writeAtomically(path string, write func(tmp string) error) error {
+func Write(path string, write func(tmp string) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err

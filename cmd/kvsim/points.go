@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/study"
+)
+
+// printPoints prints the grid points' table: for each point its values,
+// its runs, the mean ± the 95 % interval's half-width of requests
+// completed, TTFT p50 and p99 and E2E p99, the mean hit ratios and pull
+// outcomes, each of the rows' events (SweepEvents) its time to removal and
+// TTFT after, and how many distinct digests its replicates have.
+func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events int) error {
+	metrics := report.PointMetrics(events)
+	col := func(name string) int {
+		return slices.IndexFunc(metrics, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
+	}
+	var evHead strings.Builder
+	for k := range events {
+		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p50 after\tevent %d TTFT p99 after\t", k, k, k)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigests\n",
+		strings.Join(spec.Keys, "\t"), evHead.String())
+	lo := 0 // the point's first row: its runs are the rows from it
+	for _, p := range spec.Points(rows) {
+		runs := rows[lo : lo+int(p.Replicates)]
+		lo += len(runs)
+		pmScaled := func(name string, scale float64, format string) string {
+			s := p.Stats[col(name)]
+			if math.IsNaN(s.Mean) {
+				return "—" // in one of its runs: an event it lacks, a worker never removed, a window without requests
+			}
+			return fmt.Sprintf(format+" ± "+format, s.Mean*scale, s.HalfWidth()*scale)
+		}
+		pm := func(name string) string { return pmScaled(name, 1, "%.1f") }
+		var ev strings.Builder
+		for k := range events {
+			fmt.Fprintf(&ev, "%s\t%s\t%s\t", pmScaled(fmt.Sprintf("event%d_removed_after_ns", k), 1e-9, "%.2f"),
+				pm(fmt.Sprintf("event%d_ttft_p50_after_ms", k)), pm(fmt.Sprintf("event%d_ttft_p99_after_ms", k)))
+		}
+		mean := func(format string, names ...string) string {
+			vs := make([]string, len(names))
+			for i, n := range names {
+				vs[i] = fmt.Sprintf(format, p.Stats[col(n)].Mean)
+			}
+			return strings.Join(vs, "/")
+		}
+		digests := map[string]bool{}
+		for _, r := range runs {
+			digests[r.Digest] = true
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%d distinct\n", p.Point, strings.Join(p.Params, "\t"), p.Replicates,
+			pm("requests_completed"), pm("ttft_p50_ms"), pm("ttft_p99_ms"), pm("e2e_p99_ms"),
+			mean("%.3f", "hit_ratio_g1", "hit_ratio_g2", "hit_ratio_pulled"),
+			mean("%.1f", "pulls_success", "pulls_partial", "pulls_failed", "pulls_expired", "pulls_rejected"), ev.String(), len(digests))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(± is the half-width of the 95 %% confidence interval over the %d replicates; points.parquet has every metric's)\n", spec.Replicates)
+	return err
+}
