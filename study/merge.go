@@ -56,7 +56,7 @@ func (e *Env) Merge(dirs []string, out string, force bool) (*Spec, []report.Swee
 		return nil, nil, err
 	}
 	defer dir.Abort() // no-op after Commit
-	spec.Manifest = e.CommandManifest(spec.Scenario, spec.Sets)
+	spec.Manifest = e.commandManifest(spec.Scenario, spec.Sets)
 	if err := report.WriteJSON(dir.Path(report.SweepSpecFile), spec); err != nil {
 		return nil, nil, err
 	}

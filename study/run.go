@@ -38,7 +38,7 @@ func ReadRunSummary(dir string) (*RunSummary, error) {
 
 // RunTo runs plan, writing its tables through path, and writes
 // scenario.yaml and summary.json beside them, the summary with the wall
-// time the run took and the manifest m, which it completes (Complete). It
+// time the run took and the manifest m, which it completes (complete). It
 // returns the summary.
 func (e *Env) RunTo(ctx context.Context, path func(name string) string, plan *sim.Plan, opt sim.Options, m *report.Manifest) (*RunSummary, error) {
 	start := time.Now()
@@ -61,7 +61,7 @@ func (e *Env) RunTo(ctx context.Context, path func(name string) string, plan *si
 	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows); err != nil {
 		return nil, err
 	}
-	if err := Complete(m, plan.Scenario); err != nil {
+	if err := complete(m, plan.Scenario); err != nil {
 		return nil, err
 	}
 	sum := &RunSummary{Summary: res.Summary, Manifest: m}
@@ -83,17 +83,17 @@ func writeScenario(path string, sc *scenarios.Scenario) error {
 // hashes its trace once, not once a run.
 var traceIDs sync.Map // path -> func() (*report.FileID, error)
 
-// CommandManifest is the manifest of a command over the scenario file
+// commandManifest is the manifest of a command over the scenario file
 // path ("" for the embedded default) with sets, naming no trace: a
 // sweep's or a merge's.
-func (e *Env) CommandManifest(path string, sets []string) *report.Manifest {
+func (e *Env) commandManifest(path string, sets []string) *report.Manifest {
 	m := e.buildless(path, sets)
 	m.Build = m.Build.WithExecutable()
 	return m
 }
 
-// buildless is CommandManifest without the executable's hash, which
-// Complete adds once the run is over (a replay hashes the executable while
+// buildless is commandManifest without the executable's hash, which
+// complete adds once the run is over (a replay hashes the executable while
 // it runs: report.HashExecutable).
 func (e *Env) buildless(path string, sets []string) *report.Manifest {
 	return &report.Manifest{Tool: report.Tool, Build: e.Build, Command: e.Command,
@@ -103,7 +103,7 @@ func (e *Env) buildless(path string, sets []string) *report.Manifest {
 // Manifest returns the manifest of a run of sc, loaded from the scenario
 // file path ("" for the embedded default) with sets: the command's. It
 // opens the trace sc replays, an error naming the key, and starts hashing
-// it; Complete adds its identity and the executable's hash.
+// it; complete adds its identity and the executable's hash.
 func (e *Env) Manifest(path string, sets []string, sc *scenarios.Scenario) (*report.Manifest, error) {
 	if t := sc.Workload.Trace; t != nil {
 		if _, err := traceID(t.Path); err != nil {
@@ -113,9 +113,9 @@ func (e *Env) Manifest(path string, sets []string, sc *scenarios.Scenario) (*rep
 	return e.buildless(path, sets), nil
 }
 
-// Complete adds to m, sc's manifest from Manifest, the executable's hash
+// complete adds to m, sc's manifest from Manifest, the executable's hash
 // and the identity of the trace sc replays, waiting for them.
-func Complete(m *report.Manifest, sc *scenarios.Scenario) error {
+func complete(m *report.Manifest, sc *scenarios.Scenario) error {
 	m.Build = m.Build.WithExecutable()
 	if t := sc.Workload.Trace; t != nil {
 		id, err := traceID(t.Path)

@@ -17,9 +17,9 @@ import (
 	"github.com/kvsim/kvsim/scenarios"
 )
 
-// MaxSearchRuns bounds a search's grid, (To - From + 1) x replicates runs,
+// maxSearchRuns bounds a search's grid, (To - From + 1) x replicates runs,
 // which sweep.json lists.
-const MaxSearchRuns = 1_000_000
+const maxSearchRuns = 1_000_000
 
 // Search finds the largest value of the integer scenario key Key in
 // [From, To] whose runs meet every SLO: it probes From and To, then
@@ -100,7 +100,7 @@ func (s *Search) Run(ctx context.Context) (*SearchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.spec.Manifest = s.CommandManifest(s.Scenario, s.Sets)
+	s.spec.Manifest = s.commandManifest(s.Scenario, s.Sets)
 	if err := startDir(s.Dir.Path, s.Dir.Force, s.Dir.Resume, s.spec); err != nil {
 		return nil, err
 	}
@@ -142,12 +142,12 @@ func (s *Search) check() error {
 		return inputErr("--replicates %d: want at least 1", s.Replicates)
 	case s.Quorum < 1 || s.Quorum > s.Replicates:
 		return inputErr("--quorum %d: want 1 to --replicates (%d)", s.Quorum, s.Replicates)
-	case s.Key == SeedKey && s.Replicates > 1:
+	case s.Key == seedKey && s.Replicates > 1:
 		return inputErr("--key seed: the replicates are seeds already; search seed with --replicates 1")
 	case s.From > s.To:
 		return inputErr("--range %d:%d: want A <= B", s.From, s.To)
-	case uint64(s.To-s.From) >= MaxSearchRuns/uint64(s.Replicates):
-		return inputErr("--range %d:%d with --replicates %d: more than %d runs", s.From, s.To, s.Replicates, MaxSearchRuns)
+	case uint64(s.To-s.From) >= maxSearchRuns/uint64(s.Replicates):
+		return inputErr("--range %d:%d with --replicates %d: more than %d runs", s.From, s.To, s.Replicates, maxSearchRuns)
 	}
 	sc, err := LoadScenario(s.Scenario, s.Sets)
 	if err != nil {

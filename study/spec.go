@@ -33,8 +33,8 @@ type Spec struct {
 	Manifest *report.Manifest `json:"manifest,omitempty"`
 }
 
-// SeedKey is the scenario key a sweep's replicates vary.
-const SeedKey = "seed"
+// seedKey is the scenario key a sweep's replicates vary.
+const seedKey = "seed"
 
 // sameGrid reports whether two specs describe the same runs: they differ at
 // most in their manifests.
@@ -88,11 +88,11 @@ func (s *Spec) Dims() ([]string, [][]string) {
 	for r := range seeds {
 		seeds[r] = strconv.FormatUint(s.Seed+uint64(r), 10)
 	}
-	return append(slices.Clone(s.Keys), SeedKey), append(slices.Clone(s.Values), seeds)
+	return append(slices.Clone(s.Keys), seedKey), append(slices.Clone(s.Values), seeds)
 }
 
-// SetsOf are a point's overrides: the sweep's --set, then one a key of Dims.
-func (s *Spec) SetsOf(p Point) []string {
+// setsOf are a point's overrides: the sweep's --set, then one a key of Dims.
+func (s *Spec) setsOf(p Point) []string {
 	out := slices.Clone(s.Sets)
 	keys, _ := s.Dims()
 	for i, k := range keys {
@@ -114,7 +114,7 @@ func (s *Spec) check() (int, int, error) {
 	switch {
 	case s.Replicates < 1:
 		return 0, 0, inputErr("--replicates %d: want at least 1", s.Replicates)
-	case s.Replicates > 1 && slices.Contains(s.Keys, SeedKey):
+	case s.Replicates > 1 && slices.Contains(s.Keys, seedKey):
 		return 0, 0, inputErr("--vary seed and --replicates %d: the replicates are the seeds (the scenario's seed +0 to +%d); give one",
 			s.Replicates, s.Replicates-1)
 	case s.Shard == "":

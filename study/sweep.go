@@ -70,7 +70,7 @@ func (s *Sweep) Run(ctx context.Context) ([]report.SweepRow, error) {
 		}
 	}
 	s.warn(prep.warnings)
-	spec.Manifest = s.CommandManifest(spec.Scenario, spec.Sets)
+	spec.Manifest = s.commandManifest(spec.Scenario, spec.Sets)
 	if err := startDir(s.Dir.Path, s.Dir.Force, s.Dir.Resume, spec); err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func newPreparer(env *Env, spec *Spec, out string, atOnce int, flag string) *pre
 // run prepares the run of grid point p into out/runs/run-NNN, reading its
 // trace when no run prepared before read it.
 func (pr *preparer) run(p Point) (*run, error) {
-	sets := pr.spec.SetsOf(p)
+	sets := pr.spec.setsOf(p)
 	plan, err := Prepare(pr.spec.Scenario, sets, pr.atOnce, pr.flag)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func (pr *preparer) run(p Point) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := Complete(m, sc); err != nil { // doneRow compares it
+	if err := complete(m, sc); err != nil { // doneRow compares it
 		return nil, err
 	}
 	for _, w := range sc.Warnings() {
@@ -361,7 +361,7 @@ func inertSeeds(spec *Spec, rows []report.SweepRow) []string {
 	flag := fmt.Sprintf("--replicates %d", spec.Replicates)
 	seedAt := len(spec.Keys) // with replicates, the last of Dims
 	if spec.Replicates <= 1 {
-		if seedAt = slices.Index(spec.Keys, SeedKey); seedAt < 0 {
+		if seedAt = slices.Index(spec.Keys, seedKey); seedAt < 0 {
 			return nil
 		}
 		flag = "--vary seed"

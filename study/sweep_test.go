@@ -26,7 +26,7 @@ func TestGrid(t *testing.T) {
 	if p := g[5]; p.Run != 5 || p.Point != 2 || !slices.Equal(p.Values, []string{"1", "z", "8"}) {
 		t.Errorf("run 5: %+v, want point 2, values [1 z 8]", p)
 	}
-	if got := s.SetsOf(g[5]); !slices.Equal(got, []string{"k=v", "a=1", "b=z", "seed=8"}) {
+	if got := s.setsOf(g[5]); !slices.Equal(got, []string{"k=v", "a=1", "b=z", "seed=8"}) {
 		t.Errorf("sets of run 5: %q", got)
 	}
 }
