@@ -410,11 +410,11 @@ func startSweepDir(dir string, force bool, spec *sweepSpec) error {
 			return err
 		}
 		if err := os.RemoveAll(dir); err != nil {
-			return err
+			return report.Unwritable(dir, err)
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, report.RunsDir), 0o755); err != nil {
-		return err
+		return report.Unwritable(dir, err)
 	}
 	return writeAtomically(filepath.Join(dir, report.SweepSpecFile), func(path string) error { return report.WriteJSON(path, spec) })
 }

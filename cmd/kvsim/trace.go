@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/workload"
@@ -394,7 +395,7 @@ func writeAtomic(path string, force bool, fill func(io.Writer) error) error {
 		return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return report.Unwritable(path, err)
 	}
 	return writeAtomically(path, func(tmp string) error {
 		f, err := os.Create(tmp)
