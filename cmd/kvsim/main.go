@@ -222,9 +222,10 @@ func loadScenario(path string, sets []string, opts ...scenarios.Option) (*scenar
 
 // prepare loads a scenario (the embedded default when path is "") and
 // turns it into the plan a run follows (sim.Prepare), refusing one whose
-// estimated memory this machine cannot hold: what every command that runs
-// or checks a scenario does first. atOnce runs (a sweep's -j) share the
-// memory; opts change how the scenario is read.
+// estimated memory this machine cannot hold, then one whose time series
+// would pass sim.MaxSampleRows (which may read a trace, so last): what
+// every command that runs or checks a scenario does first. atOnce runs (a
+// sweep's -j) share the memory; opts change how the scenario is read.
 func prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (*sim.Plan, error) {
 	sc, err := loadScenario(path, sets, opts...)
 	if err != nil {
@@ -240,6 +241,9 @@ func prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (
 		source = fmt.Sprintf("%s, shared by %d runs at once", source, atOnce)
 	}
 	if err := p.CheckMemory(limit, source); err != nil {
+		return nil, err
+	}
+	if err := p.CheckOutput(); err != nil {
 		return nil, err
 	}
 	return p, nil
