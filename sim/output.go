@@ -105,17 +105,28 @@ func (p *Plan) CheckOutput() error {
 	// The shortest interval that fits: span / interval + 1 samples a
 	// worker, at most MaxSampleRows / Workers, rounded up to a whole
 	// second (or millisecond, below a second).
-	if per := des.Time(MaxSampleRows / p.Workers); per > 1 {
-		fit := (span + per - 2) / (per - 1)
-		unit := des.Millisecond
-		if fit > des.Second {
-			unit = des.Second
+	if n := int64(MaxSampleRows / p.Workers); n > 1 {
+		fit := ceilDiv(int64(span), n-1)
+		unit := int64(des.Millisecond)
+		if fit > int64(des.Second) {
+			unit = int64(des.Second)
 		}
-		way = fmt.Sprintf("set report.sample_interval to %v or more, or run fewer workers", (fit+unit-1)/unit*unit)
+		if q := ceilDiv(fit, unit); q <= math.MaxInt64/unit {
+			way = fmt.Sprintf("set report.sample_interval to %v or more, or run fewer workers", des.Time(q*unit))
+		}
 	}
 	_, key := p.Memory()
 	return p.Scenario.ErrAt(key, "the run would write about %s time-series rows (%d workers, a row each every %v up to %v, %s), more than the %s a run may write; %s",
 		millions(rows), p.Workers, des.Time(p.Scenario.Report.SampleInterval), span/des.Millisecond*des.Millisecond, until, millions(MaxSampleRows), way)
+}
+
+// ceilDiv is a / b rounded up, for a >= 0 and b > 0.
+func ceilDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }
 
 // millions is n in millions to one decimal: "96.0 million".

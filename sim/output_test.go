@@ -80,6 +80,18 @@ func TestSampleRows(t *testing.T) {
 	if err := p.CheckOutput(); err == nil || err.Error() != want {
 		t.Errorf("CheckOutput() = %v\nwant %s", err, want)
 	}
+	// 50,000 workers at 10 ms: 50,000 x 10,001 rows. At most 1,000
+	// samples a worker fit, so 100 s / 999 = 100.1 ms or more: 101 ms (100
+	// ms would take 1,001). 50,000,001 workers fit at no interval.
+	for _, c := range []struct{ yaml, way string }{
+		{one + "cluster: {workers: 50000}\nreport: {sample_interval: 10ms}\n", "500.1 million time-series rows (50000 workers, a row each every 10ms up to 1m40s, " +
+			"the workload's last arrival, as estimated), more than the 50.0 million a run may write; set report.sample_interval to 101ms or more, or run fewer workers"},
+		{one + "cluster: {workers: 50000001}\n", "more than the 50.0 million a run may write; run fewer workers"},
+	} {
+		if err := plan(t, dir, c.yaml).CheckOutput(); err == nil || !strings.HasSuffix(err.Error(), c.way) {
+			t.Errorf("%s: CheckOutput() = %v\nwant one ending %s", c.yaml, err, c.way)
+		}
+	}
 }
 
 // TestCheckOutputReadsTrace: a trace is read for its last arrival only
