@@ -8,8 +8,9 @@ import (
 )
 
 // Column declares one column of a table whose rows have type R: its name and
-// exactly one getter, which picks the column's type. Every column is
-// non-nullable (Parquet REQUIRED); "none" is a value such as -1.
+// exactly one getter, which picks the column's type. A column is
+// non-nullable (Parquet REQUIRED) unless it is marked Null; in the rows,
+// "none" is always a value: -1, or NaN for a float.
 type Column[R any] struct {
 	Name    string
 	Int64   func(*R) int64   // an int64 column
@@ -31,10 +32,13 @@ type Column[R any] struct {
 	// scenario's configuration, a measured trace's figures) rather than what
 	// it did: kvsim compare lists its differences apart from behaviour's.
 	Config bool
-	// Never marks an integer column whose -1 is no value (a time that never
-	// came, an event a run lacks): points.parquet's summaries take it as
-	// NaN, not as -1.
-	Never bool
+	// Null marks a number column whose -1 (an integer) or NaN (a float) is
+	// no value: a time that never came, a statistic of nothing, an event a
+	// run lacks. The Parquet file stores it as null, so that a reader's
+	// mean or count skips it rather than mixing in -1, and the readers give
+	// the -1 or NaN back; points.parquet's summaries take it as NaN. Only
+	// such columns are nullable.
+	Null bool
 }
 
 // Value is column c of row r, through its getter: an int64, int32,

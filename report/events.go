@@ -9,7 +9,7 @@ import (
 
 // EventRow is one row of events.parquet: what one lifecycle event of the
 // scenario did. Times are virtual nanoseconds; -1 means none, NaN a ratio
-// or a statistic of nothing. docs/outputs.md defines every column.
+// or a statistic of nothing (null in events.parquet: EventColumns). docs/outputs.md defines every column.
 type EventRow struct {
 	Event   int32  // index in the scenario's events, from 0
 	Kind    string // the scenario's word for it: drain, remove or add
@@ -78,7 +78,9 @@ type EventWindow struct {
 
 // EventColumns is the schema of events.parquet, whose kind column's
 // dictionary is kinds, in order (results.EventColumns passes the scenario's
-// event kinds); a reader passes nil. The column names are a public
+// event kinds); a reader passes nil. A column whose -1 or NaN is a value
+// that does not exist (an event that never fired, a worker never removed,
+// a window without requests) is Null. The column names are a public
 // contract: never rename one.
 func EventColumns(kinds []string) []Column[EventRow] {
 	cols := []Column[EventRow]{
@@ -87,16 +89,16 @@ func EventColumns(kinds []string) []Column[EventRow] {
 		{Name: "at_ns", Int64: func(r *EventRow) int64 { return r.AtNs }},
 		{Name: "workers", String: func(r *EventRow) string { return r.Workers }},
 		{Name: "fired", Bool: func(r *EventRow) bool { return r.Fired }},
-		{Name: "requests_at_event", Int64: func(r *EventRow) int64 { return r.RequestsAtEvent }},
-		{Name: "running_at_event", Int64: func(r *EventRow) int64 { return r.RunningAtEvent }},
-		{Name: "waiting_at_event", Int64: func(r *EventRow) int64 { return r.WaitingAtEvent }},
-		{Name: "pulls_serving_at_event", Int64: func(r *EventRow) int64 { return r.PullsServingAtEvent }},
-		{Name: "pulls_receiving_at_event", Int64: func(r *EventRow) int64 { return r.PullsReceivingAtEvent }},
-		{Name: "g2_blocks_at_event", Int64: func(r *EventRow) int64 { return r.G2BlocksAtEvent }},
-		{Name: "cluster_requests_at_event", Int64: func(r *EventRow) int64 { return r.ClusterRequestsAtEvent }},
-		{Name: "schedulable_at_event", Int64: func(r *EventRow) int64 { return r.SchedulableAtEvent }},
-		{Name: "load_share", Float64: func(r *EventRow) float64 { return r.LoadShare }},
-		{Name: "removed_after_ns", Int64: func(r *EventRow) int64 { return r.RemovedAfterNs }},
+		{Name: "requests_at_event", Int64: func(r *EventRow) int64 { return r.RequestsAtEvent }, Null: true},
+		{Name: "running_at_event", Int64: func(r *EventRow) int64 { return r.RunningAtEvent }, Null: true},
+		{Name: "waiting_at_event", Int64: func(r *EventRow) int64 { return r.WaitingAtEvent }, Null: true},
+		{Name: "pulls_serving_at_event", Int64: func(r *EventRow) int64 { return r.PullsServingAtEvent }, Null: true},
+		{Name: "pulls_receiving_at_event", Int64: func(r *EventRow) int64 { return r.PullsReceivingAtEvent }, Null: true},
+		{Name: "g2_blocks_at_event", Int64: func(r *EventRow) int64 { return r.G2BlocksAtEvent }, Null: true},
+		{Name: "cluster_requests_at_event", Int64: func(r *EventRow) int64 { return r.ClusterRequestsAtEvent }, Null: true},
+		{Name: "schedulable_at_event", Int64: func(r *EventRow) int64 { return r.SchedulableAtEvent }, Null: true},
+		{Name: "load_share", Float64: func(r *EventRow) float64 { return r.LoadShare }, Null: true},
+		{Name: "removed_after_ns", Int64: func(r *EventRow) int64 { return r.RemovedAfterNs }, Null: true},
 		{Name: "removed_by_timeout", Int64: func(r *EventRow) int64 { return r.RemovedByTimeout }},
 		{Name: "pulls_rejected_draining", Int64: func(r *EventRow) int64 { return r.PullsRejectedDraining }},
 		{Name: "pulls_rejected_removed", Int64: func(r *EventRow) int64 { return r.PullsRejectedRemoved }},
@@ -107,9 +109,9 @@ func EventColumns(kinds []string) []Column[EventRow] {
 		{Name: "kv_orders", Int64: func(r *EventRow) int64 { return r.Orders }},
 		{Name: "kv_blocks_planned", Int64: func(r *EventRow) int64 { return r.BlocksPlanned }},
 		{Name: "kv_blocks_landed", Int64: func(r *EventRow) int64 { return r.BlocksLanded }},
-		{Name: "kv_done_after_ns", Int64: func(r *EventRow) int64 { return r.OrdersDoneAfterNs }},
-		{Name: "g2_blocks_left", Int64: func(r *EventRow) int64 { return r.G2BlocksLeft }},
-		{Name: "removal_delay_ns", Int64: func(r *EventRow) int64 { return r.RemovalDelayNs }},
+		{Name: "kv_done_after_ns", Int64: func(r *EventRow) int64 { return r.OrdersDoneAfterNs }, Null: true},
+		{Name: "g2_blocks_left", Int64: func(r *EventRow) int64 { return r.G2BlocksLeft }, Null: true},
+		{Name: "removal_delay_ns", Int64: func(r *EventRow) int64 { return r.RemovalDelayNs }, Null: true},
 		{Name: "window_before_ns", Int64: func(r *EventRow) int64 { return r.WindowBeforeNs }},
 		{Name: "window_after_ns", Int64: func(r *EventRow) int64 { return r.WindowAfterNs }},
 	}
@@ -120,7 +122,7 @@ func EventColumns(kinds []string) []Column[EventRow] {
 // windowColumns are the columns of one window, side "before" or "after".
 func windowColumns(side string, get func(*EventRow) *EventWindow) []Column[EventRow] {
 	f := func(name string, v func(*EventWindow) float64) Column[EventRow] {
-		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(get(r)) }}
+		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(get(r)) }, Null: true}
 	}
 	return []Column[EventRow]{
 		f("ttft_p50_"+side+"_ms", func(w *EventWindow) float64 { return w.TTFTP50Ms }),

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 )
 
 // tmpSeq numbers the temporary directories of this process, so parallel
@@ -45,7 +46,7 @@ type OutDir struct {
 // directories as needed, and removes the temporary directories of final
 // left by runs that were killed. It refuses (a *RefusedError) if final
 // exists, unless force and final is a directory kvsim wrote or an empty one
-// (see Replaceable).
+// (see Replaceable); a final it cannot make is an *UnwritableError.
 func Create(final string, force bool) (*OutDir, error) {
 	final = filepath.Clean(final)
 	if err := checkAbsent(final, force); err != nil {
@@ -55,7 +56,7 @@ func Create(final string, force bool) (*OutDir, error) {
 	parent = filepath.Join(parent, ".")
 	created, err := mkdirAll(parent)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, Unwritable(final, err)
 	}
 	d := &OutDir{final: final, force: force, created: created}
 	removeStale(parent, base)
@@ -67,7 +68,7 @@ func Create(final string, force bool) (*OutDir, error) {
 		}
 		if err != nil {
 			d.removeCreated()
-			return nil, fmt.Errorf("report: %w", err)
+			return nil, Unwritable(final, err)
 		}
 		lock, err := lockDir(tmp)
 		switch {
@@ -82,7 +83,7 @@ func Create(final string, force bool) (*OutDir, error) {
 		default:
 			os.Remove(tmp)
 			d.removeCreated()
-			return nil, fmt.Errorf("report: %w", err)
+			return nil, Unwritable(final, err)
 		}
 	}
 }
@@ -161,8 +162,8 @@ func checkAbsent(final string, force bool) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
-	case err != nil:
-		return fmt.Errorf("report: %w", err)
+	case err != nil: // a path through a file, a folder that cannot be read
+		return Unwritable(final, err)
 	case !force:
 		if err := checkNotWorkDir(final); err != nil {
 			return err
@@ -196,7 +197,7 @@ func (d *OutDir) Commit() error {
 		if old != "" {
 			err = errors.Join(err, os.Rename(old, d.final))
 		}
-		return fmt.Errorf("report: %w", err)
+		return Unwritable(d.final, err)
 	}
 	d.done = true
 	d.lock.Close()
@@ -236,6 +237,60 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// UnwritableError is an output kvsim could not write: its folder is not
+// writable (a read-only disk, a folder of another user), a path through it
+// is a file, or the system failed to write. Its message names the output
+// the user gave and the folder at fault, never a temporary name beside it.
+type UnwritableError struct {
+	Output string // the output as the user named it
+	why    string
+	Err    error // the system's error
+}
+
+func (e *UnwritableError) Error() string { return "cannot write the output " + e.Output + ": " + e.why }
+
+func (e *UnwritableError) Unwrap() error { return e.Err }
+
+// Unwritable is err, met making output (a directory or file the user
+// named, or a temporary entry beside it, or a folder on the way to it), as
+// an *UnwritableError that says why in the user's words, from what the
+// file system holds on the way to output: the deepest folder of it that
+// exists is not writable, or that path is a file. An error that is one
+// already is returned as it is.
+func Unwritable(output string, err error) error {
+	var ue *UnwritableError
+	if errors.As(err, &ue) {
+		return err
+	}
+	reason := err
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		reason = pe.Err
+	case errors.As(err, &le):
+		reason = le.Err
+	}
+	folder := filepath.Dir(filepath.Clean(output))
+	at := folder
+	st, serr := os.Stat(at)
+	for serr != nil && filepath.Dir(at) != at {
+		at = filepath.Dir(at)
+		st, serr = os.Stat(at)
+	}
+	why := reason.Error()
+	switch {
+	case serr == nil && !st.IsDir():
+		why = at + " is a file, not a folder"
+	case !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS):
+	case at == folder:
+		why = fmt.Sprintf("its folder %s is not writable (%v)", folder, reason)
+	default:
+		why = fmt.Sprintf("its folder %s cannot be made: %s is not writable (%v)", folder, at, reason)
+	}
+	return &UnwritableError{Output: output, why: why, Err: err}
 }
 
 // RefusedError is an output kvsim will not write: it exists and was not

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -410,5 +411,41 @@ func TestFileNamesDefinedOnce(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUnwritable: the error of an output that could not be made names the
+// output and what is at fault on the way to it, whatever temporary name
+// the system's error carries: a file in the way, a folder that refuses
+// writes (permission, a read-only disk: "not writable"), or the system's
+// reason alone when the folder is not at fault (a full disk). An
+// UnwritableError is kept as it is.
+func TestUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	os.WriteFile(file, nil, 0o644)
+	tmp := func(errno error) error {
+		return &fs.PathError{Op: "mkdir", Path: filepath.Join(dir, ".x.tmp-1-1"), Err: errno}
+	}
+	for _, c := range []struct {
+		output string
+		err    error
+		want   string
+	}{
+		{filepath.Join(dir, "x"), tmp(fs.ErrPermission), "its folder " + dir + " is not writable (permission denied)"},
+		{filepath.Join(dir, "x"), tmp(syscall.EROFS), "its folder " + dir + " is not writable (read-only file system)"},
+		{filepath.Join(dir, "a", "x"), tmp(syscall.EACCES), "its folder " + filepath.Join(dir, "a") + " cannot be made: " + dir + " is not writable (permission denied)"},
+		{filepath.Join(dir, "x"), tmp(syscall.ENOSPC), "no space left on device"},
+		{filepath.Join(file, "a", "x"), tmp(syscall.ENOTDIR), file + " is a file, not a folder"},
+		{filepath.Join(dir, "x"), &os.LinkError{Op: "rename", Old: filepath.Join(dir, ".x.tmp-1-1"), New: filepath.Join(dir, "x"), Err: syscall.EIO}, "input/output error"},
+	} {
+		err := Unwritable(c.output, c.err)
+		var ue *UnwritableError
+		if want := "cannot write the output " + c.output + ": " + c.want; err.Error() != want || !errors.As(err, &ue) || !errors.Is(err, c.err) {
+			t.Errorf("%s, %v: %v\nwant %s", c.output, c.err, err, want)
+		}
+		if again := Unwritable("other", err); again != err {
+			t.Errorf("an UnwritableError made again: %v", again)
+		}
 	}
 }

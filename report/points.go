@@ -48,12 +48,14 @@ func PointColumns(keys []string, events int) []Column[PointRow] {
 		cols = append(cols, Column[PointRow]{Name: k, String: func(r *PointRow) string { return r.Params[i] }})
 	}
 	cols = append(cols, Column[PointRow]{Name: "replicates", Int64: func(r *PointRow) int64 { return r.Replicates }})
+	// The mean is NaN only when a run had no value (a Null metric); the
+	// SD and the interval are NaN for one replicate too: none is a value.
 	for j, m := range PointMetrics(events) {
 		cols = append(cols,
-			Column[PointRow]{Name: m.Name + "_mean", Float64: func(r *PointRow) float64 { return r.Stats[j].Mean }},
-			Column[PointRow]{Name: m.Name + "_sd", Float64: func(r *PointRow) float64 { return r.Stats[j].SD }},
-			Column[PointRow]{Name: m.Name + "_ci95_lo", Float64: func(r *PointRow) float64 { return r.Stats[j].Lo }},
-			Column[PointRow]{Name: m.Name + "_ci95_hi", Float64: func(r *PointRow) float64 { return r.Stats[j].Hi }})
+			Column[PointRow]{Name: m.Name + "_mean", Float64: func(r *PointRow) float64 { return r.Stats[j].Mean }, Null: m.Null},
+			Column[PointRow]{Name: m.Name + "_sd", Float64: func(r *PointRow) float64 { return r.Stats[j].SD }, Null: true},
+			Column[PointRow]{Name: m.Name + "_ci95_lo", Float64: func(r *PointRow) float64 { return r.Stats[j].Lo }, Null: true},
+			Column[PointRow]{Name: m.Name + "_ci95_hi", Float64: func(r *PointRow) float64 { return r.Stats[j].Hi }, Null: true})
 	}
 	return cols
 }
@@ -120,7 +122,7 @@ func summarize(xs []float64, t float64) Stat {
 func (s Stat) HalfWidth() float64 { return (s.Hi - s.Lo) / 2 }
 
 // numeric is a numeric column's value in r as a float64, NaN for the -1
-// of a Never column.
+// of a Null column.
 func numeric(c Column[SweepRow], r *SweepRow) float64 {
 	var v float64
 	switch {
@@ -131,7 +133,7 @@ func numeric(c Column[SweepRow], r *SweepRow) float64 {
 	default:
 		return c.Float64(r)
 	}
-	if c.Never && v == -1 {
+	if c.Null && v == -1 {
 		return math.NaN()
 	}
 	return v

@@ -82,7 +82,7 @@ var sweepMetrics = []Column[SweepRow]{
 // run, one string column a key (named by it), the metrics, then for each
 // event k every column of events.parquet named event<k>_<column>, kind a
 // plain string. A run with fewer events shows NoEvent in the columns of
-// those it lacks.
+// those it lacks, whose numbers are all Null: the file holds null there.
 func SweepColumns(keys []string, events int) []Column[SweepRow] {
 	cols := []Column[SweepRow]{{Name: "run", Int64: func(r *SweepRow) int64 { return r.Run }}}
 	for i, k := range keys {
@@ -98,9 +98,9 @@ func SweepColumns(keys []string, events int) []Column[SweepRow] {
 		}
 		for _, c := range eventColumns {
 			ec := within(c, fmt.Sprintf("event%d_%s", k, c.Name), get)
-			// An event's integers are counts, times and sizes, never -1 but
-			// for a worker never removed and an event the run lacks.
-			ec.Never = ec.Int64 != nil || ec.Int32 != nil
+			// A run lacking the event has NoEvent's -1 and NaN in every
+			// number column: none is a value.
+			ec.Null = ec.Int64 != nil || ec.Int32 != nil || ec.Float64 != nil
 			cols = append(cols, ec)
 		}
 	}
@@ -123,7 +123,7 @@ func SweepEvents(rows []SweepRow) int {
 // within is column c of the row get finds in an R, named name; a
 // dictionary column becomes a plain string column.
 func within[R, S any](c Column[S], name string, get func(*R) *S) Column[R] {
-	out := Column[R]{Name: name, NoDigest: c.NoDigest, Config: c.Config}
+	out := Column[R]{Name: name, NoDigest: c.NoDigest, Config: c.Config, Null: c.Null}
 	switch {
 	case c.Int64 != nil:
 		out.Int64 = func(r *R) int64 { return c.Int64(get(r)) }

@@ -45,7 +45,11 @@ func TestLayers(t *testing.T) {
 				return format(d) || in(d, "sim", "report/parquetio", "report/chart") || in(d, top...)
 			},
 			"results summarises a run in the report's rows: it links no simulator (sim), file format, chart or tool"},
-		{func(p string) bool { return !in(p, top...) && !in(p, "report", "sim", "results") },
+		{func(p string) bool { return in(p, "internal/atomicfile") }, func(d string) bool { return format(d) || ours(d) && !in(d, "report") },
+			"internal/atomicfile writes a file whole for the studies and the CLI: it links no kvsim package but report, for the error of an output that cannot be written"},
+		{func(p string) bool {
+			return !in(p, top...) && !in(p, "report", "sim", "results", "internal/atomicfile")
+		},
 			func(d string) bool { return format(d) || in(d, "report", "sim") || in(d, top...) },
 			"the model (and all below results) writes no files and names its own outcomes and modes: it links no report, file format, sim or tool"},
 		{func(p string) bool { return in(p, "des", "block", "lifecycle") }, ours,

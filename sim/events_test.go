@@ -295,7 +295,8 @@ func TestEventsSQL(t *testing.T) {
 }
 
 // TestEventColumnsDocumented: docs/outputs.md names every column of
-// events.parquet.
+// events.parquet, and its type says "nullable" exactly for the columns
+// that hold null where a value does not exist.
 func TestEventColumnsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/outputs.md")
 	if err != nil {
@@ -303,9 +304,22 @@ func TestEventColumnsDocumented(t *testing.T) {
 	}
 	_, section, _ := strings.Cut(string(doc), "## events.parquet")
 	section, _, _ = strings.Cut(section, "\n## ")
+	types := map[string]string{} // a column's type cell, by name
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, " | ")
+		if len(cells) < 3 || !strings.HasPrefix(cells[0], "| `") {
+			continue
+		}
+		for _, name := range strings.Split(strings.TrimPrefix(cells[0], "| "), ", ") {
+			types[strings.Trim(name, "`")] = cells[1]
+		}
+	}
 	for _, c := range results.EventColumns {
-		if !strings.Contains(section, "`"+c.Name+"`") {
-			t.Errorf("docs/outputs.md's events.parquet does not name %s", c.Name)
+		typ, ok := types[c.Name]
+		if !ok {
+			t.Errorf("docs/outputs.md's events.parquet does not name %s in its tables", c.Name)
+		} else if strings.Contains(typ, "nullable") != c.Null {
+			t.Errorf("docs/outputs.md's events.parquet gives %s the type %q; the column is Null: %v", c.Name, typ, c.Null)
 		}
 	}
 }

@@ -28,6 +28,16 @@ type Plan struct {
 	// Workers is the most workers the run ever holds: the initial ones and
 	// every one an event adds (ids are never reused).
 	Workers int
+	// trace is what reading the trace found, once it has been read whole
+	// (readTrace); nil before.
+	trace *traceRead
+}
+
+// traceRead is what reading a trace to its end found: its requests and
+// the last arrival.
+type traceRead struct {
+	requests int64
+	last     des.Time
 }
 
 // Prepare builds a resolved scenario's configurations and checks what the
@@ -180,32 +190,46 @@ func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 // how many requests it holds; its error is the one the run would stop
 // with (a trace that cannot be opened or parsed, or holds no request). A
 // synthetic workload is not drawn: its generator cannot fail and makes the
-// requests the scenario asks for.
+// requests the scenario asks for. A trace is read once a plan: CheckOutput
+// may have read it already.
 func (p *Plan) ReadWorkload() (int64, error) {
-	sc := p.Scenario
-	if s := sc.Workload.Synthetic; s != nil {
+	if s := p.Scenario.Workload.Synthetic; s != nil {
 		return int64(s.Requests), nil // at least 1, as validated
 	}
+	t, err := p.readTrace()
+	return t.requests, err
+}
+
+// readTrace reads the plan's trace to its end as a run reads it, the first
+// time it is called, and returns what it found: the requests read, up to
+// the error if there is one, and the last arrival.
+func (p *Plan) readTrace() (*traceRead, error) {
+	if p.trace != nil {
+		return p.trace, nil
+	}
+	sc := p.Scenario
 	src, closer, err := p.OpenSource()
 	if err != nil {
-		return 0, err
+		return &traceRead{}, err
 	}
 	defer closer.Close()
-	var n int64
+	t := &traceRead{}
 	for {
-		_, err := src.Next()
+		r, err := src.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return n, traceError(sc, err)
+			return t, traceError(sc, err)
 		}
-		n++
+		t.requests++
+		t.last = max(t.last, r.Arrival)
 	}
-	if n == 0 {
-		return 0, errNoRequests(sc)
+	if t.requests == 0 {
+		return t, errNoRequests(sc)
 	}
-	return n, nil
+	p.trace = t
+	return t, nil
 }
 
 // errNoRequests is the error of a workload without a request.

@@ -12,13 +12,13 @@ import (
 	"strings"
 )
 
-// machineMemory is the most memory a run may use on this machine, in
+// MachineMemory is the most memory a run may use on this machine, in
 // bytes, and where that bound comes from: the least of GOMEMLIMIT (the
 // limit the user gave Go, when set), the memory limit of the process's
 // cgroup (v2 memory.max, v1 memory.limit_in_bytes, at the cgroup's path in
 // /proc/self/cgroup and at the root, as a container shows its own) and the
 // machine's MemTotal. 0 when none can be read (then nothing is refused).
-func machineMemory() (int64, string) {
+func MachineMemory() (int64, string) {
 	var limit int64
 	var source string
 	take := func(n int64, from string) {

@@ -186,11 +186,11 @@ func startDir(dir string, force, resume bool, spec *Spec) error {
 			return err
 		}
 		if err := os.RemoveAll(dir); err != nil {
-			return err
+			return report.Unwritable(dir, err)
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, report.RunsDir), 0o755); err != nil {
-		return err
+		return report.Unwritable(dir, err)
 	}
 	return atomicfile.Write(filepath.Join(dir, report.SweepSpecFile), func(path string) error { return report.WriteJSON(path, spec) })
 }

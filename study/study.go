@@ -75,8 +75,10 @@ func LoadScenario(path string, sets []string, opts ...scenarios.Option) (*scenar
 
 // Prepare loads a scenario (LoadScenario) and turns it into the plan a run
 // follows (sim.Prepare), refusing one whose estimated memory this machine
-// cannot hold: what every command that runs or checks a scenario does
-// first. atOnce runs (a sweep's -j) share the memory.
+// cannot hold, then one whose time series would pass sim.MaxSampleRows
+// (which may read a trace, so last): what every command that runs or
+// checks a scenario does first. atOnce runs (a sweep's -j) share the
+// memory.
 func Prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (*sim.Plan, error) {
 	sc, err := LoadScenario(path, sets, opts...)
 	if err != nil {
@@ -86,12 +88,15 @@ func Prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (
 	if err != nil {
 		return nil, err
 	}
-	limit, source := machineMemory()
+	limit, source := MachineMemory()
 	if atOnce > 1 {
 		limit /= int64(atOnce)
 		source = fmt.Sprintf("%s, shared by %d runs at once", source, atOnce)
 	}
 	if err := p.CheckMemory(limit, source); err != nil {
+		return nil, err
+	}
+	if err := p.CheckOutput(); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -19,7 +19,8 @@ import (
 // only a check past the scenario file's own keys finds — an expect entry
 // naming no metric or an event the scenario does not have, a missing, empty, non-monotonic or malformed trace,
 // a timing model faster than its hardware, more workers than the memory
-// holds. Each run is cut to its first 300 requests, in both commands.
+// holds, a time series past sim.MaxSampleRows. Each run is cut to its
+// first 300 requests, in both commands.
 func TestValidateAgreesWithReplay(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -69,9 +70,12 @@ func TestValidateAgreesWithReplay(t *testing.T) {
 		tc{"malformed", []string{trace("bad")}, false},
 		tc{"physics", []string{"--set", "cluster.engine.timing={model: fixed, gpu: h100, model_preset: llama-2-7b}"}, false},
 		tc{"memory", []string{"--set", "cluster.workers=100000"}, false},
+		tc{"time series", []string{"--set", "cluster.workers=50000", "--set", "report.sample_interval=100ms"}, false},
 	)
 	// The memory case: 64 MiB + 100,000 workers x 3 KiB = 357 MiB, more than
-	// a 256 MiB GOMEMLIMIT.
+	// a 256 MiB GOMEMLIMIT. The time series: 50,000 workers need 211 MiB,
+	// and write 50,000 x 1,674 samples of 100 ms over the default
+	// workload's 167.334 s, 83.7 million rows.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
 	for _, c := range cases {
 		code, _, verr := kvsim(t, append([]string{"validate"}, c.args...)...)

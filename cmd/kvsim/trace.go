@@ -19,6 +19,7 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/internal/atomicfile"
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/study"
@@ -396,7 +397,7 @@ func writeAtomic(path string, force bool, fill func(io.Writer) error) error {
 		return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return report.Unwritable(path, err)
 	}
 	return atomicfile.Write(path, func(tmp string) error {
 		f, err := os.Create(tmp)

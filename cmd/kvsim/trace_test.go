@@ -143,7 +143,7 @@ func TestTraceGenErrors(t *testing.T) {
 		{[]string{"trace", "gen"}, exitBadInput, "-o FILE is required"},
 		{[]string{"trace", "gen", trace, "-o", filepath.Join(dir, "x.jsonl")}, exitBadInput, trace + ": workload: is a trace, not synthetic"},
 		// An output that cannot be written (a path through a file) is a failure, exit 1.
-		{[]string{"trace", "gen", "-o", filepath.Join(out, "x.jsonl")}, exitFailed, "not a directory"},
+		{[]string{"trace", "gen", "-o", filepath.Join(out, "x.jsonl")}, exitFailed, out + " is a file, not a folder"},
 		{[]string{"trace", "gen", "--set", "cluster.workers=0", "-o", filepath.Join(dir, "y.jsonl")}, exitBadInput, "--set: cluster.workers"},
 		{[]string{"trace"}, exitBadInput, "name a subcommand"},
 		{[]string{"trace", "bogus"}, exitBadInput, `unknown command "bogus" for "kvsim trace"`},

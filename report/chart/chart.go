@@ -126,7 +126,7 @@ func Run(dir string) ([]string, error) {
 // left by an earlier plot, so that none in dir contradicts the data.
 func saveAll(dir string, figs map[string]*figure) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, report.Unwritable(dir, err)
 	}
 	var files []string
 	for name, f := range figs {

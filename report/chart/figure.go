@@ -15,6 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/kvsim/kvsim/report"
 )
 
 // Formats are the file types every chart is written in.
@@ -334,7 +336,7 @@ func (f *figure) save(dir, name string) ([]string, error) {
 func writeTo(path string, c vg.CanvasWriterTo) error {
 	file, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("chart: %w", err)
+		return report.Unwritable(path, err)
 	}
 	if _, err := c.WriteTo(file); err != nil {
 		file.Close()

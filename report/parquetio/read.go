@@ -3,6 +3,7 @@ package parquetio
 import (
 	"context"
 	"fmt"
+	"math"
 	"reflect"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -98,7 +99,20 @@ func openTable(path string, batch int64) (fr *pqarrow.FileReader, schema *arrow.
 	return fr, schema, pf.Close, nil
 }
 
+// setField sets f, a field of a row, to cell j of col; a null cell, which
+// only a Null column holds, is the -1 or NaN it stands for.
 func setField(f reflect.Value, col arrow.Array, j int) error {
+	if col.IsNull(j) {
+		switch f.Kind() {
+		case reflect.Int32, reflect.Int64:
+			f.SetInt(-1)
+		case reflect.Float64:
+			f.SetFloat(math.NaN())
+		default:
+			return fmt.Errorf("null in a %s column", col.DataType())
+		}
+		return nil
+	}
 	switch c := col.(type) {
 	case *array.Int64:
 		f.SetInt(c.Value(j))

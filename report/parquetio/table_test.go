@@ -409,6 +409,7 @@ func TestColumnDeclarationErrors(t *testing.T) {
 		{report.Column[row]{Name: "two", Int64: get, Int32: func(*row) int32 { return 0 }}, "2 getters"},
 		{report.Column[row]{Name: "dict", Dict: func(*row) string { return "" }}, "without values"},
 		{report.Column[row]{Name: "dup", Dict: func(*row) string { return "" }, Values: []string{"x", "x"}}, "duplicate"},
+		{report.Column[row]{Name: "text", String: func(*row) string { return "" }, Null: true}, "only a number column"},
 	} {
 		path := filepath.Join(t.TempDir(), "t.parquet")
 		w, err := NewTableWriter(path, []report.Column[row]{c.col}, 0)
@@ -570,6 +571,54 @@ func TestEventsRoundTrip(t *testing.T) {
 	defer closeFile()
 	if i := schema.FieldIndices("fired"); len(i) != 1 || schema.Field(i[0]).Type.ID() != arrow.BOOL {
 		t.Errorf("fired: %v", schema)
+	}
+}
+
+// TestNullColumns: in a Null column -1 (an integer) and NaN (a float) are
+// written as null in a nullable field and read back as -1 and NaN; the same
+// values in a column not marked Null are values, in a required field.
+func TestNullColumns(t *testing.T) {
+	type row struct {
+		A, B int64
+		C    int32
+		X, Y float64
+	}
+	cols := []report.Column[row]{
+		{Name: "a", Int64: func(r *row) int64 { return r.A }, Null: true},
+		{Name: "b", Int64: func(r *row) int64 { return r.B }},
+		{Name: "c", Int32: func(r *row) int32 { return r.C }, Null: true},
+		{Name: "x", Float64: func(r *row) float64 { return r.X }, Null: true},
+		{Name: "y", Float64: func(r *row) float64 { return r.Y }},
+	}
+	nan := math.NaN()
+	rows := []row{{-1, -1, -1, nan, nan}, {0, 7, -2, 0.5, 1.5}}
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	if err := writeAll(path, cols, rows); err != nil {
+		t.Fatal(err)
+	}
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	for i, want := range []string{"[(null) 0]", "[-1 7]", "[(null) -2]", "[(null) 0.5]", "[NaN 1.5]"} {
+		f := tbl.Schema().Field(i)
+		if got := fmt.Sprint(tbl.Column(i).Data().Chunk(0)); got != want || f.Nullable != cols[i].Null {
+			t.Errorf("column %s: %s, nullable %v; want %s, nullable %v", f.Name, got, f.Nullable, want, cols[i].Null)
+		}
+	}
+	got, err := readAll(path, cols)
+	if err != nil || len(got) != 2 || got[0].A != -1 || got[0].B != -1 || got[0].C != -1 || !math.IsNaN(got[0].X) || !math.IsNaN(got[0].Y) || got[1] != rows[1] {
+		t.Errorf("read back %+v, %v; want %+v", got, err, rows)
 	}
 }
 

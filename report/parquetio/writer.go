@@ -2,6 +2,7 @@ package parquetio
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
@@ -82,7 +83,7 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 		if err != nil {
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
-		fields[i] = arrow.Field{Name: c.Name, Type: t}
+		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: c.Null}
 		if c.Dict != nil {
 			props = append(props, parquet.WithDictionaryFor(c.Name, true))
 		}
@@ -128,6 +129,9 @@ func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 	if set != 1 {
 		return nil, fmt.Errorf("column %q: %d getters set, want exactly 1", c.Name, set)
 	}
+	if c.Null && c.Int64 == nil && c.Int32 == nil && c.Float64 == nil {
+		return nil, fmt.Errorf("column %q: only a number column has a value that is null", c.Name)
+	}
 	switch {
 	case c.Int64 != nil:
 		return arrow.PrimitiveTypes.Int64, nil
@@ -150,19 +154,17 @@ func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 }
 
 // appender returns the function appending c's value of a row to b, the
-// builder of c's dataType. A dictionary builder is seeded with c.Values
-// once: its dictionary persists across row groups, so indices never change.
+// builder of c's dataType; in a Null column, -1 or NaN is appended as null.
+// A dictionary builder is seeded with c.Values once: its dictionary
+// persists across row groups, so indices never change.
 func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error) {
 	switch {
 	case c.Int64 != nil:
-		b, get := b.(*array.Int64Builder), c.Int64
-		return func(r *R) error { b.Append(get(r)); return nil }, nil
+		return number(b.(*array.Int64Builder), c.Int64, c.Null, func(v int64) bool { return v == -1 }), nil
 	case c.Int32 != nil:
-		b, get := b.(*array.Int32Builder), c.Int32
-		return func(r *R) error { b.Append(get(r)); return nil }, nil
+		return number(b.(*array.Int32Builder), c.Int32, c.Null, func(v int32) bool { return v == -1 }), nil
 	case c.Float64 != nil:
-		b, get := b.(*array.Float64Builder), c.Float64
-		return func(r *R) error { b.Append(get(r)); return nil }, nil
+		return number(b.(*array.Float64Builder), c.Float64, c.Null, math.IsNaN), nil
 	case c.String != nil:
 		b, get := b.(*array.StringBuilder), c.String
 		return func(r *R) error { b.Append(get(r)); return nil }, nil
@@ -194,6 +196,28 @@ func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error
 		}
 		return db.Append(raw[i])
 	}, nil
+}
+
+// numberBuilder is an Arrow builder of numbers of type T.
+type numberBuilder[T any] interface {
+	Append(T)
+	AppendNull()
+}
+
+// number returns the function appending get's value of a row to b: as a
+// value, or, when null is set, as null where none says it is no value.
+func number[R any, T any](b numberBuilder[T], get func(*R) T, null bool, none func(T) bool) func(*R) error {
+	if !null {
+		return func(r *R) error { b.Append(get(r)); return nil }
+	}
+	return func(r *R) error {
+		if v := get(r); none(v) {
+			b.AppendNull()
+		} else {
+			b.Append(v)
+		}
+		return nil
+	}
 }
 
 // Append copies the row into the current batch and, once the batch is

@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/scenarios"
+)
+
+// plan prepares the scenario y, its file in dir.
+func plan(t *testing.T, dir, y string) *Plan {
+	t.Helper()
+	sc, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSampleRows: the time series' estimate, by hand.
+//   - The default scenario (3,000 requests at 40 a second in sessions of 3
+//     turns, 10 s think time, 8 workers): sessions start over 3,000 / 40 =
+//     75 s, and the last of 1,000 sessions' trails, two exponential think
+//     times, is about Gamma(2, 10 s)'s 0.999 quantile: 10 s x y with
+//     e^-y (1 + y) = 1/1000, y = 9.2334, 92.334 s. 167.334 s: samples at
+//     0, 1, ..., 167 s, 168 a worker, 1,344 rows (the run writes 169 a
+//     worker: its last requests end past 168 s).
+//   - One turn a session: 1,000 requests at 10 a second span 100 s, 101
+//     samples; 4 workers, 404 rows. At a 30 s interval, samples at 0, 30,
+//     60 and 90 s: 16 rows.
+//   - An event at 1 h on that workload: the run samples until it, 3,601
+//     samples a worker.
+//   - Just at the bound: 495,049 workers x 101 samples = 49,999,949 rows
+//     pass; 495,050 (495,000 and an event adding 50) x 101 = 50,000,050
+//     are refused, naming cluster.workers (which adds the most), with the
+//     interval that fits: at most 100 samples a worker (50,000,000 /
+//     495,050 = 100.99), so 100 s / 99 = 1.0101 s or more, 2 s rounded up
+//     to a whole second.
+func TestSampleRows(t *testing.T) {
+	dir := t.TempDir()
+	def, err := scenarios.LoadDefault(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if span := p.syntheticSpan(); span/des.Millisecond != 167_334 || p.SampleRows(span) != 1344 {
+		t.Errorf("default: span %v, %d rows; want 167.334s, 1344", span, p.SampleRows(span))
+	}
+	one := "workload: {synthetic: {requests: 1000, rate: 10, turns: 1}}\n"
+	for _, c := range []struct {
+		yaml string
+		rows int64
+	}{
+		{one + "cluster: {workers: 4}\n", 404},
+		{one + "cluster: {workers: 4}\nreport: {sample_interval: 30s}\n", 16},
+		{one + "cluster: {workers: 4}\nevents: [{at: 1h, drain: [0]}]\n", 4 * 3601},
+		{one + "cluster: {workers: 495049}\n", 49_999_949},
+	} {
+		p := plan(t, dir, c.yaml)
+		span := max(p.syntheticSpan(), p.eventSpan())
+		if rows := p.SampleRows(span); rows != c.rows || p.CheckOutput() != nil {
+			t.Errorf("%s: %d rows, %v; want %d, no error", c.yaml, rows, p.CheckOutput(), c.rows)
+		}
+	}
+	p = plan(t, dir, one+"cluster: {workers: 495000}\nevents: [{at: 1s, add: 50}]\n")
+	want := dir + "/s.yaml:2: cluster.workers: the run would write about 50.0 million time-series rows (495050 workers, a row each every 1s up to 1m40s, " +
+		"the workload's last arrival, as estimated), more than the 50.0 million a run may write; set report.sample_interval to 2s or more, or run fewer workers"
+	if err := p.CheckOutput(); err == nil || err.Error() != want {
+		t.Errorf("CheckOutput() = %v\nwant %s", err, want)
+	}
+	// 50,000 workers at 10 ms: 50,000 x 10,001 rows. At most 1,000
+	// samples a worker fit, so 100 s / 999 = 100.1 ms or more: 101 ms (100
+	// ms would take 1,001). 50,000,001 workers fit at no interval.
+	for _, c := range []struct{ yaml, way string }{
+		{one + "cluster: {workers: 50000}\nreport: {sample_interval: 10ms}\n", "500.1 million time-series rows (50000 workers, a row each every 10ms up to 1m40s, " +
+			"the workload's last arrival, as estimated), more than the 50.0 million a run may write; set report.sample_interval to 101ms or more, or run fewer workers"},
+		{one + "cluster: {workers: 50000001}\n", "more than the 50.0 million a run may write; run fewer workers"},
+	} {
+		if err := plan(t, dir, c.yaml).CheckOutput(); err == nil || !strings.HasSuffix(err.Error(), c.way) {
+			t.Errorf("%s: CheckOutput() = %v\nwant one ending %s", c.yaml, err, c.way)
+		}
+	}
+}
+
+// TestCheckOutputReadsTrace: a trace is read for its last arrival only
+// when a week of it at the sample interval would pass the bound: 82
+// workers at 1 s write 82 x 604,801 = 49.6 million rows in a week, 83
+// write 50.2 million. The trace's requests arrive until 10 s: 83 x 11
+// rows pass. A trace that cannot be read is its error once read, and no
+// error unread (the run meets it).
+func TestCheckOutputReadsTrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := `{"timestamp": 0, "input_length": 16, "output_length": 1, "hash_ids": [1]}` + "\n" +
+		`{"timestamp": 10000, "input_length": 16, "output_length": 1, "hash_ids": [2]}` + "\n"
+	os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(trace), 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.jsonl"), []byte("{\n"), 0o644)
+	for _, c := range []struct {
+		trace   string
+		workers int
+		read    bool
+		err     string
+	}{
+		{"t.jsonl", 82, false, ""},
+		{"t.jsonl", 83, true, ""},
+		{"bad.jsonl", 82, false, ""},
+		{"bad.jsonl", 83, false, "bad.jsonl:1"},
+	} {
+		p := plan(t, dir, "workload: {trace: {path: "+c.trace+", block_size: 16}}\ncluster: {workers: "+strconv.Itoa(c.workers)+"}\n")
+		err := p.CheckOutput()
+		var ie *scenarios.InputError
+		if c.err == "" && err != nil || c.err != "" && (!errors.As(err, &ie) || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s on %d workers: %v, want %q", c.trace, c.workers, err, c.err)
+		}
+		if read := p.trace != nil; read != c.read {
+			t.Errorf("%s on %d workers: read %v, want %v", c.trace, c.workers, read, c.read)
+		}
+		if c.read && (p.trace.last != 10*des.Second || p.SampleRows(p.trace.last) != 83*11) {
+			t.Errorf("%s: last arrival %v, %d rows; want 10s, 913", c.trace, p.trace.last, p.SampleRows(p.trace.last))
+		}
+	}
+}
