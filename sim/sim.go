@@ -238,8 +238,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 //  4. progress: every ProgressEvery events, Options.Progress;
 //  5. poll: whether ctx was cancelled, before the next event.
 func (c *Cluster) loop(ctx context.Context) {
-	done := ctx.Done()
-	for c.poll(ctx, done) && c.q.Step() {
+	for c.poll(ctx) && c.q.Step() {
 		c.applyKV()
 		if c.q.Len() == 0 {
 			return
@@ -252,16 +251,12 @@ func (c *Cluster) loop(ctx context.Context) {
 	}
 }
 
-// poll reports whether the run goes on: it has met no error and ctx, whose
-// Done channel done is, is not cancelled (its error becomes the run's).
-// It never blocks, so the run stops within an event of a cancel.
-func (c *Cluster) poll(ctx context.Context, done <-chan struct{}) bool {
-	select {
-	case <-done:
-		if c.err == nil {
-			c.err = ctx.Err()
-		}
-	default:
+// poll reports whether the run goes on: it has met no error and ctx is
+// not cancelled (its error becomes the run's). ctx.Err is an atomic load,
+// so the run asks after every event and stops within an event of a cancel.
+func (c *Cluster) poll(ctx context.Context) bool {
+	if err := ctx.Err(); err != nil && c.err == nil {
+		c.err = err
 	}
 	return c.err == nil
 }
