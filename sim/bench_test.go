@@ -12,14 +12,7 @@ import (
 // under a cancellable context as the CLI's: the event loop's cost, which
 // the whole-run benchmarks of benchmarks/perf multiply.
 func BenchmarkRun(b *testing.B) {
-	sc, err := scenarios.LoadDefault(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := Prepare(sc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := defaultPlan(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for b.Loop() {
@@ -27,4 +20,11 @@ func BenchmarkRun(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// defaultPlan is the plan of the embedded default scenario with sets.
+func defaultPlan(tb testing.TB, sets ...string) *Plan {
+	tb.Helper()
+	sc, err := scenarios.LoadDefault(sets)
+	return prepared(tb, sc, err)
 }

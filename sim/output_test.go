@@ -16,12 +16,19 @@ import (
 func plan(t *testing.T, dir, y string) *Plan {
 	t.Helper()
 	sc, err := scenarios.Parse(filepath.Join(dir, "s.yaml"), []byte(y), nil)
+	return prepared(t, sc, err)
+}
+
+// prepared is the plan of sc, loaded with err: the test fails on either
+// error.
+func prepared(tb testing.TB, sc *scenarios.Scenario, err error) *Plan {
+	tb.Helper()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	p, err := Prepare(sc)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return p
 }
@@ -47,14 +54,7 @@ func plan(t *testing.T, dir, y string) *Plan {
 //     to a whole second.
 func TestSampleRows(t *testing.T) {
 	dir := t.TempDir()
-	def, err := scenarios.LoadDefault(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Prepare(def)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := defaultPlan(t)
 	if span := p.syntheticSpan(); span/des.Millisecond != 167_334 || p.SampleRows(span) != 1344 {
 		t.Errorf("default: span %v, %d rows; want 167.334s, 1344", span, p.SampleRows(span))
 	}

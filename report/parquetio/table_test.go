@@ -39,10 +39,10 @@ var testRequests = []report.RequestRow{
 		Preemptions: 7, HintSource: 8, Outcome: report.OutcomeCompleted, Reroutes: 9, ScheduledNs: 5_100, MeasuredTTFTNs: 41, MeasuredE2ENs: 42, MeasuredQueueNs: 43, MeasuredPrefillNs: 44, MeasuredDecodeNs: 45},
 }
 
-// readRequests reads a requests.parquet back with arrow-go's reader,
-// mapping columns to fields by name, and returns its rows, its Arrow column
-// types in file order and its row counts by row group.
-func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []string, groups []int64) {
+// arrowTable reads the whole Parquet file at path with arrow-go's own
+// reader, as a reader other than kvsim's sees it, and the rows of each of
+// its row groups. The caller releases the table.
+func arrowTable(t testing.TB, path string) (tbl arrow.Table, groups []int64) {
 	t.Helper()
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
@@ -56,10 +56,18 @@ func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
+	if tbl, err = fr.ReadTable(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return tbl, groups
+}
+
+// readRequests reads a requests.parquet back with arrow-go's reader,
+// mapping columns to fields by name, and returns its rows, its Arrow column
+// types in file order and its row counts by row group.
+func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []string, groups []int64) {
+	t.Helper()
+	tbl, groups := arrowTable(t, path)
 	defer tbl.Release()
 	rows = make([]report.RequestRow, tbl.NumRows())
 	for c := range int(tbl.NumCols()) {
@@ -596,19 +604,7 @@ func TestNullColumns(t *testing.T) {
 	if err := writeAll(path, cols, rows); err != nil {
 		t.Fatal(err)
 	}
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, _ := arrowTable(t, path)
 	defer tbl.Release()
 	for i, want := range []string{"[(null) 0]", "[-1 7]", "[(null) -2]", "[(null) 0.5]", "[NaN 1.5]"} {
 		f := tbl.Schema().Field(i)

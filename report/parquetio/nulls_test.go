@@ -1,4 +1,4 @@
-package main
+package parquetio_test
 
 import (
 	"bytes"
@@ -8,32 +8,58 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/study"
 )
+
+// small is the default scenario's workload cut to 200 requests.
+const small = "workload.synthetic.requests=200"
+
+// replay runs the default scenario with sets into dir, as kvsim replay
+// does.
+func replay(t *testing.T, dir string, sets ...string) {
+	t.Helper()
+	env := &study.Env{}
+	plan, err := study.Prepare("", sets, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := env.Manifest("", sets, plan.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := report.Create(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Abort()
+	if _, err := env.RunTo(context.Background(), out.Path, plan, sim.Options{}, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sweep sweeps the default scenario's 200 requests over events, the
+// scenario's events, into dir: all of it, or the shard ("I/N") given.
+func sweep(t *testing.T, dir, shard string, events []string) {
+	t.Helper()
+	s := &study.Sweep{Dir: study.Dir{Path: dir, Jobs: 2}, Spec: &study.Spec{Scenario: "../../scenarios/default.yaml",
+		Sets: []string{small}, Keys: []string{"events"}, Values: [][]string{events}, Replicates: 1, Shard: shard}}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // nullCells reads the Parquet file at path with Arrow's reader and returns,
 // for each column named, whether its field is nullable and which of its
 // cells are null, in row order.
 func nullCells(t *testing.T, path string, columns ...string) (nullable map[string]bool, null map[string][]bool) {
 	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, _ := parquetio.ArrowTable(t, path)
 	defer tbl.Release()
 	nullable, null = map[string]bool{}, map[string][]bool{}
 	for _, name := range columns {
@@ -63,9 +89,7 @@ func nullCells(t *testing.T, path string, columns ...string) (nullable map[strin
 func TestNullWhereNoValue(t *testing.T) {
 	two := "[{at: 3s, drain: [6]}, {at: 1m, add: 1}]"
 	dir := filepath.Join(t.TempDir(), "run")
-	if code, _, stderr := kvsim(t, "replay", "-q", "-o", dir, "--set", small, "--set", "events="+two); code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	replay(t, dir, small, "events="+two)
 	path := filepath.Join(dir, report.EventsFile)
 	none := []string{"removed_after_ns", "kv_done_after_ns", "g2_blocks_left", "removal_delay_ns", "ttft_p50_after_ms", "requests_per_s_after"}
 	nullable, null := nullCells(t, path, append(none, "requests_rerouted", "requests_after", "window_after_ns")...)
@@ -96,10 +120,8 @@ func TestNullWhereNoValue(t *testing.T) {
 	// run 0's event1_removed_after_ns; the points' SD of one replicate is
 	// null, their means are not.
 	sw := filepath.Join(t.TempDir(), "s")
-	vary := "events=" + two + ",[{at: 3s, drain: [6]}]"
-	if code, _, stderr := kvsim(t, "sweep", "-q", "-o", sw, "--set", small, "--vary", vary, "../../scenarios/default.yaml"); code != exitOK {
-		t.Fatalf("sweep: exit %d: %s", code, stderr)
-	}
+	events := []string{two, "[{at: 3s, drain: [6]}]"}
+	sweep(t, sw, "", events)
 	cols := []string{"event1_at_ns", "event1_event", "event1_removed_after_ns", "event1_requests_after", "event1_load_share", "event0_removed_after_ns"}
 	nullable, null = nullCells(t, filepath.Join(sw, report.SweepFile), cols...)
 	for _, c := range cols {
@@ -122,13 +144,11 @@ func TestNullWhereNoValue(t *testing.T) {
 	parts := t.TempDir()
 	for _, shard := range []string{"1/2", "2/2"} {
 		out := filepath.Join(parts, shard[:1])
-		if code, _, stderr := kvsim(t, "sweep", "-q", "-o", out, "--shard", shard, "--set", small, "--vary", vary, "../../scenarios/default.yaml"); code != exitOK {
-			t.Fatalf("shard %s: exit %d: %s", shard, code, stderr)
-		}
+		sweep(t, out, shard, events)
 	}
 	merged := filepath.Join(parts, "m")
-	if code, _, stderr := kvsim(t, "sweep", "merge", "-o", merged, filepath.Join(parts, "1"), filepath.Join(parts, "2")); code != exitOK {
-		t.Fatalf("merge: exit %d: %s", code, stderr)
+	if _, _, err := (&study.Env{}).Merge([]string{filepath.Join(parts, "1"), filepath.Join(parts, "2")}, merged, false); err != nil {
+		t.Fatalf("merge: %v", err)
 	}
 	for _, f := range []string{report.SweepFile, report.PointsFile} {
 		want, _ := os.ReadFile(filepath.Join(sw, f))
