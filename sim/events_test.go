@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 )
 

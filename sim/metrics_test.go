@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 )
 
 // TestMetricsOfARun: one worker taking one request at a time (fixed

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/scenarios"
 )
 

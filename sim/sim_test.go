@@ -10,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/internal/leaktest"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 )
 

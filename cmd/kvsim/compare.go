@@ -9,14 +9,13 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/study"
 
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
-
-	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 // errDiffer is compare's verdict on runs that differ: exit 1, the report

@@ -17,10 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )

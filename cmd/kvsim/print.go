@@ -8,9 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 )
 
 // fidelityLabels name report.FidelityMetrics in the summary table.

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/study"
-
-	"github.com/kvsim/kvsim/report"
 )
 
 // eventRow is a fired event's row with the given order figures and no

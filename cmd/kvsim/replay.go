@@ -6,14 +6,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/study"
 
 	"github.com/spf13/cobra"
-
-	"github.com/kvsim/kvsim/des"
-	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/sim"
 )
 
 type replayFlags struct {

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )

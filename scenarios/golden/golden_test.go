@@ -21,9 +21,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvsim/kvsim/results"
-
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 )
