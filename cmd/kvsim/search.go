@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvsim/kvsim/study"
 	"github.com/spf13/cobra"
+
+	"github.com/kvsim/kvsim/study"
 )
 
 // searchFlags are kvsim search's flags.
