@@ -10,13 +10,15 @@
 #
 # Build OLD_KVSIM from the commit before the change (git worktree add, go
 # build -o), NEW_KVSIM from the working tree. The contract scenarios are
-# read from KVSIM_TRACES/../contract.
+# read from KVSIM_TRACES/../contract, the measured vLLM runs from
+# KVSIM_VLLM_TRACES (default KVSIM_TRACES/../vllm-traces).
 set -uo pipefail
-[ $# -eq 2 ] || { sed -n '9,13p' "$0"; exit 2; }
+[ $# -eq 2 ] || { sed -n '9,14p' "$0"; exit 2; }
 cd "$(dirname "$0")/.."
 : "${KVSIM_TRACES:?set KVSIM_TRACES to the traces folder}"
 KVSIM_TRACES=$(cd "$KVSIM_TRACES" && pwd)
-export KVSIM_TRACES
+KVSIM_VLLM_TRACES=$(cd "${KVSIM_VLLM_TRACES:-$KVSIM_TRACES/../vllm-traces}" && pwd)
+export KVSIM_TRACES KVSIM_VLLM_TRACES
 old=$(realpath "$1") new=$(realpath "$2")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
