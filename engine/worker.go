@@ -134,9 +134,6 @@ func New(cfg Config, timing Timing, obs Observer, kv HostKV) (*Worker, error) {
 	return w, nil
 }
 
-// ID is the worker's id.
-func (w *Worker) ID() int32 { return w.cfg.ID }
-
 // Busy reports whether a pass is in progress.
 func (w *Worker) Busy() bool { return w.busy }
 

@@ -503,8 +503,6 @@ func (r *Router) rekey(w int32) {
 	r.tree.set(w, k)
 }
 
-// Outstanding is the number of requests routed to w and not finished.
-func (r *Router) Outstanding(w int32) int { return r.loads[w].outstanding }
 
 // Holds reports whether the router's view has worker w holding block r in
 // tier t, once every KV event sent so far has reached it.
