@@ -503,7 +503,6 @@ func (r *Router) rekey(w int32) {
 	r.tree.set(w, k)
 }
 
-
 // Holds reports whether the router's view has worker w holding block r in
 // tier t, once every KV event sent so far has reached it.
 func (r *Router) Holds(w int32, t Tier, b block.Ref) bool {
