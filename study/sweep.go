@@ -92,7 +92,6 @@ type run struct {
 	plan     *sim.Plan
 	m        *report.Manifest
 	dir      string
-	sets     []string // the values varied for it past the sweep's --set
 	row      *report.SweepRow
 	warnings []string
 }
@@ -151,9 +150,9 @@ func (e *Env) toRun(runs []*run, resume bool) ([]*run, error) {
 	return todo, nil
 }
 
-// exists reports whether path names anything, a broken link too.
+// exists reports whether path names a file or folder.
 func exists(path string) bool {
-	_, err := os.Lstat(path)
+	_, err := os.Stat(path)
 	return err == nil
 }
 
@@ -209,8 +208,7 @@ func (pr *preparer) run(p Point) (*run, error) {
 			pr.warnings = append(pr.warnings, w)
 		}
 	}
-	return &run{Point: p, plan: plan, m: m, dir: filepath.Join(pr.out, report.SweepRunDir(int64(p.Run))),
-		sets: sets[len(pr.spec.Sets):]}, nil
+	return &run{Point: p, plan: plan, m: m, dir: filepath.Join(pr.out, report.SweepRunDir(int64(p.Run)))}, nil
 }
 
 // doneRow returns the row and the warnings of a run its directory already
@@ -306,7 +304,8 @@ func (e *Env) runAll(ctx context.Context, todo []*run, dir Dir) error {
 			}
 			sum, err := e.runPoint(gctx, r)
 			if err != nil {
-				return fmt.Errorf("run %d (%s): %w", r.Run, strings.Join(r.sets, " "), err)
+				varied := r.m.Sets[len(r.m.Sets)-len(r.Values):] // its sets end with one a key of the grid
+				return fmt.Errorf("run %d (%s): %w", r.Run, strings.Join(varied, " "), err)
 			}
 			row := results.SweepRow(int64(r.Run), r.Values, sum)
 			r.row, r.warnings = &row, sum.Warnings
