@@ -95,9 +95,9 @@ func CounterNames() []string {
 	return names
 }
 
-// CounterGroups is the groups of counters a run of sc reports (Rows):
+// counterGroups is the groups of counters a run of sc reports (Rows):
 // those it can count in.
-func CounterGroups(sc *scenarios.Scenario) []string {
+func counterGroups(sc *scenarios.Scenario) []string {
 	var gs []string
 	if sc.Orders() {
 		gs = append(gs, groupBackground)

@@ -243,11 +243,10 @@ func (st *Stats) CountRequests(c *Counters) {
 // RunEnd is what a run knows at its end that its Stats and EventLog do
 // not.
 type RunEnd struct {
-	Scenario    *scenarios.Scenario
-	EndNs       des.Time // the last event's time
-	Events      uint64   // the events fired
-	Counters    Counters
-	CounterRows []report.CounterRow // Counters's rows, of the groups the run reports (CounterGroups)
+	Scenario *scenarios.Scenario
+	EndNs    des.Time // the last event's time
+	Events   uint64   // the events fired
+	Counters Counters
 	// Removed is each worker's removal time, by id; -1 for one never
 	// removed.
 	Removed []des.Time
@@ -255,9 +254,11 @@ type RunEnd struct {
 	Warnings []string
 }
 
-// Summarize is the summary of a run that ended: st its statistics, l the
-// log of its scenario's events (nil without events), end the rest.
-func Summarize(st *Stats, l *EventLog, end RunEnd) *Summary {
+// Summarize is the summary of a run that ended, st its statistics, l the
+// log of its scenario's events (nil without events), end the rest; and
+// its counters.parquet rows, of the groups its scenario reports
+// (counterGroups).
+func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRow) {
 	sc := end.Scenario
 	s := st.s
 	s.Scenario, s.Seed, s.Workers = sc.Name, sc.Seed, sc.Cluster.Workers
@@ -276,8 +277,9 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) *Summary {
 	s.Fidelity = st.fidelity.Result()
 	s.EndNs = int64(end.EndNs)
 	s.Events = end.Events
+	rows := end.Counters.Rows(counterGroups(sc)...)
 	s.Counters = map[string]int64{}
-	for _, r := range end.CounterRows {
+	for _, r := range rows {
 		s.Counters[r.Name] = r.Value
 	}
 	if sc.Orders() {
@@ -288,7 +290,7 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) *Summary {
 	s.Warnings = append(s.Warnings, orderWarnings(sc, &s, &end.Counters, l)...)
 	s.Warnings = append(s.Warnings, costWarnings(sc, &end.Counters)...)
 	s.Warnings = append(s.Warnings, end.Warnings...)
-	return &s
+	return &s, rows
 }
 
 // orderWarnings are what the events' orders found that may make a study

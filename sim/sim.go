@@ -211,10 +211,8 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	if err := c.finish(); err != nil {
 		return nil, err
 	}
-	counters := c.counters()
-	cs := counters.Rows(results.CounterGroups(sc)...)
-	sum := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
-		Counters: counters, CounterRows: cs, Removed: c.removedTimes(), Warnings: c.endWarnings()})
+	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
+		Counters: c.counters(), Removed: c.removedTimes(), Warnings: c.endWarnings()})
 	sum.Digest = c.digest.Sum(cs)
 	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}, nil
 }
