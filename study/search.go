@@ -153,6 +153,7 @@ func (s *Search) check() error {
 	if err != nil {
 		return err
 	}
+	s.slos, s.metrics, s.probes, s.turned, s.runs = nil, nil, nil, false, nil // a search run again starts over
 	for _, text := range s.SLOs {
 		e, err := scenarios.ParseExpectation(text)
 		if err == nil {

@@ -1,7 +1,9 @@
 package study
 
 import (
+	"context"
 	"math"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -64,5 +66,25 @@ func TestTurn(t *testing.T) {
 		if got := turn(c.ys); !slices.Equal(got, c.want) {
 			t.Errorf("turn(%v) = %v, want %v", c.ys, got, c.want)
 		}
+	}
+}
+
+// TestSearchTwice: a Search run a second time (into its directory, with
+// Resume) starts over: the same probes and answer, not the first run's
+// SLOs and probes counted twice. The default scenario's 20 requests all
+// complete on 1 worker and on 2, so "requests_completed == 20" holds at
+// both ends of [1, 2]: To passes, the answer is 2, after two probes.
+func TestSearchTwice(t *testing.T) {
+	s := &Search{Sets: []string{"workload.synthetic.requests=20"}, Key: "cluster.workers", From: 1, To: 2,
+		SLOs: []string{"requests_completed == 20"}, Replicates: 1, Quorum: 1, Dir: Dir{Path: filepath.Join(t.TempDir(), "s"), Jobs: 1}}
+	for i := range 2 {
+		res, err := s.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Answer == nil || *res.Answer != 2 || len(res.Probes) != 2 || len(s.slos) != 1 {
+			t.Errorf("run %d: answer %v, %d probes, %d SLOs; want 2, 2, 1", i+1, res.Answer, len(res.Probes), len(s.slos))
+		}
+		s.Dir.Resume = true
 	}
 }
