@@ -57,6 +57,17 @@ type EventRow struct {
 	WindowBeforeNs int64
 	WindowAfterNs  int64
 	Before, After  EventWindow
+	// The twin: whether it ran (the same scenario and seed without this
+	// event, DESIGN.md section 11), its digest (a replay of the scenario
+	// without the event prints the same), what it measured over the window
+	// after (the same interval as After) and the run minus the twin, metric
+	// by metric: the event's effect. Without a twin (--twins=false, or an
+	// event that never fired), the digest is "", Twin's numbers are -1 and
+	// NaN and Delta's NaN.
+	Twinned    bool
+	TwinDigest string
+	Twin       EventWindow
+	Delta      EventDelta
 }
 
 // EventWindow is what one window beside an event measured: latencies (ms,
@@ -74,6 +85,51 @@ type EventWindow struct {
 	HitG2            float64
 	HitPulled        float64
 	Requests         int64 // completed requests arriving in it
+	TPOTP99Ms        float64
+	QueueP99Ms       float64 // arrival to first scheduled, on the worker it ended on
+	HitComputed      float64 // prompt tokens computed (recompute after preemption counted) over prompt tokens
+}
+
+// EventDelta is an event's effect: for each metric of its window after,
+// the run's value minus its twin's (EventWindow's fields, the count too as
+// a float64 so that "no twin" is NaN, not a count). NaN where either is
+// NaN or there is no twin.
+type EventDelta struct {
+	TTFTP50Ms        float64
+	TTFTP99Ms        float64
+	ITLP99Ms         float64
+	E2EP99Ms         float64
+	RequestsPerS     float64
+	OutputTokensPerS float64
+	HitG1            float64
+	HitG2            float64
+	HitPulled        float64
+	Requests         float64
+	TPOTP99Ms        float64
+	QueueP99Ms       float64
+	HitComputed      float64
+}
+
+// Minus is the effect of w against its twin: w's value minus t's, metric by
+// metric.
+func (w EventWindow) Minus(t EventWindow) EventDelta {
+	return EventDelta{
+		TTFTP50Ms: w.TTFTP50Ms - t.TTFTP50Ms, TTFTP99Ms: w.TTFTP99Ms - t.TTFTP99Ms, ITLP99Ms: w.ITLP99Ms - t.ITLP99Ms,
+		E2EP99Ms: w.E2EP99Ms - t.E2EP99Ms, RequestsPerS: w.RequestsPerS - t.RequestsPerS,
+		OutputTokensPerS: w.OutputTokensPerS - t.OutputTokensPerS, HitG1: w.HitG1 - t.HitG1, HitG2: w.HitG2 - t.HitG2,
+		HitPulled: w.HitPulled - t.HitPulled, Requests: float64(w.Requests - t.Requests), TPOTP99Ms: w.TPOTP99Ms - t.TPOTP99Ms,
+		QueueP99Ms: w.QueueP99Ms - t.QueueP99Ms, HitComputed: w.HitComputed - t.HitComputed,
+	}
+}
+
+// NoTwin is the Twin and Delta of an event without a twin: every number
+// -1 or NaN, none a value.
+func NoTwin() (EventWindow, EventDelta) {
+	n := math.NaN()
+	return EventWindow{TTFTP50Ms: n, TTFTP99Ms: n, ITLP99Ms: n, E2EP99Ms: n, RequestsPerS: n, OutputTokensPerS: n,
+			HitG1: n, HitG2: n, HitPulled: n, Requests: -1, TPOTP99Ms: n, QueueP99Ms: n, HitComputed: n},
+		EventDelta{TTFTP50Ms: n, TTFTP99Ms: n, ITLP99Ms: n, E2EP99Ms: n, RequestsPerS: n, OutputTokensPerS: n,
+			HitG1: n, HitG2: n, HitPulled: n, Requests: n, TPOTP99Ms: n, QueueP99Ms: n, HitComputed: n}
 }
 
 // EventColumns is the schema of events.parquet, whose kind column's
@@ -116,7 +172,11 @@ func EventColumns(kinds []string) []Column[EventRow] {
 		{Name: "window_after_ns", Int64: func(r *EventRow) int64 { return r.WindowAfterNs }},
 	}
 	cols = append(cols, windowColumns("before", func(r *EventRow) *EventWindow { return &r.Before })...)
-	return append(cols, windowColumns("after", func(r *EventRow) *EventWindow { return &r.After })...)
+	cols = append(cols, windowColumns("after", func(r *EventRow) *EventWindow { return &r.After })...)
+	cols = append(cols, Column[EventRow]{Name: "twinned", Bool: func(r *EventRow) bool { return r.Twinned }},
+		Column[EventRow]{Name: "twin_digest", String: func(r *EventRow) string { return r.TwinDigest }})
+	cols = append(cols, windowColumns("twin", func(r *EventRow) *EventWindow { return &r.Twin })...)
+	return append(cols, deltaColumns()...)
 }
 
 // windowColumns are the columns of one window, side "before" or "after".
@@ -134,7 +194,34 @@ func windowColumns(side string, get func(*EventRow) *EventWindow) []Column[Event
 		f("hit_ratio_g1_"+side, func(w *EventWindow) float64 { return w.HitG1 }),
 		f("hit_ratio_g2_"+side, func(w *EventWindow) float64 { return w.HitG2 }),
 		f("hit_ratio_pulled_"+side, func(w *EventWindow) float64 { return w.HitPulled }),
-		{Name: "requests_" + side, Int64: func(r *EventRow) int64 { return get(r).Requests }},
+		{Name: "requests_" + side, Int64: func(r *EventRow) int64 { return get(r).Requests }, Null: side == "twin"},
+		f("tpot_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.TPOTP99Ms }),
+		f("queue_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.QueueP99Ms }),
+		f("hit_ratio_computed_"+side, func(w *EventWindow) float64 { return w.HitComputed }),
+	}
+}
+
+// deltaColumns are the columns of an event's effect (EventRow.Delta),
+// named as the window after's with delta in place of after, in the same
+// order.
+func deltaColumns() []Column[EventRow] {
+	f := func(name string, v func(*EventDelta) float64) Column[EventRow] {
+		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(&r.Delta) }, Null: true}
+	}
+	return []Column[EventRow]{
+		f("ttft_p50_delta_ms", func(d *EventDelta) float64 { return d.TTFTP50Ms }),
+		f("ttft_p99_delta_ms", func(d *EventDelta) float64 { return d.TTFTP99Ms }),
+		f("itl_p99_delta_ms", func(d *EventDelta) float64 { return d.ITLP99Ms }),
+		f("e2e_p99_delta_ms", func(d *EventDelta) float64 { return d.E2EP99Ms }),
+		f("requests_per_s_delta", func(d *EventDelta) float64 { return d.RequestsPerS }),
+		f("output_tokens_per_s_delta", func(d *EventDelta) float64 { return d.OutputTokensPerS }),
+		f("hit_ratio_g1_delta", func(d *EventDelta) float64 { return d.HitG1 }),
+		f("hit_ratio_g2_delta", func(d *EventDelta) float64 { return d.HitG2 }),
+		f("hit_ratio_pulled_delta", func(d *EventDelta) float64 { return d.HitPulled }),
+		f("requests_delta", func(d *EventDelta) float64 { return d.Requests }),
+		f("tpot_p99_delta_ms", func(d *EventDelta) float64 { return d.TPOTP99Ms }),
+		f("queue_p99_delta_ms", func(d *EventDelta) float64 { return d.QueueP99Ms }),
+		f("hit_ratio_computed_delta", func(d *EventDelta) float64 { return d.HitComputed }),
 	}
 }
 

@@ -73,3 +73,25 @@ func TestNoEvent(t *testing.T) {
 		t.Errorf("EventRow has %d leaf fields, events.parquet %d columns", n, len(eventColumns))
 	}
 }
+
+// TestDeltaColumns checks that each delta column is named after the window
+// after's column in the same place and reads the matching field.
+func TestDeltaColumns(t *testing.T) {
+	after := windowColumns("after", func(r *EventRow) *EventWindow { return &r.After })
+	delta := deltaColumns()
+	if len(after) != len(delta) {
+		t.Fatalf("%d delta columns, %d after", len(delta), len(after))
+	}
+	var r EventRow
+	r.After = EventWindow{TTFTP50Ms: 1, TTFTP99Ms: 2, ITLP99Ms: 3, E2EP99Ms: 4, RequestsPerS: 5, OutputTokensPerS: 6,
+		HitG1: 7, HitG2: 8, HitPulled: 9, Requests: 10, TPOTP99Ms: 11, QueueP99Ms: 12, HitComputed: 13}
+	r.Delta = r.After.Minus(EventWindow{})
+	for i, c := range after {
+		if want := strings.Replace(c.Name, "_after", "_delta", 1); delta[i].Name != want {
+			t.Errorf("delta column %d is %s, want %s", i, delta[i].Name, want)
+		}
+		if got, want := delta[i].Float64(&r), float64(i+1); got != want {
+			t.Errorf("%s = %v, want %v", delta[i].Name, got, want)
+		}
+	}
+}

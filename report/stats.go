@@ -65,6 +65,14 @@ func (d *Dist) Add(ns int64) {
 	}
 }
 
+// Count is how many samples it holds.
+func (d *Dist) Count() int {
+	if d.h != nil {
+		return int(d.h.Count())
+	}
+	return len(d.s)
+}
+
 // Percentiles returns p50, p90, p95, p99 and the maximum. It sorts the
 // exact samples in place.
 func (d *Dist) Percentiles() Percentiles {

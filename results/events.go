@@ -61,14 +61,16 @@ type eventRec struct {
 	ordersEnd               des.Time
 	before                  eventWindow // [max(0, at-window), at)
 	after                   eventWindow // [at, at+window), to the last arrival
+	twin                    *eventRec   // the same record in its twin's log (Pair); nil without
+	twinDigest              string      // the twin's digest
 }
 
 // eventWindow accumulates one window's figures.
 type eventWindow struct {
-	ttft, e2e                   report.Dist      // completed requests arriving in it
-	itl                         report.Histogram // gaps of tokens emitted in it
-	requests, input, g1, g2, pl int64            // completed requests arriving in it, their prompt tokens by tier
-	completed, tokens           int64            // requests completed and tokens emitted in it
+	ttft, e2e, tpot, queue                report.Dist      // completed requests arriving in it
+	itl                                   report.Histogram // gaps of tokens emitted in it
+	requests, input, g1, g2, pl, computed int64            // completed requests arriving in it, their prompt tokens by source
+	completed, tokens                     int64            // requests completed and tokens emitted in it
 }
 
 // NewEventLog returns the log of sc's events, nil when it has none.
@@ -91,6 +93,28 @@ func NewEventLog(sc *scenarios.Scenario) *EventLog {
 		l.lo, l.hi = min(l.lo, max(0, at-w)), max(l.hi, des.AddSat(at, w))
 	}
 	return l
+}
+
+// NewTwinLog returns the log of the twin of an event at instant at: the
+// log of sc's events (sc is the scenario without that event) and, last, a
+// record of the event left out, which never fires but measures its windows
+// as the run's record does, for Pair.
+func NewTwinLog(sc *scenarios.Scenario, at des.Time) *EventLog {
+	l := NewEventLog(sc)
+	if l == nil {
+		l = &EventLog{window: des.Time(sc.Report.EventWindow), lo: des.Time(math.MaxInt64)}
+	}
+	l.evs = append(l.evs, eventRec{at: at, ordersEnd: -1})
+	l.lo, l.hi = min(l.lo, max(0, at-l.window)), max(l.hi, des.AddSat(at, l.window))
+	return l
+}
+
+// Pair gives event key of the run the log of its twin (NewTwinLog) and the
+// twin's digest, once both runs have ended: its row then holds the twin's
+// window after and the difference.
+func (l *EventLog) Pair(key int, twin *EventLog, digest string) {
+	l.evs[key].twin = &twin.evs[len(twin.evs)-1]
+	l.evs[key].twinDigest = digest
 }
 
 // WorkerAt is what a worker a scenario event names held when the event
@@ -225,11 +249,16 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 func (w *eventWindow) arrived(r *report.RequestRow) {
 	w.ttft.Add(r.FirstTokenNs - r.ArrivalNs)
 	w.e2e.Add(r.FinishNs - r.ArrivalNs)
+	if r.OutputTokens > 1 {
+		w.tpot.Add((r.FinishNs - r.FirstTokenNs) / (r.OutputTokens - 1))
+	}
+	w.queue.Add(r.ScheduledNs - r.ArrivalNs)
 	w.requests++
 	w.input += r.InputTokens
 	w.g1 += r.G1HitTokens
 	w.g2 += r.G2HitTokens
 	w.pl += r.PulledTokens
+	w.computed += r.ComputedPromptTokens
 }
 
 // TimedOut records that scenario event key's drain_timeout removed a
@@ -385,6 +414,11 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		r.WindowAfterNs = int64(max(0, min(l.window, lastArrival+1-e.at)))
 		r.Before = e.before.row(r.WindowBeforeNs)
 		r.After = e.after.row(r.WindowAfterNs)
+		r.Twin, r.Delta = report.NoTwin()
+		if e.twin != nil && r.Fired {
+			r.Twinned, r.TwinDigest, r.Twin = true, e.twinDigest, e.twin.after.row(r.WindowAfterNs)
+			r.Delta = r.After.Minus(r.Twin)
+		}
 		out = append(out, r)
 	}
 	return out
@@ -395,9 +429,13 @@ func (w *eventWindow) row(ns int64) report.EventWindow {
 	ttft, e2e := w.ttft.Percentiles(), w.e2e.Percentiles()
 	out := report.EventWindow{TTFTP50Ms: ttft.P50, TTFTP99Ms: ttft.P99, ITLP99Ms: w.itl.Percentiles().P99,
 		E2EP99Ms: e2e.P99, Requests: w.requests, HitG1: ratio(w.g1, w.input), HitG2: ratio(w.g2, w.input),
-		HitPulled: ratio(w.pl, w.input), RequestsPerS: math.NaN(), OutputTokensPerS: math.NaN()}
+		HitPulled: ratio(w.pl, w.input), RequestsPerS: math.NaN(), OutputTokensPerS: math.NaN(),
+		TPOTP99Ms: w.tpot.Percentiles().P99, QueueP99Ms: w.queue.Percentiles().P99, HitComputed: ratio(w.computed, w.input)}
 	if w.requests == 0 {
-		out.TTFTP50Ms, out.TTFTP99Ms, out.E2EP99Ms = math.NaN(), math.NaN(), math.NaN()
+		out.TTFTP50Ms, out.TTFTP99Ms, out.E2EP99Ms, out.QueueP99Ms = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	if w.tpot.Count() == 0 {
+		out.TPOTP99Ms = math.NaN()
 	}
 	if w.itl.Count() == 0 {
 		out.ITLP99Ms = math.NaN()

@@ -55,7 +55,7 @@ func checkedCluster(t *testing.T, y string, sets ...string) *Cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := build(p, Options{Check: true})
+	c, err := build(p, Options{Check: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

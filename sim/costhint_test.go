@@ -31,7 +31,7 @@ func runCost(t *testing.T, sets ...string) (*rowSink, *Result, *scheduler.Router
 		t.Fatal(err)
 	}
 	sink := &rowSink{}
-	c, err := build(p, Options{Sink: sink, Check: true})
+	c, err := build(p, Options{Sink: sink, Check: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,15 @@ var eventLines = []traceLine{
 // (6 gaps of 5 ms), X's 2 (1 gap of 5 ms), B's and D's first: 11 tokens,
 // ITL p99 5 ms, 275 a second; X, B and D end in it: 75 a second.
 //
+// TPOT, queue and computed tokens. Before: the requests with more than
+// one token are C (first token 68 after its restart, 7 more to 103: 5 ms
+// each), X and E (5 ms): TPOT p99 5 ms. From arrival to first scheduled on
+// the worker each ended on: A 0, B 17 (11 to 28), C 46 (12 to its restart
+// at 58), X 0, E 89 (14 to 103), D 23 (15 to 38): queue p99 89 ms. Prompt
+// tokens computed: A 64, B 64, C 32 twice (its restart recomputes), X 32,
+// E 32, D 64: 320 of 416. After: F alone, one token (no TPOT: NaN), queued
+// 28 ms (20 to 48), all 16 prompt tokens computed: 1.
+//
 // Without H the last arrival is F at 20 ms, and the window after ends
 // just past it: [15.5 ms, 20 ms + 1 ns), 4.500001 ms, in which F arrives
 // (the same figures) but no token is emitted and no request ends: 0 a
@@ -88,10 +97,13 @@ func TestEventRow(t *testing.T) {
 		OrdersDoneAfterNs: -1, G2BlocksLeft: 6, RemovalDelayNs: 0,
 		WindowBeforeNs: 15500 * us, WindowAfterNs: 40 * ms,
 		Before: report.EventWindow{TTFTP50Ms: 27, TTFTP99Ms: 99, ITLP99Ms: nan, E2EP99Ms: 104,
-			RequestsPerS: 1 / 0.0155, OutputTokensPerS: 1 / 0.0155, HitG1: 64.0 / 416, HitG2: 0, HitPulled: 64.0 / 416, Requests: 6},
+			RequestsPerS: 1 / 0.0155, OutputTokensPerS: 1 / 0.0155, HitG1: 64.0 / 416, HitG2: 0, HitPulled: 64.0 / 416, Requests: 6,
+			TPOTP99Ms: 5, QueueP99Ms: 89, HitComputed: 320.0 / 416},
 		After: report.EventWindow{TTFTP50Ms: 38, TTFTP99Ms: 38, ITLP99Ms: 5, E2EP99Ms: 38,
-			RequestsPerS: 75, OutputTokensPerS: 275, HitG1: 0, HitG2: 0, HitPulled: 0, Requests: 1},
+			RequestsPerS: 75, OutputTokensPerS: 275, HitG1: 0, HitG2: 0, HitPulled: 0, Requests: 1,
+			TPOTP99Ms: nan, QueueP99Ms: 28, HitComputed: 1},
 	}
+	want.Twin, want.Delta = report.NoTwin() // runKV runs no twin
 	if rows := res.Summary.EventRows; len(rows) != 1 || !sameEvent(rows[0], want) {
 		t.Errorf("events rows %+v\nwant %+v", rows, want)
 	}

@@ -43,7 +43,7 @@ func runCase(sc *scenarios.Scenario, passByPass bool) outcome {
 	if err != nil {
 		return outcome{err: err}
 	}
-	c, err := build(p, Options{Check: true, PassByPass: passByPass})
+	c, err := build(p, Options{Check: true, PassByPass: passByPass}, nil)
 	if err != nil {
 		return outcome{err: err}
 	}

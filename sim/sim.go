@@ -44,6 +44,9 @@ type Options struct {
 	// Progress, when set, is called every ProgressEvery events with the
 	// number of requests ended and the virtual time.
 	Progress func(done int64, now des.Time)
+	// Twins runs, beside the run, the twin of each of its scenario events
+	// (twin.go): events.parquet then holds each event's effect.
+	Twins bool
 }
 
 // ProgressEvery is how many events pass between Progress calls.
@@ -164,22 +167,33 @@ type illegalTransition interface {
 // when an event was scheduled in the past or a state changed along no
 // transition, an internal error otherwise.
 func (p *Plan) Run(ctx context.Context, opt Options) (*Result, error) {
-	c, err := build(p, opt)
+	c, err := build(p, opt, nil)
 	if err != nil {
 		return nil, err
 	}
-	return c.run(ctx)
+	if !opt.Twins || len(p.Scenario.Events) == 0 {
+		return c.run(ctx)
+	}
+	return c.runWithTwins(ctx)
 }
 
 // run simulates a built cluster to the end, as Run.
-func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
+func (c *Cluster) run(ctx context.Context) (*Result, error) {
+	if err := c.simulate(ctx); err != nil {
+		return nil, err
+	}
+	return c.result(), nil
+}
+
+// simulate runs a built cluster's events to the end and checks its end
+// state (finish). A panic becomes an error, as Run says.
+func (c *Cluster) simulate(ctx context.Context) (err error) {
 	sc := c.sc
 	defer func() {
 		r := recover()
 		if r == nil {
 			return
 		}
-		res = nil
 		if pe, ok := r.(des.PastError); ok {
 			err = &InvariantError{Invariant: invTimeMonotonic, At: pe.Now, Err: pe}
 			return
@@ -192,7 +206,7 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	}()
 	src, closer, err := c.plan.OpenSource()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer closer.Close()
 	ahead := workload.Prefetch(src, readAheadBatch, readAheadBatches)
@@ -200,21 +214,24 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	c.source = ahead
 	c.readNext()
 	if c.next == nil && c.err == nil {
-		return nil, errNoRequests(sc)
+		return errNoRequests(sc)
 	}
 	c.scheduleLifecycle()
 	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
 	c.loop(ctx)
 	if c.err != nil {
-		return nil, c.err
+		return c.err
 	}
-	if err := c.finish(); err != nil {
-		return nil, err
-	}
-	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
+	return c.finish()
+}
+
+// result is what a simulated cluster returns: its summary, with the digest,
+// its workers' rows and its counters.
+func (c *Cluster) result() *Result {
+	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: c.sc, EndNs: c.q.Now(), Events: c.q.Fired(),
 		Counters: c.counters(), Removed: c.removedTimes(), Warnings: c.endWarnings()})
 	sum.Digest = c.digest.Sum(cs)
-	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}, nil
+	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}
 }
 
 // loop fires the run's events, one instant's in the order of the kernel's
@@ -277,11 +294,15 @@ const (
 )
 
 // build wires workers, router and KVCR for a plan.
-func build(p *Plan, opt Options) (*Cluster, error) {
+// events is its event log; nil makes the log of the scenario's events.
+func build(p *Plan, opt Options, events *results.EventLog) (*Cluster, error) {
 	sc := p.Scenario
 	rng := des.NewRNG(sc.Seed)
+	if events == nil {
+		events = results.NewEventLog(sc)
+	}
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: results.NewEventLog(sc)}
+		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: events}
 	rc := p.Router
 	rc.Chains, rc.Workers, rc.HintCosts.RNG = c.chains, c.life.View(), rng.Stream("hints")
 	r, err := scheduler.New(rc, rng.Stream("router"))

@@ -31,6 +31,8 @@ type Env struct {
 	Started func(*scenarios.Scenario)
 	// Progress follows a sweep's or a search's batches of runs.
 	Progress Progress
+	// Twins runs each run's event twins beside it (sim.Options.Twins).
+	Twins bool
 }
 
 // Progress follows the batches of runs a sweep or a search makes: Start

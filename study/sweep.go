@@ -342,7 +342,7 @@ func (e *Env) runPoint(ctx context.Context, r *run) (_ *results.Summary, err err
 		return nil, err
 	}
 	defer out.Abort() // no-op after Commit
-	sum, err := e.RunTo(ctx, out.Path, r.plan, sim.Options{}, r.m)
+	sum, err := e.RunTo(ctx, out.Path, r.plan, sim.Options{Twins: e.Twins}, r.m)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -106,6 +108,7 @@ func printEvent(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *re
 	}
 	fmt.Fprintf(tw, "event %d\t%s %s at %v: %d requests on them, %d in flight on %d ready workers\n",
 		e.Event, e.Kind, e.Workers, at, e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)
+	printEffect(tw, e)
 	if e.Kind != "add" {
 		gone := "not all removed by the end"
 		if e.RemovedAfterNs >= 0 {
@@ -115,9 +118,94 @@ func printEvent(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *re
 			gone, e.RemovedByTimeout, e.PullsRejectedDraining, e.RequestsRerouted, e.RequestsFailed)
 	}
 	printOrders(tw, k, c, e)
-	fmt.Fprintf(tw, "\tTTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)\n",
-		e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
+	trace := "the trace's own change, not the event's effect"
+	if !e.Twinned {
+		trace = "the event's effect mixed with the trace's own change: --twins separates them"
+	}
+	fmt.Fprintf(tw, "\tbefore → after (%s): TTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)\n",
+		trace, e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
 		e.Before.Requests, roundMs(e.WindowBeforeNs), e.After.Requests, roundMs(e.WindowAfterNs))
+	if e.Twinned && opposite(e.After.TTFTP99Ms-e.Before.TTFTP99Ms, e.Delta.TTFTP99Ms) {
+		fmt.Fprintf(tw, "\tnote: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own\n",
+			rose(e.After.TTFTP99Ms-e.Before.TTFTP99Ms), e.Before.TTFTP99Ms, e.After.TTFTP99Ms, kindNoun(e.Kind),
+			raised(e.Delta.TTFTP99Ms), math.Abs(e.Delta.TTFTP99Ms), rise(e.After.TTFTP99Ms-e.Before.TTFTP99Ms))
+	}
+}
+
+// printEffect leads an event's block with its effect: the run minus its
+// twin (the same run without the event) over the window after, with both
+// values.
+func printEffect(tw io.Writer, e *report.EventRow) {
+	if !e.Twinned {
+		return
+	}
+	a, t, d := &e.After, &e.Twin, &e.Delta
+	noun := kindNoun(e.Kind)
+	fmt.Fprintf(tw, "\teffect against its twin (the same run without the %s), over the %v after:\n", noun, roundMs(e.WindowAfterNs))
+	fmt.Fprintf(tw, "\t  TTFT p99 %s: %.1f with the %s, %.1f without; p50 %s (%.1f, %.1f)\n",
+		signed(d.TTFTP99Ms, "ms"), a.TTFTP99Ms, noun, t.TTFTP99Ms, signed(d.TTFTP50Ms, "ms"), a.TTFTP50Ms, t.TTFTP50Ms)
+	fmt.Fprintf(tw, "\t  ITL p99 %s (%.1f, %.1f); TPOT p99 %s (%.1f, %.1f); E2E p99 %s; queue p99 %s\n",
+		signed(d.ITLP99Ms, "ms"), a.ITLP99Ms, t.ITLP99Ms, signed(d.TPOTP99Ms, "ms"), a.TPOTP99Ms, t.TPOTP99Ms,
+		signed(d.E2EP99Ms, "ms"), signed(d.QueueP99Ms, "ms"))
+	fmt.Fprintf(tw, "\t  completed requests %s (%d, %d), output tokens/s %s; prompt tokens from G1 %s, G2 %s, pulled %s, computed %s\n",
+		signed(d.Requests, ""), a.Requests, t.Requests, signed(d.OutputTokensPerS, ""),
+		points(d.HitG1), points(d.HitG2), points(d.HitPulled), points(d.HitComputed))
+}
+
+// kindNoun names an event of a kind in a sentence: "drain", "removal", "add".
+func kindNoun(kind string) string {
+	if kind == "remove" {
+		return "removal"
+	}
+	return kind
+}
+
+// signed is a difference with its sign and unit: "+352.8 ms", "-3", "0"; "n/a" for NaN.
+func signed(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	s := strconv.FormatFloat(v, 'f', 1, 64)
+	if v == math.Trunc(v) && unit == "" {
+		s = strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	if v > 0 {
+		s = "+" + s
+	}
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+// points is a difference of two shares in percentage points: "-2.6 pts".
+func points(v float64) string { return signed(100*v, "pts") }
+
+// opposite reports whether a and b are both nonzero and of opposite signs.
+func opposite(a, b float64) bool { return a*b < 0 }
+
+// rose is "rose" or "fell" for a change.
+func rose(v float64) string {
+	if v > 0 {
+		return "rose"
+	}
+	return "fell"
+}
+
+// rise is "rise" or "fall" for a change.
+func rise(v float64) string {
+	if v > 0 {
+		return "rise"
+	}
+	return "fall"
+}
+
+// raised is "raised" or "lowered" for an effect.
+func raised(v float64) string {
+	if v > 0 {
+		return "raised"
+	}
+	return "lowered"
 }
 
 // printOrders writes what an event's orders did, when it has any: the

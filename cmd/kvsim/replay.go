@@ -25,6 +25,7 @@ type replayFlags struct {
 	memProf string
 	quiet   bool
 	json    bool
+	twins   bool
 }
 
 func newReplay(cmdline []string) *cobra.Command {
@@ -49,6 +50,7 @@ func newReplay(cmdline []string) *cobra.Command {
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a pprof CPU profile of the run to FILE")
 	fl.StringVar(&f.memProf, "memprofile", "", "write a pprof heap profile (in use at the run's last garbage collection) to FILE")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.twins, "twins", true, twinsHelp)
 	fl.BoolVar(&f.json, "json", false, "print the summary (summary.json) as JSON on stdout instead of the table")
 	return cmd
 }
@@ -86,7 +88,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		return err
 	}
 	defer out.Abort() // no-op after Commit
-	opt := sim.Options{Check: f.check}
+	opt := sim.Options{Check: f.check, Twins: f.twins}
 	clearBar := func() {}
 	if showBar {
 		bar := newBar(stderr, total, "requests")

@@ -65,7 +65,9 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 		return err
 	}
 	w := cmd.OutOrStdout()
-	s := &study.Search{Env: newEnv(cmd, cmdline, f.quiet), Scenario: scenario, Sets: f.sets, Key: f.key, From: a, To: b,
+	env := newEnv(cmd, cmdline, f.quiet)
+	env.Twins = f.twins
+	s := &study.Search{Env: env, Scenario: scenario, Sets: f.sets, Key: f.key, From: a, To: b,
 		SLOs: f.slos, Replicates: f.replicates, Quorum: f.quorum, Dir: f.dir(), Log: w}
 	res, err := s.Run(cmd.Context())
 	if err != nil {

@@ -79,6 +79,7 @@ type gridFlags struct {
 	force  bool
 	resume bool
 	quiet  bool
+	twins  bool
 }
 
 // add declares the flags on cmd: what names the directory --force
@@ -91,7 +92,11 @@ func (f *gridFlags) add(cmd *cobra.Command, what, resume string) {
 	fl.BoolVar(&f.force, "force", false, "remove an existing "+what+" directory kvsim wrote before starting")
 	fl.BoolVar(&f.resume, "resume", false, resume)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
+	fl.BoolVar(&f.twins, "twins", true, twinsHelp)
 }
+
+// twinsHelp is --twins' help, in replay, sweep and search.
+const twinsHelp = "run each scenario event's twin (the run without it) beside the run, for its effect in events.parquet; --twins=false skips them"
 
 // check refuses -j below 1, and --resume with --force, and cleans -o:
 // "link/" is the symlink link, not the folder it names.
@@ -223,7 +228,9 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if err := f.check(); err != nil {
 		return err
 	}
-	s := &study.Sweep{Env: newEnv(cmd, cmdline, f.quiet), Dir: f.dir(),
+	env := newEnv(cmd, cmdline, f.quiet)
+	env.Twins = f.twins
+	s := &study.Sweep{Env: env, Dir: f.dir(),
 		Spec: &study.Spec{Scenario: scenario, Sets: f.sets, Keys: keys, Values: values, Replicates: f.replicates, Shard: f.shard}}
 	rows, err := s.Run(cmd.Context())
 	if err != nil {

@@ -1,0 +1,180 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/workload/tracestest"
+)
+
+// TestTwinsAreSeparateReplays runs the contract scenarios with events
+// (every kind: drain, remove, add) with their twins, and for each event that
+// fired replays the scenario without it on its own: the twin's digest is
+// that replay's, and the twin's window after is what that replay's rows
+// give over the same interval.
+func TestTwinsAreSeparateReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: replays the contract scenarios with and without each event")
+	}
+	files, _ := filepath.Glob(filepath.Join(tracestest.Contract(t), "*.yaml"))
+	kinds := map[string]bool{}
+	for _, f := range files {
+		sc, err := scenarios.Load(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sc.Events) == 0 {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range res.Summary.EventRows {
+				if !e.Fired {
+					if e.Twinned {
+						t.Errorf("event %d never fired, yet has a twin", i)
+					}
+					continue
+				}
+				kinds[e.Kind] = true
+				without := *sc
+				without.Events = slices.Delete(slices.Clone(sc.Events), i, i+1)
+				sink := &rowSink{}
+				alone, err := Run(context.Background(), &without, Options{Sink: sink, Check: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !e.Twinned || e.TwinDigest != alone.Summary.Digest {
+					t.Errorf("event %d: twin digest %q, the replay without it %s", i, e.TwinDigest, alone.Summary.Digest)
+				}
+				want := windowOf(sink.rows, e.AtNs, e.AtNs+e.WindowAfterNs)
+				got := e.Twin
+				for _, m := range []struct {
+					name      string
+					got, want float64
+				}{
+					{"requests", float64(got.Requests), float64(want.Requests)},
+					{"ttft_p50", got.TTFTP50Ms, want.TTFTP50Ms}, {"ttft_p99", got.TTFTP99Ms, want.TTFTP99Ms},
+					{"e2e_p99", got.E2EP99Ms, want.E2EP99Ms}, {"tpot_p99", got.TPOTP99Ms, want.TPOTP99Ms},
+					{"queue_p99", got.QueueP99Ms, want.QueueP99Ms}, {"hit_g1", got.HitG1, want.HitG1},
+					{"hit_g2", got.HitG2, want.HitG2}, {"hit_pulled", got.HitPulled, want.HitPulled},
+					{"hit_computed", got.HitComputed, want.HitComputed}, {"requests_per_s", got.RequestsPerS, want.RequestsPerS},
+				} {
+					if m.got != m.want && !(math.IsNaN(m.got) && math.IsNaN(m.want)) {
+						t.Errorf("event %d: twin %s %v, the replay without it %v", i, m.name, m.got, m.want)
+					}
+				}
+				if d := e.After.TTFTP99Ms - e.Twin.TTFTP99Ms; d != e.Delta.TTFTP99Ms && !math.IsNaN(d) {
+					t.Errorf("event %d: TTFT p99 delta %v, want %v", i, e.Delta.TTFTP99Ms, d)
+				}
+			}
+		})
+	}
+	for _, k := range []string{"drain", "remove", "add"} {
+		if !kinds[k] {
+			t.Errorf("no contract scenario has a %s event that fires", k)
+		}
+	}
+}
+
+// windowOf is what the rows give over the window [lo, hi), computed the
+// obvious way: the completed requests arriving in it (their latencies,
+// nearest rank, and prompt tokens by source) and the completions in it a
+// second.
+func windowOf(rows []report.RequestRow, lo, hi int64) report.EventWindow {
+	var ttft, e2e, tpot, queue report.Dist
+	var n, in, g1, g2, pl, comp, done int64
+	for _, r := range rows {
+		if r.Outcome != report.OutcomeCompleted {
+			continue
+		}
+		if r.FinishNs >= lo && r.FinishNs < hi {
+			done++
+		}
+		if r.ArrivalNs < lo || r.ArrivalNs >= hi {
+			continue
+		}
+		n++
+		ttft.Add(r.FirstTokenNs - r.ArrivalNs)
+		e2e.Add(r.FinishNs - r.ArrivalNs)
+		queue.Add(r.ScheduledNs - r.ArrivalNs)
+		if r.OutputTokens > 1 {
+			tpot.Add((r.FinishNs - r.FirstTokenNs) / (r.OutputTokens - 1))
+		}
+		in, g1, g2, pl, comp = in+r.InputTokens, g1+r.G1HitTokens, g2+r.G2HitTokens, pl+r.PulledTokens, comp+r.ComputedPromptTokens
+	}
+	div := func(a, b int64) float64 {
+		if b == 0 {
+			return math.NaN()
+		}
+		return float64(a) / float64(b)
+	}
+	w := report.EventWindow{Requests: n, TTFTP50Ms: ttft.Percentiles().P50, TTFTP99Ms: ttft.Percentiles().P99,
+		E2EP99Ms: e2e.Percentiles().P99, TPOTP99Ms: tpot.Percentiles().P99, QueueP99Ms: queue.Percentiles().P99,
+		HitG1: div(g1, in), HitG2: div(g2, in), HitPulled: div(pl, in), HitComputed: div(comp, in),
+		RequestsPerS: float64(done) / (float64(hi-lo) / 1e9)}
+	if n == 0 {
+		w.TTFTP50Ms, w.TTFTP99Ms, w.E2EP99Ms, w.QueueP99Ms = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	if tpot.Count() == 0 {
+		w.TPOTP99Ms = math.NaN()
+	}
+	return w
+}
+
+// TestTwinOppositeSign is a drain whose effect has the opposite sign of
+// its before -> after change. Two workers, one request at a time each
+// (max_num_seqs 1), every request one 16-token block and one output token,
+// so each takes one 100 ms prefill pass; least_loaded routing sends ties
+// to the lower id; the windows are 1 s.
+//
+//   - Before, [0, 1 s): six requests at 0 alternate between the workers,
+//     three each, served back to back: TTFT 100, 100, 200, 200, 300, 300
+//     ms. p99 (nearest rank: the 6th) 300 ms.
+//   - At 1 s worker 1 is drained, and two requests arrive (after the
+//     drain: lifecycle events come before arrivals in an instant), and one
+//     more at 1.9 s, which ends the trace and so the window after:
+//     [1 s, 1.9 s + 1 ns).
+//   - In the run both 1 s requests queue on worker 0: TTFT 100 and 200 ms;
+//     the 1.9 s one 100 ms. p99 (the 3rd of 3) 200 ms.
+//   - In the twin (no drain) they go one to each worker: 100, 100, 100 ms.
+//     p99 100 ms.
+//
+// So TTFT p99 fell from 300 to 200 ms across the event, but the drain
+// raised it by 100 ms.
+func TestTwinOppositeSign(t *testing.T) {
+	var lines []traceLine
+	for i := range 6 {
+		lines = append(lines, traceLine{ms: 0, in: 16, out: 1, ids: []int{i}})
+	}
+	lines = append(lines, traceLine{1000, 16, 1, []int{6}}, traceLine{1000, 16, 1, []int{7}}, traceLine{1900, 16, 1, []int{8}})
+	sc := traceScenario(t, "cluster: {workers: 2, engine: {max_num_seqs: 1, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
+		"router: {policy: least_loaded}\nevents: [{at: 1s, drain: [1]}]\nreport: {event_window: 1s}\n", lines)
+	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Summary.EventRows[0]
+	if e.WindowAfterNs != 900_000_001 || e.Before.Requests != 6 || e.After.Requests != 3 || e.Twin.Requests != 3 {
+		t.Fatalf("window after %d ns, requests before %d, after %d, twin %d", e.WindowAfterNs, e.Before.Requests, e.After.Requests, e.Twin.Requests)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"before p99", e.Before.TTFTP99Ms, 300}, {"after p99", e.After.TTFTP99Ms, 200}, {"twin p99", e.Twin.TTFTP99Ms, 100},
+		{"delta p99", e.Delta.TTFTP99Ms, 100}, {"after p50", e.After.TTFTP50Ms, 100}, {"delta p50", e.Delta.TTFTP50Ms, 0},
+		{"delta requests", e.Delta.Requests, 0},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v ms, want %v", c.name, c.got, c.want)
+		}
+	}
+}
