@@ -101,10 +101,25 @@ func Unmet(sc *scenarios.Scenario, s *Summary) []string {
 		if err != nil { // not for sc's run, whose names Prepare checked
 			out = append(out, err.Error())
 		} else if !v.Meets(e) {
-			out = append(out, fmt.Sprintf("%s is %v, expected %v", e.Metric, v, e))
+			why := ""
+			if !v.IsInt && math.IsNaN(v.Float) && untwinned(s, e.Metric) {
+				why = " (no twin: the event never fired, or the run had --twins=false)"
+			}
+			out = append(out, fmt.Sprintf("%s is %v%s, expected %v", e.Metric, v, why, e))
 		}
 	}
 	return out
+}
+
+// untwinned reports whether name is a metric of an event's twin or effect
+// (a _twin or _delta column) in the run s summarises whose event has no
+// twin.
+func untwinned(s *Summary, name string) bool {
+	rest, ok := strings.CutPrefix(eventsName(name), "events[")
+	idx, col, _ := strings.Cut(rest, "].")
+	i, err := strconv.Atoi(idx)
+	return ok && err == nil && i < len(s.EventRows) && !s.EventRows[i].Twinned &&
+		(strings.Contains(col, "_twin") || strings.Contains(col, "_delta"))
 }
 
 // lookup resolves a metric's name for a run of events lifecycle events.

@@ -5,9 +5,11 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )
@@ -176,5 +178,22 @@ func TestTwinOppositeSign(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s = %v ms, want %v", c.name, c.got, c.want)
 		}
+	}
+	// expect: and --slo take the effect.
+	sc.Expect = []string{"events[0].ttft_p99_delta_ms <= 100", "event0_itl_p99_delta_ms > 0"}
+	unmet := results.Unmet(sc, res.Summary)
+	if len(unmet) != 1 || !strings.Contains(unmet[0], "event0_itl_p99_delta_ms is NaN") {
+		t.Fatalf("unmet %q, want only the ITL delta (no token gap: one-token requests)", unmet)
+	}
+	if unmet[0] != "event0_itl_p99_delta_ms is NaN, expected event0_itl_p99_delta_ms > 0" {
+		t.Errorf("unmet %q: says nothing of a twin, which ran", unmet[0])
+	}
+	// Without the twin, a delta is no value, and says why.
+	alone, err := Run(context.Background(), sc, Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unmet := results.Unmet(sc, alone.Summary); len(unmet) != 2 || !strings.Contains(unmet[0], "NaN (no twin: the event never fired, or the run had --twins=false)") {
+		t.Errorf("without twins, unmet %q", unmet)
 	}
 }

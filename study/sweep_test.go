@@ -3,6 +3,7 @@ package study
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 )
 
 // TestGrid: keys a (1, 2) and b (x, y, z) with 2 replicates from seed 7
@@ -100,5 +102,57 @@ func TestSweepInProcess(t *testing.T) {
 	var ie *InputError
 	if _, err := (&Sweep{Spec: spec(), Dir: Dir{Path: dir, Jobs: 1}}).Run(context.Background()); !errors.As(err, &ie) {
 		t.Errorf("into an existing sweep: %v, want an InputError", err)
+	}
+}
+
+// TestPairedIntervals: with --replicates, an event's effect in
+// points.parquet is the mean and interval of the five runs' own deltas
+// (each seed's run minus its own twin), worked out here from the runs'
+// rows as a reader would: mean, sample SD, and mean ± t(0.975, 4) x SD /
+// sqrt(5), t(0.975, 4) = 2.7764451.
+//
+// By hand: draining 2 of 4 workers at 10 s raises TTFT p99 over the 5 s
+// after by 31.738403, 78.163468, 56.730879, 48.861058 and 40.330168 ms in
+// the five seeds. Sum 255.823976, mean 51.164795; squared deviations sum
+// to 1259.990687, SD sqrt(1259.990687 / 4) = 17.748174; half-width
+// 2.7764451 x 17.748174 / sqrt(5) = 22.037268 ms: 51.2 ± 22.0 ms.
+func TestPairedIntervals(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	spec := &Spec{Sets: []string{"workload.synthetic.requests=600", "cluster.workers=4", "report.event_window=5s",
+		"events=[{at: 10s, drain: [0, 1]}]"}, Replicates: 5}
+	s := &Sweep{Env: Env{Twins: true}, Spec: spec, Dir: Dir{Path: dir, Jobs: 2}}
+	rows, err := s.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d []float64
+	for _, r := range rows {
+		e := r.Events[0]
+		if !e.Twinned {
+			t.Fatalf("run %d: no twin", r.Run)
+		}
+		d = append(d, e.After.TTFTP99Ms-e.Twin.TTFTP99Ms)
+	}
+	t.Logf("TTFT p99 deltas (ms): %v", d)
+	var sum, ss float64
+	for _, x := range d {
+		sum += x
+	}
+	mean := sum / 5
+	for _, x := range d {
+		ss += (x - mean) * (x - mean)
+	}
+	half := 2.7764451 * math.Sqrt(ss/4) / math.Sqrt(5)
+	_, points, err := parquetio.ReadPoints(filepath.Join(dir, report.PointsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(report.PointMetrics(1), func(c report.Column[report.SweepRow]) bool { return c.Name == "event0_ttft_p99_delta_ms" })
+	got := points[0].Stats[i]
+	if math.Abs(mean-51.164795) > 1e-6 || math.Abs(half-22.037268) > 1e-6 {
+		t.Errorf("deltas %v: mean %v ± %v, by hand 51.164795 ± 22.037268", d, mean, half)
+	}
+	if math.Abs(got.Mean-mean) > 1e-9 || math.Abs(got.HalfWidth()-half) > 1e-6 {
+		t.Errorf("points: %+v (half-width %v); by hand mean %v ± %v", got, got.HalfWidth(), mean, half)
 	}
 }

@@ -16,7 +16,8 @@ import (
 // its runs, the mean ± the 95 % interval's half-width of requests
 // completed, TTFT p50 and p99 and E2E p99, the mean hit ratios and pull
 // outcomes, each of the rows' events (SweepEvents) its time to removal and
-// TTFT after, and how many distinct digests its replicates have.
+// its effect on TTFT and ITL p99 (against its twin: the paired
+// difference), and how many distinct digests its replicates have.
 func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events int) error {
 	metrics := report.PointMetrics(events)
 	col := func(name string) int {
@@ -24,7 +25,7 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 	}
 	var evHead strings.Builder
 	for k := range events {
-		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p50 after\tevent %d TTFT p99 after\t", k, k, k)
+		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p99 effect (ms)\tevent %d ITL p99 effect (ms)\t", k, k, k)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigests\n",
@@ -44,7 +45,7 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 		var ev strings.Builder
 		for k := range events {
 			fmt.Fprintf(&ev, "%s\t%s\t%s\t", pmScaled(fmt.Sprintf("event%d_removed_after_ns", k), 1e-9, "%.2f"),
-				pm(fmt.Sprintf("event%d_ttft_p50_after_ms", k)), pm(fmt.Sprintf("event%d_ttft_p99_after_ms", k)))
+				pm(fmt.Sprintf("event%d_ttft_p99_delta_ms", k)), pm(fmt.Sprintf("event%d_itl_p99_delta_ms", k)))
 		}
 		mean := func(format string, names ...string) string {
 			vs := make([]string, len(names))
@@ -65,6 +66,7 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "(± is the half-width of the 95 %% confidence interval over the %d replicates; points.parquet has every metric's)\n", spec.Replicates)
+	_, err := fmt.Fprintf(w, "(± is the half-width of the 95 %% confidence interval over the %d replicates; an event's effect is the run minus its twin, "+
+		"and its interval that of the paired difference; — where there is no twin (--twins=false) or no value; points.parquet has every metric's)\n", spec.Replicates)
 	return err
 }

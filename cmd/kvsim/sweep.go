@@ -159,7 +159,7 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	var evHead strings.Builder
 	for k := range events {
-		fmt.Fprintf(&evHead, "event %d gone after\tevent %d TTFT p50/p99 before → after\t", k, k)
+		fmt.Fprintf(&evHead, "event %d gone after\tevent %d TTFT p99 effect (with/without)\tevent %d ITL p99 effect\t", k, k, k)
 	}
 	fmt.Fprintf(tw, "run\t%s\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigest\n",
 		strings.Join(keys, "\t"), evHead.String())
@@ -167,7 +167,7 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 		var ev strings.Builder
 		for k := range events {
 			if k >= len(r.Events) {
-				ev.WriteString("—\t—\t")
+				ev.WriteString("—\t—\t—\t")
 				continue
 			}
 			e := &r.Events[k]
@@ -175,7 +175,12 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 			if e.RemovedAfterNs >= 0 {
 				gone = roundMs(e.RemovedAfterNs).String()
 			}
-			fmt.Fprintf(&ev, "%s\t%.1f/%.1f → %.1f/%.1f\t", gone, e.Before.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP50Ms, e.After.TTFTP99Ms)
+			if !e.Twinned {
+				fmt.Fprintf(&ev, "%s\tno twin\tno twin\t", gone)
+				continue
+			}
+			fmt.Fprintf(&ev, "%s\t%s (%.1f/%.1f)\t%s\t", gone, signed(e.Delta.TTFTP99Ms, "ms"), e.After.TTFTP99Ms, e.Twin.TTFTP99Ms,
+				signed(e.Delta.ITLP99Ms, "ms"))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s%s\n", r.Run,
 			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.HitG1, r.HitG2, r.HitPulled,
