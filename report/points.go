@@ -98,6 +98,11 @@ func Points(nkeys int, rows []SweepRow, replicates int) []PointRow {
 	return out
 }
 
+// MeanInterval is the mean, sample standard deviation and 95 % t
+// interval of xs (at least one value), as points.parquet summarises a
+// point's replicates.
+func MeanInterval(xs []float64) Stat { return summarize(xs, tQuantile(len(xs))) }
+
 // tQuantile is t(0.975, n - 1), Student's t for the 95 % interval of the
 // mean of n values (NaN for n = 1, which has no interval).
 func tQuantile(n int) float64 {

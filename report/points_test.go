@@ -24,15 +24,15 @@ func TestSummarize(t *testing.T) {
 		{[]float64{10, 14}, Stat{12, 2.8284, -13.4124, 37.4124}},
 		{[]float64{7, 7, 7}, Stat{7, 0, 7, 7}},
 	} {
-		got := Summarize(c.xs)
+		got := MeanInterval(c.xs)
 		if !near(got.Mean, c.want.Mean) || !near(got.SD, c.want.SD) || !near(got.Lo, c.want.Lo) || !near(got.Hi, c.want.Hi) {
 			t.Errorf("%v: %+v, want %+v", c.xs, got, c.want)
 		}
 	}
-	if got := Summarize([]float64{4}); got.Mean != 4 || !math.IsNaN(got.SD) || !math.IsNaN(got.Lo) || !math.IsNaN(got.Hi) {
+	if got := MeanInterval([]float64{4}); got.Mean != 4 || !math.IsNaN(got.SD) || !math.IsNaN(got.Lo) || !math.IsNaN(got.Hi) {
 		t.Errorf("one value: %+v, want mean 4 and NaN", got)
 	}
-	if hw := Summarize([]float64{1, 2, 3, 4, 5}).HalfWidth(); !near(hw, 1.9632) {
+	if hw := MeanInterval([]float64{1, 2, 3, 4, 5}).HalfWidth(); !near(hw, 1.9632) {
 		t.Errorf("half-width %g, want 1.9632", hw)
 	}
 }

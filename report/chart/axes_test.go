@@ -12,3 +12,21 @@ func TestFormatNum(t *testing.T) {
 		}
 	}
 }
+
+// TestEventQuantity: an event's window columns are titled in words with
+// units, the effect's shares in percentage points.
+func TestEventQuantity(t *testing.T) {
+	for _, c := range []struct{ column, axis string }{
+		{"event0_ttft_p99_delta_ms", "Effect of event 0 on TTFT p99 (run − twin) (ms)"},
+		{"event12_itl_p99_after_ms", "ITL p99 after event 12 (ms)"},
+		{"event1_hit_ratio_pulled_delta", "Effect of event 1 on Prompt tokens pulled (KVCR) (run − twin) (percentage points)"},
+		{"event0_requests_twin", "Completed requests after event 0, without it (twin)"},
+		{"event0_removed_after_ns", "Event 0: removed after (s)"},
+		{"ttft_p99_ms", "TTFT p99 (ms)"},
+		{"eventual", "eventual"},
+	} {
+		if got := quantityOf(c.column).axis(); got != c.axis {
+			t.Errorf("%s: %q, want %q", c.column, got, c.axis)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,12 +50,75 @@ var sweepQuantities = map[string]quantity{
 	"makespan_ns":         {"Makespan", "s", 1e-9},
 }
 
-// quantityOf is how the column is shown: a known metric, or its name.
+// windowQuantities name the metrics of an event's windows in
+// events.parquet (and sweep.parquet's eventK_ columns), by the column's
+// name without its side (before, after, twin, delta) and unit.
+var windowQuantities = map[string]quantity{
+	"ttft_p50":            {"TTFT p50", "ms", 1},
+	"ttft_p99":            {"TTFT p99", "ms", 1},
+	"itl_p99":             {"ITL p99", "ms", 1},
+	"e2e_p99":             {"E2E latency p99", "ms", 1},
+	"tpot_p99":            {"TPOT p99", "ms", 1},
+	"queue_p99":           {"Queue time p99", "ms", 1},
+	"requests_per_s":      {"Requests completed per second", "", 1},
+	"output_tokens_per_s": {"Output tokens per second", "", 1},
+	"hit_ratio_g1":        {"Prompt tokens from G1", "%", 100},
+	"hit_ratio_g2":        {"Prompt tokens from G2", "%", 100},
+	"hit_ratio_pulled":    {"Prompt tokens pulled (KVCR)", "%", 100},
+	"hit_ratio_computed":  {"Prompt tokens computed", "%", 100},
+	"requests":            {"Completed requests", "", 1},
+}
+
+// quantityOf is how the column is shown: a known metric, an event's
+// (eventK_...), or its name.
 func quantityOf(column string) quantity {
 	if q, ok := sweepQuantities[column]; ok {
 		return q
 	}
+	if q, ok := eventQuantity(column); ok {
+		return q
+	}
 	return quantity{column, "", 1}
+}
+
+// eventQuantity is how sweep.parquet's column of an event's window is
+// shown: event0_ttft_p99_delta_ms is "Effect of event 0 on TTFT p99" in ms,
+// event0_ttft_p99_after_ms "TTFT p99 after event 0"; event0_removed_after_ns
+// "Event 0: removed after" in s. False for a column that is not an event's.
+func eventQuantity(column string) (quantity, bool) {
+	rest, ok := strings.CutPrefix(column, "event")
+	k, col, ok2 := strings.Cut(rest, "_")
+	if !ok || !ok2 || k == "" || strings.Trim(k, "0123456789") != "" {
+		return quantity{}, false
+	}
+	ev := "event " + k
+	unit := ""
+	base := col
+	if b, cut := strings.CutSuffix(base, "_ms"); cut {
+		base = b
+	}
+	for _, side := range []struct{ suffix, format string }{
+		{"_delta", "Effect of %[2]s on %[1]s (run − twin)"},
+		{"_after", "%[1]s after %[2]s"},
+		{"_twin", "%[1]s after %[2]s, without it (twin)"},
+		{"_before", "%[1]s before %[2]s"},
+	} {
+		name, cut := strings.CutSuffix(base, side.suffix)
+		q, known := windowQuantities[name]
+		if !cut || !known {
+			continue
+		}
+		if side.suffix == "_delta" && q.unit == "%" {
+			q.unit = "percentage points"
+		}
+		q.name = fmt.Sprintf(side.format, q.name, ev)
+		return q, true
+	}
+	if b, cut := strings.CutSuffix(col, "_ns"); cut {
+		col, unit = b, "s"
+		return quantity{"Event " + k + ": " + strings.ReplaceAll(col, "_", " "), unit, 1e-9}, true
+	}
+	return quantity{"Event " + k + ": " + strings.ReplaceAll(col, "_", " "), unit, 1}, true
 }
 
 // axis is the quantity's axis label: "TTFT p50 (ms)".

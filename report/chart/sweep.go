@@ -2,8 +2,10 @@ package chart
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"image/color"
 	"maps"
 	"math"
 	"os"
@@ -75,9 +77,10 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 			return nil, err
 		}
 	}
+	reps := replicates(dir, keys)
 	if opt.By == nil {
-		for _, k := range keys {
-			if k != opt.X {
+		for i, k := range keys {
+			if k != opt.X && !(reps > 1 && i == len(keys)-1) {
 				opt.By = append(opt.By, k)
 			}
 		}
@@ -101,9 +104,16 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := sweepFigure(names, rows, m, opt.X, xKey, xNum, by, y)
+		draw, band := sweepFigure, reps > 1 && xKey != len(keys)-1 && !slices.Contains(by, len(keys)-1)
+		if band {
+			draw = bandFigure
+		}
+		f, err := draw(names, rows, m, opt.X, xKey, xNum, by, y)
 		if err != nil {
 			return nil, err
+		}
+		if band {
+			f.title += fmt.Sprintf(": mean and 95%% interval over %d seeds", reps)
 		}
 		figs["sweep-"+m] = f
 	}
@@ -207,6 +217,126 @@ func runStyles(names *valueNames, params [][]string) []runStyle {
 	return out
 }
 
+// keyAxis makes p's x axis a varied key's values xs, in grid order, one
+// tick each, and adds the key's notes to f.
+func keyAxis(f *figure, p *plot.Plot, names *valueNames, key int, xs []string) {
+	var ticks plot.ConstantTicks
+	for _, x := range xs {
+		ticks = append(ticks, plot.Tick{Value: float64(len(ticks)), Label: names.value(key, x)})
+	}
+	p.X.Tick.Marker = ticks
+	p.X.Min, p.X.Max = -0.3, float64(len(xs))-0.7
+	f.notes = append(f.notes, names.notes([]int{key})...)
+}
+
+// replicates is the runs of each grid point of the sweep in dir, from its
+// sweep.json, when its last varied key is the replicates' seed; 1
+// otherwise.
+func replicates(dir string, keys []string) int {
+	b, err := os.ReadFile(filepath.Join(dir, report.SweepSpecFile))
+	var spec struct {
+		Replicates int `json:"replicates"`
+	}
+	if err != nil || json.Unmarshal(b, &spec) != nil || len(keys) == 0 || keys[len(keys)-1] != "seed" {
+		return 1
+	}
+	return max(1, spec.Replicates)
+}
+
+// bandFigure draws a metric of a sweep with replicates as sweepFigure
+// does, but a line a grid point's mean over its replicates (runs with the
+// same x and by values), in a band of its 95 % interval (MeanInterval);
+// a run without a value (NaN) is left out.
+func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
+	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*figure, error) {
+	yq, xq := quantityOf(metric), quantityOf(xName)
+	type point struct {
+		x  float64
+		ys []float64
+	}
+	var xs, order []string
+	lines := map[string][]*point{}
+	for i := range rows {
+		r := &rows[i]
+		var x float64
+		if xKey >= 0 {
+			if !slices.Contains(xs, r.Params[xKey]) {
+				xs = append(xs, r.Params[xKey])
+			}
+			x = float64(slices.Index(xs, r.Params[xKey]))
+		} else {
+			x = xNum(r) * xq.scale
+		}
+		name := names.label(by, r.Params)
+		if _, ok := lines[name]; !ok {
+			order = append(order, name)
+		}
+		k := slices.IndexFunc(lines[name], func(p *point) bool { return p.x == x })
+		if k < 0 {
+			lines[name] = append(lines[name], &point{x: x})
+			k = len(lines[name]) - 1
+		}
+		if v := y(r) * yq.scale; !math.IsNaN(v) {
+			lines[name][k].ys = append(lines[name][k].ys, v)
+		}
+	}
+	p := newPlot(xq.axis(), yq.axis())
+	f := &figure{title: yq.name + " by " + xq.inTitle(), panels: []*plot.Plot{p}}
+	lo, hi := 0.0, 0.0
+	for i, n := range order {
+		pts := lines[n]
+		slices.SortStableFunc(pts, func(a, b *point) int { return cmp.Compare(a.x, b.x) })
+		var mean, upper, lower plotter.XYs
+		for _, pt := range pts {
+			if len(pt.ys) == 0 {
+				continue
+			}
+			s := report.MeanInterval(pt.ys)
+			if math.IsNaN(s.Lo) { // one value: no interval
+				s.Lo, s.Hi = s.Mean, s.Mean
+			}
+			mean = append(mean, plotter.XY{X: pt.x, Y: s.Mean})
+			upper, lower = append(upper, plotter.XY{X: pt.x, Y: s.Hi}), append(lower, plotter.XY{X: pt.x, Y: s.Lo})
+			lo, hi = min(lo, s.Lo), max(hi, s.Hi)
+		}
+		if len(mean) == 0 {
+			continue
+		}
+		col, _ := lineStyle(i)
+		slices.Reverse(lower)
+		poly, err := plotter.NewPolygon(append(upper, lower...))
+		if err != nil {
+			return nil, err
+		}
+		r, g, b, _ := col.RGBA()
+		poly.Color, poly.LineStyle.Width = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x40}, 0
+		l, err := plotter.NewLine(mean)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = col, vg.Points(1.5)
+		sc, err := plotter.NewScatter(mean)
+		if err != nil {
+			return nil, err
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: glyphShapes[i%len(glyphShapes)]}
+		p.Add(poly, l, sc)
+		label := "mean"
+		if n != "" {
+			label = n + ": mean"
+		}
+		f.legend = append(f.legend, entry{label, []plot.Thumbnailer{l, sc}}, entry{"95% interval", []plot.Thumbnailer{poly}})
+	}
+	p.Y.Min, p.Y.Max = lo*1.08, max(hi*1.08, lo+1)
+	f.notes = append(names.notes(by), "Each point is the mean of a grid point's replicates (seeds), in a band of the "+
+		"95 % confidence interval of that mean; an event's effect is each seed's run minus its own twin, so its band is "+
+		"that of the paired difference.")
+	if xKey >= 0 {
+		keyAxis(f, p, names, xKey, xs)
+	}
+	return f, nil
+}
+
 func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
 	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*figure, error) {
 	yq, xq := quantityOf(metric), quantityOf(xName)
@@ -268,13 +398,7 @@ func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string
 	}
 	f.notes = names.notes(by)
 	if xKey >= 0 {
-		var ticks plot.ConstantTicks
-		for _, x := range xs {
-			ticks = append(ticks, plot.Tick{Value: float64(len(ticks)), Label: names.value(xKey, x)})
-		}
-		p.X.Tick.Marker = ticks
-		p.X.Min, p.X.Max = -0.3, float64(len(xs))-0.7
-		f.notes = append(f.notes, names.notes([]int{xKey})...)
+		keyAxis(f, p, names, xKey, xs)
 	}
 	return f, nil
 }
