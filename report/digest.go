@@ -93,6 +93,13 @@ func (d *Digest) Pull(r *PullRow) {
 	d.npull++
 }
 
+// RequestsSum is the hex SHA-256 of the request rows added so far and
+// their count: two runs whose every request row is the same in the digest
+// have the same.
+func (d *Digest) RequestsSum() string {
+	return hex.EncodeToString(binary.LittleEndian.AppendUint64(d.req.Sum(nil), d.nreq))
+}
+
 // Sum returns the digest, in hex, of the rows added and the counters.
 func (d *Digest) Sum(counters []CounterRow) string {
 	cs := slices.Clone(counters)

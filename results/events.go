@@ -63,6 +63,7 @@ type eventRec struct {
 	after                   eventWindow // [at, at+window), to the last arrival
 	twin                    *eventRec   // the same record in its twin's log (Pair); nil without
 	twinDigest              string      // the twin's digest
+	inert                   bool        // every request's row is the same in its twin
 }
 
 // eventWindow accumulates one window's figures.
@@ -111,10 +112,12 @@ func NewTwinLog(sc *scenarios.Scenario, at des.Time) *EventLog {
 
 // Pair gives event key of the run the log of its twin (NewTwinLog) and the
 // twin's digest, once both runs have ended: its row then holds the twin's
-// window after and the difference.
-func (l *EventLog) Pair(key int, twin *EventLog, digest string) {
-	l.evs[key].twin = &twin.evs[len(twin.evs)-1]
-	l.evs[key].twinDigest = digest
+// window after and the difference. inert says every request's row was the
+// same in both: the event changed nothing a request saw, which the run's
+// warnings say.
+func (l *EventLog) Pair(key int, twin *EventLog, digest string, inert bool) {
+	e := &l.evs[key]
+	e.twin, e.twinDigest, e.inert = &twin.evs[len(twin.evs)-1], digest, inert
 }
 
 // WorkerAt is what a worker a scenario event names held when the event
@@ -475,6 +478,10 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 	var out []string
 	for i := range l.evs {
 		e, r := &l.evs[i], &rows[i]
+		if e.inert && r.Fired {
+			out = append(out, fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
+				i, e.kind, time.Duration(e.at)))
+		}
 		if !r.Fired || e.kind == kindAdd || len(e.named) == 0 {
 			continue
 		}

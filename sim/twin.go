@@ -27,7 +27,7 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 	defer cancel()
 	n := len(c.sc.Events)
 	logs := make([]*results.EventLog, n)
-	digests := make([]string, n)
+	digests, requests := make([]string, n), make([]string, n)
 	errs := make([]error, n)
 	done := make(chan struct{})
 	go func() {
@@ -39,7 +39,7 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 			go func() {
 				defer func() { <-sem; finished <- struct{}{} }()
 				defer CatchPanic(&errs[i])
-				logs[i], digests[i], errs[i] = c.plan.runTwin(ctx, i, c.opt.Check)
+				logs[i], digests[i], requests[i], errs[i] = c.plan.runTwin(ctx, i, c.opt.Check)
 			}()
 		}
 		for range n {
@@ -58,7 +58,7 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 		if e != nil {
 			return nil, fmt.Errorf("the twin of event %d (the scenario without it): %w", i, e)
 		}
-		c.events.Pair(i, logs[i], digests[i])
+		c.events.Pair(i, logs[i], digests[i], requests[i] == c.digest.RequestsSum())
 	}
 	return c.result(), nil
 }
@@ -74,19 +74,20 @@ func (p *Plan) twin(i int) (*Plan, error) {
 
 // runTwin runs the twin of scenario event i, checking invariants when
 // check says, and returns its event log, whose last record is event i's
-// windows in the twin, and its digest.
-func (p *Plan) runTwin(ctx context.Context, i int, check bool) (*results.EventLog, string, error) {
+// windows in the twin, its digest and the digest of its request rows
+// alone (report.Digest.RequestsSum).
+func (p *Plan) runTwin(ctx context.Context, i int, check bool) (log *results.EventLog, digest, requests string, err error) {
 	tp, err := p.twin(i)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	log := results.NewTwinLog(tp.Scenario, des.Time(p.Scenario.Events[i].At))
+	log = results.NewTwinLog(tp.Scenario, des.Time(p.Scenario.Events[i].At))
 	c, err := build(tp, Options{Check: check}, log)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if err := c.simulate(ctx); err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	return log, c.result().Summary.Digest, nil
+	return log, c.result().Summary.Digest, c.digest.RequestsSum(), nil
 }

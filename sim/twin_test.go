@@ -197,3 +197,25 @@ func TestTwinOppositeSign(t *testing.T) {
 		t.Errorf("without twins, unmet %q", unmet)
 	}
 }
+
+// TestTwinInert: an event that changes nothing a request sees (a worker
+// added mid-run, still starting at the end) has a twin whose request rows
+// are the run's (its digest differs: the counters count the worker added),
+// and the run warns that the what-if tested nothing.
+func TestTwinInert(t *testing.T) {
+	lines := []traceLine{{0, 16, 1, []int{0}}, {100, 16, 1, []int{1}}}
+	sc := traceScenario(t, "cluster: {workers: 1, engine: {kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 10ms, decode: 5ms}}}\n"+
+		"events: [{at: 50ms, add: 1, startup: 1h}]\n", lines)
+	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Summary.EventRows[0]
+	if !e.Twinned || e.TwinDigest == res.Summary.Digest {
+		t.Errorf("twin digest %s, the run's %s", e.TwinDigest, res.Summary.Digest)
+	}
+	want := "event 0 (add at 50ms) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests"
+	if !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
+}
