@@ -149,6 +149,7 @@ func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
 		InputTokens:  in,
 		OutputTokens: int(*rec.OutputLength),
 		Blocks:       m.chunk.chain(rec.HashIDs, in),
+		Prev:         -1,
 	}
 	m.nextID++
 	return req, nil

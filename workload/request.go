@@ -27,6 +27,10 @@ type Request struct {
 	// trace that carries measurements (otel); nil otherwise. The model
 	// never reads it: it is reported beside the simulated values.
 	Measured *Measured
+	// Prev is the id of its previous turn, -1 none: the latest request
+	// before it whose cache it would reuse (DESIGN.md section 11). The
+	// generator sets it from the session; the trace readers give -1.
+	Prev int64
 }
 
 // Measured is one request's latencies as a real vLLM server measured them,
