@@ -25,8 +25,8 @@ func traceKeys(ids []uint64, traceBlock, inputTokens int) []uint64 {
 // when none holds one (a first turn, or a prompt that shares at most its
 // first trace block, a system prompt, with the requests before it). A
 // request without TraceBlocks keeps the Prev its reader gave it. It keeps
-// one entry a distinct trace block past the first the requests hold, 24
-// to 48 bytes each (a block.Map at most half full).
+// one entry a distinct trace block past the first the requests hold, 48
+// to 96 bytes each (24-byte slots of a block.Map at most half full).
 func PrevTurns(src Source) Source {
 	return &prevTurns{src: src}
 }
