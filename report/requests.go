@@ -31,6 +31,10 @@ type RequestRow struct {
 	// Measured latencies of a real server, from a trace that carries them
 	// (otel); -1 otherwise. Inputs, not behaviour: outside the digest.
 	MeasuredTTFTNs, MeasuredE2ENs, MeasuredQueueNs, MeasuredPrefillNs, MeasuredDecodeNs int64
+	// PrevRequestID is its previous turn, from the workload: the latest
+	// request before it whose cache it would reuse; -1 none. An input, not
+	// behaviour: outside the digest.
+	PrevRequestID int64
 }
 
 // RequestColumns is the schema of requests.parquet. The names are a public
@@ -58,4 +62,5 @@ var RequestColumns = []Column[RequestRow]{
 	{Name: "measured_queue_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredQueueNs }, NoDigest: true, Config: true},
 	{Name: "measured_prefill_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredPrefillNs }, NoDigest: true, Config: true},
 	{Name: "measured_decode_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredDecodeNs }, NoDigest: true, Config: true},
+	{Name: "prev_request_id", Int64: func(r *RequestRow) int64 { return r.PrevRequestID }, NoDigest: true, Config: true},
 }

@@ -149,8 +149,10 @@ func checkPhysics(sc *scenarios.Scenario, timing engine.Timing) error {
 // OpenSource opens the scenario's workload as a run reads it: the seeded
 // generator (a *workload.Generator) of a synthetic workload, or the trace
 // reader with the scenario's block sizes, time scale, limit, sort, skip,
-// shared prefix and arrival jitter. A trace's *workload.ParseError from Next
-// names a line of sc.Workload.Trace.Path. Close the closer when done.
+// shared prefix and arrival jitter, each request's previous turn found
+// last, in that order and numbering (workload.PrevTurns). A trace's
+// *workload.ParseError from Next names a line of sc.Workload.Trace.Path.
+// Close the closer when done.
 func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 	sc := p.Scenario
 	e := sc.Cluster.Engine
@@ -183,7 +185,7 @@ func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 	if t.ArrivalJitter > 0 {
 		src = workload.Jitter(src, des.Time(t.ArrivalJitter), des.NewRNG(sc.Seed).Stream("arrival-jitter"))
 	}
-	return src, f, nil
+	return workload.PrevTurns(src), f, nil
 }
 
 // ReadWorkload reads the workload to its end as a run reads it and returns

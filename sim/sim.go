@@ -574,6 +574,7 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 		Reroutes: r.reroutes, Preemptions: int32(r.priorPreemptions),
 		ComputedPromptTokens: int64(r.priorComputed), ScheduledNs: -1,
 		MeasuredTTFTNs: -1, MeasuredE2ENs: -1, MeasuredQueueNs: -1, MeasuredPrefillNs: -1, MeasuredDecodeNs: -1,
+		PrevRequestID: r.req.Prev,
 	}
 	if m := r.req.Measured; m != nil {
 		row.MeasuredTTFTNs, row.MeasuredE2ENs, row.MeasuredQueueNs = int64(m.TTFT), int64(m.E2E), int64(m.Queue)

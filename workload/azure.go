@@ -141,6 +141,7 @@ func (a *Azure) Next() (*Request, error) {
 		InputTokens:  in,
 		OutputTokens: out,
 		Blocks:       uniqueChain(uint64(a.nextID), in/a.opt.EngineBlockSize),
+		Prev:         -1, // no prefix information
 	}
 	a.nextID++
 	return req, nil

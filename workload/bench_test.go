@@ -55,6 +55,15 @@ func BenchmarkMooncake(b *testing.B) {
 	})
 }
 
+// BenchmarkMooncakePrevTurns is BenchmarkMooncake with each request's
+// previous turn found (PrevTurns), as a run reads the trace.
+func BenchmarkMooncakePrevTurns(b *testing.B) {
+	opt := TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1}
+	benchTrace(b, "conversation_trace.jsonl", func(r io.Reader) Source {
+		return PrevTurns(NewMooncake(r, opt))
+	})
+}
+
 // BenchmarkMooncakeInMemory parses a conversation-shaped Mooncake trace
 // made in memory (conversationTrace), so it runs without the shared traces.
 func BenchmarkMooncakeInMemory(b *testing.B) {

@@ -11,7 +11,8 @@ import (
 )
 
 // drain reads a source to its end; any error but io.EOF must be a
-// *ParseError, and every request must be well formed.
+// *ParseError, and every request must be well formed, its previous turn
+// (if any) an earlier request.
 func drain(t *testing.T, s Source) {
 	var last int64 = -1
 	for {
@@ -26,7 +27,8 @@ func drain(t *testing.T, s Source) {
 			}
 			return
 		}
-		if r.ID != last+1 || r.InputTokens < 1 || r.OutputTokens < 1 || r.Arrival < 0 || r.Blocks.Len() != r.InputTokens/16 {
+		if r.ID != last+1 || r.InputTokens < 1 || r.OutputTokens < 1 || r.Arrival < 0 || r.Blocks.Len() != r.InputTokens/16 ||
+			r.Prev < -1 || r.Prev >= r.ID {
 			t.Fatalf("bad request %+v", r)
 		}
 		last = r.ID
@@ -41,7 +43,7 @@ func FuzzMooncake(f *testing.F) {
 	f.Add("\n\n{}")
 	mooncakeSeeds(f)
 	f.Fuzz(func(t *testing.T, in string) {
-		drain(t, NewMooncake(strings.NewReader(in), TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1}))
+		drain(t, PrevTurns(NewMooncake(strings.NewReader(in), TraceOptions{TraceBlockSize: 512, EngineBlockSize: 16, TimeScale: 1})))
 	})
 }
 

@@ -61,6 +61,8 @@ type mooncakeRecord struct {
 
 // Mooncake reads the Mooncake FAST'25 JSONL trace format one line at a time:
 // {"timestamp": ms, "input_length": n, "output_length": n, "hash_ids": [...]}.
+// Each request carries its trace blocks as prefix keys (TraceBlocks), from
+// which PrevTurns finds its previous turn.
 type Mooncake struct {
 	sc     *bufio.Scanner
 	opt    TraceOptions
@@ -149,6 +151,8 @@ func (m *Mooncake) request(rec *mooncakeRecord) (*Request, error) {
 		InputTokens:  in,
 		OutputTokens: int(*rec.OutputLength),
 		Blocks:       m.chunk.chain(rec.HashIDs, in),
+		Prev:         -1,
+		TraceBlocks:  traceKeys(rec.HashIDs, m.opt.TraceBlockSize, in),
 	}
 	m.nextID++
 	return req, nil

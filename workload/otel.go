@@ -169,6 +169,7 @@ func readOtel(r io.Reader, opt TraceOptions) ([]*Request, error) {
 			OutputTokens: s.out,
 			Blocks:       extendUnique(shared.Prefix(min(prefix, s.in)/opt.EngineBlockSize), uint64(i), s.in/opt.EngineBlockSize),
 			Measured:     &m,
+			Prev:         -1, // prompt contents are not recorded
 		}
 	}
 	return reqs, nil

@@ -27,6 +27,17 @@ type Request struct {
 	// trace that carries measurements (otel); nil otherwise. The model
 	// never reads it: it is reported beside the simulated values.
 	Measured *Measured
+	// Prev is the id of its previous turn, -1 none: the latest request
+	// before it whose cache it would reuse (DESIGN.md section 11). The
+	// generator sets it from the session; PrevTurns sets a trace's from
+	// its TraceBlocks; a trace without hashes gives -1.
+	Prev int64
+	// TraceBlocks is the trace's own blocks as prefix keys, one a trace
+	// block of the prompt (the full ones and a partial last): key j
+	// identifies trace blocks 0 to j, so equal keys mean equal prefixes.
+	// The Mooncake reader sets it for PrevTurns, which drops it; nil
+	// otherwise.
+	TraceBlocks []uint64
 }
 
 // Measured is one request's latencies as a real vLLM server measured them,

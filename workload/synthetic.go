@@ -20,7 +20,8 @@ import (
 // exponential think time (mean ThinkTime) after the previous turn's arrival,
 // and its prompt is the previous prompt, the previous answer and a new
 // message drawn from Input. Arrivals are open loop: a turn does not wait for
-// the previous answer.
+// the previous answer. A request's Prev is its session's previous turn, -1
+// for a first turn (whatever prefix group it shares).
 type Synthetic struct {
 	Requests     int     // total requests
 	Rate         float64 // requests per second
@@ -59,6 +60,7 @@ type session struct {
 	prompt int // tokens of the last prompt
 	output int // tokens of the last answer
 	chain  block.Chain
+	last   int64 // id of its last request; -1 before its first
 }
 
 type sessionHeap []*session
@@ -151,7 +153,7 @@ func (g *Generator) Next() (*Request, error) {
 }
 
 func (g *Generator) start() *Request {
-	s := &session{id: g.sessions, next: g.nextStart, group: -1}
+	s := &session{id: g.sessions, next: g.nextStart, group: -1, last: -1}
 	g.sessions++
 	g.nextStart = des.AddSat(g.nextStart, g.sessionGap())
 	if g.cfg.PrefixGroups > 0 {
@@ -190,9 +192,10 @@ func (g *Generator) turn(s *session, n int) *Request {
 		InputTokens:  n,
 		OutputTokens: g.draw(g.output),
 		Blocks:       chain,
+		Prev:         s.last,
 	}
 	g.emitted++
-	s.chain, s.prompt, s.output = chain, n, req.OutputTokens
+	s.chain, s.prompt, s.output, s.last = chain, n, req.OutputTokens, req.ID
 	s.turn++
 	if s.turn < g.cfg.Turns {
 		think := des.MustFromNanos(g.choice.ExpFloat64() * float64(g.cfg.ThinkTime))

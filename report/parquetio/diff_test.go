@@ -47,8 +47,9 @@ func TestFirstPullDiffConfig(t *testing.T) {
 }
 
 // TestConfigColumns: the columns compare lists apart as configuration are
-// pulls' mode (the scenario's hint mode) and requests' five measured_*
-// columns (a measured trace's figures), and no other.
+// pulls' mode (the scenario's hint mode), requests' five measured_*
+// columns (a measured trace's figures) and prev_request_id (the
+// workload's previous turns), and no other.
 func TestConfigColumns(t *testing.T) {
 	var got []string
 	for _, c := range report.RequestColumns {
@@ -61,7 +62,7 @@ func TestConfigColumns(t *testing.T) {
 			got = append(got, c.Name)
 		}
 	}
-	want := []string{"measured_ttft_ns", "measured_e2e_ns", "measured_queue_ns", "measured_prefill_ns", "measured_decode_ns", "mode"}
+	want := []string{"measured_ttft_ns", "measured_e2e_ns", "measured_queue_ns", "measured_prefill_ns", "measured_decode_ns", "prev_request_id", "mode"}
 	if !slices.Equal(got, want) {
 		t.Errorf("configuration columns %v, want %v", got, want)
 	}

@@ -28,15 +28,15 @@ import (
 // testRequests has a distinct value in every cell, so a swapped column shows.
 var testRequests = []report.RequestRow{
 	{RequestID: 0, Worker: 3, ArrivalNs: 1_000, FirstTokenNs: 5_000, FinishNs: 9_000, InputTokens: 2048, OutputTokens: 128, G1HitTokens: 1024, G2HitTokens: 512, PulledTokens: 256, ComputedPromptTokens: 256,
-		Preemptions: 0, HintSource: -1, Outcome: report.OutcomeCompleted, Reroutes: 0, ScheduledNs: 1_500, MeasuredTTFTNs: 11, MeasuredE2ENs: 12, MeasuredQueueNs: 13, MeasuredPrefillNs: 14, MeasuredDecodeNs: 15},
+		Preemptions: 0, HintSource: -1, Outcome: report.OutcomeCompleted, Reroutes: 0, ScheduledNs: 1_500, MeasuredTTFTNs: 11, MeasuredE2ENs: 12, MeasuredQueueNs: 13, MeasuredPrefillNs: 14, MeasuredDecodeNs: 15, PrevRequestID: -1},
 	{RequestID: 1, Worker: 0, ArrivalNs: 2_000, FirstTokenNs: -1, FinishNs: 2_500, InputTokens: 200_000, OutputTokens: 16, G1HitTokens: 0, G2HitTokens: 0, PulledTokens: 0, ComputedPromptTokens: 0,
-		Preemptions: 0, HintSource: -1, Outcome: report.OutcomeRejected, Reroutes: 1, ScheduledNs: -1, MeasuredTTFTNs: -1, MeasuredE2ENs: -1, MeasuredQueueNs: -1, MeasuredPrefillNs: -1, MeasuredDecodeNs: -1},
+		Preemptions: 0, HintSource: -1, Outcome: report.OutcomeRejected, Reroutes: 1, ScheduledNs: -1, MeasuredTTFTNs: -1, MeasuredE2ENs: -1, MeasuredQueueNs: -1, MeasuredPrefillNs: -1, MeasuredDecodeNs: -1, PrevRequestID: 0},
 	{RequestID: 2, Worker: 7, ArrivalNs: 3_000, FirstTokenNs: 6_100, FinishNs: 7_700, InputTokens: 4096, OutputTokens: 64, G1HitTokens: 2048, G2HitTokens: 16, PulledTokens: 1024, ComputedPromptTokens: 1008,
-		Preemptions: 2, HintSource: 5, Outcome: report.OutcomeFailed, Reroutes: 2, ScheduledNs: 3_100, MeasuredTTFTNs: 21, MeasuredE2ENs: 22, MeasuredQueueNs: 23, MeasuredPrefillNs: 24, MeasuredDecodeNs: 25},
+		Preemptions: 2, HintSource: 5, Outcome: report.OutcomeFailed, Reroutes: 2, ScheduledNs: 3_100, MeasuredTTFTNs: 21, MeasuredE2ENs: 22, MeasuredQueueNs: 23, MeasuredPrefillNs: 24, MeasuredDecodeNs: 25, PrevRequestID: -1},
 	{RequestID: 3, Worker: 1, ArrivalNs: 4_000, FirstTokenNs: 8_800, FinishNs: -1, InputTokens: 33, OutputTokens: 1, G1HitTokens: 17, G2HitTokens: 0, PulledTokens: 0, ComputedPromptTokens: 16,
-		Preemptions: 1, HintSource: 6, Outcome: report.OutcomeUnfinished, Reroutes: 3, ScheduledNs: 4_200, MeasuredTTFTNs: 31, MeasuredE2ENs: 32, MeasuredQueueNs: 33, MeasuredPrefillNs: 34, MeasuredDecodeNs: 35},
+		Preemptions: 1, HintSource: 6, Outcome: report.OutcomeUnfinished, Reroutes: 3, ScheduledNs: 4_200, MeasuredTTFTNs: 31, MeasuredE2ENs: 32, MeasuredQueueNs: 33, MeasuredPrefillNs: 34, MeasuredDecodeNs: 35, PrevRequestID: 1},
 	{RequestID: 4, Worker: 2, ArrivalNs: 5_000, FirstTokenNs: 5_900, FinishNs: 12_345, InputTokens: 1, OutputTokens: 2, G1HitTokens: 3, G2HitTokens: 4, PulledTokens: 5, ComputedPromptTokens: 6,
-		Preemptions: 7, HintSource: 8, Outcome: report.OutcomeCompleted, Reroutes: 9, ScheduledNs: 5_100, MeasuredTTFTNs: 41, MeasuredE2ENs: 42, MeasuredQueueNs: 43, MeasuredPrefillNs: 44, MeasuredDecodeNs: 45},
+		Preemptions: 7, HintSource: 8, Outcome: report.OutcomeCompleted, Reroutes: 9, ScheduledNs: 5_100, MeasuredTTFTNs: 41, MeasuredE2ENs: 42, MeasuredQueueNs: 43, MeasuredPrefillNs: 44, MeasuredDecodeNs: 45, PrevRequestID: 2},
 }
 
 // arrowTable reads the whole Parquet file at path with arrow-go's own
@@ -119,6 +119,8 @@ func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []
 					r.MeasuredPrefillNs = chunk.(*array.Int64).Value(k)
 				case "measured_decode_ns":
 					r.MeasuredDecodeNs = chunk.(*array.Int64).Value(k)
+				case "prev_request_id":
+					r.PrevRequestID = chunk.(*array.Int64).Value(k)
 				case "outcome":
 					d := chunk.(*array.Dictionary)
 					r.Outcome = d.Dictionary().(*array.String).Value(d.GetValueIndex(k))
@@ -178,7 +180,7 @@ func TestRequestWriterRoundTrip(t *testing.T) {
 		"preemptions int32", "hint_source int32",
 		"outcome dictionary<values=utf8, indices=int8, ordered=false>", "reroutes int32",
 		"scheduled_ns int64", "measured_ttft_ns int64", "measured_e2e_ns int64", "measured_queue_ns int64",
-		"measured_prefill_ns int64", "measured_decode_ns int64",
+		"measured_prefill_ns int64", "measured_decode_ns int64", "prev_request_id int64",
 	}
 	if !slices.Equal(types, wantTypes) {
 		t.Errorf("types:\n got %q\nwant %q", types, wantTypes)
