@@ -68,6 +68,29 @@ type EventRow struct {
 	TwinDigest string
 	Twin       EventWindow
 	Delta      EventDelta
+	// The displaced cohort (DESIGN.md section 11): of the completed
+	// requests arriving in the window after, those whose previous turn
+	// ended on a worker the event drains or removes, or, for an add, those
+	// that ended on a new worker; what they measured in the run and, the
+	// same requests, in the twin. Requests -1 for an event that never
+	// fired (CohortTwin too without a twin); NaN a statistic of none.
+	CohortAfter, CohortTwin EventCohort
+}
+
+// EventCohort is what an event's displaced cohort measured: how many
+// requests, their TTFT (ms, nearest rank) and their prompt tokens by
+// source over their prompt tokens.
+type EventCohort struct {
+	Requests                             int64
+	TTFTP50Ms, TTFTP99Ms                 float64
+	HitG1, HitG2, HitPulled, HitComputed float64
+}
+
+// NoCohort is the cohort of an event that never fired, or of a twin that
+// did not run: every number -1 or NaN.
+func NoCohort() EventCohort {
+	n := math.NaN()
+	return EventCohort{Requests: -1, TTFTP50Ms: n, TTFTP99Ms: n, HitG1: n, HitG2: n, HitPulled: n, HitComputed: n}
 }
 
 // EventWindow is what one window beside an event measured: latencies (ms,
@@ -176,7 +199,26 @@ func EventColumns(kinds []string) []Column[EventRow] {
 	cols = append(cols, Column[EventRow]{Name: "twinned", Bool: func(r *EventRow) bool { return r.Twinned }},
 		Column[EventRow]{Name: "twin_digest", String: func(r *EventRow) string { return r.TwinDigest }})
 	cols = append(cols, windowColumns("twin", func(r *EventRow) *EventWindow { return &r.Twin })...)
-	return append(cols, deltaColumns()...)
+	cols = append(cols, deltaColumns()...)
+	cols = append(cols, cohortColumns("after", func(r *EventRow) *EventCohort { return &r.CohortAfter })...)
+	return append(cols, cohortColumns("twin", func(r *EventRow) *EventCohort { return &r.CohortTwin })...)
+}
+
+// cohortColumns are the columns of an event's displaced cohort, in the run
+// (side "after") or its twin ("twin").
+func cohortColumns(side string, get func(*EventRow) *EventCohort) []Column[EventRow] {
+	f := func(name string, v func(*EventCohort) float64) Column[EventRow] {
+		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(get(r)) }, Null: true}
+	}
+	return []Column[EventRow]{
+		{Name: "cohort_requests_" + side, Int64: func(r *EventRow) int64 { return get(r).Requests }, Null: true},
+		f("cohort_ttft_p50_"+side+"_ms", func(c *EventCohort) float64 { return c.TTFTP50Ms }),
+		f("cohort_ttft_p99_"+side+"_ms", func(c *EventCohort) float64 { return c.TTFTP99Ms }),
+		f("cohort_hit_ratio_g1_"+side, func(c *EventCohort) float64 { return c.HitG1 }),
+		f("cohort_hit_ratio_g2_"+side, func(c *EventCohort) float64 { return c.HitG2 }),
+		f("cohort_hit_ratio_pulled_"+side, func(c *EventCohort) float64 { return c.HitPulled }),
+		f("cohort_hit_ratio_computed_"+side, func(c *EventCohort) float64 { return c.HitComputed }),
+	}
 }
 
 // windowColumns are the columns of one window, side "before" or "after".

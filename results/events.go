@@ -41,6 +41,7 @@ type EventLog struct {
 	lo, hi   des.Time   // every window lies in [lo, hi)
 	lastWork []des.Time // by worker: when a request or request pull last ended on it
 	left     []int64    // by worker: its G2 blocks when it was removed
+	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
 }
 
 // eventRec is one event's record.
@@ -68,6 +69,7 @@ type eventRec struct {
 
 // eventWindow accumulates one window's figures.
 type eventWindow struct {
+	members                               []member         // the window after's: the completed requests arriving in it (cohort.go)
 	ttft, e2e, tpot, queue                report.Dist      // completed requests arriving in it
 	itl                                   report.Histogram // gaps of tokens emitted in it
 	requests, input, g1, g2, pl, computed int64            // completed requests arriving in it, their prompt tokens by source
@@ -230,6 +232,7 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 	if r.Worker >= 0 {
 		l.worked(r.Worker, des.Time(r.FinishNs))
 	}
+	l.ended(r.RequestID, r.Worker)
 	if r.Outcome != report.OutcomeCompleted {
 		return
 	}
@@ -239,6 +242,7 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 			e.before.arrived(r)
 		} else if after {
 			e.after.arrived(r)
+			e.after.members = append(e.after.members, memberOf(r))
 		}
 		if before, after := l.in(e, des.Time(r.FinishNs), open); before {
 			e.before.completed++
@@ -418,9 +422,15 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		r.Before = e.before.row(r.WindowBeforeNs)
 		r.After = e.after.row(r.WindowAfterNs)
 		r.Twin, r.Delta = report.NoTwin()
-		if e.twin != nil && r.Fired {
-			r.Twinned, r.TwinDigest, r.Twin = true, e.twinDigest, e.twin.after.row(r.WindowAfterNs)
-			r.Delta = r.After.Minus(r.Twin)
+		r.CohortAfter, r.CohortTwin = report.NoCohort(), report.NoCohort()
+		if r.Fired {
+			ids := l.cohort(e)
+			r.CohortAfter = cohortOf(e.after.members, ids)
+			if e.twin != nil {
+				r.Twinned, r.TwinDigest, r.Twin = true, e.twinDigest, e.twin.after.row(r.WindowAfterNs)
+				r.Delta = r.After.Minus(r.Twin)
+				r.CohortTwin = cohortOf(e.twin.after.members, ids)
+			}
 		}
 		out = append(out, r)
 	}

@@ -104,6 +104,10 @@ func TestEventRow(t *testing.T) {
 			TPOTP99Ms: nan, QueueP99Ms: 28, HitComputed: 1},
 	}
 	want.Twin, want.Delta = report.NoTwin() // runKV runs no twin
+	// F, alone in the window after, shares no block with an earlier
+	// request: it has no previous turn, and the cohort is empty.
+	want.CohortAfter, want.CohortTwin = report.NoCohort(), report.NoCohort()
+	want.CohortAfter.Requests = 0
 	if rows := res.Summary.EventRows; len(rows) != 1 || !sameEvent(rows[0], want) {
 		t.Errorf("events rows %+v\nwant %+v", rows, want)
 	}

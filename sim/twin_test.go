@@ -219,3 +219,80 @@ func TestTwinInert(t *testing.T) {
 		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
 	}
 }
+
+// TestCohort works out an event's displaced cohort by hand. Two workers,
+// one request at a time each, round-robin routing, 16-token trace blocks
+// (one engine block each), one output token, each request one 100 ms
+// prefill pass; worker 1 drains at 1 s; the windows are 1 s.
+//
+//	id  at (ms)  blocks   previous turn (deepest shared block past the first)
+//	0   0        0 1      -1
+//	1   0        0 2      -1
+//	2   1000     0 1 3    0 (shares block 1)
+//	3   1000     0 2 4    1 (shares block 2)
+//	4   1000     0 5      -1 (shares block 0 only)
+//	5   1900     0 9      -1
+//
+// Requests 0 and 1 end on workers 0 and 1, so the drain's cohort is
+// request 3 alone: its previous turn ran on the drained worker. In the run
+// every request from 1 s goes to worker 0, one after another: 2, 3 and 4
+// take TTFT 100, 200 and 300 ms; 3 finds only block 0 of its 48 prompt
+// tokens in worker 0's G1 (request 0's), 16 tokens. In the twin round robin
+// goes on: 2 to worker 0, 3 to worker 1, 4 to worker 0, 5 to worker 1; 3
+// finds blocks 0 and 2 (request 1's) in worker 1's G1, 32 tokens, at once:
+// TTFT 100 ms. So the cohort's TTFT p99 is 200 ms with the drain, 100
+// without; its G1 share 1/3 against 2/3, and it computes 2/3 against 1/3.
+func TestCohort(t *testing.T) {
+	lines := []traceLine{{0, 32, 1, []int{0, 1}}, {0, 32, 1, []int{0, 2}}, {1000, 48, 1, []int{0, 1, 3}},
+		{1000, 48, 1, []int{0, 2, 4}}, {1000, 32, 1, []int{0, 5}}, {1900, 32, 1, []int{0, 9}}}
+	sc := traceScenario(t, "cluster: {workers: 2, engine: {max_num_seqs: 1, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
+		"router: {policy: round_robin}\nevents: [{at: 1s, drain: [1]}]\nreport: {event_window: 1s}\n", lines)
+	sink := &rowSink{}
+	res, err := Run(context.Background(), sc, Options{Sink: sink, Check: true, Twins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev []int64
+	for _, r := range sink.rows {
+		prev = append(prev, r.PrevRequestID)
+	}
+	if !slices.Equal(prev, []int64{-1, -1, 0, 1, -1, -1}) {
+		t.Errorf("prev_request_id %v", prev)
+	}
+	e := res.Summary.EventRows[0]
+	want := report.EventCohort{Requests: 1, TTFTP50Ms: 200, TTFTP99Ms: 200, HitG1: 16.0 / 48, HitG2: 0, HitPulled: 0, HitComputed: 32.0 / 48}
+	if e.CohortAfter != want {
+		t.Errorf("cohort in the run %+v, want %+v", e.CohortAfter, want)
+	}
+	want = report.EventCohort{Requests: 1, TTFTP50Ms: 100, TTFTP99Ms: 100, HitG1: 32.0 / 48, HitG2: 0, HitPulled: 0, HitComputed: 16.0 / 48}
+	if e.CohortTwin != want {
+		t.Errorf("cohort in the twin %+v, want %+v", e.CohortTwin, want)
+	}
+}
+
+// TestCohortAdd: an add's cohort is the requests of its window after that
+// ended on a new worker. One worker, one request at a time, round robin;
+// worker 1 is added at 500 ms, ready at once; the window after runs from
+// 500 ms to just past the last arrival, 1.9 s. Request 0 went to worker 0,
+// so round robin sends 1, 3 and 5 to worker 1 and 2 and 4 to worker 0:
+// the cohort is 1, 3 and 5. In the run 1 and 3 queue on worker 1 (TTFT 100
+// and 200 ms) and 5 finds it idle (100): p50 100, p99 200 ms. In the twin
+// 1 to 4 queue on worker 0 (100, 200, 300, 400 ms) and 5 finds it idle:
+// the cohort's 100, 300 and 100 give p50 100, p99 300 ms.
+func TestCohortAdd(t *testing.T) {
+	lines := []traceLine{{0, 32, 1, []int{0, 1}}, {1000, 32, 1, []int{0, 2}}, {1000, 32, 1, []int{0, 3}},
+		{1000, 32, 1, []int{0, 4}}, {1000, 32, 1, []int{0, 5}}, {1900, 32, 1, []int{0, 6}}}
+	sc := traceScenario(t, "cluster: {workers: 1, engine: {max_num_seqs: 1, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
+		"router: {policy: round_robin}\nevents: [{at: 500ms, add: 1}]\nreport: {event_window: 2s}\n", lines)
+	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Summary.EventRows[0]
+	if c := e.CohortAfter; c.Requests != 3 || c.TTFTP50Ms != 100 || c.TTFTP99Ms != 200 {
+		t.Errorf("cohort in the run %+v", c)
+	}
+	if c := e.CohortTwin; c.Requests != 3 || c.TTFTP50Ms != 100 || c.TTFTP99Ms != 300 {
+		t.Errorf("cohort in the twin %+v", c)
+	}
+}

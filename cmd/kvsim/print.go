@@ -150,6 +150,24 @@ func printEffect(tw io.Writer, e *report.EventRow) {
 	fmt.Fprintf(tw, "\t  completed requests %s (%d, %d), output tokens/s %s; prompt tokens from G1 %s, G2 %s, pulled %s, computed %s\n",
 		signed(d.Requests, ""), a.Requests, t.Requests, signed(d.OutputTokensPerS, ""),
 		points(d.HitG1), points(d.HitG2), points(d.HitPulled), points(d.HitComputed))
+	printCohort(tw, e)
+}
+
+// printCohort writes what the event's displaced cohort measured with the
+// event and without it (its twin).
+func printCohort(tw io.Writer, e *report.EventRow) {
+	a, t := &e.CohortAfter, &e.CohortTwin
+	who := "whose previous turn ran on the " + map[string]string{"drain": "drained", "remove": "removed"}[e.Kind] + " workers"
+	if e.Kind == "add" {
+		who = "routed to the new workers"
+	}
+	if a.Requests <= 0 {
+		fmt.Fprintf(tw, "\t  displaced: no request of the window after %s\n", who)
+		return
+	}
+	fmt.Fprintf(tw, "\t  displaced: %d requests %s: TTFT p99 %s (%.1f, %.1f), p50 %s; prompt tokens from G1 %.1f%% (%.1f%%), pulled %.1f%% (%.1f%%), computed %.1f%% (%.1f%%)\n",
+		a.Requests, who, signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), a.TTFTP99Ms, t.TTFTP99Ms, signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
+		100*a.HitG1, 100*t.HitG1, 100*a.HitPulled, 100*t.HitPulled, 100*a.HitComputed, 100*t.HitComputed)
 }
 
 // kindNoun names an event of a kind in a sentence: "drain", "removal", "add".

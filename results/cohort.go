@@ -1,0 +1,80 @@
+package results
+
+import (
+	"math"
+	"slices"
+
+	"github.com/kvsim/kvsim/report"
+)
+
+// The displaced cohort of an event (DESIGN.md section 11): of the completed
+// requests arriving in its window after, those it acts on. For a drain or a
+// remove, those whose previous turn (requests.parquet's prev_request_id)
+// ended on a worker it names: the requests whose cache it took away, what
+// evacuation and prewarm are for. For an add, those that ended on a new
+// worker. The cohort is the run's; its twin is measured on the same
+// requests.
+
+// member is a completed request arriving in an event's window after, as
+// its cohort reads it.
+type member struct {
+	id, prev                        int64
+	worker                          int32
+	ttft                            int64
+	input, g1, g2, pulled, computed int64
+}
+
+// memberOf is a completed request's row as a member.
+func memberOf(r *report.RequestRow) member {
+	return member{id: r.RequestID, prev: r.PrevRequestID, worker: r.Worker, ttft: r.FirstTokenNs - r.ArrivalNs,
+		input: r.InputTokens, g1: r.G1HitTokens, g2: r.G2HitTokens, pulled: r.PulledTokens, computed: r.ComputedPromptTokens}
+}
+
+// ended records that request id ended on worker w (-1: none).
+func (l *EventLog) ended(id int64, w int32) {
+	for int64(len(l.endedOn)) <= id {
+		l.endedOn = append(l.endedOn, -1)
+	}
+	l.endedOn[id] = w
+}
+
+// cohort is the set of the run's requests in event e's cohort.
+func (l *EventLog) cohort(e *eventRec) map[int64]bool {
+	ids := map[int64]bool{}
+	for _, m := range e.after.members {
+		w := m.worker
+		if e.kind != kindAdd {
+			w = -1
+			if m.prev >= 0 && m.prev < int64(len(l.endedOn)) {
+				w = l.endedOn[m.prev]
+			}
+		}
+		if w >= 0 && slices.Contains(e.named, w) {
+			ids[m.id] = true
+		}
+	}
+	return ids
+}
+
+// cohortOf is what the members in ids measured: their count, TTFT p50 and
+// p99, and prompt tokens by source.
+func cohortOf(members []member, ids map[int64]bool) report.EventCohort {
+	var ttft report.Dist
+	var m member
+	n := int64(0)
+	for _, x := range members {
+		if !ids[x.id] {
+			continue
+		}
+		n++
+		ttft.Add(x.ttft)
+		m.input, m.g1, m.g2, m.pulled, m.computed = m.input+x.input, m.g1+x.g1, m.g2+x.g2, m.pulled+x.pulled, m.computed+x.computed
+	}
+	p := ttft.Percentiles()
+	c := report.EventCohort{Requests: n, TTFTP50Ms: p.P50, TTFTP99Ms: p.P99, HitG1: ratio(m.g1, m.input),
+		HitG2: ratio(m.g2, m.input), HitPulled: ratio(m.pulled, m.input), HitComputed: ratio(m.computed, m.input)}
+	if n == 0 {
+		c.TTFTP50Ms, c.TTFTP99Ms = math.NaN(), math.NaN()
+	}
+	return c
+}
