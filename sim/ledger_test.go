@@ -1,9 +1,15 @@
 package sim
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 )
 
 // ledgerCase is a run on kvBody whose last event's ledger is worked out
@@ -21,7 +27,8 @@ type ledgerCase struct {
 }
 
 // check runs the case and compares its last event's row with the hand's
-// figures.
+// figures; the run's --check has held the row's identities already, and
+// results.CheckLedger holds them again.
 func (c ledgerCase) check(t *testing.T) {
 	t.Helper()
 	_, _, res := runKV(t, c.lines, c.sets...)
@@ -33,6 +40,9 @@ func (c ledgerCase) check(t *testing.T) {
 	}
 	if r.Plan != c.plan || r.Ends != c.ends || r.Removal != c.removal {
 		t.Errorf("%s: ledger\n%+v\n%+v\n%+v\nwant\n%+v\n%+v\n%+v", c.name, r.Plan, r.Ends, r.Removal, c.plan, c.ends, c.removal)
+	}
+	if err := results.CheckLedger(&r); err != nil {
+		t.Errorf("%s: %v", c.name, err)
 	}
 }
 
@@ -211,5 +221,30 @@ func TestLedgerEnds(t *testing.T) {
 			removal: report.KVRemoval{MovedAwayAfter: 4}},
 	} {
 		c.check(t)
+	}
+}
+
+// TestLedgerCheck: a ledger that does not balance fails the run as its
+// invariant. In the picks case of TestLedgerLeftOut, an order of event 0
+// planned to send 5 blocks, never issued, is recorded as dropped at 31 ms:
+// 6 blocks planned against 6 landed + 5 lost, and the run stops with the
+// ledger's invariant alone, at the run's end.
+func TestLedgerCheck(t *testing.T) {
+	c, err := build(prepared(t, traceScenario(t, kvBody, evacLines, "events=[{at: 30ms, drain: [0], evacuate: {blocks: 100}}]"), nil),
+		Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.q.Schedule(31*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(des.Time) {
+		c.events.OrderUnstaged(&kvcr.Pull{Tag: 0, Planned: 5}, true)
+	}), 0)
+	res, err := c.run(context.Background())
+	var ie *InvariantError
+	if !errors.As(err, &ie) || res != nil || !slices.Equal(broken(err), []string{invKVLedger}) {
+		t.Fatalf("%v (result %v), want the invariant %q", err, res, invKVLedger)
+	}
+	want := "event 0: 6 blocks planned, but 6 landed - 0 past their plan + 0 short of it + 5 lost = 11"
+	if ie.Err.Error() != want {
+		t.Errorf("%v, want %q", ie.Err, want)
 	}
 }

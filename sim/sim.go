@@ -213,6 +213,11 @@ func (c *Cluster) run(ctx context.Context) (res *Result, err error) {
 	}
 	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
 		Counters: c.counters(), Removed: c.removedTimes(), Warnings: c.endWarnings()})
+	if c.opt.Check {
+		if err := c.checkLedgers(sum.EventRows); err != nil {
+			return nil, err
+		}
+	}
 	sum.Digest = c.digest.Sum(cs)
 	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}, nil
 }
