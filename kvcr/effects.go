@@ -20,7 +20,8 @@ type Effect struct {
 	From, Landed int
 	// Runs are the blocks of a BlocksVisible or a BlocksRemoved, in order.
 	Runs []block.Run
-	// Pull is a PullFinished's pull, with its final outcome and times.
+	// Pull is a PullFinished's pull, with its final outcome and times, or
+	// the unstaged pull of an OrderNothingToFetch or an OrderDropped.
 	Pull *Pull
 }
 
@@ -29,12 +30,14 @@ type EffectKind uint8
 
 // The kinds of effect.
 const (
-	LoadLanded    EffectKind = iota + 1 // the H2D load for request Req on Worker has landed in its G1
-	PullAnswered                        // request Req on target Worker may be admitted: its pull ended
-	BlocksVisible                       // Runs became readable in Worker's G2: a store or a pull landed
-	BlocksRemoved                       // Runs left Worker's G2: evicted, moved away, or gone with the worker
-	PullFinished                        // Pull has its final outcome and times: its row
-	WorkerIdle                          // Worker takes part in no pull and is the source of no order not yet started
+	LoadLanded          EffectKind = iota + 1 // the H2D load for request Req on Worker has landed in its G1
+	PullAnswered                              // request Req on target Worker may be admitted: its pull ended
+	BlocksVisible                             // Runs became readable in Worker's G2: a store or a pull landed
+	BlocksRemoved                             // Runs left Worker's G2: evicted, moved away, or gone with the worker
+	PullFinished                              // Pull has its final outcome and times: its row
+	WorkerIdle                                // Worker takes part in no pull and is the source of no order not yet started
+	OrderNothingToFetch                       // Pull's order ended at its first staging with no pull: its target Worker held every block
+	OrderDropped                              // Pull's order ended unstaged, waiting for its turn: its source or target Worker was removed, or its target drained
 )
 
 // effects is one batch of effects, with the runs they name.

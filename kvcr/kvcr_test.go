@@ -19,6 +19,7 @@ type recorder struct {
 	visible map[string]bool  // "worker/hash"
 	idle    []int32
 	orders  []*Pull       // the orders' pulls, in the order they ended
+	ends    []string      // the orders that ended with no pull: "nothing to fetch 2" (its blocks planned), "dropped 2"
 	g1      [3]int        // by worker: the leading blocks of every chain its G1 holds (G1Prefix)
 	chains  *block.Chains // names the blocks reported
 }
@@ -47,6 +48,10 @@ func (r *recorder) apply(now des.Time, fx []Effect) {
 			}
 		case WorkerIdle:
 			r.idle = append(r.idle, e.Worker)
+		case OrderNothingToFetch:
+			r.ends = append(r.ends, fmt.Sprintf("nothing to fetch %d", e.Pull.Planned))
+		case OrderDropped:
+			r.ends = append(r.ends, fmt.Sprintf("dropped %d", e.Pull.Planned))
 		}
 	}
 }

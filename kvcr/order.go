@@ -25,6 +25,10 @@ type Order struct {
 	Path           []block.Piece
 	From, Blocks   int
 	Tag            int32 // the caller's, carried to the pull (Pull.Tag)
+	// Planned is the blocks the caller's plan counted on it sending,
+	// carried to the pull (Pull.Planned) and to the effect of an order
+	// that ends with none; KVCR does not read it.
+	Planned int
 }
 
 // kind is the order's pull kind.
@@ -40,7 +44,7 @@ func (o *Order) kind() Kind {
 // (the caller must not change it after) and a reference on its last
 // segment until the order ends.
 func (k *KVCR) Issue(now des.Time, o Order) {
-	p := &Pull{Req: -1, Kind: o.kind(), Tag: o.Tag, Source: o.Source, Target: o.Target, Move: o.Move,
+	p := &Pull{Req: -1, Kind: o.kind(), Tag: o.Tag, Planned: o.Planned, Source: o.Source, Target: o.Target, Move: o.Move,
 		path: o.Path, first: o.From, limit: o.Blocks, EndNs: -1}
 	if len(p.path) > 0 {
 		k.cfg.Chains.Acquire(p.path[len(p.path)-1].Seg)
@@ -73,6 +77,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 	if f.first == p.limit { // nothing missing
 		if first {
 			k.C.kind(p.Kind).NothingToFetch++
+			k.emit(Effect{Kind: OrderNothingToFetch, Worker: p.Target, Pull: p})
 			k.orderEnded(now, p)
 			return
 		}
@@ -162,6 +167,7 @@ func (k *KVCR) drop(match func(*Pull) bool) {
 				return false
 			}
 			k.C.kind(p.Kind).Dropped++
+			k.emit(Effect{Kind: OrderDropped, Worker: p.Target, Pull: p})
 			if len(p.path) > 0 {
 				k.cfg.Chains.Drop(p.path[len(p.path)-1].Seg)
 			}
@@ -193,6 +199,57 @@ func (k *KVCR) Recent(dst []block.Run, w int32, n int) []block.Run {
 // given (the walk of stageOrder, whatever the source's status).
 func (k *KVCR) Sendable(target, source int32, path []block.Piece, from, limit int) int {
 	return block.Blocks(k.orderWalk(k.nodes[target], k.nodes[source].pool, path, from, limit).runs)
+}
+
+// Stop is why an order's walk ended before its last block.
+type Stop uint8
+
+// The reasons.
+const (
+	StopNone          Stop = iota // it reached its last block
+	StopTargetFilling             // at a block the target is still filling: it must settle first
+	StopTargetPending             // at a block the target is removing after a move: a failed read
+	StopTargetFull                // at the target's G2 capacity
+	StopSourceGap                 // at a block the source does not hold ready (absent, filling or moved away)
+)
+
+// Walk is what an order's pull staged now would find over its chain's
+// blocks: where it starts, the target's G2 hits it skips, the blocks it
+// sends, where it stops and why. Its slices are KVCR's own, valid until
+// the next walk or staging.
+type Walk struct {
+	Start int         // the first block walked: From, or past the target's G1 prefix when that is longer
+	Hits  []block.Run // the blocks the target holds ready in G2, in chain order: not sent
+	Sends []block.Run // the blocks it sends, in chain order
+	End   int         // where it stopped: every block of [Start, End) is a hit or sent
+	Stop  Stop        // why it stopped before its limit; StopNone at it
+}
+
+// WalkOrder is Sendable's walk from source to target over blocks [from,
+// limit) of the chain whose path is given, in full.
+func (k *KVCR) WalkOrder(target, source int32, path []block.Piece, from, limit int) Walk {
+	tn := k.nodes[target]
+	f := k.orderWalk(tn, k.nodes[source].pool, path, from, limit)
+	w := Walk{Start: f.start, Hits: f.hits, Sends: f.runs, End: f.end}
+	if f.end < limit {
+		w.Stop = stopAt(tn, path, f)
+	}
+	return w
+}
+
+// stopAt is why walk f into tn stopped at f.end, its first block neither
+// side could supply (walk's tests, in walk's order).
+func stopAt(tn *node, path []block.Piece, f *fetch) Stop {
+	seg, off := block.Locate(path, f.end)
+	switch st, _ := tn.pool.at(seg, off); {
+	case st == pending:
+		return StopTargetPending
+	case st == filling:
+		return StopTargetFilling
+	case block.Blocks(f.hits)+block.Blocks(f.runs) >= tn.pool.Capacity():
+		return StopTargetFull
+	}
+	return StopSourceGap
 }
 
 // orderWalk is an order's walk at target tn from src (nil: the source may

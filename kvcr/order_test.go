@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/lifecycle"
 )
@@ -159,25 +160,32 @@ func TestDrainingSourceServesOrders(t *testing.T) {
 // TestOrderEndsUnstaged (rules: an order whose target already holds every
 // block ends at its first staging with no pull, nothing_to_fetch; an order
 // still waiting for its source's turn when its target is removed ends with
-// no pull, dropped). Worker 1 holds blocks 1-2: a prefetch of them from 0
+// no pull, dropped; each says so, with the blocks its issuer planned).
+// Worker 1 holds blocks 1-2: a prefetch of them from 0 (planned as 2)
 // ends at once. One order at a time: a prefetch of 1-4 to worker 2 (2 MB,
-// lands at 3 ms), then one of 5-6 to worker 1, which is removed at 1 ms
-// while it waits: dropped. Three issued, three ended, one pull.
+// lands at 3 ms), then one of 5-6 to worker 1 (planned as 2), which is
+// removed at 1 ms while it waits: dropped. Three issued, three ended, one
+// pull, whose row carries its plan (4).
 func TestOrderEndsUnstaged(t *testing.T) {
 	g := newRig(Config{BackgroundInflight: 1})
 	g.k.Store(0, 0, stores(chain(1, 20)))
 	g.k.Store(0, 1, stores(chain(1, 2)))
-	g.issueAt(0, order(0, 1, chain(1, 2), false))
-	g.issueAt(0, order(0, 2, chain(1, 4), false))
-	g.issueAt(0, order(0, 1, chain(5, 2), false))
+	for _, o := range []Order{order(0, 1, chain(1, 2), false), order(0, 2, chain(1, 4), false), order(0, 1, chain(5, 2), false)} {
+		o.Planned = o.Blocks
+		g.issueAt(0, o)
+	}
 	g.q.Schedule(ms, des.PhaseLifecycle, 1, probe(func(now des.Time) {
 		g.life.Set(1, lifecycle.Removed)
 		g.k.RemoveWorker(now, 1)
 	}), 0)
 	g.run()
-	wantPull(t, g.orderPull(t, 2), Success, ms, 3*ms, 4)
+	p := g.orderPull(t, 2)
+	wantPull(t, p, Success, ms, 3*ms, 4)
 	if c := g.k.C.Prefetch; c.Issued != 3 || c.NothingToFetch != 1 || c.Dropped != 1 || c.Success != 1 || len(g.r().orders) != 1 {
 		t.Errorf("prefetch counters %+v, pulls %d", c, len(g.r().orders))
+	}
+	if want := []string{"nothing to fetch 2", "dropped 2"}; !slices.Equal(g.r().ends, want) || p.Planned != 4 {
+		t.Errorf("orders ended unstaged %q, the pull's plan %d; want %q, 4", g.r().ends, p.Planned, want)
 	}
 	g.check(t)
 }
@@ -269,6 +277,68 @@ func TestOrderStartsPastTargetG1(t *testing.T) {
 			g.r().visible["0/1"], g.r().visible["0/2"], g.r().visible["0/3"], g.r().visible["1/1"], g.r().visible["1/3"])
 	}
 	g.check(t)
+}
+
+// TestWalkOrder (rule: an order's walk skips the target's G1 prefix and
+// its G2 hits, sends what the source holds ready, and stops at the first
+// block neither side can supply: WalkOrder says where and why). Chain 1-8
+// (or 1-6), from block 0 to its end, from worker 0:
+//
+//   - to worker 1, whose G1 holds the first 2 blocks and G2 holds 3-4:
+//     starts at block 2, hits 3-4, sends 5-8, reaches the end;
+//   - worker 0 holding 1-2 and 5-8 only, to worker 2: sends 1-2 and stops
+//     at block 3, which the source lacks (a gap);
+//   - to worker 2, which an order staged just before is filling with 1-4:
+//     stops at block 1, filling;
+//   - to worker 1, whose 1-4 a move took away while a reader pins them:
+//     stops at block 1, pending removal;
+//   - G2 of 4 blocks: worker 0 holds 1 and 4-6, worker 1 holds 2-3: over
+//     chain 1-6 sends 1, hits 2-3, sends 4 and stops at block 5, the
+//     target's capacity taken.
+func TestWalkOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		capacity int
+		n        int      // the chain: blocks 1..n
+		held     [][2]int // the chain's blocks [lo, hi) worker 0 holds
+		target   int32
+		setup    func(g *rig, p []block.Piece)
+		start    int
+		hits     int
+		sends    int
+		end      int
+		stop     Stop
+	}{
+		{"to the end", 0, 8, [][2]int{{0, 8}}, 1, func(g *rig, p []block.Piece) {
+			g.r().g1[1] = 2
+			g.k.Store(0, 1, block.AppendPath(nil, p, 2, 4))
+		}, 2, 2, 4, 8, StopNone},
+		{"source gap", 0, 8, [][2]int{{0, 2}, {4, 8}}, 2, func(*rig, []block.Piece) {}, 0, 0, 2, 2, StopSourceGap},
+		{"target filling", 0, 8, [][2]int{{0, 8}}, 2, func(g *rig, _ []block.Piece) {
+			g.k.Issue(0, order(0, 2, chain(1, 4), false))
+		}, 0, 0, 0, 0, StopTargetFilling},
+		{"target pending", 0, 8, [][2]int{{0, 8}}, 1, func(g *rig, p []block.Piece) {
+			r := block.AppendPath(nil, p, 0, 4)
+			g.k.Store(0, 1, r)
+			g.k.Pool(1).pin(r[0])
+			g.k.Pool(1).markPending(r[0], nil)
+		}, 0, 0, 0, 0, StopTargetPending},
+		{"target full", 4, 6, [][2]int{{0, 1}, {3, 6}}, 1, func(g *rig, p []block.Piece) {
+			g.k.Store(0, 1, block.AppendPath(nil, p, 1, 3))
+		}, 0, 2, 2, 4, StopTargetFull},
+	} {
+		g := newRig(Config{G2Capacity: tc.capacity})
+		p := path(chain(1, tc.n))
+		for _, h := range tc.held {
+			g.k.Store(0, 0, block.AppendPath(nil, p, h[0], h[1]))
+		}
+		tc.setup(g, p)
+		w := g.k.WalkOrder(tc.target, 0, p, 0, tc.n)
+		if w.Start != tc.start || block.Blocks(w.Hits) != tc.hits || block.Blocks(w.Sends) != tc.sends || w.End != tc.end || w.Stop != tc.stop {
+			t.Errorf("%s: start %d, %d hits, %d sent, end %d, stop %d; want %d, %d, %d, %d, %d", tc.name,
+				w.Start, block.Blocks(w.Hits), block.Blocks(w.Sends), w.End, w.Stop, tc.start, tc.hits, tc.sends, tc.end, tc.stop)
+		}
+	}
 }
 
 // TestOrderFrom (rules: an order's fetch starts at its From block, or past

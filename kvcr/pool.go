@@ -51,6 +51,19 @@ type Pool struct {
 	// reports and clears it.
 	evicted []block.Run
 	chains  *block.Chains // holds a reference on the segment of every block held
+	flows   Flows
+}
+
+// Flows counts the blocks that came into a pool and left it since it was
+// made, by cause: Used is always Stored + Pulled - Evicted - Dropped -
+// Moved. The difference of two readings accounts for every change of
+// Used between them.
+type Flows struct {
+	Stored  int64 // reserved for the worker's own blocks (a store, D2H)
+	Pulled  int64 // reserved for the blocks of pulls into it
+	Evicted int64 // taken by eviction to make room
+	Dropped int64 // reserved for a pull that landed nothing, and freed
+	Moved   int64 // removed after a move took them: at once, or when their last pin dropped
 }
 
 // entry is an extent in its segment's index, with the offset past its
@@ -84,6 +97,23 @@ func (p *Pool) Used() int { return p.used }
 
 // Peak is the largest Used seen.
 func (p *Pool) Peak() int { return p.peak }
+
+// Flows is what came into the pool and left it since it was made.
+func (p *Pool) Flows() Flows { return p.flows }
+
+// Unreadable counts the blocks held that no reader may take: those still
+// filling, and those pending removal after a move.
+func (p *Pool) Unreadable() (fills, pends int) {
+	for _, nd := range p.ext {
+		switch nd.V.st {
+		case filling:
+			fills += nd.V.Len()
+		case pending:
+			pends += nd.V.Len()
+		}
+	}
+	return fills, pends
+}
 
 // Room reports whether n blocks can be had, counting free places and
 // evictable blocks.
@@ -326,9 +356,16 @@ func (p *Pool) mergePrev(e int32) int32 {
 	return e
 }
 
-// fill reserves r, whose blocks must not be held, in the filling state,
-// evicting as needed; the caller has checked room.
+// fill reserves r, whose blocks must not be held, for a pull into the
+// pool, in the filling state, evicting as needed; the caller has checked
+// room.
 func (p *Pool) fill(r block.Run) {
+	p.reserve(r)
+	p.flows.Pulled += int64(r.Len())
+}
+
+// reserve reserves r as fill does, counting no flow in.
+func (p *Pool) reserve(r block.Run) {
 	if over := p.used + r.Len() - p.size; over > 0 {
 		p.evict(over)
 	}
@@ -350,6 +387,7 @@ func (p *Pool) evict(k int) {
 		}
 		m := min(int32(k), x.Hi-x.Lo)
 		p.evicted = block.AppendRun(p.evicted, block.Run{Seg: x.Seg, Lo: x.Lo, Hi: x.Lo + m})
+		p.flows.Evicted += int64(m)
 		k -= int(m)
 		if x.Lo+m == x.Hi {
 			p.remove(e)
@@ -377,7 +415,8 @@ func (p *Pool) store(r block.Run, filled []block.Run) ([]block.Run, int) {
 		}
 		n := min(end-off, int32(p.room()))
 		if n > 0 {
-			p.fill(block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
+			p.reserve(block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
+			p.flows.Stored += int64(n)
 			filled = append(filled, block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
 		}
 		dropped += int(end - off - n)
@@ -416,6 +455,7 @@ func (p *Pool) remove(e int32) {
 // drop frees r's filling blocks, whose data never arrived.
 func (p *Pool) drop(r block.Run) {
 	for _, e := range p.cover(r) {
+		p.flows.Dropped += int64(p.ext[e].V.Len())
 		p.remove(e)
 	}
 }
@@ -453,6 +493,7 @@ func (p *Pool) unpin(r block.Run, refresh bool, removed []block.Run) ([]block.Ru
 		case x.st == pending && x.pins == 0:
 			removed = block.AppendRun(removed, x.Run)
 			gone += x.Len()
+			p.flows.Moved += int64(x.Len())
 			p.remove(e)
 		case x.st == ready:
 			if x.pins == 0 {
@@ -486,6 +527,7 @@ func (p *Pool) markPending(r block.Run, removed []block.Run) ([]block.Run, int) 
 		case x.pins == 0:
 			removed = block.AppendRun(removed, x.Run)
 			gone += x.Len()
+			p.flows.Moved += int64(x.Len())
 			p.remove(e)
 		default:
 			p.lru.Unlink(p.ext, e)
@@ -506,8 +548,9 @@ func (p *Pool) Pinned() int {
 
 // Check verifies the pool's bookkeeping: each segment's extents are
 // sorted, disjoint and of that segment, the index holds exactly the
-// extents in use, the LRU list holds exactly the ready ones, and the used
-// and evictable counts match. O(extents).
+// extents in use, the LRU list holds exactly the ready ones, the used and
+// evictable counts match, and the flows in and out add up to the used
+// count. O(extents).
 func (p *Pool) Check() error {
 	var errs []error
 	indexed, used, evictable, readyN := 0, 0, 0, 0
@@ -548,6 +591,10 @@ func (p *Pool) Check() error {
 	if indexed != len(p.ext)-len(p.spare) || listed != readyN || used != p.used || evictable != p.evictable {
 		errs = append(errs, fmt.Errorf("extents indexed %d / in use %d, LRU %d / ready %d, used %d / counted %d, evictable %d / counted %d",
 			indexed, len(p.ext)-len(p.spare), listed, readyN, used, p.used, evictable, p.evictable))
+	}
+	if f := p.flows; f.Stored+f.Pulled-f.Evicted-f.Dropped-f.Moved != int64(p.used) {
+		errs = append(errs, fmt.Errorf("used %d, but %d stored + %d pulled in - %d evicted - %d dropped - %d moved away = %d",
+			p.used, f.Stored, f.Pulled, f.Evicted, f.Dropped, f.Moved, f.Stored+f.Pulled-f.Evicted-f.Dropped-f.Moved))
 	}
 	return errors.Join(errs...)
 }

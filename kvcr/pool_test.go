@@ -66,6 +66,46 @@ func TestPoolEviction(t *testing.T) {
 	}
 }
 
+// TestPoolFlows: a pool counts what came in and went out by cause, and
+// its check holds them to its used count. A pool of 4: a store of blocks
+// 1-3 (3 stored), made ready; a pull's 4-5 reserved (2 pulled in), which
+// evicts the least recent, 1 (1 evicted): 4-5 are filling. The pull lands
+// nothing and 4-5 are dropped (2 dropped). A move takes 2 away at once (1
+// moved) and 3, pinned, pending: 1 unreadable, pending. Its last pin
+// drops and it goes (2 moved): 3 + 2 - 1 - 2 - 2 = 0 used. Miscounting a
+// store breaks the check.
+func TestPoolFlows(t *testing.T) {
+	p := NewPool(4, testChains)
+	r := blockRun(1)
+	r.Hi = r.Lo + 3
+	p.store(r, nil)
+	p.makeReady(r)
+	pulled := blockRun(4)
+	pulled.Hi++
+	p.fill(pulled)
+	if fills, pends := p.Unreadable(); fills != 2 || pends != 0 || !slices.Equal(hashes(p.evicted), []uint64{1}) {
+		t.Errorf("%d filling, %d pending, evicted %v; want 2, 0, [1]", fills, pends, hashes(p.evicted))
+	}
+	p.drop(pulled)
+	p.pin(blockRun(3))
+	p.markPending(blockRun(2), nil)
+	p.markPending(blockRun(3), nil)
+	if fills, pends := p.Unreadable(); fills != 0 || pends != 1 {
+		t.Errorf("%d filling, %d pending; want 0, 1", fills, pends)
+	}
+	p.unpin(blockRun(3), false, nil)
+	if f := p.Flows(); f != (Flows{Stored: 3, Pulled: 2, Evicted: 1, Dropped: 2, Moved: 2}) || p.Used() != 0 {
+		t.Errorf("flows %+v, used %d", f, p.Used())
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+	p.flows.Stored++
+	if err := p.Check(); err == nil || !strings.Contains(err.Error(), "used 0, but 4 stored + 2 pulled in - 1 evicted - 2 dropped - 2 moved away = 1") {
+		t.Errorf("a miscounted store: %v", err)
+	}
+}
+
 // TestPoolCheckFindsCorruption: blocks 1-4 stored as one ready run in a
 // pool of 8 (the check passes); then, each on a fresh pool, the used count
 // one too many, a pin the evictable count never heard of, and the run made

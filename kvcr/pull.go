@@ -109,6 +109,7 @@ type Pull struct {
 	WriteEndNs  des.Time // when the source's write ended: its last byte, or stopped by a removal; -1: never started
 	Outcome     Outcome
 	Rejection   Rejection // why staging refused it (Outcome Rejected); not a pulls.parquet column
+	Planned     int       // an order's blocks as its issuer planned them (Order.Planned); not a pulls.parquet column
 
 	state          pullState
 	opened         bool        // newPull has given it an id and deadline

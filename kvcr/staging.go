@@ -19,6 +19,7 @@ import (
 // the query is opportunistic) and the source holds it ready. The walk
 // stops at the first block neither side can supply.
 type fetch struct {
+	start     int         // the walk's first block: the target's G1 prefix
 	first     int         // first block the target lacks: the end of its G2 prefix
 	end       int         // the walk's end: every block of [g1, end) is a hit or sent
 	hits      []block.Run // the hits, in chain order
@@ -35,7 +36,7 @@ type fetch struct {
 // its extent at the target, a run sent where the target's gap, the
 // source's ready extent, the capacity or the hint ends.
 func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit, hintEnd int) {
-	f.first, f.moves, f.unsettled = -1, 0, false
+	f.start, f.first, f.moves, f.unsettled = g1, -1, 0, false
 	f.hits, f.hitIdx, f.runs = f.hits[:0], f.hitIdx[:0], f.runs[:0]
 	capacity := tn.pool.Capacity()
 	taken := 0                 // blocks hit or sent

@@ -52,6 +52,11 @@ type EventRow struct {
 	OrdersDoneAfterNs int64
 	G2BlocksLeft      int64
 	RemovalDelayNs    int64
+	// Where the G2 blocks of its orders went: its ledger (docs/outputs.md
+	// states each identity).
+	Plan    KVPlan
+	Ends    KVEnds
+	Removal KVRemoval
 	// The windows before and after the event, report.event_window clipped
 	// to the run, and what they measured.
 	WindowBeforeNs int64
@@ -91,6 +96,79 @@ type EventCohort struct {
 func NoCohort() EventCohort {
 	n := math.NaN()
 	return EventCohort{Requests: -1, TTFTP50Ms: n, TTFTP99Ms: n, HitG1: n, HitG2: n, HitPulled: n, HitComputed: n}
+}
+
+// KVPlan is where, when an event's orders were planned, each G2 block went
+// that their sources held at the event: the drained workers of an
+// evacuating drain, the ready workers of a prewarming add. BlocksHeld =
+// the blocks planned (EventRow.BlocksPlanned - PlannedAgain, each once) +
+// every Left count. All 0 for an event without orders.
+type KVPlan struct {
+	BlocksHeld   int64 // G2 blocks the sources held (Pool.Used: ready, filling and pending)
+	PlannedAgain int64 // of BlocksPlanned, the counts of blocks an earlier order of the plan sends too
+	// Left out, by reason: not readable at the event (still filling,
+	// pending removal after a move); readable, but the destination held
+	// them (its G1 prefix or G2), the walk stopped before them (past a
+	// block of the chain the source lacks, or one the destination was
+	// filling or removing, or past the destination's G2 capacity), the
+	// budget ran out, no worker was ready to take them, or (a prewarm) the
+	// same chain was dealt from another worker.
+	LeftFilling         int64
+	LeftPending         int64
+	LeftAtDestination   int64
+	LeftBehindGap       int64
+	LeftDestinationBusy int64
+	LeftDestinationFull int64
+	LeftBudget          int64
+	LeftNoDestination   int64
+	LeftOtherSource     int64
+}
+
+// LeftOut is the blocks left out, for every reason.
+func (p *KVPlan) LeftOut() int64 {
+	return p.LeftFilling + p.LeftPending + p.LeftAtDestination + p.LeftBehindGap + p.LeftDestinationBusy +
+		p.LeftDestinationFull + p.LeftBudget + p.LeftNoDestination + p.LeftOtherSource
+}
+
+// KVEnds is how the blocks an event's orders planned (EventRow.BlocksPlanned)
+// ended: BlocksPlanned = BlocksLanded - LandedExtra + LandedShort + every
+// Lost count. An order that landed (success, partial) counts the
+// difference between its plan and what it landed, short or extra; one
+// that landed nothing counts its plan by how it ended. All 0 for an event
+// without orders.
+type KVEnds struct {
+	LandedShort        int64 // planned blocks the orders that landed did not land
+	LandedExtra        int64 // blocks the orders that landed landed past their plan
+	LostNothingToFetch int64
+	LostSuperseded     int64
+	LostRejected       int64
+	LostExpired        int64
+	LostFailed         int64
+	LostDropped        int64
+}
+
+// Lost is the planned blocks of the orders that landed nothing.
+func (e *KVEnds) Lost() int64 {
+	return e.LostNothingToFetch + e.LostSuperseded + e.LostRejected + e.LostExpired + e.LostFailed + e.LostDropped
+}
+
+// KVRemoval accounts for a drain's G2BlocksLeft from its
+// G2BlocksAtEvent: G2BlocksLeft = G2BlocksAtEvent + StoredAfter +
+// PulledInAfter - EvictedAfter - MovedAwayAfter - DroppedAfter, each
+// counted on the named workers from the event to their removal. -1 where
+// G2BlocksLeft is.
+type KVRemoval struct {
+	StoredAfter    int64 // blocks their requests stored
+	PulledInAfter  int64 // blocks pulls into them reserved
+	EvictedAfter   int64 // blocks eviction took to make room
+	MovedAwayAfter int64 // blocks moves took away (the evacuation's, and request pulls' in move mode)
+	DroppedAfter   int64 // blocks reserved for pulls into them that landed nothing
+}
+
+// Net is the blocks the named workers' G2 gained from the event to their
+// removal: in less out.
+func (m *KVRemoval) Net() int64 {
+	return m.StoredAfter + m.PulledInAfter - m.EvictedAfter - m.MovedAwayAfter - m.DroppedAfter
 }
 
 // EventWindow is what one window beside an event measured: latencies (ms,
@@ -191,6 +269,30 @@ func EventColumns(kinds []string) []Column[EventRow] {
 		{Name: "kv_done_after_ns", Int64: func(r *EventRow) int64 { return r.OrdersDoneAfterNs }, Null: true},
 		{Name: "g2_blocks_left", Int64: func(r *EventRow) int64 { return r.G2BlocksLeft }, Null: true},
 		{Name: "removal_delay_ns", Int64: func(r *EventRow) int64 { return r.RemovalDelayNs }, Null: true},
+		{Name: "kv_blocks_held", Int64: func(r *EventRow) int64 { return r.Plan.BlocksHeld }},
+		{Name: "kv_blocks_planned_again", Int64: func(r *EventRow) int64 { return r.Plan.PlannedAgain }},
+		{Name: "kv_left_filling", Int64: func(r *EventRow) int64 { return r.Plan.LeftFilling }},
+		{Name: "kv_left_pending", Int64: func(r *EventRow) int64 { return r.Plan.LeftPending }},
+		{Name: "kv_left_at_destination", Int64: func(r *EventRow) int64 { return r.Plan.LeftAtDestination }},
+		{Name: "kv_left_behind_gap", Int64: func(r *EventRow) int64 { return r.Plan.LeftBehindGap }},
+		{Name: "kv_left_destination_busy", Int64: func(r *EventRow) int64 { return r.Plan.LeftDestinationBusy }},
+		{Name: "kv_left_destination_full", Int64: func(r *EventRow) int64 { return r.Plan.LeftDestinationFull }},
+		{Name: "kv_left_budget", Int64: func(r *EventRow) int64 { return r.Plan.LeftBudget }},
+		{Name: "kv_left_no_destination", Int64: func(r *EventRow) int64 { return r.Plan.LeftNoDestination }},
+		{Name: "kv_left_other_source", Int64: func(r *EventRow) int64 { return r.Plan.LeftOtherSource }},
+		{Name: "kv_landed_short", Int64: func(r *EventRow) int64 { return r.Ends.LandedShort }},
+		{Name: "kv_landed_extra", Int64: func(r *EventRow) int64 { return r.Ends.LandedExtra }},
+		{Name: "kv_lost_nothing_to_fetch", Int64: func(r *EventRow) int64 { return r.Ends.LostNothingToFetch }},
+		{Name: "kv_lost_superseded", Int64: func(r *EventRow) int64 { return r.Ends.LostSuperseded }},
+		{Name: "kv_lost_rejected", Int64: func(r *EventRow) int64 { return r.Ends.LostRejected }},
+		{Name: "kv_lost_expired", Int64: func(r *EventRow) int64 { return r.Ends.LostExpired }},
+		{Name: "kv_lost_failed", Int64: func(r *EventRow) int64 { return r.Ends.LostFailed }},
+		{Name: "kv_lost_dropped", Int64: func(r *EventRow) int64 { return r.Ends.LostDropped }},
+		{Name: "kv_stored_after", Int64: func(r *EventRow) int64 { return r.Removal.StoredAfter }, Null: true},
+		{Name: "kv_pulled_in_after", Int64: func(r *EventRow) int64 { return r.Removal.PulledInAfter }, Null: true},
+		{Name: "kv_evicted_after", Int64: func(r *EventRow) int64 { return r.Removal.EvictedAfter }, Null: true},
+		{Name: "kv_moved_away_after", Int64: func(r *EventRow) int64 { return r.Removal.MovedAwayAfter }, Null: true},
+		{Name: "kv_dropped_after", Int64: func(r *EventRow) int64 { return r.Removal.DroppedAfter }, Null: true},
 		{Name: "window_before_ns", Int64: func(r *EventRow) int64 { return r.WindowBeforeNs }},
 		{Name: "window_after_ns", Int64: func(r *EventRow) int64 { return r.WindowAfterNs }},
 	}

@@ -36,21 +36,23 @@ const busyShare = 20
 // reads it, so it changes no digest. Its methods do nothing on a nil log
 // (a scenario without events).
 type EventLog struct {
-	window   des.Time   // report.event_window
-	evs      []eventRec // by scenario index
-	lo, hi   des.Time   // every window lies in [lo, hi)
-	lastWork []des.Time // by worker: when a request or request pull last ended on it
-	left     []int64    // by worker: its G2 blocks when it was removed
-	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
+	window    des.Time     // report.event_window
+	evs       []eventRec   // by scenario index
+	lo, hi    des.Time     // every window lies in [lo, hi)
+	lastWork  []des.Time   // by worker: when a request or request pull last ended on it
+	left      []int64      // by worker: its G2 blocks when it was removed
+	leftFlows []kvcr.Flows // by worker: its G2 pool's flows when it was removed
+	endedOn   []int32      // by request id: the worker it ended on (-1: none, or not yet ended)
 }
 
 // eventRec is one event's record.
 type eventRec struct {
 	at    des.Time
 	kind  string
-	named []int32 // the workers it acts on, once fired
-	idle  []int32 // of those, the ones holding no work and no cache then
-	again []int32 // of those, the ones an earlier event drained or removed already, on which it does nothing
+	named []int32   // the workers it acts on, once fired
+	flows []flowsAt // the G2 flows of those of them that existed, when it fired
+	idle  []int32   // of those, the ones holding no work and no cache then
+	again []int32   // of those, the ones an earlier event drained or removed already, on which it does nothing
 	// routed counts the requests first routed in [at-window, at), by
 	// worker; all is their sum.
 	routed []int64
@@ -65,6 +67,12 @@ type eventRec struct {
 	twin                    *eventRec   // the same record in its twin's log (Pair); nil without
 	twinDigest              string      // the twin's digest
 	inert                   bool        // every request's row is the same in its twin
+}
+
+// flowsAt is a worker's G2 flows at an instant.
+type flowsAt struct {
+	id    int32
+	flows kvcr.Flows
 }
 
 // eventWindow accumulates one window's figures.
@@ -124,12 +132,13 @@ func (l *EventLog) Pair(key int, twin *EventLog, digest string, inert bool) {
 
 // WorkerAt is what a worker a scenario event names held when the event
 // fired, before it acted: its requests running and waiting, the pulls it
-// serves and receives, its G2 blocks, whether its G1 caches a block, and
-// its status.
+// serves and receives, its G2 blocks and its G2 pool's flows so far,
+// whether its G1 caches a block, and its status.
 type WorkerAt struct {
 	ID                                   int32
 	Running, Waiting, Serving, Receiving int
 	G2                                   int
+	G2Flows                              kvcr.Flows
 	Cached                               bool
 	Status                               lifecycle.Status
 }
@@ -153,6 +162,7 @@ func (l *EventLog) Fired(key int, ids []int32, named []WorkerAt, clusterRequests
 		r.PullsServingAtEvent += int64(n.Serving)
 		r.PullsReceivingAtEvent += int64(n.Receiving)
 		r.G2BlocksAtEvent += int64(n.G2)
+		e.flows = append(e.flows, flowsAt{n.ID, n.G2Flows})
 		if n.Status == lifecycle.Removed || n.Status == lifecycle.Draining && e.kind == kindDrain {
 			e.again = append(e.again, n.ID)
 		} else if n.Running+n.Waiting+n.Serving+n.Receiving+n.G2 == 0 && !n.Cached {
@@ -302,6 +312,7 @@ func (l *EventLog) PullDone(p *kvcr.Pull) {
 		e := &l.evs[p.Tag]
 		e.landed += int64(p.Landed)
 		e.ordersEnd = max(e.ordersEnd, max(p.EndNs, p.WriteEndNs))
+		orderEnded(&e.row.Ends, p)
 	} else if p.Outcome != kvcr.Rejected { // a rejected pull never involved its source
 		end := max(p.EndNs, p.WriteEndNs)
 		l.worked(p.Source, end)
@@ -328,18 +339,63 @@ func (l *EventLog) PullDone(p *kvcr.Pull) {
 	}
 }
 
-// drained is, for a drain that removed every worker it named, the G2
-// blocks they held when removed and how long after its last work (a
-// request or request pull ending, or the event) the slowest was removed:
-// the time its removal waited for its evacuation, or for nothing. -1 and -1
-// otherwise. removed is each worker's removal time (-1: never).
-func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64) {
-	if e.kind != kindDrain || len(e.named) == 0 {
-		return -1, -1
+// orderEnded counts in ends how an order whose pull p finished ended
+// against its plan: by what it landed, or, landing nothing, by its
+// outcome.
+func orderEnded(ends *report.KVEnds, p *kvcr.Pull) {
+	planned, landed := int64(p.Planned), int64(p.Landed)
+	switch p.Outcome {
+	case kvcr.Success, kvcr.Partial:
+		ends.LandedShort += max(0, planned-landed)
+		ends.LandedExtra += max(0, landed-planned)
+	case kvcr.Superseded:
+		ends.LostSuperseded += planned
+	case kvcr.Rejected:
+		ends.LostRejected += planned
+	case kvcr.Expired:
+		ends.LostExpired += planned
+	case kvcr.Failed:
+		ends.LostFailed += planned
 	}
-	for _, id := range e.named {
+}
+
+// OrderUnstaged records that an order ended with no pull: dropped while
+// it waited for its turn, or, at its first staging, with nothing to fetch.
+// p is its unstaged pull: its event (Tag) and its plan.
+func (l *EventLog) OrderUnstaged(p *kvcr.Pull, dropped bool) {
+	if l == nil {
+		return
+	}
+	ends := &l.evs[p.Tag].row.Ends
+	if dropped {
+		ends.LostDropped += int64(p.Planned)
+	} else {
+		ends.LostNothingToFetch += int64(p.Planned)
+	}
+}
+
+// Planned records where the G2 blocks that scenario event key's orders
+// could draw from went when they were planned.
+func (l *EventLog) Planned(key int, plan report.KVPlan) {
+	if l != nil {
+		l.evs[key].row.Plan = plan
+	}
+}
+
+// drained is, for a drain that removed every worker it named, the G2
+// blocks they held when removed, how long after its last work (a request
+// or request pull ending, or the event) the slowest was removed (the time
+// its removal waited for its evacuation, or for nothing), and their G2
+// flows from the event to their removals. -1, -1 and every flow -1
+// otherwise. removed is each worker's removal time (-1: never).
+func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64, flows report.KVRemoval) {
+	none := report.KVRemoval{StoredAfter: -1, PulledInAfter: -1, EvictedAfter: -1, MovedAwayAfter: -1, DroppedAfter: -1}
+	if e.kind != kindDrain || len(e.named) == 0 || len(e.flows) != len(e.named) {
+		return -1, -1, none
+	}
+	for i, id := range e.named {
 		if removed[id] < 0 || int(id) >= len(l.left) {
-			return -1, -1
+			return -1, -1, none
 		}
 		left += l.left[id]
 		work := e.at
@@ -347,8 +403,18 @@ func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64) 
 			work = max(work, l.lastWork[id])
 		}
 		delay = max(delay, int64(removed[id]-work))
+		addFlows(&flows, l.leftFlows[id], e.flows[i].flows)
 	}
-	return left, delay
+	return left, delay, flows
+}
+
+// addFlows adds to m the flows from reading then to reading now.
+func addFlows(m *report.KVRemoval, now, then kvcr.Flows) {
+	m.StoredAfter += now.Stored - then.Stored
+	m.PulledInAfter += now.Pulled - then.Pulled
+	m.EvictedAfter += now.Evicted - then.Evicted
+	m.MovedAwayAfter += now.Moved - then.Moved
+	m.DroppedAfter += now.Dropped - then.Dropped
 }
 
 // worked records that a request or a request's pull ended on worker w at t.
@@ -369,8 +435,8 @@ func (l *EventLog) Ordered(key int, blocks int) {
 }
 
 // LeftBehind records that worker w was removed at now holding g2 blocks,
-// busy with requests or request pulls still.
-func (l *EventLog) LeftBehind(now des.Time, w int32, g2 int, busy bool) {
+// its G2 pool's flows then, busy with requests or request pulls still.
+func (l *EventLog) LeftBehind(now des.Time, w int32, g2 int, flows kvcr.Flows, busy bool) {
 	if l == nil {
 		return
 	}
@@ -379,8 +445,9 @@ func (l *EventLog) LeftBehind(now des.Time, w int32, g2 int, busy bool) {
 	}
 	for int(w) >= len(l.left) {
 		l.left = append(l.left, -1)
+		l.leftFlows = append(l.leftFlows, kvcr.Flows{})
 	}
-	l.left[w] = int64(g2)
+	l.left[w], l.leftFlows[w] = int64(g2), flows
 }
 
 // rows are the events' rows at the run's end: removed each worker's
@@ -416,7 +483,7 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		if e.ordersEnd >= 0 {
 			r.OrdersDoneAfterNs = int64(e.ordersEnd - e.at)
 		}
-		r.G2BlocksLeft, r.RemovalDelayNs = l.drained(removed, e)
+		r.G2BlocksLeft, r.RemovalDelayNs, r.Removal = l.drained(removed, e)
 		r.WindowBeforeNs = int64(min(l.window, e.at))
 		r.WindowAfterNs = int64(max(0, min(l.window, lastArrival+1-e.at)))
 		r.Before = e.before.row(r.WindowBeforeNs)

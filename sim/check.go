@@ -8,6 +8,7 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scheduler"
 )
 
@@ -34,6 +35,7 @@ const (
 	invCausal        = "a request arrives, then emits its first token, then finishes"
 	invRouterLoads   = "every router load returns to zero"
 	invRouterView    = "the router's view of each block's holders equals the pools"
+	invKVLedger      = "an event's KVCR work reconciles"
 )
 
 func (e *InvariantError) Unwrap() error { return e.Err }
@@ -106,6 +108,18 @@ func (c *Cluster) checkEnd() error {
 	}
 	if err := c.checkRouterView(); err != nil {
 		errs = append(errs, &InvariantError{Invariant: invRouterView, At: now, Err: err})
+	}
+	return errors.Join(errs...)
+}
+
+// checkLedgers verifies each scenario event's KV ledger, its row's
+// identities (results.CheckLedger), at the end of the run.
+func (c *Cluster) checkLedgers(rows []report.EventRow) error {
+	var errs []error
+	for i := range rows {
+		if err := results.CheckLedger(&rows[i]); err != nil {
+			errs = append(errs, &InvariantError{Invariant: invKVLedger, At: c.q.Now(), Err: err})
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -56,9 +56,11 @@ var eventLines = []traceLine{
 // tokens out, 22-52 ms) and E waiting: both are routed again to worker 1
 // (requests_rerouted 2, failed 0). C starts over 58-103 (first token 68),
 // E 103-118 (first token 113), H 118-128. Worker 0 then held A's 4 G2
-// blocks and C's 2 (stored at 22 ms): g2_blocks_left 6; it still held C
-// and E, so its removal waited for nothing else: removal_delay_ns 0. No
-// evacuation: kv_blocks_planned and landed 0, kv_done_after_ns -1.
+// blocks and C's 2 (stored at 22 ms): g2_blocks_left 6 = the 4 at the
+// event + 2 stored after it (kv_stored_after); it still held C and E, so
+// its removal waited for nothing else: removal_delay_ns 0. No evacuation:
+// kv_blocks_planned and landed 0, kv_done_after_ns -1, and no ledger of
+// orders (kv_blocks_held 0).
 //
 // Windows: the last arrival is H at 60 ms, so the window after is [15.5,
 // 55.5 ms), not clipped: 40 ms. Arriving before (completed): A (TTFT 10,
@@ -94,7 +96,7 @@ func TestEventRow(t *testing.T) {
 		RequestsAtEvent: 2, RunningAtEvent: 1, WaitingAtEvent: 1, PullsServingAtEvent: 1, PullsReceivingAtEvent: 0,
 		G2BlocksAtEvent: 4, ClusterRequestsAtEvent: 5, SchedulableAtEvent: 2, LoadShare: 0.5,
 		RemovedAfterNs: 40 * ms, RemovedByTimeout: 1, PullsRejectedDraining: 1, RequestsRerouted: 2, RequestsFailed: 0,
-		OrdersDoneAfterNs: -1, G2BlocksLeft: 6, RemovalDelayNs: 0,
+		OrdersDoneAfterNs: -1, G2BlocksLeft: 6, RemovalDelayNs: 0, Removal: report.KVRemoval{StoredAfter: 2},
 		WindowBeforeNs: 15500 * us, WindowAfterNs: 40 * ms,
 		Before: report.EventWindow{TTFTP50Ms: 27, TTFTP99Ms: 99, ITLP99Ms: nan, E2EP99Ms: 104,
 			RequestsPerS: 1 / 0.0155, OutputTokensPerS: 1 / 0.0155, HitG1: 64.0 / 416, HitG2: 0, HitPulled: 64.0 / 416, Requests: 6,

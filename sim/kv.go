@@ -73,6 +73,8 @@ func (c *Cluster) applyKV() {
 			}
 		case kvcr.WorkerIdle:
 			c.idle(now, e.Worker)
+		case kvcr.OrderNothingToFetch, kvcr.OrderDropped:
+			c.events.OrderUnstaged(e.Pull, e.Kind == kvcr.OrderDropped)
 		}
 	}
 }

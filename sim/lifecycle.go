@@ -96,10 +96,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 			}
 		}
 		if ev.Evacuate != nil && c.kv != nil {
-			var placed []int         // by worker: the blocks of the chains the evacuation sends there
-			for _, id := range ids { // every named worker is draining before any is evacuated
-				placed = c.evacuate(now, int(key), id, ev.Evacuate.Blocks, ev.Evacuate.Moves(), placed)
-			}
+			c.evacuate(now, int(key), ids, ev.Evacuate) // every named worker is draining before any is evacuated
 		}
 		for _, id := range ids {
 			c.maybeRetire(now, c.workers[id])
@@ -129,7 +126,7 @@ func (c *Cluster) fired(key int, ids []int32) {
 		n := c.workers[id]
 		at := results.WorkerAt{ID: id, Running: n.w.Running(), Waiting: n.w.Waiting(), Cached: n.w.G1Cached(), Status: c.status(n)}
 		if c.kv != nil {
-			at.Serving, at.Receiving, at.G2 = c.kv.Serving(id), c.kv.Receiving(id), c.kv.Pool(id).Used()
+			at.Serving, at.Receiving, at.G2, at.G2Flows = c.kv.Serving(id), c.kv.Receiving(id), c.kv.Pool(id).Used(), c.kv.Pool(id).Flows()
 		}
 		named = append(named, at)
 	}
@@ -258,7 +255,7 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	n.removedNs = now
 	if c.kv != nil {
 		busy := n.w.HasWork() || n.w.Busy() || c.kv.RequestPulls(n.id) > 0
-		c.events.LeftBehind(now, n.id, c.kv.Pool(n.id).Used(), busy)
+		c.events.LeftBehind(now, n.id, c.kv.Pool(n.id).Used(), c.kv.Pool(n.id).Flows(), busy)
 	}
 	c.settle(n)
 	seqs := n.w.Drop()

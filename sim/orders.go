@@ -7,6 +7,7 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
+	"github.com/kvsim/kvsim/scenarios"
 )
 
 // chainEnd names a chain a G2 pool holds the end of: the chain through the
@@ -53,12 +54,12 @@ func (e chainEnd) path(chains *block.Chains, dst []block.Piece) ([]block.Piece, 
 }
 
 // budget plans orders for one drained or added worker: at most left blocks
-// in all.
+// in all. Its event's ledger records where each chain's blocks went.
 type budget struct {
 	c      *Cluster
 	left   int
 	orders []kvcr.Order
-	sends  []int // by order: the blocks it sends, as planned
+	ledger *ledger
 }
 
 // plan adds the order moving (or copying) the chain from source to target,
@@ -67,117 +68,170 @@ type budget struct {
 // sends none and no order is added. The count is the walk's now: blocks an
 // earlier order of the plan sends too count in both.
 func (b *budget) plan(source, target int32, path []block.Piece, length int, move bool, tag int32) int {
-	kv := b.c.kv
-	from := kv.FirstHeld(source, path, length)
-	n := kv.Sendable(target, source, path, from, length)
+	from := b.c.kv.FirstHeld(source, path, length)
+	sends := b.ledger.walked(source, path, from, length, b.c.kv.WalkOrder(target, source, path, from, length))
+	n := block.Blocks(sends)
 	if n > b.left {
-		// The longest prefix of the chain that sends no more than the
-		// budget has left: Sendable grows with the prefix's length.
-		// n ends as Sendable(lo): lo moves only to a mid whose count it
-		// takes, and Sendable(0) is 0.
-		lo, hi := 0, length // the largest l in [lo, hi] with Sendable(l) <= left
-		n = 0
-		for lo < hi {
-			mid := lo + (hi-lo+1)/2
-			if s := kv.Sendable(target, source, path, from, mid); s <= b.left {
-				lo, n = mid, s
-			} else {
-				hi = mid - 1
-			}
-		}
-		length = lo
+		length, n = b.cut(source, target, path, from, length)
 	}
+	b.ledger.sent(source, sends, length)
 	if n == 0 {
 		return 0
 	}
 	b.left -= n
 	b.orders = append(b.orders, kvcr.Order{Source: source, Target: target, Move: move,
-		Path: slices.Clone(path), From: from, Blocks: length, Tag: tag})
-	b.sends = append(b.sends, n)
+		Path: slices.Clone(path), From: from, Blocks: length, Tag: tag, Planned: n})
 	return n
 }
 
+// cut is the longest prefix of the chain, at most length blocks, whose
+// walk sends no more than the budget has left, and the blocks it sends.
+// Sendable grows with the prefix's length, and Sendable(0) is 0.
+func (b *budget) cut(source, target int32, path []block.Piece, from, length int) (int, int) {
+	lo, hi, n := 0, length, 0 // the largest l in [lo, hi] with Sendable(l) <= left, and Sendable(lo)
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if s := b.c.kv.Sendable(target, source, path, from, mid); s <= b.left {
+			lo, n = mid, s
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo, n
+}
+
+// evacuation is a drain's evacuation as it is planned.
+type evacuation struct {
+	key    int // the scenario event's index
+	blocks int // the budget of each drained worker
+	move   bool
+	placed []int // by worker: the blocks of the chains it sends there
+	ledger *ledger
+}
+
 // evacuate plans and issues the moves (or copies) of scenario event key's
-// evacuation of drained worker w: its G2 chains, most recently used first,
-// each to the worker the router would route a request for it to, counting
-// the chains placed before it (of every drained worker of the event:
-// placed) as requests routed to theirs, while blocks last.
-func (c *Cluster) evacuate(now des.Time, key int, w int32, blocks int, move bool, placed []int) []int {
+// evacuation of its drained workers ids, each in turn, every one of them
+// draining already, and records where their G2 blocks went.
+func (c *Cluster) evacuate(now des.Time, key int, ids []int32, b *scenarios.Budget) {
+	e := &evacuation{key: key, blocks: b.Blocks, move: b.Moves(), ledger: newLedger(c.kv, c.chains)}
+	for _, id := range ids {
+		c.evacuateWorker(now, e, id)
+	}
+	c.events.Planned(key, e.ledger.result())
+}
+
+// evacuateWorker plans and issues the orders of drained worker w: its G2
+// chains, most recently used first, each to the worker the router would
+// route a request for it to, counting the chains placed before it (of
+// every drained worker of the event) as requests routed to theirs, while
+// blocks last.
+func (c *Cluster) evacuateWorker(now des.Time, e *evacuation, w int32) {
 	runs := c.kv.Recent(nil, w, c.kv.Pool(w).Used())
-	b := &budget{c: c, left: blocks}
+	e.ledger.source(w, runs)
+	b := &budget{c: c, left: e.blocks, ledger: e.ledger}
+	chains := leafChains(c.chains, runs)
 	var path []block.Piece
-	for _, e := range leafChains(c.chains, runs) {
+	for i, ch := range chains {
 		if b.left == 0 {
+			e.ledger.skip(w, chains[i:], leftBudget)
 			break
 		}
 		var length int
-		path, length = e.path(c.chains, path)
-		dest, ok := c.router.Place(now, path, length, placed)
+		path, length = ch.path(c.chains, path)
+		dest, ok := c.router.Place(now, path, length, e.placed)
 		if !ok {
-			break // no worker is left to take anything
+			e.ledger.skip(w, chains[i:], leftNoDestination) // no worker is left to take anything
+			break
 		}
-		if b.plan(w, dest, path, length, move, int32(key)) > 0 {
-			for int(dest) >= len(placed) {
-				placed = append(placed, 0)
+		if b.plan(w, dest, path, length, e.move, int32(e.key)) > 0 {
+			for int(dest) >= len(e.placed) {
+				e.placed = append(e.placed, 0)
 			}
-			placed[dest] += length
+			e.placed[dest] += length
 		}
 	}
-	c.issue(now, key, b)
-	return placed
+	c.issue(now, e.key, b)
 }
 
 // prewarm plans and issues the prefetches of scenario event key's new
 // workers: the ready workers' G2 chains, most recently used first, taken
 // from each ready worker in turn (in id order), each chain once, dealt to
-// the new workers in turn while each has blocks left.
+// the new workers in turn while each has blocks left; and records where
+// the ready workers' G2 blocks went.
 func (c *Cluster) prewarm(now des.Time, key int, added []int32, blocks int) {
-	type held struct {
-		source int32
-		chains []chainEnd
+	d := &dealer{c: c, key: key, added: added, seen: map[chainEnd]bool{}, ledger: newLedger(c.kv, c.chains)}
+	for range added {
+		d.budgets = append(d.budgets, &budget{c: c, left: blocks, ledger: d.ledger})
 	}
-	var sources []held
+	sources := c.prewarmSources(added, d.ledger)
+	for rank, more := 0, true; more; rank++ {
+		more = false
+		for _, s := range sources {
+			if rank < len(s.chains) {
+				more = true
+				d.deal(s.source, s.chains[rank])
+			}
+		}
+	}
+	for _, b := range d.budgets {
+		c.issue(now, key, b)
+	}
+	c.events.Planned(key, d.ledger.result())
+}
+
+// heldChains are a ready worker's G2 chains, most recently used first.
+type heldChains struct {
+	source int32
+	chains []chainEnd
+}
+
+// prewarmSources are the chains of the ready workers but the added ones,
+// in id order, each counted as one of the ledger's sources.
+func (c *Cluster) prewarmSources(added []int32, l *ledger) []heldChains {
+	var sources []heldChains
 	for _, n := range c.workers {
 		if c.status(n) != lifecycle.Ready || slices.Contains(added, n.id) {
 			continue
 		}
 		runs := c.kv.Recent(nil, n.id, c.kv.Pool(n.id).Used())
-		sources = append(sources, held{n.id, leafChains(c.chains, runs)})
+		l.source(n.id, runs)
+		sources = append(sources, heldChains{n.id, leafChains(c.chains, runs)})
 	}
-	budgets := make([]*budget, len(added))
-	for i := range budgets {
-		budgets[i] = &budget{c: c, left: blocks}
+	return sources
+}
+
+// dealer deals a prewarm's chains to its new workers.
+type dealer struct {
+	c       *Cluster
+	key     int
+	added   []int32
+	budgets []*budget // by new worker
+	next    int       // the new worker whose turn it is
+	spent   bool      // no budget has blocks left
+	seen    map[chainEnd]bool
+	path    []block.Piece
+	ledger  *ledger
+}
+
+// deal deals chain e of source to the next new worker with blocks left,
+// unless the chain was dealt from another worker already or every budget
+// is spent; the ledger records why it was not.
+func (d *dealer) deal(source int32, e chainEnd) {
+	var length int
+	d.path, length = e.path(d.c.chains, d.path)
+	i := -1
+	if !d.spent && !d.seen[e] {
+		d.seen[e] = true
+		i = turn(d.budgets, &d.next)
+		d.spent = i < 0
 	}
-	seen := map[chainEnd]bool{}
-	var path []block.Piece
-	next := 0 // the new worker whose turn it is
-	for rank := 0; ; rank++ {
-		more := false
-		for _, s := range sources {
-			if rank >= len(s.chains) {
-				continue
-			}
-			more = true
-			e := s.chains[rank]
-			if seen[e] {
-				continue
-			}
-			seen[e] = true
-			i := turn(budgets, &next)
-			if i < 0 {
-				more = false
-				break
-			}
-			var length int
-			path, length = e.path(c.chains, path)
-			budgets[i].plan(s.source, added[i], path, length, false, int32(key))
-		}
-		if !more {
-			break
-		}
-	}
-	for _, b := range budgets {
-		c.issue(now, key, b)
+	switch {
+	case i >= 0:
+		d.budgets[i].plan(source, d.added[i], d.path, length, false, int32(d.key))
+	case d.spent:
+		d.ledger.leave(source, d.path, 0, length, leftBudget)
+	default:
+		d.ledger.leave(source, d.path, 0, length, leftOtherSource)
 	}
 }
 
@@ -197,8 +251,8 @@ func turn(budgets []*budget, next *int) int {
 // issue hands a budget's orders to KVCR, after the whole plan is made (an
 // order staged at once changes what the next one's walk would find).
 func (c *Cluster) issue(now des.Time, key int, b *budget) {
-	for i, o := range b.orders {
-		c.events.Ordered(key, b.sends[i])
+	for _, o := range b.orders {
+		c.events.Ordered(key, o.Planned)
 		c.kv.Issue(now, o)
 		c.applyKV()
 	}

@@ -182,7 +182,7 @@ func (c *Cluster) run(ctx context.Context) (*Result, error) {
 	if err := c.simulate(ctx); err != nil {
 		return nil, err
 	}
-	return c.result(), nil
+	return c.result()
 }
 
 // simulate runs a built cluster's events to the end and checks its end
@@ -226,12 +226,18 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 }
 
 // result is what a simulated cluster returns: its summary, with the digest,
-// its workers' rows and its counters.
-func (c *Cluster) result() *Result {
+// its workers' rows and its counters; with Check, an error when an event's
+// KVCR ledger does not reconcile.
+func (c *Cluster) result() (*Result, error) {
 	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: c.sc, EndNs: c.q.Now(), Events: c.q.Fired(),
 		Counters: c.counters(), Removed: c.removedTimes(), Warnings: c.endWarnings()})
+	if c.opt.Check {
+		if err := c.checkLedgers(sum.EventRows); err != nil {
+			return nil, err
+		}
+	}
 	sum.Digest = c.digest.Sum(cs)
-	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}
+	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}, nil
 }
 
 // loop fires the run's events, one instant's in the order of the kernel's

@@ -60,7 +60,7 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 		}
 		c.events.Pair(i, logs[i], digests[i], requests[i] == c.digest.RequestsSum())
 	}
-	return c.result(), nil
+	return c.result()
 }
 
 // twin is the plan of the twin of scenario event i: the scenario without
@@ -89,5 +89,9 @@ func (p *Plan) runTwin(ctx context.Context, i int, check bool) (log *results.Eve
 	if err := c.simulate(ctx); err != nil {
 		return nil, "", "", err
 	}
-	return log, c.result().Summary.Digest, c.digest.RequestsSum(), nil
+	res, err := c.result()
+	if err != nil {
+		return nil, "", "", err
+	}
+	return log, res.Summary.Digest, c.digest.RequestsSum(), nil
 }

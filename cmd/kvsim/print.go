@@ -110,12 +110,7 @@ func printEvent(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *re
 		e.Event, e.Kind, e.Workers, at, e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)
 	printEffect(tw, e)
 	if e.Kind != "add" {
-		gone := "not all removed by the end"
-		if e.RemovedAfterNs >= 0 {
-			gone = fmt.Sprintf("removed after %v", roundMs(e.RemovedAfterNs))
-		}
-		fmt.Fprintf(tw, "\t%s (%d by timeout); %d pulls refused as draining; %d requests rerouted, %d failed\n",
-			gone, e.RemovedByTimeout, e.PullsRejectedDraining, e.RequestsRerouted, e.RequestsFailed)
+		printRemoval(tw, e)
 	}
 	printOrders(tw, k, c, e)
 	trace := "the trace's own change, not the event's effect"
@@ -252,6 +247,7 @@ func printOrders(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *r
 	}
 	if e.BlocksPlanned == 0 {
 		fmt.Fprintf(tw, "\t%s planned no block\n", noun)
+		printLedger(tw, e, many)
 		return
 	}
 	by := fmt.Sprintf("by %d %s", e.Orders, many)
@@ -286,6 +282,158 @@ func printOrders(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *r
 		line += fmt.Sprintf("; removal waited %v for it", roundMs(e.RemovalDelayNs))
 	}
 	fmt.Fprintf(tw, "\t%s\n", line)
+	printLedger(tw, e, many)
+}
+
+// printRemoval writes what followed a drain or a remove: when its workers
+// were gone, the pulls refused with one of them as the source, and the
+// requests taken off them. A count that is 0 because nothing was
+// attempted says so.
+func printRemoval(tw io.Writer, e *report.EventRow) {
+	gone := "not all removed by the end"
+	if e.RemovedAfterNs >= 0 {
+		gone = fmt.Sprintf("removed after %v", roundMs(e.RemovedAfterNs))
+	}
+	if e.Kind == "drain" {
+		timeouts := "none by a drain timeout"
+		if e.RemovedByTimeout > 0 {
+			timeouts = fmt.Sprintf("%d by timeout", e.RemovedByTimeout)
+		}
+		gone += " (" + timeouts + ")"
+	}
+	fmt.Fprintf(tw, "\t%s; %s; %s\n", gone, refusedText(e), takenOffText(e))
+}
+
+// refusedText is the stagings refused because their source was a named
+// worker draining (a drain's) or removed (a remove's). The router hints
+// neither, so a pull from one is attempted only by a request hinted
+// before the event and staged after it (a staging that finds nothing to
+// pull attempts none), and every such pull is refused: 0 means none was
+// attempted.
+func refusedText(e *report.EventRow) string {
+	n, why, event := e.PullsRejectedDraining, "draining", "drain"
+	if e.Kind == "remove" {
+		n, why, event = e.PullsRejectedRemoved, "removed", "removal"
+	}
+	if n > 0 {
+		return fmt.Sprintf("%d pulls refused as %s", n, why)
+	}
+	return fmt.Sprintf("0 pulls refused as %s (none attempted: the router hints no %s source, "+
+		"and no request hinted before the %s was staged from one)", why, why, event)
+}
+
+// takenOffText is the requests the event took off its workers: a remove
+// takes those on them; a drain only those on a worker its timeout
+// removes busy.
+func takenOffText(e *report.EventRow) string {
+	switch {
+	case e.RequestsRerouted+e.RequestsFailed > 0:
+	case e.Kind == "drain" && e.RemovedByTimeout == 0:
+		return "no request taken off (a drain takes them off only when its timeout removes a busy worker)"
+	case e.Kind == "remove" && e.RequestsAtEvent == 0:
+		return "no request taken off (none was on them)"
+	}
+	return fmt.Sprintf("%d requests rerouted, %d failed", e.RequestsRerouted, e.RequestsFailed)
+}
+
+// printLedger writes an event's KV ledger in words (docs/outputs.md, "The
+// KV ledger"): the G2 blocks its orders could draw from, planned or left
+// out, by reason; the blocks planned, landed or lost, by how their orders
+// ended (when it planned any); and, for a drain whose workers were all
+// removed, the G2 blocks they left then, from those they held at the
+// event. orders names its orders ("moves", "copies", "prefetches").
+func printLedger(tw io.Writer, e *report.EventRow, orders string) {
+	fmt.Fprintf(tw, "\t%s\n", heldText(&e.Plan, e.BlocksPlanned))
+	if e.BlocksPlanned > 0 {
+		fmt.Fprintf(tw, "\t%s\n", plannedText(e, orders))
+	}
+	if e.G2BlocksLeft >= 0 {
+		fmt.Fprintf(tw, "\t%s\n", removalText(e, orders))
+	}
+}
+
+// heldText is where the G2 blocks held went, planned blocks counted as
+// the plan counts them: "held 14 G2 blocks = 12 planned + 2 left out: 2
+// held at their destination".
+func heldText(p *report.KVPlan, planned int64) string {
+	if p.BlocksHeld == 0 {
+		return "held no G2 block: none to plan"
+	}
+	text := fmt.Sprintf("held %d G2 blocks = %d planned", p.BlocksHeld, planned-p.PlannedAgain)
+	if p.PlannedAgain > 0 {
+		text += fmt.Sprintf(" (%d counting a block once per chain that sends it)", planned)
+	}
+	return text + termsText(" + %d left out", p.LeftOut(), []term{
+		{p.LeftFilling, "still filling"}, {p.LeftPending, "pending removal after a move"},
+		{p.LeftAtDestination, "held at their destination"}, {p.LeftBehindGap, "behind a block their source lacked"},
+		{p.LeftDestinationBusy, "behind a block their destination was filling or removing"},
+		{p.LeftDestinationFull, "past their destination's G2 capacity"}, {p.LeftBudget, "past the budget"},
+		{p.LeftNoDestination, "with no worker ready to take them"}, {p.LeftOtherSource, "dealt from another worker"}})
+}
+
+// plannedText is how the blocks planned ended: "planned 12 = 8 landed + 4
+// lost: 2 expired, 2 dropped".
+func plannedText(e *report.EventRow, orders string) string {
+	x := &e.Ends
+	text := fmt.Sprintf("planned %d = %d landed", e.BlocksPlanned, e.BlocksLanded)
+	if x.LandedExtra > 0 {
+		text += fmt.Sprintf(" − %d landed past their %s' plans", x.LandedExtra, orders)
+	}
+	if x.LandedShort > 0 {
+		text += fmt.Sprintf(" + %d short of their %s' plans", x.LandedShort, orders)
+	}
+	return text + termsText(" + %d lost", x.Lost(), []term{
+		{x.LostNothingToFetch, "with nothing to fetch"}, {x.LostSuperseded, "superseded"}, {x.LostRejected, "rejected"},
+		{x.LostExpired, "expired"}, {x.LostFailed, "failed"}, {x.LostDropped, "dropped"}})
+}
+
+// term is one named count of a sum.
+type term struct {
+	n    int64
+	name string
+}
+
+// termsText is a sum's part, total named by format, and its nonzero
+// terms: " + 5 left out: 3 past the budget, 2 held at their
+// destination"; "" when total is 0.
+func termsText(format string, total int64, terms []term) string {
+	if total == 0 {
+		return ""
+	}
+	var parts []string
+	for _, t := range terms {
+		if t.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", t.n, t.name))
+		}
+	}
+	return fmt.Sprintf(format, total) + ": " + strings.Join(parts, ", ")
+}
+
+// removalText is a drain's G2 blocks left at its workers' removal, from
+// those they held at the event: "left 5 G2 blocks at removal = 12 held at
+// the event + 1 stored − 8 moved away".
+func removalText(e *report.EventRow, orders string) string {
+	m := &e.Removal
+	text := fmt.Sprintf("left %d G2 blocks at removal = %d held at the event", e.G2BlocksLeft, e.G2BlocksAtEvent)
+	moved := false
+	for _, t := range []struct {
+		n    int64
+		sign string
+		name string
+	}{{m.StoredAfter, "+", "stored"}, {m.PulledInAfter, "+", "pulled in"}, {m.EvictedAfter, "−", "evicted"},
+		{m.MovedAwayAfter, "−", "moved away"}, {m.DroppedAfter, "−", "reserved for pulls that landed nothing"}} {
+		if t.n > 0 {
+			text += fmt.Sprintf(" %s %d %s", t.sign, t.n, t.name)
+			moved = true
+		}
+	}
+	if !moved {
+		text += " (nothing came in or went out since)"
+	}
+	if orders == "copies" {
+		text += "; copies leave their source's blocks"
+	}
+	return text
 }
 
 // roundMs is a duration in ns rounded to the millisecond, as the summary prints

@@ -29,13 +29,19 @@ func eventRow(i int32, kind string, orders, planned, landed, done, left, delay i
 // breaks the pulls out by kind and names the hints policy cost withheld,
 // all from the summary's figures. In the first summary event 0 (a drain)
 // is the only event of kind move: its line counts the run's 4 moves and
-// how they ended; event 1 (an add) the only one of kind prefetch. In the
-// second, an evacuation by copy (event 0) and a prewarm (event 1) share
-// the prefetch counters: each counts its own orders (kv_orders) but not
-// their ends, and event 2's prewarm planned nothing. A run of policy cost (its counters hold hints_withheld)
-// says what it withheld, none included; a run with hints off whose one
-// order was dropped still prints a pulls line above its kinds' lines; a
-// run without orders or policy cost prints none of it.
+// how they ended, and its ledger: 14 G2 blocks held = 12 planned + 2 at
+// their destination; 12 planned = 8 landed + 2 expired + 2 dropped; 4 left
+// = 14 held - 10 moved away. Event 1 (an add) is the only one of kind
+// prefetch. In the second, an evacuation by copy (event 0) and a prewarm
+// (event 1) share the prefetch counters: each counts its own orders
+// (kv_orders) but not their ends; event 0's ledger: 8 held = 5 planned (6
+// counted, 1 again) + 3 past the budget; 6 planned = 3 landed - 1 past a
+// plan + 2 short + 2 failed; 2 left = 8 + 1 stored - 7 evicted. Event 2's
+// prewarm planned nothing from nothing held. A run of policy cost (its
+// counters hold hints_withheld) says what it withheld, none included; a
+// run with hints off whose one order was dropped still prints a pulls line
+// above its kinds' lines; a run without orders or policy cost prints none
+// of it.
 func TestPrintOrders(t *testing.T) {
 	ms := int64(time.Millisecond)
 	one := &results.Summary{
@@ -48,6 +54,9 @@ func TestPrintOrders(t *testing.T) {
 			Prefetch: results.KindPulls{Events: []int32{1}, Staged: 2, Success: 2, BlocksLanded: 5, Bytes: 5e6}},
 		EventRows: []report.EventRow{eventRow(0, "drain", 4, 12, 8, 20*ms, 4, 20*ms), eventRow(1, "add", 2, 5, 5, 900*ms, -1, -1)},
 	}
+	drain := &one.EventRows[0]
+	drain.G2BlocksAtEvent, drain.Plan = 14, report.KVPlan{BlocksHeld: 14, LeftAtDestination: 2}
+	drain.Ends, drain.Removal = report.KVEnds{LostExpired: 2, LostDropped: 2}, report.KVRemoval{MovedAwayAfter: 10}
 	shared := &results.Summary{
 		Counters: map[string]int64{"kv_prefetch_issued": 3, "kv_prefetch_success": 3},
 		PullsByKind: &results.PullsByKind{Prefetch: results.KindPulls{Events: []int32{0, 1, 2}, Staged: 3, Success: 3,
@@ -55,6 +64,10 @@ func TestPrintOrders(t *testing.T) {
 		EventRows: []report.EventRow{eventRow(0, "drain", 1, 6, 3, 5*ms, 2, 0), eventRow(1, "add", 2, 4, 4, 3*ms, -1, -1),
 			eventRow(2, "add", 0, 0, 0, -1, -1, -1)},
 	}
+	copied := &shared.EventRows[0]
+	copied.G2BlocksAtEvent, copied.Plan = 8, report.KVPlan{BlocksHeld: 8, PlannedAgain: 1, LeftBudget: 3}
+	copied.Ends = report.KVEnds{LandedExtra: 1, LandedShort: 2, LostFailed: 2}
+	copied.Removal = report.KVRemoval{StoredAfter: 1, EvictedAfter: 7}
 	cost := &results.Summary{Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 0}}
 	plain := &results.Summary{Counters: map[string]int64{"hints_attached": 3, "pulls_staged": 2}, EventRows: []report.EventRow{eventRow(0, "drain", 0, 0, 0, -1, -1, -1)}}
 	// hints off, and the one order dropped: the kinds' lines still sit
@@ -72,13 +85,20 @@ func TestPrintOrders(t *testing.T) {
 			"\n\tkv.move\t4 orders of event 0 (1 dropped), 3 staged: 2 success, 0 partial, 0 failed, 1 expired; 0 rejected; 0 superseded; 8 blocks landed, 0.01 GB\n",
 			"\n\tkv.prefetch\t2 orders of event 1, 2 staged: 2 success, 0 partial, 0 failed, 0 expired; 0 rejected; 0 superseded; 5 blocks landed, 0.01 GB\n",
 			"\tevacuated 8 of 12 planned blocks by 4 moves (2 success, 1 expired, 1 dropped) in 20ms; left 4 G2 blocks; removal waited 20ms for it\n",
-			"\tprewarmed 5 of 5 planned blocks by 2 prefetches, done 900ms after\n"}, nil},
+			"\tprewarmed 5 of 5 planned blocks by 2 prefetches, done 900ms after\n",
+			"\theld 14 G2 blocks = 12 planned + 2 left out: 2 held at their destination\n",
+			"\tplanned 12 = 8 landed + 4 lost: 2 expired, 2 dropped\n",
+			"\tleft 4 G2 blocks at removal = 14 held at the event − 10 moved away\n"}, nil},
 		{"a kind shared", shared, []string{
 			"\n\tkv.move\t0 orders of no event, 0 staged: ",
 			"\n\tkv.prefetch\t3 orders of events 0, 1, 2, 3 staged: ",
 			"\tevacuated 3 of 6 planned blocks by 1 copy in 5ms; left 2 G2 blocks; removal waited 0s for it\n",
 			"\tprewarmed 4 of 4 planned blocks by 2 prefetches, done 3ms after\n",
-			"\tprewarm planned no block\n"}, []string{"withheld"}},
+			"\tprewarm planned no block\n\theld no G2 block: none to plan\n",
+			"\theld 8 G2 blocks = 5 planned (6 counting a block once per chain that sends it) + 3 left out: 3 past the budget\n",
+			"\tplanned 6 = 3 landed − 1 landed past their copies' plans + 2 short of their copies' plans + 2 lost: 2 failed\n",
+			"\tleft 2 G2 blocks at removal = 8 held at the event + 1 stored − 7 evicted; copies leave their source's blocks\n"},
+			[]string{"withheld"}},
 		{"cost, none withheld", cost, []string{"pulls\t3 hints (0 withheld by policy cost), 0 staged: "}, nil},
 		{"orders, no pull", dropped, []string{"pulls\t0 hints, 0 staged: ", "\n\tkv.move\t1 orders of event 0 (1 dropped), 0 staged: "}, nil},
 		{"no orders", plain, []string{"pulls\t3 hints, 2 staged: "}, []string{"withheld", "kv.move", "\trequests", "planned"}},
@@ -96,6 +116,37 @@ func TestPrintOrders(t *testing.T) {
 			if strings.Contains(out, w) {
 				t.Errorf("%s: the table has %q:\n%s", c.name, w, b.String())
 			}
+		}
+	}
+}
+
+// TestPrintRemoval: the line after a drain's or a remove's says when its
+// workers were gone, the pulls refused from them and the requests taken
+// off them; a 0 that nothing was attempted for says so.
+func TestPrintRemoval(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		row  report.EventRow
+		want string
+	}{
+		{"a drain that took nothing off", report.EventRow{Kind: "drain", RemovedAfterNs: 4e9},
+			"\tremoved after 4s (none by a drain timeout); 0 pulls refused as draining (none attempted: the router hints no " +
+				"draining source, and no request hinted before the drain was staged from one); no request taken off " +
+				"(a drain takes them off only when its timeout removes a busy worker)\n"},
+		{"a drain timed out busy", report.EventRow{Kind: "drain", RemovedAfterNs: 1e9, RemovedByTimeout: 1, PullsRejectedDraining: 2,
+			RequestsRerouted: 14}, "\tremoved after 1s (1 by timeout); 2 pulls refused as draining; 14 requests rerouted, 0 failed\n"},
+		{"a drain timed out idle", report.EventRow{Kind: "drain", RemovedAfterNs: 1e9, RemovedByTimeout: 1, PullsRejectedDraining: 2},
+			"\tremoved after 1s (1 by timeout); 2 pulls refused as draining; 0 requests rerouted, 0 failed\n"},
+		{"a remove of idle workers", report.EventRow{Kind: "remove", RemovedAfterNs: -1},
+			"\tnot all removed by the end; 0 pulls refused as removed (none attempted: the router hints no removed source, " +
+				"and no request hinted before the removal was staged from one); no request taken off (none was on them)\n"},
+		{"a remove of busy workers", report.EventRow{Kind: "remove", RequestsAtEvent: 3, RequestsFailed: 3, PullsRejectedRemoved: 5},
+			"\tremoved after 0s; 5 pulls refused as removed; 0 requests rerouted, 3 failed\n"},
+	} {
+		var b bytes.Buffer
+		printRemoval(&b, &c.row)
+		if b.String() != c.want {
+			t.Errorf("%s:\n%q\nwant\n%q", c.name, b.String(), c.want)
 		}
 	}
 }
