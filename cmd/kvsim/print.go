@@ -38,8 +38,13 @@ func printSummary(w io.Writer, s *results.Summary, dir string) {
 	}
 	if k := s.PullsByKind; k != nil {
 		printKind(tw, "  requests", "", &k.Request)
-		printKind(tw, "  kv.move", ordersText(c.Move.Issued, c.Move.NothingToFetch, c.Move.Dropped, k.Move.Events), &k.Move)
-		printKind(tw, "  kv.prefetch", ordersText(c.Prefetch.Issued, c.Prefetch.NothingToFetch, c.Prefetch.Dropped, k.Prefetch.Events), &k.Prefetch)
+		// a kind of order no event issued has no line: "0 orders of no event" says nothing
+		if c.Move.Issued > 0 || k.Move.Staged > 0 {
+			printKind(tw, "  kv.move", ordersText(c.Move.Issued, c.Move.NothingToFetch, c.Move.Dropped, k.Move.Events), &k.Move)
+		}
+		if c.Prefetch.Issued > 0 || k.Prefetch.Staged > 0 {
+			printKind(tw, "  kv.prefetch", ordersText(c.Prefetch.Issued, c.Prefetch.NothingToFetch, c.Prefetch.Dropped, k.Prefetch.Events), &k.Prefetch)
+		}
 	}
 	fmt.Fprintf(tw, "makespan\t%v virtual, %.2f requests/s, %.0f output tokens/s\n",
 		roundMs(s.MakespanNs), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)
@@ -136,6 +141,10 @@ func printEffect(tw io.Writer, e *report.EventRow) {
 	}
 	a, t, d := &e.After, &e.Twin, &e.Delta
 	noun := kindNoun(e.Kind)
+	if e.WindowAfterNs == 0 {
+		fmt.Fprintf(tw, "\teffect against its twin (the same run without the %s): nothing to measure, it came after the last arrival\n", noun)
+		return
+	}
 	fmt.Fprintf(tw, "\teffect against its twin (the same run without the %s), over the %v after:\n", noun, roundMs(e.WindowAfterNs))
 	fmt.Fprintf(tw, "\t  TTFT p99 %s: %.1f with the %s, %.1f without; p50 %s (%.1f, %.1f)\n",
 		signed(d.TTFTP99Ms, "ms"), a.TTFTP99Ms, noun, t.TTFTP99Ms, signed(d.TTFTP50Ms, "ms"), a.TTFTP50Ms, t.TTFTP50Ms)

@@ -90,7 +90,6 @@ func TestPrintOrders(t *testing.T) {
 			"\tplanned 12 = 8 landed + 4 lost: 2 expired, 2 dropped\n",
 			"\tleft 4 G2 blocks at removal = 14 held at the event − 10 moved away\n"}, nil},
 		{"a kind shared", shared, []string{
-			"\n\tkv.move\t0 orders of no event, 0 staged: ",
 			"\n\tkv.prefetch\t3 orders of events 0, 1, 2, 3 staged: ",
 			"\tevacuated 3 of 6 planned blocks by 1 copy in 5ms; left 2 G2 blocks; removal waited 0s for it\n",
 			"\tprewarmed 4 of 4 planned blocks by 2 prefetches, done 3ms after\n",
@@ -98,7 +97,7 @@ func TestPrintOrders(t *testing.T) {
 			"\theld 8 G2 blocks = 5 planned (6 counting a block once per chain that sends it) + 3 left out: 3 past the budget\n",
 			"\tplanned 6 = 3 landed − 1 landed past their copies' plans + 2 short of their copies' plans + 2 lost: 2 failed\n",
 			"\tleft 2 G2 blocks at removal = 8 held at the event + 1 stored − 7 evicted; copies leave their source's blocks\n"},
-			[]string{"withheld"}},
+			[]string{"withheld", "kv.move", "of no event"}},
 		{"cost, none withheld", cost, []string{"pulls\t3 hints (0 withheld by policy cost), 0 staged: "}, nil},
 		{"orders, no pull", dropped, []string{"pulls\t0 hints, 0 staged: ", "\n\tkv.move\t1 orders of event 0 (1 dropped), 0 staged: "}, nil},
 		{"no orders", plain, []string{"pulls\t3 hints, 2 staged: "}, []string{"withheld", "kv.move", "\trequests", "planned"}},
