@@ -217,6 +217,28 @@ func runStyles(names *valueNames, params [][]string) []runStyle {
 	return out
 }
 
+// xAxis places a sweep's runs on a chart's x axis: by a varied key's value
+// (key >= 0: its values in grid order, 0, 1, ...) or by a numeric column
+// (num, times scale).
+type xAxis struct {
+	key    int
+	num    func(*report.SweepRow) float64
+	scale  float64
+	values []string // the key's values met so far, in grid order
+}
+
+// of is the run's x.
+func (a *xAxis) of(r *report.SweepRow) float64 {
+	if a.key < 0 {
+		return a.num(r) * a.scale
+	}
+	v := r.Params[a.key]
+	if !slices.Contains(a.values, v) {
+		a.values = append(a.values, v)
+	}
+	return float64(slices.Index(a.values, v))
+}
+
 // keyAxis makes p's x axis a varied key's values xs, in grid order, one
 // tick each, and adds the key's notes to f.
 func keyAxis(f *figure, p *plot.Plot, names *valueNames, key int, xs []string) {
@@ -254,19 +276,12 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 		x  float64
 		ys []float64
 	}
-	var xs, order []string
+	var order []string
+	xa := &xAxis{key: xKey, num: xNum, scale: xq.scale}
 	lines := map[string][]*point{}
 	for i := range rows {
 		r := &rows[i]
-		var x float64
-		if xKey >= 0 {
-			if !slices.Contains(xs, r.Params[xKey]) {
-				xs = append(xs, r.Params[xKey])
-			}
-			x = float64(slices.Index(xs, r.Params[xKey]))
-		} else {
-			x = xNum(r) * xq.scale
-		}
+		x := xa.of(r)
 		name := names.label(by, r.Params)
 		if _, ok := lines[name]; !ok {
 			order = append(order, name)
@@ -332,7 +347,7 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 		"95 % confidence interval of that mean; an event's effect is each seed's run minus its own twin, so its band is "+
 		"that of the paired difference.")
 	if xKey >= 0 {
-		keyAxis(f, p, names, xKey, xs)
+		keyAxis(f, p, names, xKey, xa.values)
 	}
 	return f, nil
 }
@@ -340,20 +355,12 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
 	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*figure, error) {
 	yq, xq := quantityOf(metric), quantityOf(xName)
-	var xs []string // a key's values, in grid order, when X is a key
 	var order []string
+	xa := &xAxis{key: xKey, num: xNum, scale: xq.scale}
 	lines := map[string]plotter.XYs{}
 	for i := range rows {
 		r := &rows[i]
-		var x float64
-		if xKey >= 0 {
-			if !slices.Contains(xs, r.Params[xKey]) {
-				xs = append(xs, r.Params[xKey])
-			}
-			x = float64(slices.Index(xs, r.Params[xKey]))
-		} else {
-			x = xNum(r) * xq.scale
-		}
+		x := xa.of(r)
 		name := names.label(by, r.Params)
 		if _, ok := lines[name]; !ok {
 			order = append(order, name)
@@ -398,7 +405,7 @@ func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string
 	}
 	f.notes = names.notes(by)
 	if xKey >= 0 {
-		keyAxis(f, p, names, xKey, xs)
+		keyAxis(f, p, names, xKey, xa.values)
 	}
 	return f, nil
 }
