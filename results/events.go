@@ -555,12 +555,6 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 	var out []string
 	for i := range l.evs {
 		e, r := &l.evs[i], &rows[i]
-		if change := r.After.TTFTP99Ms - r.Before.TTFTP99Ms; r.Twinned && change*r.Delta.TTFTP99Ms < 0 {
-			out = append(out, fmt.Sprintf("event %d (%s at %v): TTFT p99 %s from the window before to the window after (%.1f → %.1f ms), "+
-				"but against its twin the event %s it by %.1f ms: read ttft_p99_delta_ms, not before → after, which is the trace's own change",
-				i, e.kind, time.Duration(e.at), map[bool]string{true: "rose", false: "fell"}[change > 0], r.Before.TTFTP99Ms, r.After.TTFTP99Ms,
-				map[bool]string{true: "raised", false: "lowered"}[r.Delta.TTFTP99Ms > 0], math.Abs(r.Delta.TTFTP99Ms)))
-		}
 		if e.inert && r.Fired {
 			out = append(out, fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
 				i, e.kind, time.Duration(e.at)))
