@@ -25,23 +25,27 @@ import (
 	"github.com/kvsim/kvsim/report"
 )
 
-// A run case is a scenario and its overrides.
+// A run case is a scenario, its overrides and replay's flags.
 type runCase struct {
 	name     string
 	scenario string
 	workers  int
 	sets     []string
+	flags    []string
 }
 
 // cases are the issue-6 whole-run cases: the Mooncake conversation trace at
-// 16 workers (with KVCR off too, for what KVCR costs) and 128, a million synthetic requests at 64 workers, and the
-// scaling series, whose rate and request count grow with the workers.
+// 16 workers (with KVCR off too, for what KVCR costs) and 128, a million synthetic requests at 64 workers, the
+// scaling series, whose rate and request count grow with the workers, and
+// a drain with its twin and without (what a twin costs).
 func cases() []runCase {
 	cs := []runCase{
-		{"conversation-16", "scenarios/conversation-16w.yaml", 16, nil},
-		{"conversation-16-nokvcr", "scenarios/conversation-16w.yaml", 16, []string{"kvcr.enabled=false"}},
-		{"conversation-128", "scenarios/conversation-16w.yaml", 128, []string{"cluster.workers=128"}},
-		{"synthetic-1m", "benchmarks/scenarios/synthetic-1m.yaml", 64, nil},
+		{"conversation-16", "scenarios/conversation-16w.yaml", 16, nil, nil},
+		{"conversation-16-nokvcr", "scenarios/conversation-16w.yaml", 16, []string{"kvcr.enabled=false"}, nil},
+		{"conversation-128", "scenarios/conversation-16w.yaml", 128, []string{"cluster.workers=128"}, nil},
+		{"synthetic-1m", "benchmarks/scenarios/synthetic-1m.yaml", 64, nil, nil},
+		{"scale-in-32", "scenarios/scale-in-32w.yaml", 32, nil, nil},
+		{"scale-in-32-notwins", "scenarios/scale-in-32w.yaml", 32, nil, []string{"--twins=false"}},
 	}
 	for _, w := range []int{8, 32, 128, 512, 2048} {
 		f := w / 8
@@ -49,7 +53,7 @@ func cases() []runCase {
 			fmt.Sprintf("cluster.workers=%d", w),
 			fmt.Sprintf("workload.synthetic.rate=%d", 125*f),
 			fmt.Sprintf("workload.synthetic.requests=%d", 2000*f),
-		}})
+		}, nil})
 	}
 	return cs
 }
@@ -222,7 +226,7 @@ func run(path string, c runCase, out string) (result, error) {
 	if err := os.RemoveAll(out); err != nil { // a kvsim older than the manifest leaves an output --force refuses
 		return result{}, err
 	}
-	args := []string{"replay", c.scenario, "-o", out, "--force"}
+	args := append([]string{"replay", c.scenario, "-o", out, "--force"}, c.flags...)
 	for _, s := range c.sets {
 		args = append(args, "--set", s)
 	}
