@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/internal/scengen"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
@@ -295,4 +296,54 @@ func TestCohortAdd(t *testing.T) {
 	if c := e.CohortTwin; c.Requests != 3 || c.TTFTP50Ms != 100 || c.TTFTP99Ms != 300 {
 		t.Errorf("cohort in the twin %+v", c)
 	}
+}
+
+// TestTwinsGenerated holds the twins to separate replays on random
+// scenarios: for each of the first 300 generated cases with events, every
+// event that fired has a twin whose digest is that of the case replayed
+// without it.
+func TestTwinsGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: replays generated cases with and without each event")
+	}
+	dir := t.TempDir()
+	events := 0
+	for seed := uint64(1); seed <= 300; seed++ {
+		c := scengen.Generate(seed)
+		path, err := c.Write(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenarios.Load(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sc.Events) == 0 {
+			continue
+		}
+		res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
+		if err != nil {
+			continue // TestGenerated reports a case that fails
+		}
+		for i, e := range res.Summary.EventRows {
+			if !e.Fired {
+				continue
+			}
+			events++
+			without := *sc
+			without.Events = slices.Delete(slices.Clone(sc.Events), i, i+1)
+			without.Expect = nil
+			alone, err := Run(context.Background(), &without, Options{Check: true})
+			if err != nil {
+				t.Fatalf("seed %d without event %d: %v", seed, i, err)
+			}
+			if e.TwinDigest != alone.Summary.Digest {
+				t.Errorf("seed %d, event %d: twin digest %s, the replay without it %s\n%s", seed, i, e.TwinDigest, alone.Summary.Digest, save(t, c))
+			}
+		}
+	}
+	if events < 50 {
+		t.Errorf("only %d events fired in the generated cases", events)
+	}
+	t.Logf("%d events' twins match their replays", events)
 }
