@@ -5,7 +5,7 @@
 # points(f): one Markdown row a grid point (--replicates 5: run r is replicate r mod 5 of point r / 5).
 def r(d): (. * pow(10; d) | round) as $n | ($n | fabs | tostring | ("0" * (d + 1 - length)) + .) as $s
   | (if $n < 0 then "-" else "" end) + (if d == 0 then $s else $s[:-d] + "." + $s[-d:] end);
-def pm(f; d): [.[] | f | numbers] as $x | ($x | length) as $n | ($x | add / $n) as $m
+def pm(f; d): [.[] | f | numbers] as $x | ($x | length) as $n | (if $n > 0 then $x | add / $n else 0 end) as $m
   | if $n == 0 then "—" elif $n == 1 then $m | r(d)
     else "\($m | r(d)) ± \($x | map(. - $m | . * .) | add / ($n - 1) / $n | sqrt * [12.7062, 4.3027, 3.1824, 2.7764][$n - 2] | r(d))" end;
 def rng(f; d): [.[] | f | numbers] | if . == [] then "—" elif min == max then min | r(d) else "\(min | r(d))-\(max | r(d))" end;
