@@ -158,6 +158,23 @@ func (c *Cluster) actsOn(now des.Time, key uint64, ev scenarios.Event) []int32 {
 	return ids
 }
 
+// pickKeys are the random keys of a random pick at instant now, by worker
+// id: draws of the stream lifecycle/<now in ns>, one a worker the run can
+// hold, in id order. The pick takes the ready workers with the smallest
+// keys. A worker's key depends on the seed and the instant alone, not on
+// which workers are ready or on the other events, so the twin of another
+// event (the run without it) draws the same keys, and picks the same
+// workers wherever the same ones are ready; two random picks at one
+// instant share the keys, the second taking the next smallest.
+func (c *Cluster) pickKeys(now des.Time) []uint64 {
+	r := des.NewRNG(c.sc.Seed).Stream(fmt.Sprintf("lifecycle/%d", int64(now)))
+	keys := make([]uint64, c.plan.Workers)
+	for i := range keys {
+		keys[i] = r.Uint64()
+	}
+	return keys
+}
+
 // selected is the workers a drain or remove of scenario event key acts
 // on: those it lists, in its order, or those its pick chooses now among
 // the ready workers, in id order.
@@ -181,10 +198,9 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 	}
 	k := min(sel.Count, len(ready))
 	if sel.Pick == scenarios.PickRandom {
-		for i := range k { // a partial Fisher-Yates shuffle of the ready workers in id order
-			j := i + c.lifeRNG.IntN(len(ready)-i)
-			ready[i], ready[j] = ready[j], ready[i]
-		}
+		keys := c.pickKeys(now)
+		// ready is in id order and the sort is stable: equal keys keep the lowest id first.
+		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(keys[a.id], keys[b.id]) })
 	} else {
 		score := c.pickScore(sel.Pick)
 		// ready is in id order and the sort is stable: ties keep the lowest id first.

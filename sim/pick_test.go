@@ -175,3 +175,33 @@ func TestPickFewerReady(t *testing.T) {
 		t.Errorf("warnings %q", res.Summary.Warnings)
 	}
 }
+
+// TestPickRandomStable: a random pick draws a key a worker from the stream
+// of its instant alone, so leaving out another random pick (a twin) changes
+// nothing of it but the workers that pick took. With 3 workers, an event A
+// at 100 ms drains one at random and an event B at 200 ms another. For every
+// seed of 1-100, B picks the ready worker with the smallest key at 200 ms:
+// with A, among the two A left; without A (A's twin), among all three,
+// which is the same worker unless A took the one with the smallest key.
+func TestPickRandomStable(t *testing.T) {
+	both := "events=[{at: 100ms, drain: {count: 1, pick: random}}, {at: 200ms, drain: {count: 1, pick: random}}]"
+	alone := "events=[{at: 200ms, drain: {count: 1, pick: random}}]"
+	same := 0
+	for seed := 1; seed <= 100; seed++ {
+		s := fmt.Sprintf("seed=%d", seed)
+		_, withA := runTraceSink(t, pickBody, pickLines[:1], s, both)
+		_, withoutA := runTraceSink(t, pickBody, pickLines[:1], s, alone)
+		a, b := withA.Summary.EventRows[0].Workers, withA.Summary.EventRows[1].Workers
+		b0 := withoutA.Summary.EventRows[0].Workers
+		if b != b0 {
+			if a != b0 { // A did not take the smallest key at 200 ms, so B should have
+				t.Errorf("seed %d: with A (drained %s) B drained %s, without A %s", seed, a, b, b0)
+			}
+			continue
+		}
+		same++
+	}
+	if same < 50 { // A takes B's worker about a third of the time
+		t.Errorf("B kept its pick in %d of 100 seeds", same)
+	}
+}

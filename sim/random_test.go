@@ -188,7 +188,7 @@ func TestGeneratedSeeds(t *testing.T) {
 	}{
 		{301, []string{"workers_drained > 0", "requests_rerouted > 0", "pulls_success > 0", "move_removed_blocks > 0", "preemptions > 0"}},
 		{327, []string{"workers_drained > 0", "pulls_parked > 0", "pulls_superseded > 0", "pulls_success > 0"}},
-		{1022, []string{"workers_drained > 0", "pulls_rejected_draining > 0"}}, // its drain picks its worker
+		{214, []string{"workers_drained > 0", "pulls_rejected_draining > 0"}}, // rare: 2 cases in 3000 (since random picks draw a key a worker)
 		{249, []string{"workers_drained > 0", "pulls_expired > 0"}},
 		{1759, []string{"pulls_expired > 0", "move_lost_blocks > 0"}}, // rare since a write cannot be recalled: 8 cases in 8000
 	} {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
 	"runtime/debug"
 	"slices"
 
@@ -82,7 +81,6 @@ type Cluster struct {
 	stats     results.Stats
 	counts    results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
 	events    *results.EventLog // what each scenario event did; nil without events
-	lifeRNG   *rand.Rand        // the random pick of drains and removes
 	warnings  []string          // what the run found that may make its results mislead
 	err       error
 }
@@ -316,7 +314,6 @@ func build(p *Plan, opt Options, events *results.EventLog) (*Cluster, error) {
 		return nil, err
 	}
 	c.router = r
-	c.lifeRNG = rng.Stream("lifecycle")
 	if p.KVCR != nil {
 		kc := *p.KVCR
 		kc.Chains, kc.Workers, kc.G1 = c.chains, c.life.View(), (*g1View)(c)
