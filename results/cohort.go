@@ -30,15 +30,17 @@ func memberOf(r *report.RequestRow) member {
 		input: r.InputTokens, g1: r.G1HitTokens, g2: r.G2HitTokens, pulled: r.PulledTokens, computed: r.ComputedPromptTokens}
 }
 
-// ended records that request id ended on worker w (-1: none).
-func (l *EventLog) ended(id int64, w int32) {
+// recordWorker records that request id ended on worker w (-1: none).
+func (l *EventLog) recordWorker(id int64, w int32) {
 	for int64(len(l.endedOn)) <= id {
 		l.endedOn = append(l.endedOn, -1)
 	}
 	l.endedOn[id] = w
 }
 
-// cohort is the set of the run's requests in event e's cohort.
+// cohort is the set of the run's requests in event e's cohort: of the
+// workers it names, not those an earlier event drained or removed already
+// (e.again), on which it does nothing.
 func (l *EventLog) cohort(e *eventRec) map[int64]bool {
 	ids := map[int64]bool{}
 	for _, m := range e.after.members {
@@ -49,7 +51,7 @@ func (l *EventLog) cohort(e *eventRec) map[int64]bool {
 				w = l.endedOn[m.prev]
 			}
 		}
-		if w >= 0 && slices.Contains(e.named, w) {
+		if w >= 0 && slices.Contains(e.named, w) && !slices.Contains(e.again, w) {
 			ids[m.id] = true
 		}
 	}

@@ -126,8 +126,12 @@ func NewTwinLog(sc *scenarios.Scenario, at des.Time) *EventLog {
 // same in both: the event changed nothing a request saw, which the run's
 // warnings say.
 func (l *EventLog) Pair(key int, twin *EventLog, digest string, inert bool) {
+	if l == nil {
+		return
+	}
+	t := twin.evs[len(twin.evs)-1] // the one record, not the twin's whole log
 	e := &l.evs[key]
-	e.twin, e.twinDigest, e.inert = &twin.evs[len(twin.evs)-1], digest, inert
+	e.twin, e.twinDigest, e.inert = &t, digest, inert
 }
 
 // WorkerAt is what a worker a scenario event names held when the event
@@ -242,7 +246,7 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 	if r.Worker >= 0 {
 		l.worked(r.Worker, des.Time(r.FinishNs))
 	}
-	l.ended(r.RequestID, r.Worker)
+	l.recordWorker(r.RequestID, r.Worker)
 	if r.Outcome != report.OutcomeCompleted {
 		return
 	}
@@ -266,8 +270,8 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 func (w *eventWindow) arrived(r *report.RequestRow) {
 	w.ttft.Add(r.FirstTokenNs - r.ArrivalNs)
 	w.e2e.Add(r.FinishNs - r.ArrivalNs)
-	if r.OutputTokens > 1 {
-		w.tpot.Add((r.FinishNs - r.FirstTokenNs) / (r.OutputTokens - 1))
+	if tpot, ok := tpotOf(r); ok {
+		w.tpot.Add(tpot)
 	}
 	w.queue.Add(r.ScheduledNs - r.ArrivalNs)
 	w.requests++
@@ -393,7 +397,8 @@ func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64, 
 	if e.kind != kindDrain || len(e.named) == 0 || len(e.flows) != len(e.named) {
 		return -1, -1, none
 	}
-	for i, id := range e.named {
+	for _, f := range e.flows {
+		id := f.id
 		if removed[id] < 0 || int(id) >= len(l.left) {
 			return -1, -1, none
 		}
@@ -403,7 +408,7 @@ func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64, 
 			work = max(work, l.lastWork[id])
 		}
 		delay = max(delay, int64(removed[id]-work))
-		addFlows(&flows, l.leftFlows[id], e.flows[i].flows)
+		addFlows(&flows, l.leftFlows[id], f.flows)
 	}
 	return left, delay, flows
 }

@@ -216,8 +216,8 @@ func (st *Stats) RequestEnded(row *report.RequestRow) {
 		s.Tokens.ComputedPrpt += row.ComputedPromptTokens
 		st.ttft.Add(row.FirstTokenNs - row.ArrivalNs)
 		st.e2e.Add(row.FinishNs - row.ArrivalNs)
-		if row.OutputTokens > 1 {
-			st.tpot.Add((row.FinishNs - row.FirstTokenNs) / (row.OutputTokens - 1))
+		if tpot, ok := tpotOf(row); ok {
+			st.tpot.Add(tpot)
 		}
 	case report.OutcomeRejected:
 		s.Requests.Rejected++
@@ -397,4 +397,13 @@ func EventsText(evs []int32) string {
 		return "no event"
 	}
 	return idsText("event", evs)
+}
+
+// tpotOf is a completed request's time per output token after the first,
+// (finish − first token) / (output tokens − 1); false for one output token.
+func tpotOf(r *report.RequestRow) (int64, bool) {
+	if r.OutputTokens <= 1 {
+		return 0, false
+	}
+	return (r.FinishNs - r.FirstTokenNs) / (r.OutputTokens - 1), true
 }

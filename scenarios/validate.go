@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kvsim/kvsim/des"
@@ -625,4 +626,63 @@ func isOtelFile(path string) bool {
 // relative to the working directory, not the scenario file).
 func (sc *Scenario) isSet(key string) bool {
 	return sc.pos[key].flag
+}
+
+// Without is the scenario with event i left out (its twin's, DESIGN.md
+// section 11) and no expect entries, which are the full scenario's. Its
+// error says why the events left would not be valid, each by its index in
+// sc: a later event may name a worker only event i adds, or drain the last
+// worker only event i adds.
+func (sc *Scenario) Without(i int) (*Scenario, error) {
+	out := *sc
+	out.Events = slices.Delete(slices.Clone(sc.Events), i, i+1)
+	out.Expect = nil
+	out.pos = sc.pos.without(i)
+	c := &check{sc: &out}
+	out.validateEvents(c)
+	var msgs []string
+	for _, err := range c.errs {
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			msgs = append(msgs, err.Error())
+			continue
+		}
+		key := ie.Key
+		if j, tail, ok := eventKey(key); ok && j >= i {
+			key = fmt.Sprintf("events[%d]%s", j+1, tail)
+		}
+		msgs = append(msgs, key+": "+ie.Err.Error())
+	}
+	if len(msgs) > 0 {
+		return nil, errors.New(strings.Join(msgs, "; "))
+	}
+	return &out, nil
+}
+
+// without is the positions of the keys with event i's left out and the
+// later events' renumbered down one, as in Without's scenario.
+func (p positions) without(i int) positions {
+	out := make(positions, len(p))
+	for k, l := range p {
+		j, tail, ok := eventKey(k)
+		switch {
+		case !ok || j < i:
+			out[k] = l
+		case j > i:
+			out[fmt.Sprintf("events[%d]%s", j-1, tail)] = l
+		}
+	}
+	return out
+}
+
+// eventKey splits a key of an event, "events[3].drain[0]", into its index
+// and the rest, ".drain[0]".
+func eventKey(key string) (int, string, bool) {
+	rest, ok := strings.CutPrefix(key, "events[")
+	if !ok {
+		return 0, "", false
+	}
+	n, tail, ok := strings.Cut(rest, "]")
+	j, err := strconv.Atoi(n)
+	return j, tail, ok && err == nil
 }

@@ -33,7 +33,8 @@ type Sink interface {
 	Sample(*report.SampleRow) error
 }
 
-// Options are the run's hooks; none changes the result.
+// Options are the run's hooks. None changes the digest or a row a run
+// streams; Twins adds each event's effect to its events.parquet row.
 type Options struct {
 	Sink  Sink // nil: rows are only summarised
 	Check bool // verify invariants during the run; a violation stops it

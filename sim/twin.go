@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/results"
@@ -18,80 +17,106 @@ import (
 // left-out event's windows too (results.NewTwinLog); it streams no rows and
 // writes nothing.
 
+// twin is what one twin's run gave: its event log, whose last record is
+// the left-out event's, its digest and the digest of its request rows
+// alone (report.Digest.RequestsSum); or why the event has none.
+type twin struct {
+	log              *results.EventLog
+	digest, requests string
+	none             string
+}
+
 // runWithTwins simulates the cluster and, beside it, the twin of each of
 // its scenario's events, at most GOMAXPROCS of them at once, and pairs each
-// event with its twin before summarising. A twin's failure fails the run:
-// the scenario without the event is as much the user's as the one with it.
+// event with its twin before summarising. An event whose scenario without
+// it is not valid (a later event names a worker only it adds), or whose
+// twin fails (the run without it stalls, say), has no twin, and a warning
+// says why: the run itself stands.
 func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	n := len(c.sc.Events)
-	logs := make([]*results.EventLog, n)
-	digests, requests := make([]string, n), make([]string, n)
-	errs := make([]error, n)
+	twins := make([]twin, n)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 		finished := make(chan struct{}, n)
+		started := 0
+	launch:
 		for i := range n {
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				break launch
+			}
+			started++
 			go func() {
 				defer func() { <-sem; finished <- struct{}{} }()
-				defer CatchPanic(&errs[i])
-				logs[i], digests[i], requests[i], errs[i] = c.plan.runTwin(ctx, i, c.opt.Check)
+				twins[i] = c.plan.runTwin(ctx, i, c.opt)
 			}()
 		}
-		for range n {
+		for range started {
 			<-finished
 		}
 	}()
 	err := c.simulate(ctx)
 	if err != nil {
-		cancel()
+		cancel() // the twins: the run failed
 	}
 	<-done
 	if err != nil {
 		return nil, err
 	}
-	for i, e := range errs {
-		if e != nil {
-			return nil, fmt.Errorf("the twin of event %d (the scenario without it): %w", i, e)
+	if err := parent.Err(); err != nil { // cancelled while the twins ran
+		return nil, err
+	}
+	for i, t := range twins {
+		if t.none != "" {
+			c.warnings = append(c.warnings, fmt.Sprintf("event %d has no twin: %s; its effect is not measured", i, t.none))
+			continue
 		}
-		c.events.Pair(i, logs[i], digests[i], requests[i] == c.digest.RequestsSum())
+		c.events.Pair(i, t.log, t.digest, t.requests == c.digest.RequestsSum())
 	}
 	return c.result()
 }
 
 // twin is the plan of the twin of scenario event i: the scenario without
-// it, and without expect entries, which are the run's.
+// it (scenarios.Scenario.Without), or why there is none.
 func (p *Plan) twin(i int) (*Plan, error) {
-	sc := *p.Scenario
-	sc.Events = slices.Delete(slices.Clone(sc.Events), i, i+1)
-	sc.Expect = nil
-	return Prepare(&sc)
+	sc, err := p.Scenario.Without(i)
+	if err != nil {
+		return nil, err
+	}
+	return Prepare(sc)
 }
 
-// runTwin runs the twin of scenario event i, checking invariants when
-// check says, and returns its event log, whose last record is event i's
-// windows in the twin, its digest and the digest of its request rows
-// alone (report.Digest.RequestsSum).
-func (p *Plan) runTwin(ctx context.Context, i int, check bool) (log *results.EventLog, digest, requests string, err error) {
+// runTwin runs the twin of scenario event i, checking invariants and
+// passing pass by pass as opt says.
+func (p *Plan) runTwin(ctx context.Context, i int, opt Options) (t twin) {
 	tp, err := p.twin(i)
 	if err != nil {
-		return nil, "", "", err
+		return twin{none: fmt.Sprintf("the scenario without it is not valid (%v)", err)}
 	}
-	log = results.NewTwinLog(tp.Scenario, des.Time(p.Scenario.Events[i].At))
-	c, err := build(tp, Options{Check: check}, log)
+	var panicked error
+	defer func() {
+		if panicked != nil {
+			t = twin{none: fmt.Sprintf("the run without it failed: %v", panicked)}
+		}
+	}()
+	defer CatchPanic(&panicked)
+	log := results.NewTwinLog(tp.Scenario, des.Time(p.Scenario.Events[i].At))
+	c, err := build(tp, Options{Check: opt.Check, PassByPass: opt.PassByPass}, log)
+	if err == nil {
+		err = c.simulate(ctx)
+	}
+	var res *Result
+	if err == nil {
+		res, err = c.result()
+	}
 	if err != nil {
-		return nil, "", "", err
+		return twin{none: fmt.Sprintf("the run without it failed: %v", err)}
 	}
-	if err := c.simulate(ctx); err != nil {
-		return nil, "", "", err
-	}
-	res, err := c.result()
-	if err != nil {
-		return nil, "", "", err
-	}
-	return log, res.Summary.Digest, c.digest.RequestsSum(), nil
+	return twin{log: log, digest: res.Summary.Digest, requests: c.digest.RequestsSum()}
 }

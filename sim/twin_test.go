@@ -301,13 +301,14 @@ func TestCohortAdd(t *testing.T) {
 // TestTwinsGenerated holds the twins to separate replays on random
 // scenarios: for each of the first 300 generated cases with events, every
 // event that fired has a twin whose digest is that of the case replayed
-// without it.
+// without it, unless the case without it is not valid (a later event
+// drains a worker only it adds) or fails, when it has none.
 func TestTwinsGenerated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: replays generated cases with and without each event")
 	}
 	dir := t.TempDir()
-	events := 0
+	events, none := 0, 0
 	for seed := uint64(1); seed <= 300; seed++ {
 		c := scengen.Generate(seed)
 		path, err := c.Write(dir)
@@ -323,27 +324,58 @@ func TestTwinsGenerated(t *testing.T) {
 		}
 		res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
 		if err != nil {
-			continue // TestGenerated reports a case that fails
+			continue // a case that fails on its own (a stall TestGenerated expects): no row to compare
 		}
 		for i, e := range res.Summary.EventRows {
 			if !e.Fired {
 				continue
 			}
+			without, err := sc.Without(i)
+			if err != nil { // a later event names a worker only this one adds
+				none++
+				if e.Twinned {
+					t.Errorf("seed %d, event %d: a twin, though the scenario without it is not valid: %v", seed, i, err)
+				}
+				continue
+			}
 			events++
-			without := *sc
-			without.Events = slices.Delete(slices.Clone(sc.Events), i, i+1)
-			without.Expect = nil
-			alone, err := Run(context.Background(), &without, Options{Check: true})
-			if err != nil {
-				t.Fatalf("seed %d without event %d: %v", seed, i, err)
+			alone, err := Run(context.Background(), without, Options{Check: true})
+			if err != nil { // the run without it fails (stalls): no twin, and a warning
+				none++
+				if e.Twinned {
+					t.Errorf("seed %d, event %d: a twin, though the replay without it fails: %v", seed, i, err)
+				}
+				continue
 			}
 			if e.TwinDigest != alone.Summary.Digest {
 				t.Errorf("seed %d, event %d: twin digest %s, the replay without it %s\n%s", seed, i, e.TwinDigest, alone.Summary.Digest, save(t, c))
 			}
 		}
 	}
-	if events < 50 {
+	if events < 300 {
 		t.Errorf("only %d events fired in the generated cases", events)
 	}
-	t.Logf("%d events' twins match their replays", events)
+	t.Logf("%d events' twins match their replays; %d events have none (the scenario without them is not valid, or fails)", events, none)
+}
+
+// TestTwinNone: an add whose worker a later drain names has no twin (the
+// scenario without the add would drain a worker that does not exist); the
+// run stands, the add's row says it has no twin, a warning says why, and
+// the drain still has its twin.
+func TestTwinNone(t *testing.T) {
+	lines := []traceLine{{0, 16, 1, []int{0}}, {3000, 16, 1, []int{1}}}
+	sc := traceScenario(t, "cluster: {workers: 1, engine: {kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 10ms, decode: 5ms}}}\n"+
+		"events: [{at: 1s, add: 1}, {at: 2s, drain: [1]}]\n", lines)
+	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := res.Summary.EventRows
+	if rows[0].Twinned || !rows[1].Twinned {
+		t.Errorf("twinned: add %v, drain %v; want false, true", rows[0].Twinned, rows[1].Twinned)
+	}
+	want := "event 0 has no twin: the scenario without it is not valid (events[1].drain[0]: worker 1 does not exist or is already drained or removed at 2s); its effect is not measured"
+	if !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
 }

@@ -167,7 +167,8 @@ func (s *Search) check() error {
 			s.metrics = append(s.metrics, e.Metric)
 		}
 	}
-	s.spec = &Spec{Scenario: s.Scenario, Sets: s.Sets, Keys: []string{s.Key}, Values: [][]string{nil}, Replicates: s.Replicates}
+	s.spec = &Spec{Scenario: s.Scenario, Sets: s.Sets, Keys: []string{s.Key}, Values: [][]string{nil}, Replicates: s.Replicates,
+		Twins: s.Env.Twins}
 	for v := s.From; v <= s.To; v++ {
 		s.spec.Values[0] = append(s.spec.Values[0], strconv.FormatInt(v, 10))
 	}

@@ -28,6 +28,10 @@ type Spec struct {
 	// Seed+1, ... (Dims); 1: each point once, at the scenario's seed.
 	Replicates int    `json:"replicates"`
 	Seed       uint64 `json:"seed,omitempty"` // the first replicate's, with replicates
+	// Twins says the runs ran their events' twins (Env.Twins): a --resume
+	// or a merge of runs with and without them is refused, since only the
+	// ones with twins have their events' effects.
+	Twins bool `json:"twins"`
 	// Manifest records the command that started the sweep; each run's
 	// summary.json holds its own.
 	Manifest *report.Manifest `json:"manifest,omitempty"`
@@ -174,7 +178,7 @@ func startDir(dir string, force, resume bool, spec *Spec) error {
 			return err
 		}
 		if !old.sameGrid(spec) {
-			return inputErr("--resume: %s holds another sweep (its sweep.json has another scenario, --set, --vary, --replicates or --shard); give the command that started it, or another -o", dir)
+			return inputErr("--resume: %s holds another sweep (its sweep.json has another scenario, --set, --vary, --replicates, --shard or --twins); give the command that started it, or another -o", dir)
 		}
 		return nil
 	}

@@ -46,6 +46,7 @@ type Sweep struct {
 // (an Interrupted error); a failed run stops the others.
 func (s *Sweep) Run(ctx context.Context) ([]report.SweepRow, error) {
 	spec := s.Spec
+	spec.Twins = s.Env.Twins
 	i, n, err := spec.check()
 	if err != nil {
 		return nil, err

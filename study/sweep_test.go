@@ -156,3 +156,21 @@ func TestPairedIntervals(t *testing.T) {
 		t.Errorf("points: %+v (half-width %v); by hand mean %v ± %v", got, got.HalfWidth(), mean, half)
 	}
 }
+
+// TestSweepResumeTwins: a sweep run without twins is not resumed with them
+// (nor the other way): only runs with twins have their events' effects.
+func TestSweepResumeTwins(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	spec := func() *Spec {
+		return &Spec{Sets: []string{"workload.synthetic.requests=20", "events=[{at: 1s, drain: [0]}]"},
+			Keys: []string{"cluster.workers"}, Values: [][]string{{"2"}}, Replicates: 1}
+	}
+	if _, err := (&Sweep{Spec: spec(), Dir: Dir{Path: dir, Jobs: 1}}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var ie *InputError
+	_, err := (&Sweep{Env: Env{Twins: true}, Spec: spec(), Dir: Dir{Path: dir, Jobs: 1, Resume: true}}).Run(context.Background())
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "--twins") {
+		t.Errorf("resumed with twins: %v, want an InputError naming --twins", err)
+	}
+}

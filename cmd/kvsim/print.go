@@ -169,9 +169,9 @@ func printCohort(tw io.Writer, e *report.EventRow) {
 		fmt.Fprintf(tw, "\t  displaced: no request of the window after %s\n", who)
 		return
 	}
-	fmt.Fprintf(tw, "\t  displaced: %d requests %s: TTFT p99 %s (%.1f, %.1f), p50 %s; prompt tokens from G1 %.1f%% (%.1f%%), pulled %.1f%% (%.1f%%), computed %.1f%% (%.1f%%)\n",
-		a.Requests, who, signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), a.TTFTP99Ms, t.TTFTP99Ms, signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
-		100*a.HitG1, 100*t.HitG1, 100*a.HitPulled, 100*t.HitPulled, 100*a.HitComputed, 100*t.HitComputed)
+	fmt.Fprintf(tw, "\t  displaced: %d requests %s: TTFT p99 %s (%s, %s), p50 %s; prompt tokens from G1 %s (%s), pulled %s (%s), computed %s (%s)\n",
+		a.Requests, who, signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), num(a.TTFTP99Ms), num(t.TTFTP99Ms), signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
+		pct(a.HitG1), pct(t.HitG1), pct(a.HitPulled), pct(t.HitPulled), pct(a.HitComputed), pct(t.HitComputed))
 }
 
 // kindNoun names an event of a kind in a sentence: "drain", "removal", "add".
@@ -198,6 +198,22 @@ func signed(v float64, unit string) string {
 		s += " " + unit
 	}
 	return s
+}
+
+// num is a value to one decimal, "n/a" for NaN (a statistic of nothing).
+func num(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// pct is a share as a percentage to one decimal: "29.5%", "n/a" for NaN.
+func pct(v float64) string {
+	if math.IsNaN(v) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
 }
 
 // points is a difference of two shares in percentage points: "-2.6 pts".
