@@ -82,6 +82,12 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 	return c.result()
 }
 
+// TwinsAtOnce is how many twins a run of the plan with Options.Twins runs
+// at once beside it: one an event, at most GOMAXPROCS.
+func (p *Plan) TwinsAtOnce() int {
+	return min(len(p.Scenario.Events), runtime.GOMAXPROCS(0))
+}
+
 // twin is the plan of the twin of scenario event i: the scenario without
 // it (scenarios.Scenario.Without), or why there is none.
 func (p *Plan) twin(i int) (*Plan, error) {

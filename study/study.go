@@ -80,8 +80,9 @@ func LoadScenario(path string, sets []string, opts ...scenarios.Option) (*scenar
 // cannot hold, then one whose time series would pass sim.MaxSampleRows
 // (which may read a trace, so last): what every command that runs or
 // checks a scenario does first. atOnce runs (a sweep's -j) share the
-// memory.
-func Prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (*sim.Plan, error) {
+// memory, and with twins each run shares it with the twins it runs at once
+// (sim.Plan.TwinsAtOnce).
+func Prepare(path string, sets []string, atOnce int, twins bool, opts ...scenarios.Option) (*sim.Plan, error) {
 	sc, err := LoadScenario(path, sets, opts...)
 	if err != nil {
 		return nil, err
@@ -94,6 +95,14 @@ func Prepare(path string, sets []string, atOnce int, opts ...scenarios.Option) (
 	if atOnce > 1 {
 		limit /= int64(atOnce)
 		source = fmt.Sprintf("%s, shared by %d runs at once", source, atOnce)
+	}
+	if n := p.TwinsAtOnce(); twins && n > 0 {
+		limit /= int64(1 + n)
+		twins := "its twin"
+		if n > 1 {
+			twins = fmt.Sprintf("its %d twins at once", n)
+		}
+		source = fmt.Sprintf("%s, shared with %s; --twins=false runs none", source, twins)
 	}
 	if err := p.CheckMemory(limit, source); err != nil {
 		return nil, err

@@ -186,7 +186,7 @@ func newPreparer(env *Env, spec *Spec, out string, atOnce int, flag string) *pre
 // trace when no run prepared before read it.
 func (pr *preparer) run(p Point) (*run, error) {
 	sets := pr.spec.setsOf(p)
-	plan, err := Prepare(pr.spec.Scenario, sets, pr.atOnce, pr.flag)
+	plan, err := Prepare(pr.spec.Scenario, sets, pr.atOnce, pr.spec.Twins, pr.flag)
 	if err != nil {
 		return nil, err
 	}

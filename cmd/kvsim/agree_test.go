@@ -70,10 +70,12 @@ func TestValidateAgreesWithReplay(t *testing.T) {
 		tc{"malformed", []string{trace("bad")}, false},
 		tc{"physics", []string{"--set", "cluster.engine.timing={model: fixed, gpu: h100, model_preset: llama-2-7b}"}, false},
 		tc{"memory", []string{"--set", "cluster.workers=100000"}, false},
+		tc{"memory with twins", []string{"--set", "cluster.workers=40000", "--set", "events=[{at: 1s, drain: [0]}]"}, false},
 		tc{"time series", []string{"--set", "cluster.workers=50000", "--set", "report.sample_interval=100ms"}, false},
 	)
 	// The memory case: 64 MiB + 100,000 workers x 3 KiB = 357 MiB, more than
-	// a 256 MiB GOMEMLIMIT. The time series: 50,000 workers need 211 MiB,
+	// a 256 MiB GOMEMLIMIT; 40,000 workers need 182 MiB, under it alone but
+	// not beside a twin (128 MiB each). The time series: 50,000 workers need 211 MiB,
 	// and write 50,000 x 1,674 samples of 100 ms over the default
 	// workload's 167.334 s, 83.7 million rows.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(256 << 20))
@@ -130,7 +132,7 @@ func TestProgressTotal(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "t.jsonl"), []byte(b.String()), 0o644)
 	sc := filepath.Join(dir, "s.yaml")
 	os.WriteFile(sc, []byte("workload: {trace: {path: t.jsonl, block_size: 16, limit: 4, skip: 1}}\ncluster: {workers: 2}\n"), 0o644)
-	p, err := study.Prepare(sc, nil, 1)
+	p, err := study.Prepare(sc, nil, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

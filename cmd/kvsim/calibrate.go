@@ -33,7 +33,7 @@ func newCalibrate() *cobra.Command {
 			if opt.Evaluations < 1 {
 				return usageError{fmt.Errorf("--evaluations %d: want at least 1 replay", opt.Evaluations)}
 			}
-			p, err := study.Prepare(args[0], sets, 1)
+			p, err := study.Prepare(args[0], sets, 1, false)
 			if err != nil {
 				return err
 			}

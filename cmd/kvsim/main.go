@@ -206,7 +206,7 @@ func newValidate() *cobra.Command {
 			"prints it resolved, with every default: what validate accepts, replay runs.",
 		Args: positional(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := study.Prepare(first(args), sets, 1)
+			p, err := study.Prepare(first(args), sets, 1, true)
 			if err != nil {
 				return err
 			}

@@ -60,7 +60,7 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		return err
 	}
 	report.HashExecutable() // for the manifest, while the run goes
-	plan, err := study.Prepare(path, f.sets, 1)
+	plan, err := study.Prepare(path, f.sets, 1, f.twins)
 	if err != nil {
 		return err
 	}

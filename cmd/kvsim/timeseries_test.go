@@ -62,7 +62,7 @@ func TestTimeSeriesGuard(t *testing.T) {
 			fmt.Sprintf("workload.synthetic.rate=%d", 125*w/8), fmt.Sprintf("workload.synthetic.requests=%d", 2000*w/8)}})
 	}
 	for _, r := range runs {
-		if _, err := study.Prepare(r.scenario, r.sets, 1); err != nil {
+		if _, err := study.Prepare(r.scenario, r.sets, 1, false); err != nil {
 			t.Errorf("%s %s: %v", r.scenario, strings.Join(r.sets, " "), err)
 		}
 	}

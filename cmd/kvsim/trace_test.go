@@ -420,7 +420,7 @@ func TestTraceOtel(t *testing.T) {
 	if s := statsJSONOf(t, sc); s.Format != "otel" || s.Requests != 3 || s.HitBlocks != 2 || s.LastArrivalS != 2 {
 		t.Errorf("scenario of an otel trace: %+v", s)
 	}
-	if p, err := study.Prepare(sc, nil, 1); err != nil {
+	if p, err := study.Prepare(sc, nil, 1, false); err != nil {
 		t.Fatal(err)
 	} else if n, err := p.ReadWorkload(); n != 3 || err != nil {
 		t.Errorf("progress total %d, want 3", n)

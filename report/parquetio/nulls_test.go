@@ -22,7 +22,7 @@ const small = "workload.synthetic.requests=200"
 func replay(t *testing.T, dir string, sets ...string) {
 	t.Helper()
 	env := &study.Env{}
-	plan, err := study.Prepare("", sets, 1)
+	plan, err := study.Prepare("", sets, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
