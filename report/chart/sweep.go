@@ -104,11 +104,8 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		draw, band := sweepFigure, reps > 1 && xKey != len(keys)-1 && !slices.Contains(by, len(keys)-1)
-		if band {
-			draw = bandFigure
-		}
-		f, err := draw(names, rows, m, opt.X, xKey, xNum, by, y)
+		band := reps > 1 && xKey != len(keys)-1 && !slices.Contains(by, len(keys)-1)
+		f, err := sweepFigure(names, rows, m, opt.X, xKey, xNum, by, y, band)
 		if err != nil {
 			return nil, err
 		}
@@ -265,12 +262,14 @@ func replicates(dir string, keys []string) int {
 	return max(1, spec.Replicates)
 }
 
-// bandFigure draws a metric of a sweep with replicates as sweepFigure
-// does, but a line a grid point's mean over its replicates (runs with the
-// same x and by values), in a band of its 95 % interval (MeanInterval);
-// a run without a value (NaN) is left out.
-func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
-	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*figure, error) {
+// sweepFigure draws a metric of a sweep against X, a line per combination
+// of the by keys' values. With band (a sweep with replicates, whose seed
+// is not a by key), a line's point is the mean of its runs at that x (a
+// grid point's replicates) in a band of their 95 % interval
+// (report.MeanInterval); otherwise each run is a point of its own. A run
+// without a value (NaN) is left out.
+func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
+	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64, band bool) (*figure, error) {
 	yq, xq := quantityOf(metric), quantityOf(xName)
 	type point struct {
 		x  float64
@@ -286,7 +285,10 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 		if _, ok := lines[name]; !ok {
 			order = append(order, name)
 		}
-		k := slices.IndexFunc(lines[name], func(p *point) bool { return p.x == x })
+		k := -1
+		if band {
+			k = slices.IndexFunc(lines[name], func(p *point) bool { return p.x == x })
+		}
 		if k < 0 {
 			lines[name] = append(lines[name], &point{x: x})
 			k = len(lines[name]) - 1
@@ -297,7 +299,7 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 	}
 	p := newPlot(xq.axis(), yq.axis())
 	f := &figure{title: yq.name + " by " + xq.inTitle(), panels: []*plot.Plot{p}}
-	lo, hi := 0.0, 0.0
+	lo, hi, xlo, xhi := 0.0, 0.0, math.Inf(1), math.Inf(-1)
 	for i, n := range order {
 		pts := lines[n]
 		slices.SortStableFunc(pts, func(a, b *point) int { return cmp.Compare(a.x, b.x) })
@@ -312,19 +314,14 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 			}
 			mean = append(mean, plotter.XY{X: pt.x, Y: s.Mean})
 			upper, lower = append(upper, plotter.XY{X: pt.x, Y: s.Hi}), append(lower, plotter.XY{X: pt.x, Y: s.Lo})
-			lo, hi = min(lo, s.Lo), max(hi, s.Hi)
+			lo, hi, xlo, xhi = min(lo, s.Lo), max(hi, s.Hi), min(xlo, pt.x), max(xhi, pt.x)
 		}
 		if len(mean) == 0 {
 			continue
 		}
+		// Lines that coincide stay apart: each has its own colour, dash
+		// pattern and point shape.
 		col, _ := lineStyle(i)
-		slices.Reverse(lower)
-		poly, err := plotter.NewPolygon(append(upper, lower...))
-		if err != nil {
-			return nil, err
-		}
-		r, g, b, _ := col.RGBA()
-		poly.Color, poly.LineStyle.Width = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x40}, 0
 		l, err := plotter.NewLine(mean)
 		if err != nil {
 			return nil, err
@@ -335,6 +332,21 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 			return nil, err
 		}
 		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: glyphShapes[i%len(glyphShapes)]}
+		if !band {
+			l.Dashes = points(lineDashes[i%len(lineDashes)])
+			p.Add(l, sc)
+			if n != "" {
+				f.legend = append(f.legend, entry{n, []plot.Thumbnailer{l, sc}})
+			}
+			continue
+		}
+		slices.Reverse(lower)
+		poly, err := plotter.NewPolygon(append(upper, lower...))
+		if err != nil {
+			return nil, err
+		}
+		r, g, b, _ := col.RGBA()
+		poly.Color, poly.LineStyle.Width = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x40}, 0
 		p.Add(poly, l, sc)
 		label := "mean"
 		if n != "" {
@@ -342,68 +354,19 @@ func bandFigure(names *valueNames, rows []report.SweepRow, metric, xName string,
 		}
 		f.legend = append(f.legend, entry{label, []plot.Thumbnailer{l, sc}}, entry{"95% interval", []plot.Thumbnailer{poly}})
 	}
-	p.Y.Min, p.Y.Max = lo*1.08, max(hi*1.08, lo+1)
-	f.notes = append(names.notes(by), "Each point is the mean of a grid point's replicates (seeds), in a band of the "+
-		"95 % confidence interval of that mean; an event's effect is each seed's run minus its own twin, so its band is "+
-		"that of the paired difference.")
-	if xKey >= 0 {
-		keyAxis(f, p, names, xKey, xa.values)
-	}
-	return f, nil
-}
-
-func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string, xKey int,
-	xNum func(*report.SweepRow) float64, by []int, y func(*report.SweepRow) float64) (*figure, error) {
-	yq, xq := quantityOf(metric), quantityOf(xName)
-	var order []string
-	xa := &xAxis{key: xKey, num: xNum, scale: xq.scale}
-	lines := map[string]plotter.XYs{}
-	for i := range rows {
-		r := &rows[i]
-		x := xa.of(r)
-		name := names.label(by, r.Params)
-		if _, ok := lines[name]; !ok {
-			order = append(order, name)
-		}
-		lines[name] = append(lines[name], plotter.XY{X: x, Y: y(r) * yq.scale})
-	}
-	p := newPlot(xq.axis(), yq.axis())
-	f := &figure{
-		title:  yq.name + " by " + xq.inTitle(),
-		panels: []*plot.Plot{p},
-	}
-	top, xlo, xhi := 0.0, math.Inf(1), math.Inf(-1)
-	for i, n := range order {
-		xys := lines[n]
-		slices.SortStableFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
-		// Lines that coincide stay apart: each has its own colour, dash
-		// pattern and point shape.
-		col, _ := lineStyle(i)
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, err
-		}
-		l.Color, l.Width, l.Dashes = col, vg.Points(1.5), points(lineDashes[i%len(lineDashes)])
-		sc, err := plotter.NewScatter(xys)
-		if err != nil {
-			return nil, err
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3.5), Shape: glyphShapes[i%len(glyphShapes)]}
-		p.Add(l, sc)
-		if n != "" {
-			f.legend = append(f.legend, entry{n, []plot.Thumbnailer{l, sc}})
-		}
-		for _, v := range xys {
-			top, xlo, xhi = max(top, v.Y), min(xlo, v.X), max(xhi, v.X)
-		}
-	}
-	if top >= 0 {
-		p.Y.Min, p.Y.Max = 0, top*1.08
+	p.Y.Min, p.Y.Max = lo*1.08, hi*1.08
+	if hi <= lo { // all zero
+		p.Y.Max = lo + 1
 	}
 	if xKey < 0 && xhi > xlo { // room for the points at the ends
 		p.X.Min, p.X.Max = xlo-0.03*(xhi-xlo), xhi+0.03*(xhi-xlo)
 	}
 	f.notes = names.notes(by)
+	if band {
+		f.notes = append(f.notes, "Each point is the mean of a grid point's replicates (seeds), in a band of the "+
+			"95 % confidence interval of that mean; an event's effect is each seed's run minus its own twin, so its band is "+
+			"that of the paired difference.")
+	}
 	if xKey >= 0 {
 		keyAxis(f, p, names, xKey, xa.values)
 	}
