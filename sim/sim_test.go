@@ -98,8 +98,15 @@ func run(t *testing.T, sc *scenarios.Scenario) ([]report.RequestRow, *results.Su
 // in id order.
 func runSink(t *testing.T, sc *scenarios.Scenario) (*rowSink, *Result) {
 	t.Helper()
+	return runOpts(t, sc, Options{})
+}
+
+// runOpts is runSink with opt's other options (Twins, say).
+func runOpts(t *testing.T, sc *scenarios.Scenario, opt Options) (*rowSink, *Result) {
+	t.Helper()
 	sink := &rowSink{}
-	res, err := Run(context.Background(), sc, Options{Sink: sink, Check: true})
+	opt.Sink, opt.Check = sink, true
+	res, err := Run(context.Background(), sc, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,10 +35,7 @@ func TestTwinsAreSeparateReplays(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, res := runOpts(t, sc, Options{Twins: true})
 			for i, e := range res.Summary.EventRows {
 				if !e.Fired {
 					if e.Twinned {
@@ -47,13 +44,9 @@ func TestTwinsAreSeparateReplays(t *testing.T) {
 					continue
 				}
 				kinds[e.Kind] = true
-				without := *sc
+				without := *sc // the obvious way, not scenarios.Without, which the twin uses
 				without.Events = slices.Delete(slices.Clone(sc.Events), i, i+1)
-				sink := &rowSink{}
-				alone, err := Run(context.Background(), &without, Options{Sink: sink, Check: true})
-				if err != nil {
-					t.Fatal(err)
-				}
+				sink, alone := runSink(t, &without)
 				if !e.Twinned || e.TwinDigest != alone.Summary.Digest {
 					t.Errorf("event %d: twin digest %q, the replay without it %s", i, e.TwinDigest, alone.Summary.Digest)
 				}
@@ -160,10 +153,7 @@ func TestTwinOppositeSign(t *testing.T) {
 	lines = append(lines, traceLine{1000, 16, 1, []int{6}}, traceLine{1000, 16, 1, []int{7}}, traceLine{1900, 16, 1, []int{8}})
 	sc := traceScenario(t, "cluster: {workers: 2, engine: {max_num_seqs: 1, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
 		"router: {policy: least_loaded}\nevents: [{at: 1s, drain: [1]}]\nreport: {event_window: 1s}\n", lines)
-	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runOpts(t, sc, Options{Twins: true})
 	e := res.Summary.EventRows[0]
 	if e.WindowAfterNs != 900_000_001 || e.Before.Requests != 6 || e.After.Requests != 3 || e.Twin.Requests != 3 {
 		t.Fatalf("window after %d ns, requests before %d, after %d, twin %d", e.WindowAfterNs, e.Before.Requests, e.After.Requests, e.Twin.Requests)
@@ -190,10 +180,7 @@ func TestTwinOppositeSign(t *testing.T) {
 		t.Errorf("unmet %q: says nothing of a twin, which ran", unmet[0])
 	}
 	// Without the twin, a delta is no value, and says why.
-	alone, err := Run(context.Background(), sc, Options{Check: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, alone := runSink(t, sc)
 	if unmet := results.Unmet(sc, alone.Summary); len(unmet) != 2 || !strings.Contains(unmet[0], "NaN (no twin: the event never fired, or the run had --twins=false)") {
 		t.Errorf("without twins, unmet %q", unmet)
 	}
@@ -207,10 +194,7 @@ func TestTwinInert(t *testing.T) {
 	lines := []traceLine{{0, 16, 1, []int{0}}, {100, 16, 1, []int{1}}}
 	sc := traceScenario(t, "cluster: {workers: 1, engine: {kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 10ms, decode: 5ms}}}\n"+
 		"events: [{at: 50ms, add: 1, startup: 1h}]\n", lines)
-	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runOpts(t, sc, Options{Twins: true})
 	e := res.Summary.EventRows[0]
 	if !e.Twinned || e.TwinDigest == res.Summary.Digest {
 		t.Errorf("twin digest %s, the run's %s", e.TwinDigest, res.Summary.Digest)
@@ -248,11 +232,7 @@ func TestCohort(t *testing.T) {
 		{1000, 48, 1, []int{0, 2, 4}}, {1000, 32, 1, []int{0, 5}}, {1900, 32, 1, []int{0, 9}}}
 	sc := traceScenario(t, "cluster: {workers: 2, engine: {max_num_seqs: 1, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
 		"router: {policy: round_robin}\nevents: [{at: 1s, drain: [1]}]\nreport: {event_window: 1s}\n", lines)
-	sink := &rowSink{}
-	res, err := Run(context.Background(), sc, Options{Sink: sink, Check: true, Twins: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink, res := runOpts(t, sc, Options{Twins: true})
 	var prev []int64
 	for _, r := range sink.rows {
 		prev = append(prev, r.PrevRequestID)
@@ -285,10 +265,7 @@ func TestCohortAdd(t *testing.T) {
 		{1000, 32, 1, []int{0, 4}}, {1000, 32, 1, []int{0, 5}}, {1900, 32, 1, []int{0, 6}}}
 	sc := traceScenario(t, "cluster: {workers: 1, engine: {max_num_seqs: 1, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
 		"router: {policy: round_robin}\nevents: [{at: 500ms, add: 1}]\nreport: {event_window: 2s}\n", lines)
-	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runOpts(t, sc, Options{Twins: true})
 	e := res.Summary.EventRows[0]
 	if c := e.CohortAfter; c.Requests != 3 || c.TTFTP50Ms != 100 || c.TTFTP99Ms != 200 {
 		t.Errorf("cohort in the run %+v", c)
@@ -366,10 +343,7 @@ func TestTwinNone(t *testing.T) {
 	lines := []traceLine{{0, 16, 1, []int{0}}, {3000, 16, 1, []int{1}}}
 	sc := traceScenario(t, "cluster: {workers: 1, engine: {kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 10ms, decode: 5ms}}}\n"+
 		"events: [{at: 1s, add: 1}, {at: 2s, drain: [1]}]\n", lines)
-	res, err := Run(context.Background(), sc, Options{Check: true, Twins: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := runOpts(t, sc, Options{Twins: true})
 	rows := res.Summary.EventRows
 	if rows[0].Twinned || !rows[1].Twinned {
 		t.Errorf("twinned: add %v, drain %v; want false, true", rows[0].Twinned, rows[1].Twinned)
