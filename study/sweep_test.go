@@ -107,15 +107,10 @@ func TestSweepInProcess(t *testing.T) {
 
 // TestPairedIntervals: with --replicates, an event's effect in
 // points.parquet is the mean and interval of the five runs' own deltas
-// (each seed's run minus its own twin), worked out here from the runs'
-// rows as a reader would: mean, sample SD, and mean ± t(0.975, 4) x SD /
-// sqrt(5), t(0.975, 4) = 2.7764451.
-//
-// By hand: draining 2 of 4 workers at 10 s raises TTFT p99 over the 5 s
-// after by 31.738403, 78.163468, 56.730879, 48.861058 and 40.330168 ms in
-// the five seeds. Sum 255.823976, mean 51.164795; squared deviations sum
-// to 1259.990687, SD sqrt(1259.990687 / 4) = 17.748174; half-width
-// 2.7764451 x 17.748174 / sqrt(5) = 22.037268 ms: 51.2 ± 22.0 ms.
+// (each seed's run minus its own twin), worked out here the obvious way
+// from the runs' rows, as a reader would: each run's after minus its twin,
+// their mean, sample SD, and mean ± t(0.975, 4) x SD / sqrt(5), with
+// t(0.975, 4) = 2.7764451 from a table, not from gonum.
 func TestPairedIntervals(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
 	spec := &Spec{Sets: []string{"workload.synthetic.requests=600", "cluster.workers=4", "report.event_window=5s",
@@ -133,7 +128,9 @@ func TestPairedIntervals(t *testing.T) {
 		}
 		d = append(d, e.After.TTFTP99Ms-e.Twin.TTFTP99Ms)
 	}
-	t.Logf("TTFT p99 deltas (ms): %v", d)
+	if slices.Min(d) == slices.Max(d) {
+		t.Fatalf("the seeds give one delta, %v: the interval would test nothing", d)
+	}
 	var sum, ss float64
 	for _, x := range d {
 		sum += x
@@ -149,9 +146,6 @@ func TestPairedIntervals(t *testing.T) {
 	}
 	i := slices.IndexFunc(report.PointMetrics(1), func(c report.Column[report.SweepRow]) bool { return c.Name == "event0_ttft_p99_delta_ms" })
 	got := points[0].Stats[i]
-	if math.Abs(mean-51.164795) > 1e-6 || math.Abs(half-22.037268) > 1e-6 {
-		t.Errorf("deltas %v: mean %v ± %v, by hand 51.164795 ± 22.037268", d, mean, half)
-	}
 	if math.Abs(got.Mean-mean) > 1e-9 || math.Abs(got.HalfWidth()-half) > 1e-6 {
 		t.Errorf("points: %+v (half-width %v); by hand mean %v ± %v", got, got.HalfWidth(), mean, half)
 	}
