@@ -115,29 +115,40 @@ func Unmet(sc *scenarios.Scenario, s *Summary) []string {
 // (a _twin or _delta column) in the run s summarises whose event has no
 // twin.
 func untwinned(s *Summary, name string) bool {
-	rest, ok := strings.CutPrefix(eventsName(name), "events[")
-	idx, col, _ := strings.Cut(rest, "].")
-	i, err := strconv.Atoi(idx)
+	i, col, ok, err := eventMetric(name)
 	return ok && err == nil && i < len(s.EventRows) && !s.EventRows[i].Twinned &&
 		(strings.Contains(col, "_twin") || strings.Contains(col, "_delta"))
 }
 
 // lookup resolves a metric's name for a run of events lifecycle events.
 func lookup(name string, events int) (metric, error) {
+	i, _, ok, err := eventMetric(name)
+	switch {
+	case !ok:
+		return runMetrics.lookup(name)
+	case err != nil:
+		return nil, err
+	case i >= events:
+		return nil, fmt.Errorf("%q: the scenario has %s", eventsName(name), eventCount(events))
+	}
+	return eventMetrics(i).lookup(eventsName(name))
+}
+
+// eventMetric splits the name of an event's metric, events[i].COLUMN (or
+// sweep.parquet's eventI_COLUMN), into i and COLUMN; ok is false for a
+// run's metric, and err says what is wrong with a malformed events[ name.
+func eventMetric(name string) (i int, col string, ok bool, err error) {
 	name = eventsName(name)
 	rest, ok := strings.CutPrefix(name, "events[")
 	if !ok {
-		return runMetrics.lookup(name)
+		return 0, "", false, nil
 	}
-	idx, _, ok := strings.Cut(rest, "].")
-	i, err := strconv.Atoi(idx)
-	switch {
-	case !ok || err != nil || i < 0 || strconv.Itoa(i) != idx:
-		return nil, fmt.Errorf("%q: want events[i].COLUMN, i an event's index from 0", name)
-	case i >= events:
-		return nil, fmt.Errorf("%q: the scenario has %s", name, eventCount(events))
+	idx, col, cut := strings.Cut(rest, "].")
+	i, aerr := strconv.Atoi(idx)
+	if !cut || aerr != nil || i < 0 || strconv.Itoa(i) != idx {
+		return 0, "", true, fmt.Errorf("%q: want events[i].COLUMN, i an event's index from 0", name)
 	}
-	return eventMetrics(i).lookup(name)
+	return i, col, true, nil
 }
 
 // eventsName is name with sweep.parquet's name of an event's column,
