@@ -32,9 +32,7 @@ func memberOf(r *report.RequestRow) member {
 
 // recordWorker records that request id ended on worker w (-1: none).
 func (l *EventLog) recordWorker(id int64, w int32) {
-	for int64(len(l.endedOn)) <= id {
-		l.endedOn = append(l.endedOn, -1)
-	}
+	l.endedOn = grown(l.endedOn, int(id), -1)
 	l.endedOn[id] = w
 }
 

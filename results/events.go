@@ -36,13 +36,27 @@ const busyShare = 20
 // reads it, so it changes no digest. Its methods do nothing on a nil log
 // (a scenario without events).
 type EventLog struct {
-	window    des.Time     // report.event_window
-	evs       []eventRec   // by scenario index
-	lo, hi    des.Time     // every window lies in [lo, hi)
-	lastWork  []des.Time   // by worker: when a request or request pull last ended on it
-	left      []int64      // by worker: its G2 blocks when it was removed
-	leftFlows []kvcr.Flows // by worker: its G2 pool's flows when it was removed
-	endedOn   []int32      // by request id: the worker it ended on (-1: none, or not yet ended)
+	window   des.Time   // report.event_window
+	evs      []eventRec // by scenario index
+	lo, hi   des.Time   // every window lies in [lo, hi)
+	lastWork []des.Time // by worker: when a request or request pull last ended on it
+	left     []leftAt   // by worker: what its G2 held when it was removed
+	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
+}
+
+// leftAt is what a removed worker's G2 held: its blocks (-1: not removed)
+// and its pool's flows then.
+type leftAt struct {
+	blocks int64
+	flows  kvcr.Flows
+}
+
+// grown is s, grown with fill to hold index i.
+func grown[T any](s []T, i int, fill T) []T {
+	for len(s) <= i {
+		s = append(s, fill)
+	}
+	return s
 }
 
 // eventRec is one event's record.
@@ -402,13 +416,13 @@ func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64, 
 		if removed[id] < 0 || int(id) >= len(l.left) {
 			return -1, -1, none
 		}
-		left += l.left[id]
+		left += l.left[id].blocks
 		work := e.at
 		if int(id) < len(l.lastWork) {
 			work = max(work, l.lastWork[id])
 		}
 		delay = max(delay, int64(removed[id]-work))
-		addFlows(&flows, l.leftFlows[id], f.flows)
+		addFlows(&flows, l.left[id].flows, f.flows)
 	}
 	return left, delay, flows
 }
@@ -424,9 +438,7 @@ func addFlows(m *report.KVRemoval, now, then kvcr.Flows) {
 
 // worked records that a request or a request's pull ended on worker w at t.
 func (l *EventLog) worked(w int32, t des.Time) {
-	for int(w) >= len(l.lastWork) {
-		l.lastWork = append(l.lastWork, -1)
-	}
+	l.lastWork = grown(l.lastWork, int(w), -1)
 	l.lastWork[w] = max(l.lastWork[w], t)
 }
 
@@ -448,11 +460,8 @@ func (l *EventLog) LeftBehind(now des.Time, w int32, g2 int, flows kvcr.Flows, b
 	if busy {
 		l.worked(w, now)
 	}
-	for int(w) >= len(l.left) {
-		l.left = append(l.left, -1)
-		l.leftFlows = append(l.leftFlows, kvcr.Flows{})
-	}
-	l.left[w], l.leftFlows[w] = int64(g2), flows
+	l.left = grown(l.left, int(w), leftAt{blocks: -1})
+	l.left[w] = leftAt{int64(g2), flows}
 }
 
 // rows are the events' rows at the run's end: removed each worker's
