@@ -154,6 +154,16 @@ func checkPhysics(sc *scenarios.Scenario, timing engine.Timing) error {
 // *workload.ParseError from Next names a line of sc.Workload.Trace.Path.
 // Close the closer when done.
 func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
+	src, closer, err := p.openRequests()
+	if err != nil {
+		return nil, nil, err
+	}
+	return workload.PrevTurns(src), closer, nil
+}
+
+// openRequests is OpenSource without the previous turns: the requests as
+// a run reads them, for what needs only their count and arrivals.
+func (p *Plan) openRequests() (workload.Source, io.Closer, error) {
 	sc := p.Scenario
 	e := sc.Cluster.Engine
 	if s := sc.Workload.Synthetic; s != nil {
@@ -185,7 +195,7 @@ func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 	if t.ArrivalJitter > 0 {
 		src = workload.Jitter(src, des.Time(t.ArrivalJitter), des.NewRNG(sc.Seed).Stream("arrival-jitter"))
 	}
-	return workload.PrevTurns(src), f, nil
+	return src, f, nil
 }
 
 // ReadWorkload reads the workload to its end as a run reads it and returns
@@ -210,7 +220,7 @@ func (p *Plan) readTrace() (*traceRead, error) {
 		return p.trace, nil
 	}
 	sc := p.Scenario
-	src, closer, err := p.OpenSource()
+	src, closer, err := p.openRequests() // the count and the last arrival: no previous turns
 	if err != nil {
 		return &traceRead{}, err
 	}
