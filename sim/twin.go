@@ -72,12 +72,13 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 	if err := parent.Err(); err != nil { // cancelled while the twins ran
 		return nil, err
 	}
+	requests := c.digest.RequestsSum()
 	for i, t := range twins {
 		if t.none != "" {
 			c.warnings = append(c.warnings, fmt.Sprintf("event %d has no twin: %s; its effect is not measured", i, t.none))
 			continue
 		}
-		c.events.Pair(i, t.log, t.digest, t.requests == c.digest.RequestsSum())
+		c.events.Pair(i, t.log, t.digest, t.requests == requests)
 	}
 	return c.result()
 }
