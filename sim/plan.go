@@ -155,8 +155,8 @@ func checkPhysics(sc *scenarios.Scenario, timing engine.Timing) error {
 // Close the closer when done.
 func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 	src, closer, err := p.openRequests()
-	if err != nil {
-		return nil, nil, err
+	if err != nil || p.Scenario.Workload.Trace == nil { // a generator gives its requests' previous turns itself
+		return src, closer, err
 	}
 	return workload.PrevTurns(src), closer, nil
 }
