@@ -125,10 +125,11 @@ func printEvent(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *re
 	fmt.Fprintf(tw, "\tbefore → after (%s): TTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)\n",
 		trace, e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
 		e.Before.Requests, roundMs(e.WindowBeforeNs), e.After.Requests, roundMs(e.WindowAfterNs))
-	if e.Twinned && opposite(e.After.TTFTP99Ms-e.Before.TTFTP99Ms, e.Delta.TTFTP99Ms) {
+	// the change across the event and its effect, both nonzero and of opposite signs
+	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && change*e.Delta.TTFTP99Ms < 0 {
 		fmt.Fprintf(tw, "\tnote: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own\n",
-			rose(e.After.TTFTP99Ms-e.Before.TTFTP99Ms), e.Before.TTFTP99Ms, e.After.TTFTP99Ms, kindNoun(e.Kind),
-			raised(e.Delta.TTFTP99Ms), math.Abs(e.Delta.TTFTP99Ms), rise(e.After.TTFTP99Ms-e.Before.TTFTP99Ms))
+			bySign(change, "rose", "fell"), e.Before.TTFTP99Ms, e.After.TTFTP99Ms, kindNoun(e.Kind),
+			bySign(e.Delta.TTFTP99Ms, "raised", "lowered"), math.Abs(e.Delta.TTFTP99Ms), bySign(change, "rise", "fall"))
 	}
 }
 
@@ -161,9 +162,12 @@ func printEffect(tw io.Writer, e *report.EventRow) {
 // event and without it (its twin).
 func printCohort(tw io.Writer, e *report.EventRow) {
 	a, t := &e.CohortAfter, &e.CohortTwin
-	who := "whose previous turn ran on the " + map[string]string{"drain": "drained", "remove": "removed"}[e.Kind] + " workers"
-	if e.Kind == "add" {
-		who = "routed to the new workers"
+	who := "routed to the new workers"
+	switch e.Kind {
+	case "drain":
+		who = "whose previous turn ran on the drained workers"
+	case "remove":
+		who = "whose previous turn ran on the removed workers"
 	}
 	if a.Requests <= 0 {
 		fmt.Fprintf(tw, "\t  displaced: no request of the window after %s\n", who)
@@ -219,31 +223,12 @@ func pct(v float64) string {
 // points is a difference of two shares in percentage points: "-2.6 pts".
 func points(v float64) string { return signed(100*v, "pts") }
 
-// opposite reports whether a and b are both nonzero and of opposite signs.
-func opposite(a, b float64) bool { return a*b < 0 }
-
-// rose is "rose" or "fell" for a change.
-func rose(v float64) string {
+// bySign is up for a positive v, down otherwise: "rose" or "fell".
+func bySign(v float64, up, down string) string {
 	if v > 0 {
-		return "rose"
+		return up
 	}
-	return "fell"
-}
-
-// rise is "rise" or "fall" for a change.
-func rise(v float64) string {
-	if v > 0 {
-		return "rise"
-	}
-	return "fall"
-}
-
-// raised is "raised" or "lowered" for an effect.
-func raised(v float64) string {
-	if v > 0 {
-		return "raised"
-	}
-	return "lowered"
+	return down
 }
 
 // printOrders writes what an event's orders did, when it has any: the
