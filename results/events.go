@@ -103,21 +103,7 @@ func NewEventLog(sc *scenarios.Scenario) *EventLog {
 	if len(sc.Events) == 0 {
 		return nil
 	}
-	w := des.Time(sc.Report.EventWindow)
-	l := &EventLog{window: w, evs: make([]eventRec, len(sc.Events)), lo: des.Time(math.MaxInt64)}
-	for i, ev := range sc.Events {
-		at := des.Time(ev.At)
-		kind := kindAdd
-		switch {
-		case ev.Drain != nil:
-			kind = kindDrain
-		case ev.Remove != nil:
-			kind = kindRemove
-		}
-		l.evs[i] = eventRec{at: at, kind: kind, ordersEnd: -1}
-		l.lo, l.hi = min(l.lo, max(0, at-w)), max(l.hi, des.AddSat(at, w))
-	}
-	return l
+	return newLog(sc)
 }
 
 // NewTwinLog returns the log of the twin of an event at instant at: the
@@ -125,13 +111,31 @@ func NewEventLog(sc *scenarios.Scenario) *EventLog {
 // record of the event left out, which never fires but measures its windows
 // as the run's record does, for Pair.
 func NewTwinLog(sc *scenarios.Scenario, at des.Time) *EventLog {
-	l := NewEventLog(sc)
-	if l == nil {
-		l = &EventLog{window: des.Time(sc.Report.EventWindow), lo: des.Time(math.MaxInt64)}
-	}
-	l.evs = append(l.evs, eventRec{at: at, ordersEnd: -1})
-	l.lo, l.hi = min(l.lo, max(0, at-l.window)), max(l.hi, des.AddSat(at, l.window))
+	l := newLog(sc)
+	l.add(eventRec{at: at, ordersEnd: -1})
 	return l
+}
+
+// newLog is the log of sc's events, none or more.
+func newLog(sc *scenarios.Scenario) *EventLog {
+	l := &EventLog{window: des.Time(sc.Report.EventWindow), lo: des.Time(math.MaxInt64)}
+	for _, ev := range sc.Events {
+		kind := kindAdd
+		switch {
+		case ev.Drain != nil:
+			kind = kindDrain
+		case ev.Remove != nil:
+			kind = kindRemove
+		}
+		l.add(eventRec{at: des.Time(ev.At), kind: kind, ordersEnd: -1})
+	}
+	return l
+}
+
+// add appends an event's record, its windows within [lo, hi).
+func (l *EventLog) add(e eventRec) {
+	l.evs = append(l.evs, e)
+	l.lo, l.hi = min(l.lo, max(0, e.at-l.window)), max(l.hi, des.AddSat(e.at, l.window))
 }
 
 // Pair gives event key of the run the log of its twin (NewTwinLog) and the
