@@ -119,37 +119,6 @@ func TestPrintOrders(t *testing.T) {
 	}
 }
 
-// TestPrintRemoval: the line after a drain's or a remove's says when its
-// workers were gone, the pulls refused from them and the requests taken
-// off them; a 0 that nothing was attempted for says so.
-func TestPrintRemoval(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		row  report.EventRow
-		want string
-	}{
-		{"a drain that took nothing off", report.EventRow{Kind: "drain", RemovedAfterNs: 4e9},
-			"\tremoved after 4s (none by a drain timeout); 0 pulls refused as draining (none attempted: the router hints no " +
-				"draining source, and no request hinted before the drain was staged from one); no request taken off " +
-				"(a drain takes them off only when its timeout removes a busy worker)\n"},
-		{"a drain timed out busy", report.EventRow{Kind: "drain", RemovedAfterNs: 1e9, RemovedByTimeout: 1, PullsRejectedDraining: 2,
-			RequestsRerouted: 14}, "\tremoved after 1s (1 by timeout); 2 pulls refused as draining; 14 requests rerouted, 0 failed\n"},
-		{"a drain timed out idle", report.EventRow{Kind: "drain", RemovedAfterNs: 1e9, RemovedByTimeout: 1, PullsRejectedDraining: 2},
-			"\tremoved after 1s (1 by timeout); 2 pulls refused as draining; 0 requests rerouted, 0 failed\n"},
-		{"a remove of idle workers", report.EventRow{Kind: "remove", RemovedAfterNs: -1},
-			"\tnot all removed by the end; 0 pulls refused as removed (none attempted: the router hints no removed source, " +
-				"and no request hinted before the removal was staged from one); no request taken off (none was on them)\n"},
-		{"a remove of busy workers", report.EventRow{Kind: "remove", RequestsAtEvent: 3, RequestsFailed: 3, PullsRejectedRemoved: 5},
-			"\tremoved after 0s; 5 pulls refused as removed; 0 requests rerouted, 3 failed\n"},
-	} {
-		var b bytes.Buffer
-		printRemoval(&b, &c.row)
-		if b.String() != c.want {
-			t.Errorf("%s:\n%q\nwant\n%q", c.name, b.String(), c.want)
-		}
-	}
-}
-
 // TestReplayOrders: replay of the golden prewarm.yaml prints its orders'
 // figures as summary.json has them: worker 1's evacuation by the run's 4
 // moves, each a success (the golden expects kv_move_success == 4), the
@@ -168,9 +137,9 @@ func TestReplayOrders(t *testing.T) {
 	c, d, a := results.CountersOf(s.Counters), s.EventRows[0], s.EventRows[1]
 	for _, want := range []string{
 		fmt.Sprintf("evacuated %d of %d planned blocks by %d moves in %v; left %d G2 blocks; removal waited %v for it\n",
-			d.BlocksLanded, d.BlocksPlanned, c.Move.Issued, roundMs(d.OrdersDoneAfterNs), d.G2BlocksLeft, roundMs(d.RemovalDelayNs)),
+			d.BlocksLanded, d.BlocksPlanned, c.Move.Issued, results.RoundMs(d.OrdersDoneAfterNs), d.G2BlocksLeft, results.RoundMs(d.RemovalDelayNs)),
 		fmt.Sprintf("prewarmed %d of %d planned blocks by %d prefetches (%d success, 1 superseded), done %v after\n",
-			a.BlocksLanded, a.BlocksPlanned, c.Prefetch.Issued, c.Prefetch.Success, roundMs(a.OrdersDoneAfterNs)),
+			a.BlocksLanded, a.BlocksPlanned, c.Prefetch.Issued, c.Prefetch.Success, results.RoundMs(a.OrdersDoneAfterNs)),
 		fmt.Sprintf("%d orders of event 0, %d staged: ", c.Move.Issued, s.PullsByKind.Move.Staged),
 		fmt.Sprintf("%d staged: %d success, %d partial", s.PullsByKind.Request.Staged, s.PullsByKind.Request.Success, s.PullsByKind.Request.Partial),
 	} {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/study"
 )
@@ -173,14 +174,14 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 			e := &r.Events[k]
 			gone := "—"
 			if e.RemovedAfterNs >= 0 {
-				gone = roundMs(e.RemovedAfterNs).String()
+				gone = results.RoundMs(e.RemovedAfterNs).String()
 			}
 			if !e.Twinned {
 				fmt.Fprintf(&ev, "%s\tno twin\tno twin\t", gone)
 				continue
 			}
-			fmt.Fprintf(&ev, "%s\t%s (%.1f/%.1f)\t%s\t", gone, signed(e.Delta.TTFTP99Ms, "ms"), e.After.TTFTP99Ms, e.Twin.TTFTP99Ms,
-				signed(e.Delta.ITLP99Ms, "ms"))
+			fmt.Fprintf(&ev, "%s\t%s (%.1f/%.1f)\t%s\t", gone, results.Signed(e.Delta.TTFTP99Ms, "ms"), e.After.TTFTP99Ms, e.Twin.TTFTP99Ms,
+				results.Signed(e.Delta.ITLP99Ms, "ms"))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s%s\n", r.Run,
 			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.HitG1, r.HitG2, r.HitPulled,
