@@ -34,4 +34,3 @@ func TestRemovalLine(t *testing.T) {
 		}
 	}
 }
-
