@@ -7,6 +7,7 @@
 package chart
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"image/color"
@@ -20,6 +21,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/parquetio"
@@ -39,6 +42,15 @@ const maxPanels = 64
 // distributions). Lifecycle events are marked on the charts over time. A
 // chart with no data is not drawn.
 func Run(dir string) ([]string, error) {
+	c, err := RunCharts(dir)
+	if err != nil {
+		return nil, err
+	}
+	return c.Save(filepath.Join(dir, report.ChartsDir))
+}
+
+// RunCharts draws the charts Run writes, without writing them.
+func RunCharts(dir string) (*Charts, error) {
 	path := func(n string) string { return filepath.Join(dir, n) }
 	workers, err := parquetio.ReadWorkers(path(report.WorkersFile))
 	if err != nil {
@@ -118,13 +130,60 @@ func Run(dir string) ([]string, error) {
 			return nil, err
 		}
 	}
-	return saveAll(filepath.Join(dir, report.ChartsDir), figs)
+	return &Charts{figs}, nil
 }
 
-// saveAll writes the figures that are not nil and returns the files
-// written, sorted. For a nil figure (no data) it removes the chart's files
-// left by an earlier plot, so that none in dir contradicts the data.
-func saveAll(dir string, figs map[string]*figure) ([]string, error) {
+// Charts are a directory's charts by name ("ttft", "sweep-ttft_p99_ms"),
+// drawn and not yet written; a chart without data is there as nil.
+type Charts struct{ figs map[string]*figure }
+
+// Names are the charts drawn (those with data), sorted.
+func (c *Charts) Names() []string {
+	var names []string
+	for name, f := range c.figs {
+		if f != nil {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Title is the chart's title; "" when it was not drawn.
+func (c *Charts) Title(name string) string {
+	if f := c.figs[name]; f != nil {
+		return f.title
+	}
+	return ""
+}
+
+// SVG is the chart as an SVG element, without the XML declaration, for a
+// page to inline; nil when it was not drawn. Its text is escaped.
+func (c *Charts) SVG(name string) ([]byte, error) {
+	f := c.figs[name]
+	if f == nil {
+		return nil, nil
+	}
+	w, h := f.size()
+	canvas := vgsvg.New(w, h)
+	f.draw(draw.New(canvas))
+	var b bytes.Buffer
+	if _, err := canvas.WriteTo(&b); err != nil {
+		return nil, fmt.Errorf("chart: %s: %w", name, err)
+	}
+	out := b.Bytes()
+	if i := bytes.Index(out, []byte("<svg")); i >= 0 {
+		out = out[i:]
+	}
+	return out, nil
+}
+
+// Save writes the charts drawn into dir as PNG and SVG and returns the
+// files written, sorted. For a chart not drawn (no data) it removes the
+// chart's files left by an earlier plot, so that none in dir contradicts
+// the data.
+func (c *Charts) Save(dir string) ([]string, error) {
+	figs := c.figs
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, report.Unwritable(dir, err)
 	}

@@ -38,6 +38,9 @@ type SweepOptions struct {
 	// By are the varied keys whose values make one line each; nil means
 	// every varied key but X.
 	By []string
+	// NoDistributions draws only the metrics' charts, not each run's
+	// distributions, which read every run's requests.parquet.
+	NoDistributions bool
 }
 
 // Sweep renders into dir/charts each metric against X, a line per
@@ -47,6 +50,15 @@ type SweepOptions struct {
 // cdf-e2e; none when no run directory is there, as after sweep merge). It
 // returns the files written, sorted.
 func Sweep(dir string, opt SweepOptions) ([]string, error) {
+	c, err := SweepCharts(dir, opt)
+	if err != nil {
+		return nil, err
+	}
+	return c.Save(filepath.Join(dir, report.ChartsDir))
+}
+
+// SweepCharts draws the charts Sweep writes, without writing them.
+func SweepCharts(dir string, opt SweepOptions) (*Charts, error) {
 	table := filepath.Join(dir, report.SweepFile)
 	keys, rows, err := parquetio.ReadSweep(table)
 	if err != nil {
@@ -114,12 +126,14 @@ func Sweep(dir string, opt SweepOptions) ([]string, error) {
 		}
 		figs["sweep-"+m] = f
 	}
-	cdfs, err := sweepCDFs(dir, names, rows)
-	if err != nil {
-		return nil, err
+	if !opt.NoDistributions {
+		cdfs, err := sweepCDFs(dir, names, rows)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(figs, cdfs)
 	}
-	maps.Copy(figs, cdfs)
-	return saveAll(filepath.Join(dir, report.ChartsDir), figs)
+	return &Charts{figs}, nil
 }
 
 // sweepCDFs draws the distributions of TTFT, TPOT, ITL and E2E of each run
