@@ -530,11 +530,12 @@ func occupancyFigure(samples []report.SampleRow, evs []event, t timeAxis, title 
 	f := &figure{title: title, cols: cols, h: h}
 	for i, w := range ids {
 		p := newPlot("", "")
-		p.Title.Text = "worker " + strconv.Itoa(int(w)) // room for the label drawn centred over the data
+		// a blank title keeps room for the label drawn centred over the data
+		// (a transparent one would show in SVG, which has no such colour)
+		p.Title.Text = " "
 		p.Title.TextStyle.Font = tickFont
-		p.Title.TextStyle.Color = color.Transparent
 		p.Title.Padding = vg.Points(2)
-		f.labels = append(f.labels, p.Title.Text)
+		f.labels = append(f.labels, "worker "+strconv.Itoa(int(w)))
 		p.X.Min, p.X.Max = 0, end
 		p.Y.Min, p.Y.Max = 0, float64(top)*1.05
 		p.X.Tick.Marker = linearTicks{few: true}

@@ -52,7 +52,7 @@ func names(files []string) []string {
 	return out
 }
 
-// TestRunCharts: a run with KVCR draws every chart; one with KVCR off has
+// TestRunCharts: a run with KVCR draws every chart, each SVG colour valid; one with KVCR off has
 // no pulls to chart and no G2 in use, so neither chart is drawn, and a
 // pulls chart left by an earlier plot is removed. The list is sorted.
 func TestRunCharts(t *testing.T) {
@@ -76,6 +76,14 @@ func TestRunCharts(t *testing.T) {
 	}
 	if got := names(files); !slices.Equal(got, want) {
 		t.Errorf("KVCR on: %v, want %v", got, want)
+	}
+	// Every colour an SVG names is one a browser reads: a transparent
+	// colour came out as "#-8000000000000000...", which browsers show
+	// black (the per-worker panels' hidden titles did, doubling their labels).
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); strings.HasSuffix(f, ".svg") && strings.Contains(string(b), "#-") {
+			t.Errorf("%s names a colour no browser reads (#-...)", f)
+		}
 	}
 
 	stale := filepath.Join(off, "charts", "pulls.png")

@@ -87,9 +87,8 @@ func fidelityGrid(d *fidelityData, title string, h vg.Length, xLabel, yLabel str
 // setLabel gives panel i its label, with room above its data.
 func (f *figure) setLabel(i int, s string) {
 	p := f.panels[i]
-	p.Title.Text = s
+	p.Title.Text = " " // room for the label drawGrid centres over the data; a transparent colour would show in SVG
 	p.Title.TextStyle.Font = labelFont
-	p.Title.TextStyle.Color = color.Transparent // drawn centred over the data by drawGrid
 	p.Title.Padding = vg.Points(3)
 	f.labels[i] = s
 }
