@@ -318,6 +318,7 @@ const (
 	SweepFile      = "sweep.parquet"  // a sweep's table, one row a run
 	SweepSpecFile  = "sweep.json"     // a sweep's grid and manifest
 	SearchFile     = "search.json"    // a search's probes and answer
+	PageFile       = "report.html"    // kvsim report's page
 	ChartsDir      = "charts"         // kvsim plot's charts
 	RunsDir        = "runs"           // a sweep's runs, each in SweepRunDir
 )
@@ -339,7 +340,7 @@ func SweepRunDir(run int64) string {
 // extensions; any other entry belongs to the user.
 var (
 	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile, EventsFile,
-		SummaryFile, ScenarioFile, SweepFile, PointsFile, SweepSpecFile, SearchFile}
+		SummaryFile, ScenarioFile, SweepFile, PointsFile, SweepSpecFile, SearchFile, PageFile}
 	chartExts = []string{".png", ".svg"}
 )
 

@@ -67,7 +67,7 @@ func (e *Env) Merge(dirs []string, out string, force bool) (*Spec, []report.Swee
 	if err := dir.Commit(); err != nil {
 		return nil, nil, err
 	}
-	e.warn(inertSeeds(spec, rows))
+	e.warn(spec.InertSeeds(rows))
 	return spec, rows, nil
 }
 

@@ -99,7 +99,7 @@ type run struct {
 
 // gather returns the rows of runs, which have run, in their order, and
 // warns of the runs' warnings, each once after the runs that gave it, and
-// of replicates with identical digests (inertSeeds).
+// of replicates with identical digests (Spec.InertSeeds).
 func (e *Env) gather(spec *Spec, runs []*run) []report.SweepRow {
 	rows := make([]report.SweepRow, len(runs))
 	var found reasons
@@ -112,7 +112,7 @@ func (e *Env) gather(spec *Spec, runs []*run) []report.SweepRow {
 	for _, d := range found {
 		e.warn([]string{spans(d.runs) + ": " + d.why})
 	}
-	e.warn(inertSeeds(spec, rows))
+	e.warn(spec.InertSeeds(rows))
 	return rows
 }
 
@@ -353,15 +353,15 @@ func (e *Env) runPoint(ctx context.Context, r *run) (_ *results.Summary, err err
 	return sum.Summary, nil
 }
 
-// inertSeeds warns when the runs of a sweep that differ only in their
+// InertSeeds warns when the runs of a sweep that differ only in their
 // seed (the replicates of a grid point, or the runs of --vary seed with
 // the same other values) have identical digests: nothing in the scenario
 // draws from the seed, and the runs are not replicates.
-func inertSeeds(spec *Spec, rows []report.SweepRow) []string {
-	flag := fmt.Sprintf("--replicates %d", spec.Replicates)
-	seedAt := len(spec.Keys) // with replicates, the last of Dims
-	if spec.Replicates <= 1 {
-		if seedAt = slices.Index(spec.Keys, seedKey); seedAt < 0 {
+func (s *Spec) InertSeeds(rows []report.SweepRow) []string {
+	flag := fmt.Sprintf("--replicates %d", s.Replicates)
+	seedAt := len(s.Keys) // with replicates, the last of Dims
+	if s.Replicates <= 1 {
+		if seedAt = slices.Index(s.Keys, seedKey); seedAt < 0 {
 			return nil
 		}
 		flag = "--vary seed"

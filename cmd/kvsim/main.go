@@ -129,7 +129,7 @@ func newRoot(cmdline []string) *cobra.Command {
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.SetHelpCommand(newHelp(root))
-	root.AddCommand(newReplay(cmdline), newValidate(), newCompare(), newSweep(cmdline), newSearch(cmdline), newPlot(), newTrace(), newCalibrate(), newVersion(build))
+	root.AddCommand(newReplay(cmdline), newValidate(), newCompare(), newSweep(cmdline), newSearch(cmdline), newPlot(), newReport(), newTrace(), newCalibrate(), newVersion(build))
 	return root
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/page"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/study"
@@ -26,6 +27,7 @@ type replayFlags struct {
 	quiet   bool
 	json    bool
 	twins   bool
+	report  bool
 }
 
 func newReplay(cmdline []string) *cobra.Command {
@@ -51,6 +53,7 @@ func newReplay(cmdline []string) *cobra.Command {
 	fl.StringVar(&f.memProf, "memprofile", "", "write a pprof heap profile (in use at the run's last garbage collection) to FILE")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.BoolVar(&f.twins, "twins", true, twinsHelp)
+	fl.BoolVar(&f.report, "report", false, "write DIR/report.html, the run's page (kvsim report), once it ends")
 	fl.BoolVar(&f.json, "json", false, "print the summary (summary.json) as JSON on stdout instead of the table")
 	return cmd
 }
@@ -113,6 +116,11 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	}
 	if err := out.Commit(); err != nil {
 		return err
+	}
+	if f.report {
+		if err := writeReport(stderr, dir, page.Options{}); err != nil {
+			return err
+		}
 	}
 	warn(stderr, sc.LateEvents(des.Time(sum.LastArrivalNs)))
 	warn(stderr, sum.Warnings)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kvsim/kvsim/report/page"
 	"github.com/kvsim/kvsim/study"
 )
 
@@ -75,11 +76,11 @@ func search(cmd *cobra.Command, cmdline []string, scenario string, f searchFlags
 	}
 	if res.Answer == nil {
 		fmt.Fprintf(w, "answer: no value of %s in [%d, %d] meets the SLOs\n", f.key, a, b)
-		return nil
+		return f.writeReport(cmd)
 	}
 	fmt.Fprintf(w, "answer %s=%d\n", f.key, *res.Answer)
 	printFailing(w, f.key, a, res)
-	return nil
+	return f.writeReport(cmd)
 }
 
 // printFailing says, after a scan, which values below the answer fail:
@@ -114,4 +115,12 @@ func parseRange(s string) (int64, int64, error) {
 		return 0, 0, usageError{fmt.Errorf("--range %q: want A:B, integers with A <= B, as in 1:32", s)}
 	}
 	return a, b, nil
+}
+
+// writeReport writes the study's page when --report asks for it.
+func (f *gridFlags) writeReport(cmd *cobra.Command) error {
+	if !f.report {
+		return nil
+	}
+	return writeReport(cmd.ErrOrStderr(), f.out, page.Options{})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/page"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/study"
@@ -68,6 +69,7 @@ type sweepFlags struct {
 	json  bool
 	// replicates is --replicates: the runs of each grid point.
 	replicates int
+	slos       []string // --slo, for the page's grid points
 }
 
 // gridFlags are the flags sweep and search share: the --set every run
@@ -81,6 +83,7 @@ type gridFlags struct {
 	resume bool
 	quiet  bool
 	twins  bool
+	report bool
 }
 
 // add declares the flags on cmd: what names the directory --force
@@ -94,6 +97,7 @@ func (f *gridFlags) add(cmd *cobra.Command, what, resume string) {
 	fl.BoolVar(&f.resume, "resume", false, resume)
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no progress bar")
 	fl.BoolVar(&f.twins, "twins", true, twinsHelp)
+	fl.BoolVar(&f.report, "report", false, "write DIR/report.html, the "+what+"'s page (kvsim report), once it ends")
 }
 
 // twinsHelp is --twins' help, in replay, sweep and search.
@@ -137,6 +141,7 @@ func newSweep(cmdline []string) *cobra.Command {
 	fl.StringVar(&f.shard, "shard", "", "run only part I of N: I/N")
 	f.add(cmd, "sweep", "finish the sweep in DIR: run only the runs it does not hold yet")
 	fl.BoolVar(&f.json, "json", false, "print the sweep's rows as JSON on stdout instead of the table")
+	fl.StringArrayVar(&f.slos, "slo", nil, "with --report: a condition a grid point's runs must all meet, marked on the page (repeatable)")
 	cmd.AddCommand(newSweepMerge(cmdline))
 	return cmd
 }
@@ -242,7 +247,13 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if err != nil {
 		return err
 	}
-	return printSweep(cmd.OutOrStdout(), s.Spec, rows, f.json)
+	if err := printSweep(cmd.OutOrStdout(), s.Spec, rows, f.json); err != nil {
+		return err
+	}
+	if f.report {
+		return writeReport(cmd.ErrOrStderr(), f.out, page.Options{SLOs: f.slos})
+	}
+	return nil
 }
 
 // dir is the flags' output directory for a study.

@@ -1,0 +1,481 @@
+package page
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/chart"
+	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/study"
+)
+
+// runDoc is a run directory's page.
+func runDoc(dir string) (*doc, error) {
+	s, err := study.ReadRunSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	sum := s.Summary
+	sc, raw, scErr := scenarioOf(dir)
+	d := &doc{
+		Title:    "kvsim report: " + sum.Scenario,
+		Subtitle: fmt.Sprintf("One run: seed %d, %d workers, digest %s", sum.Seed, sum.Workers, sum.Digest),
+	}
+	q := &section{ID: "question", Heading: "The question"}
+	if scErr == nil {
+		for _, line := range scenarioWords(sc) {
+			q.p("%s", line)
+		}
+	} else {
+		q.add(block{Warn: fmt.Sprintf("scenario.yaml does not load here (%v); its text is under Provenance.", scErr)})
+	}
+	if len(sum.EventRows) > 0 {
+		q.p("Each event is measured against its twin: the same scenario and seed without that event, replayed beside the run. The difference between the two is the event's effect, free of the trace's own change over time.")
+	} else {
+		q.add(block{Warn: "The scenario has no events: this page reports the run as it is, with nothing to compare it against."})
+	}
+	q.source("scenario.yaml (the scenario as run)")
+	d.Sections = append(d.Sections, q)
+
+	a := &section{ID: "answer", Heading: "The answer"}
+	if len(sum.EventRows) == 0 {
+		a.p("No event, so no effect: %s", runHeadline(sum))
+	}
+	for i := range sum.EventRows {
+		eventAnswer(a, &sum.EventRows[i], nil)
+	}
+	d.Sections = append(d.Sections, a)
+
+	det := &section{ID: "details", Heading: "The run"}
+	runDetails(det, sum)
+	d.Sections = append(d.Sections, det)
+
+	if len(sum.EventRows) > 0 {
+		ev := &section{ID: "events", Heading: "The events in full"}
+		c := results.CountersOf(sum.Counters)
+		for i := range sum.EventRows {
+			e := &sum.EventRows[i]
+			w := results.DescribeEvent(sum.PullsByKind, &c, e)
+			ev.h3(fmt.Sprintf("Event %d: %s", e.Event, w.Head))
+			var lines []string
+			lines = append(lines, w.Effect...)
+			if w.Cohort != "" {
+				lines = append(lines, w.Cohort)
+			}
+			if w.Removal != "" {
+				lines = append(lines, w.Removal)
+			}
+			lines = append(append(lines, w.Orders...), w.Trace...)
+			ev.add(block{List: lines})
+		}
+		ev.source("summary.json lifecycle_events (the rows of events.parquet), as kvsim replay prints them")
+		ledger(ev, sum.EventRows)
+		d.Sections = append(d.Sections, ev)
+	}
+
+	ch := &section{ID: "charts", Heading: "Charts"}
+	charts, err := chart.RunCharts(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := addCharts(ch, charts, runChartOrder, runChartSources); err != nil {
+		return nil, err
+	}
+	d.Sections = append(d.Sections, ch)
+
+	var warnings []string
+	if scErr == nil {
+		warnings = append(warnings, sc.Warnings()...)
+	}
+	warnings = append(warnings, sum.Warnings...)
+	d.Sections = append(d.Sections, warningSection(warnings, "scenario.yaml's checks and summary.json warnings, as kvsim replay printed them on stderr"))
+
+	p := &section{ID: "provenance", Heading: "Provenance"}
+	digests := &table{Head: []string{"run", "digest"}}
+	digests.Rows = append(digests.Rows, textRow("this run", sum.Digest))
+	for _, e := range sum.EventRows {
+		if e.Twinned {
+			digests.Rows = append(digests.Rows, textRow(fmt.Sprintf("twin of event %d (without it)", e.Event), e.TwinDigest))
+		}
+	}
+	p.add(block{Table: digests})
+	p.source("summary.json digest; events.parquet twin_digest. Equal digests, equal behaviour (docs/digest.md).")
+	manifest(p, s.Manifest)
+	p.h3("The scenario as run (scenario.yaml)")
+	p.add(block{Pre: string(raw)})
+	d.Sections = append(d.Sections, p)
+	return d, nil
+}
+
+// runHeadline is a run's outcome in a sentence.
+func runHeadline(s *results.Summary) string {
+	return fmt.Sprintf("%d requests, %d completed; TTFT p50 %s ms and p99 %s ms; ITL p99 %s ms; %.2f requests/s over %v.",
+		s.Requests.Total, s.Requests.Completed, results.Num(s.TTFT.P50), results.Num(s.TTFT.P99), results.Num(s.ITL.P99),
+		s.Throughput.RequestsPerS, results.RoundMs(s.MakespanNs))
+}
+
+// effectRows are the answer's metrics: a label, the unit, whether more is
+// worse, and each side's value.
+var effectRows = []struct {
+	label string
+	unit  string // "ms", "" (a count or rate), "share"
+	worse bool   // a rise is worse
+	get   func(w *report.EventWindow) float64
+	col   string // the events.parquet column stem
+}{
+	{"TTFT p99", "ms", true, func(w *report.EventWindow) float64 { return w.TTFTP99Ms }, "ttft_p99"},
+	{"TTFT p50", "ms", true, func(w *report.EventWindow) float64 { return w.TTFTP50Ms }, "ttft_p50"},
+	{"ITL p99", "ms", true, func(w *report.EventWindow) float64 { return w.ITLP99Ms }, "itl_p99"},
+	{"TPOT p99", "ms", true, func(w *report.EventWindow) float64 { return w.TPOTP99Ms }, "tpot_p99"},
+	{"E2E p99", "ms", true, func(w *report.EventWindow) float64 { return w.E2EP99Ms }, "e2e_p99"},
+	{"queue p99", "ms", true, func(w *report.EventWindow) float64 { return w.QueueP99Ms }, "queue_p99"},
+	{"completed requests", "", false, func(w *report.EventWindow) float64 { return float64(w.Requests) }, "requests"},
+	{"output tokens/s", "", false, func(w *report.EventWindow) float64 { return w.OutputTokensPerS }, "output_tokens_per_s"},
+	{"prompt tokens from G1", "share", false, func(w *report.EventWindow) float64 { return w.HitG1 }, "hit_ratio_g1"},
+	{"prompt tokens from G2", "share", false, func(w *report.EventWindow) float64 { return w.HitG2 }, "hit_ratio_g2"},
+	{"prompt tokens pulled", "share", false, func(w *report.EventWindow) float64 { return w.HitPulled }, "hit_ratio_pulled"},
+	{"prompt tokens computed", "share", true, func(w *report.EventWindow) float64 { return w.HitComputed }, "hit_ratio_computed"},
+}
+
+// eventAnswer adds an event's effect against its twin to s: a sentence,
+// the table of the window after with and without the event, and its
+// displaced requests. iv, when not nil, gives each metric's paired 95 %
+// interval half-width over a sweep point's replicates (by effectRows'
+// column stem), shown beside the effect.
+func eventAnswer(s *section, e *report.EventRow, iv map[string]float64) {
+	noun := results.KindNoun(e.Kind)
+	at := results.RoundMs(e.AtNs)
+	s.h3(fmt.Sprintf("Event %d: %s %s at %v", e.Event, e.Kind, e.Workers, at))
+	switch {
+	case !e.Fired:
+		s.add(block{Warn: fmt.Sprintf("The %s never happened: the run ended before %v.", noun, at)})
+		return
+	case !e.Twinned:
+		s.add(block{Warn: fmt.Sprintf("No twin: the run did not replay itself without the %s (--twins=false, or the twin failed: see the warnings), so it has no effect to show. Before → after mixes the %s with the trace's own change.", noun, noun)})
+		return
+	case e.WindowAfterNs == 0:
+		s.add(block{Warn: fmt.Sprintf("Nothing to measure: the %s came after the last arrival.", noun)})
+		return
+	}
+	d := e.Delta.TTFTP99Ms
+	s.add(block{Lead: fmt.Sprintf("Over the %v after it, the %s %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
+		results.RoundMs(e.WindowAfterNs), noun, changed(d), results.Num(math.Abs(d)), results.Num(e.After.TTFTP99Ms), results.Num(e.Twin.TTFTP99Ms),
+		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))})
+	t := &table{Head: []string{"over the window after", "with the " + noun, "without (twin)", "effect"}}
+	for _, m := range effectRows {
+		a, b := m.get(&e.After), m.get(&e.Twin)
+		eff := effectText(a-b, m.unit)
+		if h, ok := iv[m.col]; ok && !math.IsNaN(h) {
+			eff += " ± " + amount(h, m.unit)
+		}
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: m.label}, {Text: value(a, m.unit)}, {Text: value(b, m.unit)},
+			{Text: eff, Class: judge(a-b, m.worse)}}})
+	}
+	s.add(block{Table: t})
+	if iv == nil {
+		for _, line := range results.DescribeEvent(nil, &results.Counters{}, e).Trace {
+			s.note(capitalize(line) + ".")
+		}
+	}
+	src := "events.parquet: the *_after, *_twin and *_delta columns (ttft_p99_after_ms, ttft_p99_twin_ms, ttft_p99_delta_ms, ...)"
+	if iv != nil {
+		src += "; ± is the half-width of the 95 % interval of the paired difference over the replicates (points.parquet *_ci95_lo and *_ci95_hi)"
+	}
+	s.source(src)
+	cohortAnswer(s, e)
+}
+
+// cohortAnswer adds what an event's displaced requests measured, with it
+// and without it.
+func cohortAnswer(s *section, e *report.EventRow) {
+	a, t := &e.CohortAfter, &e.CohortTwin
+	who := results.CohortWho(e.Kind)
+	if a.Requests <= 0 {
+		s.p("Displaced requests: none of the window after %s.", who)
+		return
+	}
+	s.p("Displaced requests: %d of the window after %s. They are chosen in the run and measured, the same requests, in the twin.", a.Requests, who)
+	tab := &table{Head: []string{"displaced requests", "with the " + results.KindNoun(e.Kind), "without (twin)", "effect"}}
+	for _, m := range []struct {
+		label string
+		unit  string
+		worse bool
+		a, b  float64
+	}{
+		{"TTFT p99", "ms", true, a.TTFTP99Ms, t.TTFTP99Ms},
+		{"TTFT p50", "ms", true, a.TTFTP50Ms, t.TTFTP50Ms},
+		{"prompt tokens from G1", "share", false, a.HitG1, t.HitG1},
+		{"prompt tokens from G2", "share", false, a.HitG2, t.HitG2},
+		{"prompt tokens pulled", "share", false, a.HitPulled, t.HitPulled},
+		{"prompt tokens computed", "share", true, a.HitComputed, t.HitComputed},
+	} {
+		tab.Rows = append(tab.Rows, row{Cells: []cell{{Text: m.label}, {Text: value(m.a, m.unit)}, {Text: value(m.b, m.unit)},
+			{Text: effectText(m.a-m.b, m.unit), Class: judge(m.a-m.b, m.worse)}}})
+	}
+	s.add(block{Table: tab})
+	s.source("events.parquet cohort_*_after and cohort_*_twin columns; requests.parquet prev_request_id says each request's previous turn")
+}
+
+// changed is the verb of a difference: "raised", "lowered", "left".
+func changed(v float64) string {
+	switch {
+	case v > 0:
+		return "raised"
+	case v < 0:
+		return "lowered"
+	}
+	return "changed"
+}
+
+// value is a metric's value in its unit: "3612.5", "29.5%".
+func value(v float64, unit string) string {
+	switch {
+	case math.IsNaN(v):
+		return "n/a"
+	case unit == "share":
+		return results.Pct(v)
+	case unit == "" && v == math.Trunc(v):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return results.Num(v)
+}
+
+// effectText is a difference in its unit: "+715.5 ms", "-2.6 pts", "+3".
+func effectText(v float64, unit string) string {
+	if unit == "share" {
+		return results.Signed(100*v, "pts")
+	}
+	return results.Signed(v, unit)
+}
+
+// amount is a half-width in its unit, unsigned.
+func amount(v float64, unit string) string {
+	if unit == "share" {
+		return results.Num(100*v) + " pts"
+	}
+	if unit == "" {
+		return results.Num(v)
+	}
+	return results.Num(v) + " " + unit
+}
+
+// judge is a difference's class: "worse" when it moves the way that hurts.
+func judge(v float64, worseUp bool) string {
+	switch {
+	case math.IsNaN(v) || v == 0:
+		return ""
+	case (v > 0) == worseUp:
+		return "worse"
+	}
+	return "better"
+}
+
+// textRow is a row of plain cells.
+func textRow(cells ...string) row {
+	r := row{Cells: make([]cell, len(cells))}
+	for i, c := range cells {
+		r.Cells[i] = cell{Text: c}
+	}
+	return r
+}
+
+// runDetails adds a run's summary: requests, tokens, hits, pulls and the
+// latency percentiles.
+func runDetails(s *section, sum *results.Summary) {
+	s.p("%s", runHeadline(sum))
+	r := sum.Requests
+	c := results.CountersOf(sum.Counters)
+	t := &table{}
+	t.Rows = append(t.Rows,
+		textRow("requests", fmt.Sprintf("%d: %d completed, %d rejected, %d failed, %d unfinished", r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)),
+		textRow("tokens", fmt.Sprintf("%d in, %d out; %d preemptions", sum.Tokens.Input, sum.Tokens.Output, sum.Preempted)),
+		textRow("prompt tokens by source", fmt.Sprintf("G1 %s, G2 %s, pulled %s", results.Pct(sum.HitRatio.G1), results.Pct(sum.HitRatio.G2), results.Pct(sum.HitRatio.Pulled))),
+		textRow("pulls", fmt.Sprintf("%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled",
+			c.HintsAttached, c.PullsStaged, c.PullsSuccess, c.PullsPartial, c.PullsFailed, c.PullsExpired, c.PullsRejected(), c.PullsParked, c.PullsSuperseded, float64(c.BytesPulled)/1e9)),
+		textRow("makespan", fmt.Sprintf("%v virtual, %.2f requests/s, %.0f output tokens/s", results.RoundMs(sum.MakespanNs), sum.Throughput.RequestsPerS, sum.Throughput.OutputTokensPerS)),
+		textRow("workers", fmt.Sprintf("%d at the start; %d added, %d drained, %d removed", sum.Workers, c.WorkersAdded, c.WorkersDrained, c.WorkersRemoved)),
+	)
+	s.add(block{Table: t})
+	lat := &table{Head: []string{"latency (ms)", "p50", "p90", "p95", "p99", "max"}}
+	for _, m := range []struct {
+		name string
+		p    report.Percentiles
+	}{{"TTFT", sum.TTFT}, {"TPOT", sum.TPOT}, {"ITL", sum.ITL}, {"E2E", sum.E2E}} {
+		lat.Rows = append(lat.Rows, textRow(m.name, results.Num(m.p.P50), results.Num(m.p.P90), results.Num(m.p.P95), results.Num(m.p.P99), results.Num(m.p.Max)))
+	}
+	s.add(block{Table: lat})
+	s.source("summary.json (requests, tokens, hit_ratio, counters, throughput, makespan_ns, ttft, tpot, itl, e2e); counters.parquet has every counter")
+	counters := &table{Head: []string{"counter", "value"}}
+	for _, name := range results.CounterNames() {
+		if v := sum.Counters[name]; v != 0 {
+			counters.Rows = append(counters.Rows, textRow(name, strconv.FormatInt(v, 10)))
+		}
+	}
+	s.add(block{H3: "Counters that are not zero"})
+	s.add(block{Table: counters})
+	s.source("counters.parquet (summary.json counters)")
+}
+
+// ledger adds the events' KV ledger: every kv_* and g2_* column of
+// events.parquet that is not zero in some event.
+func ledger(s *section, rows []report.EventRow) {
+	t := &table{Head: []string{"events.parquet column"}}
+	for _, e := range rows {
+		t.Head = append(t.Head, fmt.Sprintf("event %d", e.Event))
+	}
+	for _, c := range report.EventColumns(nil) {
+		if c.Int64 == nil || !(strings.HasPrefix(c.Name, "kv_") || strings.HasPrefix(c.Name, "g2_")) {
+			continue
+		}
+		r := row{Cells: []cell{{Text: c.Name}}}
+		any := false
+		for i := range rows {
+			v := c.Int64(&rows[i])
+			any = any || v != 0
+			r.Cells = append(r.Cells, cell{Text: strconv.FormatInt(v, 10)})
+		}
+		if any {
+			t.Rows = append(t.Rows, r)
+		}
+	}
+	s.h3("The KV ledger")
+	if len(t.Rows) == 0 {
+		s.p("Every kv_* and g2_* column is zero: no event held G2 blocks or issued orders.")
+		return
+	}
+	s.p("What each event's KVCR work did with the G2 blocks its workers held; the columns satisfy the identities docs/outputs.md states (held = planned once + left out; planned = landed − extra + short + lost; left at removal = held + stored + pulled in − evicted − moved away − dropped), which --check enforces. -1 is none (no removal, no order).")
+	s.add(block{Table: t})
+	s.source("events.parquet kv_* and g2_* columns, those not zero in some event")
+}
+
+// runChartOrder is the order of a run's charts on its page.
+var runChartOrder = []string{"ttft", "queue", "pulls", "g1", "g2", "cdf-ttft", "cdf-tpot", "cdf-itl", "cdf-e2e", "fidelity-scatter", "fidelity-cdf"}
+
+// runChartSources say which files each of a run's charts reads.
+var runChartSources = map[string]string{
+	"ttft":             "requests.parquet (arrival_ns, first_token_ns); workers.parquet marks the lifecycle instants",
+	"queue":            "timeseries.parquet (running, waiting); workers.parquet marks the lifecycle instants",
+	"pulls":            "pulls.parquet (end_ns, outcome); workers.parquet marks the lifecycle instants",
+	"g1":               "timeseries.parquet (g1_blocks); workers.parquet marks the lifecycle instants",
+	"g2":               "timeseries.parquet (g2_blocks); workers.parquet marks the lifecycle instants",
+	"cdf-ttft":         "requests.parquet",
+	"cdf-tpot":         "requests.parquet",
+	"cdf-itl":          "requests.parquet; summary.json itl",
+	"cdf-e2e":          "requests.parquet",
+	"fidelity-scatter": "requests.parquet (the measured columns beside the simulated)",
+	"fidelity-cdf":     "requests.parquet (the measured columns beside the simulated)",
+}
+
+// addCharts adds the charts drawn, those of order first in its order and
+// then the rest by name, each with its source.
+func addCharts(s *section, c *chart.Charts, order []string, sources map[string]string) error {
+	names := c.Names()
+	var ordered []string
+	for _, n := range order {
+		for _, m := range names {
+			if m == n {
+				ordered = append(ordered, n)
+			}
+		}
+	}
+	for _, n := range names {
+		found := false
+		for _, o := range ordered {
+			found = found || o == n
+		}
+		if !found {
+			ordered = append(ordered, n)
+		}
+	}
+	if len(ordered) == 0 {
+		s.p("No chart has data.")
+	}
+	for _, n := range ordered {
+		svg, err := c.SVG(n)
+		if err != nil {
+			return err
+		}
+		src := sources[n]
+		if src == "" {
+			src = "sweep.parquet"
+		}
+		s.add(block{Figure: &figure{ID: "chart-" + n, SVG: trusted(svg), Title: c.Title(n), Caption: "Source: " + src + "."}})
+	}
+	return nil
+}
+
+// warningSection lists warnings, each once, in order; from says where
+// they come from.
+func warningSection(warnings []string, from string) *section {
+	s := &section{ID: "warnings", Heading: "Warnings"}
+	seen := map[string]bool{}
+	var list []string
+	for _, w := range warnings {
+		if !seen[w] {
+			seen[w] = true
+			list = append(list, w)
+		}
+	}
+	if len(list) == 0 {
+		s.p("kvsim printed no warning.")
+	} else {
+		s.add(block{List: list})
+	}
+	s.source(from)
+	return s
+}
+
+// manifest adds what ran: the command line, the build and the inputs.
+func manifest(s *section, m *report.Manifest) {
+	if m == nil {
+		s.p("No manifest: a kvsim older than the manifest wrote this directory.")
+		return
+	}
+	t := &table{}
+	t.Rows = append(t.Rows, textRow("command", shellQuote(m.Command)))
+	scenario := m.Scenario
+	if scenario == "" {
+		scenario = "the embedded default scenario"
+	}
+	t.Rows = append(t.Rows, textRow("scenario file", scenario))
+	if len(m.Sets) > 0 {
+		t.Rows = append(t.Rows, textRow("--set", strings.Join(m.Sets, " ")))
+	}
+	if m.Trace != nil {
+		t.Rows = append(t.Rows, textRow("trace", fmt.Sprintf("%s (%d bytes, sha256 %s)", m.Trace.Path, m.Trace.Bytes, m.Trace.SHA256)))
+	}
+	t.Rows = append(t.Rows, textRow("build", m.Build.String()))
+	s.add(block{Table: t})
+	s.source("the manifest in summary.json (a sweep's in sweep.json)")
+}
+
+// shellQuote is a command line as a shell would take it back.
+func shellQuote(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' ||
+				r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
+// runDirOf is a sweep's run's directory.
+func runDirOf(dir string, run int64) string { return filepath.Join(dir, report.SweepRunDir(run)) }
+
+// capitalize is s with its first letter upper case.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,569 @@
+package page
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/chart"
+	"github.com/kvsim/kvsim/report/parquetio"
+	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/study"
+)
+
+// grid is what a sweep's or a search's page reads: its spec, its runs'
+// rows and grid points, and the first run's scenario.
+type grid struct {
+	dir    string
+	spec   *study.Spec
+	keys   []string // the varied keys, without the replicates' seed
+	rows   []report.SweepRow
+	points []report.PointRow
+	events int
+	sc     *scenarios.Scenario // the first run's, nil when it does not load
+	raw    []byte              // its text
+	scErr  error
+}
+
+// readGrid reads a sweep's or a search's directory.
+func readGrid(dir string) (*grid, error) {
+	spec, err := study.ReadSpec(dir)
+	if err != nil {
+		return nil, err
+	}
+	_, rows, err := parquetio.ReadSweep(filepath.Join(dir, report.SweepFile))
+	if err != nil {
+		return nil, err
+	}
+	g := &grid{dir: dir, spec: spec, keys: spec.Keys, rows: rows, points: spec.Points(rows), events: report.SweepEvents(rows)}
+	if len(rows) > 0 {
+		g.sc, g.raw, g.scErr = scenarioOf(runDirOf(dir, rows[0].Run))
+	}
+	return g, nil
+}
+
+// stat is a grid point's statistic of a points.parquet metric.
+func (g *grid) stat(p *report.PointRow, metric string) report.Stat {
+	i := slices.IndexFunc(report.PointMetrics(g.events), func(c report.Column[report.SweepRow]) bool { return c.Name == metric })
+	if i < 0 {
+		return report.Stat{Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	return p.Stats[i]
+}
+
+// runsOf are a grid point's rows: the points are in run order, each
+// holding its replicates' consecutive rows.
+func (g *grid) runsOf(point int) []report.SweepRow {
+	lo := 0
+	for i := range point {
+		lo += int(g.points[i].Replicates)
+	}
+	return g.rows[lo : lo+int(g.points[point].Replicates)]
+}
+
+// label is a point's values: "router.hints.mode=copy, events[0].at=5m".
+func (g *grid) label(p *report.PointRow) string {
+	parts := make([]string, len(g.keys))
+	for i, k := range g.keys {
+		parts[i] = k + "=" + p.Params[i]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// question is the grid's question: the first run's scenario in words and
+// what the grid varies.
+func (g *grid) question(what string) *section {
+	q := &section{ID: "question", Heading: "The question"}
+	if g.scErr == nil && g.sc != nil {
+		for _, line := range scenarioWords(g.sc) {
+			q.p("%s", line)
+		}
+		q.note("The scenario as its first run ran it: the values it varies are those of run 0.")
+	} else {
+		q.add(block{Warn: fmt.Sprintf("The first run's scenario.yaml does not load here (%v).", g.scErr)})
+	}
+	var vary []string
+	for i, k := range g.keys {
+		vary = append(vary, fmt.Sprintf("%s over %s", k, strings.Join(g.spec.Values[i], ", ")))
+	}
+	reps := ""
+	if g.spec.Replicates > 1 {
+		reps = fmt.Sprintf(", each grid point %d times (seeds %d to %d)", g.spec.Replicates, g.spec.Seed, g.spec.Seed+uint64(g.spec.Replicates)-1)
+	}
+	q.p("%s varies %s%s: %d runs, %d grid points.", what, strings.Join(vary, "; "), reps, len(g.rows), len(g.points))
+	if g.spec.Twins {
+		q.p("Each run replays its events' twins (the same run without the event), so each event's effect is the run minus its twin; over replicates, its interval is that of the paired difference.")
+	} else {
+		q.add(block{Warn: "The runs ran without twins (--twins=false): no event has an effect to show, only before → after, which mixes the event with the trace's own change."})
+	}
+	q.source("sweep.json (the grid); the first run's scenario.yaml")
+	return q
+}
+
+// effects adds each event's effect at every grid point, with intervals
+// over replicates; pass, when not nil, marks the points meeting the SLOs
+// and best the best of them (-1 none).
+func (g *grid) effects(s *section, pass []bool, best int) {
+	if g.events == 0 {
+		s.add(block{Warn: "The scenario has no events: the grid points compare the runs as they are (the points below)."})
+		return
+	}
+	for k := range g.events {
+		ttft := fmt.Sprintf("event%d_ttft_p99_delta_ms", k)
+		t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "TTFT p99 effect (ms)", "ITL p99 effect (ms)",
+			"displaced: TTFT p99 effect (ms)", "displaced requests", "workers gone after (s)")}
+		if pass != nil {
+			t.Head = append(t.Head, "meets the SLOs")
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		var loAt, hiAt string
+		for i := range g.points {
+			p := &g.points[i]
+			runs := g.runsOf(i)
+			var cohort, displaced []float64
+			for _, r := range runs {
+				if k < len(r.Events) && r.Events[k].Twinned {
+					e := &r.Events[k]
+					cohort = append(cohort, e.CohortAfter.TTFTP99Ms-e.CohortTwin.TTFTP99Ms)
+					displaced = append(displaced, float64(e.CohortAfter.Requests))
+				}
+			}
+			eff := g.stat(p, ttft)
+			if !math.IsNaN(eff.Mean) {
+				if eff.Mean < lo {
+					lo, loAt = eff.Mean, g.label(p)
+				}
+				if eff.Mean > hi {
+					hi, hiAt = eff.Mean, g.label(p)
+				}
+			}
+			cells := []cell{{Text: strconv.FormatInt(p.Point, 10)}}
+			for _, v := range p.Params {
+				cells = append(cells, cell{Text: v})
+			}
+			cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)},
+				pmCell(eff, 1, true), pmCell(g.stat(p, fmt.Sprintf("event%d_itl_p99_delta_ms", k)), 1, true),
+				pmCell(meanOf(cohort), 1, true), cell{Text: plainMean(displaced, "%.0f")},
+				pmCell(g.stat(p, fmt.Sprintf("event%d_removed_after_ns", k)), 1e-9, false))
+			r := row{Cells: cells}
+			if pass != nil {
+				r.Cells = append(r.Cells, passCell(pass[i], i == best))
+				r.Class = map[bool]string{true: "best", false: ""}[i == best]
+			}
+			t.Rows = append(t.Rows, r)
+		}
+		s.h3(fmt.Sprintf("Event %d", k))
+		if loAt != "" && g.spec.Twins {
+			s.add(block{Lead: fmt.Sprintf("Event %d's effect on TTFT p99 ranges from %s ms (%s) to %s ms (%s).",
+				k, results.Signed(lo, ""), loAt, results.Signed(hi, ""), hiAt)})
+		}
+		s.add(block{Table: t})
+		src := fmt.Sprintf("points.parquet event%d_ttft_p99_delta_ms, event%d_itl_p99_delta_ms and event%d_removed_after_ns (mean ± the half-width of the 95 %% interval); the displaced columns from sweep.parquet event%d_cohort_ttft_p99_after_ms minus event%d_cohort_ttft_p99_twin_ms, and event%d_cohort_requests_after, over each point's runs", k, k, k, k, k, k)
+		s.source(src)
+	}
+}
+
+// meanOf is the mean and 95 % interval of xs; NaN for none.
+func meanOf(xs []float64) report.Stat {
+	if len(xs) == 0 {
+		return report.Stat{Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	return report.MeanInterval(xs)
+}
+
+// plainMean is the mean of xs in format; "—" for none.
+func plainMean(xs []float64, format string) string {
+	if len(xs) == 0 {
+		return "—"
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return fmt.Sprintf(format, sum/float64(len(xs)))
+}
+
+// pmCell is a statistic as "mean ± half-width", scaled; signed for an
+// effect, coloured when its interval excludes 0.
+func pmCell(s report.Stat, scale float64, effect bool) cell {
+	if math.IsNaN(s.Mean) || math.IsInf(s.Mean, 0) {
+		return cell{Text: "—"}
+	}
+	text := strconv.FormatFloat(s.Mean*scale, 'f', 1, 64)
+	if effect {
+		text = results.Signed(s.Mean*scale, "")
+		if s.Mean*scale == math.Trunc(s.Mean*scale) {
+			text = results.Signed(s.Mean*scale, "")
+		}
+	}
+	class := ""
+	if h := s.HalfWidth(); !math.IsNaN(h) {
+		text += " ± " + strconv.FormatFloat(h*scale, 'f', 1, 64)
+		if effect && (s.Lo > 0 || s.Hi < 0) {
+			class = judge(s.Mean, true)
+		}
+	} else if effect {
+		class = judge(s.Mean, true)
+	}
+	return cell{Text: text, Class: class}
+}
+
+// passCell says whether a point meets the SLOs.
+func passCell(pass, best bool) cell {
+	switch {
+	case best:
+		return cell{Text: "yes: the best", Class: "better"}
+	case pass:
+		return cell{Text: "yes", Class: "better"}
+	}
+	return cell{Text: "no", Class: "worse"}
+}
+
+// pointsTable adds the grid points' main metrics, as kvsim sweep prints
+// them with replicates.
+func (g *grid) pointsTable(s *section) {
+	t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "completed", "TTFT p50 (ms)", "TTFT p99 (ms)",
+		"ITL p99 (ms)", "E2E p99 (ms)", "G1 / G2 / pulled", "distinct digests")}
+	for i := range g.points {
+		p := &g.points[i]
+		cells := []cell{{Text: strconv.FormatInt(p.Point, 10)}}
+		for _, v := range p.Params {
+			cells = append(cells, cell{Text: v})
+		}
+		digests := map[string]bool{}
+		for _, r := range g.runsOf(i) {
+			digests[r.Digest] = true
+		}
+		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
+			results.Pct(g.stat(p, "hit_ratio_pulled").Mean))
+		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)}, pmCell(g.stat(p, "requests_completed"), 1, false),
+			pmCell(g.stat(p, "ttft_p50_ms"), 1, false), pmCell(g.stat(p, "ttft_p99_ms"), 1, false), pmCell(g.stat(p, "itl_p99_ms"), 1, false),
+			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), cell{Text: hits}, cell{Text: strconv.Itoa(len(digests))})
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	s.h3("Grid points")
+	s.add(block{Table: t})
+	s.source("points.parquet (the *_mean columns, ± the half-width of *_ci95_lo to *_ci95_hi; none with one replicate); distinct digests from sweep.parquet digest")
+}
+
+// runsTable adds every run: its values, its digest and its main figures.
+func (g *grid) runsTable(s *section) {
+	keys, _ := g.spec.Dims() // with replicates, the seed last
+	t := &table{Head: append(append([]string{"run"}, keys...), "completed", "TTFT p99 (ms)", "digest")}
+	for _, r := range g.rows {
+		cells := []cell{{Text: strconv.FormatInt(r.Run, 10)}}
+		for _, v := range r.Params {
+			cells = append(cells, cell{Text: v})
+		}
+		cells = append(cells, cell{Text: strconv.FormatInt(r.Completed, 10)},
+			cell{Text: results.Num(r.TTFTP99)}, cell{Text: r.Digest})
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	s.h3("Runs")
+	s.add(block{Table: t})
+	s.source("sweep.parquet; each run's directory is runs/run-NNN")
+}
+
+// warnings gathers the runs' warnings, each once, naming its runs.
+func (g *grid) warnings() []string {
+	var order []string
+	runs := map[string][]string{}
+	if g.scErr == nil && g.sc != nil {
+		order = append(order, g.sc.Warnings()...)
+	}
+	order = append(order, g.spec.InertSeeds(g.rows)...)
+	for _, r := range g.rows {
+		s, err := study.ReadRunSummary(runDirOf(g.dir, r.Run))
+		if err != nil {
+			continue // a merged sweep keeps no run directory
+		}
+		for _, w := range s.Warnings {
+			if runs[w] == nil {
+				order = append(order, w)
+			}
+			runs[w] = append(runs[w], strconv.FormatInt(r.Run, 10))
+		}
+	}
+	out := make([]string, len(order))
+	for i, w := range order {
+		out[i] = w
+		if n := runs[w]; len(n) > 0 {
+			out[i] = fmt.Sprintf("runs %s: %s", strings.Join(n, ", "), w)
+		}
+	}
+	return out
+}
+
+// charts adds the grid's charts: metrics against the first varied key
+// (or x), with the replicates as means in a 95 % band.
+func (g *grid) charts(metrics []string, x string) (*section, error) {
+	s := &section{ID: "charts", Heading: "Charts"}
+	c, err := chart.SweepCharts(g.dir, chart.SweepOptions{Metrics: metrics, X: x, NoDistributions: true})
+	if err != nil {
+		return nil, err
+	}
+	order := make([]string, len(metrics))
+	for i, m := range metrics {
+		order[i] = "sweep-" + m
+	}
+	return s, addCharts(s, c, order, nil)
+}
+
+// chartMetrics are a grid's charts: TTFT p50 and p99, the pulled share
+// and each event's TTFT and ITL p99 effect.
+func (g *grid) chartMetrics() []string {
+	var m []string
+	if g.spec.Twins {
+		for k := range g.events {
+			m = append(m, fmt.Sprintf("event%d_ttft_p99_delta_ms", k), fmt.Sprintf("event%d_itl_p99_delta_ms", k))
+		}
+	}
+	return append(m, "ttft_p50_ms", "ttft_p99_ms", "hit_ratio_pulled")
+}
+
+// provenance adds the grid's manifest, digests and the first run's
+// scenario.
+func (g *grid) provenance() *section {
+	p := &section{ID: "provenance", Heading: "Provenance"}
+	manifest(p, g.spec.Manifest)
+	raw, err := os.ReadFile(filepath.Join(g.dir, report.SweepSpecFile))
+	if err == nil {
+		p.h3("The grid (sweep.json)")
+		p.add(block{Pre: string(raw)})
+	}
+	if g.raw != nil {
+		p.h3("The first run's scenario as run (runs/run-000/scenario.yaml)")
+		p.add(block{Pre: string(g.raw)})
+	}
+	return p
+}
+
+// sweepDoc is a sweep directory's page.
+func sweepDoc(dir string, opt Options) (*doc, error) {
+	g, err := readGrid(dir)
+	if err != nil {
+		return nil, err
+	}
+	name := "sweep"
+	if g.sc != nil {
+		name = g.sc.Name
+	}
+	d := &doc{Title: "kvsim report: sweep of " + name,
+		Subtitle: fmt.Sprintf("A sweep: %d runs over %d grid points", len(g.rows), len(g.points))}
+	d.Sections = append(d.Sections, g.question("The sweep"))
+	a := &section{ID: "answer", Heading: "The answer"}
+	pass, best, err := g.checkSLOs(opt.SLOs)
+	if err != nil {
+		return nil, err
+	}
+	if pass != nil {
+		n := 0
+		for _, ok := range pass {
+			if ok {
+				n++
+			}
+		}
+		lead := fmt.Sprintf("%d of %d grid points meet %s in every replicate", n, len(g.points), strings.Join(opt.SLOs, " and "))
+		if best >= 0 {
+			lead += fmt.Sprintf("; the best is point %d (%s), with the most room under the first", best, g.label(&g.points[best]))
+		}
+		a.add(block{Lead: lead + "."})
+		a.source("each run's summary.json, the SLOs' metrics as an expect entry names them (docs/scenarios.md)")
+	}
+	g.effects(a, pass, best)
+	d.Sections = append(d.Sections, a)
+	det := &section{ID: "details", Heading: "The runs"}
+	g.pointsTable(det)
+	g.runsTable(det)
+	d.Sections = append(d.Sections, det)
+	ch, err := g.charts(g.chartMetrics(), "")
+	if err != nil {
+		return nil, err
+	}
+	d.Sections = append(d.Sections, ch,
+		warningSection(g.warnings(), "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
+	return d, nil
+}
+
+// checkSLOs checks each grid point against slos: a point passes when
+// every replicate meets every SLO. The best passing point has the most
+// room under the first SLO (the least mean for < and <=, the most for >
+// and >=; the first passing for == and !=); -1 for none. nil without
+// SLOs.
+func (g *grid) checkSLOs(slos []string) ([]bool, int, error) {
+	if len(slos) == 0 {
+		return nil, -1, nil
+	}
+	var es []scenarios.Expectation
+	for _, s := range slos {
+		e, err := scenarios.ParseExpectation(s)
+		if err == nil {
+			err = results.CheckMetric(e.Metric, g.events)
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: --slo %q: %v", ErrOption, s, err)
+		}
+		es = append(es, e)
+	}
+	pass := make([]bool, len(g.points))
+	best, bestMean := -1, 0.0
+	for i := range g.points {
+		pass[i] = true
+		first := 0.0
+		for _, r := range g.runsOf(i) {
+			s, err := study.ReadRunSummary(runDirOf(g.dir, r.Run))
+			if err != nil {
+				return nil, 0, fmt.Errorf("page: --slo needs each run's summary.json: %w", err)
+			}
+			for j, e := range es {
+				v, err := results.Metric(s.Summary, e.Metric)
+				if err != nil {
+					return nil, 0, err
+				}
+				pass[i] = pass[i] && v.Meets(e)
+				if j == 0 {
+					first += v.Float64()
+				}
+			}
+		}
+		if !pass[i] {
+			continue
+		}
+		better := best < 0
+		switch es[0].Op {
+		case "<", "<=":
+			better = better || first < bestMean
+		case ">", ">=":
+			better = better || first > bestMean
+		}
+		if better {
+			best, bestMean = i, first
+		}
+	}
+	return pass, best, nil
+}
+
+// ErrOption marks an error in Options: an SLO that does not parse or
+// names no metric.
+var ErrOption = errors.New("bad report option")
+
+// searchDoc is a search directory's page.
+func searchDoc(dir string) (*doc, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, report.SearchFile))
+	if err != nil {
+		return nil, err
+	}
+	var res study.SearchResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("page: %s: %w", filepath.Join(dir, report.SearchFile), err)
+	}
+	g, err := readGrid(dir)
+	if err != nil {
+		return nil, err
+	}
+	name := "search"
+	if g.sc != nil {
+		name = g.sc.Name
+	}
+	d := &doc{Title: "kvsim report: search of " + name,
+		Subtitle: fmt.Sprintf("A search of %s in [%d, %d]: %d probes, %d runs", res.Key, res.Range[0], res.Range[1], len(res.Probes), len(g.rows))}
+	q := g.question("The search")
+	q.p("It looks for the largest %s in [%d, %d] whose runs meet every SLO: %s. A value passes when %d of its %d replicates meet them all.",
+		res.Key, res.Range[0], res.Range[1], strings.Join(res.SLOs, "; "), res.Quorum, res.Replicates)
+	d.Sections = append(d.Sections, q)
+
+	a := &section{ID: "answer", Heading: "The answer"}
+	if res.Answer == nil {
+		a.add(block{Lead: fmt.Sprintf("No value of %s in [%d, %d] meets the SLOs.", res.Key, res.Range[0], res.Range[1])})
+	} else {
+		a.add(block{Lead: fmt.Sprintf("%s = %d is the largest value meeting the SLOs.", res.Key, *res.Answer)})
+	}
+	switch {
+	case res.Scanned && !res.Monotone:
+		a.p("Why: a probe showed an SLO metric not monotone in %s, so bisection could skip a failing value; the search ran every value instead.", res.Key)
+	case res.Scanned:
+		a.p("Why: the ends of the range failed different SLOs, so bisection could not tell which way to go; the search ran every value.")
+	default:
+		a.p("Why: every probe's SLO metrics were monotone in %s, so the search bisected: the values it did not run lie between probes that agree.", res.Key)
+	}
+	if res.Answer != nil && res.Scanned {
+		var failing []string
+		for _, p := range res.Probes {
+			if p.Value < *res.Answer && !p.Passes {
+				failing = append(failing, strconv.FormatInt(p.Value, 10))
+			}
+		}
+		slices.SortFunc(failing, func(x, y string) int { a, _ := strconv.Atoi(x); b, _ := strconv.Atoi(y); return a - b })
+		if len(failing) > 0 {
+			every := ""
+			if res.PassTo != nil {
+				every = fmt.Sprintf(" Every value from %d to %d passes (pass_to).", res.Range[0], *res.PassTo)
+			}
+			a.add(block{Warn: fmt.Sprintf("Below the answer, %s = %s fail: the answer holds only where the SLOs hold by the replicates' luck.%s",
+				res.Key, strings.Join(failing, ", "), every)})
+		}
+	}
+	t := &table{Head: []string{"probe", res.Key, "replicates meeting every SLO", "passes"}}
+	var metrics []string
+	for _, p := range res.Probes {
+		for m := range p.Metrics {
+			if !slices.Contains(metrics, m) {
+				metrics = append(metrics, m)
+			}
+		}
+	}
+	slices.Sort(metrics)
+	t.Head = append(t.Head, metrics...)
+	for i, p := range res.Probes {
+		r := row{Cells: []cell{{Text: strconv.Itoa(i)}, {Text: strconv.FormatInt(p.Value, 10)},
+			{Text: fmt.Sprintf("%d of %d", p.Passing, len(p.Runs))}, passCell(p.Passes, res.Answer != nil && p.Value == *res.Answer)}}
+		if res.Answer != nil && p.Value == *res.Answer {
+			r.Class = "best"
+		}
+		for _, m := range metrics {
+			text := "never"
+			if v := p.Metrics[m]; v != nil {
+				text = strconv.FormatFloat(*v, 'f', 1, 64)
+			}
+			r.Cells = append(r.Cells, cell{Text: text})
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	a.h3("Probes, in the order made")
+	a.add(block{Table: t})
+	a.source("search.json (probes: value, passing, passes, runs, metrics as each SLO metric's mean over the replicates; monotone, scanned, answer, pass_to)")
+	g.effects(a, nil, -1)
+	d.Sections = append(d.Sections, a)
+
+	det := &section{ID: "details", Heading: "The runs"}
+	g.pointsTable(det)
+	g.runsTable(det)
+	d.Sections = append(d.Sections, det)
+	var chartMetrics []string
+	cols := report.SweepColumns(nil, g.events)
+	for _, m := range metrics {
+		if slices.ContainsFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == m && c.String == nil && c.Dict == nil }) {
+			chartMetrics = append(chartMetrics, m)
+		}
+	}
+	for _, m := range g.chartMetrics() {
+		if !slices.Contains(chartMetrics, m) {
+			chartMetrics = append(chartMetrics, m)
+		}
+	}
+	ch, err := g.charts(chartMetrics, res.Key)
+	if err != nil {
+		return nil, err
+	}
+	d.Sections = append(d.Sections, ch,
+		warningSection(g.warnings(), "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
+	return d, nil
+}

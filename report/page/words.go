@@ -1,0 +1,124 @@
+package page
+
+import (
+	"fmt"
+	"html/template"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvsim/kvsim/scenarios"
+)
+
+// trusted marks an SVG from report/chart as HTML to inline: gonum's SVG
+// canvas escapes every text it draws, so the user's names in a chart
+// (keys, values, titles) arrive as text.
+func trusted(svg []byte) template.HTML { return template.HTML(svg) } //nolint:gosec // escaped by vgsvg
+
+// scenarioWords is a scenario in sentences: the workload, the cluster,
+// the router and KVCR, then each event.
+func scenarioWords(sc *scenarios.Scenario) []string {
+	var load string
+	switch w := sc.Workload; {
+	case w.Trace != nil:
+		t := w.Trace
+		load = fmt.Sprintf("replays the %s trace %s", t.Format, filepath.Base(t.Path))
+		if t.TimeScale != 1 && t.TimeScale != 0 {
+			load += fmt.Sprintf(" with its arrival times scaled by %s", strconv.FormatFloat(t.TimeScale, 'g', -1, 64))
+		}
+		if t.Limit > 0 {
+			load += fmt.Sprintf(", its first %d requests", t.Limit)
+		}
+	case w.Synthetic != nil:
+		g := w.Synthetic
+		load = fmt.Sprintf("replays %d synthetic requests arriving at %s a second (%s), %d turns each", g.Requests,
+			strconv.FormatFloat(g.Rate, 'g', -1, 64), g.Arrival, max(g.Turns, 1))
+	}
+	c := sc.Cluster
+	hw := string(c.Engine.Timing.Model) + " timing"
+	if t := c.Engine.Timing; t.GPU != "" || t.ModelPreset != "" {
+		hw = fmt.Sprintf("%s on %s, %s timing", t.ModelPreset, t.GPU, t.Model)
+	}
+	kvcr := "KVCR off: no worker pulls from another's G2"
+	if sc.KVCR.Enabled {
+		kvcr = fmt.Sprintf("KVCR on: a worker pulls KV blocks from a peer's G2 over RDMA at %s Gb/s with %v latency",
+			strconv.FormatFloat(sc.KVCR.BandwidthGbps, 'g', -1, 64), time.Duration(sc.KVCR.Latency))
+		if sc.Router.Hints.Enabled {
+			kvcr += fmt.Sprintf(", the router hinting %s pulls", sc.Router.Hints.Mode)
+		} else {
+			kvcr += ", the router hinting none"
+		}
+	}
+	lines := []string{fmt.Sprintf("Scenario %s (seed %d) %s on %d workers (%s) behind a %s router; %s.",
+		sc.Name, sc.Seed, load, c.Workers, hw, sc.Router.Policy, kvcr)}
+	for i, ev := range sc.Events {
+		lines = append(lines, fmt.Sprintf("Event %d: %s.", i, eventWords(ev)))
+	}
+	return lines
+}
+
+// eventWords is a scenario event in words: "drain the 8 busiest ready
+// workers at 5m24.15s, evacuating their G2 by move (up to 4096 blocks a
+// worker)".
+func eventWords(ev scenarios.Event) string {
+	at := time.Duration(ev.At)
+	switch {
+	case ev.Drain != nil:
+		s := fmt.Sprintf("drain %s at %v", selectionWords(ev.Drain), at)
+		if ev.DrainTimeout > 0 {
+			s += fmt.Sprintf(", removing any still busy after %v (their requests %s)", time.Duration(ev.DrainTimeout), removeWords(ev.OnRemove))
+		} else {
+			s += ", each removed once idle"
+		}
+		if b := ev.Evacuate; b != nil {
+			mode := "copy"
+			if b.Moves() {
+				mode = "move"
+			}
+			s += fmt.Sprintf(", evacuating their G2 by %s (up to %d blocks a worker)", mode, b.Blocks)
+		}
+		return s
+	case ev.Remove != nil:
+		return fmt.Sprintf("remove %s at %v at once (their requests %s)", selectionWords(ev.Remove), at, removeWords(ev.OnRemove))
+	}
+	s := fmt.Sprintf("add %d workers at %v, ready %v later", ev.Add, at, time.Duration(ev.Startup))
+	if b := ev.Prewarm; b != nil {
+		s += fmt.Sprintf(", prewarming their G2 from the ready workers' hottest chains (up to %d blocks a worker)", b.Blocks)
+	}
+	return s
+}
+
+// selectionWords names a drain's or a remove's workers: "workers 0, 3",
+// "the 8 busiest ready workers".
+func selectionWords(s *scenarios.Selection) string {
+	if !s.Picked() {
+		ids := make([]string, len(s.IDs))
+		for i, id := range s.IDs {
+			ids[i] = strconv.Itoa(id)
+		}
+		if len(ids) == 1 {
+			return "worker " + ids[0]
+		}
+		return "workers " + strings.Join(ids, ", ")
+	}
+	pick := map[scenarios.Pick]string{
+		scenarios.PickBusiest: "busiest", scenarios.PickIdlest: "idlest", scenarios.PickMostCached: "most cached (G2)",
+		scenarios.PickRandom: "randomly picked",
+	}[s.Pick]
+	if pick == "" {
+		pick = string(s.Pick)
+	}
+	if s.Count == 1 {
+		return fmt.Sprintf("the %s ready worker", pick)
+	}
+	return fmt.Sprintf("the %d %s ready workers", s.Count, pick)
+}
+
+// removeWords is what becomes of a removed worker's requests.
+func removeWords(a scenarios.RemoveAction) string {
+	if a == scenarios.RemoveFail {
+		return "failed"
+	}
+	return "routed again"
+}
