@@ -115,7 +115,7 @@ func Check(t testing.TB, path string, opt Options) Result {
 		required = []byte("[]")
 	}
 	tag := fmt.Sprintf(`<script src="%s" data-required="%s"></script>`, fileURL(script), html.EscapeString(string(required)))
-	if !regexp.MustCompile(`(?i)<base[\s>]`).Match(page) {
+	if !baseTag.Match(page) {
 		// Relative URLs resolve beside the original, as they do for a reader.
 		tag = fmt.Sprintf(`<base href="%s">`, fileURL(filepath.Dir(abs))+"/") + tag
 	}
@@ -130,7 +130,7 @@ func Check(t testing.TB, path string, opt Options) Result {
 	if err != nil {
 		t.Fatalf("browsertest: %s on %s: %v\n%s", exe, path, err, tail(stderr))
 	}
-	m := regexp.MustCompile(`(?s)<pre id="` + resultID + `">(.*?)</pre>`).FindSubmatch(out)
+	m := resultPre.FindSubmatch(out)
 	if m == nil {
 		t.Fatalf("browsertest: %s left no result in the page %s (it did not finish loading?)\n%s", exe, path, tail(stderr))
 	}
@@ -190,6 +190,8 @@ func find() (string, error) {
 }
 
 var (
+	baseTag      = regexp.MustCompile(`(?i)<base[\s>]`)
+	resultPre    = regexp.MustCompile(`(?s)<pre id="` + resultID + `">(.*?)</pre>`)
 	headStart    = regexp.MustCompile(`(?i)<head(\s[^>]*)?>`)
 	htmlStart    = regexp.MustCompile(`(?i)<html(\s[^>]*)?>`)
 	doctypeStart = regexp.MustCompile(`(?i)<!doctype[^>]*>`)
