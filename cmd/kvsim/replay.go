@@ -8,10 +8,10 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/report/page"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/study"
+	"github.com/kvsim/kvsim/study/page"
 
 	"github.com/spf13/cobra"
 )

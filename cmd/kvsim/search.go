@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/kvsim/kvsim/report/page"
 	"github.com/kvsim/kvsim/study"
+	"github.com/kvsim/kvsim/study/page"
 )
 
 // searchFlags are kvsim search's flags.

@@ -14,10 +14,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kvsim/kvsim/report"
-	"github.com/kvsim/kvsim/report/page"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/study"
+	"github.com/kvsim/kvsim/study/page"
 )
 
 // splitTop splits s at commas that are not inside brackets, braces or
@@ -238,6 +238,14 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	}
 	if err := f.check(); err != nil {
 		return err
+	}
+	if len(f.slos) > 0 && !f.report {
+		return usageError{fmt.Errorf("--slo marks the grid points of the sweep's page: add --report")}
+	}
+	for _, slo := range f.slos { // its metric is checked once the runs say how many events they have
+		if _, err := scenarios.ParseExpectation(slo); err != nil {
+			return usageError{fmt.Errorf("--slo %q: %w", slo, err)}
+		}
 	}
 	env := newEnv(cmd, cmdline, f.quiet)
 	env.Twins = f.twins

@@ -28,8 +28,9 @@ import (
 	"github.com/kvsim/kvsim/report/parquetio"
 )
 
-// maxPanels is how many workers get a panel each in the per-worker charts;
-// more are drawn as the band of their minimum to maximum, and their mean.
+// maxPanels is how many workers get a panel each in the per-worker charts
+// kvsim plot draws; more are drawn as the band of their minimum to
+// maximum, and their mean.
 const maxPanels = 64
 
 // Run renders a run directory's charts into dir/charts and returns the
@@ -42,15 +43,16 @@ const maxPanels = 64
 // distributions). Lifecycle events are marked on the charts over time. A
 // chart with no data is not drawn.
 func Run(dir string) ([]string, error) {
-	c, err := RunCharts(dir)
+	c, err := RunCharts(dir, maxPanels)
 	if err != nil {
 		return nil, err
 	}
 	return c.Save(filepath.Join(dir, report.ChartsDir))
 }
 
-// RunCharts draws the charts Run writes, without writing them.
-func RunCharts(dir string) (*Charts, error) {
+// RunCharts draws the charts Run writes, without writing them; up to
+// panels workers get a panel each in the per-worker charts.
+func RunCharts(dir string, panels int) (*Charts, error) {
 	path := func(n string) string { return filepath.Join(dir, n) }
 	workers, err := parquetio.ReadWorkers(path(report.WorkersFile))
 	if err != nil {
@@ -115,10 +117,10 @@ func RunCharts(dir string) (*Charts, error) {
 		{"queue", func() (*figure, error) { return queueFigure(samples, evs, t, end) }},
 		{"pulls", func() (*figure, error) { return pullsFigure(pulls, outcomes, evs, t, end) }},
 		{"g1", func() (*figure, error) {
-			return occupancyFigure(samples, evs, t, "G1 blocks in use (referenced) per worker", func(s *report.SampleRow) int64 { return s.G1Blocks })
+			return occupancyFigure(samples, evs, t, panels, "G1 blocks in use (referenced) per worker", func(s *report.SampleRow) int64 { return s.G1Blocks })
 		}},
 		{"g2", func() (*figure, error) {
-			return occupancyFigure(samples, evs, t, "G2 blocks in use (slots taken) per worker", func(s *report.SampleRow) int64 { return s.G2Blocks })
+			return occupancyFigure(samples, evs, t, panels, "G2 blocks in use (slots taken) per worker", func(s *report.SampleRow) int64 { return s.G2Blocks })
 		}},
 	} {
 		if figs[c.name], err = c.draw(); err != nil {
@@ -503,9 +505,9 @@ func pullsFigure(pulls []pullEnd, outcomes []string, evs []event, t timeAxis, en
 
 // occupancyFigure draws a per-worker value over time, a panel a worker
 // (small multiples on a shared scale, each marked with its own lifecycle
-// events), or past maxPanels workers the band from their minimum to their
+// events), or past panels workers the band from their minimum to their
 // maximum and their mean; nil when the value is 0 throughout.
-func occupancyFigure(samples []report.SampleRow, evs []event, t timeAxis, title string, val func(*report.SampleRow) int64) (*figure, error) {
+func occupancyFigure(samples []report.SampleRow, evs []event, t timeAxis, panels int, title string, val func(*report.SampleRow) int64) (*figure, error) {
 	byWorker := map[int32]plotter.XYs{}
 	top, end := int64(0), 0.0
 	for i := range samples {
@@ -522,7 +524,7 @@ func occupancyFigure(samples []report.SampleRow, evs []event, t timeAxis, title 
 		ids = append(ids, w)
 	}
 	slices.Sort(ids)
-	if len(ids) > maxPanels {
+	if len(ids) > panels {
 		return envelopeFigure(title, ids, byWorker, evs, t, end)
 	}
 	cols, h := gridLayout(len(ids))

@@ -180,7 +180,7 @@ func TestManyWorkers(t *testing.T) {
 				samples = append(samples, report.SampleRow{TimeNs: int64(s) * 1e9, Worker: int32(w), G1Blocks: int64(w + s)})
 			}
 		}
-		f, err := occupancyFigure(samples, nil, newTimeAxis(2e9), "G1", func(s *report.SampleRow) int64 { return s.G1Blocks })
+		f, err := occupancyFigure(samples, nil, newTimeAxis(2e9), maxPanels, "G1", func(s *report.SampleRow) int64 { return s.G1Blocks })
 		if err != nil || f == nil || len(f.panels) != c.panels || f.cols != c.cols {
 			t.Errorf("%d workers: %v, %d panels, %d columns", c.workers, err, len(f.panels), f.cols)
 		}

@@ -138,10 +138,10 @@ func (q quantity) inTitle() string {
 	return string(r)
 }
 
-// maxValueLen is the longest varied value written out in a label; longer
+// MaxValueLen is the longest varied value written out in a label; longer
 // ones (YAML lists of events, say) are numbered #0, #1, ... in grid order,
-// and listed in the chart's notes.
-const maxValueLen = 24
+// and listed in the chart's notes (and a page's question).
+const MaxValueLen = 24
 
 // valueNames names the values of a sweep's varied keys.
 type valueNames struct {
@@ -163,7 +163,7 @@ func newValueNames(keys []string, params [][]string) *valueNames {
 
 // value is key k's value as shown: itself, or #i when long.
 func (v *valueNames) value(k int, val string) string {
-	if len(val) <= maxValueLen {
+	if len(val) <= MaxValueLen {
 		return val
 	}
 	for i, x := range v.values[k] {
@@ -180,7 +180,7 @@ func (v *valueNames) label(ks []int, params []string) string {
 	for _, k := range ks {
 		val := v.value(k, params[k])
 		sep := "="
-		if strings.HasPrefix(val, "#") && len(params[k]) > maxValueLen {
+		if strings.HasPrefix(val, "#") && len(params[k]) > MaxValueLen {
 			sep = " "
 		}
 		parts = append(parts, v.keys[k]+sep+val)
@@ -193,7 +193,7 @@ func (v *valueNames) notes(ks []int) []string {
 	var out []string
 	for _, k := range ks {
 		for i, x := range v.values[k] {
-			if len(x) > maxValueLen {
+			if len(x) > MaxValueLen {
 				out = append(out, v.keys[k]+" #"+strconv.Itoa(i)+": "+x)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,12 +42,22 @@ func runDoc(dir string) (*doc, error) {
 	q.source("scenario.yaml (the scenario as run)")
 	d.Sections = append(d.Sections, q)
 
+	var warnings []string
+	if scErr == nil {
+		warnings = append(warnings, sc.Warnings()...)
+	}
+	warnings = once(append(warnings, sum.Warnings...))
+
 	a := &section{ID: "answer", Heading: "The answer"}
+	warnedOf(a, warnings)
 	if len(sum.EventRows) == 0 {
 		a.p("No event, so no effect: %s", runHeadline(sum))
 	}
 	for i := range sum.EventRows {
 		eventAnswer(a, &sum.EventRows[i], nil)
+	}
+	if len(sum.EventRows) > 0 {
+		a.note(fmt.Sprintf("One run at seed %d: each effect is exact for this seed, the run against its twin; how much it varies with the seed takes a sweep with --replicates, whose page gives each effect's interval.", sum.Seed))
 	}
 	d.Sections = append(d.Sections, a)
 
@@ -78,7 +89,7 @@ func runDoc(dir string) (*doc, error) {
 	}
 
 	ch := &section{ID: "charts", Heading: "Charts"}
-	charts, err := chart.RunCharts(dir)
+	charts, err := chart.RunCharts(dir, pagePanels)
 	if err != nil {
 		return nil, err
 	}
@@ -87,11 +98,6 @@ func runDoc(dir string) (*doc, error) {
 	}
 	d.Sections = append(d.Sections, ch)
 
-	var warnings []string
-	if scErr == nil {
-		warnings = append(warnings, sc.Warnings()...)
-	}
-	warnings = append(warnings, sum.Warnings...)
 	d.Sections = append(d.Sections, warningSection(warnings, "scenario.yaml's checks and summary.json warnings, as kvsim replay printed them on stderr"))
 
 	p := &section{ID: "provenance", Heading: "Provenance"}
@@ -352,6 +358,11 @@ func ledger(s *section, rows []report.EventRow) {
 	s.source("events.parquet kv_* and g2_* columns, those not zero in some event")
 }
 
+// pagePanels is how many workers get a panel each in a page's per-worker
+// charts; more are drawn as their band, minimum to maximum, and mean, which
+// keeps a page of a large cluster small (32 workers' panels take 1 MB).
+const pagePanels = 16
+
 // runChartOrder is the order of a run's charts on its page.
 var runChartOrder = []string{"ttft", "queue", "pulls", "g1", "g2", "cdf-ttft", "cdf-tpot", "cdf-itl", "cdf-e2e", "fidelity-scatter", "fidelity-cdf"}
 
@@ -362,10 +373,10 @@ var runChartSources = map[string]string{
 	"pulls":            "pulls.parquet (end_ns, outcome); workers.parquet marks the lifecycle instants",
 	"g1":               "timeseries.parquet (g1_blocks); workers.parquet marks the lifecycle instants",
 	"g2":               "timeseries.parquet (g2_blocks); workers.parquet marks the lifecycle instants",
-	"cdf-ttft":         "requests.parquet",
-	"cdf-tpot":         "requests.parquet",
+	"cdf-ttft":         report.RequestsFile,
+	"cdf-tpot":         report.RequestsFile,
 	"cdf-itl":          "requests.parquet; summary.json itl",
-	"cdf-e2e":          "requests.parquet",
+	"cdf-e2e":          report.RequestsFile,
 	"fidelity-scatter": "requests.parquet (the measured columns beside the simulated)",
 	"fidelity-cdf":     "requests.parquet (the measured columns beside the simulated)",
 }
@@ -401,29 +412,20 @@ func addCharts(s *section, c *chart.Charts, order []string, sources map[string]s
 		}
 		src := sources[n]
 		if src == "" {
-			src = "sweep.parquet"
+			src = report.SweepFile
 		}
 		s.add(block{Figure: &figure{ID: "chart-" + n, SVG: trusted(svg), Title: c.Title(n), Caption: "Source: " + src + "."}})
 	}
 	return nil
 }
 
-// warningSection lists warnings, each once, in order; from says where
-// they come from.
+// warningSection lists warnings; from says where they come from.
 func warningSection(warnings []string, from string) *section {
 	s := &section{ID: "warnings", Heading: "Warnings"}
-	seen := map[string]bool{}
-	var list []string
-	for _, w := range warnings {
-		if !seen[w] {
-			seen[w] = true
-			list = append(list, w)
-		}
-	}
-	if len(list) == 0 {
+	if len(warnings) == 0 {
 		s.p("kvsim printed no warning.")
 	} else {
-		s.add(block{List: list})
+		s.add(block{List: warnings})
 	}
 	s.source(from)
 	return s
@@ -478,4 +480,24 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// warnedOf points the answer to the warnings, when there are any.
+func warnedOf(s *section, warnings []string) {
+	if n := len(warnings); n == 1 {
+		s.add(block{Warn: "kvsim warned of one thing that may make these figures mislead: see Warnings below."})
+	} else if n > 1 {
+		s.add(block{Warn: fmt.Sprintf("kvsim warned of %d things that may make these figures mislead: see Warnings below.", n)})
+	}
+}
+
+// once is ws without repeats, in order.
+func once(ws []string) []string {
+	var out []string
+	for _, w := range ws {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -73,9 +73,37 @@ func (g *grid) runsOf(point int) []report.SweepRow {
 func (g *grid) label(p *report.PointRow) string {
 	parts := make([]string, len(g.keys))
 	for i, k := range g.keys {
-		parts[i] = k + "=" + p.Params[i]
+		parts[i] = k + "=" + g.value(i, p.Params[i])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// long reports whether some value of key i is numbered.
+func (g *grid) long(i int) bool {
+	return i < len(g.spec.Values) && slices.ContainsFunc(g.spec.Values[i], func(v string) bool { return len(v) > chart.MaxValueLen })
+}
+
+// value is key i's value v as the tables show it: itself, or #j when it
+// is longer than the charts write out (chart.MaxValueLen), numbered in
+// the order --vary gave them, as the charts number them; the question
+// lists what each number stands for.
+func (g *grid) value(i int, v string) string {
+	if len(v) <= chart.MaxValueLen {
+		return v
+	}
+	if j := slices.Index(g.spec.Values[i], v); j >= 0 {
+		return "#" + strconv.Itoa(j)
+	}
+	return v
+}
+
+// paramCells are a row's values as cells.
+func (g *grid) paramCells(params []string) []cell {
+	cells := make([]cell, len(params))
+	for i, v := range params {
+		cells[i] = cell{Text: g.value(i, v)}
+	}
+	return cells
 }
 
 // question is the grid's question: the first run's scenario in words and
@@ -90,15 +118,27 @@ func (g *grid) question(what string) *section {
 	} else {
 		q.add(block{Warn: fmt.Sprintf("The first run's scenario.yaml does not load here (%v).", g.scErr)})
 	}
-	var vary []string
+	var vary, numbered []string
 	for i, k := range g.keys {
-		vary = append(vary, fmt.Sprintf("%s over %s", k, strings.Join(g.spec.Values[i], ", ")))
+		if !g.long(i) {
+			vary = append(vary, fmt.Sprintf("%s over %s", k, strings.Join(g.spec.Values[i], ", ")))
+			continue
+		}
+		vary = append(vary, fmt.Sprintf("%s over %d values, the long ones numbered below", k, len(g.spec.Values[i])))
+		for j, v := range g.spec.Values[i] {
+			if len(v) > chart.MaxValueLen {
+				numbered = append(numbered, fmt.Sprintf("%s #%d: %s", k, j, v))
+			}
+		}
 	}
 	reps := ""
 	if g.spec.Replicates > 1 {
 		reps = fmt.Sprintf(", each grid point %d times (seeds %d to %d)", g.spec.Replicates, g.spec.Seed, g.spec.Seed+uint64(g.spec.Replicates)-1)
 	}
 	q.p("%s varies %s%s: %d runs, %d grid points.", what, strings.Join(vary, "; "), reps, len(g.rows), len(g.points))
+	if len(numbered) > 0 {
+		q.add(block{List: numbered})
+	}
 	if g.spec.Twins {
 		q.p("Each run replays its events' twins (the same run without the event), so each event's effect is the run minus its twin; over replicates, its interval is that of the paired difference.")
 	} else {
@@ -125,6 +165,7 @@ func (g *grid) effects(s *section, pass []bool, best int) {
 		}
 		lo, hi := math.Inf(1), math.Inf(-1)
 		var loAt, hiAt string
+		resolved, intervals := 0, 0 // points whose effect has an interval; of them, those excluding 0
 		for i := range g.points {
 			p := &g.points[i]
 			runs := g.runsOf(i)
@@ -137,6 +178,12 @@ func (g *grid) effects(s *section, pass []bool, best int) {
 				}
 			}
 			eff := g.stat(p, ttft)
+			if !math.IsNaN(eff.Lo) {
+				intervals++
+				if eff.Lo > 0 || eff.Hi < 0 {
+					resolved++
+				}
+			}
 			if !math.IsNaN(eff.Mean) {
 				if eff.Mean < lo {
 					lo, loAt = eff.Mean, g.label(p)
@@ -145,10 +192,7 @@ func (g *grid) effects(s *section, pass []bool, best int) {
 					hi, hiAt = eff.Mean, g.label(p)
 				}
 			}
-			cells := []cell{{Text: strconv.FormatInt(p.Point, 10)}}
-			for _, v := range p.Params {
-				cells = append(cells, cell{Text: v})
-			}
+			cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
 			cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)},
 				pmCell(eff, 1, true), pmCell(g.stat(p, fmt.Sprintf("event%d_itl_p99_delta_ms", k)), 1, true),
 				pmCell(meanOf(cohort), 1, true), cell{Text: plainMean(displaced, "%.0f")},
@@ -160,10 +204,23 @@ func (g *grid) effects(s *section, pass []bool, best int) {
 			}
 			t.Rows = append(t.Rows, r)
 		}
-		s.h3(fmt.Sprintf("Event %d", k))
+		head := fmt.Sprintf("Event %d", k)
+		if g.sc != nil && k < len(g.sc.Events) {
+			head += ": " + eventWords(g.sc.Events[k]) + " (as run 0 ran it)"
+		}
+		s.h3(head)
 		if loAt != "" && g.spec.Twins {
-			s.add(block{Lead: fmt.Sprintf("Event %d's effect on TTFT p99 ranges from %s ms (%s) to %s ms (%s).",
-				k, results.Signed(lo, ""), loAt, results.Signed(hi, ""), hiAt)})
+			lead := fmt.Sprintf("Its effect on TTFT p99 ranges from %s ms (%s) to %s ms (%s)",
+				results.Signed(lo, ""), loAt, results.Signed(hi, ""), hiAt)
+			switch {
+			case intervals == 0:
+				lead += "; with one run a point, it has no interval."
+			case resolved == 0:
+				lead += fmt.Sprintf("; no point's 95 %% interval excludes zero: with %d replicates, these effects are not resolved from the replicates' spread.", g.spec.Replicates)
+			default:
+				lead += fmt.Sprintf("; at %d of %d points the 95 %% interval excludes zero (coloured).", resolved, intervals)
+			}
+			s.add(block{Lead: lead})
 		}
 		s.add(block{Table: t})
 		src := fmt.Sprintf("points.parquet event%d_ttft_p99_delta_ms, event%d_itl_p99_delta_ms and event%d_removed_after_ns (mean ± the half-width of the 95 %% interval); the displaced columns from sweep.parquet event%d_cohort_ttft_p99_after_ms minus event%d_cohort_ttft_p99_twin_ms, and event%d_cohort_requests_after, over each point's runs", k, k, k, k, k, k)
@@ -234,10 +291,7 @@ func (g *grid) pointsTable(s *section) {
 		"ITL p99 (ms)", "E2E p99 (ms)", "G1 / G2 / pulled", "distinct digests")}
 	for i := range g.points {
 		p := &g.points[i]
-		cells := []cell{{Text: strconv.FormatInt(p.Point, 10)}}
-		for _, v := range p.Params {
-			cells = append(cells, cell{Text: v})
-		}
+		cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
 		digests := map[string]bool{}
 		for _, r := range g.runsOf(i) {
 			digests[r.Digest] = true
@@ -259,10 +313,7 @@ func (g *grid) runsTable(s *section) {
 	keys, _ := g.spec.Dims() // with replicates, the seed last
 	t := &table{Head: append(append([]string{"run"}, keys...), "completed", "TTFT p99 (ms)", "digest")}
 	for _, r := range g.rows {
-		cells := []cell{{Text: strconv.FormatInt(r.Run, 10)}}
-		for _, v := range r.Params {
-			cells = append(cells, cell{Text: v})
-		}
+		cells := append([]cell{{Text: strconv.FormatInt(r.Run, 10)}}, g.paramCells(r.Params)...)
 		cells = append(cells, cell{Text: strconv.FormatInt(r.Completed, 10)},
 			cell{Text: results.Num(r.TTFTP99)}, cell{Text: r.Digest})
 		t.Rows = append(t.Rows, row{Cells: cells})
@@ -360,6 +411,8 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 		Subtitle: fmt.Sprintf("A sweep: %d runs over %d grid points", len(g.rows), len(g.points))}
 	d.Sections = append(d.Sections, g.question("The sweep"))
 	a := &section{ID: "answer", Heading: "The answer"}
+	warnings := g.warnings()
+	warnedOf(a, warnings)
 	pass, best, err := g.checkSLOs(opt.SLOs)
 	if err != nil {
 		return nil, err
@@ -389,7 +442,7 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 		return nil, err
 	}
 	d.Sections = append(d.Sections, ch,
-		warningSection(g.warnings(), "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
+		warningSection(warnings, "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
 	return d, nil
 }
 
@@ -481,6 +534,8 @@ func searchDoc(dir string) (*doc, error) {
 	d.Sections = append(d.Sections, q)
 
 	a := &section{ID: "answer", Heading: "The answer"}
+	warnings := g.warnings()
+	warnedOf(a, warnings)
 	if res.Answer == nil {
 		a.add(block{Lead: fmt.Sprintf("No value of %s in [%d, %d] meets the SLOs.", res.Key, res.Range[0], res.Range[1])})
 	} else {
@@ -564,6 +619,6 @@ func searchDoc(dir string) (*doc, error) {
 		return nil, err
 	}
 	d.Sections = append(d.Sections, ch,
-		warningSection(g.warnings(), "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
+		warningSection(warnings, "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
 	return d, nil
 }

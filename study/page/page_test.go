@@ -1,0 +1,299 @@
+package page
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kvsim/kvsim/internal/browsertest"
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/sim"
+	"github.com/kvsim/kvsim/study"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/run.golden.html")
+
+// small is a short default scenario on 4 workers with one drain: a run of
+// a fraction of a second with an event, its twin and its displaced
+// requests.
+var small = []string{"workload.synthetic.requests=200", "cluster.workers=4",
+	"events=[{at: 3s, drain: {count: 1, pick: busiest}}]"}
+
+// env is the study environment of the tests: a fixed command and build,
+// so that the pages' provenance is the same on every machine.
+func env() study.Env {
+	return study.Env{Command: []string{"kvsim", "test"}, Build: report.Build{Version: "test", GoVersion: "go"}, Twins: true}
+}
+
+// fixManifest gives a run's summary.json a manifest without the test
+// binary's hash, which differs with every build.
+func fixManifest(t *testing.T, dir string) {
+	t.Helper()
+	s, err := study.ReadRunSummary(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Manifest.Build = report.Build{Version: "test", GoVersion: "go"}
+	s.WallTimeS = 0
+	if err := report.WriteJSON(filepath.Join(dir, report.SummaryFile), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runTo replays the default scenario with sets into dir, as kvsim replay
+// would, checking its invariants.
+func runTo(t *testing.T, dir string, sets ...string) {
+	t.Helper()
+	plan, err := study.Prepare("", sets, 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := env()
+	m, err := e.Manifest("", sets, plan.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := func(n string) string { return filepath.Join(dir, n) }
+	if _, err := e.RunTo(context.Background(), path, plan, sim.Options{Check: true, Twins: true}, m); err != nil {
+		t.Fatal(err)
+	}
+	fixManifest(t, dir)
+}
+
+// svgs matches each inline chart, for the golden file to hold its hash
+// instead of its 50 kB.
+var svgs = regexp.MustCompile(`(?s)<svg .*?</svg>`)
+
+// hashSVGs is page with each chart replaced by its SHA-256: the golden
+// file still pins every byte.
+func hashSVGs(page []byte) []byte {
+	return svgs.ReplaceAllFunc(page, func(svg []byte) []byte {
+		h := sha256.Sum256(svg)
+		return []byte(`<svg sha256="` + hex.EncodeToString(h[:]) + `"/>`)
+	})
+}
+
+// TestGoldenRun: a small run's page is the golden file's bytes (its charts
+// by their hashes), and the same bytes on a second rendering and with
+// GOMAXPROCS=1: the page depends on the directory alone. Run with
+// -update after a change meant to alter it, and read the diff.
+func TestGoldenRun(t *testing.T) {
+	dir := t.TempDir()
+	runTo(t, dir, small...)
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(1)
+	one, err := Render(dir, Options{})
+	runtime.GOMAXPROCS(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(page, again) || !bytes.Equal(page, one) {
+		t.Fatal("the same directory gave different pages")
+	}
+	// The scenario's text holds the directory's path, which is the test's
+	// temporary one: the golden file has a placeholder.
+	got := bytes.ReplaceAll(hashSVGs(page), []byte(dir), []byte("DIR"))
+	golden := filepath.Join("testdata", "run.golden.html")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		a, b := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(a), len(b)) {
+			if a[i] != b[i] {
+				t.Fatalf("the page differs from %s at line %d:\n got %.300s\nwant %.300s\n(go test ./report/page -run TestGoldenRun -update rewrites it)", golden, i+1, a[i], b[i])
+			}
+		}
+		t.Fatalf("the page differs from %s in length: %d lines, want %d", golden, len(a), len(b))
+	}
+}
+
+// TestRunPage: a run's page leads with the question in words and the
+// event's effect against its twin, in the order the issue asks; each
+// part cites its file.
+func TestRunPage(t *testing.T) {
+	dir := t.TempDir()
+	runTo(t, dir, small...)
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	at := 0 // each part is looked for after the one before it
+	for _, want := range []string{
+		`<section id="question">`, "Event 0: drain the busiest ready worker at 3s", "its twin",
+		`<section id="answer">`, "Event 0: drain", "with the drain", "without (twin)", "Displaced requests",
+		"Source: events.parquet",
+		`<section id="details">`, "latency (ms)", `<section id="events">`, "The KV ledger",
+		`<section id="charts">`, `<figure id="chart-ttft"`, `<section id="warnings">`, `<section id="provenance">`,
+		"twin of event 0", "kvsim test",
+	} {
+		i := strings.Index(text[at:], want)
+		if i < 0 {
+			t.Errorf("the page lacks %q after what comes before it", want)
+			continue
+		}
+		at += i + len(want)
+	}
+	// SVG names its namespaces by URL; nothing else may
+	for _, fetch := range []string{"<script", `src="http`, `href="http`, "url(", "@import"} {
+		if strings.Contains(strings.ToLower(text), fetch) {
+			t.Errorf("the page has %q: a script or something to fetch", fetch)
+		}
+	}
+}
+
+// TestEscaped: a scenario named like markup shows as text and runs
+// nothing, in the page and in its charts.
+func TestEscaped(t *testing.T) {
+	dir := t.TempDir()
+	runTo(t, dir, append([]string{`name="<script>alert(1)</script><img src=x onerror=alert(2)>"`}, small...)...)
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	if strings.Contains(strings.ToLower(text), "<script") || strings.Contains(text, "<img") {
+		t.Errorf("the scenario's name reached the page as markup")
+	}
+	if !strings.Contains(text, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Errorf("the scenario's name is not on the page as text")
+	}
+}
+
+// TestNotADirectory: a directory of none of kvsim's says so.
+func TestNotADirectory(t *testing.T) {
+	if _, err := Render(t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "not a run, sweep or search directory") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// sweepTo runs a sweep of the small scenario into dir: hints by copy and
+// by move, 3 replicates each.
+func sweepTo(t *testing.T, dir string) {
+	t.Helper()
+	s := &study.Sweep{Env: env(), Dir: study.Dir{Path: dir, Jobs: 2},
+		Spec: &study.Spec{Sets: small, Keys: []string{"router.hints.mode"}, Values: [][]string{{"copy", "move"}}, Replicates: 3}}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSweepPage: a sweep's page gives each grid point's effect with its
+// paired interval, and marks the points meeting --slo and the best of
+// them: a point passes when every replicate meets every SLO.
+func TestSweepPage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	sweepTo(t, dir)
+	page, err := Render(dir, Options{SLOs: []string{"ttft_p99_ms < 100000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	for _, want := range []string{"over copy, move, each grid point 3 times", "TTFT p99 effect (ms)", " ± ",
+		"2 of 2 grid points meet ttft_p99_ms &lt; 100000 in every replicate", "yes: the best", `<section id="charts">`,
+		`<figure id="chart-sweep-event0_ttft_p99_delta_ms"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	none, err := Render(dir, Options{SLOs: []string{"ttft_p99_ms < 0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(none), "0 of 2 grid points meet") || strings.Contains(string(none), "the best") {
+		t.Errorf("no point meets ttft_p99_ms < 0, yet the page marks one")
+	}
+	for _, bad := range []string{"ttft_p99_ms <", "no_such_metric > 1"} {
+		if _, err := Render(dir, Options{SLOs: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--slo") {
+			t.Errorf("--slo %q: %v", bad, err)
+		}
+	}
+}
+
+// searchTo runs a search of the drain's count in [1, 3] into dir.
+func searchTo(t *testing.T, dir string) {
+	t.Helper()
+	s := &study.Search{Env: env(), Sets: small, Key: "events[0].drain.count", From: 1, To: 3,
+		SLOs: []string{"events[0].removed_after_s < 1000"}, Replicates: 1, Quorum: 1, Dir: study.Dir{Path: dir, Jobs: 2}}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSearchPage: a search's page states the answer and why, and lists
+// the probes in the order made.
+func TestSearchPage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "search")
+	searchTo(t, dir)
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	for _, want := range []string{"events[0].drain.count = 3 is the largest value meeting the SLOs", "Why: every probe",
+		"Probes, in the order made", "events[0].removed_after_s &lt; 1000"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}
+
+// TestInBrowser: the pages of a run, a sweep with replicates and a search
+// render in headless Chromium with no console error, nothing fetched,
+// nothing past the page's edge, no text over text, and every part the
+// page promises shown. Screenshots go to $KVSIM_SCREENSHOTS when set.
+func TestInBrowser(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct {
+		name string
+		make func(t *testing.T, dir string)
+	}{
+		{"run", func(t *testing.T, dir string) { runTo(t, dir, small...) }},
+		{"sweep", sweepTo},
+		{"search", searchTo},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(root, c.name)
+			c.make(t, dir)
+			path, err := Write(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			shot := ""
+			if d := os.Getenv("KVSIM_SCREENSHOTS"); d != "" {
+				shot = filepath.Join(d, c.name+".png")
+			}
+			res := browsertest.Check(t, path, browsertest.Options{Screenshot: shot, Required: []string{
+				"#question p", "#answer h3", "#answer table", "#details table", "#charts figure svg",
+				"#warnings", "#provenance table", "#provenance pre"}})
+			for _, p := range res.Problems() {
+				t.Error(p)
+			}
+		})
+	}
+}
