@@ -34,11 +34,12 @@ func newReport() *cobra.Command {
 
 // writeReport writes dir's page and prints its path on w; a directory
 // that is none of kvsim's or a bad --slo is bad input.
-func writeReport(w io.Writer, dir string, opt page.Options) error {
-	path, err := page.Write(dir, opt)
+func writeReport(w io.Writer, dir string, o page.Options) error {
+	path, err := page.Write(dir, o)
 	var in *study.InputError
+	var opt *page.OptionError
 	switch {
-	case errors.Is(err, page.ErrNotADirectory) || errors.Is(err, page.ErrOption) || errors.As(err, &in):
+	case errors.Is(err, page.ErrNotADirectory) || errors.As(err, &opt) || errors.As(err, &in):
 		return usageError{err}
 	case err != nil:
 		return err

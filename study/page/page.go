@@ -62,7 +62,7 @@ func Render(dir string, opt Options) ([]byte, error) {
 	case exists(filepath.Join(dir, report.SummaryFile)):
 		d, err = runDoc(dir)
 	default:
-		return nil, fmt.Errorf("page: %s: %w", dir, ErrNotADirectory)
+		return nil, fmt.Errorf("%s: %w", dir, ErrNotADirectory)
 	}
 	if err != nil {
 		return nil, err

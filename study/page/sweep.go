@@ -2,7 +2,6 @@ package page
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -462,7 +461,7 @@ func (g *grid) checkSLOs(slos []string) ([]bool, int, error) {
 			err = results.CheckMetric(e.Metric, g.events)
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: --slo %q: %v", ErrOption, s, err)
+			return nil, 0, &OptionError{fmt.Errorf("--slo %q: %w", s, err)}
 		}
 		es = append(es, e)
 	}
@@ -504,9 +503,13 @@ func (g *grid) checkSLOs(slos []string) ([]bool, int, error) {
 	return pass, best, nil
 }
 
-// ErrOption marks an error in Options: an SLO that does not parse or
-// names no metric.
-var ErrOption = errors.New("bad report option")
+// OptionError is an error in Options: an SLO that does not parse or names
+// no metric.
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // searchDoc is a search directory's page.
 func searchDoc(dir string) (*doc, error) {
