@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -125,7 +126,7 @@ func TestGoldenRun(t *testing.T) {
 		a, b := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
 		for i := range min(len(a), len(b)) {
 			if a[i] != b[i] {
-				t.Fatalf("the page differs from %s at line %d:\n got %.300s\nwant %.300s\n(go test ./report/page -run TestGoldenRun -update rewrites it)", golden, i+1, a[i], b[i])
+				t.Fatalf("the page differs from %s at line %d:\n got %.300s\nwant %.300s\n(go test ./study/page -run TestGoldenRun -update rewrites it)", golden, i+1, a[i], b[i])
 			}
 		}
 		t.Fatalf("the page differs from %s in length: %d lines, want %d", golden, len(a), len(b))
@@ -214,7 +215,7 @@ func TestSweepPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(page)
-	for _, want := range []string{"over copy, move, each grid point 3 times", "TTFT p99 effect (ms)", " ± ",
+	for _, want := range []string{"over copy, move, each 3 times", "TTFT p99 effect (ms)", " ± ",
 		"2 of 2 grid points meet ttft_p99_ms &lt; 100000 in every replicate", "yes: the best", `<section id="charts">`,
 		`<figure id="chart-sweep-event0_ttft_p99_delta_ms"`} {
 		if !strings.Contains(text, want) {
@@ -266,7 +267,7 @@ func TestSearchPage(t *testing.T) {
 // TestInBrowser: the pages of a run, a sweep with replicates and a search
 // render in headless Chromium with no console error, nothing fetched,
 // nothing past the page's edge, no text over text, and every part the
-// page promises shown. Screenshots go to $KVSIM_SCREENSHOTS when set.
+// page promises shown, in a window 1280 and 760 px wide. Screenshots go to $KVSIM_SCREENSHOTS when set.
 func TestInBrowser(t *testing.T) {
 	root := t.TempDir()
 	for _, c := range []struct {
@@ -284,15 +285,17 @@ func TestInBrowser(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			shot := ""
-			if d := os.Getenv("KVSIM_SCREENSHOTS"); d != "" {
-				shot = filepath.Join(d, c.name+".png")
-			}
-			res := browsertest.Check(t, path, browsertest.Options{Screenshot: shot, Required: []string{
-				"#question p", "#answer h3", "#answer table", "#details table", "#charts figure svg",
-				"#warnings", "#provenance table", "#provenance pre"}})
-			for _, p := range res.Problems() {
-				t.Error(p)
+			for _, width := range []int{1280, 760} { // a laptop's window, and half of one
+				shot := ""
+				if d := os.Getenv("KVSIM_SCREENSHOTS"); d != "" {
+					shot = filepath.Join(d, fmt.Sprintf("%s-%d.png", c.name, width))
+				}
+				res := browsertest.Check(t, path, browsertest.Options{Width: width, Screenshot: shot, Required: []string{
+					"#question p", "#answer h3", "#answer table", "#details table", "#charts figure svg",
+					"#warnings", "#provenance table", "#provenance pre"}})
+				for _, p := range res.Problems() {
+					t.Errorf("%d px wide: %s", width, p)
+				}
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/chart"
 	"github.com/kvsim/kvsim/results"
@@ -45,6 +46,9 @@ func runDoc(dir string) (*doc, error) {
 	var warnings []string
 	if scErr == nil {
 		warnings = append(warnings, sc.Warnings()...)
+	}
+	if scErr == nil {
+		warnings = append(warnings, sc.LateEvents(des.Time(sum.LastArrivalNs))...)
 	}
 	warnings = once(append(warnings, sum.Warnings...))
 

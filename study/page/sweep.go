@@ -106,8 +106,8 @@ func (g *grid) paramCells(params []string) []cell {
 }
 
 // question is the grid's question: the first run's scenario in words and
-// what the grid varies.
-func (g *grid) question(what string) *section {
+// what the grid varies (a search's: the values it ran).
+func (g *grid) question(search bool) *section {
 	q := &section{ID: "question", Heading: "The question"}
 	if g.scErr == nil && g.sc != nil {
 		for _, line := range scenarioWords(g.sc) {
@@ -132,9 +132,13 @@ func (g *grid) question(what string) *section {
 	}
 	reps := ""
 	if g.spec.Replicates > 1 {
-		reps = fmt.Sprintf(", each grid point %d times (seeds %d to %d)", g.spec.Replicates, g.spec.Seed, g.spec.Seed+uint64(g.spec.Replicates)-1)
+		reps = fmt.Sprintf(", each %d times (seeds %d to %d)", g.spec.Replicates, g.spec.Seed, g.spec.Seed+uint64(g.spec.Replicates)-1)
 	}
-	q.p("%s varies %s%s: %d runs, %d grid points.", what, strings.Join(vary, "; "), reps, len(g.rows), len(g.points))
+	if search {
+		q.p("The search ran %d of the values of %s%s: %d runs.", len(g.points), g.keys[0], reps, len(g.rows))
+	} else {
+		q.p("The sweep varies %s%s: %d runs, %d grid points.", strings.Join(vary, "; "), reps, len(g.rows), len(g.points))
+	}
 	if len(numbered) > 0 {
 		q.add(block{List: numbered})
 	}
@@ -408,7 +412,7 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 	}
 	d := &doc{Title: "kvsim report: sweep of " + name,
 		Subtitle: fmt.Sprintf("A sweep: %d runs over %d grid points", len(g.rows), len(g.points))}
-	d.Sections = append(d.Sections, g.question("The sweep"))
+	d.Sections = append(d.Sections, g.question(false))
 	a := &section{ID: "answer", Heading: "The answer"}
 	warnings := g.warnings()
 	warnedOf(a, warnings)
@@ -531,7 +535,7 @@ func searchDoc(dir string) (*doc, error) {
 	}
 	d := &doc{Title: "kvsim report: search of " + name,
 		Subtitle: fmt.Sprintf("A search of %s in [%d, %d]: %d probes, %d runs", res.Key, res.Range[0], res.Range[1], len(res.Probes), len(g.rows))}
-	q := g.question("The search")
+	q := g.question(true)
 	q.p("It looks for the largest %s in [%d, %d] whose runs meet every SLO: %s. A value passes when %d of its %d replicates meet them all.",
 		res.Key, res.Range[0], res.Range[1], strings.Join(res.SLOs, "; "), res.Quorum, res.Replicates)
 	d.Sections = append(d.Sections, q)
