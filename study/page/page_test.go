@@ -206,7 +206,8 @@ func sweepTo(t *testing.T, dir string) {
 
 // TestSweepPage: a sweep's page gives each grid point's effect with its
 // paired interval, and marks the points meeting --slo and the best of
-// them: a point passes when every replicate meets every SLO.
+// them: a point passes when every replicate meets every SLO. Without its
+// runs' directories it still has a page.
 func TestSweepPage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	sweepTo(t, dir)
@@ -233,6 +234,18 @@ func TestSweepPage(t *testing.T) {
 		if _, err := Render(dir, Options{SLOs: []string{bad}}); err == nil || !strings.Contains(err.Error(), "--slo") {
 			t.Errorf("--slo %q: %v", bad, err)
 		}
+	}
+	// Merged, a sweep keeps no run directory: the page still stands, and
+	// says why the scenario is not in words; an SLO it cannot check is an error.
+	if err := os.RemoveAll(filepath.Join(dir, report.RunsDir)); err != nil {
+		t.Fatal(err)
+	}
+	merged, err := Render(dir, Options{})
+	if err != nil || !strings.Contains(string(merged), "directories are not here (as after kvsim sweep merge)") {
+		t.Errorf("the page of a sweep without its runs: %v", err)
+	}
+	if _, err := Render(dir, Options{SLOs: []string{"ttft_p99_ms < 100000"}}); err == nil {
+		t.Error("--slo checked a sweep without its runs' summaries")
 	}
 }
 

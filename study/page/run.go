@@ -443,11 +443,7 @@ func manifest(s *section, m *report.Manifest) {
 	}
 	t := &table{}
 	t.Rows = append(t.Rows, textRow("command", shellQuote(m.Command)))
-	scenario := m.Scenario
-	if scenario == "" {
-		scenario = "the embedded default scenario"
-	}
-	t.Rows = append(t.Rows, textRow("scenario file", scenario))
+	t.Rows = append(t.Rows, textRow("scenario file", scenarioName(m.Scenario)))
 	if len(m.Sets) > 0 {
 		t.Rows = append(t.Rows, textRow("--set", strings.Join(m.Sets, " ")))
 	}

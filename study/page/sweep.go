@@ -2,7 +2,9 @@ package page
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -114,6 +116,8 @@ func (g *grid) question(search bool) *section {
 			q.p("%s", line)
 		}
 		q.note("The scenario as its first run ran it: the values it varies are those of run 0.")
+	} else if errors.Is(g.scErr, fs.ErrNotExist) {
+		q.add(block{Warn: fmt.Sprintf("The runs' directories are not here (as after kvsim sweep merge), so the scenario is not put in words; sweep.json names its file: %s.", scenarioName(g.spec.Scenario))})
 	} else {
 		q.add(block{Warn: fmt.Sprintf("The first run's scenario.yaml does not load here (%v).", g.scErr)})
 	}
@@ -628,4 +632,12 @@ func searchDoc(dir string) (*doc, error) {
 	d.Sections = append(d.Sections, ch,
 		warningSection(warnings, "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
 	return d, nil
+}
+
+// scenarioName is a scenario file as the manifests name it.
+func scenarioName(path string) string {
+	if path == "" {
+		return "the embedded default scenario"
+	}
+	return path
 }
