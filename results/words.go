@@ -124,7 +124,8 @@ func KindNoun(kind string) string {
 	return kind
 }
 
-// Signed is a difference with its sign and unit: "+352.8 ms", "-3", "0"; "n/a" for NaN.
+// Signed is a difference with its sign and unit: "+352.8 ms", "-3", "0";
+// "0.0 ms" for one that rounds to zero; "n/a" for NaN.
 func Signed(v float64, unit string) string {
 	if math.IsNaN(v) {
 		return "n/a"
@@ -133,7 +134,10 @@ func Signed(v float64, unit string) string {
 	if v == math.Trunc(v) && unit == "" {
 		s = strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	if v > 0 {
+	switch {
+	case strings.Trim(s, "-0.") == "": // rounds to zero: no sign ("-0.0")
+		s = strings.TrimPrefix(s, "-")
+	case v > 0:
 		s = "+" + s
 	}
 	if unit != "" {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"math"
 	"testing"
 
 	"github.com/kvsim/kvsim/report"
@@ -31,6 +32,20 @@ func TestRemovalLine(t *testing.T) {
 	} {
 		if got := removalLine(&c.row); got != c.want {
 			t.Errorf("%s:\n%q\nwant\n%q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestSigned: a difference has its sign, and none when it rounds to zero.
+func TestSigned(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		unit string
+		want string
+	}{{352.84, "ms", "+352.8 ms"}, {-3, "", "-3"}, {0, "", "0"}, {-0.04, "ms", "0.0 ms"}, {0.04, "ms", "0.0 ms"},
+		{-0.05, "ms", "-0.1 ms"}, {math.NaN(), "ms", "n/a"}} {
+		if got := Signed(c.v, c.unit); got != c.want {
+			t.Errorf("Signed(%v, %q) = %q, want %q", c.v, c.unit, got, c.want)
 		}
 	}
 }

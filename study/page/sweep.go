@@ -264,9 +264,6 @@ func pmCell(s report.Stat, scale float64, effect bool) cell {
 	text := strconv.FormatFloat(s.Mean*scale, 'f', 1, 64)
 	if effect {
 		text = results.Signed(s.Mean*scale, "")
-		if s.Mean*scale == math.Trunc(s.Mean*scale) {
-			text = results.Signed(s.Mean*scale, "")
-		}
 	}
 	class := ""
 	if h := s.HalfWidth(); !math.IsNaN(h) {
