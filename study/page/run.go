@@ -415,8 +415,8 @@ func addCharts(s *section, c *chart.Charts, order []string, sources map[string]s
 			return err
 		}
 		src := sources[n]
-		if src == "" {
-			src = report.SweepFile
+		if m, ok := strings.CutPrefix(n, "sweep-"); ok && src == "" {
+			src = fmt.Sprintf("%s column %s; a point's replicates as points.parquet's %s_mean, %s_ci95_lo and %s_ci95_hi", report.SweepFile, m, m, m, m)
 		}
 		s.add(block{Figure: &figure{ID: "chart-" + n, SVG: trusted(svg), Title: c.Title(n), Caption: "Source: " + src + "."}})
 	}
