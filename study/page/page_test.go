@@ -217,7 +217,7 @@ func TestSweepPage(t *testing.T) {
 	}
 	text := string(page)
 	for _, want := range []string{"over copy, move, each 3 times", "TTFT p99 effect (ms)", " ± ",
-		"2 of 2 grid points meet ttft_p99_ms &lt; 100000 in every replicate", "yes: the best", `<section id="charts">`,
+		"2 of 2 grid points meet ttft_p99_ms &lt; 100000 in every replicate", "yes: most room", `<section id="charts">`,
 		`<figure id="chart-sweep-event0_ttft_p99_delta_ms"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)
@@ -227,7 +227,7 @@ func TestSweepPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(none), "0 of 2 grid points meet") || strings.Contains(string(none), "the best") {
+	if !strings.Contains(string(none), "0 of 2 grid points meet") || strings.Contains(string(none), "most room") {
 		t.Errorf("no point meets ttft_p99_ms < 0, yet the page marks one")
 	}
 	for _, bad := range []string{"ttft_p99_ms <", "no_such_metric > 1"} {
@@ -311,5 +311,22 @@ func TestInBrowser(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSweepColumn: an SLO's metric is charted from the sweep.parquet
+// column it reads.
+func TestSweepColumn(t *testing.T) {
+	for metric, want := range map[string]string{
+		"ttft_p99_ms":                     "ttft_p99_ms",
+		"events[0].ttft_p99_after_ms":     "event0_ttft_p99_after_ms",
+		"events[2].removed_after_s":       "event2_removed_after_ns",
+		"events[1].removed_after_ms":      "event1_removed_after_ns",
+		"events[0].ttft_p99_delta_ms":     "event0_ttft_p99_delta_ms",
+		"events[0].cohort_requests_after": "event0_cohort_requests_after",
+	} {
+		if got := sweepColumn(metric); got != want {
+			t.Errorf("sweepColumn(%q) = %q, want %q", metric, got, want)
+		}
 	}
 }

@@ -58,7 +58,7 @@ func runDoc(dir string) (*doc, error) {
 		a.p("No event, so no effect: %s", runHeadline(sum))
 	}
 	for i := range sum.EventRows {
-		eventAnswer(a, &sum.EventRows[i], nil)
+		eventAnswer(a, &sum.EventRows[i])
 	}
 	if len(sum.EventRows) > 0 {
 		a.note(fmt.Sprintf("One run at seed %d: each effect is exact for this seed, the run against its twin; how much it varies with the seed takes a sweep with --replicates, whose page gives each effect's interval.", sum.Seed))
@@ -135,28 +135,25 @@ var effectRows = []struct {
 	unit  string // "ms", "" (a count or rate), "share"
 	worse bool   // a rise is worse
 	get   func(w *report.EventWindow) float64
-	col   string // the events.parquet column stem
 }{
-	{"TTFT p99", "ms", true, func(w *report.EventWindow) float64 { return w.TTFTP99Ms }, "ttft_p99"},
-	{"TTFT p50", "ms", true, func(w *report.EventWindow) float64 { return w.TTFTP50Ms }, "ttft_p50"},
-	{"ITL p99", "ms", true, func(w *report.EventWindow) float64 { return w.ITLP99Ms }, "itl_p99"},
-	{"TPOT p99", "ms", true, func(w *report.EventWindow) float64 { return w.TPOTP99Ms }, "tpot_p99"},
-	{"E2E p99", "ms", true, func(w *report.EventWindow) float64 { return w.E2EP99Ms }, "e2e_p99"},
-	{"queue p99", "ms", true, func(w *report.EventWindow) float64 { return w.QueueP99Ms }, "queue_p99"},
-	{"completed requests", "", false, func(w *report.EventWindow) float64 { return float64(w.Requests) }, "requests"},
-	{"output tokens/s", "", false, func(w *report.EventWindow) float64 { return w.OutputTokensPerS }, "output_tokens_per_s"},
-	{"prompt tokens from G1", "share", false, func(w *report.EventWindow) float64 { return w.HitG1 }, "hit_ratio_g1"},
-	{"prompt tokens from G2", "share", false, func(w *report.EventWindow) float64 { return w.HitG2 }, "hit_ratio_g2"},
-	{"prompt tokens pulled", "share", false, func(w *report.EventWindow) float64 { return w.HitPulled }, "hit_ratio_pulled"},
-	{"prompt tokens computed", "share", true, func(w *report.EventWindow) float64 { return w.HitComputed }, "hit_ratio_computed"},
+	{"TTFT p99", "ms", true, func(w *report.EventWindow) float64 { return w.TTFTP99Ms }},
+	{"TTFT p50", "ms", true, func(w *report.EventWindow) float64 { return w.TTFTP50Ms }},
+	{"ITL p99", "ms", true, func(w *report.EventWindow) float64 { return w.ITLP99Ms }},
+	{"TPOT p99", "ms", true, func(w *report.EventWindow) float64 { return w.TPOTP99Ms }},
+	{"E2E p99", "ms", true, func(w *report.EventWindow) float64 { return w.E2EP99Ms }},
+	{"queue p99", "ms", true, func(w *report.EventWindow) float64 { return w.QueueP99Ms }},
+	{"completed requests", "", false, func(w *report.EventWindow) float64 { return float64(w.Requests) }},
+	{"output tokens/s", "", false, func(w *report.EventWindow) float64 { return w.OutputTokensPerS }},
+	{"prompt tokens from G1", "share", false, func(w *report.EventWindow) float64 { return w.HitG1 }},
+	{"prompt tokens from G2", "share", false, func(w *report.EventWindow) float64 { return w.HitG2 }},
+	{"prompt tokens pulled", "share", false, func(w *report.EventWindow) float64 { return w.HitPulled }},
+	{"prompt tokens computed", "share", true, func(w *report.EventWindow) float64 { return w.HitComputed }},
 }
 
 // eventAnswer adds an event's effect against its twin to s: a sentence,
-// the table of the window after with and without the event, and its
-// displaced requests. iv, when not nil, gives each metric's paired 95 %
-// interval half-width over a sweep point's replicates (by effectRows'
-// column stem), shown beside the effect.
-func eventAnswer(s *section, e *report.EventRow, iv map[string]float64) {
+// the table of the window after with and without the event, the trace's
+// own change across it, and its displaced requests.
+func eventAnswer(s *section, e *report.EventRow) {
 	noun := results.KindNoun(e.Kind)
 	at := results.RoundMs(e.AtNs)
 	s.h3(fmt.Sprintf("Event %d: %s %s at %v", e.Event, e.Kind, e.Workers, at))
@@ -179,23 +176,15 @@ func eventAnswer(s *section, e *report.EventRow, iv map[string]float64) {
 	for _, m := range effectRows {
 		a, b := m.get(&e.After), m.get(&e.Twin)
 		eff := effectText(a-b, m.unit)
-		if h, ok := iv[m.col]; ok && !math.IsNaN(h) {
-			eff += " ± " + amount(h, m.unit)
-		}
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: m.label}, {Text: value(a, m.unit)}, {Text: value(b, m.unit)},
 			{Text: eff, Class: judge(a-b, m.worse)}}})
 	}
 	s.add(block{Table: t})
-	if iv == nil {
-		for _, line := range results.DescribeEvent(nil, &results.Counters{}, e).Trace {
-			s.note(capitalize(line) + ".")
-		}
+	s.note("Red: the event made it worse in this run (more latency, fewer requests or tokens served, fewer prompt tokens from a cache, more computed); green: better. One seed: the sign alone says nothing of the spread.")
+	for _, line := range results.DescribeEvent(nil, &results.Counters{}, e).Trace {
+		s.note(capitalize(line) + ".")
 	}
-	src := "events.parquet: the *_after, *_twin and *_delta columns (ttft_p99_after_ms, ttft_p99_twin_ms, ttft_p99_delta_ms, ...)"
-	if iv != nil {
-		src += "; ± is the half-width of the 95 % interval of the paired difference over the replicates (points.parquet *_ci95_lo and *_ci95_hi)"
-	}
-	s.source(src)
+	s.source("events.parquet: the *_after, *_twin and *_delta columns (ttft_p99_after_ms, ttft_p99_twin_ms, ttft_p99_delta_ms, ...)")
 	cohortAnswer(s, e)
 }
 
@@ -260,17 +249,6 @@ func effectText(v float64, unit string) string {
 		return results.Signed(100*v, "pts")
 	}
 	return results.Signed(v, unit)
-}
-
-// amount is a half-width in its unit, unsigned.
-func amount(v float64, unit string) string {
-	if unit == "share" {
-		return results.Num(100*v) + " pts"
-	}
-	if unit == "" {
-		return results.Num(v)
-	}
-	return results.Num(v) + " " + unit
 }
 
 // judge is a difference's class: "worse" when it moves the way that hurts.
@@ -364,8 +342,9 @@ func ledger(s *section, rows []report.EventRow) {
 
 // pagePanels is how many workers get a panel each in a page's per-worker
 // charts; more are drawn as their band, minimum to maximum, and mean, which
-// keeps a page of a large cluster small (32 workers' panels take 1 MB).
-const pagePanels = 16
+// keeps a page small (32 workers' panels take 1 MB, 16 an hour-long run's
+// 2.6 MB).
+const pagePanels = 8
 
 // runChartOrder is the order of a run's charts on its page.
 var runChartOrder = []string{"ttft", "queue", "pulls", "g1", "g2", "cdf-ttft", "cdf-tpot", "cdf-itl", "cdf-e2e", "fidelity-scatter", "fidelity-cdf"}
@@ -480,6 +459,14 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// plural is one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // warnedOf points the answer to the warnings, when there are any.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,6 +147,11 @@ func (g *grid) question(search bool) *section {
 	if len(numbered) > 0 {
 		q.add(block{List: numbered})
 	}
+	for _, k := range g.keys {
+		if k == "events" || strings.HasPrefix(k, "events[") {
+			q.note(fmt.Sprintf("The grid varies %s: the events in words above are run 0's; each point's are its value of %s.", k, k))
+		}
+	}
 	if g.spec.Twins {
 		q.p("Each run replays its events' twins (the same run without the event), so each event's effect is the run minus its twin; over replicates, its interval is that of the paired difference.")
 	} else {
@@ -156,32 +162,45 @@ func (g *grid) question(search bool) *section {
 }
 
 // effects adds each event's effect at every grid point, with intervals
-// over replicates; pass, when not nil, marks the points meeting the SLOs
-// and best the best of them (-1 none).
-func (g *grid) effects(s *section, pass []bool, best int) {
+// over replicates: TTFT p99 and p50 and ITL p99, the displaced requests'
+// (or, for an add, those routed to the new workers) count and TTFT p50
+// and p99, and for a drain or a remove the time until its workers were
+// gone. pass, when not nil, marks the points meeting the SLOs and most the
+// one with the most room under the first (-1 none).
+func (g *grid) effects(s *section, pass []bool, most int) {
 	if g.events == 0 {
 		s.add(block{Warn: "The scenario has no events: the grid points compare the runs as they are (the points below)."})
 		return
 	}
 	for k := range g.events {
+		kind := g.kind(k)
+		who := "displaced"
+		if kind == "add" {
+			who = "to the new workers"
+		}
 		ttft := fmt.Sprintf("event%d_ttft_p99_delta_ms", k)
-		t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "TTFT p99 effect (ms)", "ITL p99 effect (ms)",
-			"displaced: TTFT p99 effect (ms)", "displaced requests", "workers gone after (s)")}
+		t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "TTFT p99 effect (ms)", "TTFT p50 effect (ms)",
+			"ITL p99 effect (ms)", "requests "+who, who+": TTFT p50 effect (ms)", who+": TTFT p99 effect (ms)")}
+		if kind != "add" {
+			t.Head = append(t.Head, "workers gone after (s)")
+		}
 		if pass != nil {
 			t.Head = append(t.Head, "meets the SLOs")
 		}
-		lo, hi := math.Inf(1), math.Inf(-1)
+		var lo, hi report.Stat
 		var loAt, hiAt string
 		resolved, intervals := 0, 0 // points whose effect has an interval; of them, those excluding 0
 		for i := range g.points {
 			p := &g.points[i]
-			runs := g.runsOf(i)
-			var cohort, displaced []float64
-			for _, r := range runs {
-				if k < len(r.Events) && r.Events[k].Twinned {
+			var p50, p99, count []float64
+			for _, r := range g.runsOf(i) {
+				if k < len(r.Events) && r.Events[k].Twinned && r.Events[k].CohortAfter.Requests > 0 {
 					e := &r.Events[k]
-					cohort = append(cohort, e.CohortAfter.TTFTP99Ms-e.CohortTwin.TTFTP99Ms)
-					displaced = append(displaced, float64(e.CohortAfter.Requests))
+					p50 = append(p50, e.CohortAfter.TTFTP50Ms-e.CohortTwin.TTFTP50Ms)
+					p99 = append(p99, e.CohortAfter.TTFTP99Ms-e.CohortTwin.TTFTP99Ms)
+				}
+				if k < len(r.Events) && r.Events[k].Twinned {
+					count = append(count, float64(r.Events[k].CohortAfter.Requests))
 				}
 			}
 			eff := g.stat(p, ttft)
@@ -192,22 +211,31 @@ func (g *grid) effects(s *section, pass []bool, best int) {
 				}
 			}
 			if !math.IsNaN(eff.Mean) {
-				if eff.Mean < lo {
-					lo, loAt = eff.Mean, g.label(p)
+				if loAt == "" || eff.Mean < lo.Mean {
+					lo, loAt = eff, g.label(p)
 				}
-				if eff.Mean > hi {
-					hi, hiAt = eff.Mean, g.label(p)
+				if hiAt == "" || eff.Mean > hi.Mean {
+					hi, hiAt = eff, g.label(p)
 				}
 			}
 			cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
 			cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)},
-				pmCell(eff, 1, true), pmCell(g.stat(p, fmt.Sprintf("event%d_itl_p99_delta_ms", k)), 1, true),
-				pmCell(meanOf(cohort), 1, true), cell{Text: plainMean(displaced, "%.0f")},
-				pmCell(g.stat(p, fmt.Sprintf("event%d_removed_after_ns", k)), 1e-9, false))
+				pmCell(eff, 1, true), pmCell(g.stat(p, fmt.Sprintf("event%d_ttft_p50_delta_ms", k)), 1, true),
+				pmCell(g.stat(p, fmt.Sprintf("event%d_itl_p99_delta_ms", k)), 1, true),
+				cell{Text: plainMean(count, "%.0f")}, pmCell(meanOf(p50), 1, true), pmCell(meanOf(p99), 1, true))
+			if kind != "add" {
+				cells = append(cells, pmCell(g.stat(p, fmt.Sprintf("event%d_removed_after_ns", k)), 1e-9, false))
+			}
 			r := row{Cells: cells}
 			if pass != nil {
-				r.Cells = append(r.Cells, passCell(pass[i], i == best))
-				r.Class = map[bool]string{true: "best", false: ""}[i == best]
+				mark := ""
+				if i == most {
+					mark = "most room"
+				}
+				r.Cells = append(r.Cells, passCell(pass[i], mark))
+				if i == most {
+					r.Class = "best"
+				}
 			}
 			t.Rows = append(t.Rows, r)
 		}
@@ -217,22 +245,32 @@ func (g *grid) effects(s *section, pass []bool, best int) {
 		}
 		s.h3(head)
 		if loAt != "" && g.spec.Twins {
-			lead := fmt.Sprintf("Its effect on TTFT p99 ranges from %s ms (%s) to %s ms (%s)",
-				results.Signed(lo, ""), loAt, results.Signed(hi, ""), hiAt)
+			lead := fmt.Sprintf("Its TTFT p99 effect runs from %s ms (%s) to %s ms (%s)", pmCell(lo, 1, true).Text, loAt, pmCell(hi, 1, true).Text, hiAt)
 			switch {
 			case intervals == 0:
-				lead += "; with one run a point, it has no interval."
+				lead += "; with one run a point, no effect has an interval: these are single seeds."
 			case resolved == 0:
 				lead += fmt.Sprintf("; no point's 95 %% interval excludes zero: with %d replicates, these effects are not resolved from the replicates' spread.", g.spec.Replicates)
 			default:
-				lead += fmt.Sprintf("; at %d of %d points the 95 %% interval excludes zero (coloured).", resolved, intervals)
+				lead += fmt.Sprintf("; at %d of %d points its 95 %% interval excludes zero.", resolved, intervals)
 			}
 			s.add(block{Lead: lead})
 		}
 		s.add(block{Table: t})
-		src := fmt.Sprintf("points.parquet event%d_ttft_p99_delta_ms, event%d_itl_p99_delta_ms and event%d_removed_after_ns (mean ± the half-width of the 95 %% interval); the displaced columns from sweep.parquet event%d_cohort_ttft_p99_after_ms minus event%d_cohort_ttft_p99_twin_ms, and event%d_cohort_requests_after, over each point's runs", k, k, k, k, k, k)
-		s.source(src)
+		s.note("An effect is the run minus its twin (the same run without the event), mean ± the half-width of the 95 % interval of the paired difference over the point's replicates; red where the interval lies wholly on the side that hurts (more latency), green wholly on the side that helps, uncoloured where it includes zero or there is no interval (one run a point).")
+		s.source(fmt.Sprintf("points.parquet event%[1]d_ttft_p99_delta_ms, event%[1]d_ttft_p50_delta_ms, event%[1]d_itl_p99_delta_ms and event%[1]d_removed_after_ns; "+
+			"the %[2]s requests' columns from sweep.parquet event%[1]d_cohort_requests_after and event%[1]d_cohort_ttft_p50 and _p99, _after minus _twin, over each point's runs (those with such requests)", k, who))
 	}
+}
+
+// kind is the kind of a grid's event k, from the first run that has it.
+func (g *grid) kind(k int) string {
+	for _, r := range g.rows {
+		if k < len(r.Events) && r.Events[k].Kind != "" {
+			return r.Events[k].Kind
+		}
+	}
+	return ""
 }
 
 // meanOf is the mean and 95 % interval of xs; NaN for none.
@@ -255,33 +293,38 @@ func plainMean(xs []float64, format string) string {
 	return fmt.Sprintf(format, sum/float64(len(xs)))
 }
 
-// pmCell is a statistic as "mean ± half-width", scaled; signed for an
-// effect, coloured when its interval excludes 0.
+// pmCell is a statistic as "mean ± half-width", scaled, on one line;
+// signed for an effect, coloured when its interval excludes 0 (a single
+// run's, without an interval, is not).
 func pmCell(s report.Stat, scale float64, effect bool) cell {
+	return pmDigits(s, scale, 1, effect)
+}
+
+// pmDigits is pmCell with digits decimals: 0 for a count.
+func pmDigits(s report.Stat, scale float64, digits int, effect bool) cell {
 	if math.IsNaN(s.Mean) || math.IsInf(s.Mean, 0) {
 		return cell{Text: "—"}
 	}
-	text := strconv.FormatFloat(s.Mean*scale, 'f', 1, 64)
+	text := strconv.FormatFloat(s.Mean*scale, 'f', digits, 64)
 	if effect {
 		text = results.Signed(s.Mean*scale, "")
 	}
-	class := ""
+	class := "num"
 	if h := s.HalfWidth(); !math.IsNaN(h) {
-		text += " ± " + strconv.FormatFloat(h*scale, 'f', 1, 64)
+		text += " ± " + strconv.FormatFloat(h*scale, 'f', digits, 64)
 		if effect && (s.Lo > 0 || s.Hi < 0) {
-			class = judge(s.Mean, true)
+			class += " " + judge(s.Mean, true)
 		}
-	} else if effect {
-		class = judge(s.Mean, true)
 	}
 	return cell{Text: text, Class: class}
 }
 
-// passCell says whether a point meets the SLOs.
-func passCell(pass, best bool) cell {
+// passCell says whether a point meets the SLOs, and why it is marked
+// ("the answer"; "" for none).
+func passCell(pass bool, mark string) cell {
 	switch {
-	case best:
-		return cell{Text: "yes: the best", Class: "better"}
+	case pass && mark != "":
+		return cell{Text: "yes: " + mark, Class: "better"}
 	case pass:
 		return cell{Text: "yes", Class: "better"}
 	}
@@ -302,7 +345,7 @@ func (g *grid) pointsTable(s *section) {
 		}
 		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
 			results.Pct(g.stat(p, "hit_ratio_pulled").Mean))
-		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)}, pmCell(g.stat(p, "requests_completed"), 1, false),
+		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)}, pmDigits(g.stat(p, "requests_completed"), 1, 0, false),
 			pmCell(g.stat(p, "ttft_p50_ms"), 1, false), pmCell(g.stat(p, "ttft_p99_ms"), 1, false), pmCell(g.stat(p, "itl_p99_ms"), 1, false),
 			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), cell{Text: hits}, cell{Text: strconv.Itoa(len(digests))})
 		t.Rows = append(t.Rows, row{Cells: cells})
@@ -312,6 +355,10 @@ func (g *grid) pointsTable(s *section) {
 	s.source("points.parquet (the *_mean columns, ± the half-width of *_ci95_lo to *_ci95_hi; none with one replicate); distinct digests from sweep.parquet digest")
 }
 
+// shortDigest is how many hex digits of a digest the runs' table shows, as
+// kvsim sweep prints them.
+const shortDigest = 12
+
 // runsTable adds every run: its values, its digest and its main figures.
 func (g *grid) runsTable(s *section) {
 	keys, _ := g.spec.Dims() // with replicates, the seed last
@@ -319,12 +366,12 @@ func (g *grid) runsTable(s *section) {
 	for _, r := range g.rows {
 		cells := append([]cell{{Text: strconv.FormatInt(r.Run, 10)}}, g.paramCells(r.Params)...)
 		cells = append(cells, cell{Text: strconv.FormatInt(r.Completed, 10)},
-			cell{Text: results.Num(r.TTFTP99)}, cell{Text: r.Digest})
+			cell{Text: results.Num(r.TTFTP99)}, cell{Text: r.Digest[:min(len(r.Digest), shortDigest)]})
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	s.h3("Runs")
 	s.add(block{Table: t})
-	s.source("sweep.parquet; each run's directory is runs/run-NNN")
+	s.source("sweep.parquet (its digest column holds each digest in full); each run's directory is runs/run-NNN")
 }
 
 // warnings gathers the runs' warnings, each once, naming its runs.
@@ -350,7 +397,11 @@ func (g *grid) warnings() []string {
 	out := make([]string, len(order))
 	for i, w := range order {
 		out[i] = w
-		if n := runs[w]; len(n) > 0 {
+		switch n := runs[w]; len(n) {
+		case 0:
+		case 1:
+			out[i] = fmt.Sprintf("run %s: %s", n[0], w)
+		default:
 			out[i] = fmt.Sprintf("runs %s: %s", strings.Join(n, ", "), w)
 		}
 	}
@@ -430,7 +481,7 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 		}
 		lead := fmt.Sprintf("%d of %d grid points meet %s in every replicate", n, len(g.points), strings.Join(opt.SLOs, " and "))
 		if best >= 0 {
-			lead += fmt.Sprintf("; the best is point %d (%s), with the most room under the first", best, g.label(&g.points[best]))
+			lead += fmt.Sprintf("; point %d (%s) has the most room under the first (a search finds the largest value of a key that still meets them)", best, g.label(&g.points[best]))
 		}
 		a.add(block{Lead: lead + "."})
 		a.source("each run's summary.json, the SLOs' metrics as an expect entry names them (docs/scenarios.md)")
@@ -451,7 +502,7 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 }
 
 // checkSLOs checks each grid point against slos: a point passes when
-// every replicate meets every SLO. The best passing point has the most
+// every replicate meets every SLO. The passing point it marks has the most
 // room under the first SLO (the least mean for < and <=, the most for >
 // and >=; the first passing for == and !=); -1 for none. nil without
 // SLOs.
@@ -570,8 +621,8 @@ func searchDoc(dir string) (*doc, error) {
 			if res.PassTo != nil {
 				every = fmt.Sprintf(" Every value from %d to %d passes (pass_to).", res.Range[0], *res.PassTo)
 			}
-			a.add(block{Warn: fmt.Sprintf("Below the answer, %s = %s fail: the answer holds only where the SLOs hold by the replicates' luck.%s",
-				res.Key, strings.Join(failing, ", "), every)})
+			a.add(block{Warn: fmt.Sprintf("Below the answer, %s = %s %s: the answer holds only where the SLOs hold by the replicates' luck.%s",
+				res.Key, strings.Join(failing, ", "), plural(len(failing), "fails", "fail"), every)})
 		}
 	}
 	t := &table{Head: []string{"probe", res.Key, "replicates meeting every SLO", "passes"}}
@@ -584,11 +635,17 @@ func searchDoc(dir string) (*doc, error) {
 		}
 	}
 	slices.Sort(metrics)
-	t.Head = append(t.Head, metrics...)
+	for _, m := range metrics {
+		t.Head = append(t.Head, m+" (mean of the replicates)")
+	}
 	for i, p := range res.Probes {
-		r := row{Cells: []cell{{Text: strconv.Itoa(i)}, {Text: strconv.FormatInt(p.Value, 10)},
-			{Text: fmt.Sprintf("%d of %d", p.Passing, len(p.Runs))}, passCell(p.Passes, res.Answer != nil && p.Value == *res.Answer)}}
+		answer := ""
 		if res.Answer != nil && p.Value == *res.Answer {
+			answer = "the answer"
+		}
+		r := row{Cells: []cell{{Text: strconv.Itoa(i)}, {Text: strconv.FormatInt(p.Value, 10)},
+			{Text: fmt.Sprintf("%d of %d", p.Passing, len(p.Runs))}, passCell(p.Passes, answer)}}
+		if answer != "" {
 			r.Class = "best"
 		}
 		for _, m := range metrics {
@@ -613,8 +670,9 @@ func searchDoc(dir string) (*doc, error) {
 	var chartMetrics []string
 	cols := report.SweepColumns(nil, g.events)
 	for _, m := range metrics {
-		if slices.ContainsFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == m && c.String == nil && c.Dict == nil }) {
-			chartMetrics = append(chartMetrics, m)
+		col := sweepColumn(m)
+		if slices.ContainsFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == col && c.String == nil && c.Dict == nil }) {
+			chartMetrics = append(chartMetrics, col)
 		}
 	}
 	for _, m := range g.chartMetrics() {
@@ -637,4 +695,28 @@ func scenarioName(path string) string {
 		return "the embedded default scenario"
 	}
 	return path
+}
+
+// eventMetric matches an SLO's metric of an event's column, as an expect
+// entry names it: events[0].ttft_p99_after_ms.
+var eventMetric = regexp.MustCompile(`^events\[(\d+)\]\.(.+)$`)
+
+// sweepColumn is the sweep.parquet column an SLO's metric reads:
+// events[0].ttft_p99_after_ms is event0_ttft_p99_after_ms, a time asked in
+// _s or _ms of an _ns column that column; other metrics are named as
+// their column.
+func sweepColumn(metric string) string {
+	m := eventMetric.FindStringSubmatch(metric)
+	if m == nil {
+		return metric
+	}
+	col := "event" + m[1] + "_" + m[2]
+	for _, unit := range []string{"_ms", "_s"} {
+		if stem, ok := strings.CutSuffix(col, unit); ok && slices.ContainsFunc(report.SweepColumns(nil, 1), func(c report.Column[report.SweepRow]) bool {
+			return c.Name == "event0_"+strings.TrimPrefix(stem, "event"+m[1]+"_")+"_ns"
+		}) {
+			return stem + "_ns"
+		}
+	}
+	return col
 }
