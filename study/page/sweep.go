@@ -163,9 +163,9 @@ func (g *grid) question(search bool) *section {
 
 // effects adds each event's effect at every grid point, with intervals
 // over replicates: TTFT p99 and p50 and ITL p99, the displaced requests'
-// (or, for an add, those routed to the new workers) count and TTFT p50
-// and p99, and for a drain or a remove the time until its workers were
-// gone. pass, when not nil, marks the points meeting the SLOs and most the
+// (or, for an add, those routed to the new workers; for a grid varying
+// the event's kind, its cohort, beside each point's kind) count and TTFT
+// p50 and p99, and but for adds the time until its workers were gone. pass, when not nil, marks the points meeting the SLOs and most the
 // one with the most room under the first (-1 none).
 func (g *grid) effects(s *section, pass []bool, most int) {
 	if g.events == 0 {
@@ -173,14 +173,21 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 		return
 	}
 	for k := range g.events {
-		kind := g.kind(k)
-		who := "displaced"
-		if kind == "add" {
+		kinds := g.kinds(k)
+		kind, who := kinds[0], "displaced"
+		switch {
+		case len(kinds) > 1: // the grid varies the event: a kind column says which each point's is
+			kind, who = "", "cohort"
+		case kind == "add":
 			who = "to the new workers"
 		}
 		ttft := fmt.Sprintf("event%d_ttft_p99_delta_ms", k)
-		t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "TTFT p99 effect (ms)", "TTFT p50 effect (ms)",
-			"ITL p99 effect (ms)", "requests "+who, who+": TTFT p50 effect (ms)", who+": TTFT p99 effect (ms)")}
+		t := &table{Head: append(append([]string{"point"}, g.keys...), "runs")}
+		if kind == "" {
+			t.Head = append(t.Head, "event")
+		}
+		t.Head = append(t.Head, "TTFT p99 effect (ms)", "TTFT p50 effect (ms)",
+			"ITL p99 effect (ms)", countHead(who), who+": TTFT p50 effect (ms)", who+": TTFT p99 effect (ms)")
 		if kind != "add" {
 			t.Head = append(t.Head, "workers gone after (s)")
 		}
@@ -219,8 +226,11 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 				}
 			}
 			cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
-			cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)},
-				pmCell(eff, 1, true), pmCell(g.stat(p, fmt.Sprintf("event%d_ttft_p50_delta_ms", k)), 1, true),
+			cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)})
+			if kind == "" {
+				cells = append(cells, cell{Text: g.pointKind(i, k)})
+			}
+			cells = append(cells, pmCell(eff, 1, true), pmCell(g.stat(p, fmt.Sprintf("event%d_ttft_p50_delta_ms", k)), 1, true),
 				pmCell(g.stat(p, fmt.Sprintf("event%d_itl_p99_delta_ms", k)), 1, true),
 				cell{Text: plainMean(count, "%.0f")}, pmCell(meanOf(p50), 1, true), pmCell(meanOf(p99), 1, true))
 			if kind != "add" {
@@ -263,14 +273,38 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 	}
 }
 
-// kind is the kind of a grid's event k, from the first run that has it.
-func (g *grid) kind(k int) string {
+// countHead heads the column of a cohort's size: "requests displaced",
+// "cohort requests".
+func countHead(who string) string {
+	if who == "cohort" {
+		return "cohort requests"
+	}
+	return "requests " + who
+}
+
+// kinds are the kinds of a grid's event k over its runs, in run order;
+// one "" when no run has it.
+func (g *grid) kinds(k int) []string {
+	var kinds []string
 	for _, r := range g.rows {
+		if k < len(r.Events) && r.Events[k].Kind != "" && !slices.Contains(kinds, r.Events[k].Kind) {
+			kinds = append(kinds, r.Events[k].Kind)
+		}
+	}
+	if kinds == nil {
+		return []string{""}
+	}
+	return kinds
+}
+
+// pointKind is the kind of grid point i's event k: "drain", "add", "—".
+func (g *grid) pointKind(i, k int) string {
+	for _, r := range g.runsOf(i) {
 		if k < len(r.Events) && r.Events[k].Kind != "" {
 			return r.Events[k].Kind
 		}
 	}
-	return ""
+	return "—"
 }
 
 // meanOf is the mean and 95 % interval of xs; NaN for none.
