@@ -330,3 +330,24 @@ func TestSweepColumn(t *testing.T) {
 		}
 	}
 }
+
+// TestStudyPages: every page docs/studies links renders in headless
+// Chromium as the pages kvsim report writes must: no console error,
+// nothing fetched, nothing past the edge, no text over text, its parts
+// shown.
+func TestStudyPages(t *testing.T) {
+	pages, err := filepath.Glob("../../docs/studies/*/*.html")
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no study page: %v", err)
+	}
+	for _, path := range pages {
+		t.Run(filepath.Base(filepath.Dir(path))+"/"+filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
+			res := browsertest.Check(t, path, browsertest.Options{Required: []string{
+				"#question p", "#answer", "#details table", "#charts figure svg", "#warnings", "#provenance table"}})
+			for _, p := range res.Problems() {
+				t.Error(p)
+			}
+		})
+	}
+}
