@@ -377,9 +377,11 @@ func sweepFigure(names *valueNames, rows []report.SweepRow, metric, xName string
 	}
 	f.notes = names.notes(by)
 	if band {
-		f.notes = append(f.notes, "Each point is the mean of a grid point's replicates (seeds), in a band of the "+
-			"95 % confidence interval of that mean; an event's effect is each seed's run minus its own twin, so its band is "+
-			"that of the paired difference.")
+		note := "Each point is the mean of a grid point's replicates (seeds), in a band of the 95 % confidence interval of that mean."
+		if strings.Contains(metric, "_delta") {
+			note += " The effect is each seed's run minus its own twin, so its band is that of the paired difference."
+		}
+		f.notes = append(f.notes, note)
 	}
 	if xKey >= 0 {
 		keyAxis(f, p, names, xKey, xa.values)
