@@ -63,3 +63,19 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("report --slo: exit %d: %s", code, stderr)
 	}
 }
+
+// TestStudyReports: sweep --report (with --slo) and search --report write
+// their pages as they end.
+func TestStudyReports(t *testing.T) {
+	sweep, search := filepath.Join(t.TempDir(), "sweep"), filepath.Join(t.TempDir(), "search")
+	code, _, stderr := kvsim(t, "sweep", "../../scenarios/default.yaml", "-q", "-o", sweep, "--set", small,
+		"--vary", "cluster.workers=2,3", "--report", "--slo", "ttft_p99_ms < 100000")
+	if page, err := os.ReadFile(filepath.Join(sweep, "report.html")); code != exitOK || err != nil || !strings.Contains(string(page), "meets the SLOs") {
+		t.Errorf("sweep --report --slo: exit %d, %v: %s", code, err, stderr)
+	}
+	code, _, stderr = kvsim(t, "search", "../../scenarios/default.yaml", "-q", "-o", search, "--set", small,
+		"--key", "cluster.workers", "--range", "1:3", "--slo", "ttft_p99_ms < 100000", "--report")
+	if page, err := os.ReadFile(filepath.Join(search, "report.html")); code != exitOK || err != nil || !strings.Contains(string(page), "is the largest value meeting the SLOs") {
+		t.Errorf("search --report: exit %d, %v: %s", code, err, stderr)
+	}
+}

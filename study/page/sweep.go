@@ -367,7 +367,7 @@ func passCell(pass bool, mark string) cell {
 
 // pointsTable adds the grid points' main metrics, as kvsim sweep prints
 // them with replicates.
-func (g *grid) pointsTable(s *section) {
+func (g *grid) pointsTable(s *section, pass []bool, most int) {
 	t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "completed", "TTFT p50 (ms)", "TTFT p99 (ms)",
 		"ITL p99 (ms)", "E2E p99 (ms)", "G1 / G2 / pulled", "distinct digests")}
 	for i := range g.points {
@@ -382,7 +382,18 @@ func (g *grid) pointsTable(s *section) {
 		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)}, pmDigits(g.stat(p, "requests_completed"), 1, 0, false),
 			pmCell(g.stat(p, "ttft_p50_ms"), 1, false), pmCell(g.stat(p, "ttft_p99_ms"), 1, false), pmCell(g.stat(p, "itl_p99_ms"), 1, false),
 			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), cell{Text: hits}, cell{Text: strconv.Itoa(len(digests))})
-		t.Rows = append(t.Rows, row{Cells: cells})
+		r := row{Cells: cells}
+		if pass != nil {
+			mark := ""
+			if i == most {
+				mark, r.Class = "most room", "best"
+			}
+			r.Cells = append(r.Cells, passCell(pass[i], mark))
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	if pass != nil {
+		t.Head = append(t.Head, "meets the SLOs")
 	}
 	s.h3("Grid points")
 	s.add(block{Table: t})
@@ -523,7 +534,7 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 	g.effects(a, pass, best)
 	d.Sections = append(d.Sections, a)
 	det := &section{ID: "details", Heading: "The runs"}
-	g.pointsTable(det)
+	g.pointsTable(det, pass, best)
 	g.runsTable(det)
 	d.Sections = append(d.Sections, det)
 	ch, err := g.charts(g.chartMetrics(), "")
@@ -698,7 +709,7 @@ func searchDoc(dir string) (*doc, error) {
 	d.Sections = append(d.Sections, a)
 
 	det := &section{ID: "details", Heading: "The runs"}
-	g.pointsTable(det)
+	g.pointsTable(det, nil, -1)
 	g.runsTable(det)
 	d.Sections = append(d.Sections, det)
 	var chartMetrics []string
