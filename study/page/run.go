@@ -3,8 +3,6 @@ package page
 import (
 	"fmt"
 	"math"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -262,15 +260,6 @@ func judge(v float64, worseUp bool) string {
 	return "better"
 }
 
-// textRow is a row of plain cells.
-func textRow(cells ...string) row {
-	r := row{Cells: make([]cell, len(cells))}
-	for i, c := range cells {
-		r.Cells[i] = cell{Text: c}
-	}
-	return r
-}
-
 // runDetails adds a run's summary: requests, tokens, hits, pulls and the
 // latency percentiles.
 func runDetails(s *section, sum *results.Summary) {
@@ -362,129 +351,4 @@ var runChartSources = map[string]string{
 	"cdf-e2e":          report.RequestsFile,
 	"fidelity-scatter": "requests.parquet (the measured columns beside the simulated)",
 	"fidelity-cdf":     "requests.parquet (the measured columns beside the simulated)",
-}
-
-// addCharts adds the charts drawn, those of order first in its order and
-// then the rest by name, each with its source.
-func addCharts(s *section, c *chart.Charts, order []string, sources map[string]string) error {
-	names := c.Names()
-	var ordered []string
-	for _, n := range order {
-		for _, m := range names {
-			if m == n {
-				ordered = append(ordered, n)
-			}
-		}
-	}
-	for _, n := range names {
-		found := false
-		for _, o := range ordered {
-			found = found || o == n
-		}
-		if !found {
-			ordered = append(ordered, n)
-		}
-	}
-	if len(ordered) == 0 {
-		s.p("No chart has data.")
-	}
-	for _, n := range ordered {
-		svg, err := c.SVG(n)
-		if err != nil {
-			return err
-		}
-		src := sources[n]
-		if m, ok := strings.CutPrefix(n, "sweep-"); ok && src == "" {
-			src = fmt.Sprintf("%s column %s; a point's replicates as points.parquet's %s_mean, %s_ci95_lo and %s_ci95_hi", report.SweepFile, m, m, m, m)
-		}
-		s.add(block{Figure: &figure{ID: "chart-" + n, SVG: trusted(svg), Title: c.Title(n), Caption: "Source: " + src + "."}})
-	}
-	return nil
-}
-
-// warningSection lists warnings; from says where they come from.
-func warningSection(warnings []string, from string) *section {
-	s := &section{ID: "warnings", Heading: "Warnings"}
-	if len(warnings) == 0 {
-		s.p("kvsim printed no warning.")
-	} else {
-		s.add(block{List: warnings})
-	}
-	s.source(from)
-	return s
-}
-
-// manifest adds what ran: the command line, the build and the inputs.
-func manifest(s *section, m *report.Manifest) {
-	if m == nil {
-		s.p("No manifest: a kvsim older than the manifest wrote this directory.")
-		return
-	}
-	t := &table{}
-	t.Rows = append(t.Rows, textRow("command", shellQuote(m.Command)))
-	t.Rows = append(t.Rows, textRow("scenario file", scenarioName(m.Scenario)))
-	if len(m.Sets) > 0 {
-		t.Rows = append(t.Rows, textRow("--set", strings.Join(m.Sets, " ")))
-	}
-	if m.Trace != nil {
-		t.Rows = append(t.Rows, textRow("trace", fmt.Sprintf("%s (%d bytes, sha256 %s)", m.Trace.Path, m.Trace.Bytes, m.Trace.SHA256)))
-	}
-	t.Rows = append(t.Rows, textRow("build", m.Build.String()))
-	s.add(block{Table: t})
-	s.source("the manifest in summary.json (a sweep's in sweep.json)")
-}
-
-// shellQuote is a command line as a shell would take it back.
-func shellQuote(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' ||
-				r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-		}) < 0 {
-			out[i] = a
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
-}
-
-// runDirOf is a sweep's run's directory.
-func runDirOf(dir string, run int64) string { return filepath.Join(dir, report.SweepRunDir(run)) }
-
-// capitalize is s with its first letter upper case.
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// plural is one or many by n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// warnedOf points the answer to the warnings, when there are any.
-func warnedOf(s *section, warnings []string) {
-	if n := len(warnings); n == 1 {
-		s.add(block{Warn: "kvsim warned of one thing that may make these figures mislead: see Warnings below."})
-	} else if n > 1 {
-		s.add(block{Warn: fmt.Sprintf("kvsim warned of %d things that may make these figures mislead: see Warnings below.", n)})
-	}
-}
-
-// once is ws without repeats, in order.
-func once(ws []string) []string {
-	var out []string
-	for _, w := range ws {
-		if !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
