@@ -390,3 +390,109 @@ func removalText(e *report.EventRow, orders string) string {
 // RoundMs is a duration in ns rounded to the millisecond, as kvsim prints
 // times.
 func RoundMs(ns int64) time.Duration { return time.Duration(ns).Round(time.Millisecond) }
+
+// Line is one labelled line of a run's summary in words.
+type Line struct{ Label, Text string }
+
+// SummaryLines are a run's summary as kvsim replay prints it above its
+// latency table: the scenario, the requests, the tokens, the prompt hits,
+// the pulls (when any were hinted, staged or refused; broken out by kind,
+// each kind's line labelled with a leading indent, when the scenario issues
+// orders) and the makespan.
+func SummaryLines(s *Summary) []Line {
+	r := s.Requests
+	lines := []Line{
+		{"scenario", fmt.Sprintf("%s (seed %d, %d workers)", s.Scenario, s.Seed, s.Workers)},
+		{"requests", fmt.Sprintf("%d: %d completed, %d rejected, %d failed, %d unfinished", r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)},
+		{"tokens", fmt.Sprintf("%d in, %d out; %d preemptions", s.Tokens.Input, s.Tokens.Output, s.Preempted)},
+		{"prompt hits", fmt.Sprintf("G1 %.3f, G2 %.3f, pulled %.3f", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)},
+	}
+	c := CountersOf(s.Counters)
+	if rej := c.PullsRejected(); c.HintsAttached > 0 || c.PullsStaged+rej > 0 || s.CostHints() || s.PullsByKind != nil {
+		withheld := ""
+		if s.CostHints() {
+			withheld = fmt.Sprintf(" (%d withheld by policy cost)", c.Cost.HintsWithheld)
+		}
+		lines = append(lines, Line{"pulls", fmt.Sprintf("%d hints%s, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled",
+			c.HintsAttached, withheld, c.PullsStaged, c.PullsSuccess, c.PullsPartial, c.PullsFailed,
+			c.PullsExpired, rej, c.PullsParked, c.PullsSuperseded, float64(c.BytesPulled)/1e9)})
+	}
+	if k := s.PullsByKind; k != nil {
+		lines = append(lines, kindLine("  requests", "", &k.Request))
+		// a kind of order no event issued has no line: "0 orders of no event" says nothing
+		if c.Move.Issued > 0 || k.Move.Staged > 0 {
+			lines = append(lines, kindLine("  kv.move", ordersText(c.Move.Issued, c.Move.NothingToFetch, c.Move.Dropped, k.Move.Events), &k.Move))
+		}
+		if c.Prefetch.Issued > 0 || k.Prefetch.Staged > 0 {
+			lines = append(lines, kindLine("  kv.prefetch", ordersText(c.Prefetch.Issued, c.Prefetch.NothingToFetch, c.Prefetch.Dropped, k.Prefetch.Events), &k.Prefetch))
+		}
+	}
+	return append(lines, Line{"makespan", fmt.Sprintf("%v virtual, %.2f requests/s, %.0f output tokens/s",
+		RoundMs(s.MakespanNs), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)})
+}
+
+// kindLine is one kind of pull's line under the pulls line: its label,
+// what issued them (orders before the pulls), and the pulls.
+func kindLine(label, orders string, k *KindPulls) Line {
+	return Line{label, fmt.Sprintf("%s%d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d superseded; %d blocks landed, %.2f GB",
+		orders, k.Staged, k.Success, k.Partial, k.Failed, k.Expired, k.Rejected, k.Superseded, k.BlocksLanded, float64(k.Bytes)/1e9)}
+}
+
+// ordersText is what a kind of order's line says before its pulls: the
+// orders issued, the events that issued them and those that ended with
+// no pull: "7 orders of events 1, 2 (1 dropped), ".
+func ordersText(issued, nothing, dropped int64, events []int32) string {
+	var none []string
+	if nothing > 0 {
+		none = append(none, fmt.Sprintf("%d with nothing to fetch", nothing))
+	}
+	if dropped > 0 {
+		none = append(none, fmt.Sprintf("%d dropped", dropped))
+	}
+	text := fmt.Sprintf("%d orders of %s", issued, EventsText(events))
+	if len(none) > 0 {
+		text += " (" + strings.Join(none, ", ") + ")"
+	}
+	return text + ", "
+}
+
+// Table is a table in words: its head and its rows, a cell a column.
+type Table struct {
+	Head []string
+	Rows [][]string
+}
+
+// LatencyTable is a run's TTFT, TPOT, ITL and E2E percentiles in ms, as
+// replay prints them.
+func LatencyTable(s *Summary) Table {
+	t := Table{Head: []string{"latency (ms)", "p50", "p90", "p95", "p99", "max"}}
+	for _, row := range []struct {
+		name string
+		p    report.Percentiles
+	}{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}} {
+		p := row.p
+		t.Rows = append(t.Rows, []string{row.name, fmt.Sprintf("%.1f", p.P50), fmt.Sprintf("%.1f", p.P90),
+			fmt.Sprintf("%.1f", p.P95), fmt.Sprintf("%.1f", p.P99), fmt.Sprintf("%.1f", p.Max)})
+	}
+	return t
+}
+
+// FidelityLabels name report.FidelityMetrics in the fidelity tables.
+var FidelityLabels = []string{"TTFT", "ITL", "E2E", "queue", "prefill", "decode"}
+
+// FidelityTable is, for a run of a measured trace, its simulated against
+// measured latencies, as replay prints them; false for any other run.
+func FidelityTable(s *Summary) (Table, bool) {
+	f := s.Fidelity
+	if f == nil {
+		return Table{}, false
+	}
+	t := Table{Head: []string{"vs measured (ms)", "requests", "mean sim/real", "p50 sim/real", "p90 sim/real", "MAPE"}}
+	for i, name := range report.FidelityMetrics {
+		m := f.Metric(name)
+		t.Rows = append(t.Rows, []string{FidelityLabels[i], fmt.Sprint(m.Requests),
+			fmt.Sprintf("%.1f / %.1f", m.Simulated.Mean, m.Measured.Mean), fmt.Sprintf("%.1f / %.1f", m.Simulated.P50, m.Measured.P50),
+			fmt.Sprintf("%.1f / %.1f", m.Simulated.P90, m.Measured.P90), fmt.Sprintf("%.1f%%", 100*m.MAPE)})
+	}
+	return t, true
+}

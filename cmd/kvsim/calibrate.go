@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvsim/kvsim/calibrate"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/study"
 	"github.com/kvsim/kvsim/workload"
 )
@@ -80,7 +81,7 @@ func printFit(w io.Writer, r *calibrate.Result) {
 	fmt.Fprintf(tw, "vs measured\tmean error before\tafter\tMAPE before\tafter\n")
 	for i, name := range report.FidelityMetrics {
 		b, a := r.Before[0].Metric(name), r.After[0].Metric(name)
-		fmt.Fprintf(tw, "%s\t%+.1f%%\t%+.1f%%\t%.1f%%\t%.1f%%\n", fidelityLabels[i],
+		fmt.Fprintf(tw, "%s\t%+.1f%%\t%+.1f%%\t%.1f%%\t%.1f%%\n", results.FidelityLabels[i],
 			100*relErr(b.Simulated.Mean, b.Measured.Mean), 100*relErr(a.Simulated.Mean, a.Measured.Mean), 100*b.MAPE, 100*a.MAPE)
 	}
 	tw.Flush()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/chart"
+	"github.com/kvsim/kvsim/results"
 )
 
 // textRow is a row of plain cells.
@@ -17,6 +18,15 @@ func textRow(cells ...string) row {
 		r.Cells[i] = cell{Text: c}
 	}
 	return r
+}
+
+// wordsTable is a table of results' words as the page's.
+func wordsTable(w results.Table) *table {
+	t := &table{Head: w.Head}
+	for _, r := range w.Rows {
+		t.Rows = append(t.Rows, textRow(r...))
+	}
+	return t
 }
 
 // addCharts adds the charts drawn, those of order first in its order and

@@ -260,32 +260,28 @@ func judge(v float64, worseUp bool) string {
 	return "better"
 }
 
-// runDetails adds a run's summary: requests, tokens, hits, pulls and the
-// latency percentiles.
+// runDetails adds a run's summary as replay prints it (results' words):
+// requests, tokens, hits, pulls by kind, the latency percentiles and, for
+// a measured trace, simulated against measured; then every counter that
+// is not zero.
 func runDetails(s *section, sum *results.Summary) {
 	s.p("%s", runHeadline(sum))
-	r := sum.Requests
-	c := results.CountersOf(sum.Counters)
 	t := &table{}
-	t.Rows = append(t.Rows,
-		textRow("requests", fmt.Sprintf("%d: %d completed, %d rejected, %d failed, %d unfinished", r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)),
-		textRow("tokens", fmt.Sprintf("%d in, %d out; %d preemptions", sum.Tokens.Input, sum.Tokens.Output, sum.Preempted)),
-		textRow("prompt tokens by source", fmt.Sprintf("G1 %s, G2 %s, pulled %s", results.Pct(sum.HitRatio.G1), results.Pct(sum.HitRatio.G2), results.Pct(sum.HitRatio.Pulled))),
-		textRow("pulls", fmt.Sprintf("%d hints, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled",
-			c.HintsAttached, c.PullsStaged, c.PullsSuccess, c.PullsPartial, c.PullsFailed, c.PullsExpired, c.PullsRejected(), c.PullsParked, c.PullsSuperseded, float64(c.BytesPulled)/1e9)),
-		textRow("makespan", fmt.Sprintf("%v virtual, %.2f requests/s, %.0f output tokens/s", results.RoundMs(sum.MakespanNs), sum.Throughput.RequestsPerS, sum.Throughput.OutputTokensPerS)),
-		textRow("workers", fmt.Sprintf("%d at the start; %d added, %d drained, %d removed", sum.Workers, c.WorkersAdded, c.WorkersDrained, c.WorkersRemoved)),
-	)
-	s.add(block{Table: t})
-	lat := &table{Head: []string{"latency (ms)", "p50", "p90", "p95", "p99", "max"}}
-	for _, m := range []struct {
-		name string
-		p    report.Percentiles
-	}{{"TTFT", sum.TTFT}, {"TPOT", sum.TPOT}, {"ITL", sum.ITL}, {"E2E", sum.E2E}} {
-		lat.Rows = append(lat.Rows, textRow(m.name, results.Num(m.p.P50), results.Num(m.p.P90), results.Num(m.p.P95), results.Num(m.p.P99), results.Num(m.p.Max)))
+	for _, l := range results.SummaryLines(sum) {
+		label := l.Label
+		if kind, ok := strings.CutPrefix(label, "  "); ok { // a kind of pull, indented under pulls on a terminal
+			label = "pulls: " + kind
+		}
+		t.Rows = append(t.Rows, textRow(label, l.Text))
 	}
-	s.add(block{Table: lat})
-	s.source("summary.json (requests, tokens, hit_ratio, counters, throughput, makespan_ns, ttft, tpot, itl, e2e); counters.parquet has every counter")
+	c := results.CountersOf(sum.Counters)
+	t.Rows = append(t.Rows, textRow("workers", fmt.Sprintf("%d at the start; %d added, %d drained, %d removed", sum.Workers, c.WorkersAdded, c.WorkersDrained, c.WorkersRemoved)))
+	s.add(block{Table: t})
+	s.add(block{Table: wordsTable(results.LatencyTable(sum))})
+	if f, ok := results.FidelityTable(sum); ok {
+		s.add(block{Table: wordsTable(f)})
+	}
+	s.source("summary.json (requests, tokens, hit_ratio, counters, pulls_by_kind, throughput, makespan_ns, ttft, tpot, itl, e2e, fidelity), as kvsim replay prints it; counters.parquet has every counter")
 	counters := &table{Head: []string{"counter", "value"}}
 	for _, name := range results.CounterNames() {
 		if v := sum.Counters[name]; v != 0 {
