@@ -23,7 +23,7 @@ func runDoc(dir string) (*doc, error) {
 	sc, raw, scErr := scenarioOf(dir)
 	d := &doc{
 		Title:    "kvsim report: " + sum.Scenario,
-		Subtitle: fmt.Sprintf("One run: seed %d, %d workers, digest %s", sum.Seed, sum.Workers, sum.Digest),
+		Subtitle: fmt.Sprintf("One run: seed %d, %s, digest %s", sum.Seed, count(sum.Workers, "worker", "workers"), sum.Digest),
 	}
 	q := &section{ID: "question", Heading: "The question"}
 	if scErr == nil {
@@ -265,7 +265,9 @@ func judge(v float64, worseUp bool) string {
 // a measured trace, simulated against measured; then every counter that
 // is not zero.
 func runDetails(s *section, sum *results.Summary) {
-	s.p("%s", runHeadline(sum))
+	if len(sum.EventRows) > 0 { // without events the answer says it
+		s.p("%s", runHeadline(sum))
+	}
 	t := &table{}
 	for _, l := range results.SummaryLines(sum) {
 		label := l.Label

@@ -50,8 +50,8 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 			kvcr += ", the router hinting none"
 		}
 	}
-	lines := []string{fmt.Sprintf("Scenario %s (seed %d) %s on %d workers (%s) behind a %s router; %s.",
-		sc.Name, sc.Seed, load, c.Workers, hw, sc.Router.Policy, kvcr)}
+	lines := []string{fmt.Sprintf("Scenario %s (seed %d) %s on %s (%s) behind a %s router; %s.",
+		sc.Name, sc.Seed, load, count(c.Workers, "worker", "workers"), hw, sc.Router.Policy, kvcr)}
 	for i, ev := range sc.Events {
 		lines = append(lines, fmt.Sprintf("Event %d: %s.", i, eventWords(ev)))
 	}
@@ -82,7 +82,7 @@ func eventWords(ev scenarios.Event) string {
 	case ev.Remove != nil:
 		return fmt.Sprintf("remove %s at %v at once (their requests %s)", selectionWords(ev.Remove), at, removeWords(ev.OnRemove))
 	}
-	s := fmt.Sprintf("add %d workers at %v, ready %v later", ev.Add, at, time.Duration(ev.Startup))
+	s := fmt.Sprintf("add %s at %v, ready %v later", count(ev.Add, "worker", "workers"), at, time.Duration(ev.Startup))
 	if b := ev.Prewarm; b != nil {
 		s += fmt.Sprintf(", prewarming their G2 from the ready workers' hottest chains (up to %d blocks a worker)", b.Blocks)
 	}
@@ -122,3 +122,6 @@ func removeWords(a scenarios.RemoveAction) string {
 	}
 	return "routed again"
 }
+
+// count is n and its noun: "1 worker", "8 workers".
+func count(n int, one, many string) string { return fmt.Sprintf("%d %s", n, plural(n, one, many)) }
