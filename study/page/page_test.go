@@ -351,3 +351,25 @@ func TestStudyPages(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchOutOfReach: a search whose SLO fails even without the event
+// says so, with the twin's level beside each probe.
+func TestSearchOutOfReach(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "search")
+	s := &study.Search{Env: env(), Sets: small, Key: "events[0].drain.count", From: 1, To: 2,
+		SLOs: []string{"events[0].ttft_p99_after_ms < 1"}, Replicates: 1, Quorum: 1, Dir: study.Dir{Path: dir, Jobs: 2}}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"No value of events[0].drain.count in [1, 2] meets the SLOs",
+		"Even without the event (its twin), events[0].ttft_p99_after_ms is", "so no value of events[0].drain.count can meet it",
+		"events[0].ttft_p99_after_ms without the event (its twin)"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

@@ -642,6 +642,7 @@ func searchDoc(dir string) (*doc, error) {
 	warnedOf(a, warnings)
 	if res.Answer == nil {
 		a.add(block{Lead: fmt.Sprintf("No value of %s in [%d, %d] meets the SLOs.", res.Key, res.Range[0], res.Range[1])})
+		g.outOfReach(a, &res)
 	} else {
 		a.add(block{Lead: fmt.Sprintf("%s = %d is the largest value meeting the SLOs.", res.Key, *res.Answer)})
 	}
@@ -683,6 +684,12 @@ func searchDoc(dir string) (*doc, error) {
 	for _, m := range metrics {
 		t.Head = append(t.Head, m+" (mean of the replicates)")
 	}
+	twins := g.twinColumns(metrics)
+	for i, m := range metrics {
+		if twins[i] != nil {
+			t.Head = append(t.Head, m+" without the event (its twin)")
+		}
+	}
 	for i, p := range res.Probes {
 		answer := ""
 		if res.Answer != nil && p.Value == *res.Answer {
@@ -699,6 +706,11 @@ func searchDoc(dir string) (*doc, error) {
 				text = strconv.FormatFloat(*v, 'f', 1, 64)
 			}
 			r.Cells = append(r.Cells, cell{Text: text})
+		}
+		for _, twin := range twins {
+			if twin != nil {
+				r.Cells = append(r.Cells, cell{Text: results.Num(g.meanOver(p.Runs, twin))})
+			}
 		}
 		t.Rows = append(t.Rows, r)
 	}
@@ -764,4 +776,67 @@ func sweepColumn(metric string) string {
 		}
 	}
 	return col
+}
+
+// twinColumns are, for each SLO metric of an event's window after, the
+// sweep.parquet column of its value without the event (events[0].
+// ttft_p99_after_ms: event0_ttft_p99_twin_ms); nil for any other metric.
+func (g *grid) twinColumns(metrics []string) []func(*report.SweepRow) float64 {
+	cols := report.SweepColumns(nil, g.events)
+	out := make([]func(*report.SweepRow) float64, len(metrics))
+	for i, m := range metrics {
+		col := sweepColumn(m)
+		if !eventMetric.MatchString(m) || !strings.Contains(col, "_after") {
+			continue
+		}
+		twin := strings.Replace(col, "_after", "_twin", 1)
+		if j := slices.IndexFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == twin }); j >= 0 && cols[j].Float64 != nil {
+			out[i] = cols[j].Float64
+		}
+	}
+	return out
+}
+
+// meanOver is the mean of get over the runs given by index; NaN when one
+// has no value.
+func (g *grid) meanOver(runs []int, get func(*report.SweepRow) float64) float64 {
+	sum := 0.0
+	for _, run := range runs {
+		i := slices.IndexFunc(g.rows, func(r report.SweepRow) bool { return r.Run == int64(run) })
+		if i < 0 {
+			return math.NaN()
+		}
+		sum += get(&g.rows[i])
+	}
+	return sum / float64(len(runs))
+}
+
+// outOfReach says, of a search no value of which passes, which SLOs fail
+// even without the event at every probe (its twin's mean): no value of the
+// key can meet those.
+func (g *grid) outOfReach(s *section, res *study.SearchResult) {
+	for _, slo := range res.SLOs {
+		e, err := scenarios.ParseExpectation(slo)
+		if err != nil {
+			continue
+		}
+		twin := g.twinColumns([]string{e.Metric})[0]
+		if twin == nil {
+			continue
+		}
+		lo, hi, fails := math.Inf(1), math.Inf(-1), true
+		for _, p := range res.Probes {
+			v := g.meanOver(p.Runs, twin)
+			lo, hi = min(lo, v), max(hi, v)
+			fails = fails && !e.HoldsFloat(v)
+		}
+		if fails && len(res.Probes) > 0 {
+			level := fmt.Sprintf("%s to %s over the probes", results.Num(lo), results.Num(hi))
+			if results.Num(lo) == results.Num(hi) {
+				level = results.Num(lo) + " at every probe"
+			}
+			s.add(block{Warn: fmt.Sprintf("Even without the event (its twin), %s is %s (the mean of its replicates): %q fails at every value, so no value of %s can meet it.",
+				e.Metric, level, slo, res.Key)})
+		}
+	}
 }
