@@ -168,8 +168,9 @@ func TestRunPage(t *testing.T) {
 	}
 }
 
-// TestEscaped: a scenario named like markup shows as text and runs
-// nothing, in the page and in its charts.
+// TestEscaped: a scenario named like markup, or a sweep varying its name
+// over markup, shows as text and runs nothing, in the page and in its
+// charts.
 func TestEscaped(t *testing.T) {
 	dir := t.TempDir()
 	runTo(t, dir, append([]string{`name="<script>alert(1)</script><img src=x onerror=alert(2)>"`}, small...)...)
@@ -183,6 +184,25 @@ func TestEscaped(t *testing.T) {
 	}
 	if !strings.Contains(text, "&lt;script&gt;alert(1)&lt;/script&gt;") {
 		t.Errorf("the scenario's name is not on the page as text")
+	}
+	// A sweep's varied values reach its tables, its charts' axes and the
+	// command line in its provenance: all as text.
+	sweep := filepath.Join(t.TempDir(), "sweep")
+	sw := &study.Sweep{Env: env(), Dir: study.Dir{Path: sweep, Jobs: 2},
+		Spec: &study.Spec{Sets: small, Keys: []string{"name"}, Values: [][]string{{"<b>bold</b>", `<svg onload="alert(3)">`}}, Replicates: 1}}
+	if _, err := sw.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	page, err = Render(sweep, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = string(page)
+	if strings.Contains(text, "<b>bold") || strings.Contains(text, "<svg onload") {
+		t.Errorf("a varied value reached the sweep's page as markup")
+	}
+	if !strings.Contains(text, "&lt;b&gt;bold&lt;/b&gt;") {
+		t.Errorf("a varied value is not on the sweep's page as text")
 	}
 }
 
