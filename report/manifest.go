@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -144,6 +146,27 @@ func (b Build) String() string {
 		s += "commit unknown"
 	}
 	return s + ", " + b.GoVersion + ")"
+}
+
+// CommandLine is the manifest's command line as a POSIX shell would take
+// it back, each argument quoted when it needs to be.
+func (m *Manifest) CommandLine() string {
+	args := make([]string, len(m.Command))
+	for i, a := range m.Command {
+		args[i] = ShellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellWord is an argument a POSIX shell takes as it is.
+var shellWord = regexp.MustCompile(`^[A-Za-z0-9_./-]+$`)
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if shellWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Manifest records what produced an output directory, so that it can be

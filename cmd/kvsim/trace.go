@@ -490,10 +490,10 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 	}
 	for _, s := range f.sets {
 		if !strings.HasPrefix(strings.TrimSpace(s), "workload") {
-			args = append(args, "--set", shellQuote(s))
+			args = append(args, "--set", report.ShellQuote(s))
 		}
 	}
-	args = append(args, "--set", shellQuote(fmt.Sprintf("workload={trace: {path: %s, block_size: %d}}", yamlString(f.out), t.block)))
+	args = append(args, "--set", report.ShellQuote(fmt.Sprintf("workload={trace: {path: %s, block_size: %d}}", yamlString(f.out), t.block)))
 	fmt.Fprintf(stderr, "or, from this directory:\n  %s\n", strings.Join(args, " "))
 	return nil
 }
@@ -506,14 +506,6 @@ func yamlString(s string) string {
 		return s
 	}
 	return strconv.Quote(s)
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if plainWord.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 type convertFlags struct {

@@ -108,7 +108,7 @@ func manifest(s *section, m *report.Manifest) {
 		return
 	}
 	t := &table{}
-	t.Rows = append(t.Rows, textRow("command", shellQuote(m.Command)))
+	t.Rows = append(t.Rows, textRow("command", m.CommandLine()))
 	t.Rows = append(t.Rows, textRow("scenario file", scenarioName(m.Scenario)))
 	if len(m.Sets) > 0 {
 		t.Rows = append(t.Rows, textRow("--set", strings.Join(m.Sets, " ")))
@@ -119,22 +119,6 @@ func manifest(s *section, m *report.Manifest) {
 	t.Rows = append(t.Rows, textRow("build", m.Build.String()))
 	s.add(block{Table: t})
 	s.source("the manifest in summary.json (a sweep's in sweep.json)")
-}
-
-// shellQuote is a command line as a shell would take it back.
-func shellQuote(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == ':' || r == ',' || r == '+' ||
-				r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-		}) < 0 {
-			out[i] = a
-			continue
-		}
-		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-	}
-	return strings.Join(out, " ")
 }
 
 // runDirOf is a sweep's run's directory.
