@@ -91,7 +91,7 @@ func TestStartIdentifyFile(t *testing.T) {
 
 // TestCommandLine: a manifest's command reads back in a POSIX shell: plain
 // words as they are, anything else in single quotes, a quote inside
-// closed, escaped and reopened, and an empty argument as ''.
+// closed, escaped and reopened, and an empty argument as ”.
 func TestCommandLine(t *testing.T) {
 	m := Manifest{Command: []string{"kvsim", "sweep", "scenarios/a-b_1.yaml", "--vary", "k=v1,v2", "two words", "it's", ""}}
 	want := `kvsim sweep scenarios/a-b_1.yaml --vary 'k=v1,v2' 'two words' 'it'\''s' ''`
