@@ -1,6 +1,7 @@
 package results
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -81,6 +82,24 @@ func CheckExpect(sc *scenarios.Scenario) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Column is the sweep.parquet column the metric name reads in runs of
+// events lifecycle events: events[i].COLUMN is eventI_COLUMN, a time asked
+// in _ms or _s the _ns column it scales, any other metric its own name (a
+// counter that is no column of sweep.parquet too).
+func Column(name string, events int) (string, error) {
+	if _, err := lookup(name, events); err != nil {
+		return "", err
+	}
+	i, col, ok, _ := eventMetric(name)
+	if !ok {
+		return cmp.Or(runMetrics.ns[name], name), nil
+	}
+	if ns := eventMetrics(i).ns[eventsName(name)]; ns != "" {
+		_, col, _, _ = eventMetric(ns)
+	}
+	return fmt.Sprintf("event%d_%s", i, col), nil
 }
 
 // Metric is the named metric of the run s summarises.
@@ -183,10 +202,13 @@ type metric func(*Summary) Value
 type metricTable struct {
 	names []string
 	get   map[string]metric
-	what  string // what its metrics are, for an unknown name's error
+	ns    map[string]string // a time asked in _ms or _s: the _ns metric it scales
+	what  string            // what its metrics are, for an unknown name's error
 }
 
-func newTable(what string) *metricTable { return &metricTable{get: map[string]metric{}, what: what} }
+func newTable(what string) *metricTable {
+	return &metricTable{get: map[string]metric{}, ns: map[string]string{}, what: what}
+}
 
 // add adds the metric name and, for a time in ns, the same time named _ms
 // and _s; a time of -1 ns is never. Two metrics of one name are a bug.
@@ -200,6 +222,7 @@ func (t *metricTable) add(name string, m metric) {
 		t.get[name] = m
 		return
 	}
+	t.ns[base+"_ms"], t.ns[base+"_s"] = name, name
 	ns := func(s *Summary) Value {
 		v := m(s)
 		v.Never = v.IsInt && v.Int == -1

@@ -182,3 +182,26 @@ func FuzzCheckMetric(f *testing.F) {
 		}
 	})
 }
+
+// TestColumn: a metric reads the sweep.parquet column of its name; an
+// event's is eventI_COLUMN, a time in _ms or _s the _ns column it scales.
+func TestColumn(t *testing.T) {
+	for name, want := range map[string]string{
+		"ttft_p99_ms":                     "ttft_p99_ms",
+		"pulls_failed":                    "pulls_failed",
+		"makespan_s":                      "makespan_ns",
+		"events[0].ttft_p99_after_ms":     "event0_ttft_p99_after_ms",
+		"events[2].removed_after_s":       "event2_removed_after_ns",
+		"events[1].removed_after_ms":      "event1_removed_after_ns",
+		"event1_removed_after_ms":         "event1_removed_after_ns",
+		"events[0].ttft_p99_delta_ms":     "event0_ttft_p99_delta_ms",
+		"events[0].cohort_requests_after": "event0_cohort_requests_after",
+	} {
+		if got, err := Column(name, 3); got != want || err != nil {
+			t.Errorf("Column(%q) = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if _, err := Column("events[3].ttft_p99_after_ms", 3); err == nil {
+		t.Error("Column of a fourth event of three: no error")
+	}
+}

@@ -50,20 +50,40 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 		w.Removal = removalLine(e)
 	}
 	w.Orders = ordersLines(k, c, e)
+	w.Trace = TraceLines(e)
+	return w
+}
+
+// Lines are the words after the head, a line each, in the order replay
+// prints them.
+func (w EventWords) Lines() []string {
+	lines := slices.Clone(w.Effect)
+	for _, l := range []string{w.Cohort, w.Removal} {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return append(append(lines, w.Orders...), w.Trace...)
+}
+
+// TraceLines are a fired event's change across it in the run (before ->
+// after), labelled as the trace's own when the event has a twin, and a
+// note when that change and the event's effect have opposite signs.
+func TraceLines(e *report.EventRow) []string {
 	trace := "the trace's own change, not the event's effect"
 	if !e.Twinned {
 		trace = "the event's effect mixed with the trace's own change: --twins separates them"
 	}
-	w.Trace = []string{fmt.Sprintf("before → after (%s): TTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)",
+	lines := []string{fmt.Sprintf("before → after (%s): TTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)",
 		trace, e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
 		e.Before.Requests, RoundMs(e.WindowBeforeNs), e.After.Requests, RoundMs(e.WindowAfterNs))}
 	// the change across the event and its effect, both nonzero and of opposite signs
 	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && change*e.Delta.TTFTP99Ms < 0 {
-		w.Trace = append(w.Trace, fmt.Sprintf("note: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own",
+		lines = append(lines, fmt.Sprintf("note: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own",
 			bySign(change, "rose", "fell"), e.Before.TTFTP99Ms, e.After.TTFTP99Ms, KindNoun(e.Kind),
 			bySign(e.Delta.TTFTP99Ms, "raised", "lowered"), math.Abs(e.Delta.TTFTP99Ms), bySign(change, "rise", "fall")))
 	}
-	return w
+	return lines
 }
 
 // effectText is an event's effect: the run minus its twin (the same run

@@ -74,16 +74,7 @@ func runDoc(dir string) (*doc, error) {
 			e := &sum.EventRows[i]
 			w := results.DescribeEvent(sum.PullsByKind, &c, e)
 			ev.h3(fmt.Sprintf("Event %d: %s", e.Event, w.Head))
-			var lines []string
-			lines = append(lines, w.Effect...)
-			if w.Cohort != "" {
-				lines = append(lines, w.Cohort)
-			}
-			if w.Removal != "" {
-				lines = append(lines, w.Removal)
-			}
-			lines = append(append(lines, w.Orders...), w.Trace...)
-			ev.add(block{List: lines})
+			ev.add(block{List: w.Lines()})
 		}
 		ev.source("summary.json lifecycle_events (the rows of events.parquet), as kvsim replay prints them")
 		ledger(ev, sum.EventRows)
@@ -179,7 +170,7 @@ func eventAnswer(s *section, e *report.EventRow) {
 	}
 	s.add(block{Table: t})
 	s.note("Red: the event made it worse in this run (more latency, fewer requests or tokens served, fewer prompt tokens from a cache, more computed); green: better. One seed: the sign alone says nothing of the spread.")
-	for _, line := range results.DescribeEvent(nil, &results.Counters{}, e).Trace {
+	for _, line := range results.TraceLines(e) {
 		s.note(capitalize(line) + ".")
 	}
 	s.source("events.parquet: the *_after, *_twin and *_delta columns (ttft_p99_after_ms, ttft_p99_twin_ms, ttft_p99_delta_ms, ...)")
