@@ -3,9 +3,11 @@ package study
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -72,6 +74,24 @@ type SearchResult struct {
 	Failing []int64 `json:"-"`
 }
 
+// ReadSearch reads dir/search.json, with the values below the answer
+// that fail (Failing), as the search found them.
+func ReadSearch(dir string) (*SearchResult, error) {
+	path := filepath.Join(dir, report.SearchFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, inputErr("%s is not a search directory: %w", dir, err)
+	}
+	var res SearchResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, inputErr("%s: %w", path, err)
+	}
+	if res.Answer != nil && res.Scanned {
+		_, res.Failing = passTo(res.Range[0], *res.Answer, res.Probes)
+	}
+	return &res, nil
+}
+
 // Probe is one value of the key and what its replicates showed.
 type Probe struct {
 	Value   int64 `json:"value"`
@@ -119,7 +139,7 @@ func (s *Search) Run(ctx context.Context) (*SearchResult, error) {
 	res := &SearchResult{Key: s.Key, Range: [2]int64{s.From, s.To}, SLOs: s.SLOs, Replicates: s.Replicates,
 		Quorum: s.Quorum, Monotone: !s.turned, Scanned: scan, Answer: answer, Probes: s.probes}
 	if answer != nil && scan {
-		res.PassTo, res.Failing = s.passTo(*answer)
+		res.PassTo, res.Failing = passTo(s.From, *answer, s.probes)
 	}
 	slices.SortFunc(s.runs, func(x, y *run) int { return cmp.Compare(x.Run, y.Run) })
 	if err := finishSweep(s.Dir.Path, s.spec, s.gather(s.spec, s.runs)); err != nil {
@@ -374,15 +394,15 @@ func (s *Search) scan(ctx context.Context) (*int64, error) {
 	return best, nil
 }
 
-// passTo is, after a scan that answered answer, the largest value such
-// that every value from From to it passes (nil when From fails), and the
-// values below the answer that fail.
-func (s *Search) passTo(answer int64) (to *int64, failing []int64) {
+// passTo is, after a scan from from that answered answer, the largest
+// value such that every value from from to it passes among the probes
+// (nil when from fails), and the values below the answer that fail.
+func passTo(from, answer int64, probes []*Probe) (to *int64, failing []int64) {
 	passes := map[int64]bool{}
-	for _, p := range s.probes {
+	for _, p := range probes {
 		passes[p.Value] = p.Passes
 	}
-	for v := s.From; v < answer; v++ {
+	for v := from; v < answer; v++ {
 		if !passes[v] {
 			failing = append(failing, v)
 		} else if len(failing) == 0 {

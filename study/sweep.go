@@ -102,18 +102,30 @@ type run struct {
 // of replicates with identical digests (Spec.InertSeeds).
 func (e *Env) gather(spec *Spec, runs []*run) []report.SweepRow {
 	rows := make([]report.SweepRow, len(runs))
-	var found reasons
+	warnings := make([][]string, len(runs))
 	for i, r := range runs {
-		rows[i] = *r.row
-		for _, s := range r.warnings {
-			found.add(s, r.Run)
-		}
+		rows[i], warnings[i] = *r.row, r.warnings
 	}
-	for _, d := range found {
-		e.warn([]string{spans(d.runs) + ": " + d.why})
-	}
+	e.warn(RunWarnings(rows, warnings))
 	e.warn(spec.InertSeeds(rows))
 	return rows
+}
+
+// RunWarnings are the warnings of a sweep's runs (warnings[i] those of
+// rows[i]), each once, after the runs that gave it: "run 0-2, 5: only 14
+// requests are in flight ...", as kvsim sweep prints them.
+func RunWarnings(rows []report.SweepRow, warnings [][]string) []string {
+	var found reasons
+	for i, ws := range warnings {
+		for _, w := range ws {
+			found.add(w, int(rows[i].Run))
+		}
+	}
+	out := make([]string, len(found))
+	for i, d := range found {
+		out[i] = spans(d.runs) + ": " + d.why
+	}
+	return out
 }
 
 // toRun returns the runs to run: all of them, or with resume those whose

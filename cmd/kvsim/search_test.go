@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -54,15 +53,11 @@ func searchIn(t *testing.T, sc, out string, args ...string) (string, string, stu
 	if code != exitOK {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
-	var res study.SearchResult
-	b, err := os.ReadFile(filepath.Join(out, report.SearchFile))
-	if err == nil {
-		err = json.Unmarshal(b, &res)
-	}
+	res, err := study.ReadSearch(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return stdout, stderr, res
+	return stdout, stderr, *res
 }
 
 func probed(res study.SearchResult) []int64 {
@@ -166,8 +161,8 @@ func TestSearchNotMonotone(t *testing.T) {
 	if !strings.HasSuffix(stdout, want) {
 		t.Errorf("stdout:\n%s\nwant it to end:\n%s", stdout, want)
 	}
-	if res.PassTo == nil || *res.PassTo != 2 {
-		t.Errorf("pass_to %v, want 2", res.PassTo)
+	if res.PassTo == nil || *res.PassTo != 2 || !slices.Equal(res.Failing, []int64{3, 5}) {
+		t.Errorf("pass_to %v, failing %v, want 2, [3 5]", res.PassTo, res.Failing)
 	}
 }
 
@@ -194,8 +189,8 @@ func TestSearchOppositeSLOs(t *testing.T) {
 			t.Errorf("stdout:\n%s\nwant a line %s", stdout, want)
 		}
 	}
-	if res.PassTo != nil {
-		t.Errorf("pass_to %v, want none: 1 fails", *res.PassTo)
+	if res.PassTo != nil || !slices.Equal(res.Failing, []int64{1, 2}) {
+		t.Errorf("pass_to %v, failing %v, want none (1 fails), [1 2]", res.PassTo, res.Failing)
 	}
 	_, _, res = searchIn(t, sc, filepath.Join(t.TempDir(), "s"), "--range", "1:12",
 		"--slo", "requests_completed >= 3", "--slo", "ttft_p99_ms <= 5")
