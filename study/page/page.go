@@ -29,7 +29,8 @@ import (
 type Options struct {
 	// SLOs are conditions ("METRIC OP VALUE", as a search's --slo) a
 	// sweep's page checks each grid point against, marking the points that
-	// meet them all and the best of those. A search's page uses its own.
+	// meet them all and, of those, the one with the most room under the
+	// first. A search's page uses its own.
 	SLOs []string
 }
 
@@ -113,7 +114,8 @@ type table struct {
 	Rows []row
 }
 
-// row is a table's row; Class marks it ("best", "fails").
+// row is a table's row; Class marks it ("best": the answer, or the most
+// room under the SLOs).
 type row struct {
 	Class string
 	Cells []cell

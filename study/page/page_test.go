@@ -334,23 +334,6 @@ func TestInBrowser(t *testing.T) {
 	}
 }
 
-// TestSweepColumn: an SLO's metric is charted from the sweep.parquet
-// column it reads.
-func TestSweepColumn(t *testing.T) {
-	for metric, want := range map[string]string{
-		"ttft_p99_ms":                     "ttft_p99_ms",
-		"events[0].ttft_p99_after_ms":     "event0_ttft_p99_after_ms",
-		"events[2].removed_after_s":       "event2_removed_after_ns",
-		"events[1].removed_after_ms":      "event1_removed_after_ns",
-		"events[0].ttft_p99_delta_ms":     "event0_ttft_p99_delta_ms",
-		"events[0].cohort_requests_after": "event0_cohort_requests_after",
-	} {
-		if got := sweepColumn(metric); got != want {
-			t.Errorf("sweepColumn(%q) = %q, want %q", metric, got, want)
-		}
-	}
-}
-
 // TestStudyPages: every page docs/studies links renders in headless
 // Chromium as the pages kvsim report writes must: no console error,
 // nothing fetched, nothing past the edge, no text over text, its parts

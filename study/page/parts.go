@@ -29,34 +29,27 @@ func wordsTable(w results.Table) *table {
 	return t
 }
 
-// addCharts adds the charts drawn, those of order first in its order and
-// then the rest by name, each with its source.
-func addCharts(s *section, c *chart.Charts, order []string, sources map[string]string) error {
-	names := c.Names()
-	var ordered []string
-	for _, n := range order {
-		if slices.Contains(names, n) {
-			ordered = append(ordered, n)
+// chartSource is a chart's name and the files and columns it reads.
+type chartSource struct{ name, source string }
+
+// addCharts adds the charts of list that were drawn (those with data), in
+// its order, each with its source.
+func addCharts(s *section, c *chart.Charts, list []chartSource) error {
+	drawn := c.Names()
+	n := 0
+	for _, ch := range list {
+		if !slices.Contains(drawn, ch.name) {
+			continue
 		}
-	}
-	for _, n := range names {
-		if !slices.Contains(ordered, n) {
-			ordered = append(ordered, n)
-		}
-	}
-	if len(ordered) == 0 {
-		s.p("No chart has data.")
-	}
-	for _, n := range ordered {
-		svg, err := c.SVG(n)
+		svg, err := c.SVG(ch.name)
 		if err != nil {
 			return err
 		}
-		src := sources[n]
-		if m, ok := strings.CutPrefix(n, "sweep-"); ok && src == "" {
-			src = fmt.Sprintf("%s column %s; a point's replicates as points.parquet's %s_mean, %s_ci95_lo and %s_ci95_hi", report.SweepFile, m, m, m, m)
-		}
-		s.add(block{Figure: &figure{ID: "chart-" + n, SVG: trusted(svg), Title: c.Title(n), Caption: "Source: " + src + "."}})
+		s.add(block{Figure: &figure{ID: "chart-" + ch.name, SVG: trusted(svg), Title: c.Title(ch.name), Caption: "Source: " + ch.source + "."}})
+		n++
+	}
+	if n == 0 {
+		s.p("No chart has data.")
 	}
 	return nil
 }

@@ -41,12 +41,9 @@ func runDoc(dir string) (*doc, error) {
 	q.source("scenario.yaml (the scenario as run)")
 	d.Sections = append(d.Sections, q)
 
-	var warnings []string
+	var warnings []string // as replay printed them: the scenario's, its late events', the run's
 	if scErr == nil {
-		warnings = append(warnings, sc.Warnings()...)
-	}
-	if scErr == nil {
-		warnings = append(warnings, sc.LateEvents(des.Time(sum.LastArrivalNs))...)
+		warnings = append(sc.Warnings(), sc.LateEvents(des.Time(sum.LastArrivalNs))...)
 	}
 	warnings = once(append(warnings, sum.Warnings...))
 
@@ -86,7 +83,7 @@ func runDoc(dir string) (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := addCharts(ch, charts, runChartOrder, runChartSources); err != nil {
+	if err := addCharts(ch, charts, runCharts); err != nil {
 		return nil, err
 	}
 	d.Sections = append(d.Sections, ch)
@@ -163,10 +160,7 @@ func eventAnswer(s *section, e *report.EventRow) {
 		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))})
 	t := &table{Head: []string{"over the window after", "with the " + noun, "without (twin)", "effect"}}
 	for _, m := range effectRows {
-		a, b := m.get(&e.After), m.get(&e.Twin)
-		eff := effectText(a-b, m.unit)
-		t.Rows = append(t.Rows, row{Cells: []cell{{Text: m.label}, {Text: value(a, m.unit)}, {Text: value(b, m.unit)},
-			{Text: eff, Class: judge(a-b, m.worse)}}})
+		t.Rows = append(t.Rows, effectRow(m.label, m.unit, m.worse, m.get(&e.After), m.get(&e.Twin)))
 	}
 	s.add(block{Table: t})
 	s.note("Red: the event made it worse in this run (more latency, fewer requests or tokens served, fewer prompt tokens from a cache, more computed); green: better. One seed: the sign alone says nothing of the spread.")
@@ -201,14 +195,21 @@ func cohortAnswer(s *section, e *report.EventRow) {
 		{"prompt tokens pulled", "share", false, a.HitPulled, t.HitPulled},
 		{"prompt tokens computed", "share", true, a.HitComputed, t.HitComputed},
 	} {
-		tab.Rows = append(tab.Rows, row{Cells: []cell{{Text: m.label}, {Text: value(m.a, m.unit)}, {Text: value(m.b, m.unit)},
-			{Text: effectText(m.a-m.b, m.unit), Class: judge(m.a-m.b, m.worse)}}})
+		tab.Rows = append(tab.Rows, effectRow(m.label, m.unit, m.worse, m.a, m.b))
 	}
 	s.add(block{Table: tab})
 	s.source("events.parquet cohort_*_after and cohort_*_twin columns; requests.parquet prev_request_id says each request's previous turn")
 }
 
-// changed is the verb of a difference: "raised", "lowered", "left".
+// effectRow is a metric's row of an effect's table: its value with the
+// event (a) and without it (b), and their difference, coloured by whether
+// a rise is worse.
+func effectRow(label, unit string, worseUp bool, a, b float64) row {
+	return row{Cells: []cell{{Text: label}, {Text: value(a, unit)}, {Text: value(b, unit)},
+		{Text: effectText(a-b, unit), Class: judge(a-b, worseUp)}}}
+}
+
+// changed is the verb of a difference: "raised", "lowered", "changed".
 func changed(v float64) string {
 	switch {
 	case v > 0:
@@ -324,20 +325,17 @@ func ledger(s *section, rows []report.EventRow) {
 // 2.6 MB).
 const pagePanels = 8
 
-// runChartOrder is the order of a run's charts on its page.
-var runChartOrder = []string{"ttft", "queue", "pulls", "g1", "g2", "cdf-ttft", "cdf-tpot", "cdf-itl", "cdf-e2e", "fidelity-scatter", "fidelity-cdf"}
-
-// runChartSources say which files each of a run's charts reads.
-var runChartSources = map[string]string{
-	"ttft":             "requests.parquet (arrival_ns, first_token_ns); workers.parquet marks the lifecycle instants",
-	"queue":            "timeseries.parquet (running, waiting); workers.parquet marks the lifecycle instants",
-	"pulls":            "pulls.parquet (end_ns, outcome); workers.parquet marks the lifecycle instants",
-	"g1":               "timeseries.parquet (g1_blocks); workers.parquet marks the lifecycle instants",
-	"g2":               "timeseries.parquet (g2_blocks); workers.parquet marks the lifecycle instants",
-	"cdf-ttft":         report.RequestsFile,
-	"cdf-tpot":         report.RequestsFile,
-	"cdf-itl":          "requests.parquet; summary.json itl",
-	"cdf-e2e":          report.RequestsFile,
-	"fidelity-scatter": "requests.parquet (the measured columns beside the simulated)",
-	"fidelity-cdf":     "requests.parquet (the measured columns beside the simulated)",
+// runCharts are a run's charts in the page's order, with what each reads.
+var runCharts = []chartSource{
+	{"ttft", "requests.parquet (arrival_ns, first_token_ns); workers.parquet marks the lifecycle instants"},
+	{"queue", "timeseries.parquet (running, waiting); workers.parquet marks the lifecycle instants"},
+	{"pulls", "pulls.parquet (end_ns, outcome); workers.parquet marks the lifecycle instants"},
+	{"g1", "timeseries.parquet (g1_blocks); workers.parquet marks the lifecycle instants"},
+	{"g2", "timeseries.parquet (g2_blocks); workers.parquet marks the lifecycle instants"},
+	{"cdf-ttft", report.RequestsFile},
+	{"cdf-tpot", report.RequestsFile},
+	{"cdf-itl", "requests.parquet; summary.json itl"},
+	{"cdf-e2e", report.RequestsFile},
+	{"fidelity-scatter", "requests.parquet (the measured columns beside the simulated)"},
+	{"fidelity-cdf", "requests.parquet (the measured columns beside the simulated)"},
 }

@@ -1,14 +1,12 @@
 package page
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,15 +22,21 @@ import (
 // grid is what a sweep's or a search's page reads: its spec, its runs'
 // rows and grid points, and the first run's scenario.
 type grid struct {
-	dir    string
-	spec   *study.Spec
-	keys   []string // the varied keys, without the replicates' seed
-	rows   []report.SweepRow
-	points []report.PointRow
-	events int
-	sc     *scenarios.Scenario // the first run's, nil when it does not load
-	raw    []byte              // its text
-	scErr  error
+	dir     string
+	spec    *study.Spec
+	keys    []string // the varied keys, without the replicates' seed
+	rows    []report.SweepRow
+	points  []report.PointRow
+	runs    [][]report.SweepRow // by point, its replicates' rows
+	byRun   map[int64]int       // a run's row
+	metrics map[string]int      // a points.parquet metric's place in a point's Stats
+	events  int
+	// summaries are the runs' summary.json by row; nil where a run's
+	// directory is not there (a merged sweep keeps none).
+	summaries []*study.RunSummary
+	sc        *scenarios.Scenario // the first run's, nil when it does not load
+	raw       []byte              // its text
+	scErr     error
 }
 
 // readGrid reads a sweep's or a search's directory.
@@ -45,7 +49,20 @@ func readGrid(dir string) (*grid, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &grid{dir: dir, spec: spec, keys: spec.Keys, rows: rows, points: spec.Points(rows), events: report.SweepEvents(rows)}
+	g := &grid{dir: dir, spec: spec, keys: spec.Keys, rows: rows, points: spec.Points(rows), events: report.SweepEvents(rows),
+		byRun: map[int64]int{}, metrics: map[string]int{}, summaries: make([]*study.RunSummary, len(rows))}
+	lo := 0 // the points are in run order, each holding its replicates' consecutive rows
+	for _, p := range g.points {
+		g.runs = append(g.runs, rows[lo:lo+int(p.Replicates)])
+		lo += int(p.Replicates)
+	}
+	for i, c := range report.PointMetrics(g.events) {
+		g.metrics[c.Name] = i
+	}
+	for i, r := range rows {
+		g.byRun[r.Run] = i
+		g.summaries[i], _ = study.ReadRunSummary(runDirOf(dir, r.Run))
+	}
 	if len(rows) > 0 {
 		g.sc, g.raw, g.scErr = scenarioOf(runDirOf(dir, rows[0].Run))
 	}
@@ -54,22 +71,15 @@ func readGrid(dir string) (*grid, error) {
 
 // stat is a grid point's statistic of a points.parquet metric.
 func (g *grid) stat(p *report.PointRow, metric string) report.Stat {
-	i := slices.IndexFunc(report.PointMetrics(g.events), func(c report.Column[report.SweepRow]) bool { return c.Name == metric })
-	if i < 0 {
-		return report.Stat{Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	i, ok := g.metrics[metric]
+	if !ok {
+		return noStat
 	}
 	return p.Stats[i]
 }
 
-// runsOf are a grid point's rows: the points are in run order, each
-// holding its replicates' consecutive rows.
-func (g *grid) runsOf(point int) []report.SweepRow {
-	lo := 0
-	for i := range point {
-		lo += int(g.points[i].Replicates)
-	}
-	return g.rows[lo : lo+int(g.points[point].Replicates)]
-}
+// noStat is the statistic of nothing.
+var noStat = report.Stat{Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 
 // label is a point's values: "router.hints.mode=copy, events[0].at=5m".
 func (g *grid) label(p *report.PointRow) string {
@@ -165,8 +175,9 @@ func (g *grid) question(search bool) *section {
 // over replicates: TTFT p99 and p50 and ITL p99, the displaced requests'
 // (or, for an add, those routed to the new workers; for a grid varying
 // the event's kind, its cohort, beside each point's kind) count and TTFT
-// p50 and p99, and but for adds the time until its workers were gone. pass, when not nil, marks the points meeting the SLOs and most the
-// one with the most room under the first (-1 none).
+// p50 and p99, and but for adds the time until its workers were gone.
+// pass, when not nil, marks the points meeting the SLOs, and most the one
+// with the most room under the first (-1 none).
 func (g *grid) effects(s *section, pass []bool, most int) {
 	if g.events == 0 {
 		s.add(block{Warn: "The scenario has no events: the grid points compare the runs as they are (the points below)."})
@@ -200,7 +211,7 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 		for i := range g.points {
 			p := &g.points[i]
 			var p50, p99, count []float64
-			for _, r := range g.runsOf(i) {
+			for _, r := range g.runs[i] {
 				if k < len(r.Events) && r.Events[k].Twinned && r.Events[k].CohortAfter.Requests > 0 {
 					e := &r.Events[k]
 					p50 = append(p50, e.CohortAfter.TTFTP50Ms-e.CohortTwin.TTFTP50Ms)
@@ -236,18 +247,7 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 			if kind != "add" {
 				cells = append(cells, pmCell(g.stat(p, fmt.Sprintf("event%d_removed_after_ns", k)), 1e-9, false))
 			}
-			r := row{Cells: cells}
-			if pass != nil {
-				mark := ""
-				if i == most {
-					mark = "most room"
-				}
-				r.Cells = append(r.Cells, passCell(pass[i], mark))
-				if i == most {
-					r.Class = "best"
-				}
-			}
-			t.Rows = append(t.Rows, r)
+			t.Rows = append(t.Rows, passRow(cells, pass, i, most))
 		}
 		head := fmt.Sprintf("Event %d", k)
 		if g.sc != nil && k < len(g.sc.Events) {
@@ -299,7 +299,7 @@ func (g *grid) kinds(k int) []string {
 
 // pointKind is the kind of grid point i's event k: "drain", "add", "—".
 func (g *grid) pointKind(i, k int) string {
-	for _, r := range g.runsOf(i) {
+	for _, r := range g.runs[i] {
 		if k < len(r.Events) && r.Events[k].Kind != "" {
 			return r.Events[k].Kind
 		}
@@ -310,7 +310,7 @@ func (g *grid) pointKind(i, k int) string {
 // meanOf is the mean and 95 % interval of xs; NaN for none.
 func meanOf(xs []float64) report.Stat {
 	if len(xs) == 0 {
-		return report.Stat{Mean: math.NaN(), SD: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+		return noStat
 	}
 	return report.MeanInterval(xs)
 }
@@ -320,11 +320,7 @@ func plainMean(xs []float64, format string) string {
 	if len(xs) == 0 {
 		return "—"
 	}
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
-	}
-	return fmt.Sprintf(format, sum/float64(len(xs)))
+	return fmt.Sprintf(format, meanOf(xs).Mean)
 }
 
 // pmCell is a statistic as "mean ± half-width", scaled, on one line;
@@ -353,6 +349,22 @@ func pmDigits(s report.Stat, scale float64, digits int, effect bool) cell {
 	return cell{Text: text, Class: class}
 }
 
+// passRow is grid point i's row of cells and, with SLOs (pass not nil),
+// whether it meets them, the point with the most room under the first
+// (most) marked.
+func passRow(cells []cell, pass []bool, i, most int) row {
+	r := row{Cells: cells}
+	if pass == nil {
+		return r
+	}
+	mark := ""
+	if i == most {
+		mark, r.Class = "most room", "best"
+	}
+	r.Cells = append(r.Cells, passCell(pass[i], mark))
+	return r
+}
+
 // passCell says whether a point meets the SLOs, and why it is marked
 // ("the answer"; "" for none).
 func passCell(pass bool, mark string) cell {
@@ -374,7 +386,7 @@ func (g *grid) pointsTable(s *section, pass []bool, most int) {
 		p := &g.points[i]
 		cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
 		digests := map[string]bool{}
-		for _, r := range g.runsOf(i) {
+		for _, r := range g.runs[i] {
 			digests[r.Digest] = true
 		}
 		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
@@ -382,15 +394,7 @@ func (g *grid) pointsTable(s *section, pass []bool, most int) {
 		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)}, pmDigits(g.stat(p, "requests_completed"), 1, 0, false),
 			pmCell(g.stat(p, "ttft_p50_ms"), 1, false), pmCell(g.stat(p, "ttft_p99_ms"), 1, false), pmCell(g.stat(p, "itl_p99_ms"), 1, false),
 			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), cell{Text: hits}, cell{Text: strconv.Itoa(len(digests))})
-		r := row{Cells: cells}
-		if pass != nil {
-			mark := ""
-			if i == most {
-				mark, r.Class = "most room", "best"
-			}
-			r.Cells = append(r.Cells, passCell(pass[i], mark))
-		}
-		t.Rows = append(t.Rows, r)
+		t.Rows = append(t.Rows, passRow(cells, pass, i, most))
 	}
 	if pass != nil {
 		t.Head = append(t.Head, "meets the SLOs")
@@ -419,38 +423,22 @@ func (g *grid) runsTable(s *section) {
 	s.source("sweep.parquet (its digest column holds each digest in full); each run's directory is runs/run-NNN")
 }
 
-// warnings gathers the runs' warnings, each once, naming its runs.
+// warnings are those kvsim printed for the grid: the first run's
+// scenario's, the runs' (each once, naming its runs, as sweep prints
+// them) and identical replicates'.
 func (g *grid) warnings() []string {
-	var order []string
-	runs := map[string][]string{}
+	var out []string
 	if g.scErr == nil && g.sc != nil {
-		order = append(order, g.sc.Warnings()...)
+		out = append(out, g.sc.Warnings()...)
 	}
-	order = append(order, g.spec.InertSeeds(g.rows)...)
-	for _, r := range g.rows {
-		s, err := study.ReadRunSummary(runDirOf(g.dir, r.Run))
-		if err != nil {
-			continue // a merged sweep keeps no run directory
-		}
-		for _, w := range s.Warnings {
-			if runs[w] == nil {
-				order = append(order, w)
-			}
-			runs[w] = append(runs[w], strconv.FormatInt(r.Run, 10))
+	byRow := make([][]string, len(g.rows))
+	for i, s := range g.summaries {
+		if s != nil {
+			byRow[i] = s.Warnings
 		}
 	}
-	out := make([]string, len(order))
-	for i, w := range order {
-		out[i] = w
-		switch n := runs[w]; len(n) {
-		case 0:
-		case 1:
-			out[i] = fmt.Sprintf("run %s: %s", n[0], w)
-		default:
-			out[i] = fmt.Sprintf("runs %s: %s", strings.Join(n, ", "), w)
-		}
-	}
-	return out
+	out = append(out, study.RunWarnings(g.rows, byRow)...)
+	return append(out, g.spec.InertSeeds(g.rows)...)
 }
 
 // charts adds the grid's charts: metrics against the first varied key
@@ -461,11 +449,12 @@ func (g *grid) charts(metrics []string, x string) (*section, error) {
 	if err != nil {
 		return nil, err
 	}
-	order := make([]string, len(metrics))
+	list := make([]chartSource, len(metrics))
 	for i, m := range metrics {
-		order[i] = "sweep-" + m
+		list[i] = chartSource{"sweep-" + m, fmt.Sprintf("%s column %s; a point's replicates as points.parquet's %s_mean, %s_ci95_lo and %s_ci95_hi",
+			report.SweepFile, m, m, m, m)}
 	}
-	return s, addCharts(s, c, order, nil)
+	return s, addCharts(s, c, list)
 }
 
 // chartMetrics are a grid's charts: TTFT p50 and p99, the pulled share
@@ -571,10 +560,10 @@ func (g *grid) checkSLOs(slos []string) ([]bool, int, error) {
 	for i := range g.points {
 		pass[i] = true
 		first := 0.0
-		for _, r := range g.runsOf(i) {
-			s, err := study.ReadRunSummary(runDirOf(g.dir, r.Run))
-			if err != nil {
-				return nil, 0, fmt.Errorf("page: --slo needs each run's summary.json: %w", err)
+		for _, r := range g.runs[i] {
+			s := g.summaries[g.byRun[r.Run]]
+			if s == nil {
+				return nil, 0, fmt.Errorf("page: --slo needs each run's summary.json, and %s has none", runDirOf(g.dir, r.Run))
 			}
 			for j, e := range es {
 				v, err := results.Metric(s.Summary, e.Metric)
@@ -614,13 +603,9 @@ func (e *OptionError) Unwrap() error { return e.Err }
 
 // searchDoc is a search directory's page.
 func searchDoc(dir string) (*doc, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, report.SearchFile))
+	res, err := study.ReadSearch(dir)
 	if err != nil {
 		return nil, err
-	}
-	var res study.SearchResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("page: %s: %w", filepath.Join(dir, report.SearchFile), err)
 	}
 	g, err := readGrid(dir)
 	if err != nil {
@@ -642,7 +627,7 @@ func searchDoc(dir string) (*doc, error) {
 	warnedOf(a, warnings)
 	if res.Answer == nil {
 		a.add(block{Lead: fmt.Sprintf("No value of %s in [%d, %d] meets the SLOs.", res.Key, res.Range[0], res.Range[1])})
-		g.outOfReach(a, &res)
+		g.outOfReach(a, res)
 	} else {
 		a.add(block{Lead: fmt.Sprintf("%s = %d is the largest value meeting the SLOs.", res.Key, *res.Answer)})
 	}
@@ -654,22 +639,17 @@ func searchDoc(dir string) (*doc, error) {
 	default:
 		a.p("Why: every probe's SLO metrics were monotone in %s, so the search bisected: the values it did not run lie between probes that agree.", res.Key)
 	}
-	if res.Answer != nil && res.Scanned {
-		var failing []string
-		for _, p := range res.Probes {
-			if p.Value < *res.Answer && !p.Passes {
-				failing = append(failing, strconv.FormatInt(p.Value, 10))
-			}
+	if n := len(res.Failing); n > 0 {
+		failing := make([]string, n)
+		for i, v := range res.Failing {
+			failing[i] = strconv.FormatInt(v, 10)
 		}
-		slices.SortFunc(failing, func(x, y string) int { a, _ := strconv.Atoi(x); b, _ := strconv.Atoi(y); return a - b })
-		if len(failing) > 0 {
-			every := ""
-			if res.PassTo != nil {
-				every = fmt.Sprintf(" Every value from %d to %d passes (pass_to).", res.Range[0], *res.PassTo)
-			}
-			a.add(block{Warn: fmt.Sprintf("Below the answer, %s = %s %s: the answer holds only where the SLOs hold by the replicates' luck.%s",
-				res.Key, strings.Join(failing, ", "), plural(len(failing), "fails", "fail"), every)})
+		every := ""
+		if res.PassTo != nil {
+			every = fmt.Sprintf(" Every value from %d to %d passes (pass_to).", res.Range[0], *res.PassTo)
 		}
+		a.add(block{Warn: fmt.Sprintf("Below the answer, %s = %s %s: the answer holds only where the SLOs hold by the replicates' luck.%s",
+			res.Key, strings.Join(failing, ", "), plural(n, "fails", "fail"), every)})
 	}
 	t := &table{Head: []string{"probe", res.Key, "replicates meeting every SLO", "passes"}}
 	var metrics []string
@@ -727,8 +707,8 @@ func searchDoc(dir string) (*doc, error) {
 	var chartMetrics []string
 	cols := report.SweepColumns(nil, g.events)
 	for _, m := range metrics {
-		col := sweepColumn(m)
-		if slices.ContainsFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == col && c.String == nil && c.Dict == nil }) {
+		col, err := results.Column(m, g.events)
+		if err == nil && slices.ContainsFunc(cols, func(c report.Column[report.SweepRow]) bool { return c.Name == col && c.String == nil && c.Dict == nil }) {
 			chartMetrics = append(chartMetrics, col)
 		}
 	}
@@ -754,30 +734,6 @@ func scenarioName(path string) string {
 	return path
 }
 
-// eventMetric matches an SLO's metric of an event's column, as an expect
-// entry names it: events[0].ttft_p99_after_ms.
-var eventMetric = regexp.MustCompile(`^events\[(\d+)\]\.(.+)$`)
-
-// sweepColumn is the sweep.parquet column an SLO's metric reads:
-// events[0].ttft_p99_after_ms is event0_ttft_p99_after_ms, a time asked in
-// _s or _ms of an _ns column that column; other metrics are named as
-// their column.
-func sweepColumn(metric string) string {
-	m := eventMetric.FindStringSubmatch(metric)
-	if m == nil {
-		return metric
-	}
-	col := "event" + m[1] + "_" + m[2]
-	for _, unit := range []string{"_ms", "_s"} {
-		if stem, ok := strings.CutSuffix(col, unit); ok && slices.ContainsFunc(report.SweepColumns(nil, 1), func(c report.Column[report.SweepRow]) bool {
-			return c.Name == "event0_"+strings.TrimPrefix(stem, "event"+m[1]+"_")+"_ns"
-		}) {
-			return stem + "_ns"
-		}
-	}
-	return col
-}
-
 // twinColumns are, for each SLO metric of an event's window after, the
 // sweep.parquet column of its value without the event (events[0].
 // ttft_p99_after_ms: event0_ttft_p99_twin_ms); nil for any other metric.
@@ -785,8 +741,8 @@ func (g *grid) twinColumns(metrics []string) []func(*report.SweepRow) float64 {
 	cols := report.SweepColumns(nil, g.events)
 	out := make([]func(*report.SweepRow) float64, len(metrics))
 	for i, m := range metrics {
-		col := sweepColumn(m)
-		if !eventMetric.MatchString(m) || !strings.Contains(col, "_after") {
+		col, err := results.Column(m, g.events)
+		if err != nil || !strings.Contains(col, "_after") {
 			continue
 		}
 		twin := strings.Replace(col, "_after", "_twin", 1)
@@ -802,8 +758,8 @@ func (g *grid) twinColumns(metrics []string) []func(*report.SweepRow) float64 {
 func (g *grid) meanOver(runs []int, get func(*report.SweepRow) float64) float64 {
 	sum := 0.0
 	for _, run := range runs {
-		i := slices.IndexFunc(g.rows, func(r report.SweepRow) bool { return r.Run == int64(run) })
-		if i < 0 {
+		i, ok := g.byRun[int64(run)]
+		if !ok {
 			return math.NaN()
 		}
 		sum += get(&g.rows[i])
