@@ -22,7 +22,8 @@ func newReport() *cobra.Command {
 			"displaced requests'), then the summary, the events in full with the KV ledger, the\n" +
 			"charts (inline SVG, kvsim plot's drawings), the warnings and the provenance. It has\n" +
 			"no script and fetches nothing; the same directory gives the same bytes. A sweep's page\n" +
-			"marks the grid points meeting every --slo and the best of them; a search's uses its own.",
+			"marks the grid points meeting every --slo and the one with the most room under the\n" +
+			"first; a search's uses its own.",
 		Args: positional(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return writeReport(cmd.OutOrStdout(), args[0], opt)

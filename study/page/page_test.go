@@ -225,9 +225,9 @@ func sweepTo(t *testing.T, dir string) {
 }
 
 // TestSweepPage: a sweep's page gives each grid point's effect with its
-// paired interval, and marks the points meeting --slo and the best of
-// them: a point passes when every replicate meets every SLO. Without its
-// runs' directories it still has a page.
+// paired interval, and marks the points meeting --slo and the one with
+// the most room under the first: a point passes when every replicate
+// meets every SLO. Without its runs' directories it still has a page.
 func TestSweepPage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	sweepTo(t, dir)
