@@ -492,11 +492,7 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := "sweep"
-	if g.sc != nil {
-		name = g.sc.Name
-	}
-	d := &doc{Title: "kvsim report: sweep of " + name,
+	d := &doc{Title: g.title("sweep"),
 		Subtitle: fmt.Sprintf("A sweep: %d runs over %d grid points", len(g.rows), len(g.points))}
 	d.Sections = append(d.Sections, g.question(false))
 	a := &section{ID: "answer", Heading: "The answer"}
@@ -522,17 +518,32 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 	}
 	g.effects(a, pass, best)
 	d.Sections = append(d.Sections, a)
-	det := &section{ID: "details", Heading: "The runs"}
-	g.pointsTable(det, pass, best)
-	g.runsTable(det)
-	d.Sections = append(d.Sections, det)
-	ch, err := g.charts(g.chartMetrics(), "")
-	if err != nil {
-		return nil, err
+	return d, g.rest(d, warnings, pass, best, g.chartMetrics(), "")
+}
+
+// title is a grid's page title: "kvsim report: sweep of scale-in-32w".
+func (g *grid) title(what string) string {
+	if g.sc == nil {
+		return "kvsim report: " + what
 	}
-	d.Sections = append(d.Sections, ch,
+	return "kvsim report: " + what + " of " + g.sc.Name
+}
+
+// rest adds the sections after the answer: the grid points (marked by
+// pass and most, as effects marks them) and the runs, the charts of
+// metrics against x ("" for the first varied key), the warnings and the
+// provenance.
+func (g *grid) rest(d *doc, warnings []string, pass []bool, most int, metrics []string, x string) error {
+	det := &section{ID: "details", Heading: "The runs"}
+	g.pointsTable(det, pass, most)
+	g.runsTable(det)
+	ch, err := g.charts(metrics, x)
+	if err != nil {
+		return err
+	}
+	d.Sections = append(d.Sections, det, ch,
 		warningSection(warnings, "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
-	return d, nil
+	return nil
 }
 
 // checkSLOs checks each grid point against slos: a point passes when
@@ -611,11 +622,7 @@ func searchDoc(dir string) (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := "search"
-	if g.sc != nil {
-		name = g.sc.Name
-	}
-	d := &doc{Title: "kvsim report: search of " + name,
+	d := &doc{Title: g.title("search"),
 		Subtitle: fmt.Sprintf("A search of %s in [%d, %d]: %d probes, %d runs", res.Key, res.Range[0], res.Range[1], len(res.Probes), len(g.rows))}
 	q := g.question(true)
 	q.p("It looks for the largest %s in [%d, %d] whose runs meet every SLO: %s. A value passes when %d of its %d replicates meet them all.",
@@ -700,10 +707,6 @@ func searchDoc(dir string) (*doc, error) {
 	g.effects(a, nil, -1)
 	d.Sections = append(d.Sections, a)
 
-	det := &section{ID: "details", Heading: "The runs"}
-	g.pointsTable(det, nil, -1)
-	g.runsTable(det)
-	d.Sections = append(d.Sections, det)
 	var chartMetrics []string
 	cols := report.SweepColumns(nil, g.events)
 	for _, m := range metrics {
@@ -717,13 +720,7 @@ func searchDoc(dir string) (*doc, error) {
 			chartMetrics = append(chartMetrics, m)
 		}
 	}
-	ch, err := g.charts(chartMetrics, res.Key)
-	if err != nil {
-		return nil, err
-	}
-	d.Sections = append(d.Sections, ch,
-		warningSection(warnings, "the first run's scenario.yaml checks, the grid's replicates (sweep.parquet digest) and each run's summary.json warnings"), g.provenance())
-	return d, nil
+	return d, g.rest(d, warnings, nil, -1, chartMetrics, res.Key)
 }
 
 // scenarioName is a scenario file as the manifests name it.
