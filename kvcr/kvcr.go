@@ -182,6 +182,16 @@ func (k *KVCR) Receiving(w int32) int { return k.nodes[w].pulls - k.nodes[w].ser
 // is KVCR's own: read it, do not keep it.
 func (k *KVCR) ParkedTargets() []int32 { return k.targets }
 
+// LiveBefore is the lowest id of a live pull first staged before t, if any.
+func (k *KVCR) LiveBefore(t des.Time) (int64, bool) {
+	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
+		if k.live[id].StagedNs < t {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
 // Moved is the bytes of completed pull transfers sent by w.
 func (k *KVCR) Moved(w int32) int64 {
 	return k.net.movedBy(w)

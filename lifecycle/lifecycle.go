@@ -18,9 +18,12 @@ const (
 	Ready                  // routed to, a pull source
 	Draining               // finishing its requests and pulls; not routed to, not a pull source
 	Removed                // gone, with its G1 and G2
+	// Down is an engine down for a fault's window (DESIGN.md section 12):
+	// not routed to; a pull source while its G2 is kept.
+	Down
 )
 
-var names = [...]string{"starting", "ready", "draining", "removed"}
+var names = [...]string{"starting", "ready", "draining", "removed", "down"}
 
 func (s Status) String() string { return names[s] }
 
@@ -33,15 +36,21 @@ func (s Status) String() string { return names[s] }
 //	ready    -> draining  drain
 //	ready    -> removed   remove
 //	draining -> removed   its last request and pull ended, or its drain_timeout passed
+//	starting, ready, draining -> down   a down fault's window began
+//	down     -> starting  the window ended; its engine restarts (startup)
+//	down     -> ready     the window ended; its engine restarts at once
+//	down     -> draining  drained while down: it restarts draining
+//	down     -> removed   removed while down
 //
 // A worker never goes back (a drained worker is not made ready again) and
 // never changes to the status it has: sim drains a worker once and removes
 // it once.
 var next = [...]uint8{
-	Starting: 1<<Ready | 1<<Draining | 1<<Removed,
-	Ready:    1<<Draining | 1<<Removed,
-	Draining: 1 << Removed,
+	Starting: 1<<Ready | 1<<Draining | 1<<Removed | 1<<Down,
+	Ready:    1<<Draining | 1<<Removed | 1<<Down,
+	Draining: 1<<Removed | 1<<Down,
 	Removed:  0,
+	Down:     1<<Starting | 1<<Ready | 1<<Draining | 1<<Removed,
 }
 
 // legal reports whether a worker may change from status from to status to.

@@ -80,6 +80,22 @@ type EventRow struct {
 	// same requests, in the twin. Requests -1 for an event that never
 	// fired (CohortTwin too without a twin); NaN a statistic of none.
 	CohortAfter, CohortTwin EventCohort
+	// Origin is where the event comes from: "scenario", or "chaos" for a
+	// fault the scenario's chaos drew. ForNs is a fault's length (-1: to
+	// the end of the run, and for an event that is not a fault).
+	Origin string
+	ForNs  int64
+	// Fault is what a fault did over its window (all 0 for another event).
+	Fault EventFault
+}
+
+// EventFault is what a fault did over its window: the pulls it acted on
+// (a link's transfers it slowed or stalled, the pulls it failed, the
+// notices it delayed or lost), the passes it slowed, the blocks it lost
+// (a move's copy whose notice came too late or never, a lost G2) and the
+// requests it made migrate.
+type EventFault struct {
+	Pulls, Passes, BlocksLost, Migrated int64
 }
 
 // EventCohort is what an event's displaced cohort measured: how many
@@ -303,8 +319,18 @@ func EventColumns(kinds []string) []Column[EventRow] {
 	cols = append(cols, windowColumns("twin", func(r *EventRow) *EventWindow { return &r.Twin })...)
 	cols = append(cols, deltaColumns()...)
 	cols = append(cols, cohortColumns("after", func(r *EventRow) *EventCohort { return &r.CohortAfter })...)
-	return append(cols, cohortColumns("twin", func(r *EventRow) *EventCohort { return &r.CohortTwin })...)
+	cols = append(cols, cohortColumns("twin", func(r *EventRow) *EventCohort { return &r.CohortTwin })...)
+	return append(cols,
+		Column[EventRow]{Name: "origin", Dict: func(r *EventRow) string { return r.Origin }, Values: EventOrigins},
+		Column[EventRow]{Name: "for_ns", Int64: func(r *EventRow) int64 { return r.ForNs }, Null: true},
+		Column[EventRow]{Name: "fault_pulls", Int64: func(r *EventRow) int64 { return r.Fault.Pulls }},
+		Column[EventRow]{Name: "fault_passes", Int64: func(r *EventRow) int64 { return r.Fault.Passes }},
+		Column[EventRow]{Name: "fault_blocks_lost", Int64: func(r *EventRow) int64 { return r.Fault.BlocksLost }},
+		Column[EventRow]{Name: "requests_migrated", Int64: func(r *EventRow) int64 { return r.Fault.Migrated }})
 }
+
+// EventOrigins are the values of events.parquet's origin column.
+var EventOrigins = []string{"scenario", "chaos"}
 
 // cohortColumns are the columns of an event's displaced cohort, in the run
 // (side "after") or its twin ("twin").

@@ -15,17 +15,27 @@ import (
 	"github.com/kvsim/kvsim/scenarios"
 )
 
-// The kinds of lifecycle event, events.parquet's kind: the scenario's keys
-// for them.
+// The kinds of scenario event the log tells apart: the scenario's keys for
+// them, events.parquet's kind.
 const (
-	kindDrain  = "drain"
-	kindRemove = "remove"
-	kindAdd    = "add"
+	kindDrain  = scenarios.KindDrain
+	kindRemove = scenarios.KindRemove
+	kindAdd    = scenarios.KindAdd
+	kindDown   = scenarios.KindDown
 )
 
-// EventColumns is events.parquet's schema with the kinds of lifecycle
+// isFault reports whether kind is a fault's.
+func isFault(kind string) bool {
+	switch kind {
+	case kindDrain, kindRemove, kindAdd:
+		return false
+	}
+	return true
+}
+
+// EventColumns is events.parquet's schema with the kinds of scenario
 // event as its kind dictionary. A writer of events.parquet takes it.
-var EventColumns = report.EventColumns([]string{kindDrain, kindRemove, kindAdd})
+var EventColumns = report.EventColumns(scenarios.Kinds)
 
 // busyShare is how many requests routed in the window before an event make
 // its workers' share of them mean something (the load-share warning).
@@ -42,6 +52,7 @@ type EventLog struct {
 	lastWork []des.Time // by worker: when a request or request pull last ended on it
 	left     []leftAt   // by worker: what its G2 held when it was removed
 	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
+	kept     int        // a twin's log: the records of its own events, before those of the events left out
 }
 
 // leftAt is what a removed worker's G2 held: its blocks (-1: not removed)
@@ -81,6 +92,9 @@ type eventRec struct {
 	twin                    *eventRec   // the same record in its twin's log (Pair); nil without
 	twinDigest              string      // the twin's digest
 	inert                   bool        // every request's row is the same in its twin
+	origin                  string      // events.parquet's origin
+	forNs                   int64       // a fault's length; -1 none
+	fault                   report.EventFault
 }
 
 // flowsAt is a worker's G2 flows at an instant.
@@ -106,13 +120,16 @@ func NewEventLog(sc *scenarios.Scenario) *EventLog {
 	return newLog(sc)
 }
 
-// NewTwinLog returns the log of the twin of an event at instant at: the
-// log of sc's events (sc is the scenario without that event) and, last, a
-// record of the event left out, which never fires but measures its windows
-// as the run's record does, for Pair.
-func NewTwinLog(sc *scenarios.Scenario, at des.Time) *EventLog {
+// NewTwinLog returns the log of the twin of the events at instants ats:
+// the log of sc's events (sc is the scenario without them) and, last, a
+// record of each event left out, which never fires but measures its
+// windows as the run's record does, for Pair.
+func NewTwinLog(sc *scenarios.Scenario, ats []des.Time) *EventLog {
 	l := newLog(sc)
-	l.add(eventRec{at: at, ordersEnd: -1})
+	l.kept = len(l.evs)
+	for _, at := range ats {
+		l.add(eventRec{at: at, ordersEnd: -1})
+	}
 	return l
 }
 
@@ -120,14 +137,14 @@ func NewTwinLog(sc *scenarios.Scenario, at des.Time) *EventLog {
 func newLog(sc *scenarios.Scenario) *EventLog {
 	l := &EventLog{window: des.Time(sc.Report.EventWindow), lo: des.Time(math.MaxInt64)}
 	for _, ev := range sc.Events {
-		kind := kindAdd
-		switch {
-		case ev.Drain != nil:
-			kind = kindDrain
-		case ev.Remove != nil:
-			kind = kindRemove
+		e := eventRec{at: des.Time(ev.At), kind: ev.Kind(), ordersEnd: -1, origin: "scenario", forNs: -1}
+		if ev.Origin != scenarios.OriginScenario {
+			e.origin = string(ev.Origin)
 		}
-		l.add(eventRec{at: des.Time(ev.At), kind: kind, ordersEnd: -1})
+		if ev.Fault() && ev.For > 0 {
+			e.forNs = int64(ev.For)
+		}
+		l.add(e)
 	}
 	return l
 }
@@ -138,18 +155,30 @@ func (l *EventLog) add(e eventRec) {
 	l.lo, l.hi = min(l.lo, max(0, e.at-l.window)), max(l.hi, des.AddSat(e.at, l.window))
 }
 
-// Pair gives event key of the run the log of its twin (NewTwinLog) and the
-// twin's digest, once both runs have ended: its row then holds the twin's
-// window after and the difference. inert says every request's row was the
-// same in both: the event changed nothing a request saw, which the run's
-// warnings say.
-func (l *EventLog) Pair(key int, twin *EventLog, digest string, inert bool) {
+// Pair gives event key of the run the log of its twin (NewTwinLog), in
+// which it is the j-th event left out, and the twin's digest, once both
+// runs have ended: its row then holds the twin's window after and the
+// difference. inert says every request's row was the same in both: the
+// event changed nothing a request saw, which the run's warnings say.
+func (l *EventLog) Pair(key int, twin *EventLog, j int, digest string, inert bool) {
 	if l == nil {
 		return
 	}
-	t := twin.evs[len(twin.evs)-1] // the one record, not the twin's whole log
+	t := twin.evs[twin.kept+j] // the one record, not the twin's whole log
 	e := &l.evs[key]
 	e.twin, e.twinDigest, e.inert = &t, digest, inert
+}
+
+// Faulted adds to what fault event key did (report.EventFault).
+func (l *EventLog) Faulted(key int, f report.EventFault) {
+	if l == nil {
+		return
+	}
+	e := &l.evs[key].fault
+	e.Pulls += f.Pulls
+	e.Passes += f.Passes
+	e.BlocksLost += f.BlocksLost
+	e.Migrated += f.Migrated
 }
 
 // WorkerAt is what a worker a scenario event names held when the event
@@ -487,7 +516,8 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		}
 		r.Workers = idText(e.named, ",")
 		r.RemovedAfterNs = -1
-		if len(e.named) > 0 {
+		r.Origin, r.ForNs, r.Fault = e.origin, e.forNs, e.fault
+		if len(e.named) > 0 && (e.kind == kindDrain || e.kind == kindRemove) {
 			r.RemovedAfterNs = 0
 			for _, id := range e.named {
 				if int(id) >= len(removed) || removed[id] < 0 {
@@ -577,12 +607,21 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 			out = append(out, fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
 				i, e.kind, time.Duration(e.at)))
 		}
-		if !r.Fired || e.kind == kindAdd || len(e.named) == 0 {
+		if r.Fired && e.kind != kindDown && isFault(e.kind) && e.fault == (report.EventFault{}) {
+			what := map[string]string{scenarios.KindLink: "no transfer ran on its links", scenarios.KindSlow: "no pass started on its workers",
+				scenarios.KindPullErrors: "no pull it failed", scenarios.KindNotices: "no notice it delayed or lost"}[e.kind]
+			out = append(out, fmt.Sprintf("event %d (%s at %v) acted on nothing in its window (%s): the fault tests nothing",
+				i, e.kind, time.Duration(e.at), what))
+		}
+		if !r.Fired || (e.kind != kindDrain && e.kind != kindRemove && e.kind != kindDown) || len(e.named) == 0 {
 			continue
 		}
 		verb, noun := "drains", "the drain"
-		if e.kind == kindRemove {
+		switch e.kind {
+		case kindRemove:
 			verb, noun = "removes", "the removal"
+		case kindDown:
+			verb, noun = "takes down", "the fault"
 		}
 		at := time.Duration(e.at)
 		if len(e.idle) > 0 {

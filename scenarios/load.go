@@ -134,6 +134,7 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 	if err := sc.resolve(); err != nil {
 		return nil, err
 	}
+	sc.expandChaos()
 	return &sc, nil
 }
 
@@ -446,6 +447,14 @@ func newWithDefaults(t reflect.Type) reflect.Value {
 		return reflect.ValueOf(traceDefaults())
 	case reflect.TypeOf(Synthetic{}):
 		return reflect.ValueOf(syntheticDefaults())
+	case reflect.TypeOf(LinkFault{}):
+		return reflect.ValueOf(&LinkFault{Direction: DirectionEgress})
+	case reflect.TypeOf(PullErrorsFault{}):
+		return reflect.ValueOf(&PullErrorsFault{When: ErrorAtEnd})
+	case reflect.TypeOf(DownFault{}):
+		return reflect.ValueOf(&DownFault{G2: G2Kept})
+	case reflect.TypeOf(Chaos{}):
+		return reflect.ValueOf(chaosDefaults())
 	}
 	return reflect.New(t)
 }

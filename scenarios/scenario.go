@@ -25,7 +25,10 @@ type Scenario struct {
 	Router   Router   `yaml:"router"`
 	KVCR     KVCR     `yaml:"kvcr"`
 	Events   []Event  `yaml:"events,omitempty"`
-	Report   Report   `yaml:"report"`
+	// Chaos draws fault events from the seeded stream "faults"; they are
+	// appended to Events, with Origin chaos, when the scenario is loaded.
+	Chaos  *Chaos `yaml:"chaos,omitempty"`
+	Report Report `yaml:"report"`
 	// Expect states what a run must show, one metric condition an entry
 	// ("pulls_rejected_draining > 0", "ttft_p99_ms < 2000"); replay fails
 	// (exit 1) when one does not hold.
@@ -85,6 +88,10 @@ type Cluster struct {
 	Workers int    `yaml:"workers"`
 	Engine  Engine `yaml:"engine"`
 	G2      G2     `yaml:"g2"`
+	// MigrationLimit is how many times on_remove: migrate routes a request
+	// that lost its worker again (the serving frontend's migration limit);
+	// 0 turns migration off.
+	MigrationLimit int `yaml:"migration_limit,omitempty"`
 }
 
 // Engine is every worker's vLLM configuration.
@@ -226,9 +233,12 @@ type KVCR struct {
 	BackgroundInflight int `yaml:"background_inflight"`
 }
 
-// Event is one lifecycle event; exactly one of Drain, Remove and Add is set.
+// Event is one scenario event: a lifecycle event (drain, remove, add) or a
+// fault (link, slow, pull_errors, notices, down); exactly one is set.
 type Event struct {
-	At           Duration     `yaml:"at"`
+	At Duration `yaml:"at"`
+	// For is a fault's length; 0: to the end of the run.
+	For          Duration     `yaml:"for,omitempty"`
 	Drain        *Selection   `yaml:"drain,omitempty"`
 	DrainTimeout Duration     `yaml:"drain_timeout,omitempty"` // 0: none
 	Remove       *Selection   `yaml:"remove,omitempty"`
@@ -241,6 +251,15 @@ type Event struct {
 	// Prewarm makes an add's new workers prefetch the hottest chains of
 	// the ready workers' G2.
 	Prewarm *Budget `yaml:"prewarm,omitempty"`
+	// The faults (DESIGN.md section 12, docs/scenarios.md).
+	Link       *LinkFault       `yaml:"link,omitempty"`
+	Slow       *SlowFault       `yaml:"slow,omitempty"`
+	PullErrors *PullErrorsFault `yaml:"pull_errors,omitempty"`
+	Notices    *NoticesFault    `yaml:"notices,omitempty"`
+	Down       *DownFault       `yaml:"down,omitempty"`
+	// Origin is where the event comes from: "" for the scenario's own,
+	// OriginChaos for one its chaos drew.
+	Origin Origin `yaml:"origin,omitempty"`
 }
 
 // Budget bounds the plan of an evacuation or a prewarm: the blocks its pulls may carry,
@@ -293,10 +312,13 @@ type RemoveAction string
 const (
 	RemoveReroute RemoveAction = "reroute" // routed again
 	RemoveFail    RemoveAction = "fail"    // ended with the outcome failed
+	// RemoveMigrate routes a request again with the tokens it produced
+	// added to its prompt, at most cluster.migration_limit times.
+	RemoveMigrate RemoveAction = "migrate"
 )
 
 // RemoveActions lists the remove actions, in the order errors name them.
-var RemoveActions = []RemoveAction{RemoveReroute, RemoveFail}
+var RemoveActions = []RemoveAction{RemoveReroute, RemoveFail, RemoveMigrate}
 
 // Report configures outputs.
 type Report struct {

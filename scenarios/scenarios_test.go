@@ -89,7 +89,7 @@ func TestErrors(t *testing.T) {
 		{base + "events:\n  - {at: 1s, drain: {count: 1}}\n  - {at: 2s, drain: [0]}\n", nil, `events[1].drain: drains every worker`},
 		{base + "events:\n  - {at: 1s, drain: 3}\n", nil, `events[0].drain: want a list of worker ids or a pick such as {count: 4, pick: busiest}, got "3"`},
 		{base + "events:\n  - {at: 1s, drain: [0]}\n", []string{"events[0].drain.count=1"}, `--set: events[0].drain.count: "count" is not an index of a list of 1`},
-		{base + "events:\n  - {at: 1s, add: 1, drain: [0]}\n", nil, `events[0]: set exactly one of drain, remove and add`},
+		{base + "events:\n  - {at: 1s, add: 1, drain: [0]}\n", nil, `events[0]: set exactly one of drain, remove, add, link, slow, pull_errors, notices, down`},
 		{base + "events:\n  - {at: 1s, add: 1, evacuate: {blocks: 5}}\n", nil, `s.yaml:7: events[0].evacuate: only applies to drain`},
 		{base + "events:\n  - {at: 1s, drain: [0], prewarm: {blocks: 5}}\n", nil, `s.yaml:7: events[0].prewarm: only applies to add`},
 		{base + "events:\n  - {at: 1s, drain: [0], evacuate: {blocks: 0}}\n", nil, `s.yaml:7: events[0].evacuate.blocks: must be at least 1, got 0`},
@@ -211,8 +211,13 @@ func TestDurationErrors(t *testing.T) {
 			}
 		case strings.HasPrefix(key, "events[0]."):
 			ev := "{at: 1s, add: 1}"
-			if leaf == "drain_timeout" {
+			switch leaf {
+			case "drain_timeout":
 				ev = "{at: 1s, drain: [0]}"
+			case "for":
+				ev = "{at: 1s, slow: {workers: [0], factor: 2}}"
+			case "delay":
+				ev = "{at: 1s, notices: {lost: false}}"
 			}
 			sets = append([]string{"events=[" + ev + "]"}, sets...)
 		}

@@ -107,6 +107,7 @@ func (sc *Scenario) validate() error {
 	sc.validateRouter(c)
 	sc.validateKVCR(c)
 	sc.validateEvents(c)
+	sc.validateChaos(c)
 	sc.validateReport(c)
 	return errors.Join(c.errs...)
 }
@@ -389,37 +390,46 @@ func (sc *Scenario) validateEvents(c *check) {
 	var last Duration
 	for i, ev := range sc.Events {
 		key := fmt.Sprintf("events[%d]", i)
-		kinds := 0
-		for _, set := range []bool{ev.Drain != nil, ev.Remove != nil, ev.Add != 0} {
-			if set {
-				kinds++
-			}
-		}
-		if kinds != 1 {
-			c.fail(key, "set exactly one of drain, remove and add")
+		if ks := ev.kinds(); len(ks) != 1 {
+			c.fail(key, "set exactly one of %s", strings.Join(Kinds, ", "))
 			continue
 		}
 		if ev.At < 0 {
 			c.fail(key+".at", "must not be negative, got %v", des.Time(ev.At))
 		}
-		if ev.At >= 0 && ev.At < last {
+		if ev.At >= 0 && ev.At < last && ev.Origin == OriginScenario {
 			c.fail(key+".at", "events must be in time order (%v before %v)", des.Time(ev.At), des.Time(last))
 		}
-		last = max(last, ev.At)
+		if ev.Origin == OriginScenario {
+			last = max(last, ev.At)
+		}
+		oneOf(c, key+".origin", ev.Origin, OriginScenario, OriginChaos)
 		if ev.DrainTimeout != 0 && ev.Drain == nil {
 			c.fail(key+".drain_timeout", "only applies to drain")
 		}
-		if sc.Has(key+".on_remove") && ev.Remove == nil {
-			c.fail(key+".on_remove", "only applies to remove")
+		if sc.Has(key+".on_remove") && ev.Remove == nil && ev.Down == nil {
+			c.fail(key+".on_remove", "only applies to remove and down")
 		}
-		if ev.Startup != 0 && ev.Add == 0 {
-			c.fail(key+".startup", "only applies to add")
+		if ev.OnRemove == RemoveMigrate && sc.Cluster.MigrationLimit < 1 {
+			c.fail(key+".on_remove", "migrate needs cluster.migration_limit of at least 1 (the times a request may move), got %d", sc.Cluster.MigrationLimit)
 		}
+		if ev.Startup != 0 && ev.Add == 0 && ev.Down == nil {
+			c.fail(key+".startup", "only applies to add and down")
+		}
+		if ev.For != 0 && !ev.Fault() {
+			c.fail(key+".for", "only applies to a fault (link, slow, pull_errors, notices, down)")
+		}
+		c.durationAtLeast(key+".for", ev.For, 0)
 		sc.validateBudget(c, key+".evacuate", ev.Evacuate, ev.Drain != nil, "drain")
 		sc.validateBudget(c, key+".prewarm", ev.Prewarm, ev.Add != 0, "add")
 		c.durationAtLeast(key+".drain_timeout", ev.DrainTimeout, 0)
 		c.durationAtLeast(key+".startup", ev.Startup, 0)
 		oneOf(c, key+".on_remove", ev.OnRemove, RemoveActions...)
+		if ev.Fault() {
+			sc.validateFault(c, key, &ev)
+			sc.validateFaultWorkers(c, key+"."+ev.Kind()+".workers", ev.Workers(), len(live), ev)
+			continue
+		}
 		sel, verb := ev.Drain, "drain"
 		if ev.Remove != nil {
 			sel, verb = ev.Remove, "remove"
@@ -459,6 +469,35 @@ func (sc *Scenario) validateEvents(c *check) {
 		}
 		if ev.Drain != nil && left < 1 && !(sel.Picked() && sel.Count < 1) {
 			c.fail(key+".drain", "drains every worker: no worker would be left to serve requests")
+		}
+	}
+}
+
+// validateFaultWorkers checks the workers a fault names at key: some must
+// be named, unless the kind takes every worker without (notices), and
+// each must exist at the event's time (n workers have been made by then).
+// A fault may name a worker an earlier event drained or removed: it does
+// nothing to it, and the run's warnings say so.
+func (sc *Scenario) validateFaultWorkers(c *check, key string, sel *Selection, n int, ev Event) {
+	switch {
+	case sel == nil && ev.PullErrors == nil && ev.Notices == nil:
+		c.fail(key, "missing: name the workers as a drain does (a list of ids, or {count: N, pick: P})")
+	case sel == nil || sel.bad:
+	case sel.Picked():
+		oneOf(c, key+".pick", sel.Pick, Picks...)
+		if sel.Count < 1 || sel.Count > n {
+			c.fail(key+".count", "must be in [1, %d] (the workers at %v), got %d", n, des.Time(ev.At), sel.Count)
+		}
+	case len(sel.IDs) == 0:
+		c.fail(key, "names no worker")
+	default:
+		for j, id := range sel.IDs {
+			if id < 0 || id >= n {
+				c.fail(fmt.Sprintf("%s[%d]", key, j), "worker %d does not exist at %v", id, des.Time(ev.At))
+			}
+			if slices.Contains(sel.IDs[:j], id) {
+				c.fail(fmt.Sprintf("%s[%d]", key, j), "worker %d is named twice", id)
+			}
 		}
 	}
 }

@@ -16,7 +16,9 @@ func (sc *Scenario) YAML() ([]byte, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(sc); err != nil {
+	out := *sc
+	out.Events = sc.scripted()
+	if err := enc.Encode(&out); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), enc.Close()
@@ -63,6 +65,13 @@ func (e Event) MarshalYAML() (any, error) {
 		keys = []string{"at", "drain", "drain_timeout", "evacuate"}
 	case e.Remove != nil:
 		keys = []string{"at", "remove", "on_remove"}
+	case e.Down != nil:
+		keys = []string{"at", "for", "down", "startup", "on_remove"}
+	case e.Fault():
+		keys = []string{"at", "for", e.Kind()}
+	}
+	if e.Origin != OriginScenario {
+		keys = append(keys, "origin")
 	}
 	return filterKeys(plain(e), keys)
 }

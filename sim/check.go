@@ -36,6 +36,7 @@ const (
 	invRouterLoads   = "every router load returns to zero"
 	invRouterView    = "the router's view of each block's holders equals the pools"
 	invKVLedger      = "an event's KVCR work reconciles"
+	invChaosSettles  = "the cluster settles after chaos"
 )
 
 func (e *InvariantError) Unwrap() error { return e.Err }

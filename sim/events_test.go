@@ -106,6 +106,7 @@ func TestEventRow(t *testing.T) {
 			TPOTP99Ms: nan, QueueP99Ms: 28, HitComputed: 1},
 	}
 	want.Twin, want.Delta = report.NoTwin() // runKV runs no twin
+	want.Origin, want.ForNs = "scenario", -1
 	// F, alone in the window after, shares no block with an earlier
 	// request: it has no previous turn, and the cohort is empty.
 	want.CohortAfter, want.CohortTwin = report.NoCohort(), report.NoCohort()

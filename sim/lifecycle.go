@@ -23,6 +23,8 @@ const (
 	lifeReady                        // an added worker finished starting
 	lifeDrainTimeout                 // a drained worker's drain_timeout passed
 	lifeRetire                       // a draining worker's last pull ended
+	lifeFaultEnd                     // a fault's window ended
+	lifeChaosSettled                 // the chaos window and its settle time passed (the key is len(Events))
 )
 
 // lifeArg is the arg of a lifecycle event: its kind and the worker it is
@@ -43,6 +45,10 @@ func unpackLife(x uint64) lifeArg { return lifeArg{lifeKind(x & 0xff), int32(uin
 func (c *Cluster) scheduleLifecycle() {
 	for i, ev := range c.sc.Events {
 		c.q.Schedule(des.Time(ev.At), des.PhaseLifecycle, uint64(i), (*lifeEvent)(c), lifeArg{kind: lifeScenario}.pack())
+	}
+	if ch := c.sc.Chaos; ch != nil && c.opt.Check {
+		at := des.AddSat(des.Time(ch.To), des.Time(ch.Settle))
+		c.q.Schedule(at, des.PhaseLifecycle, uint64(len(c.sc.Events)), (*lifeEvent)(c), lifeArg{kind: lifeChaosSettled}.pack())
 	}
 }
 
@@ -68,11 +74,22 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 	case lifeRetire:
 		c.maybeRetire(now, c.workers[a.worker])
 		return
+	case lifeFaultEnd:
+		c.faultEnd(now, int(key))
+		return
+	case lifeChaosSettled:
+		c.chaosSettled(now)
+		return
 	}
 	ev := c.sc.Events[key]
 	ids := c.actsOn(now, key, ev)
 	c.fired(int(key), ids)
 	switch {
+	case ev.Fault():
+		c.faultStart(now, int(key), ids)
+		if ev.For > 0 {
+			c.q.Schedule(des.Time(ev.End()), des.PhaseLifecycle, key, l, lifeArg{kind: lifeFaultEnd}.pack())
+		}
 	case ev.Add > 0:
 		for range ev.Add {
 			if err := c.addWorker(now, ev.Startup == 0); err != nil {
@@ -141,19 +158,15 @@ func (c *Cluster) fired(key int, ids []int32) {
 }
 
 // actsOn is the workers scenario event key acts on now, in the order it
-// acts on them: those it drains or removes (selected: a list in its order,
-// a pick in id order), or the ids the workers it adds get.
+// acts on them: those it drains, removes or faults (selected: a list in its
+// order, a pick in id order), or the ids the workers it adds get.
 func (c *Cluster) actsOn(now des.Time, key uint64, ev scenarios.Event) []int32 {
+	if sel := ev.Workers(); sel != nil {
+		return c.selected(now, key, sel)
+	}
 	var ids []int32
-	switch {
-	case ev.Drain != nil:
-		ids = c.selected(now, key, ev.Drain)
-	case ev.Remove != nil:
-		ids = c.selected(now, key, ev.Remove)
-	default:
-		for i := range ev.Add {
-			ids = append(ids, int32(len(c.workers)+i))
-		}
+	for i := range ev.Add {
+		ids = append(ids, int32(len(c.workers)+i))
 	}
 	return ids
 }

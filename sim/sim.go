@@ -83,6 +83,7 @@ type Cluster struct {
 	counts    results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
 	events    *results.EventLog // what each scenario event did; nil without events
 	warnings  []string          // what the run found that may make its results mislead
+	faults    faults            // the faults in force (faults.go)
 	err       error
 }
 

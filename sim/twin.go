@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/scenarios"
 )
 
 // A scenario event's twin is the same scenario and seed without that event
@@ -26,6 +27,25 @@ type twin struct {
 	none             string
 }
 
+// twinGroups are the sets of events that share a twin, each left out of
+// it together: one a scenario event, and every event of origin chaos in
+// one (DESIGN.md section 12: the drawn faults share the run without them).
+func twinGroups(sc *scenarios.Scenario) [][]int {
+	var groups [][]int
+	var chaos []int
+	for i, ev := range sc.Events {
+		if ev.Origin == scenarios.OriginChaos {
+			chaos = append(chaos, i)
+			continue
+		}
+		groups = append(groups, []int{i})
+	}
+	if len(chaos) > 0 {
+		groups = append(groups, chaos)
+	}
+	return groups
+}
+
 // runWithTwins simulates the cluster and, beside it, the twin of each of
 // its scenario's events, at most GOMAXPROCS of them at once, and pairs each
 // event with its twin before summarising. An event whose scenario without
@@ -36,7 +56,8 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	n := len(c.sc.Events)
+	groups := twinGroups(c.sc)
+	n := len(groups)
 	twins := make([]twin, n)
 	done := make(chan struct{})
 	go func() {
@@ -54,7 +75,7 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 			started++
 			go func() {
 				defer func() { <-sem; finished <- struct{}{} }()
-				twins[i] = c.plan.runTwin(ctx, i, c.opt)
+				twins[i] = c.plan.runTwin(ctx, groups[i], c.opt)
 			}()
 		}
 		for range started {
@@ -73,36 +94,47 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	requests := c.digest.RequestsSum()
-	for i, t := range twins {
+	for g, t := range twins {
 		if t.none != "" {
-			c.warnings = append(c.warnings, fmt.Sprintf("event %d has no twin: %s; its effect is not measured", i, t.none))
+			what, its := fmt.Sprintf("event %d has", groups[g][0]), "its"
+			if c.sc.Events[groups[g][0]].Origin == scenarios.OriginChaos {
+				what, its = fmt.Sprintf("the %d events chaos drew have", len(groups[g])), "their"
+			}
+			c.warnings = append(c.warnings, fmt.Sprintf("%s no twin: %s; %s effect is not measured", what, t.none, its))
 			continue
 		}
-		c.events.Pair(i, t.log, t.digest, t.requests == requests)
+		for j, i := range groups[g] {
+			c.events.Pair(i, t.log, j, t.digest, t.requests == requests)
+		}
 	}
 	return c.result()
 }
 
 // TwinsAtOnce is how many twins a run of the plan with Options.Twins runs
-// at once beside it: one an event, at most GOMAXPROCS.
+// at once beside it: one a scenario event (one for all the events chaos
+// drew), at most GOMAXPROCS.
 func (p *Plan) TwinsAtOnce() int {
-	return min(len(p.Scenario.Events), runtime.GOMAXPROCS(0))
+	return min(len(twinGroups(p.Scenario)), runtime.GOMAXPROCS(0))
 }
 
-// twin is the plan of the twin of scenario event i: the scenario without
-// it (scenarios.Scenario.Without), or why there is none.
-func (p *Plan) twin(i int) (*Plan, error) {
-	sc, err := p.Scenario.Without(i)
-	if err != nil {
-		return nil, err
+// twin is the plan of the twin of the scenario events left: the scenario
+// without them (scenarios.Scenario.Without, or WithoutChaos for the events
+// chaos drew), or why there is none.
+func (p *Plan) twin(left []int) (*Plan, error) {
+	sc := p.Scenario.WithoutChaos()
+	if p.Scenario.Events[left[0]].Origin != scenarios.OriginChaos {
+		var err error
+		if sc, err = p.Scenario.Without(left[0]); err != nil {
+			return nil, err
+		}
 	}
 	return Prepare(sc)
 }
 
-// runTwin runs the twin of scenario event i, checking invariants and
-// passing pass by pass as opt says.
-func (p *Plan) runTwin(ctx context.Context, i int, opt Options) (t twin) {
-	tp, err := p.twin(i)
+// runTwin runs the twin of the scenario events left, checking invariants
+// and passing pass by pass as opt says.
+func (p *Plan) runTwin(ctx context.Context, left []int, opt Options) (t twin) {
+	tp, err := p.twin(left)
 	if err != nil {
 		return twin{none: fmt.Sprintf("the scenario without it is not valid (%v)", err)}
 	}
@@ -113,7 +145,11 @@ func (p *Plan) runTwin(ctx context.Context, i int, opt Options) (t twin) {
 		}
 	}()
 	defer CatchPanic(&panicked)
-	log := results.NewTwinLog(tp.Scenario, des.Time(p.Scenario.Events[i].At))
+	ats := make([]des.Time, len(left))
+	for j, i := range left {
+		ats[j] = des.Time(p.Scenario.Events[i].At)
+	}
+	log := results.NewTwinLog(tp.Scenario, ats)
 	c, err := build(tp, Options{Check: opt.Check, PassByPass: opt.PassByPass}, log)
 	if err == nil {
 		err = c.simulate(ctx)

@@ -1,0 +1,182 @@
+package scenarios
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/kvsim/kvsim/des"
+)
+
+// Chaos draws faults in [From, To) at the given rates, from the seeded
+// stream "faults": they become ordinary fault events (Origin chaos),
+// appended to the scenario's events when it is loaded, so that a failing
+// seed replays exactly and `kvsim validate --expand` writes them out to be
+// cut down by hand. docs/scenarios.md states what each drawn fault is.
+type Chaos struct {
+	From Duration `yaml:"from"`
+	To   Duration `yaml:"to"`
+	// Settle is the quiet time after To: at To+Settle every pull staged
+	// before To has ended and every worker a drawn fault took down is
+	// back (--check verifies it).
+	Settle Duration   `yaml:"settle"`
+	Rates  ChaosRates `yaml:"rates"`
+	// PullErrors is the probability that a pull whose transfer starts in
+	// the window fails.
+	PullErrors float64   `yaml:"pull_errors"`
+	For        ChaosSpan `yaml:"for"`
+}
+
+// ChaosRates are the rates of the drawn faults of each kind, in faults per
+// worker-hour.
+type ChaosRates struct {
+	Link    float64 `yaml:"link"`
+	Slow    float64 `yaml:"slow"`
+	Down    float64 `yaml:"down"`
+	Notices float64 `yaml:"notices"`
+}
+
+// ChaosSpan bounds a drawn fault's length: uniform in [Min, Max].
+type ChaosSpan struct {
+	Min Duration `yaml:"min"`
+	Max Duration `yaml:"max"`
+}
+
+// The drawn faults' parameters (docs/scenarios.md, "chaos"): a link goes
+// down both ways, a straggler runs ChaosSlowFactor times slower, a notice
+// is lost, an engine goes down with its G2 kept; a pull error strikes at
+// the start with ChaosPullErrors/2 and, if not, at the end with as much.
+const ChaosSlowFactor = 4
+
+func chaosDefaults() *Chaos {
+	return &Chaos{Settle: Duration(10 * des.Second),
+		For: ChaosSpan{Min: Duration(des.Second), Max: Duration(10 * des.Second)}}
+}
+
+// validateChaos checks the chaos keys.
+func (sc *Scenario) validateChaos(c *check) {
+	ch := sc.Chaos
+	if ch == nil {
+		return
+	}
+	c.durationAtLeast("chaos.from", ch.From, 0)
+	if ch.To <= ch.From {
+		c.fail("chaos.to", "must be after chaos.from (%v), got %v", des.Time(ch.From), des.Time(ch.To))
+	}
+	c.durationAtLeast("chaos.settle", ch.Settle, 0)
+	for _, r := range []struct {
+		key string
+		v   float64
+	}{{"link", ch.Rates.Link}, {"slow", ch.Rates.Slow}, {"down", ch.Rates.Down}, {"notices", ch.Rates.Notices}} {
+		c.nonNegative("chaos.rates."+r.key, r.v)
+	}
+	if !(ch.PullErrors >= 0 && ch.PullErrors <= 1) {
+		c.fail("chaos.pull_errors", "must be a probability in [0, 1], got %g", ch.PullErrors)
+	}
+	c.durationAtLeast("chaos.for.min", ch.For.Min, 1)
+	if ch.For.Max < ch.For.Min {
+		c.fail("chaos.for.max", "must be at least chaos.for.min (%v), got %v", des.Time(ch.For.Min), des.Time(ch.For.Max))
+	}
+	if !sc.KVCR.Enabled && (ch.Rates.Link > 0 || ch.Rates.Notices > 0 || ch.PullErrors > 0) {
+		c.fail("chaos", "link, notices and pull_errors faults need kvcr.enabled: true")
+	}
+	for i, ev := range sc.Events {
+		if ev.Origin == OriginChaos {
+			c.fail(fmt.Sprintf("events[%d].origin", i), "chaos draws its own events: a scenario with chaos lists none of origin chaos (remove chaos to replay events written out)")
+		}
+	}
+}
+
+// chaosEvents are the faults ch draws for a cluster of workers workers,
+// in time order: the stream "faults" of seed, each kind's arrivals a
+// Poisson process of rate x workers per hour over [From, To), in the
+// order link, slow, down, notices, each on a worker drawn uniformly and
+// lasting a length drawn uniformly in [For.Min, For.Max], cut at To; then
+// the pull errors over the whole window. migrate says a down fault's
+// requests migrate (cluster.migration_limit is set).
+func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool) []Event {
+	r := des.NewRNG(seed).Stream("faults")
+	var evs []Event
+	span := float64(ch.To - ch.From)
+	for _, k := range []struct {
+		kind string
+		rate float64
+	}{{KindLink, ch.Rates.Link}, {KindSlow, ch.Rates.Slow}, {KindDown, ch.Rates.Down}, {KindNotices, ch.Rates.Notices}} {
+		kind := k.kind
+		perNs := k.rate * float64(workers) / float64(60*des.Minute)
+		if perNs <= 0 {
+			continue
+		}
+		for t := 0.0; ; {
+			t += r.ExpFloat64() / perNs
+			if t >= span {
+				break
+			}
+			at := ch.From + Duration(math.Floor(t))
+			length := ch.For.Min + Duration(r.Int64N(int64(ch.For.Max-ch.For.Min)+1))
+			w := &Selection{IDs: []int{r.IntN(workers)}}
+			ev := Event{At: at, For: min(length, ch.To-at), Origin: OriginChaos, OnRemove: RemoveReroute}
+			switch kind {
+			case KindLink:
+				ev.Link = &LinkFault{Workers: w, Factor: 0, Direction: DirectionBoth}
+			case KindSlow:
+				ev.Slow = &SlowFault{Workers: w, Factor: ChaosSlowFactor}
+			case KindDown:
+				ev.Down = &DownFault{Workers: w, G2: G2Kept}
+				if migrate {
+					ev.OnRemove = RemoveMigrate
+				}
+			case KindNotices:
+				ev.Notices = &NoticesFault{Workers: w, Lost: true}
+			}
+			evs = append(evs, ev)
+		}
+	}
+	if ch.PullErrors > 0 {
+		for _, when := range ErrorWhens {
+			evs = append(evs, Event{At: ch.From, For: ch.To - ch.From, Origin: OriginChaos, OnRemove: RemoveReroute,
+				PullErrors: &PullErrorsFault{Rate: ch.PullErrors / 2, When: when}})
+		}
+	}
+	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
+	return evs
+}
+
+// expandChaos appends the faults the scenario's chaos draws to its events.
+func (sc *Scenario) expandChaos() {
+	if sc.Chaos == nil {
+		return
+	}
+	sc.Events = append(sc.Events, sc.Chaos.chaosEvents(sc.Seed, sc.Cluster.Workers, sc.Cluster.MigrationLimit > 0)...)
+}
+
+// Expanded is the scenario with its chaos written out: the drawn faults
+// kept as events of origin chaos, the chaos key gone. Replayed, it runs
+// the same faults, and they can be cut down by hand.
+func (sc *Scenario) Expanded() *Scenario {
+	out := *sc
+	out.Chaos = nil
+	return &out
+}
+
+// scripted is the scenario's events as YAML writes them: with chaos, the
+// events it drew are left out (loading draws them again).
+func (sc *Scenario) scripted() []Event {
+	if sc.Chaos == nil {
+		return sc.Events
+	}
+	return slices.DeleteFunc(slices.Clone(sc.Events), func(e Event) bool { return e.Origin == OriginChaos })
+}
+
+// WithoutChaos is the scenario without the events its chaos drew, or
+// without the events of origin chaos written out: the twin of them all
+// (DESIGN.md section 12: the drawn faults share one twin), with no expect
+// entries, which are the full scenario's.
+func (sc *Scenario) WithoutChaos() *Scenario {
+	out := *sc
+	out.Chaos = nil
+	out.Expect = nil
+	out.Events = slices.DeleteFunc(slices.Clone(sc.Events), func(e Event) bool { return e.Origin == OriginChaos })
+	return &out
+}

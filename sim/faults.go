@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
+)
+
+// The faults of DESIGN.md section 12 are scenario events with a window
+// [at, at+for): faultStart acts at its start on the workers it names
+// (picked then, as a drain's are) and faultEnd undoes it at its end. Each
+// kind's rules are in its own file: links and stragglers
+// (fault_link.go), pull errors and completion notices (fault_pulls.go),
+// engines down and request migration (fault_down.go).
+
+// faults is what the run keeps of the faults it has started: the workers
+// each acts on, by scenario event.
+type faults struct {
+	ids map[int][]int32 // by event: the workers its start acted on
+}
+
+// faultStart starts fault event key on workers ids.
+func (c *Cluster) faultStart(now des.Time, key int, ids []int32) {
+	if c.faults.ids == nil {
+		c.faults.ids = map[int][]int32{}
+	}
+	c.faults.ids[key] = ids
+	ev := &c.sc.Events[key]
+	switch {
+	case ev.Link != nil:
+		c.linkFault(now, key, ids, true)
+	case ev.Slow != nil:
+		c.slowFault(now, key, ids, true)
+	case ev.PullErrors != nil:
+		c.pullErrors(now, key, true)
+	case ev.Notices != nil:
+		c.noticesFault(now, key, ids, true)
+	case ev.Down != nil:
+		c.downFault(now, key, ids, true)
+	}
+}
+
+// faultEnd ends fault event key's window: it undoes the fault on the
+// workers its start acted on.
+func (c *Cluster) faultEnd(now des.Time, key int) {
+	ids := c.faults.ids[key]
+	delete(c.faults.ids, key)
+	ev := &c.sc.Events[key]
+	switch {
+	case ev.Link != nil:
+		c.linkFault(now, key, ids, false)
+	case ev.Slow != nil:
+		c.slowFault(now, key, ids, false)
+	case ev.PullErrors != nil:
+		c.pullErrors(now, key, false)
+	case ev.Notices != nil:
+		c.noticesFault(now, key, ids, false)
+	case ev.Down != nil:
+		c.downFault(now, key, ids, false)
+	}
+}
+
+// chaosSettled is the check at the end of the chaos window and its settle
+// time (scenario key chaos.settle; scheduled only with Options.Check):
+// every pull staged before the window's end has ended, and no worker a
+// fault took down is still down. A violation stops the run.
+func (c *Cluster) chaosSettled(now des.Time) {
+	to := des.Time(c.sc.Chaos.To)
+	if c.kv != nil {
+		if id, ok := c.kv.LiveBefore(to); ok {
+			c.err = &InvariantError{Invariant: invChaosSettles, At: now, Err: fmt.Errorf("pull %d, staged before the chaos window ended at %v, is still live %v after it",
+				id, to, now-to)}
+			return
+		}
+	}
+	for _, n := range c.workers {
+		if c.status(n) == lifecycle.Down {
+			c.err = &InvariantError{Invariant: invChaosSettles, At: now,
+				Err: fmt.Errorf("worker %d is still down %v after the chaos window ended at %v", n.id, now-to, to)}
+			return
+		}
+	}
+}
