@@ -199,11 +199,14 @@ func positional(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 func newValidate() *cobra.Command {
 	var sets []string
+	var expand bool
 	cmd := &cobra.Command{
 		Use:   "validate [SCENARIO]",
 		Short: "Check a scenario and print it resolved, with every default",
 		Long: "validate checks a scenario as replay would run it, reading its whole trace, and\n" +
-			"prints it resolved, with every default: what validate accepts, replay runs.",
+			"prints it resolved, with every default: what validate accepts, replay runs.\n" +
+			"With --expand, a scenario's chaos is written out as the fault events it draws\n" +
+			"(origin: chaos): the same run, its faults listed to be cut down by hand.",
 		Args: positional(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := study.Prepare(first(args), sets, 1, true)
@@ -214,7 +217,11 @@ func newValidate() *cobra.Command {
 				return err
 			}
 			warn(cmd.ErrOrStderr(), p.Scenario.Warnings())
-			out, err := p.Scenario.YAML()
+			sc := p.Scenario
+			if expand {
+				sc = sc.Expanded()
+			}
+			out, err := sc.YAML()
 			if err != nil {
 				return err
 			}
@@ -223,6 +230,7 @@ func newValidate() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key: --set cluster.workers=32 (repeatable)")
+	cmd.Flags().BoolVar(&expand, "expand", false, "write chaos out as the fault events it draws")
 	return cmd
 }
 

@@ -59,8 +59,12 @@ type gen struct {
 	// orders draws the evacuations, prewarms and background pull settings:
 	// a stream of its own for the same reason, so that a case that draws
 	// no order is the case it was.
-	orders  *rand.Rand
+	orders *rand.Rand
+	// faults draws GenerateChaos's faults and chaos: a stream of its own,
+	// so that the cases of Generate are the cases they were.
+	faults  *rand.Rand
 	ordered bool            // an event evacuates or prewarms
+	kvcrOn  bool            // the case runs KVCR
 	b       strings.Builder // the scenario
 	large   bool            // GenerateLarge's sizes
 	v011    bool            // the case runs vLLM 0.11's admission, which can stall (one case in four; from late)
@@ -85,9 +89,24 @@ func Generate(seed uint64) Case { return generate(seed, false) }
 // as arrivals (what the decode fast-forward must order exactly).
 func GenerateLarge(seed uint64) Case { return generate(seed, true) }
 
-func generate(seed uint64, large bool) Case {
+// GenerateChaos returns the case of seed with faults (DESIGN.md section
+// 12): Generate's case, its events interleaved with scripted faults of
+// every kind (links down or degraded either way, stragglers, pull errors
+// at either instant, notices delayed or lost, engines down with their G2
+// kept or lost, requests migrated), each ending before the chaos window
+// does, and a chaos block drawing many more over the trace's span, then
+// settling a minute. A case without KVCR gets only the faults that need
+// none (stragglers, engines down).
+func GenerateChaos(seed uint64) Case { return generateWith(seed, false, true) }
+
+func generate(seed uint64, large bool) Case { return generateWith(seed, large, false) }
+
+func generateWith(seed uint64, large, chaos bool) Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)),
 		hints: rand.New(rand.NewPCG(seed, 0x4119_7c05)), orders: rand.New(rand.NewPCG(seed, 0x0bde_4e55)), large: large}
+	if chaos {
+		g.faults = rand.New(rand.NewPCG(seed, 0xfa17_5eed))
+	}
 	g.v011 = g.late.IntN(4) == 0
 	if large {
 		g.blockSize = pick(g.r, 4, 8, 16)
@@ -109,7 +128,11 @@ func generate(seed uint64, large bool) Case {
 	fmt.Fprintf(&g.b, "workload: {trace: {path: %s, block_size: %d, time_scale: %s, arrival_jitter: %s}}\n",
 		TraceFile, g.traceBlock, pick(g.r, "1", "1", "0.5", "2"), pick(g.late, "0s", "0s", "0s", "1ms", "20ms"))
 	kvcr := g.r.IntN(10) < 7
+	g.kvcrOn = kvcr
 	g.cluster(kvcr)
+	if g.faults != nil {
+		fmt.Fprintf(&g.b, "  migration_limit: %d\n", 1+g.faults.IntN(3))
+	}
 	g.router(kvcr)
 	g.kvcr(kvcr)
 	events := g.events()
@@ -118,6 +141,9 @@ func generate(seed uint64, large bool) Case {
 			pick(g.orders, "0s", "1ms", "10ms", "100ms"), pick(g.orders, 0, 1, 2, 4))
 	}
 	g.b.WriteString(events)
+	if g.faults != nil {
+		g.chaos(kvcr)
+	}
 	fmt.Fprintf(&g.b, "report: {sample_interval: %dms}\n", 1+g.r.IntN(50))
 	return Case{Seed: seed, Scenario: []byte(g.b.String()), Trace: trace}
 }
@@ -319,6 +345,9 @@ func (g *gen) events() string {
 	at := 0
 	for range n {
 		at += r.IntN(g.lastMs/2 + 10) // most before the last arrival
+		if g.faults != nil {
+			g.fault(&b, at, len(live))
+		}
 		var ids []int
 		for id, ok := range live {
 			if ok {
@@ -358,6 +387,64 @@ func (g *gen) events() string {
 		}
 	}
 	return b.String()
+}
+
+// fault writes, in one case in two, a scripted fault at at on the workers
+// made so far, ending by the chaos window's end (chaosTo).
+func (g *gen) fault(b *strings.Builder, at, workers int) {
+	f := g.faults
+	if f.IntN(2) == 0 || at >= g.chaosTo() {
+		return
+	}
+	ids := []int{f.IntN(workers)}
+	span := 1 + f.IntN(max(1, g.chaosTo()-at))
+	kinds := []string{scenarios.KindSlow, scenarios.KindDown}
+	if g.kvcrOn {
+		kinds = append(kinds, scenarios.KindLink, scenarios.KindPullErrors, scenarios.KindNotices)
+	}
+	fmt.Fprintf(b, "  - {at: %dms, for: %dms, ", at, span)
+	switch pick(f, kinds...) {
+	case scenarios.KindSlow:
+		fmt.Fprintf(b, "slow: {workers: %s, factor: %s}}\n", list(ids), pick(f, "1", "1.5", "3", "20"))
+	case scenarios.KindDown:
+		onRemove := pick(f, scenarios.RemoveReroute, scenarios.RemoveFail, scenarios.RemoveMigrate, scenarios.RemoveMigrate)
+		fmt.Fprintf(b, "down: {workers: %s, g2: %s}, startup: %dms, on_remove: %s}\n",
+			list(ids), pick(f, scenarios.G2Fates...), pick(f, 0, 0, 3, 30), onRemove)
+	case scenarios.KindLink:
+		fmt.Fprintf(b, "link: {workers: %s, factor: %s, direction: %s}}\n", list(ids), pick(f, "0", "0", "0.1", "0.5"), pick(f, scenarios.Directions...))
+	case scenarios.KindPullErrors:
+		fmt.Fprintf(b, "pull_errors: {rate: %s, when: %s}}\n", pick(f, "0.1", "0.5", "1"), pick(f, scenarios.ErrorWhens...))
+	default:
+		notice := "lost: true"
+		if f.IntN(2) == 0 {
+			notice = fmt.Sprintf("delay: %dms", pick(f, 1, 10, 100, 1000))
+		}
+		fmt.Fprintf(b, "notices: {workers: %s, %s}}\n", list(ids), notice)
+	}
+}
+
+// chaosTo is the end of a chaos case's window, ms: past the last arrival.
+func (g *gen) chaosTo() int { return g.lastMs + 50 }
+
+// chaos writes the case's migration limit and chaos block: faults over
+// [0, chaosTo) at rates that give each worker a few in so short a window,
+// lasting 1 to 50 ms, and a minute to settle (longer than any deadline and
+// any write here).
+func (g *gen) chaos(kvcrOn bool) {
+	f := g.faults
+	perHour := 3600_000 / g.chaosTo() // one fault a worker in the window, per kind, at rate 1
+	rate := func(on bool) int {
+		if !on {
+			return 0
+		}
+		return perHour * pick(f, 0, 1, 2, 4)
+	}
+	pullErrors := "0"
+	if kvcrOn {
+		pullErrors = pick(f, "0", "0.05", "0.3")
+	}
+	fmt.Fprintf(&g.b, "chaos: {from: 0s, to: %dms, settle: 1m, rates: {link: %d, slow: %d, down: %d, notices: %d}, pull_errors: %s, for: {min: 1ms, max: 50ms}}\n",
+		g.chaosTo(), rate(kvcrOn), rate(true), rate(true), rate(kvcrOn), pullErrors)
 }
 
 // order draws whether a drain or add issues orders: one in four, when KVCR

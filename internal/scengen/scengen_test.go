@@ -72,3 +72,33 @@ func TestOrders(t *testing.T) {
 		t.Errorf("%d evacuations (%d by copy), %d prewarms in 1000 cases", evacuate, copies, prewarm)
 	}
 }
+
+// TestValidChaos loads many chaos cases: every scenario passes validation,
+// draws faults, and a seed gives the same bytes twice.
+func TestValidChaos(t *testing.T) {
+	dir := t.TempDir()
+	faulted := 0
+	for seed := range uint64(500) {
+		c := GenerateChaos(seed)
+		if again := GenerateChaos(seed); !bytes.Equal(c.Scenario, again.Scenario) || !bytes.Equal(c.Trace, again.Trace) {
+			t.Fatalf("seed %d: two different cases", seed)
+		}
+		path, err := c.Write(filepath.Join(dir, "case"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenarios.Load(path, nil)
+		if err != nil {
+			t.Fatalf("seed %d: %v\n%s", seed, err, c.Scenario)
+		}
+		for _, ev := range sc.Events {
+			if ev.Fault() {
+				faulted++
+				break
+			}
+		}
+	}
+	if faulted < 400 {
+		t.Errorf("%d of 500 chaos cases have a fault, want most", faulted)
+	}
+}
