@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 )
 
 // EventWords is an events.parquet row in words, as `kvsim replay` prints
@@ -43,10 +44,26 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 	if !e.Fired {
 		return EventWords{Head: fmt.Sprintf("%s at %v: never happened, the run ended first", e.Kind, at)}
 	}
-	w := EventWords{Head: fmt.Sprintf("%s %s at %v: %d requests on them, %d in flight on %d ready workers",
-		e.Kind, e.Workers, at, e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)}
+	who, span := e.Workers, ""
+	if who == "" && isFault(e.Kind) {
+		who = "every worker"
+	}
+	if isFault(e.Kind) {
+		span = " to the end of the run"
+		if e.ForNs >= 0 {
+			span = fmt.Sprintf(" for %v", time.Duration(e.ForNs))
+		}
+		if e.Origin == "chaos" {
+			span += " (drawn by chaos)"
+		}
+	}
+	w := EventWords{Head: fmt.Sprintf("%s %s at %v%s: %d requests on them, %d in flight on %d ready workers",
+		e.Kind, who, at, span, e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)}
 	w.Effect, w.Cohort = effectText(e)
-	if e.Kind != "add" {
+	switch {
+	case isFault(e.Kind):
+		w.Removal = faultLine(e)
+	case e.Kind != kindAdd:
 		w.Removal = removalLine(e)
 	}
 	w.Orders = ordersLines(k, c, e)
@@ -115,12 +132,16 @@ func effectText(e *report.EventRow) ([]string, string) {
 // the drained workers".
 func CohortWho(kind string) string {
 	switch kind {
-	case "drain":
+	case kindDrain:
 		return "whose previous turn ran on the drained workers"
-	case "remove":
+	case kindRemove:
 		return "whose previous turn ran on the removed workers"
+	case kindAdd:
+		return "routed to the new workers"
+	case kindDown:
+		return "whose previous turn ran on the workers taken down"
 	}
-	return "routed to the new workers"
+	return "whose previous turn ran on the faulted workers"
 }
 
 // cohortText is what the event's displaced cohort measured with the event
@@ -136,12 +157,42 @@ func cohortText(e *report.EventRow) string {
 		Pct(a.HitG1), Pct(t.HitG1), Pct(a.HitPulled), Pct(t.HitPulled), Pct(a.HitComputed), Pct(t.HitComputed))
 }
 
-// KindNoun names an event of a kind in a sentence: "drain", "removal", "add".
+// KindNoun names an event of a kind in a sentence: "drain", "removal",
+// "add", "link fault", "straggler".
 func KindNoun(kind string) string {
-	if kind == "remove" {
+	switch kind {
+	case kindRemove:
 		return "removal"
+	case scenarios.KindLink:
+		return "link fault"
+	case scenarios.KindSlow:
+		return "straggler"
+	case scenarios.KindPullErrors:
+		return "pull errors"
+	case scenarios.KindNotices:
+		return "notice fault"
+	case kindDown:
+		return "engine down"
 	}
 	return kind
+}
+
+// faultLine is what a fault did over its window (events.parquet's fault
+// columns), and the requests it took off its workers.
+func faultLine(e *report.EventRow) string {
+	f := e.Fault
+	switch e.Kind {
+	case scenarios.KindLink:
+		return fmt.Sprintf("%d transfers ran on its links at the lowered rate", f.Pulls)
+	case scenarios.KindSlow:
+		return fmt.Sprintf("%d passes started on its workers in the window, each slowed", f.Passes)
+	case scenarios.KindPullErrors:
+		return fmt.Sprintf("%d pulls failed by it", f.Pulls)
+	case scenarios.KindNotices:
+		return fmt.Sprintf("%d completion notices delayed or lost; %d blocks a move removed at its source lost with them", f.Pulls, f.BlocksLost)
+	}
+	return fmt.Sprintf("%d pulls to its workers ended; %d G2 blocks lost; %d requests rerouted, %d migrated, %d failed",
+		f.Pulls, f.BlocksLost, e.RequestsRerouted, f.Migrated, e.RequestsFailed)
 }
 
 // Signed is a difference with its sign and unit: "+352.8 ms", "-3", "0";

@@ -42,7 +42,7 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 	}
 	kvcr := "KVCR off: no worker pulls from another's G2"
 	if sc.KVCR.Enabled {
-		kvcr = fmt.Sprintf("KVCR on: a worker pulls KV blocks from a peer's G2 over RDMA at %s Gb/s with %v latency",
+		kvcr = fmt.Sprintf("KVCR on: a worker pulls KV blocks from a peer's G2 over RDMA at %s GB/s with %v latency",
 			strconv.FormatFloat(sc.KVCR.BandwidthGbps, 'g', -1, 64), time.Duration(sc.KVCR.Latency))
 		if sc.Router.Hints.Enabled {
 			kvcr += fmt.Sprintf(", the router hinting %s pulls", sc.Router.Hints.Mode)
@@ -52,8 +52,30 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 	}
 	lines := []string{fmt.Sprintf("Scenario %s (seed %d) %s on %s (%s) behind a %s router; %s.",
 		sc.Name, sc.Seed, load, count(c.Workers, "worker", "workers"), hw, sc.Router.Policy, kvcr)}
+	drawn := map[string]int{}
 	for i, ev := range sc.Events {
+		if ev.Origin == scenarios.OriginChaos {
+			drawn[ev.Kind()]++
+			continue
+		}
 		lines = append(lines, fmt.Sprintf("Event %d: %s.", i, eventWords(ev)))
+	}
+	if ch := sc.Chaos; ch != nil || len(drawn) > 0 {
+		var kinds []string
+		n := 0
+		for _, k := range scenarios.Kinds {
+			if drawn[k] > 0 {
+				kinds = append(kinds, fmt.Sprintf("%d %s", drawn[k], k))
+				n += drawn[k]
+			}
+		}
+		s := fmt.Sprintf("Chaos: %s drawn from the seeded stream faults (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
+			count(n, "fault", "faults"), strings.Join(kinds, ", "))
+		if ch != nil {
+			s = fmt.Sprintf("Chaos: %s drawn from the seeded stream faults in [%v, %v), settled %v after (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
+				count(n, "fault", "faults"), time.Duration(ch.From), time.Duration(ch.To), time.Duration(ch.Settle), strings.Join(kinds, ", "))
+		}
+		lines = append(lines, s+".")
 	}
 	return lines
 }
@@ -81,6 +103,8 @@ func eventWords(ev scenarios.Event) string {
 		return s
 	case ev.Remove != nil:
 		return fmt.Sprintf("remove %s at %v at once (their requests %s)", selectionWords(ev.Remove), at, removeWords(ev.OnRemove))
+	case ev.Fault():
+		return faultWords(ev)
 	}
 	s := fmt.Sprintf("add %s at %v, ready %v later", count(ev.Add, "worker", "workers"), at, time.Duration(ev.Startup))
 	if b := ev.Prewarm; b != nil {
@@ -117,10 +141,56 @@ func selectionWords(s *scenarios.Selection) string {
 
 // removeWords is what becomes of a removed worker's requests.
 func removeWords(a scenarios.RemoveAction) string {
-	if a == scenarios.RemoveFail {
+	switch a {
+	case scenarios.RemoveFail:
 		return "failed"
+	case scenarios.RemoveMigrate:
+		return "migrated with the tokens they produced"
 	}
 	return "routed again"
+}
+
+// faultWords is a fault in words: "take worker 3's KVCR link down both
+// ways at 20m0s for 10s".
+func faultWords(ev scenarios.Event) string {
+	at := time.Duration(ev.At)
+	span := "to the end of the run"
+	if ev.For > 0 {
+		span = "for " + time.Duration(ev.For).String()
+	}
+	on := "every worker"
+	if sel := ev.Workers(); sel != nil {
+		on = selectionWords(sel)
+	}
+	factor := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+	switch {
+	case ev.Link != nil:
+		what := "down"
+		if ev.Link.Factor > 0 {
+			what = "at " + factor(ev.Link.Factor) + " of its bandwidth"
+		}
+		return fmt.Sprintf("run the KVCR links (%s) of %s %s at %v %s, the router not told", ev.Link.Direction, on, what, at, span)
+	case ev.Slow != nil:
+		return fmt.Sprintf("slow %s down %sx (every pass starting in the window) at %v %s", on, factor(ev.Slow.Factor), at, span)
+	case ev.PullErrors != nil:
+		when := "at its last byte, the bytes spent"
+		if ev.PullErrors.When == scenarios.ErrorAtStart {
+			when = "before its first byte, nothing sent"
+		}
+		return fmt.Sprintf("fail each pull whose transfer starts at %v %s with probability %s, %s", at, span, factor(ev.PullErrors.Rate), when)
+	case ev.Notices != nil:
+		what := "lose"
+		if !ev.Notices.Lost {
+			what = "delay by " + time.Duration(ev.Notices.Delay).String()
+		}
+		return fmt.Sprintf("%s the completion notices of transfers into %s ending at %v %s", what, on, at, span)
+	}
+	g2 := "their G2 kept up and serving pulls"
+	if ev.Down.G2 == scenarios.G2Lost {
+		g2 = "their G2 lost with the process"
+	}
+	return fmt.Sprintf("take the engines of %s down at %v %s, %s (their requests %s), restarting ready %v later",
+		on, at, span, g2, removeWords(ev.OnRemove), time.Duration(ev.Startup))
 }
 
 // count is n and its noun: "1 worker", "8 workers".
