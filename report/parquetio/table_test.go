@@ -386,7 +386,7 @@ func TestWritersLeaveNoGoroutine(t *testing.T) {
 					return err
 				}
 			}
-			return tb.Close([]report.WorkerRow{{Worker: 1}}, []report.CounterRow{{Name: "x", Value: 2}}, []report.EventRow{{Kind: "drain"}})
+			return tb.Close([]report.WorkerRow{{Worker: 1}}, []report.CounterRow{{Name: "x", Value: 2}}, []report.EventRow{{Kind: "drain", Origin: "scenario"}})
 		},
 		func(tb *Tables) error {
 			if tb.Close(nil, nil, nil) == nil {
@@ -561,6 +561,7 @@ func TestEventsRoundTrip(t *testing.T) {
 	for i := range rows {
 		fill(t, reflect.ValueOf(&rows[i]).Elem(), &next)
 		rows[i].Kind = []string{"remove", "add", "drain"}[i]
+		rows[i].Origin = report.EventOrigins[i%2]
 		rows[i].Fired = i != 1
 	}
 	path := filepath.Join(t.TempDir(), report.EventsFile)
