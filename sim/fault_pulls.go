@@ -13,6 +13,9 @@ import (
 // key: KVCR draws for every write posted in its window (docs/faults.md,
 // "pull_errors").
 func (c *Cluster) pullErrors(now des.Time, key int, on bool) {
+	if c.kv == nil {
+		return // validation requires KVCR; nothing to act on without it
+	}
 	if !on {
 		c.kv.EndPullErrors(key)
 		return
@@ -51,6 +54,9 @@ func (c *Cluster) pullErrorsStream(key int) string {
 // delays or loses the completion notice of every write into them whose
 // last byte lands in the window (docs/faults.md, "notices").
 func (c *Cluster) noticesFault(now des.Time, key int, ids []int32, on bool) {
+	if c.kv == nil {
+		return // validation requires KVCR; nothing to act on without it
+	}
 	if !on {
 		c.kv.EndNotices(key)
 		return
