@@ -33,6 +33,17 @@ type Counters struct {
 	// "background" group: reported only by runs that can issue orders.
 	Move     KindCounters `counter:"kv_move_" group:"background"`
 	Prefetch KindCounters `counter:"kv_prefetch_" group:"background"`
+	// Faults count what the faults of pull_errors and notices did: the
+	// "faults" group, reported only by runs with fault events.
+	Faults FaultCounters `counter:"" group:"faults"`
+}
+
+// FaultCounters count what injected pull errors and late or lost
+// completion notices did (docs/faults.md).
+type FaultCounters struct {
+	PullsFailedInjected int64 `counter:"pulls_failed_injected"` // writes an injected error failed: at the post, or at the last byte
+	NoticesDelayed      int64 `counter:"notices_delayed"`       // completion notices a notices fault delayed
+	NoticesLost         int64 `counter:"notices_lost"`          // completion notices a notices fault lost
 }
 
 // KindCounters count one kind of order (Order): issued, then ended

@@ -113,6 +113,8 @@ type KVCR struct {
 	spare        []*op               // finished loads and stores, for reuse
 	removed      []block.Run         // scratch: blocks a move removed, reported in one batch
 	scratch      fetch               // the fetch of the staging in progress
+	errFaults    []*PullErrors       // the pull_errors faults in force, by key
+	noticeFaults []*Notices          // the notices faults in force, by key
 	// C holds the run's counters.
 	C Counters
 }

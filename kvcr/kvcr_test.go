@@ -738,6 +738,9 @@ func TestIllegalTransitionsPanic(t *testing.T) {
 		{abandonedFlowing, "target deadline", func(p *Pull) { g.k.targetDeadline(0, p) }},
 		{done, "target removed", func(p *Pull) { g.k.targetRemoved(0, p) }},
 		{requested, "park", func(p *Pull) { g.k.park(p) }},
+		{awaitingNotice, "failure notice", func(p *Pull) { g.k.notice(0, p) }},
+		{awaitingNotice, "first byte", func(p *Pull) { g.k.firstByte(0, p) }},
+		{flowing, "write done", func(p *Pull) { g.k.writeDone(0, p) }},
 	} {
 		p := &Pull{ID: 7, state: c.state, targetDeadline: des.MaxTime}
 		func() {

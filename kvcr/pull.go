@@ -125,6 +125,11 @@ type Pull struct {
 	t              Transfer
 	path           []block.Piece // an order's chain (a reference held on its last segment); nil for a request's pull
 	first, limit   int           // an order's blocks: its fetch is the chain's blocks [first, limit), past the target's G1 prefix
+	inject         injection     // the error a pull_errors fault drew for its write at its first byte
+	injectBy       int           // the key of that fault
+	fault          int32         // 1 + the key of the fault that acted on it (Fault); 0: none
+	faultLost      int           // the blocks that fault lost: a move's copy its target never counted
+	moved          int           // awaiting its notice: the blocks its move's source removed at the write's end
 }
 
 // Mode is the pull's mode: ModeMove when its hint asked for a move.
@@ -146,14 +151,19 @@ func (p *Pull) Mode() Mode {
 //	parked             -staged again->    parked | requested | done (rejected, superseded)
 //	parked             -target deadline-> done (expired)
 //	requested          -first byte->      flowing
+//	requested          -first byte, injected error at the start-> cancelled (nothing was posted)
 //	requested          -target deadline-> abandonedRequested
 //	requested          -source deadline-> cancelled (nothing was sent)
 //	flowing            -landed->          done (success, partial)
+//	flowing            -landed, injected error at the end-> done (failed; nothing lands)
+//	flowing            -landed, notice late or lost-> awaitingNotice (the source saw it succeed)
 //	flowing            -target deadline-> abandonedFlowing
 //	flowing            -source deadline-> cancelledFlowing
 //	abandonedRequested -first byte->      abandonedFlowing
+//	abandonedRequested -first byte, injected error at the start-> done (expired; nothing was posted)
 //	abandonedRequested -source deadline-> done (expired; nothing was sent)
 //	abandonedFlowing   -landed->          done (expired; a move loses its blocks)
+//	abandonedFlowing   -landed, injected error at the end-> done (expired; a move keeps its copy)
 //	abandonedFlowing   -source deadline-> discarding
 //	cancelledFlowing   -landed->          cancelled (nothing lands)
 //	cancelledFlowing   -notice->          discarding (failed)
@@ -166,6 +176,9 @@ func (p *Pull) Mode() Mode {
 //	cancelled          -first byte, source deadline or removal-> cancelled (already over)
 //	cancelled          -notice or loss notice-> done (failed)
 //	cancelled          -target deadline-> done (expired; failed when lost)
+//	awaitingNotice     -write done->      done (success, partial: before the target's deadline)
+//	awaitingNotice     -target deadline-> done (expired; a move loses the blocks its source removed)
+//	awaitingNotice     -source deadline or removal-> awaitingNotice (the write is over)
 //	any                -target removed->  done (failed; as answered once answered)
 type pullState uint8
 
@@ -179,11 +192,12 @@ const (
 	cancelledFlowing                    // the source gave up after the first byte; the write runs on, the target hears one latency later
 	discarding                          // answered, and the source gave up: the write runs to its last byte and lands nothing
 	cancelled                           // no write runs (the source gave up before its first byte or was removed, or the write ended after the source gave up); the target waits for the news or its deadline
+	awaitingNotice                      // the write completed and the source saw it succeed; the target waits for its late (or lost) completion notice, slots reserved
 	done                                // outcome and row final
 )
 
 var stateNames = [...]string{"staging", "parked", "requested", "flowing", "abandoned before its first byte", "abandoned",
-	"cancelled while writing", "discarding", "cancelled", "done"}
+	"cancelled while writing", "discarding", "cancelled", "awaiting its notice", "done"}
 
 func (s pullState) String() string { return stateNames[s] }
 
@@ -215,10 +229,19 @@ func illegal(p *Pull, event string) {
 // firstByte: the request reached the source and the write starts.
 func (k *KVCR) firstByte(now des.Time, p *Pull) {
 	switch p.state {
-	case requested:
-		p.state = flowing
-	case abandonedRequested:
-		p.state = abandonedFlowing
+	case requested, abandonedRequested:
+		if len(k.errFaults) > 0 {
+			k.drawErrors(now, p)
+		}
+		if p.inject == injectStart {
+			k.failPost(now, p) // nothing is posted: no first byte
+			return
+		}
+		if p.state == requested {
+			p.state = flowing
+		} else {
+			p.state = abandonedFlowing
+		}
 	case cancelled:
 		return // the source gave up or was removed before the request reached it
 	default:
@@ -237,8 +260,18 @@ func (k *KVCR) landed(now des.Time, p *Pull) {
 		// deadline comes first, though its event runs in a later phase.
 		k.targetDeadline(now, p)
 	}
+	if p.inject == injectEnd && (p.state == flowing || p.state == abandonedFlowing) {
+		k.failCompletion(now, p)
+		return
+	}
 	switch p.state {
 	case flowing:
+		if len(k.noticeFaults) > 0 {
+			if f := k.noticeFault(now, p); f != nil {
+				k.lateNotice(now, p, f)
+				return
+			}
+		}
 		k.endTransfer(now, p, true)
 		out := Partial
 		if p.whole {
@@ -288,6 +321,14 @@ func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
 		k.answer(now, p, out)
 		k.releaseTarget(p)
 		k.finish(now, p)
+	case awaitingNotice:
+		// its notice never came in time: the data does not count, and
+		// a move's blocks its source removed are lost
+		k.answer(now, p, Expired)
+		k.releaseTarget(p)
+		k.C.MoveLostBlocks += int64(p.moved)
+		p.faultLost = p.moved
+		k.finish(now, p)
 	default:
 		illegal(p, "target deadline")
 	}
@@ -312,6 +353,8 @@ func (k *KVCR) sourceDeadline(now des.Time, p *Pull) {
 		p.state = discarding
 	case cancelled:
 		// its source was removed
+	case awaitingNotice:
+		// the write is over: the source saw it succeed
 	default:
 		illegal(p, "source deadline")
 	}
@@ -323,7 +366,7 @@ func (k *KVCR) sourceDeadline(now des.Time, p *Pull) {
 // parked pull holds nothing there and is rejected at its next retry.
 func (k *KVCR) sourceRemoved(now des.Time, p *Pull) {
 	switch p.state {
-	case parked, cancelled:
+	case parked, cancelled, awaitingNotice:
 	case requested, flowing:
 		k.stopWrite(now, p)
 		p.lost = true
@@ -372,7 +415,7 @@ func (k *KVCR) targetRemoved(now des.Time, p *Pull) {
 	case requested, flowing, abandonedRequested, abandonedFlowing, cancelledFlowing, discarding:
 		k.stopWrite(now, p)
 		k.releaseTarget(p)
-	case cancelled:
+	case cancelled, awaitingNotice:
 		k.releaseTarget(p)
 	default:
 		illegal(p, "target removed")

@@ -6,13 +6,14 @@ import "github.com/kvsim/kvsim/des"
 const (
 	evTargetDeadline = iota
 	evSourceDeadline
-	evNotice // the target hears that the source gave up, or was lost
+	evNotice    // the target hears that the source gave up, or was lost
+	evWriteDone // the target hears, late, that the write completed (a notices fault)
 )
 
 type deadline KVCR
 
-// Fire hands a pull its target deadline, its source deadline or the notice
-// of its source's failure. Events of pulls already done are stale.
+// Fire hands a pull its target deadline, its source deadline, the notice
+// of its source's failure or the late notice of its write's completion. Events of pulls already done are stale.
 func (d *deadline) Fire(now des.Time, id, kind uint64) {
 	k := (*KVCR)(d)
 	p := k.live[int64(id)]
@@ -26,6 +27,8 @@ func (d *deadline) Fire(now des.Time, id, kind uint64) {
 		k.sourceDeadline(now, p)
 	case evNotice:
 		k.notice(now, p)
+	case evWriteDone:
+		k.writeDone(now, p)
 	}
 }
 

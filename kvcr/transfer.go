@@ -23,8 +23,23 @@ func (f *firstByteEvent) Fire(now des.Time, _, id uint64) {
 // blocks (its reserved slots turn ready); otherwise it drops them, and the
 // moved blocks are lost.
 func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
+	moved := k.writeSucceeded(now, p)
+	if !accepted {
+		k.C.MoveLostBlocks += int64(moved) // gone at the source, not kept at the target
+		k.releaseTarget(p)
+		return
+	}
+	k.accept(p)
+}
+
+// writeSucceeded ends the source's part of a write it saw succeed: its pins
+// go with a refresh and a move's source removes the hinted blocks it sent.
+// It returns how many of those were ready there: the blocks the target
+// alone now holds, or nobody if it drops them.
+func (k *KVCR) writeSucceeded(now des.Time, p *Pull) int {
 	k.writeLanded(now, p, true)
 	sn := k.nodes[p.Source]
+	moved := 0
 	left := p.moves // the runs' first blocks that were moved
 	for _, r := range p.runs {
 		if left == 0 {
@@ -32,17 +47,17 @@ func (k *KVCR) endTransfer(now des.Time, p *Pull, accepted bool) {
 		}
 		r.Hi = min(r.Hi, r.Lo+int32(left))
 		left -= r.Len()
-		if !accepted {
-			readyN, _ := sn.pool.readyIn(r)
-			k.C.MoveLostBlocks += int64(readyN) // gone at the source, not kept at the target
-		}
+		readyN, _ := sn.pool.readyIn(r)
+		moved += readyN
 		k.markMoved(sn, r)
 	}
 	k.reportRemoved(sn)
-	if !accepted {
-		k.releaseTarget(p)
-		return
-	}
+	return moved
+}
+
+// accept lands a write's blocks at its target: its reserved slots turn
+// ready, its hits are let go and its inflight slot is free.
+func (k *KVCR) accept(p *Pull) {
 	tn := k.nodes[p.Target]
 	for _, r := range p.runs {
 		tn.pool.makeReady(r)

@@ -105,6 +105,12 @@ func counterGroups(sc *scenarios.Scenario) []string {
 	if sc.Router.Hints.Policy == scheduler.HintsCost {
 		gs = append(gs, groupCost)
 	}
+	for i := range sc.Events {
+		if sc.Events[i].Fault() {
+			gs = append(gs, groupFaults)
+			break
+		}
+	}
 	return gs
 }
 
@@ -112,4 +118,5 @@ func counterGroups(sc *scenarios.Scenario) []string {
 const (
 	groupBackground = "background" // the orders' counters (kvcr.KindCounters): runs whose events evacuate or prewarm
 	groupCost       = "cost"       // CostCounters: runs with router.hints.policy cost
+	groupFaults     = "faults"     // kvcr.FaultCounters: runs with fault events (chaos's included)
 )

@@ -67,6 +67,7 @@ func (c *Cluster) applyKV() {
 			c.router.Removed(now, e.Worker, scheduler.G2, e.Runs)
 		case kvcr.PullFinished:
 			c.events.PullDone(e.Pull)
+			c.faultedPull(e.Pull)
 			c.stats.Pulled(e.Pull)
 			if err := c.pulls.put(e.Pull.ID, results.PullRow(e.Pull), c.releasePull); err != nil && c.err == nil {
 				c.err = err
