@@ -281,6 +281,7 @@ func (k *KVCR) EngineDown(now des.Time, w int32, lost bool) (pulls, blocks int) 
 	old.release()
 	n.pool = NewPool(k.cfg.G2Capacity, k.cfg.Chains)
 	n.pool.peak, n.pool.flows = old.peak, old.flows
+	n.pool.flows.Lost += int64(old.used)
 	n.agentDown = true
 	k.emitRuns(w, gone, false)
 	return pulls, blocks

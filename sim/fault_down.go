@@ -69,6 +69,7 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 		n.drive = false
 		n.stored = n.stored[:0]
 		seqs = append(seqs, n.w.Drop()...)
+		n.w.Restart() // an empty G1, for when it restarts
 		if c.kv != nil {
 			pulls, blocks := c.kv.EngineDown(now, n.id, lost)
 			c.applyKV()
