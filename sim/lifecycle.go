@@ -298,4 +298,3 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	}
 	return seqs
 }
-
