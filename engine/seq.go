@@ -39,6 +39,10 @@ type Seq struct {
 	loadN      int
 }
 
+// Generated is the number of output tokens the request has emitted on
+// this worker.
+func (s *Seq) Generated() int { return s.generated }
+
 // tokens is the request's current length: prompt plus generated tokens.
 func (s *Seq) tokens() int { return s.input + s.generated }
 

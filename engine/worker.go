@@ -600,3 +600,10 @@ func (w *Worker) Drop() []*Seq {
 	w.busy = false
 	return out
 }
+
+// Restart gives a worker that Drop emptied a new, empty G1, for its engine
+// to restart (a down fault, DESIGN.md section 12): unlike a removed
+// worker's, it is used again. Its passes and busy time go on.
+func (w *Worker) Restart() {
+	w.pool = newBlockPool(w.cfg.GPUBlocks, w.cfg.Chains)
+}

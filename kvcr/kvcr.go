@@ -91,6 +91,9 @@ type node struct {
 	staged     int     // orders it is the source of that are staged (live)
 	unstarted  int     // orders it is the source of, waiting or staged, whose transfer has not started
 	waiting    []*Pull // orders it is the source of, not yet staged, in issue order
+	// agentDown: its whole process is down (a down fault with its G2
+	// lost): it serves no pull until its engine restarts.
+	agentDown bool
 }
 
 // KVCR is every worker's G2 pool, links and pulls.
@@ -236,6 +239,65 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 	gone := n.pool.visible(nil)
 	n.pool.release()
 	k.emitRuns(w, gone, false)
+}
+
+// EngineDown takes worker w's engine down (a down fault, DESIGN.md section
+// 12): the orders waiting to send to it are dropped, its G2 loads and
+// stores in flight stop (a store's slots are freed, a load's pins
+// released) and the pulls it is the target of end as for a removed
+// target. With lost the whole process died: the pulls it serves fail as
+// for a removed source, and its G2 is gone (reported removed) and starts
+// again empty. It returns the pulls it ended as their target and the G2
+// blocks lost.
+func (k *KVCR) EngineDown(now des.Time, w int32, lost bool) (pulls, blocks int) {
+	n := k.nodes[w]
+	k.drop(func(p *Pull) bool { return p.Target == w || lost && p.Source == w })
+	for _, o := range n.ops {
+		o.t.link.Cancel(now, &o.t)
+		for _, r := range o.runs {
+			if o.store {
+				n.pool.drop(r)
+			} else {
+				k.unpin(n, r, false)
+			}
+		}
+		k.spare = append(k.spare, o)
+	}
+	n.ops = nil
+	k.reportRemoved(n)
+	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
+		switch p := k.live[id]; {
+		case p.Target == w:
+			k.targetRemoved(now, p)
+			pulls++
+		case p.Source == w && lost:
+			k.sourceRemoved(now, p)
+		}
+	}
+	if !lost {
+		return pulls, 0
+	}
+	gone := n.pool.visible(nil)
+	blocks = block.Blocks(gone)
+	old := n.pool
+	old.release()
+	n.pool = NewPool(k.cfg.G2Capacity, k.cfg.Chains)
+	n.pool.peak, n.pool.flows = old.peak, old.flows
+	n.pool.flows.Lost += int64(old.used)
+	n.agentDown = true
+	k.emitRuns(w, gone, false)
+	return pulls, blocks
+}
+
+// EngineUp restarts worker w's engine after EngineDown: its KVCR agent
+// serves again (its G2 as it was, or empty when it was lost).
+func (k *KVCR) EngineUp(w int32) { k.nodes[w].agentDown = false }
+
+// serves reports whether sn may be a request pull's source: ready, or with
+// its engine down and its KVCR agent up (DESIGN.md section 12).
+func (k *KVCR) serves(sn *node) bool {
+	st := k.status(sn)
+	return st == lifecycle.Ready || st == lifecycle.Down && !sn.agentDown
 }
 
 // served records the first time a block that is not readable (absent,

@@ -64,6 +64,7 @@ type Flows struct {
 	Evicted int64 // taken by eviction to make room
 	Dropped int64 // reserved for a pull that landed nothing, and freed
 	Moved   int64 // removed after a move took them: at once, or when their last pin dropped
+	Lost    int64 // gone with the worker's process (a down fault with its G2 lost)
 }
 
 // entry is an extent in its segment's index, with the offset past its
@@ -592,9 +593,13 @@ func (p *Pool) Check() error {
 		errs = append(errs, fmt.Errorf("extents indexed %d / in use %d, LRU %d / ready %d, used %d / counted %d, evictable %d / counted %d",
 			indexed, len(p.ext)-len(p.spare), listed, readyN, used, p.used, evictable, p.evictable))
 	}
-	if f := p.flows; f.Stored+f.Pulled-f.Evicted-f.Dropped-f.Moved != int64(p.used) {
-		errs = append(errs, fmt.Errorf("used %d, but %d stored + %d pulled in - %d evicted - %d dropped - %d moved away = %d",
-			p.used, f.Stored, f.Pulled, f.Evicted, f.Dropped, f.Moved, f.Stored+f.Pulled-f.Evicted-f.Dropped-f.Moved))
+	if f := p.flows; f.Stored+f.Pulled-f.Evicted-f.Dropped-f.Moved-f.Lost != int64(p.used) {
+		lost := ""
+		if f.Lost != 0 {
+			lost = fmt.Sprintf(" - %d lost", f.Lost)
+		}
+		errs = append(errs, fmt.Errorf("used %d, but %d stored + %d pulled in - %d evicted - %d dropped - %d moved away%s = %d",
+			p.used, f.Stored, f.Pulled, f.Evicted, f.Dropped, f.Moved, lost, f.Stored+f.Pulled-f.Evicted-f.Dropped-f.Moved-f.Lost))
 	}
 	return errors.Join(errs...)
 }

@@ -103,7 +103,7 @@ func (k *KVCR) Stage(now des.Time, target int32, req int64, path []block.Piece, 
 	tn, sn := k.nodes[target], k.nodes[h.Source]
 	hintEnd := min(h.Blocks, limit)
 	var src *Pool
-	if k.status(sn) == lifecycle.Ready {
+	if k.serves(sn) {
 		src = sn.pool
 	}
 	f := &k.scratch
@@ -141,6 +141,9 @@ func (k *KVCR) stageFound(now des.Time, p *Pull, tn, sn *node, f *fetch, limit i
 		return engine.StageProceed
 	case st == lifecycle.Starting:
 		k.reject(now, p, RejectedNotReady)
+		return engine.StageProceed
+	case st == lifecycle.Down && sn.agentDown: // the whole process died: as removed
+		k.reject(now, p, RejectedRemoved)
 		return engine.StageProceed
 	case len(f.runs) == 0 && !f.unsettled:
 		k.reject(now, p, RejectedMissing)

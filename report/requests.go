@@ -28,6 +28,7 @@ type RequestRow struct {
 	Outcome              string // one of the Outcome constants
 	Reroutes             int32  // times it restarted on another worker after its worker was removed
 	ScheduledNs          int64  // first scheduled into a pass on the worker it ended on
+	Migrations           int32  // times it moved, with the tokens it had produced, to another worker (on_remove: migrate)
 	// Measured latencies of a real server, from a trace that carries them
 	// (otel); -1 otherwise. Inputs, not behaviour: outside the digest.
 	MeasuredTTFTNs, MeasuredE2ENs, MeasuredQueueNs, MeasuredPrefillNs, MeasuredDecodeNs int64
@@ -57,6 +58,7 @@ var RequestColumns = []Column[RequestRow]{
 		Values: []string{OutcomeCompleted, OutcomeRejected, OutcomeFailed, OutcomeUnfinished}},
 	{Name: "reroutes", Int32: func(r *RequestRow) int32 { return r.Reroutes }},
 	{Name: "scheduled_ns", Int64: func(r *RequestRow) int64 { return r.ScheduledNs }, NoDigest: true},
+	{Name: "migrations", Int32: func(r *RequestRow) int32 { return r.Migrations }, NoDigest: true},
 	{Name: "measured_ttft_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredTTFTNs }, NoDigest: true, Config: true},
 	{Name: "measured_e2e_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredE2ENs }, NoDigest: true, Config: true},
 	{Name: "measured_queue_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredQueueNs }, NoDigest: true, Config: true},

@@ -55,6 +55,8 @@ type WorkerRow struct {
 	BusyNs            int64 // total pass time
 	RequestsCompleted int64
 	G2PeakBlocks      int64
+	Downs             int64 // times a down fault took its engine down
+	DownNs            int64 // total time its engine was down
 }
 
 // WorkerColumns is the schema of workers.parquet.
@@ -68,6 +70,8 @@ var WorkerColumns = []Column[WorkerRow]{
 	{Name: "busy_ns", Int64: func(r *WorkerRow) int64 { return r.BusyNs }},
 	{Name: "requests_completed", Int64: func(r *WorkerRow) int64 { return r.RequestsCompleted }},
 	{Name: "g2_peak_blocks", Int64: func(r *WorkerRow) int64 { return r.G2PeakBlocks }},
+	{Name: "downs", Int64: func(r *WorkerRow) int64 { return r.Downs }},
+	{Name: "down_ns", Int64: func(r *WorkerRow) int64 { return r.DownNs }},
 }
 
 // CounterColumns is counters.parquet's schema; names are the counters, in

@@ -18,23 +18,31 @@ import (
 type Counters struct {
 	HintsAttached int64 `counter:"hints_attached"`
 	kvcr.Counters
-	Cost               CostCounters `counter:"" group:"cost"`
-	RequestsTotal      int64        `counter:"requests_total"`
-	RequestsCompleted  int64        `counter:"requests_completed"`
-	RequestsRejected   int64        `counter:"requests_rejected"`
-	RequestsFailed     int64        `counter:"requests_failed"`
-	RequestsUnfinished int64        `counter:"requests_unfinished"`
-	RequestsRerouted   int64        `counter:"requests_rerouted"`
-	Preemptions        int64        `counter:"preemptions"`
-	WorkersAdded       int64        `counter:"workers_added"`
-	WorkersDrained     int64        `counter:"workers_drained"`
-	WorkersRemoved     int64        `counter:"workers_removed"`
+	Cost               CostCounters      `counter:"" group:"cost"`
+	Migration          MigrationCounters `counter:"" group:"migration"`
+	RequestsTotal      int64             `counter:"requests_total"`
+	RequestsCompleted  int64             `counter:"requests_completed"`
+	RequestsRejected   int64             `counter:"requests_rejected"`
+	RequestsFailed     int64             `counter:"requests_failed"`
+	RequestsUnfinished int64             `counter:"requests_unfinished"`
+	RequestsRerouted   int64             `counter:"requests_rerouted"`
+	Preemptions        int64             `counter:"preemptions"`
+	WorkersAdded       int64             `counter:"workers_added"`
+	WorkersDrained     int64             `counter:"workers_drained"`
+	WorkersRemoved     int64             `counter:"workers_removed"`
 }
 
 // CostCounters are the cost hint policy's (router.hints.policy cost): the
 // "cost" group, reported only by runs with that policy.
 type CostCounters struct {
 	HintsWithheld int64 `counter:"hints_withheld"` // requests a source held blocks for, routed without a hint: no pull paid
+}
+
+// MigrationCounters are request migration's (on_remove: migrate): the
+// "migration" group, reported only by runs with cluster.migration_limit.
+type MigrationCounters struct {
+	RequestsMigrated    int64 `counter:"requests_migrated"`    // migrations: one per move of a request
+	MigrationsExhausted int64 `counter:"migrations_exhausted"` // requests failed past the limit
 }
 
 // eachCounter calls fn with every counter field of v (a Counters), in
@@ -111,6 +119,9 @@ func counterGroups(sc *scenarios.Scenario) []string {
 			break
 		}
 	}
+	if sc.Cluster.MigrationLimit > 0 {
+		gs = append(gs, groupMigration)
+	}
 	return gs
 }
 
@@ -119,4 +130,5 @@ const (
 	groupBackground = "background" // the orders' counters (kvcr.KindCounters): runs whose events evacuate or prewarm
 	groupCost       = "cost"       // CostCounters: runs with router.hints.policy cost
 	groupFaults     = "faults"     // kvcr.FaultCounters: runs with fault events (chaos's included)
+	groupMigration  = "migration"  // MigrationCounters: runs with cluster.migration_limit
 )

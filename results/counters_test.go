@@ -33,7 +33,7 @@ func TestCounterNames(t *testing.T) {
 			bg = append(bg, kind+n)
 		}
 	}
-	bg = append(bg, "pulls_failed_injected", "notices_delayed", "notices_lost", "hints_withheld")
+	bg = append(bg, "pulls_failed_injected", "notices_delayed", "notices_lost", "hints_withheld", "requests_migrated", "migrations_exhausted")
 	all := CounterNames()
 	if len(all) != len(want)+len(bg) {
 		t.Fatalf("CounterNames() has %d names, want %d", len(all), len(want)+len(bg))
@@ -41,11 +41,11 @@ func TestCounterNames(t *testing.T) {
 	i := slices.Index(want, "g2_hits_blocks") + 1
 	wantAll := slices.Concat(want[:i], bg, want[i:])
 	var gotAll []string
-	for _, r := range c.Rows(groupBackground, groupFaults, groupCost) {
+	for _, r := range c.Rows(groupBackground, groupFaults, groupCost, groupMigration) {
 		gotAll = append(gotAll, r.Name)
 	}
 	if !slices.Equal(gotAll, wantAll) || !slices.Equal(all, wantAll) {
-		t.Errorf("Rows(background, faults, cost) = %q\nCounterNames() = %q\nwant %q", gotAll, all, wantAll)
+		t.Errorf("Rows(background, faults, cost, migration) = %q\nCounterNames() = %q\nwant %q", gotAll, all, wantAll)
 	}
 	seen := map[string]bool{}
 	for _, n := range all {
@@ -71,7 +71,7 @@ func TestCountersRoundTrip(t *testing.T) {
 		f.SetInt(next * 7)
 	})
 	byName := map[string]int64{"no_such_counter": 1}
-	for _, r := range c.Rows(groupBackground, groupFaults, groupCost) {
+	for _, r := range c.Rows(groupBackground, groupFaults, groupCost, groupMigration) {
 		byName[r.Name] = r.Value
 	}
 	if got := CountersOf(byName); got != c {

@@ -144,6 +144,15 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 // ready reports whether the router may use worker w.
 func (r *Router) ready(w int32) bool { return r.cfg.Workers.Of(w) == lifecycle.Ready }
 
+// source reports whether worker w may be named as a hint source: a ready
+// worker, or one whose engine is down (DESIGN.md section 12: its KVCR
+// agent may still serve its G2; with its G2 lost the router has seen every
+// block of it removed, so it holds no run to name).
+func (r *Router) source(w int32) bool {
+	st := r.cfg.Workers.Of(w)
+	return st == lifecycle.Ready || st == lifecycle.Down
+}
+
 // changed follows a change of worker w in the lifecycle: a worker added,
 // or its status set.
 func (r *Router) changed(w int32) {
@@ -267,7 +276,7 @@ func (r *Router) hint(rt *Route, req *workload.Request) {
 	r.run = r.index.runs(req.Path, t, InG2, 0, r.run[:0])
 	n := 0
 	for _, o := range r.run {
-		if o.Worker != rt.Worker && o.Either >= r.cfg.HintMinBlocks && r.ready(o.Worker) {
+		if o.Worker != rt.Worker && o.Either >= r.cfg.HintMinBlocks && r.source(o.Worker) {
 			r.run[n] = o
 			n++
 		}

@@ -61,14 +61,15 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 	switch a.kind {
 	case lifeReady:
 		n := c.workers[a.worker]
-		if c.status(n) == lifecycle.Starting {
+		if c.status(n) == lifecycle.Starting && now == n.readyDue { // not one a down's restart superseded
 			c.ready(now, n)
 		}
 		return
 	case lifeDrainTimeout:
 		if n := c.workers[a.worker]; c.status(n) == lifecycle.Draining {
-			q := c.remove(now, n, c.sc.Events[key].OnRemove == scenarios.RemoveFail)
+			q := c.remove(now, n, c.sc.Events[key].OnRemove)
 			c.events.TimedOut(int(key), q.rerouted, q.failed)
+			c.events.Faulted(int(key), report.EventFault{Migrated: q.migrated})
 		}
 		return
 	case lifeRetire:
@@ -97,8 +98,9 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 				return
 			}
 			if ev.Startup > 0 {
-				ready := lifeArg{kind: lifeReady, worker: c.workers[len(c.workers)-1].id}
-				c.q.Schedule(des.AddSat(now, des.Time(ev.Startup)), des.PhaseLifecycle, key, l, ready.pack())
+				n := c.workers[len(c.workers)-1]
+				n.readyDue = des.AddSat(now, des.Time(ev.Startup))
+				c.q.Schedule(n.readyDue, des.PhaseLifecycle, key, l, lifeArg{kind: lifeReady, worker: n.id}.pack())
 			}
 		}
 		if ev.Prewarm != nil && c.kv != nil {
@@ -123,8 +125,9 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		for _, id := range ids {
 			seqs = append(seqs, c.takeOut(now, c.workers[id])...)
 		}
-		q := c.requeue(now, seqs, ev.OnRemove == scenarios.RemoveFail)
+		q := c.requeue(now, seqs, ev.OnRemove)
 		c.events.TookOff(int(key), q.rerouted, q.failed)
+		c.events.Faulted(int(key), report.EventFault{Migrated: q.migrated})
 	}
 }
 
@@ -266,13 +269,13 @@ func (c *Cluster) maybeRetire(now des.Time, n *node) {
 	if c.kv != nil && c.kv.ActivePulls(n.id) > 0 {
 		return
 	}
-	c.remove(now, n, false)
+	c.remove(now, n, scenarios.RemoveReroute)
 }
 
 // remove takes a worker out at once: its G1 and G2 are gone, its pulls fail
-// and its requests are routed again (or fail).
-func (c *Cluster) remove(now des.Time, n *node, fail bool) requeued {
-	return c.requeue(now, c.takeOut(now, n), fail)
+// and its requests are handled as on_remove says (requeue).
+func (c *Cluster) remove(now des.Time, n *node, action scenarios.RemoveAction) requeued {
+	return c.requeue(now, c.takeOut(now, n), action)
 }
 
 // takeOut removes a worker and returns the requests it held.
@@ -282,6 +285,7 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	}
 	c.life.Set(n.id, lifecycle.Removed)
 	n.removedNs = now
+	n.up(now)
 	if c.kv != nil {
 		busy := n.w.HasWork() || n.w.Busy() || c.kv.RequestPulls(n.id) > 0
 		c.events.LeftBehind(now, n.id, c.kv.Pool(n.id).Used(), c.kv.Pool(n.id).Flows(), busy)
@@ -293,34 +297,4 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 		c.applyKV()
 	}
 	return seqs
-}
-
-// requeued counts the requests requeue took: routed again, or failed.
-type requeued struct{ rerouted, failed int64 }
-
-// requeue routes the requests of removed workers again, in order, or fails
-// them (also when no worker is left to route one to).
-func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, fail bool) requeued {
-	var q requeued
-	for _, s := range seqs {
-		r := c.active[s.Req.ID]
-		c.router.Finished(r.route, s.FirstTokenAt >= 0)
-		r.priorPreemptions += s.Preemptions
-		r.priorComputed += s.ComputedPromptTokens
-		r.seq = nil
-		if fail {
-			c.end(r, report.OutcomeFailed, now)
-			q.failed++
-			continue
-		}
-		r.reroutes++
-		c.counts.RequestsRerouted++
-		if w, ok := c.route(now, r); ok {
-			c.wake(w, now, false)
-			q.rerouted++
-		} else {
-			q.failed++
-		}
-	}
-	return q
 }

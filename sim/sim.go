@@ -104,6 +104,18 @@ type node struct {
 	drainNs   des.Time
 	removedNs des.Time
 	completed int64
+	// epoch counts the times its engine went down: a pass end scheduled
+	// before (its arg) is stale after. readyDue is when its pending
+	// lifeReady may make it ready.
+	epoch    uint64
+	readyDue des.Time
+	// The down faults (fault_down.go): the times it went down, the time
+	// spent down before downAt, downAt (-1 while up) and the fault
+	// event that took it down.
+	downs  int64
+	downNs des.Time
+	downAt des.Time
+	downBy int
 }
 
 // request is a request between arrival and its row.
@@ -115,6 +127,14 @@ type request struct {
 	// of earlier attempts, on workers since removed
 	priorPreemptions int
 	priorComputed    int
+	// Migration (fault_down.go): the request as it arrived (nil until it
+	// migrates: req is then the attempt's, with the carried tokens in its
+	// prompt), its migrations, and the first scheduling and first token
+	// its user saw (-1: none yet).
+	orig         *workload.Request
+	migrations   int32
+	firstSched   des.Time
+	firstTokenAt des.Time
 }
 
 // Run prepares the scenario (Prepare) and simulates it to the end, as
@@ -332,7 +352,7 @@ func build(p *Plan, opt Options, events *results.EventLog) (*Cluster, error) {
 // addWorker creates the next worker, ready at once or starting.
 func (c *Cluster) addWorker(now des.Time, ready bool) error {
 	id := c.life.Add(lifecycle.Starting)
-	n := &node{id: id, addedNs: now, readyNs: -1, drainNs: -1, removedNs: -1}
+	n := &node{id: id, addedNs: now, readyNs: -1, drainNs: -1, removedNs: -1, downAt: -1}
 	var host engine.HostKV
 	if c.kv != nil {
 		host = &hostKV{c: c, w: id}
@@ -355,7 +375,9 @@ func (c *Cluster) addWorker(now des.Time, ready bool) error {
 // ready makes a worker schedulable.
 func (c *Cluster) ready(now des.Time, n *node) {
 	c.life.Set(n.id, lifecycle.Ready)
-	n.readyNs = now
+	if n.readyNs < 0 { // a restart after a down keeps the first
+		n.readyNs = now
+	}
 }
 
 // readNext reads the next request and schedules its arrival.
@@ -381,7 +403,7 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	req := c.next
 	c.readNext()
 	c.stats.Arrived(req.Arrival)
-	r := &request{req: req, route: scheduler.Route{Worker: -1, HintSource: -1}}
+	r := &request{req: req, route: scheduler.Route{Worker: -1, HintSource: -1}, firstSched: -1, firstTokenAt: -1}
 	e := c.sc.Cluster.Engine
 	if (e.MaxModelLen > 0 && req.InputTokens+req.OutputTokens > e.MaxModelLen) || !c.workers[0].w.Fits(req) {
 		c.end(r, report.OutcomeRejected, now)
@@ -459,7 +481,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	c := (*Cluster)(d)
 	n := c.workers[key]
 	n.drive = false
-	if c.status(n) == lifecycle.Removed || n.w.Busy() || !n.w.HasWork() {
+	if st := c.status(n); st == lifecycle.Removed || st == lifecycle.Down || n.w.Busy() || !n.w.HasWork() {
 		return
 	}
 	end, ok := n.w.StartPass(now)
@@ -474,10 +496,10 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		last = n.w.Stretch(end, engine.MaxStretch)
 	}
 	if last != end {
-		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), 0)
+		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.epoch)
 		c.stretches++
 	} else {
-		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), 0)
+		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), n.epoch)
 	}
 	c.check(n)
 }
@@ -486,11 +508,11 @@ type passDone Cluster
 
 // Fire ends a worker's pass, stores its new full blocks to G2 and rescans
 // it.
-func (p *passDone) Fire(now des.Time, key, _ uint64) {
+func (p *passDone) Fire(now des.Time, key, epoch uint64) {
 	c := (*Cluster)(p)
 	n := c.workers[key]
-	if c.status(n) == lifecycle.Removed {
-		return // the worker went with its pass
+	if c.status(n) == lifecycle.Removed || epoch != n.epoch {
+		return // the worker went with its pass, or its engine went down
 	}
 	if n.ff != nil { // the stretch's last pass ends
 		n.ff = nil
@@ -572,16 +594,20 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	delete(c.active, r.req.ID)
 	c.chains.Release(r.req.Path)
 	r.req.Path = nil
+	req := r.req
+	if r.orig != nil {
+		req = r.orig // its own prompt, not the one it migrated with
+	}
 	row := report.RequestRow{
-		RequestID: r.req.ID, Worker: r.route.Worker, ArrivalNs: int64(r.req.Arrival),
-		FirstTokenNs: -1, FinishNs: int64(now), InputTokens: int64(r.req.InputTokens),
-		OutputTokens: int64(r.req.OutputTokens), HintSource: r.route.HintSource, Outcome: outcome,
-		Reroutes: r.reroutes, Preemptions: int32(r.priorPreemptions),
+		RequestID: req.ID, Worker: r.route.Worker, ArrivalNs: int64(req.Arrival),
+		FirstTokenNs: -1, FinishNs: int64(now), InputTokens: int64(req.InputTokens),
+		OutputTokens: int64(req.OutputTokens), HintSource: r.route.HintSource, Outcome: outcome,
+		Reroutes: r.reroutes, Migrations: r.migrations, Preemptions: int32(r.priorPreemptions),
 		ComputedPromptTokens: int64(r.priorComputed), ScheduledNs: -1,
 		MeasuredTTFTNs: -1, MeasuredE2ENs: -1, MeasuredQueueNs: -1, MeasuredPrefillNs: -1, MeasuredDecodeNs: -1,
-		PrevRequestID: r.req.Prev,
+		PrevRequestID: req.Prev,
 	}
-	if m := r.req.Measured; m != nil {
+	if m := req.Measured; m != nil {
 		row.MeasuredTTFTNs, row.MeasuredE2ENs, row.MeasuredQueueNs = int64(m.TTFT), int64(m.E2E), int64(m.Queue)
 		row.MeasuredPrefillNs, row.MeasuredDecodeNs = int64(m.Prefill), int64(m.Decode)
 	}
@@ -593,6 +619,9 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 		row.PulledTokens = int64(s.PulledTokens)
 		row.ComputedPromptTokens += int64(s.ComputedPromptTokens)
 		row.Preemptions += int32(s.Preemptions)
+	}
+	if r.firstTokenAt >= 0 { // a migrated request: the first token its user saw
+		row.ScheduledNs, row.FirstTokenNs = int64(r.firstSched), int64(r.firstTokenAt)
 	}
 	if outcome == report.OutcomeUnfinished {
 		row.FinishNs = -1

@@ -32,7 +32,7 @@ var testRequests = []report.RequestRow{
 	{RequestID: 1, Worker: 0, ArrivalNs: 2_000, FirstTokenNs: -1, FinishNs: 2_500, InputTokens: 200_000, OutputTokens: 16, G1HitTokens: 0, G2HitTokens: 0, PulledTokens: 0, ComputedPromptTokens: 0,
 		Preemptions: 0, HintSource: -1, Outcome: report.OutcomeRejected, Reroutes: 1, ScheduledNs: -1, MeasuredTTFTNs: -1, MeasuredE2ENs: -1, MeasuredQueueNs: -1, MeasuredPrefillNs: -1, MeasuredDecodeNs: -1, PrevRequestID: 0},
 	{RequestID: 2, Worker: 7, ArrivalNs: 3_000, FirstTokenNs: 6_100, FinishNs: 7_700, InputTokens: 4096, OutputTokens: 64, G1HitTokens: 2048, G2HitTokens: 16, PulledTokens: 1024, ComputedPromptTokens: 1008,
-		Preemptions: 2, HintSource: 5, Outcome: report.OutcomeFailed, Reroutes: 2, ScheduledNs: 3_100, MeasuredTTFTNs: 21, MeasuredE2ENs: 22, MeasuredQueueNs: 23, MeasuredPrefillNs: 24, MeasuredDecodeNs: 25, PrevRequestID: -1},
+		Preemptions: 2, HintSource: 5, Outcome: report.OutcomeFailed, Reroutes: 2, Migrations: 1, ScheduledNs: 3_100, MeasuredTTFTNs: 21, MeasuredE2ENs: 22, MeasuredQueueNs: 23, MeasuredPrefillNs: 24, MeasuredDecodeNs: 25, PrevRequestID: -1},
 	{RequestID: 3, Worker: 1, ArrivalNs: 4_000, FirstTokenNs: 8_800, FinishNs: -1, InputTokens: 33, OutputTokens: 1, G1HitTokens: 17, G2HitTokens: 0, PulledTokens: 0, ComputedPromptTokens: 16,
 		Preemptions: 1, HintSource: 6, Outcome: report.OutcomeUnfinished, Reroutes: 3, ScheduledNs: 4_200, MeasuredTTFTNs: 31, MeasuredE2ENs: 32, MeasuredQueueNs: 33, MeasuredPrefillNs: 34, MeasuredDecodeNs: 35, PrevRequestID: 1},
 	{RequestID: 4, Worker: 2, ArrivalNs: 5_000, FirstTokenNs: 5_900, FinishNs: 12_345, InputTokens: 1, OutputTokens: 2, G1HitTokens: 3, G2HitTokens: 4, PulledTokens: 5, ComputedPromptTokens: 6,
@@ -109,6 +109,8 @@ func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []
 					r.Reroutes = chunk.(*array.Int32).Value(k)
 				case "scheduled_ns":
 					r.ScheduledNs = chunk.(*array.Int64).Value(k)
+				case "migrations":
+					r.Migrations = chunk.(*array.Int32).Value(k)
 				case "measured_ttft_ns":
 					r.MeasuredTTFTNs = chunk.(*array.Int64).Value(k)
 				case "measured_e2e_ns":
@@ -179,7 +181,7 @@ func TestRequestWriterRoundTrip(t *testing.T) {
 		"g2_hit_tokens int64", "pulled_tokens int64", "computed_prompt_tokens int64",
 		"preemptions int32", "hint_source int32",
 		"outcome dictionary<values=utf8, indices=int8, ordered=false>", "reroutes int32",
-		"scheduled_ns int64", "measured_ttft_ns int64", "measured_e2e_ns int64", "measured_queue_ns int64",
+		"scheduled_ns int64", "migrations int32", "measured_ttft_ns int64", "measured_e2e_ns int64", "measured_queue_ns int64",
 		"measured_prefill_ns int64", "measured_decode_ns int64", "prev_request_id int64",
 	}
 	if !slices.Equal(types, wantTypes) {

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/kvsim/kvsim/report"
+)
+
+// migrateBody: 2 workers, round robin, no KVCR, fixed timing (10 ms
+// prefill, 5 ms decode), migration up to once.
+const migrateBody = `cluster:
+  workers: 2
+  migration_limit: 1
+  engine: {block_size: 16, gpu_blocks: 1000, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+router: {policy: round_robin}
+`
+
+// TestMigrationCarriesTokens: R0 (64 tokens, 100 output) runs on worker 0:
+// prefill 0-10 ms (token 1), token k at 10 + 5(k-1) ms, so 40 tokens by
+// 205 ms. Worker 0 goes down at 207 ms (for 50 ms) with on_remove:
+// migrate: R0 is routed to worker 1 with a prompt of 64 + 40 = 104 tokens
+// and 60 left: prefill 207-217 ms (token 41), then 59 decodes, the last at
+// 217 + 5 x 59 = 512 ms. Its row: input 64, output 100, first token at 10
+// ms (worker 0's), computed 64 + 104 = 168, 1 migration, 1 reroute.
+// Worker 0 was down 50 ms.
+func TestMigrationCarriesTokens(t *testing.T) {
+	body := migrateBody + "events:\n  - {at: 207ms, for: 50ms, down: {workers: [0]}, on_remove: migrate}\n"
+	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 100, ids(1, 4)}})
+	r := sink.rows[0]
+	if r.Worker != 1 || r.InputTokens != 64 || r.OutputTokens != 100 || r.FirstTokenNs != 10*ms || r.ScheduledNs != 0 ||
+		r.FinishNs != 512*ms || r.ComputedPromptTokens != 168 || r.Migrations != 1 || r.Reroutes != 1 || r.Outcome != report.OutcomeCompleted {
+		t.Errorf("row %+v", r)
+	}
+	c := res.Summary.Counters
+	if c["requests_migrated"] != 1 || c["migrations_exhausted"] != 0 || c["requests_rerouted"] != 1 {
+		t.Errorf("counters %v", c)
+	}
+	if w := res.Workers[0]; w.Downs != 1 || w.DownNs != 50*ms || w.RemovedNs != -1 {
+		t.Errorf("worker 0 %+v", w)
+	}
+	if e := res.Summary.EventRows[0]; e.Fault.Migrated != 1 || e.RequestsRerouted != 1 || e.RequestsFailed != 0 {
+		t.Errorf("event %+v", e)
+	}
+	// Deterministic: the same digest again.
+	_, again := runTraceSink(t, body, []traceLine{{0, 64, 100, ids(1, 4)}})
+	if again.Summary.Digest != res.Summary.Digest {
+		t.Errorf("digest %s, then %s", res.Summary.Digest, again.Summary.Digest)
+	}
+}
+
+// TestMigrationExhausted: as TestMigrationCarriesTokens, and worker 1 goes
+// down at 300 ms, when R0's second attempt has produced 17 tokens (217,
+// 222, ..., 297 ms): past its one migration it fails at 300 ms, its first
+// token still worker 0's. R1 (32 tokens, 1 output, at 0 ms on worker 1)
+// ended at 10 ms and is the same in the run without the second down (its
+// twin), as is everything before 300 ms.
+func TestMigrationExhausted(t *testing.T) {
+	lines := []traceLine{{0, 64, 100, ids(1, 4)}, {0, 32, 1, ids(10, 2)}}
+	base := migrateBody + "events:\n  - {at: 207ms, for: 50ms, down: {workers: [0]}, on_remove: migrate}\n"
+	sink, res := runTraceSink(t, base+"  - {at: 300ms, down: {workers: [1]}, on_remove: migrate}\n", lines)
+	r := sink.rows[0]
+	if r.Outcome != report.OutcomeFailed || r.FinishNs != 300*ms || r.FirstTokenNs != 10*ms || r.Migrations != 1 ||
+		r.InputTokens != 64 || r.ComputedPromptTokens != 168 {
+		t.Errorf("row %+v", r)
+	}
+	c := res.Summary.Counters
+	if c["requests_migrated"] != 1 || c["migrations_exhausted"] != 1 || c["requests_failed"] != 1 {
+		t.Errorf("counters %v", c)
+	}
+	if e := res.Summary.EventRows[1]; e.RequestsFailed != 1 || e.Fault.Migrated != 0 {
+		t.Errorf("event %+v", e)
+	}
+	// Down to the run's end at 1 s (its last sample): 700 ms.
+	if w := res.Workers[1]; w.Downs != 1 || w.DownNs != 700*ms {
+		t.Errorf("worker 1 %+v", w)
+	}
+	twin, _ := runTraceSink(t, base, lines)
+	if twin.rows[1] != sink.rows[1] {
+		t.Errorf("R1 %+v, in the twin %+v", sink.rows[1], twin.rows[1])
+	}
+}
+
+// TestDownG2KeptServes: kvBody (1 MB blocks at 1 GB/s, 1 ms latency).
+// R0 (ids 1-4, 64 tokens) runs on worker 0, 0-10 ms; its 4 blocks reach
+// its G2. Worker 0's engine goes down at 15 ms for 100 ms, its G2 kept.
+// R1 (ids 1-8, 128 tokens) at 20 ms goes to worker 1 with a hint naming
+// worker 0, down: its KVCR agent serves the partial pull of 4 blocks, first
+// byte 21 ms, landing 25 ms, as TestPartialFollowUp with worker 0 up; R1
+// computes 64 tokens, 25-35 ms. Worker 0 restarts at 115 ms with an empty
+// G1 and its G2. Round robin then sends R2 (150 ms) to worker 1, R3 (160
+// ms) to worker 2 and R4 (ids 1-4, 170 ms) to worker 0: 3 blocks hit its
+// G2 (48 tokens; the last block is recomputed), none its G1; first token
+// at 180 ms.
+func TestDownG2KeptServes(t *testing.T) {
+	body := kvBody + "events:\n  - {at: 15ms, for: 100ms, down: {workers: [0], g2: kept}}\n"
+	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)},
+		{150, 32, 1, ids(100, 2)}, {160, 32, 1, ids(200, 2)}, {170, 64, 1, ids(1, 4)}})
+	rows := sink.rows
+	if r := rows[1]; r.Worker != 1 || r.HintSource != 0 || r.PulledTokens != 64 || r.FirstTokenNs != 35*ms {
+		t.Errorf("R1 %+v", r)
+	}
+	want := report.PullRow{Kind: "request", PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
+		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 25 * ms, Outcome: "partial", WriteEndNs: 25 * ms}
+	if len(sink.pulls) != 1 || sink.pulls[0] != want {
+		t.Errorf("pulls %+v\nwant %+v", sink.pulls, want)
+	}
+	if r := rows[4]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 48 || r.ComputedPromptTokens != 16 ||
+		r.HintSource != -1 || r.FirstTokenNs != 180*ms {
+		t.Errorf("R4 %+v", r)
+	}
+	if w := res.Workers[0]; w.Downs != 1 || w.DownNs != 100*ms || w.ReadyNs != 0 {
+		t.Errorf("worker 0 %+v", w)
+	}
+	if e := res.Summary.EventRows[0]; e.Fault != (report.EventFault{}) || e.RequestsRerouted != 0 {
+		t.Errorf("event %+v", e)
+	}
+}
+
+// TestDownG2Lost: as TestDownG2KeptServes, but worker 0's whole process
+// dies at 23 ms, mid-pull (for 50 ms): its G2's 4 blocks are lost and the
+// pull it served fails; R1's worker learns it only at its deadline, staging
+// + operation_timeout = 20 + 100 = 120 ms, and then computes its 128
+// tokens, 120-130 ms. The write stopped at 23 ms. Worker 0 restarts empty
+// at 73 ms: R4 (ids 1-4, 170 ms) hits nothing there, and the router, which
+// saw worker 0's G2 removed, names worker 1 (whose G2 holds R1's 8 blocks)
+// as its hint source.
+func TestDownG2Lost(t *testing.T) {
+	body := kvBody + "events:\n  - {at: 23ms, for: 50ms, down: {workers: [0], g2: lost}}\n"
+	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)},
+		{150, 32, 1, ids(100, 2)}, {160, 32, 1, ids(200, 2)}, {170, 64, 1, ids(1, 4)}})
+	rows := sink.rows
+	if r := rows[1]; r.Worker != 1 || r.HintSource != 0 || r.PulledTokens != 0 || r.ComputedPromptTokens != 128 || r.FirstTokenNs != 130*ms {
+		t.Errorf("R1 %+v", r)
+	}
+	p := sink.pulls[0]
+	if p.Source != 0 || p.Outcome != "failed" || p.BlocksLanded != 0 || p.EndNs != 120*ms || p.WriteEndNs != 23*ms {
+		t.Errorf("pull %+v", p)
+	}
+	if r := rows[4]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 0 || r.HintSource != 1 {
+		t.Errorf("R4 %+v", r)
+	}
+	if e := res.Summary.EventRows[0]; e.Fault.BlocksLost != 4 || e.Fault.Pulls != 0 {
+		t.Errorf("event %+v", e.Fault)
+	}
+	if w := res.Workers[0]; w.Downs != 1 || w.DownNs != 50*ms {
+		t.Errorf("worker 0 %+v", w)
+	}
+}
