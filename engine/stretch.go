@@ -77,7 +77,7 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 	for range k - 1 {
 		b.PriorContext += int64(n)
 		b.AttnPairs += int64(n)
-		end += max(w.timing.PassTime(b), 1)
+		end += w.slowed(max(w.timing.PassTime(b), 1))
 		ends = append(ends, end)
 	}
 	w.ff.ends = ends

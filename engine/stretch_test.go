@@ -169,3 +169,19 @@ func gaps(events []string) map[string]int {
 	}
 	return out
 }
+
+// TestSlowed: a slow fault's pass time is factor x the timing model's,
+// rounded to the nearest nanosecond, half away from zero, at least 1 ns:
+// 3 ns x 1.5 = 4.5 ns is 5 ns; 5 ms x 3 is 15 ms; factor 1 changes nothing.
+func TestSlowed(t *testing.T) {
+	w := &Worker{}
+	for _, c := range []struct {
+		factor  float64
+		d, want des.Time
+	}{{1.5, 3, 5}, {3, 5 * des.Millisecond, 15 * des.Millisecond}, {1, 7, 7}, {1.2, 1, 1}} {
+		w.slow = c.factor
+		if got := w.slowed(c.d); got != c.want {
+			t.Errorf("%v x %g = %v, want %v", c.d, c.factor, got, c.want)
+		}
+	}
+}

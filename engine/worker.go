@@ -117,7 +117,8 @@ type Worker struct {
 	skipped     int         // AdmitCurrent: the waiting requests the scan has skipped, at the queue's front
 	busy        bool
 	ff          stretch
-	v011        bool // cfg.Admission is AdmitV011
+	v011        bool    // cfg.Admission is AdmitV011
+	slow        float64 // a slow fault's factor on the passes it starts; 0 or 1: none
 
 	passes int64
 	busyNs des.Time
@@ -215,7 +216,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 		w.stats.PriorContext += int64(s.computed)
 		w.stats.AttnPairs += int64(s.sched) * int64(2*s.computed+s.sched+1) / 2
 	}
-	d := max(w.timing.PassTime(&w.stats), 1)
+	d := w.slowed(max(w.timing.PassTime(&w.stats), 1))
 	w.busy = true
 	w.passes++
 	w.busyNs += d

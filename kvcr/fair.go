@@ -14,12 +14,22 @@ import (
 // smallest fixes those transfers at that share, which is taken off their
 // other link, until every transfer has a rate. Unlike Link's virtual clock
 // this recomputes every active transfer at each start, completion and
-// cancel (O(n x links)); it is used only when kvcr.ingress_gbps is set.
+// cancel (O(n x links)); it is used only when kvcr.ingress_gbps is set or
+// a link fault acts on ingress (Config.FairNet).
+//
+// Without kvcr.ingress_gbps an ingress is unbounded (+Inf capacity: never
+// the link that fixes a share). A link fault scales a link's capacity by
+// its factor; a faulted ingress without kvcr.ingress_gbps runs at factor x
+// kvcr.bandwidth_gbps, a NIC's ingress being as fast as its egress. A flow
+// whose rate is 0 (a link at factor 0) makes no progress and is not
+// scheduled until rates change.
 type fairNet struct {
 	q       *des.Queue
-	egress  float64 // bytes per ns
-	ingress float64
-	act     []*flow // by start order
+	egress  float64           // bytes per ns
+	ingress float64           // +Inf: unbounded
+	nic     float64           // the ingress a link fault scales when ingress is unbounded
+	factors map[int64]float64 // by link key: the link faults' factors in force (absent: 1)
+	act     []*flow           // by start order
 	last    des.Time
 	gen     uint64
 	moved   []int64 // by source worker: bytes of completed transfers
@@ -46,8 +56,52 @@ type flow struct {
 	rate     float64 // bytes per ns
 }
 
-func newFairNet(q *des.Queue, egressGbps, ingressGbps float64) *fairNet {
-	return &fairNet{q: q, egress: egressGbps, ingress: ingressGbps}
+// newFairNet shares egressGbps over each source and ingressGbps (0:
+// unbounded) over each target; a faulted unbounded ingress runs at its
+// factor times nicGbps.
+func newFairNet(q *des.Queue, egressGbps, ingressGbps, nicGbps float64) *fairNet {
+	f := &fairNet{q: q, egress: egressGbps, ingress: ingressGbps, nic: nicGbps}
+	if ingressGbps <= 0 {
+		f.ingress = math.Inf(1)
+	}
+	return f
+}
+
+// capacity is the capacity of link key, bytes per ns: its base rate times
+// the factor of the link fault in force on it.
+func (f *fairNet) capacity(key int64) float64 {
+	base := f.egress
+	if key%2 == 1 {
+		base = f.ingress
+	}
+	x, ok := f.factors[key]
+	if !ok {
+		return base
+	}
+	if math.IsInf(base, 1) {
+		base = f.nic
+	}
+	return base * x
+}
+
+func (f *fairNet) setFactor(now des.Time, w int32, ingress bool, x float64) {
+	key := egressKey(w)
+	if ingress {
+		key = ingressKey(w)
+	}
+	if old, ok := f.factors[key]; ok && old == x || !ok && x == 1 {
+		return
+	}
+	f.advance(now)
+	if x == 1 {
+		delete(f.factors, key)
+	} else {
+		if f.factors == nil {
+			f.factors = map[int64]float64{}
+		}
+		f.factors[key] = x
+	}
+	f.reshare(now)
 }
 
 func (f *fairNet) start(now des.Time, t *Transfer, src, dst int32, done func(des.Time, *Transfer)) {
@@ -101,36 +155,51 @@ func (f *fairNet) reshare(now des.Time) {
 	f.fill()
 	first, at := -1, des.MaxTime
 	for i, fl := range f.act {
-		t := des.AddSat(now, des.MustFromNanos(fl.leftNs()))
+		ns := fl.leftNs()
+		if math.IsInf(ns, 1) {
+			continue // at rate 0: not before rates change
+		}
+		t := des.AddSat(now, des.MustFromNanos(ns))
 		if first < 0 || t < at || (t == at && fl.t.ID < f.act[first].t.ID) {
 			first, at = i, t
 		}
 	}
-	f.q.Schedule(at, des.PhaseTransfer, f.act[first].t.ID, f, f.gen)
+	if first >= 0 {
+		f.q.Schedule(at, des.PhaseTransfer, f.act[first].t.ID, f, f.gen)
+	}
 }
 
-// leftNs is the service time the flow still needs at its rate.
-func (fl *flow) leftNs() float64 { return max(fl.left, 0) / fl.rate }
+// leftNs is the service time the flow still needs at its rate: +Inf at
+// rate 0 with bytes left.
+func (fl *flow) leftNs() float64 {
+	if fl.rate == 0 {
+		if fl.left <= 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return max(fl.left, 0) / fl.rate
+}
 
 // fill sets every active flow's rate by progressive filling over the links
 // the flows use.
 func (f *fairNet) fill() {
 	links := f.links[:0]
-	find := func(key int64, cap float64) int {
+	find := func(key int64) int {
 		for i := range links {
 			if links[i].key == key {
 				return i
 			}
 		}
-		links = append(links, linkState{key: key, cap: cap})
+		links = append(links, linkState{key: key, cap: f.capacity(key)})
 		return len(links) - 1
 	}
 	n := len(f.act)
 	eg, in, fixed := slices.Grow(f.eg[:0], n)[:n], slices.Grow(f.in[:0], n)[:n], slices.Grow(f.fixed[:0], n)[:n]
 	clear(fixed)
 	for i, fl := range f.act {
-		eg[i] = find(egressKey(fl.src), f.egress)
-		in[i] = find(ingressKey(fl.dst), f.ingress)
+		eg[i] = find(egressKey(fl.src))
+		in[i] = find(ingressKey(fl.dst))
 		links[eg[i]].open++
 		links[in[i]].open++
 	}
@@ -142,7 +211,7 @@ func (f *fairNet) fill() {
 				continue
 			}
 			s := l.cap / float64(l.open)
-			if s < share || (s == share && l.key < links[best].key) {
+			if best < 0 || s < share || (s == share && l.key < links[best].key) {
 				best, share = i, s
 			}
 		}

@@ -17,7 +17,7 @@ import (
 // alone again, at 3.5 + 0.5 = 4 ms. Worker 0 sent 3 MB, worker 1 2 MB.
 func TestFairShares(t *testing.T) {
 	var q des.Queue
-	f := newFairNet(&q, 1, 1)
+	f := newFairNet(&q, 1, 1, 1)
 	done := map[uint64]des.Time{}
 	rec := func(now des.Time, t *Transfer) { done[t.ID] = now }
 	ts := []*Transfer{{ID: 1, Bytes: mb}, {ID: 2, Bytes: mb}, {ID: 3, Bytes: 2 * mb}, {ID: 4, Bytes: mb}}

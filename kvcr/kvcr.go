@@ -31,8 +31,13 @@ type Config struct {
 	DescriptorsPerBlock int
 	// SessionSetup delays the first transfer of each (source, target)
 	// pair once, from the source's receipt of the first request.
-	SessionSetup     des.Time
-	IngressGbps      float64 // each worker's RDMA ingress; 0 = unbounded
+	SessionSetup des.Time
+	IngressGbps  float64 // each worker's RDMA ingress; 0 = unbounded
+	// FairNet shares the links max-min fairly over egress and ingress
+	// (fairNet) even without IngressGbps: a run with a link fault on
+	// ingress needs it, from its start, and so do its twins, so that each
+	// is the same run up to its event (sim sets it).
+	FairNet          bool
 	OperationTimeout des.Time
 	AbandonTimeout   des.Time
 	// BackgroundTimeout replaces both timeouts for an order's pull (the
@@ -118,6 +123,7 @@ type KVCR struct {
 	scratch      fetch               // the fetch of the staging in progress
 	errFaults    []*PullErrors       // the pull_errors faults in force, by key
 	noticeFaults []*Notices          // the notices faults in force, by key
+	linkFaults   []*linkFault        // the link faults in force, in the order they started
 	// C holds the run's counters.
 	C Counters
 }
@@ -125,8 +131,8 @@ type KVCR struct {
 // New returns KVCR with no workers.
 func New(cfg Config, q *des.Queue) *KVCR {
 	k := &KVCR{cfg: cfg, q: q, parked: map[int64]*Pull{}, live: map[int64]*Pull{}}
-	if cfg.IngressGbps > 0 {
-		k.net = newFairNet(q, cfg.EgressGbps(), cfg.IngressGbps)
+	if cfg.IngressGbps > 0 || cfg.FairNet {
+		k.net = newFairNet(q, cfg.EgressGbps(), cfg.IngressGbps, cfg.BandwidthGbps)
 	} else {
 		k.net = &egressLinks{q: q, gbps: cfg.EgressGbps()}
 	}

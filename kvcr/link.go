@@ -31,25 +31,65 @@ func (t *Transfer) Active() bool { return t.index >= 0 }
 // O(log n), never a rescheduling of every transfer. The clock is rebased to
 // zero whenever it passes rebaseBytes, so its rounding error stays the same
 // however long the link has been busy.
+//
+// A link fault (SetFactor) scales the rate by a factor in [0, 1]: the clock
+// runs at the old rate up to the change and at the new one after it. At
+// factor 0 the link is down: its transfers keep their place and tags, the
+// clock stands still, and no completion is scheduled until the factor
+// returns. An instant link (rate 0) stays instant at any factor above 0
+// and is down at 0.
 type Link struct {
-	Name  string
-	rate  float64 // bytes per ns; 0: instant
-	q     *des.Queue
-	v     float64 // virtual clock, bytes
-	last  des.Time
-	act   transferHeap
-	gen   uint64 // generation of the scheduled completion event
-	moved int64  // bytes of completed transfers
+	Name   string
+	rate   float64 // bytes per ns; 0: instant
+	factor float64 // the link fault's factor, 1 without one; 0: down
+	eff    float64 // rate x factor: the rate it serves at now
+	q      *des.Queue
+	v      float64 // virtual clock, bytes
+	last   des.Time
+	act    transferHeap
+	gen    uint64 // generation of the scheduled completion event
+	moved  int64  // bytes of completed transfers
 }
 
 // NewLink returns an idle link of gbps GB/s (1e9 bytes a second); 0 means
 // transfers complete the instant they start.
 func NewLink(name string, gbps float64, q *des.Queue) *Link {
-	return &Link{Name: name, rate: gbps, q: q} // GB/s = bytes per ns
+	return &Link{Name: name, rate: gbps, factor: 1, eff: gbps, q: q} // GB/s = bytes per ns
 }
 
 // Instant reports whether the link has no bandwidth limit.
 func (l *Link) Instant() bool { return l.rate == 0 }
+
+// Down reports whether a link fault holds the link at factor 0.
+func (l *Link) Down() bool { return l.factor == 0 }
+
+// Factor is the factor its bandwidth runs at: 1 without a link fault.
+func (l *Link) Factor() float64 { return l.factor }
+
+// SetFactor runs the link at f (0 <= f <= 1) times its bandwidth from now
+// on: the service up to now is at the old rate, the rest at the new one.
+// Processor sharing goes on at the new rate; at 0 nothing completes until
+// the factor is raised again. An instant link that comes back up completes
+// every transfer it held at once.
+func (l *Link) SetFactor(now des.Time, f float64) {
+	if f == l.factor {
+		return
+	}
+	l.advance(now)
+	l.factor, l.eff = f, l.rate*f
+	if l.Instant() && f > 0 {
+		l.gen++
+		for len(l.act) > 0 {
+			t := heap.Pop(&l.act).(*Transfer)
+			t.index = -1
+			l.moved += t.Bytes
+			t.done(now, t)
+		}
+		l.v = 0
+		return
+	}
+	l.reschedule(now)
+}
 
 // Moved is the total size of the transfers that completed on the link.
 func (l *Link) Moved() int64 { return l.moved }
@@ -62,7 +102,7 @@ const rebaseBytes = 1 << 24
 // advance brings the virtual clock to now.
 func (l *Link) advance(now des.Time) {
 	if n := len(l.act); n > 0 {
-		l.v += float64(float64(now-l.last)*l.rate) / float64(n)
+		l.v += float64(float64(now-l.last)*l.eff) / float64(n)
 	}
 	l.last = now
 	if l.v > rebaseBytes {
@@ -75,16 +115,17 @@ func (l *Link) advance(now des.Time) {
 }
 
 // left is the service time t still needs at the current share, in
-// nanoseconds.
+// nanoseconds (+Inf on a down link).
 func (l *Link) left(t *Transfer) float64 {
-	return float64(max(t.tag-l.v, 0)*float64(len(l.act))) / l.rate
+	return float64(max(t.tag-l.v, 0)*float64(len(l.act))) / l.eff
 }
 
 // Start puts t on the link at now; done is called when its last byte lands.
-// On an instant link it completes at once, before Start returns.
+// On an instant link it completes at once, before Start returns. On a down
+// link it takes its place and waits.
 func (l *Link) Start(now des.Time, t *Transfer, done func(des.Time, *Transfer)) {
 	t.done, t.link = done, l
-	if l.Instant() || t.Bytes == 0 {
+	if (l.Instant() && !l.Down()) || t.Bytes == 0 {
 		t.index = -1
 		l.moved += t.Bytes
 		done(now, t)
@@ -108,12 +149,16 @@ func (l *Link) Cancel(now des.Time, t *Transfer) {
 	l.reschedule(now)
 }
 
-// reschedule schedules the completion of the earliest tag.
+// reschedule schedules the completion of the earliest tag; none on a down
+// link.
 func (l *Link) reschedule(now des.Time) {
 	l.gen++
 	if len(l.act) == 0 {
 		l.v = 0 // idle: restart the clock, keeping tags small
 		return
+	}
+	if l.Down() {
+		return // nothing is served until the factor returns
 	}
 	t := l.act[0]
 	l.q.Schedule(des.AddSat(now, des.MustFromNanos(l.left(t))), des.PhaseTransfer, t.ID, l, l.gen)

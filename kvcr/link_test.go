@@ -175,7 +175,7 @@ func TestOneCompletionRule(t *testing.T) {
 		var q des.Queue
 		var net network = &egressLinks{q: &q, gbps: 1}
 		if name == "fair" {
-			net = newFairNet(&q, 1, 1000)
+			net = newFairNet(&q, 1, 1000, 1)
 		}
 		done := map[uint64]des.Time{}
 		rec := func(now des.Time, t *Transfer) { done[t.ID] = now }

@@ -16,6 +16,9 @@ type network interface {
 	cancel(now des.Time, t *Transfer)
 	// movedBy is the bytes of completed transfers worker w sent.
 	movedBy(w int32) int64
+	// setFactor runs worker w's egress (or ingress) at factor x of its
+	// bandwidth from now on (a link fault; 1 without one, 0 down).
+	setFactor(now des.Time, w int32, ingress bool, x float64)
 }
 
 // egressLinks is the network without an ingress limit: each worker's
@@ -48,4 +51,11 @@ func (e *egressLinks) movedBy(w int32) int64 {
 		return e.links[w].Moved()
 	}
 	return 0
+}
+
+func (e *egressLinks) setFactor(now des.Time, w int32, ingress bool, x float64) {
+	if ingress {
+		panic("kvcr: an ingress link fault needs the fair network (Config.FairNet)")
+	}
+	e.link(w).SetFactor(now, x)
 }

@@ -248,6 +248,7 @@ func (k *KVCR) firstByte(now des.Time, p *Pull) {
 		illegal(p, "first byte")
 	}
 	p.FirstByteNs = now
+	k.linkStarted(p)
 	k.net.start(now, &p.t, p.Source, p.Target, func(now des.Time, _ *Transfer) { k.landed(now, p) })
 }
 

@@ -17,7 +17,8 @@ import (
 // faults is what the run keeps of the faults it has started: the workers
 // each acts on, by scenario event.
 type faults struct {
-	ids map[int][]int32 // by event: the workers its start acted on
+	ids  map[int][]int32 // by event: the workers its start acted on
+	slow []*slowing      // the slow faults in force, in the order they started (fault_link.go)
 }
 
 // faultStart starts fault event key on workers ids.

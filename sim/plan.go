@@ -81,7 +81,7 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 			MaxInflightPulls: k.MaxInflightPulls, LossNotice: des.Time(k.LossNotice), Opportunistic: k.OpportunisticQuery,
 			BackgroundTimeout: des.Time(k.BackgroundTimeout), BackgroundInflight: k.BackgroundInflight,
 			DescriptorCost: des.Time(k.DescriptorCost), DescriptorsPerBlock: k.DescriptorsPerBlock,
-			SessionSetup: des.Time(k.SessionSetup),
+			SessionSetup: des.Time(k.SessionSetup), FairNet: ingressFault(sc),
 		}
 		p.Router.HintCosts = scheduler.HintCosts{Latency: p.KVCR.Latency, EgressRate: p.KVCR.EgressGbps(),
 			BlockBytes: p.KVCR.BlockBytes, PassTime: passTimer(p.Timing, p.Engine)}
@@ -90,6 +90,18 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 		p.Workers += ev.Add
 	}
 	return p, nil
+}
+
+// ingressFault reports whether a link fault of sc acts on ingress: then
+// the run shares its links max-min fairly over egress and ingress
+// (kvcr.Config.FairNet) from its start, and so do its twins (Plan.twin).
+func ingressFault(sc *scenarios.Scenario) bool {
+	for _, ev := range sc.Events {
+		if ev.Link != nil && ev.Link.Direction.Ingress() {
+			return true
+		}
+	}
+	return false
 }
 
 // passTimer prices the router's passes (scheduler.Pass) with the engine's

@@ -661,6 +661,7 @@ func (c *Cluster) releasePull(r *report.PullRow) error {
 // unless a worker can never admit them), flushes the rows and checks the
 // run's invariants.
 func (c *Cluster) finish() error {
+	c.linkSlowAtEnd()
 	for _, id := range slices.Sorted(maps.Keys(c.active)) { // map order never reaches the model
 		c.end(c.active[id], report.OutcomeUnfinished, c.q.Now())
 	}

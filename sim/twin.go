@@ -128,7 +128,16 @@ func (p *Plan) twin(left []int) (*Plan, error) {
 			return nil, err
 		}
 	}
-	return Prepare(sc)
+	tp, err := Prepare(sc)
+	if err != nil {
+		return nil, err
+	}
+	if tp.KVCR != nil && p.KVCR != nil {
+		// The same network as the run's, so that the twin is the same
+		// run up to the event (an ingress link fault left out needs it).
+		tp.KVCR.FairNet = p.KVCR.FairNet
+	}
+	return tp, nil
 }
 
 // runTwin runs the twin of the scenario events left, checking invariants

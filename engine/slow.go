@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kvsim/kvsim/des"
+)
+
+// A slow fault (DESIGN.md section 12, docs/faults.md#slow) makes a worker
+// a straggler: every pass that starts while it is in force takes factor
+// times as long as the timing model says, rounded to the nearest
+// nanosecond (half a nanosecond away from zero), and at least 1 ns. A pass
+// in progress when the factor changes keeps its duration: the factor is
+// read when a pass starts, and a stretch's passes (Stretch) all start
+// under the factor in force when it began, so whatever changes the factor
+// settles the stretch first.
+
+// SetSlow makes every pass that starts from now on take factor (>= 1)
+// times as long; 1 ends the slowdown. It panics during a stretch: the
+// caller settles it first.
+func (w *Worker) SetSlow(factor float64) {
+	w.notStretching("SetSlow")
+	if !(factor >= 1) {
+		panic(fmt.Sprintf("worker %d: slow factor %g below 1", w.cfg.ID, factor))
+	}
+	w.slow = factor
+}
+
+// Slow is the factor of the passes the worker starts: 1 without a slow
+// fault.
+func (w *Worker) Slow() float64 { return max(w.slow, 1) }
+
+// slowed is a pass of d as the worker's slow factor makes it.
+func (w *Worker) slowed(d des.Time) des.Time {
+	if w.slow <= 1 {
+		return d
+	}
+	return max(des.Time(math.Round(float64(d)*w.slow)), 1)
+}
