@@ -149,6 +149,13 @@ func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, action scenarios.Rem
 			c.counts.Migration.RequestsMigrated++
 			q.migrated++
 			c.carry(r, produced)
+			if !c.workers[0].w.Fits(r.req) {
+				// Without chunked prefill its grown prompt is more than
+				// a pass takes: the engine refuses it, and it fails.
+				c.end(r, report.OutcomeFailed, now)
+				q.failed++
+				continue
+			}
 		}
 		r.reroutes++
 		c.counts.RequestsRerouted++

@@ -146,3 +146,32 @@ func TestDownG2Lost(t *testing.T) {
 		t.Errorf("worker 0 %+v", w)
 	}
 }
+
+// TestMigrationTooLong: as TestMigrationCarriesTokens without chunked
+// prefill and a budget of 100 tokens a pass: R0's 64-token prompt fits,
+// but with its 40 tokens carried it would be 104, more than a pass takes.
+// No engine takes it: at 207 ms, when worker 0 goes down, it fails (its
+// migration counted, its first token worker 0's), and worker 1 never
+// sees it.
+func TestMigrationTooLong(t *testing.T) {
+	body := `cluster:
+  workers: 2
+  migration_limit: 1
+  engine: {block_size: 16, gpu_blocks: 1000, kv_bytes_per_token: 1000, chunked_prefill: false, max_batched_tokens: 100,
+           timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+router: {policy: round_robin}
+events:
+  - {at: 207ms, for: 50ms, down: {workers: [0]}, on_remove: migrate}
+`
+	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 100, ids(1, 4)}})
+	r := sink.rows[0]
+	if r.Outcome != report.OutcomeFailed || r.FinishNs != 207*ms || r.FirstTokenNs != 10*ms || r.Migrations != 1 || r.InputTokens != 64 {
+		t.Errorf("row %+v", r)
+	}
+	if c := res.Summary.Counters; c["requests_migrated"] != 1 || c["requests_failed"] != 1 {
+		t.Errorf("counters %v", c)
+	}
+	if w := res.Workers[1]; w.Passes != 0 {
+		t.Errorf("worker 1 ran %d passes", w.Passes)
+	}
+}
