@@ -179,12 +179,13 @@ type KVRemoval struct {
 	EvictedAfter   int64 // blocks eviction took to make room
 	MovedAwayAfter int64 // blocks moves took away (the evacuation's, and request pulls' in move mode)
 	DroppedAfter   int64 // blocks reserved for pulls into them that landed nothing
+	LostAfter      int64 // blocks gone with their process (a down fault with its G2 lost)
 }
 
 // Net is the blocks the named workers' G2 gained from the event to their
 // removal: in less out.
 func (m *KVRemoval) Net() int64 {
-	return m.StoredAfter + m.PulledInAfter - m.EvictedAfter - m.MovedAwayAfter - m.DroppedAfter
+	return m.StoredAfter + m.PulledInAfter - m.EvictedAfter - m.MovedAwayAfter - m.DroppedAfter - m.LostAfter
 }
 
 // EventWindow is what one window beside an event measured: latencies (ms,
@@ -309,6 +310,7 @@ func EventColumns(kinds []string) []Column[EventRow] {
 		{Name: "kv_evicted_after", Int64: func(r *EventRow) int64 { return r.Removal.EvictedAfter }, Null: true},
 		{Name: "kv_moved_away_after", Int64: func(r *EventRow) int64 { return r.Removal.MovedAwayAfter }, Null: true},
 		{Name: "kv_dropped_after", Int64: func(r *EventRow) int64 { return r.Removal.DroppedAfter }, Null: true},
+		{Name: "kv_lost_after", Int64: func(r *EventRow) int64 { return r.Removal.LostAfter }, Null: true},
 		{Name: "window_before_ns", Int64: func(r *EventRow) int64 { return r.WindowBeforeNs }},
 		{Name: "window_after_ns", Int64: func(r *EventRow) int64 { return r.WindowAfterNs }},
 	}

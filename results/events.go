@@ -440,7 +440,7 @@ func (l *EventLog) Planned(key int, plan report.KVPlan) {
 // flows from the event to their removals. -1, -1 and every flow -1
 // otherwise. removed is each worker's removal time (-1: never).
 func (l *EventLog) drained(removed []des.Time, e *eventRec) (left, delay int64, flows report.KVRemoval) {
-	none := report.KVRemoval{StoredAfter: -1, PulledInAfter: -1, EvictedAfter: -1, MovedAwayAfter: -1, DroppedAfter: -1}
+	none := report.KVRemoval{StoredAfter: -1, PulledInAfter: -1, EvictedAfter: -1, MovedAwayAfter: -1, DroppedAfter: -1, LostAfter: -1}
 	if e.kind != kindDrain || len(e.named) == 0 || len(e.flows) != len(e.named) {
 		return -1, -1, none
 	}
@@ -467,6 +467,7 @@ func addFlows(m *report.KVRemoval, now, then kvcr.Flows) {
 	m.EvictedAfter += now.Evicted - then.Evicted
 	m.MovedAwayAfter += now.Moved - then.Moved
 	m.DroppedAfter += now.Dropped - then.Dropped
+	m.LostAfter += now.Lost - then.Lost
 }
 
 // worked records that a request or a request's pull ended on worker w at t.

@@ -26,8 +26,8 @@ func CheckLedger(r *report.EventRow) error {
 	}
 	if r.G2BlocksLeft >= 0 && r.G2BlocksLeft != r.G2BlocksAtEvent+m.Net() {
 		return fmt.Errorf("event %d: %d G2 blocks left at removal, but %d held at the event + %d stored + %d pulled in "+
-			"- %d evicted - %d moved away - %d dropped = %d", r.Event, r.G2BlocksLeft, r.G2BlocksAtEvent, m.StoredAfter,
-			m.PulledInAfter, m.EvictedAfter, m.MovedAwayAfter, m.DroppedAfter, r.G2BlocksAtEvent+m.Net())
+			"- %d evicted - %d moved away - %d dropped - %d lost = %d", r.Event, r.G2BlocksLeft, r.G2BlocksAtEvent, m.StoredAfter,
+			m.PulledInAfter, m.EvictedAfter, m.MovedAwayAfter, m.DroppedAfter, m.LostAfter, r.G2BlocksAtEvent+m.Net())
 	}
 	return nil
 }

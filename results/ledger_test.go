@@ -27,7 +27,7 @@ func TestCheckLedger(t *testing.T) {
 		{func(r *report.EventRow) { r.Plan.LeftBudget++ }, "12 G2 blocks held, but 8 planned once (10 - 2 counted again) + 5 left out = 13"},
 		{func(r *report.EventRow) { r.Ends.LostExpired++ }, "10 blocks planned, but 7 landed - 1 past their plan + 2 short of it + 3 lost = 11"},
 		{func(r *report.EventRow) { r.Removal.EvictedAfter++ },
-			"5 G2 blocks left at removal, but 12 held at the event + 1 stored + 0 pulled in - 1 evicted - 8 moved away - 0 dropped = 4"},
+			"5 G2 blocks left at removal, but 12 held at the event + 1 stored + 0 pulled in - 1 evicted - 8 moved away - 0 dropped - 0 lost = 4"},
 	} {
 		r := balanced
 		c.breaks(&r)

@@ -443,7 +443,8 @@ func removalText(e *report.EventRow, orders string) string {
 		sign string
 		name string
 	}{{m.StoredAfter, "+", "stored"}, {m.PulledInAfter, "+", "pulled in"}, {m.EvictedAfter, "−", "evicted"},
-		{m.MovedAwayAfter, "−", "moved away"}, {m.DroppedAfter, "−", "reserved for pulls that landed nothing"}} {
+		{m.MovedAwayAfter, "−", "moved away"}, {m.DroppedAfter, "−", "reserved for pulls that landed nothing"},
+		{m.LostAfter, "−", "lost with a crashed process"}} {
 		if t.n > 0 {
 			text += fmt.Sprintf(" %s %d %s", t.sign, t.n, t.name)
 			moved = true
