@@ -37,7 +37,7 @@ func TestCheckLedger(t *testing.T) {
 	}
 	unremoved := balanced
 	unremoved.G2BlocksLeft, unremoved.Removal = -1, report.KVRemoval{StoredAfter: -1, PulledInAfter: -1, EvictedAfter: -1,
-		MovedAwayAfter: -1, DroppedAfter: -1}
+		MovedAwayAfter: -1, DroppedAfter: -1, LostAfter: -1}
 	if err := CheckLedger(&unremoved); err != nil {
 		t.Errorf("a drain whose workers were not all removed: %v", err)
 	}

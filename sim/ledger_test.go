@@ -47,7 +47,7 @@ func (c ledgerCase) check(t *testing.T) {
 }
 
 // noRemoval is the removal part of an event that removed nothing.
-var noRemoval = report.KVRemoval{StoredAfter: -1, PulledInAfter: -1, EvictedAfter: -1, MovedAwayAfter: -1, DroppedAfter: -1}
+var noRemoval = report.KVRemoval{StoredAfter: -1, PulledInAfter: -1, EvictedAfter: -1, MovedAwayAfter: -1, DroppedAfter: -1, LostAfter: -1}
 
 // TestLedgerLeftOut: where an evacuation or a prewarm leaves the G2
 // blocks of its sources that it does not plan, each reason in a case of
