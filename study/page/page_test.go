@@ -376,3 +376,32 @@ func TestSearchOutOfReach(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultSweepPage: a sweep of a fault's page gives, beside each point's
+// effect, what the fault did (events.parquet's fault columns: here the
+// notices a lost-notice fault took and the blocks a move lost with them),
+// names the fault in words, and has no "workers gone" column, which only a
+// drain or a remove has.
+func TestFaultSweepPage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	sets := []string{"workload.synthetic.requests=200", "cluster.workers=4", "events=[{at: 3s, for: 2s, notices: {lost: true}}]"}
+	s := &study.Sweep{Env: env(), Dir: study.Dir{Path: dir, Jobs: 2},
+		Spec: &study.Spec{Sets: sets, Keys: []string{"router.hints.mode"}, Values: [][]string{{"copy", "move"}}, Replicates: 2}}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	for _, want := range []string{"notices delayed or lost", "blocks lost", "lose the completion notices of transfers into every worker ending at 3s for 2s",
+		"event0_fault_pulls, event0_fault_blocks_lost"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "workers gone after") {
+		t.Error("a fault's table has a workers gone column")
+	}
+}

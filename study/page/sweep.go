@@ -199,8 +199,13 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 		}
 		t.Head = append(t.Head, "TTFT p99 effect (ms)", "TTFT p50 effect (ms)",
 			"ITL p99 effect (ms)", countHead(who), who+": TTFT p50 effect (ms)", who+": TTFT p99 effect (ms)")
-		if kind != "add" {
+		removes := kind == "" || kind == scenarios.KindDrain || kind == scenarios.KindRemove
+		if removes {
 			t.Head = append(t.Head, "workers gone after (s)")
+		}
+		faults := faultColumns(kind)
+		for _, f := range faults {
+			t.Head = append(t.Head, f.head)
 		}
 		if pass != nil {
 			t.Head = append(t.Head, "meets the SLOs")
@@ -244,8 +249,11 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 			cells = append(cells, pmCell(eff, 1, true), pmCell(g.stat(p, fmt.Sprintf("event%d_ttft_p50_delta_ms", k)), 1, true),
 				pmCell(g.stat(p, fmt.Sprintf("event%d_itl_p99_delta_ms", k)), 1, true),
 				cell{Text: plainMean(count, "%.0f")}, pmCell(meanOf(p50), 1, true), pmCell(meanOf(p99), 1, true))
-			if kind != "add" {
+			if removes {
 				cells = append(cells, pmCell(g.stat(p, fmt.Sprintf("event%d_removed_after_ns", k)), 1e-9, false))
+			}
+			for _, f := range faults {
+				cells = append(cells, pmDigits(g.stat(p, fmt.Sprintf("event%d_%s", k, f.column)), 1, 1, false))
 			}
 			t.Rows = append(t.Rows, passRow(cells, pass, i, most))
 		}
@@ -268,9 +276,40 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 		}
 		s.add(block{Table: t})
 		s.note("An effect is the run minus its twin (the same run without the event), mean ± the half-width of the 95 % interval of the paired difference over the point's replicates; red where the interval lies wholly on the side that hurts (more latency), green wholly on the side that helps, uncoloured where it includes zero or there is no interval (one run a point).")
-		s.source(fmt.Sprintf("points.parquet event%[1]d_ttft_p99_delta_ms, event%[1]d_ttft_p50_delta_ms, event%[1]d_itl_p99_delta_ms and event%[1]d_removed_after_ns; "+
-			"the %[2]s requests' columns from sweep.parquet event%[1]d_cohort_requests_after and event%[1]d_cohort_ttft_p50 and _p99, _after minus _twin, over each point's runs (those with such requests)", k, who))
+		cols := fmt.Sprintf("event%[1]d_ttft_p99_delta_ms, event%[1]d_ttft_p50_delta_ms, event%[1]d_itl_p99_delta_ms", k)
+		if removes {
+			cols += fmt.Sprintf(", event%d_removed_after_ns", k)
+		}
+		for _, f := range faults {
+			cols += fmt.Sprintf(", event%d_%s", k, f.column)
+		}
+		s.source(fmt.Sprintf("points.parquet %[3]s; "+
+			"the %[2]s requests' columns from sweep.parquet event%[1]d_cohort_requests_after and event%[1]d_cohort_ttft_p50 and _p99, _after minus _twin, over each point's runs (those with such requests)", k, who, cols))
 	}
+}
+
+// faultColumn is a column of what a fault did, beside its effect: its
+// head and its events.parquet column.
+type faultColumn struct{ head, column string }
+
+// faultColumns are the columns of what a fault of kind did (none for
+// another kind): what it acted on and what it lost, and a down's
+// migrations.
+func faultColumns(kind string) []faultColumn {
+	switch kind {
+	case scenarios.KindSlow:
+		return []faultColumn{{"passes slowed", "fault_passes"}}
+	case scenarios.KindLink:
+		return []faultColumn{{"transfers on its links", "fault_pulls"}}
+	case scenarios.KindPullErrors:
+		return []faultColumn{{"pulls it failed", "fault_pulls"}}
+	case scenarios.KindNotices:
+		return []faultColumn{{"notices delayed or lost", "fault_pulls"}, {"blocks lost", "fault_blocks_lost"}}
+	case scenarios.KindDown:
+		return []faultColumn{{"pulls to its workers ended", "fault_pulls"}, {"G2 blocks lost", "fault_blocks_lost"},
+			{"requests migrated", "requests_migrated"}}
+	}
+	return nil
 }
 
 // countHead heads the column of a cohort's size: "requests displaced",
