@@ -44,6 +44,23 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 	if !e.Fired {
 		return EventWords{Head: fmt.Sprintf("%s at %v: never happened, the run ended first", e.Kind, at)}
 	}
+	w := EventWords{Head: fmt.Sprintf("%s: %d requests on them, %d in flight on %d ready workers",
+		EventTitle(e), e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)}
+	w.Effect, w.Cohort = effectText(e)
+	switch {
+	case isFault(e.Kind):
+		w.Removal = faultLine(e)
+	case e.Kind != kindAdd:
+		w.Removal = removalLine(e)
+	}
+	w.Orders = ordersLines(k, c, e)
+	w.Trace = TraceLines(e)
+	return w
+}
+
+// EventTitle names an event: its kind, its workers and its time, and a
+// fault's window and origin ("link 3 at 5m24.15s for 10s").
+func EventTitle(e *report.EventRow) string {
 	who, span := e.Workers, ""
 	if who == "" && isFault(e.Kind) {
 		who = "every worker"
@@ -57,18 +74,7 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 			span += " (drawn by chaos)"
 		}
 	}
-	w := EventWords{Head: fmt.Sprintf("%s %s at %v%s: %d requests on them, %d in flight on %d ready workers",
-		e.Kind, who, at, span, e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)}
-	w.Effect, w.Cohort = effectText(e)
-	switch {
-	case isFault(e.Kind):
-		w.Removal = faultLine(e)
-	case e.Kind != kindAdd:
-		w.Removal = removalLine(e)
-	}
-	w.Orders = ordersLines(k, c, e)
-	w.Trace = TraceLines(e)
-	return w
+	return fmt.Sprintf("%s %s at %v%s", e.Kind, who, time.Duration(e.AtNs), span)
 }
 
 // Lines are the words after the head, a line each, in the order replay

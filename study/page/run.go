@@ -142,7 +142,7 @@ var effectRows = []struct {
 func eventAnswer(s *section, e *report.EventRow) {
 	noun := results.KindNoun(e.Kind)
 	at := results.RoundMs(e.AtNs)
-	s.h3(fmt.Sprintf("Event %d: %s %s at %v", e.Event, e.Kind, e.Workers, at))
+	s.h3(fmt.Sprintf("Event %d: %s", e.Event, results.EventTitle(e)))
 	switch {
 	case !e.Fired:
 		s.add(block{Warn: fmt.Sprintf("The %s never happened: the run ended before %v.", noun, at)})
