@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -74,7 +72,7 @@ func TestGeneratedChaos(t *testing.T) {
 			msg = sameTwins(a.res, b.res)
 		}
 		if msg != "" {
-			t.Errorf("seed %d: %s\n%s", seed, msg, saveChaos(t, c))
+			t.Errorf("seed %d: %s\n%s", seed, msg, save(t, c, "TestGeneratedChaos", "chaos"))
 			continue
 		}
 		for _, ev := range sc.Events {
@@ -128,16 +126,4 @@ func sameTwins(a, b *Result) string {
 		}
 	}
 	return ""
-}
-
-// saveChaos keeps a failing chaos case and says how to replay it.
-func saveChaos(t *testing.T, c scengen.Case) string {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("kvsim-chaos-%d", c.Seed))
-	path, err := c.Write(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("saved in %s; replay it from the module root with\n\tgo run ./cmd/kvsim replay %s --check -q -o %s --force\n"+
-		"or\n\tgo test ./sim -run 'TestGeneratedChaos$' -chaos.seed=%d -chaos.n=1 -v",
-		dir, path, filepath.Join(dir, "out"), c.Seed)
 }

@@ -27,19 +27,7 @@ func (c *Cluster) faultStart(now des.Time, key int, ids []int32) {
 		c.faults.ids = map[int][]int32{}
 	}
 	c.faults.ids[key] = ids
-	ev := &c.sc.Events[key]
-	switch {
-	case ev.Link != nil:
-		c.linkFault(now, key, ids, true)
-	case ev.Slow != nil:
-		c.slowFault(now, key, ids, true)
-	case ev.PullErrors != nil:
-		c.pullErrors(now, key, true)
-	case ev.Notices != nil:
-		c.noticesFault(now, key, ids, true)
-	case ev.Down != nil:
-		c.downFault(now, key, ids, true)
-	}
+	c.fault(now, key, ids, true)
 }
 
 // faultEnd ends fault event key's window: it undoes the fault on the
@@ -47,18 +35,22 @@ func (c *Cluster) faultStart(now des.Time, key int, ids []int32) {
 func (c *Cluster) faultEnd(now des.Time, key int) {
 	ids := c.faults.ids[key]
 	delete(c.faults.ids, key)
-	ev := &c.sc.Events[key]
-	switch {
+	c.fault(now, key, ids, false)
+}
+
+// fault starts (on) or ends fault event key on workers ids, by its kind.
+func (c *Cluster) fault(now des.Time, key int, ids []int32, on bool) {
+	switch ev := &c.sc.Events[key]; {
 	case ev.Link != nil:
-		c.linkFault(now, key, ids, false)
+		c.linkFault(now, key, ids, on)
 	case ev.Slow != nil:
-		c.slowFault(now, key, ids, false)
+		c.slowFault(now, key, ids, on)
 	case ev.PullErrors != nil:
-		c.pullErrors(now, key, false)
+		c.pullErrors(now, key, on)
 	case ev.Notices != nil:
-		c.noticesFault(now, key, ids, false)
+		c.noticesFault(now, key, ids, on)
 	case ev.Down != nil:
-		c.downFault(now, key, ids, false)
+		c.downFault(now, key, ids, on)
 	}
 }
 

@@ -152,7 +152,7 @@ func TestGenerated(t *testing.T) {
 			writeDigest(t, digests, seed, a)
 		}
 		if msg := verdict(a, b); msg != "" {
-			t.Errorf("seed %d: %s\n%s", seed, msg, save(t, c))
+			t.Errorf("seed %d: %s\n%s", seed, msg, save(t, c, "TestGenerated", "scengen"))
 			continue
 		}
 		cov.add(sc, a)
@@ -203,7 +203,7 @@ func TestGeneratedSeeds(t *testing.T) {
 		}
 		a := runCase(sc, false)
 		if msg := verdict(a, runCase(sc, true)); msg != "" {
-			t.Errorf("seed %d: %s\n%s", c.seed, msg, save(t, gc))
+			t.Errorf("seed %d: %s\n%s", c.seed, msg, save(t, gc, "TestGenerated", "scengen"))
 			continue
 		}
 		if a.stall {
@@ -279,10 +279,11 @@ func verdict(a, b outcome) string {
 	return ""
 }
 
-// save keeps a failing case where it outlives the test, and says how to
-// replay it.
-func save(t *testing.T, c scengen.Case) string {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("kvsim-scengen-%d", c.Seed))
+// save keeps a failing case of test (TestGenerated, whose flags are
+// -scengen.*, or TestGeneratedChaos, -chaos.*) where it outlives the
+// test, and says how to replay it.
+func save(t *testing.T, c scengen.Case, test, flags string) string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("kvsim-%s-%d", flags, c.Seed))
 	path, err := c.Write(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -292,8 +293,8 @@ func save(t *testing.T, c scengen.Case) string {
 		setArg, flagArg = " --set cluster.engine.admission="+*scengenAdmit, " -scengen.admission="+*scengenAdmit
 	}
 	return fmt.Sprintf("saved in %s; replay it from the module root with\n\tgo run ./cmd/kvsim replay %s%s --check -q -o %s --force\n"+
-		"or\n\tgo test ./sim -run 'TestGenerated$' -scengen.seed=%d -scengen.n=1%s -v",
-		dir, path, setArg, filepath.Join(dir, "out"), c.Seed, flagArg)
+		"or\n\tgo test ./sim -run '%s$' -%s.seed=%d -%s.n=1%s -v",
+		dir, path, setArg, filepath.Join(dir, "out"), test, flags, c.Seed, flags, flagArg)
 }
 
 // v011Cases names the cases that run vLLM 0.11's admission in coverage.

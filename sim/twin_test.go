@@ -325,7 +325,7 @@ func TestTwinsGenerated(t *testing.T) {
 				continue
 			}
 			if e.TwinDigest != alone.Summary.Digest {
-				t.Errorf("seed %d, event %d: twin digest %s, the replay without it %s\n%s", seed, i, e.TwinDigest, alone.Summary.Digest, save(t, c))
+				t.Errorf("seed %d, event %d: twin digest %s, the replay without it %s\n%s", seed, i, e.TwinDigest, alone.Summary.Digest, save(t, c, "TestGenerated", "scengen"))
 			}
 		}
 	}
