@@ -221,16 +221,20 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 		score := c.pickScore(sel.Pick)
 		// ready is in id order and the sort is stable: ties keep the lowest id first.
 		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(score(b), score(a)) })
-		if k > 0 && k < len(ready) && score(ready[k-1]) == score(ready[k]) {
+		if k > 0 && k < len(ready) && score(ready[0]) == score(ready[k]) {
+			// More workers share the top score than the pick takes: it
+			// chose among them by id alone (every G2 full, say, for
+			// most_cached).
 			tied := 0
 			for _, n := range ready {
-				if score(n) == score(ready[k]) {
+				if score(n) == score(ready[0]) {
 					tied++
 				}
 			}
-			c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers tie for the last places (each scores %d): the lowest ids won the ties, not the pick",
-				key, sel.Count, sel.Pick, now, tied, score(ready[k])))
+			c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers share the top score (%d): the lowest ids won, not the pick",
+				key, sel.Count, sel.Pick, now, tied, score(ready[0])))
 		}
+
 	}
 	ids := make([]int32, k)
 	for i, n := range ready[:k] {

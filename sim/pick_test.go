@@ -72,16 +72,16 @@ func TestPickBusiestIdlest(t *testing.T) {
 
 // TestPickTiesLowestID: at 200 ms every request of R0, R1, R2 (short) is
 // done, so every worker holds none: busiest 2 and idlest 2 both take the
-// lowest ids, 0 and 1, and a warning says the 3 workers tied (at 0
-// requests) for the last place, so the ids chose, not the pick. Busiest 1
-// at 100 ms (pickLines: 0, 2 and 3 requests) has no tie, and no warning.
+// lowest ids, 0 and 1, and a warning says the 3 workers shared the top
+// score (0 requests), so the ids chose, not the pick. Busiest 1 at 100 ms
+// (pickLines: 0, 2 and 3 requests) has no tie, and no warning.
 func TestPickTiesLowestID(t *testing.T) {
 	for _, pick := range []string{"busiest", "idlest"} {
 		_, res := runTraceSink(t, pickBody, pickLines[:1], fmt.Sprintf("events=[{at: 200ms, drain: {count: 2, pick: %s}}]", pick))
 		if got := drained(t, res, 200*ms); !slices.Equal(got, []int32{0, 1}) {
 			t.Errorf("%s drained %v, want [0 1]", pick, got)
 		}
-		want := fmt.Sprintf("events[0] picks 2 by %s at 200ms, but 3 ready workers tie for the last places (each scores 0): the lowest ids won the ties, not the pick", pick)
+		want := fmt.Sprintf("events[0] picks 2 by %s at 200ms, but 3 ready workers share the top score (0): the lowest ids won, not the pick", pick)
 		if !slices.Contains(res.Summary.Warnings, want) {
 			t.Errorf("%s: warnings %q lack %q", pick, res.Summary.Warnings, want)
 		}
