@@ -103,7 +103,7 @@ func TraceLines(e *report.EventRow) []string {
 	// the change across the event and its effect, both nonzero and of opposite signs
 	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && change*e.Delta.TTFTP99Ms < 0 {
 		lines = append(lines, fmt.Sprintf("note: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own",
-			bySign(change, "rose", "fell"), e.Before.TTFTP99Ms, e.After.TTFTP99Ms, KindNoun(e.Kind),
+			bySign(change, "rose", "fell"), e.Before.TTFTP99Ms, e.After.TTFTP99Ms, EventNoun(e),
 			bySign(e.Delta.TTFTP99Ms, "raised", "lowered"), math.Abs(e.Delta.TTFTP99Ms), bySign(change, "rise", "fall")))
 	}
 	return lines
@@ -117,7 +117,7 @@ func effectText(e *report.EventRow) ([]string, string) {
 		return nil, ""
 	}
 	a, t, d := &e.After, &e.Twin, &e.Delta
-	noun := KindNoun(e.Kind)
+	noun := EventNoun(e)
 	if e.WindowAfterNs == 0 {
 		return []string{fmt.Sprintf("effect against its twin (the same run without the %s): nothing to measure, it came after the last arrival", noun)}, ""
 	}
@@ -161,6 +161,16 @@ func cohortText(e *report.EventRow) string {
 	return fmt.Sprintf("displaced: %d requests %s: TTFT p99 %s (%s, %s), p50 %s; prompt tokens from G1 %s (%s), pulled %s (%s), computed %s (%s)",
 		a.Requests, who, Signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), Num(t.TTFTP99Ms), Signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
 		Pct(a.HitG1), Pct(t.HitG1), Pct(a.HitPulled), Pct(t.HitPulled), Pct(a.HitComputed), Pct(t.HitComputed))
+}
+
+// EventNoun names event e in a sentence: its kind's noun (KindNoun), or
+// "chaos" for a fault chaos drew, whose twin is the run without every
+// fault chaos drew, not without it alone.
+func EventNoun(e *report.EventRow) string {
+	if e.Origin == string(scenarios.OriginChaos) {
+		return "chaos"
+	}
+	return KindNoun(e.Kind)
 }
 
 // KindNoun names an event of a kind in a sentence: "drain", "removal",
@@ -573,4 +583,61 @@ func FidelityTable(s *Summary) (Table, bool) {
 			fmt.Sprintf("%.1f / %.1f", m.Simulated.P90, m.Measured.P90), fmt.Sprintf("%.1f%%", 100*m.MAPE)})
 	}
 	return t, true
+}
+
+// ChaosRows splits a run's events rows into the scenario's own and those
+// its chaos drew (origin chaos), each in order.
+func ChaosRows(rows []report.EventRow) (own, drawn []report.EventRow) {
+	for _, r := range rows {
+		if r.Origin == string(scenarios.OriginChaos) {
+			drawn = append(drawn, r)
+		} else {
+			own = append(own, r)
+		}
+	}
+	return own, drawn
+}
+
+// ChaosWords are the faults a scenario's chaos drew, in one block: replay
+// prints it, and the page, in place of a block a fault. They share one
+// twin, the run without chaos, so their effect is chaos's as a whole,
+// measured over the window after the first of them.
+type ChaosWords struct {
+	Head   string   // "82 faults drawn from 4m0.3s to 6m59.8s (20 link, 25 slow, ...), ..."
+	Did    string   // what they did, summed
+	Effect []string // the effect over the window after the first, as EventWords.Effect; nil without a twin
+	Twin   string   // the shared twin's digest, in words; "" without a twin
+}
+
+// DescribeChaos is the block of the faults chaos drew (ChaosRows' drawn, at
+// least one).
+func DescribeChaos(drawn []report.EventRow) ChaosWords {
+	n := map[string]int{}
+	var f report.EventFault
+	for _, r := range drawn {
+		n[r.Kind]++
+		f.Pulls += r.Fault.Pulls
+		f.Passes += r.Fault.Passes
+		f.BlocksLost += r.Fault.BlocksLost
+		f.Migrated += r.Fault.Migrated
+	}
+	var kinds []string
+	for _, k := range scenarios.Kinds {
+		if n[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n[k], k))
+		}
+	}
+	first, last := &drawn[0], &drawn[len(drawn)-1]
+	w := ChaosWords{
+		Head: fmt.Sprintf("%d faults drawn from %v to %v (%s), each a row of events.parquet with origin chaos",
+			len(drawn), RoundMs(first.AtNs), RoundMs(last.AtNs), strings.Join(kinds, ", ")),
+		Did: fmt.Sprintf("they acted on %d pulls (transfers on faulted links, pulls failed, notices delayed or lost, pulls to engines taken down), "+
+			"slowed %d passes, lost %d blocks and migrated %d requests", f.Pulls, f.Passes, f.BlocksLost, f.Migrated),
+	}
+	if first.Twinned {
+		w.Effect, _ = effectText(first)
+		w.Effect[0] = fmt.Sprintf("from the first drawn fault, at %v: %s", RoundMs(first.AtNs), w.Effect[0])
+		w.Twin = fmt.Sprintf("their twin, the run without chaos, has digest %s", first.TwinDigest)
+	}
+	return w
 }

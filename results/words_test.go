@@ -49,3 +49,47 @@ func TestSigned(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultWords: a fault's title names its window and origin, its line
+// what it did; the faults chaos drew are one block, their figures summed
+// (3 + 2 pulls, 40 passes, 7 blocks), their effect chaos's (the first's
+// row, against the run without chaos), their kinds counted in the order
+// of scenarios.Kinds.
+func TestFaultWords(t *testing.T) {
+	link := report.EventRow{Kind: "link", Workers: "3", AtNs: 20e9, ForNs: 10e9, Origin: "scenario", Fired: true, Fault: report.EventFault{Pulls: 3}}
+	if got, want := EventTitle(&link), "link 3 at 20s for 10s"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	if got, want := faultLine(&link), "3 transfers ran on its links at the lowered rate"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	errs := report.EventRow{Kind: "pull_errors", AtNs: 1e9, ForNs: -1, Origin: "scenario"}
+	if got, want := EventTitle(&errs), "pull_errors every worker at 1s to the end of the run"; got != want {
+		t.Errorf("title %q, want %q", got, want)
+	}
+	drawn := []report.EventRow{
+		{Event: 4, Kind: "slow", Workers: "1", AtNs: 61_234_567_890, ForNs: 2e9, Origin: "chaos", Fault: report.EventFault{Passes: 40}, Twinned: true,
+			TwinDigest: "abc", WindowAfterNs: 90e9, After: report.EventWindow{TTFTP99Ms: 300}, Twin: report.EventWindow{TTFTP99Ms: 200},
+			Delta: report.EventDelta{TTFTP99Ms: 100}},
+		{Event: 5, Kind: "link", Workers: "2", AtNs: 62e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 2}},
+		{Event: 6, Kind: "notices", Workers: "0", AtNs: 63e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 3, BlocksLost: 7}},
+	}
+	own, got := ChaosRows(append([]report.EventRow{link}, drawn...))
+	if len(own) != 1 || len(got) != 3 || got[0].Event != 4 {
+		t.Fatalf("ChaosRows: %d own, %d drawn", len(own), len(got))
+	}
+	w := DescribeChaos(got)
+	if want := "3 faults drawn from 1m1.235s to 1m3s (1 link, 1 slow, 1 notices), each a row of events.parquet with origin chaos"; w.Head != want {
+		t.Errorf("head %q, want %q", w.Head, want)
+	}
+	if want := "they acted on 5 pulls (transfers on faulted links, pulls failed, notices delayed or lost, pulls to engines taken down), slowed 40 passes, lost 7 blocks and migrated 0 requests"; w.Did != want {
+		t.Errorf("did %q, want %q", w.Did, want)
+	}
+	if len(w.Effect) == 0 || w.Effect[0] != "from the first drawn fault, at 1m1.235s: effect against its twin (the same run without the chaos), over the 1m30s after:" ||
+		w.Twin != "their twin, the run without chaos, has digest abc" {
+		t.Errorf("effect %q, twin %q", w.Effect, w.Twin)
+	}
+	if EventNoun(&drawn[0]) != "chaos" || EventNoun(&link) != "link fault" {
+		t.Errorf("nouns %q, %q", EventNoun(&drawn[0]), EventNoun(&link))
+	}
+}

@@ -23,8 +23,19 @@ func printSummary(w io.Writer, s *results.Summary, dir string) {
 		printTable(tw, f)
 	}
 	c := results.CountersOf(s.Counters)
-	for _, e := range s.EventRows {
+	own, drawn := results.ChaosRows(s.EventRows)
+	for _, e := range own {
 		printEvent(tw, s.PullsByKind, &c, &e)
+	}
+	if len(drawn) > 0 {
+		w := results.DescribeChaos(drawn)
+		fmt.Fprintf(tw, "\t\n")
+		fmt.Fprintf(tw, "chaos\t%s\n", w.Head)
+		fmt.Fprintf(tw, "\t%s\n", w.Did)
+		printEffect(tw, w.Effect)
+		if w.Twin != "" {
+			fmt.Fprintf(tw, "\t%s\n", w.Twin)
+		}
 	}
 	fmt.Fprintf(tw, "\t\n")
 	fmt.Fprintf(tw, "digest\t%s\n", s.Digest)
@@ -42,19 +53,25 @@ func printTable(tw io.Writer, t results.Table) {
 	}
 }
 
-// printEvent writes an events.parquet row as a block of the summary table,
-// in the words of results.DescribeEvent.
-func printEvent(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *report.EventRow) {
-	w := results.DescribeEvent(k, c, e)
-	fmt.Fprintf(tw, "\t\n")
-	fmt.Fprintf(tw, "event %d\t%s\n", e.Event, w.Head)
-	for i, line := range w.Effect {
+// printEffect writes an effect's lines (results.EventWords.Effect), those
+// after the first indented under it.
+func printEffect(tw io.Writer, effect []string) {
+	for i, line := range effect {
 		indent := "  "
 		if i == 0 {
 			indent = ""
 		}
 		fmt.Fprintf(tw, "\t%s%s\n", indent, line)
 	}
+}
+
+// printEvent writes an events.parquet row as a block of the summary table,
+// in the words of results.DescribeEvent.
+func printEvent(tw io.Writer, k *results.PullsByKind, c *results.Counters, e *report.EventRow) {
+	w := results.DescribeEvent(k, c, e)
+	fmt.Fprintf(tw, "\t\n")
+	fmt.Fprintf(tw, "event %d\t%s\n", e.Event, w.Head)
+	printEffect(tw, w.Effect)
 	if w.Cohort != "" {
 		fmt.Fprintf(tw, "\t  %s\n", w.Cohort)
 	}

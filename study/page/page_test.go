@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -403,5 +404,32 @@ func TestFaultSweepPage(t *testing.T) {
 	}
 	if strings.Contains(text, "workers gone after") {
 		t.Error("a fault's table has a workers gone column")
+	}
+}
+
+// TestChaosPage: the faults chaos drew are one answer (their shared twin,
+// the run without chaos), one table a fault in the events in full, and one
+// twin digest in the provenance; the scenario's own drain keeps its block.
+func TestChaosPage(t *testing.T) {
+	dir := t.TempDir()
+	runTo(t, dir, append(slices.Clone(small), "cluster.migration_limit=1",
+		"chaos={from: 1s, to: 4s, settle: 30s, rates: {slow: 3000, down: 600}}")...)
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	at := 0
+	for _, want := range []string{"Chaos:", "faults drawn from the seeded stream faults in [1s, 4s)", "Event 0: drain", "Chaos: ",
+		"with chaos", "The drawn faults share one twin", "Event 0: drain", "faults chaos drew", "passes slowed",
+		"twin of event 0 (without it)", "twin of chaos (without every fault it drew)"} {
+		i := strings.Index(text[at:], want)
+		if i < 0 {
+			t.Fatalf("the page lacks %q after byte %d", want, at)
+		}
+		at += i + len(want)
+	}
+	if strings.Count(text, "twin of chaos") != 1 {
+		t.Error("the chaos twin is listed more than once")
 	}
 }

@@ -52,8 +52,12 @@ func runDoc(dir string) (*doc, error) {
 	if len(sum.EventRows) == 0 {
 		a.p("No event, so no effect: %s", runHeadline(sum))
 	}
-	for i := range sum.EventRows {
-		eventAnswer(a, &sum.EventRows[i])
+	own, drawn := results.ChaosRows(sum.EventRows)
+	for i := range own {
+		eventAnswer(a, &own[i])
+	}
+	if len(drawn) > 0 {
+		chaosAnswer(a, drawn)
 	}
 	if len(sum.EventRows) > 0 {
 		a.note(fmt.Sprintf("One run at seed %d: each effect is exact for this seed, the run against its twin; how much it varies with the seed takes a sweep with --replicates, whose page gives each effect's interval.", sum.Seed))
@@ -67,14 +71,19 @@ func runDoc(dir string) (*doc, error) {
 	if len(sum.EventRows) > 0 {
 		ev := &section{ID: "events", Heading: "The events in full"}
 		c := results.CountersOf(sum.Counters)
-		for i := range sum.EventRows {
-			e := &sum.EventRows[i]
+		for i := range own {
+			e := &own[i]
 			w := results.DescribeEvent(sum.PullsByKind, &c, e)
 			ev.h3(fmt.Sprintf("Event %d: %s", e.Event, w.Head))
 			ev.add(block{List: w.Lines()})
 		}
 		ev.source("summary.json lifecycle_events (the rows of events.parquet), as kvsim replay prints them")
-		ledger(ev, sum.EventRows)
+		if len(drawn) > 0 {
+			chaosTable(ev, drawn)
+		}
+		if len(own) > 0 {
+			ledger(ev, own)
+		}
 		d.Sections = append(d.Sections, ev)
 	}
 
@@ -93,10 +102,13 @@ func runDoc(dir string) (*doc, error) {
 	p := &section{ID: "provenance", Heading: "Provenance"}
 	digests := &table{Head: []string{"run", "digest"}}
 	digests.Rows = append(digests.Rows, textRow("this run", sum.Digest))
-	for _, e := range sum.EventRows {
+	for _, e := range own {
 		if e.Twinned {
 			digests.Rows = append(digests.Rows, textRow(fmt.Sprintf("twin of event %d (without it)", e.Event), e.TwinDigest))
 		}
+	}
+	if len(drawn) > 0 && drawn[0].Twinned {
+		digests.Rows = append(digests.Rows, textRow("twin of chaos (without every fault it drew)", drawn[0].TwinDigest))
 	}
 	p.add(block{Table: digests})
 	p.source("summary.json digest; events.parquet twin_digest. Equal digests, equal behaviour (docs/digest.md).")
@@ -170,6 +182,55 @@ func eventAnswer(s *section, e *report.EventRow) {
 	s.source("events.parquet: the *_after, *_twin and *_delta columns (ttft_p99_after_ms, ttft_p99_twin_ms, ttft_p99_delta_ms, ...)")
 	cohortAnswer(s, e)
 }
+
+// chaosAnswer is the answer for the faults chaos drew (at least one): they
+// share one twin, the run without chaos, so they have one effect, measured
+// over the window after the first of them, and what they did, summed.
+func chaosAnswer(s *section, drawn []report.EventRow) {
+	w := results.DescribeChaos(drawn)
+	s.h3("Chaos: " + w.Head)
+	s.p("%s.", capitalize(w.Did))
+	first := &drawn[0]
+	if !first.Twinned {
+		s.add(block{Warn: "No twin: the run did not replay itself without chaos (--twins=false, or the twin failed: see the warnings), so chaos has no effect to show."})
+		return
+	}
+	d := first.Delta.TTFTP99Ms
+	s.add(block{Lead: fmt.Sprintf("Over the %v after the first drawn fault (at %v), chaos %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
+		results.RoundMs(first.WindowAfterNs), results.RoundMs(first.AtNs), changed(d), results.Num(math.Abs(d)), results.Num(first.After.TTFTP99Ms),
+		results.Num(first.Twin.TTFTP99Ms), changed(first.Delta.ITLP99Ms), results.Num(math.Abs(first.Delta.ITLP99Ms)))})
+	t := &table{Head: []string{"over the window after", "with chaos", "without (twin)", "effect"}}
+	for _, m := range effectRows {
+		t.Rows = append(t.Rows, effectRow(m.label, m.unit, m.worse, m.get(&first.After), m.get(&first.Twin)))
+	}
+	s.add(block{Table: t})
+	s.note("The drawn faults share one twin, the run without any of them: the effect is chaos's as a whole. Each fault's own row (events.parquet, origin chaos) measures the same twin over the window after its own instant.")
+	s.source(fmt.Sprintf("events.parquet: event %d's *_after, *_twin and *_delta columns; fault_* columns summed over the rows of origin chaos", first.Event))
+}
+
+// chaosTable lists the faults chaos drew, a row each: what each was and
+// what it did.
+func chaosTable(s *section, drawn []report.EventRow) {
+	s.h3(fmt.Sprintf("The %d faults chaos drew", len(drawn)))
+	t := &table{Head: []string{"event", "kind", "workers", "at", "for", "pulls acted on", "passes slowed", "blocks lost", "migrated"}}
+	for _, e := range drawn {
+		span := "to the end"
+		if e.ForNs >= 0 {
+			span = results.RoundMs(e.ForNs).String()
+		}
+		who := e.Workers
+		if who == "" {
+			who = "every worker"
+		}
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: strconv.Itoa(int(e.Event))}, {Text: e.Kind}, {Text: who},
+			{Text: results.RoundMs(e.AtNs).String()}, {Text: span}, num(e.Fault.Pulls), num(e.Fault.Passes), num(e.Fault.BlocksLost), num(e.Fault.Migrated)}})
+	}
+	s.add(block{Table: t})
+	s.source("events.parquet rows of origin chaos: kind, workers, at_ns, for_ns, fault_pulls, fault_passes, fault_blocks_lost, requests_migrated")
+}
+
+// num is a count's cell.
+func num(n int64) cell { return cell{Text: strconv.FormatInt(n, 10), Class: "num"} }
 
 // cohortAnswer adds what an event's displaced requests measured, with it
 // and without it.
@@ -314,7 +375,7 @@ func ledger(s *section, rows []report.EventRow) {
 		s.p("Every kv_* and g2_* column is zero: no event held G2 blocks or issued orders.")
 		return
 	}
-	s.p("What each event's KVCR work did with the G2 blocks its workers held; the columns satisfy the identities docs/outputs.md states (held = planned once + left out; planned = landed − extra + short + lost; left at removal = held + stored + pulled in − evicted − moved away − dropped), which --check enforces. -1 is none (no removal, no order).")
+	s.p("What each event's KVCR work did with the G2 blocks its workers held; the columns satisfy the identities docs/outputs.md states (held = planned once + left out; planned = landed − extra + short + lost; left at removal = held + stored + pulled in − evicted − moved away − dropped − lost with a crash), which --check enforces. -1 is none (no removal, no order).")
 	s.add(block{Table: t})
 	s.source("events.parquet kv_* and g2_* columns, those not zero in some event")
 }
