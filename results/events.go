@@ -214,7 +214,7 @@ func (l *EventLog) Fired(key int, ids []int32, named []WorkerAt, clusterRequests
 		r.PullsReceivingAtEvent += int64(n.Receiving)
 		r.G2BlocksAtEvent += int64(n.G2)
 		e.flows = append(e.flows, flowsAt{n.ID, n.G2Flows})
-		if n.Status == lifecycle.Removed || n.Status == lifecycle.Draining && e.kind == kindDrain {
+		if n.Status == lifecycle.Removed || n.Status == lifecycle.Draining && e.kind == kindDrain || n.Status == lifecycle.Down && e.kind == kindDown {
 			e.again = append(e.again, n.ID)
 		} else if n.Running+n.Waiting+n.Serving+n.Receiving+n.G2 == 0 && !n.Cached {
 			e.idle = append(e.idle, n.ID)
@@ -602,8 +602,22 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 		return nil
 	}
 	var out []string
+	drawn, drawnFired, drawnInert := 0, 0, true // the faults chaos drew: warned of once, as one what-if
+	var drawnDid report.EventFault
 	for i := range l.evs {
 		e, r := &l.evs[i], &rows[i]
+		if e.origin == string(scenarios.OriginChaos) {
+			drawn++
+			if r.Fired {
+				drawnFired++
+				drawnInert = drawnInert && e.inert
+			}
+			drawnDid.Pulls += e.fault.Pulls
+			drawnDid.Passes += e.fault.Passes
+			drawnDid.BlocksLost += e.fault.BlocksLost
+			drawnDid.Migrated += e.fault.Migrated
+			continue
+		}
 		if e.inert && r.Fired {
 			out = append(out, fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
 				i, e.kind, time.Duration(e.at)))
@@ -638,8 +652,15 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 			if len(e.again) == 1 {
 				it = "it"
 			}
-			out = append(out, fmt.Sprintf("event %d %s %s, which an earlier event drained or removed already: %s changes nothing for %s",
-				i, verb, workerText(e.again), noun, it))
+			earlier := "drained or removed"
+			if e.kind == kindDown {
+				earlier = "took down, drained or removed"
+			}
+			out = append(out, fmt.Sprintf("event %d %s %s, which an earlier event %s already: %s changes nothing for %s",
+				i, verb, workerText(e.again), earlier, noun, it))
+		}
+		if r.SchedulableAtEvent == 0 {
+			continue // no worker was ready: no share to compare, no load to spread
 		}
 		if even := math.Min(1, float64(len(e.named))/float64(r.SchedulableAtEvent)); e.all >= busyShare && r.LoadShare < even/4 {
 			out = append(out, fmt.Sprintf("event %d %s %s, to which %.1f%% of the %d requests arriving in the %v before %v were first routed, "+
@@ -656,6 +677,13 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 			out = append(out, fmt.Sprintf("only %d requests are in flight on %d workers at %v: the cluster is lightly loaded; %s",
 				r.ClusterRequestsAtEvent, r.SchedulableAtEvent, at, load))
 		}
+	}
+	switch {
+	case drawnFired == 0:
+	case drawnInert:
+		out = append(out, fmt.Sprintf("the %d faults chaos drew changed no request: every request's row is the same in the run without chaos; the what-if tests nothing for the requests", drawn))
+	case drawnDid == (report.EventFault{}) && drawnFired == drawn:
+		out = append(out, fmt.Sprintf("the %d faults chaos drew acted on nothing they count (no pull, pass, block or migration)", drawn))
 	}
 	return out
 }

@@ -46,6 +46,9 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 	}
 	w := EventWords{Head: fmt.Sprintf("%s: %d requests on them, %d in flight on %d ready workers",
 		EventTitle(e), e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)}
+	if e.Workers == "" && isFault(e.Kind) { // a fault of every worker names none
+		w.Head = fmt.Sprintf("%s: %d requests in flight on %d ready workers", EventTitle(e), e.ClusterRequestsAtEvent, e.SchedulableAtEvent)
+	}
 	w.Effect, w.Cohort = effectText(e)
 	switch {
 	case isFault(e.Kind):
@@ -199,16 +202,26 @@ func faultLine(e *report.EventRow) string {
 	f := e.Fault
 	switch e.Kind {
 	case scenarios.KindLink:
-		return fmt.Sprintf("%d transfers ran on its links at the lowered rate", f.Pulls)
+		return fmt.Sprintf("%s ran on its links at the lowered rate", count(f.Pulls, "transfer", "transfers"))
 	case scenarios.KindSlow:
-		return fmt.Sprintf("%d passes started on its workers in the window, each slowed", f.Passes)
+		return fmt.Sprintf("%s started on its workers in the window, each slowed", count(f.Passes, "pass", "passes"))
 	case scenarios.KindPullErrors:
-		return fmt.Sprintf("%d pulls failed by it", f.Pulls)
+		return fmt.Sprintf("%s failed by it", count(f.Pulls, "pull", "pulls"))
 	case scenarios.KindNotices:
-		return fmt.Sprintf("%d completion notices delayed or lost; %d blocks a move removed at its source lost with them", f.Pulls, f.BlocksLost)
+		return fmt.Sprintf("%s delayed or lost; %s a move removed at its source lost with them",
+			count(f.Pulls, "completion notice", "completion notices"), count(f.BlocksLost, "block", "blocks"))
 	}
-	return fmt.Sprintf("%d pulls to its workers ended; %d G2 blocks lost; %d requests rerouted, %d migrated, %d failed",
-		f.Pulls, f.BlocksLost, e.RequestsRerouted, f.Migrated, e.RequestsFailed)
+	return fmt.Sprintf("%s to its workers ended; %s lost; %s rerouted, %d migrated, %d failed",
+		count(f.Pulls, "pull", "pulls"), count(f.BlocksLost, "G2 block", "G2 blocks"), count(e.RequestsRerouted, "request", "requests"),
+		f.Migrated, e.RequestsFailed)
+}
+
+// count is n and its noun: "1 pull", "3 pulls".
+func count(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // Signed is a difference with its sign and unit: "+352.8 ms", "-3", "0";

@@ -175,6 +175,7 @@ func (sc *Scenario) validateWorkload(c *check) {
 func (sc *Scenario) validateCluster(c *check) {
 	cl := &sc.Cluster
 	c.atLeast("cluster.workers", int64(cl.Workers), 1)
+	c.atLeast("cluster.migration_limit", int64(cl.MigrationLimit), 0)
 	e := &cl.Engine
 	c.atLeast("cluster.engine.block_size", int64(e.BlockSize), engine.MinBlockSize)
 	if e.GPUBlocks != 0 && e.GPUBlocks < engine.MinGPUBlocks {
@@ -339,6 +340,9 @@ func (sc *Scenario) Warnings() []string {
 	if sc.Router.Hints.Enabled && !sc.KVCR.Enabled && sc.Has("router.hints") { // on by default: warn only when a hints key was written
 		w = append(w, sc.ErrAt("router.hints.enabled", "hints are on but kvcr.enabled is false: the router attaches hints that nothing pulls").Error())
 	}
+	if ch := sc.Chaos; ch != nil && ch.Rates == (ChaosRates{}) && ch.PullErrors == 0 {
+		w = append(w, sc.ErrAt("chaos", "every rate and pull_errors is 0: chaos draws no fault (only its settle check runs)").Error())
+	}
 	if sc.Router.Hints.Policy == scheduler.HintsCost && !sc.Router.Hints.Enabled {
 		w = append(w, sc.ErrAt("router.hints.policy", "%s weighs hints, but router.hints.enabled is false: the router attaches none", scheduler.HintsCost).Error())
 	}
@@ -407,8 +411,8 @@ func (sc *Scenario) validateEvents(c *check) {
 		if ev.DrainTimeout != 0 && ev.Drain == nil {
 			c.fail(key+".drain_timeout", "only applies to drain")
 		}
-		if sc.Has(key+".on_remove") && ev.Remove == nil && ev.Down == nil {
-			c.fail(key+".on_remove", "only applies to remove and down")
+		if sc.Has(key+".on_remove") && ev.Remove == nil && ev.Down == nil && (ev.Drain == nil || ev.DrainTimeout == 0) {
+			c.fail(key+".on_remove", "only applies to remove, down, and a drain with a drain_timeout (the requests of the workers it removes)")
 		}
 		if ev.OnRemove == RemoveMigrate && sc.Cluster.MigrationLimit < 1 {
 			c.fail(key+".on_remove", "migrate needs cluster.migration_limit of at least 1 (the times a request may move), got %d", sc.Cluster.MigrationLimit)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/engine"
@@ -126,4 +127,27 @@ func sameTwins(a, b *Result) string {
 		}
 	}
 	return ""
+}
+
+// TestChaosWarnsOnce: chaos drawing stragglers over [1s, 2s), after
+// TestPartialFollowUp's two requests ended (by 35 ms), changes no request:
+// one warning says so for all the faults it drew, and none a fault.
+func TestChaosWarnsOnce(t *testing.T) {
+	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)}}
+	sc := traceScenario(t, kvBody, lines, "chaos={from: 1s, to: 2s, rates: {slow: 36000}}")
+	drawn := len(sc.Events)
+	if drawn < 5 {
+		t.Fatalf("chaos drew %d faults, want about 30", drawn)
+	}
+	_, res := runOpts(t, sc, Options{Twins: true})
+	var chaos []string
+	for _, w := range res.Summary.Warnings {
+		if strings.Contains(w, "chaos") || strings.Contains(w, "slow at") {
+			chaos = append(chaos, w)
+		}
+	}
+	want := fmt.Sprintf("the %d faults chaos drew changed no request: every request's row is the same in the run without chaos; the what-if tests nothing for the requests", drawn)
+	if len(chaos) != 1 || chaos[0] != want {
+		t.Errorf("warnings %q, want only %q", chaos, want)
+	}
 }

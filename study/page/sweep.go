@@ -157,10 +157,15 @@ func (g *grid) question(search bool) *section {
 	if len(numbered) > 0 {
 		q.add(block{List: numbered})
 	}
+	var eventKeys []string
 	for _, k := range g.keys {
 		if k == "events" || strings.HasPrefix(k, "events[") {
-			q.note(fmt.Sprintf("The grid varies %s: the events in words above are run 0's; each point's are its value of %s.", k, k))
+			eventKeys = append(eventKeys, k)
 		}
+	}
+	if len(eventKeys) > 0 {
+		keys := strings.Join(eventKeys, ", ")
+		q.note(fmt.Sprintf("The grid varies %s: the events in words above are run 0's; each point's are its value of %s.", keys, keys))
 	}
 	if g.spec.Twins {
 		q.p("Each run replays its events' twins (the same run without the event), so each event's effect is the run minus its twin; over replicates, its interval is that of the paired difference.")
