@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
 )
 
 // errorsFault is a pull_errors fault of key 3 in force for the whole run.
@@ -284,27 +285,46 @@ func TestNoticeScope(t *testing.T) {
 // TestAwaitingNoticeRemovals (the state awaiting its notice): the move of
 // TestLostNoticeMove, its notice lost. Its source removed at 5 ms changes
 // nothing (the write is over): expired at 8 ms, 4 lost. Its target
-// removed at 5 ms: failed at 5 ms, its slots gone with it; the blocks
-// went with the target's pool, which no move loss counts.
+// removed, or its engine taken down (its G2 kept or lost), at 5 ms:
+// failed at 5 ms, its slots freed; the 4 blocks its source removed at the
+// last byte were never counted at the target, so they are lost too.
 func TestAwaitingNoticeRemovals(t *testing.T) {
 	for _, tc := range []struct {
-		w    int32
+		name string
 		out  Outcome
 		end  des.Time
-		lost int64
-	}{{0, Expired, 8 * ms, 4}, {1, Failed, 5 * ms, 0}} {
+	}{
+		{"source removed", Expired, 8 * ms},
+		{"target removed", Failed, 5 * ms},
+		{"target down, G2 kept", Failed, 5 * ms},
+		{"target down, G2 lost", Failed, 5 * ms},
+	} {
 		g := newRig(Config{})
 		g.k.StartNotices(noticesFault(0, true))
 		g.k.Store(0, 0, stores(chain(1, 4)))
 		g.stage(0, 1, 1, chain(1, 4), Hint{Source: 0, Move: true, Blocks: all})
-		g.q.Schedule(5*ms, des.PhaseLifecycle, 0, removeAt{g, tc.w}, 0)
+		ev := map[string]des.Handler{"source removed": removeAt{g, 0}, "target removed": removeAt{g, 1},
+			"target down, G2 kept": downAt{g, 1, false}, "target down, G2 lost": downAt{g, 1, true}}[tc.name]
+		g.q.Schedule(5*ms, des.PhaseLifecycle, 0, ev, 0)
 		g.run()
 		wantPull(t, g.r().pulls[1], tc.out, ms, tc.end, 0)
-		if g.k.C.MoveLostBlocks != tc.lost {
-			t.Errorf("worker %d removed: %d lost, want %d", tc.w, g.k.C.MoveLostBlocks, tc.lost)
+		if g.k.C.MoveLostBlocks != 4 || g.k.C.MoveRemovedBlocks != 4 {
+			t.Errorf("%s: %d removed, %d lost, want 4 and 4", tc.name, g.k.C.MoveRemovedBlocks, g.k.C.MoveLostBlocks)
 		}
 		g.check(t)
 	}
+}
+
+// downAt takes worker w's engine down, its G2 lost or kept.
+type downAt struct {
+	g    *rig
+	w    int32
+	lost bool
+}
+
+func (d downAt) Fire(now des.Time, _, _ uint64) {
+	d.g.life.Set(d.w, lifecycle.Down)
+	d.g.k.EngineDown(now, d.w, d.lost)
 }
 
 // TestLostCopyWindow is the lost-copy window in numbers (docs/faults.md,

@@ -300,10 +300,11 @@ func (k *KVCR) EngineDown(now des.Time, w int32, lost bool) (pulls, blocks int) 
 func (k *KVCR) EngineUp(w int32) { k.nodes[w].agentDown = false }
 
 // serves reports whether sn may be a request pull's source: ready, or with
-// its engine down and its KVCR agent up (DESIGN.md section 12).
+// its engine down or restarting and its KVCR agent up (DESIGN.md section
+// 12).
 func (k *KVCR) serves(sn *node) bool {
 	st := k.status(sn)
-	return st == lifecycle.Ready || st == lifecycle.Down && !sn.agentDown
+	return st == lifecycle.Ready || st == lifecycle.Restarting || st == lifecycle.Down && !sn.agentDown
 }
 
 // served records the first time a block that is not readable (absent,

@@ -416,8 +416,15 @@ func (k *KVCR) targetRemoved(now des.Time, p *Pull) {
 	case requested, flowing, abandonedRequested, abandonedFlowing, cancelledFlowing, discarding:
 		k.stopWrite(now, p)
 		k.releaseTarget(p)
-	case cancelled, awaitingNotice:
+	case cancelled:
 		k.releaseTarget(p)
+	case awaitingNotice:
+		// a move's source removed its blocks when the write ended, and
+		// its target never counted them: lost, whatever becomes of the
+		// target's pool
+		k.releaseTarget(p)
+		k.C.MoveLostBlocks += int64(p.moved)
+		p.faultLost = p.moved
 	default:
 		illegal(p, "target removed")
 	}

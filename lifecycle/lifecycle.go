@@ -21,9 +21,14 @@ const (
 	// Down is an engine down for a fault's window (DESIGN.md section 12):
 	// not routed to; a pull source while its G2 is kept.
 	Down
+	// Restarting is a down worker whose G2 was kept, its engine starting
+	// again (startup): not routed to; its G2 still a pull source, as while
+	// down. (A worker added, or restarted with its G2 lost, starts empty:
+	// Starting.)
+	Restarting
 )
 
-var names = [...]string{"starting", "ready", "draining", "removed", "down"}
+var names = [...]string{"starting", "ready", "draining", "removed", "down", "restarting"}
 
 func (s Status) String() string { return names[s] }
 
@@ -37,20 +42,23 @@ func (s Status) String() string { return names[s] }
 //	ready    -> removed   remove
 //	draining -> removed   its last request and pull ended, or its drain_timeout passed
 //	starting, ready, draining -> down   a down fault's window began
-//	down     -> starting  the window ended; its engine restarts (startup)
+//	down     -> starting  the window ended; its process restarts, its G2 lost (startup)
+//	down     -> restarting  the window ended; its engine restarts, its G2 kept (startup)
 //	down     -> ready     the window ended; its engine restarts at once
-//	down     -> draining  drained while down: it restarts draining
+//	down     -> draining  drained while down: it does not restart
 //	down     -> removed   removed while down
+//	restarting -> ready, draining, removed, down   as from starting
 //
 // A worker never goes back (a drained worker is not made ready again) and
 // never changes to the status it has: sim drains a worker once and removes
 // it once.
 var next = [...]uint8{
-	Starting: 1<<Ready | 1<<Draining | 1<<Removed | 1<<Down,
-	Ready:    1<<Draining | 1<<Removed | 1<<Down,
-	Draining: 1<<Removed | 1<<Down,
-	Removed:  0,
-	Down:     1<<Starting | 1<<Ready | 1<<Draining | 1<<Removed,
+	Starting:   1<<Ready | 1<<Draining | 1<<Removed | 1<<Down,
+	Ready:      1<<Draining | 1<<Removed | 1<<Down,
+	Draining:   1<<Removed | 1<<Down,
+	Removed:    0,
+	Down:       1<<Starting | 1<<Restarting | 1<<Ready | 1<<Draining | 1<<Removed,
+	Restarting: 1<<Ready | 1<<Draining | 1<<Removed | 1<<Down,
 }
 
 // legal reports whether a worker may change from status from to status to.

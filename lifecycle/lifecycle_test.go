@@ -35,25 +35,29 @@ func TestTable(t *testing.T) {
 
 // TestTransitions checks every (from, to) pair of statuses against the
 // table of changes a worker makes, spelled out here (s starting, r ready,
-// d draining, x removed; 1 legal):
+// d draining, x removed, o down, t restarting; 1 legal):
 //
-//	from \ to  s r d x
-//	starting   0 1 1 1
-//	ready      0 0 1 1
-//	draining   0 0 0 1
-//	removed    0 0 0 0
+//	from \ to   s r d x o t
+//	starting    0 1 1 1 1 0
+//	ready       0 0 1 1 1 0
+//	draining    0 0 0 1 1 0
+//	removed     0 0 0 0 0 0
+//	down        1 1 1 1 0 1
+//	restarting  0 1 1 1 1 0
 //
 // A legal change is made and heard by the watcher; an illegal one panics
 // with a TransitionError naming the worker and both statuses, and leaves
 // the status as it was, unheard.
 func TestTransitions(t *testing.T) {
-	want := [4][4]bool{
-		Starting: {Ready: true, Draining: true, Removed: true},
-		Ready:    {Draining: true, Removed: true},
-		Draining: {Removed: true},
+	want := [6][6]bool{
+		Starting:   {Ready: true, Draining: true, Removed: true, Down: true},
+		Ready:      {Draining: true, Removed: true, Down: true},
+		Draining:   {Removed: true, Down: true},
+		Down:       {Starting: true, Ready: true, Draining: true, Removed: true, Restarting: true},
+		Restarting: {Ready: true, Draining: true, Removed: true, Down: true},
 	}
-	for from := Starting; from <= Removed; from++ {
-		for to := Starting; to <= Removed; to++ {
+	for from := Starting; from <= Restarting; from++ {
+		for to := Starting; to <= Restarting; to++ {
 			if got := legal(from, to); got != want[from][to] {
 				t.Errorf("legal(%v, %v) = %v, want %v", from, to, got, want[from][to])
 			}

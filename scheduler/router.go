@@ -145,12 +145,12 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 func (r *Router) ready(w int32) bool { return r.cfg.Workers.Of(w) == lifecycle.Ready }
 
 // source reports whether worker w may be named as a hint source: a ready
-// worker, or one whose engine is down (DESIGN.md section 12: its KVCR
-// agent may still serve its G2; with its G2 lost the router has seen every
-// block of it removed, so it holds no run to name).
+// worker, or one whose engine is down or restarting (DESIGN.md section
+// 12: its KVCR agent may still serve its G2; with its G2 lost the router
+// has seen every block of it removed, so it holds no run to name).
 func (r *Router) source(w int32) bool {
 	st := r.cfg.Workers.Of(w)
-	return st == lifecycle.Ready || st == lifecycle.Down
+	return st == lifecycle.Ready || st == lifecycle.Down || st == lifecycle.Restarting
 }
 
 // changed follows a change of worker w in the lifecycle: a worker added,

@@ -87,7 +87,9 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 }
 
 // restart ends a worker's down: its engine, empty, is ready at once or
-// after startup; its KVCR agent serves again.
+// after startup; its KVCR agent serves again. While the engine starts,
+// a worker whose G2 was kept is restarting (its G2 a pull source, as while
+// down); one whose whole process died is starting, as an added worker.
 func (c *Cluster) restart(now des.Time, key int, n *node, startup scenarios.Duration) {
 	n.up(now)
 	if c.kv != nil {
@@ -97,7 +99,11 @@ func (c *Cluster) restart(now des.Time, key int, n *node, startup scenarios.Dura
 		c.ready(now, n)
 		return
 	}
-	c.life.Set(n.id, lifecycle.Starting)
+	st := lifecycle.Restarting // its KVCR agent was up all along: its G2 serves pulls while the engine starts
+	if c.kv == nil || c.sc.Events[key].Down.G2 == scenarios.G2Lost {
+		st = lifecycle.Starting // its whole process restarts, empty
+	}
+	c.life.Set(n.id, st)
 	n.readyDue = des.AddSat(now, des.Time(startup))
 	c.q.Schedule(n.readyDue, des.PhaseLifecycle, uint64(key), (*lifeEvent)(c), lifeArg{kind: lifeReady, worker: n.id}.pack())
 }

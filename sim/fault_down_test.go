@@ -116,6 +116,30 @@ func TestDownG2KeptServes(t *testing.T) {
 	}
 }
 
+// TestDownG2KeptRestarting: as TestDownG2KeptServes, but worker 0's
+// engine is down only 15-17 ms and takes 100 ms to start again: restarting
+// 17-117 ms, not routed to, its G2 (kept) still a source. R1 at 20 ms is
+// hinted to it and pulled from it exactly as while it was down (4 blocks,
+// 21-25 ms, partial); worker 0 is ready at 117 ms, so R4 at 170 ms finds
+// it as in TestDownG2KeptServes: 48 tokens from its G2, first token at 180
+// ms. Its row keeps the first time it was ready, 0.
+func TestDownG2KeptRestarting(t *testing.T) {
+	body := kvBody + "events:\n  - {at: 15ms, for: 2ms, down: {workers: [0], g2: kept}, startup: 100ms}\n"
+	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)},
+		{150, 32, 1, ids(100, 2)}, {160, 32, 1, ids(200, 2)}, {170, 64, 1, ids(1, 4)}})
+	want := report.PullRow{Kind: "request", PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
+		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 25 * ms, Outcome: "partial", WriteEndNs: 25 * ms}
+	if len(sink.pulls) != 1 || sink.pulls[0] != want {
+		t.Errorf("pulls %+v\nwant %+v", sink.pulls, want)
+	}
+	if r := sink.rows[4]; r.Worker != 0 || r.G2HitTokens != 48 || r.FirstTokenNs != 180*ms {
+		t.Errorf("R4 %+v", r)
+	}
+	if w := res.Workers[0]; w.Downs != 1 || w.DownNs != 2*ms || w.ReadyNs != 0 {
+		t.Errorf("worker 0 %+v", w)
+	}
+}
+
 // TestDownG2Lost: as TestDownG2KeptServes, but worker 0's whole process
 // dies at 23 ms, mid-pull (for 50 ms): its G2's 4 blocks are lost and the
 // pull it served fails; R1's worker learns it only at its deadline, staging

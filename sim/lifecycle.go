@@ -61,7 +61,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 	switch a.kind {
 	case lifeReady:
 		n := c.workers[a.worker]
-		if c.status(n) == lifecycle.Starting && now == n.readyDue { // not one a down's restart superseded
+		if st := c.status(n); (st == lifecycle.Starting || st == lifecycle.Restarting) && now == n.readyDue { // not one a down's restart superseded
 			c.ready(now, n)
 		}
 		return
