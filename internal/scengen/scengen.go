@@ -390,28 +390,43 @@ func (g *gen) events() string {
 }
 
 // fault writes, in one case in two, a scripted fault at at on the workers
-// made so far, ending by the chaos window's end (chaosTo).
+// made so far: one or two of them listed, or in one case in four a pick.
+// A link or a down ends by the chaos window's end (chaosTo), so that the
+// run settles; a straggler, pull errors or notices last to the end of the
+// run in one case in four. Notices name no worker (every target) in one
+// case in three.
 func (g *gen) fault(b *strings.Builder, at, workers int) {
 	f := g.faults
 	if f.IntN(2) == 0 || at >= g.chaosTo() {
 		return
 	}
-	ids := []int{f.IntN(workers)}
-	span := 1 + f.IntN(max(1, g.chaosTo()-at))
+	sel := list([]int{f.IntN(workers)})
+	switch {
+	case f.IntN(4) == 0:
+		sel = fmt.Sprintf("{count: %d, pick: %s}", 1+f.IntN(min(2, workers)), pick(f, scenarios.Picks...))
+	case workers > 1 && f.IntN(3) == 0:
+		a := f.IntN(workers)
+		sel = list([]int{a, (a + 1 + f.IntN(workers-1)) % workers})
+	}
 	kinds := []string{scenarios.KindSlow, scenarios.KindDown}
 	if g.kvcrOn {
 		kinds = append(kinds, scenarios.KindLink, scenarios.KindPullErrors, scenarios.KindNotices)
 	}
-	fmt.Fprintf(b, "  - {at: %dms, for: %dms, ", at, span)
-	switch pick(f, kinds...) {
+	kind := pick(f, kinds...)
+	span := fmt.Sprintf("for: %dms, ", 1+f.IntN(max(1, g.chaosTo()-at)))
+	if kind != scenarios.KindLink && kind != scenarios.KindDown && f.IntN(4) == 0 {
+		span = "" // to the end of the run
+	}
+	fmt.Fprintf(b, "  - {at: %dms, %s", at, span)
+	switch kind {
 	case scenarios.KindSlow:
-		fmt.Fprintf(b, "slow: {workers: %s, factor: %s}}\n", list(ids), pick(f, "1", "1.5", "3", "20"))
+		fmt.Fprintf(b, "slow: {workers: %s, factor: %s}}\n", sel, pick(f, "1", "1.5", "3", "20"))
 	case scenarios.KindDown:
 		onRemove := pick(f, scenarios.RemoveReroute, scenarios.RemoveFail, scenarios.RemoveMigrate, scenarios.RemoveMigrate)
 		fmt.Fprintf(b, "down: {workers: %s, g2: %s}, startup: %dms, on_remove: %s}\n",
-			list(ids), pick(f, scenarios.G2Fates...), pick(f, 0, 0, 3, 30), onRemove)
+			sel, pick(f, scenarios.G2Fates...), pick(f, 0, 0, 3, 30), onRemove)
 	case scenarios.KindLink:
-		fmt.Fprintf(b, "link: {workers: %s, factor: %s, direction: %s}}\n", list(ids), pick(f, "0", "0", "0.1", "0.5"), pick(f, scenarios.Directions...))
+		fmt.Fprintf(b, "link: {workers: %s, factor: %s, direction: %s}}\n", sel, pick(f, "0", "0", "0.1", "0.5"), pick(f, scenarios.Directions...))
 	case scenarios.KindPullErrors:
 		fmt.Fprintf(b, "pull_errors: {rate: %s, when: %s}}\n", pick(f, "0.1", "0.5", "1"), pick(f, scenarios.ErrorWhens...))
 	default:
@@ -419,7 +434,11 @@ func (g *gen) fault(b *strings.Builder, at, workers int) {
 		if f.IntN(2) == 0 {
 			notice = fmt.Sprintf("delay: %dms", pick(f, 1, 10, 100, 1000))
 		}
-		fmt.Fprintf(b, "notices: {workers: %s, %s}}\n", list(ids), notice)
+		if f.IntN(3) == 0 {
+			fmt.Fprintf(b, "notices: {%s}}\n", notice)
+		} else {
+			fmt.Fprintf(b, "notices: {workers: %s, %s}}\n", sel, notice)
+		}
 	}
 }
 
