@@ -119,13 +119,12 @@ func (k *KVCR) noticeFault(now des.Time, p *Pull) *Notices {
 func (k *KVCR) failPost(now des.Time, p *Pull) {
 	k.C.Faults.PullsFailedInjected++
 	k.struck(p, p.injectBy)
+	k.stopWrite(now, p)
 	if p.state == abandonedRequested {
-		k.stopWrite(now, p)
 		k.releaseTarget(p)
 		k.finish(now, p)
 		return
 	}
-	k.stopWrite(now, p)
 	k.notify(now, p, cancelled, k.cfg.Latency)
 }
 
@@ -178,6 +177,13 @@ func (k *KVCR) writeDone(now des.Time, p *Pull) {
 	}
 	k.answer(now, p, out)
 	k.finish(now, p)
+}
+
+// loseMoved counts as lost the blocks p's move removed at its source when
+// its write ended, which its target, awaiting the notice, never counted.
+func (k *KVCR) loseMoved(p *Pull) {
+	k.C.MoveLostBlocks += int64(p.moved)
+	p.faultLost = p.moved
 }
 
 // Fault is the scenario event (the caller's key) of the fault that acted

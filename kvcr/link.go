@@ -63,9 +63,6 @@ func (l *Link) Instant() bool { return l.rate == 0 }
 // Down reports whether a link fault holds the link at factor 0.
 func (l *Link) Down() bool { return l.factor == 0 }
 
-// Factor is the factor its bandwidth runs at: 1 without a link fault.
-func (l *Link) Factor() float64 { return l.factor }
-
 // SetFactor runs the link at f (0 <= f <= 1) times its bandwidth from now
 // on: the service up to now is at the old rate, the rest at the new one.
 // Processor sharing goes on at the new rate; at 0 nothing completes until

@@ -327,8 +327,7 @@ func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
 		// a move's blocks its source removed are lost
 		k.answer(now, p, Expired)
 		k.releaseTarget(p)
-		k.C.MoveLostBlocks += int64(p.moved)
-		p.faultLost = p.moved
+		k.loseMoved(p)
 		k.finish(now, p)
 	default:
 		illegal(p, "target deadline")
@@ -423,8 +422,7 @@ func (k *KVCR) targetRemoved(now des.Time, p *Pull) {
 		// its target never counted them: lost, whatever becomes of the
 		// target's pool
 		k.releaseTarget(p)
-		k.C.MoveLostBlocks += int64(p.moved)
-		p.faultLost = p.moved
+		k.loseMoved(p)
 	default:
 		illegal(p, "target removed")
 	}

@@ -215,15 +215,15 @@ func TestLinkFactorLowest(t *testing.T) {
 		ingress bool
 		want    float64
 	}{{1, false, 0.5}, {2, false, 0.2}, {2, true, 0.2}, {1, true, 1}} {
-		if got := k.LinkFactor(c.w, c.ingress); got != c.want {
+		if got := k.linkFactor(c.w, c.ingress); got != c.want {
 			t.Errorf("worker %d ingress %v: factor %g, want %g", c.w, c.ingress, got, c.want)
 		}
 	}
 	k.EndLinkFault(0, 1)
-	if got := k.LinkFactor(2, false); got != 0.5 {
+	if got := k.linkFactor(2, false); got != 0.5 {
 		t.Errorf("after the 0.2 ended: %g, want 0.5", got)
 	}
-	if got := k.LinkFactor(2, true); got != 1 {
+	if got := k.linkFactor(2, true); got != 1 {
 		t.Errorf("ingress after the 0.2 ended: %g, want 1", got)
 	}
 }

@@ -67,9 +67,9 @@ func (k *KVCR) LinkFaultPulls(key int) int64 {
 	return 0
 }
 
-// LinkFactor is the factor worker w's egress (or ingress) link runs at:
+// linkFactor is the factor worker w's egress (or ingress) link runs at:
 // the lowest of the link faults in force on it, 1 without any.
-func (k *KVCR) LinkFactor(w int32, ingress bool) float64 {
+func (k *KVCR) linkFactor(w int32, ingress bool) float64 {
 	x := 1.0
 	for _, f := range k.linkFaults {
 		if (ingress && f.ingress || !ingress && f.egress) && slices.Contains(f.workers, w) {
@@ -86,10 +86,10 @@ func (k *KVCR) applyLinkFactors(now des.Time, f *linkFault) {
 	slices.Sort(ws)
 	for _, w := range slices.Compact(ws) {
 		if f.egress {
-			k.net.setFactor(now, w, false, k.LinkFactor(w, false))
+			k.net.setFactor(now, w, false, k.linkFactor(w, false))
 		}
 		if f.ingress {
-			k.net.setFactor(now, w, true, k.LinkFactor(w, true))
+			k.net.setFactor(now, w, true, k.linkFactor(w, true))
 		}
 	}
 }
