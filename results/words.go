@@ -202,26 +202,31 @@ func faultLine(e *report.EventRow) string {
 	f := e.Fault
 	switch e.Kind {
 	case scenarios.KindLink:
-		return fmt.Sprintf("%s ran on its links at the lowered rate", count(f.Pulls, "transfer", "transfers"))
+		return fmt.Sprintf("%s ran on its links at the lowered rate", Count(f.Pulls, "transfer", "transfers"))
 	case scenarios.KindSlow:
-		return fmt.Sprintf("%s started on its workers in the window, each slowed", count(f.Passes, "pass", "passes"))
+		return fmt.Sprintf("%s started on its workers in the window, each slowed", Count(f.Passes, "pass", "passes"))
 	case scenarios.KindPullErrors:
-		return fmt.Sprintf("%s failed by it", count(f.Pulls, "pull", "pulls"))
+		return fmt.Sprintf("%s failed by it", Count(f.Pulls, "pull", "pulls"))
 	case scenarios.KindNotices:
 		return fmt.Sprintf("%s delayed or lost; %s a move removed at its source lost with them",
-			count(f.Pulls, "completion notice", "completion notices"), count(f.BlocksLost, "block", "blocks"))
+			Count(f.Pulls, "completion notice", "completion notices"), Count(f.BlocksLost, "block", "blocks"))
 	}
 	return fmt.Sprintf("%s to its workers ended; %s lost; %s rerouted, %d migrated, %d failed",
-		count(f.Pulls, "pull", "pulls"), count(f.BlocksLost, "G2 block", "G2 blocks"), count(e.RequestsRerouted, "request", "requests"),
+		Count(f.Pulls, "pull", "pulls"), Count(f.BlocksLost, "G2 block", "G2 blocks"), Count(e.RequestsRerouted, "request", "requests"),
 		f.Migrated, e.RequestsFailed)
 }
 
-// count is n and its noun: "1 pull", "3 pulls".
-func count(n int64, one, many string) string {
+// Count is n and its noun: "1 pull", "3 pulls".
+func Count[N ~int | ~int64](n N, one, many string) string {
+	return fmt.Sprintf("%d %s", n, Plural(n, one, many))
+}
+
+// Plural is the noun for n of it: one for 1, many otherwise.
+func Plural[N ~int | ~int64](n N, one, many string) string {
 	if n == 1 {
-		return "1 " + one
+		return one
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return many
 }
 
 // Signed is a difference with its sign and unit: "+352.8 ms", "-3", "0";

@@ -75,14 +75,6 @@ func warnedOf(s *section, warnings []string) {
 	}
 }
 
-// plural is one or many by n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // once is ws without repeats, in order.
 func once(ws []string) []string {
 	var out []string

@@ -23,7 +23,7 @@ func runDoc(dir string) (*doc, error) {
 	sc, raw, scErr := scenarioOf(dir)
 	d := &doc{
 		Title:    "kvsim report: " + sum.Scenario,
-		Subtitle: fmt.Sprintf("One run: seed %d, %s, digest %s", sum.Seed, count(sum.Workers, "worker", "workers"), sum.Digest),
+		Subtitle: fmt.Sprintf("One run: seed %d, %s, digest %s", sum.Seed, results.Count(sum.Workers, "worker", "workers"), sum.Digest),
 	}
 	q := &section{ID: "question", Heading: "The question"}
 	if scErr == nil {

@@ -700,7 +700,7 @@ func searchDoc(dir string) (*doc, error) {
 			every = fmt.Sprintf(" Every value from %d to %d passes (pass_to).", res.Range[0], *res.PassTo)
 		}
 		a.add(block{Warn: fmt.Sprintf("Below the answer, %s = %s %s: the answer holds only where the SLOs hold by the replicates' luck.%s",
-			res.Key, strings.Join(failing, ", "), plural(n, "fails", "fail"), every)})
+			res.Key, strings.Join(failing, ", "), results.Plural(n, "fails", "fail"), every)})
 	}
 	t := &table{Head: []string{"probe", res.Key, "replicates meeting every SLO", "passes"}}
 	var metrics []string

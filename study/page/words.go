@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 )
 
@@ -51,7 +52,7 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 		}
 	}
 	lines := []string{fmt.Sprintf("Scenario %s (seed %d) %s on %s (%s) behind a %s router; %s.",
-		sc.Name, sc.Seed, load, count(c.Workers, "worker", "workers"), hw, sc.Router.Policy, kvcr)}
+		sc.Name, sc.Seed, load, results.Count(c.Workers, "worker", "workers"), hw, sc.Router.Policy, kvcr)}
 	drawn := map[string]int{}
 	for i, ev := range sc.Events {
 		if ev.Origin == scenarios.OriginChaos {
@@ -70,10 +71,10 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 			}
 		}
 		s := fmt.Sprintf("Chaos: %s drawn from the seeded stream faults (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
-			count(n, "fault", "faults"), strings.Join(kinds, ", "))
+			results.Count(n, "fault", "faults"), strings.Join(kinds, ", "))
 		if ch != nil {
 			s = fmt.Sprintf("Chaos: %s drawn from the seeded stream faults in [%v, %v), settled %v after (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
-				count(n, "fault", "faults"), time.Duration(ch.From), time.Duration(ch.To), time.Duration(ch.Settle), strings.Join(kinds, ", "))
+				results.Count(n, "fault", "faults"), time.Duration(ch.From), time.Duration(ch.To), time.Duration(ch.Settle), strings.Join(kinds, ", "))
 		}
 		lines = append(lines, s+".")
 	}
@@ -106,7 +107,7 @@ func eventWords(ev scenarios.Event) string {
 	case ev.Fault():
 		return faultWords(ev)
 	}
-	s := fmt.Sprintf("add %s at %v, ready %v later", count(ev.Add, "worker", "workers"), at, time.Duration(ev.Startup))
+	s := fmt.Sprintf("add %s at %v, ready %v later", results.Count(ev.Add, "worker", "workers"), at, time.Duration(ev.Startup))
 	if b := ev.Prewarm; b != nil {
 		s += fmt.Sprintf(", prewarming their G2 from the ready workers' hottest chains (up to %d blocks a worker)", b.Blocks)
 	}
@@ -192,6 +193,3 @@ func faultWords(ev scenarios.Event) string {
 	return fmt.Sprintf("take the engines of %s down at %v %s, %s (their requests %s), restarting ready %v later",
 		on, at, span, g2, removeWords(ev.OnRemove), time.Duration(ev.Startup))
 }
-
-// count is n and its noun: "1 worker", "8 workers".
-func count(n int, one, many string) string { return fmt.Sprintf("%d %s", n, plural(n, one, many)) }
