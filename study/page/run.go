@@ -152,7 +152,7 @@ var effectRows = []struct {
 // the table of the window after with and without the event, the trace's
 // own change across it, and its displaced requests.
 func eventAnswer(s *section, e *report.EventRow) {
-	noun := results.KindNoun(e.Kind)
+	noun := results.EventNoun(e)
 	at := results.RoundMs(e.AtNs)
 	s.h3(fmt.Sprintf("Event %d: %s", e.Event, results.EventTitle(e)))
 	switch {
@@ -166,21 +166,28 @@ func eventAnswer(s *section, e *report.EventRow) {
 		s.add(block{Warn: fmt.Sprintf("Nothing to measure: the %s came after the last arrival.", noun)})
 		return
 	}
-	d := e.Delta.TTFTP99Ms
-	s.add(block{Lead: fmt.Sprintf("Over the %v after it, the %s %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
-		results.RoundMs(e.WindowAfterNs), noun, changed(d), results.Num(math.Abs(d)), results.Num(e.After.TTFTP99Ms), results.Num(e.Twin.TTFTP99Ms),
-		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))})
-	t := &table{Head: []string{"over the window after", "with the " + noun, "without (twin)", "effect"}}
-	for _, m := range effectRows {
-		t.Rows = append(t.Rows, effectRow(m.label, m.unit, m.worse, m.get(&e.After), m.get(&e.Twin)))
-	}
-	s.add(block{Table: t})
+	effectAnswer(s, e, "the "+noun, "it")
 	s.note("Red: the event made it worse in this run (more latency, fewer requests or tokens served, fewer prompt tokens from a cache, more computed); green: better. One seed: the sign alone says nothing of the spread.")
 	for _, line := range results.TraceLines(e) {
 		s.note(capitalize(line) + ".")
 	}
 	s.source("events.parquet: the *_after, *_twin and *_delta columns (ttft_p99_after_ms, ttft_p99_twin_ms, ttft_p99_delta_ms, ...)")
 	cohortAnswer(s, e)
+}
+
+// effectAnswer adds the lead and the table of event e's effect over the
+// window after since: what who ("the drain", "chaos") changed against
+// its twin.
+func effectAnswer(s *section, e *report.EventRow, who, since string) {
+	d := e.Delta.TTFTP99Ms
+	s.add(block{Lead: fmt.Sprintf("Over the %v after %s, %s %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
+		results.RoundMs(e.WindowAfterNs), since, who, changed(d), results.Num(math.Abs(d)), results.Num(e.After.TTFTP99Ms), results.Num(e.Twin.TTFTP99Ms),
+		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))})
+	t := &table{Head: []string{"over the window after", "with " + who, "without (twin)", "effect"}}
+	for _, m := range effectRows {
+		t.Rows = append(t.Rows, effectRow(m.label, m.unit, m.worse, m.get(&e.After), m.get(&e.Twin)))
+	}
+	s.add(block{Table: t})
 }
 
 // chaosAnswer is the answer for the faults chaos drew (at least one): they
@@ -195,15 +202,7 @@ func chaosAnswer(s *section, drawn []report.EventRow) {
 		s.add(block{Warn: "No twin: the run did not replay itself without chaos (--twins=false, or the twin failed: see the warnings), so chaos has no effect to show."})
 		return
 	}
-	d := first.Delta.TTFTP99Ms
-	s.add(block{Lead: fmt.Sprintf("Over the %v after the first drawn fault (at %v), chaos %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
-		results.RoundMs(first.WindowAfterNs), results.RoundMs(first.AtNs), changed(d), results.Num(math.Abs(d)), results.Num(first.After.TTFTP99Ms),
-		results.Num(first.Twin.TTFTP99Ms), changed(first.Delta.ITLP99Ms), results.Num(math.Abs(first.Delta.ITLP99Ms)))})
-	t := &table{Head: []string{"over the window after", "with chaos", "without (twin)", "effect"}}
-	for _, m := range effectRows {
-		t.Rows = append(t.Rows, effectRow(m.label, m.unit, m.worse, m.get(&first.After), m.get(&first.Twin)))
-	}
-	s.add(block{Table: t})
+	effectAnswer(s, first, "chaos", fmt.Sprintf("the first drawn fault (at %v)", results.RoundMs(first.AtNs)))
 	s.note("The drawn faults share one twin, the run without any of them: the effect is chaos's as a whole. Each fault's own row (events.parquet, origin chaos) measures the same twin over the window after its own instant.")
 	s.source(fmt.Sprintf("events.parquet: event %d's *_after, *_twin and *_delta columns; fault_* columns summed over the rows of origin chaos", first.Event))
 }
@@ -242,7 +241,7 @@ func cohortAnswer(s *section, e *report.EventRow) {
 		return
 	}
 	s.p("Displaced requests: %d of the window after %s. They are chosen in the run and measured, the same requests, in the twin.", a.Requests, who)
-	tab := &table{Head: []string{"displaced requests", "with the " + results.KindNoun(e.Kind), "without (twin)", "effect"}}
+	tab := &table{Head: []string{"displaced requests", "with the " + results.EventNoun(e), "without (twin)", "effect"}}
 	for _, m := range []struct {
 		label string
 		unit  string
