@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,18 +22,7 @@ func TestValid(t *testing.T) {
 		if i >= 500 {
 			seed, gen = i-500, GenerateLarge
 		}
-		c := gen(seed)
-		if again := gen(seed); !bytes.Equal(c.Scenario, again.Scenario) || !bytes.Equal(c.Trace, again.Trace) {
-			t.Fatalf("seed %d: two different cases", seed)
-		}
-		path, err := c.Write(filepath.Join(dir, "case"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := scenarios.Load(path, nil)
-		if err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, c.Scenario)
-		}
+		sc, c := load(t, dir, gen, seed)
 		tr := sc.Workload.Trace
 		src := workload.Open(tr.Format, bytes.NewReader(c.Trace), workload.TraceOptions{
 			TraceBlockSize: tr.BlockSize, EngineBlockSize: sc.Cluster.Engine.BlockSize, TimeScale: tr.TimeScale})
@@ -51,6 +41,26 @@ func TestValid(t *testing.T) {
 			t.Fatalf("seed %d: an empty trace", seed)
 		}
 	}
+}
+
+// load writes gen's case of seed into dir and loads it as a user's file,
+// failing the test unless a second call gives the same bytes and the
+// scenario passes validation.
+func load(t *testing.T, dir string, gen func(uint64) Case, seed uint64) (*scenarios.Scenario, Case) {
+	t.Helper()
+	c := gen(seed)
+	if again := gen(seed); !bytes.Equal(c.Scenario, again.Scenario) || !bytes.Equal(c.Trace, again.Trace) {
+		t.Fatalf("seed %d: two different cases", seed)
+	}
+	path, err := c.Write(filepath.Join(dir, "case"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Load(path, nil)
+	if err != nil {
+		t.Fatalf("seed %d: %v\n%s", seed, err, c.Scenario)
+	}
+	return sc, c
 }
 
 // TestOrders: of 1000 small cases some drains evacuate, by move and by
@@ -79,23 +89,9 @@ func TestValidChaos(t *testing.T) {
 	dir := t.TempDir()
 	faulted := 0
 	for seed := range uint64(500) {
-		c := GenerateChaos(seed)
-		if again := GenerateChaos(seed); !bytes.Equal(c.Scenario, again.Scenario) || !bytes.Equal(c.Trace, again.Trace) {
-			t.Fatalf("seed %d: two different cases", seed)
-		}
-		path, err := c.Write(filepath.Join(dir, "case"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc, err := scenarios.Load(path, nil)
-		if err != nil {
-			t.Fatalf("seed %d: %v\n%s", seed, err, c.Scenario)
-		}
-		for _, ev := range sc.Events {
-			if ev.Fault() {
-				faulted++
-				break
-			}
+		sc, _ := load(t, dir, GenerateChaos, seed)
+		if slices.ContainsFunc(sc.Events, func(ev scenarios.Event) bool { return ev.Fault() }) {
+			faulted++
 		}
 	}
 	if faulted < 400 {
