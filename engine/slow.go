@@ -27,14 +27,12 @@ func (w *Worker) SetSlow(factor float64) {
 	w.slow = factor
 }
 
-// Slow is the factor of the passes the worker starts: 1 without a slow
-// fault.
-func (w *Worker) Slow() float64 { return max(w.slow, 1) }
-
-// slowed is a pass of d as the worker's slow factor makes it.
+// slowed is a pass of d (at least 1 ns, as every pass is) as the
+// worker's slow factor makes it: d x factor to the nearest nanosecond,
+// never shorter than d, since the factor is at least 1.
 func (w *Worker) slowed(d des.Time) des.Time {
 	if w.slow <= 1 {
 		return d
 	}
-	return max(des.Time(math.Round(float64(d)*w.slow)), 1)
+	return des.Time(math.Round(float64(d) * w.slow))
 }

@@ -171,8 +171,9 @@ func gaps(events []string) map[string]int {
 }
 
 // TestSlowed: a slow fault's pass time is factor x the timing model's,
-// rounded to the nearest nanosecond, half away from zero, at least 1 ns:
-// 3 ns x 1.5 = 4.5 ns is 5 ns; 5 ms x 3 is 15 ms; factor 1 changes nothing.
+// rounded to the nearest nanosecond, half away from zero: 3 ns x 1.5 = 4.5
+// ns is 5 ns; 5 ms x 3 is 15 ms; 1 ns x 1.2 = 1.2 ns is 1 ns; factor 1
+// changes nothing.
 func TestSlowed(t *testing.T) {
 	w := &Worker{}
 	for _, c := range []struct {
