@@ -52,9 +52,11 @@ func TestSigned(t *testing.T) {
 
 // TestFaultWords: a fault's title names its window and origin, its line
 // what it did; the faults chaos drew are one block, their figures summed
-// (3 + 2 pulls, 40 passes, 7 blocks), their effect chaos's (the first's
-// row, against the run without chaos), their kinds counted in the order
-// of scenarios.Kinds.
+// (pulls 0 + 2 + 3 = 5, passes 40, blocks 7), their span from the first
+// one's start (61,234,567,890 ns, to the ms 1m1.235s) to the last one's
+// start (63 s, not its end), their effect chaos's (the first's row,
+// against the run without chaos), their kinds counted in the order of
+// scenarios.Kinds (link, slow, notices).
 func TestFaultWords(t *testing.T) {
 	link := report.EventRow{Kind: "link", Workers: "3", AtNs: 20e9, ForNs: 10e9, Origin: "scenario", Fired: true, Fault: report.EventFault{Pulls: 3}}
 	if got, want := EventTitle(&link), "link 3 at 20s for 10s"; got != want {

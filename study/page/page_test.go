@@ -17,6 +17,7 @@ import (
 
 	"github.com/kvsim/kvsim/internal/browsertest"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/parquetio"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/study"
 )
@@ -380,9 +381,10 @@ func TestSearchOutOfReach(t *testing.T) {
 
 // TestFaultSweepPage: a sweep of a fault's page gives, beside each point's
 // effect, what the fault did (events.parquet's fault columns: here the
-// notices a lost-notice fault took and the blocks a move lost with them),
-// names the fault in words, and has no "workers gone" column, which only a
-// drain or a remove has.
+// notices a lost-notice fault took and the blocks a move lost with them,
+// each point's mean over its runs as sweep.parquet has them: a copy loses
+// none, a move some), names the fault in words, and has no "workers gone"
+// column, which only a drain or a remove has.
 func TestFaultSweepPage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	sets := []string{"workload.synthetic.requests=200", "cluster.workers=4", "events=[{at: 3s, for: 2s, notices: {lost: true}}]"}
@@ -404,6 +406,22 @@ func TestFaultSweepPage(t *testing.T) {
 	}
 	if strings.Contains(text, "workers gone after") {
 		t.Error("a fault's table has a workers gone column")
+	}
+	_, rows, err := parquetio.ReadSweep(filepath.Join(dir, report.SweepFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := map[string]float64{} // by mode: the mean blocks lost over its 2 runs
+	for _, r := range rows {
+		lost[r.Params[0]] += float64(r.Events[0].Fault.BlocksLost) / 2
+	}
+	if lost["copy"] != 0 || lost["move"] <= 0 {
+		t.Fatalf("blocks lost by mode %v, want none for copy and some for move", lost)
+	}
+	for mode, want := range lost {
+		if cell := fmt.Sprintf(`<td class="num">%.1f`, want); !strings.Contains(text, cell) {
+			t.Errorf("%s: the page lacks its blocks lost, %s", mode, cell)
+		}
 	}
 }
 
