@@ -49,7 +49,6 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 	lost := ev.Down.G2 == scenarios.G2Lost
 	var f report.EventFault
 	var seqs []*engine.Seq // every worker goes down before any request is routed again
-	var draining []*node
 	for _, id := range ids {
 		n := c.workers[id]
 		st := c.status(n)
@@ -57,9 +56,7 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 			continue
 		}
 		c.settle(n)
-		if st == lifecycle.Draining {
-			draining = append(draining, n)
-		} else {
+		if st != lifecycle.Draining { // a draining one stays draining
 			c.life.Set(n.id, lifecycle.Down)
 			n.downBy = key
 		}
@@ -81,8 +78,8 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 	c.events.TookOff(key, q.rerouted, q.failed)
 	f.Migrated = q.migrated
 	c.events.Faulted(key, f)
-	for _, n := range draining {
-		c.maybeRetire(now, n)
+	for _, id := range ids { // the draining ones: the others are down or removed
+		c.maybeRetire(now, c.workers[id])
 	}
 }
 
