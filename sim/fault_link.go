@@ -53,7 +53,7 @@ func (c *Cluster) linkFault(now des.Time, key int, ids []int32, on bool) {
 }
 
 // slowFault starts (on) or ends a slow fault of scenario event key on workers ids.
-func (c *Cluster) slowFault(now des.Time, key int, ids []int32, on bool) {
+func (c *Cluster) slowFault(key int, ids []int32, on bool) {
 	if on {
 		s := &slowing{key: key, ids: c.faultable(ids), factor: c.sc.Events[key].Slow.Factor}
 		c.faults.slow = append(c.faults.slow, s)
