@@ -20,8 +20,9 @@ import (
 // loads and stores (kvcr.EngineDown). With g2: kept its KVCR agent stays
 // up: status down, not routed to, a hint and pull source. With g2: lost
 // its G2 is gone too and the pulls it serves fail as a removed source's.
-// At the window's end the engine restarts: ready at once (startup 0) or
-// starting, ready after startup, with an empty G1.
+// At the window's end the engine restarts with an empty G1: ready at once
+// (startup 0), or restarting (g2: kept) or starting (g2: lost, or no
+// KVCR), ready after startup.
 //
 // Rules this file decides:
 //   - a down of a removed worker, or of one already down, does nothing; the

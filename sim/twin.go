@@ -19,8 +19,8 @@ import (
 // left-out event's windows too (results.NewTwinLog); it streams no rows and
 // writes nothing.
 
-// twin is what one twin's run gave: its event log, whose last record is
-// the left-out event's, its digest and the digest of its request rows
+// twin is what one twin's run gave: its event log, whose last records are
+// the left-out events', its digest and the digest of its request rows
 // alone (report.Digest.RequestsSum); or why the event has none.
 type twin struct {
 	log              *results.EventLog
