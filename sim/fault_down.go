@@ -20,8 +20,9 @@ import (
 // loads and stores (kvcr.EngineDown). With g2: kept its KVCR agent stays
 // up: status down, not routed to, a hint and pull source. With g2: lost
 // its G2 is gone too and the pulls it serves fail as a removed source's.
-// At the window's end the engine restarts: ready at once (startup 0) or
-// starting, ready after startup, with an empty G1.
+// At the window's end the engine restarts with an empty G1: ready at once
+// (startup 0), or restarting (g2: kept) or starting (g2: lost, or no
+// KVCR), ready after startup.
 //
 // Rules this file decides:
 //   - a down of a removed worker, or of one already down, does nothing; the
@@ -49,7 +50,6 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 	lost := ev.Down.G2 == scenarios.G2Lost
 	var f report.EventFault
 	var seqs []*engine.Seq // every worker goes down before any request is routed again
-	var draining []*node
 	for _, id := range ids {
 		n := c.workers[id]
 		st := c.status(n)
@@ -57,9 +57,7 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 			continue
 		}
 		c.settle(n)
-		if st == lifecycle.Draining {
-			draining = append(draining, n)
-		} else {
+		if st != lifecycle.Draining { // a draining one stays draining
 			c.life.Set(n.id, lifecycle.Down)
 			n.downBy = key
 		}
@@ -81,8 +79,8 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 	c.events.TookOff(key, q.rerouted, q.failed)
 	f.Migrated = q.migrated
 	c.events.Faulted(key, f)
-	for _, n := range draining {
-		c.maybeRetire(now, n)
+	for _, id := range ids { // the draining ones: the others are down or removed
+		c.maybeRetire(now, c.workers[id])
 	}
 }
 

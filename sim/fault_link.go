@@ -53,7 +53,7 @@ func (c *Cluster) linkFault(now des.Time, key int, ids []int32, on bool) {
 }
 
 // slowFault starts (on) or ends a slow fault of scenario event key on workers ids.
-func (c *Cluster) slowFault(now des.Time, key int, ids []int32, on bool) {
+func (c *Cluster) slowFault(key int, ids []int32, on bool) {
 	if on {
 		s := &slowing{key: key, ids: c.faultable(ids), factor: c.sc.Events[key].Slow.Factor}
 		c.faults.slow = append(c.faults.slow, s)
@@ -65,7 +65,7 @@ func (c *Cluster) slowFault(now des.Time, key int, ids []int32, on bool) {
 		}
 		return
 	}
-	i := slices.IndexFunc(c.faults.slow, func(s *slowing) bool { return s.key == key })
+	i := c.faults.slowIndex(key)
 	if i < 0 {
 		return
 	}
@@ -79,6 +79,12 @@ func (c *Cluster) slowFault(now des.Time, key int, ids []int32, on bool) {
 		}
 	}
 	c.events.Faulted(key, report.EventFault{Passes: c.slowPasses(s)})
+}
+
+// slowIndex is the index in slow of the slow fault of scenario event key,
+// -1 when it is not in force.
+func (f *faults) slowIndex(key int) int {
+	return slices.IndexFunc(f.slow, func(s *slowing) bool { return s.key == key })
 }
 
 // slowPasses is the passes s's workers started in its window so far: every
@@ -113,7 +119,7 @@ func (c *Cluster) linkSlowAtEnd() {
 		case ev.Link != nil && c.kv != nil:
 			c.events.Faulted(key, report.EventFault{Pulls: c.kv.LinkFaultPulls(key)})
 		case ev.Slow != nil:
-			if i := slices.IndexFunc(c.faults.slow, func(s *slowing) bool { return s.key == key }); i >= 0 {
+			if i := c.faults.slowIndex(key); i >= 0 {
 				c.events.Faulted(key, report.EventFault{Passes: c.slowPasses(c.faults.slow[i])})
 			}
 		}

@@ -12,7 +12,7 @@ import (
 // pullErrors starts (on) or ends the pull_errors fault of scenario event
 // key: KVCR draws for every write posted in its window (docs/faults.md,
 // "pull_errors").
-func (c *Cluster) pullErrors(now des.Time, key int, on bool) {
+func (c *Cluster) pullErrors(key int, on bool) {
 	if c.kv == nil {
 		return // validation requires KVCR; nothing to act on without it
 	}
@@ -53,7 +53,7 @@ func (c *Cluster) pullErrorsStream(key int) string {
 // on the targets ids (every worker when the event names none): KVCR
 // delays or loses the completion notice of every write into them whose
 // last byte lands in the window (docs/faults.md, "notices").
-func (c *Cluster) noticesFault(now des.Time, key int, ids []int32, on bool) {
+func (c *Cluster) noticesFault(key int, ids []int32, on bool) {
 	if c.kv == nil {
 		return // validation requires KVCR; nothing to act on without it
 	}

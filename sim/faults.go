@@ -44,11 +44,11 @@ func (c *Cluster) fault(now des.Time, key int, ids []int32, on bool) {
 	case ev.Link != nil:
 		c.linkFault(now, key, ids, on)
 	case ev.Slow != nil:
-		c.slowFault(now, key, ids, on)
+		c.slowFault(key, ids, on)
 	case ev.PullErrors != nil:
-		c.pullErrors(now, key, on)
+		c.pullErrors(key, on)
 	case ev.Notices != nil:
-		c.noticesFault(now, key, ids, on)
+		c.noticesFault(key, ids, on)
 	case ev.Down != nil:
 		c.downFault(now, key, ids, on)
 	}

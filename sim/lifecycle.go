@@ -191,9 +191,9 @@ func (c *Cluster) pickKeys(now des.Time) []uint64 {
 	return keys
 }
 
-// selected is the workers a drain or remove of scenario event key acts
-// on: those it lists, in its order, or those its pick chooses now among
-// the ready workers, in id order.
+// selected is the workers a drain, remove or fault of scenario event key
+// acts on: those it lists, in its order, or those its pick chooses now
+// among the ready workers, in id order.
 func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) []int32 {
 	if !sel.Picked() {
 		ids := make([]int32, len(sel.IDs))
@@ -234,7 +234,6 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 			c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers share the top score (%d): the lowest ids won, not the pick",
 				key, sel.Count, sel.Pick, now, tied, score(ready[0])))
 		}
-
 	}
 	ids := make([]int32, k)
 	for i, n := range ready[:k] {

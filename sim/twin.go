@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/results"
@@ -18,8 +19,8 @@ import (
 // left-out event's windows too (results.NewTwinLog); it streams no rows and
 // writes nothing.
 
-// twin is what one twin's run gave: its event log, whose last record is
-// the left-out event's, its digest and the digest of its request rows
+// twin is what one twin's run gave: its event log, whose last records are
+// the left-out events', its digest and the digest of its request rows
 // alone (report.Digest.RequestsSum); or why the event has none.
 type twin struct {
 	log              *results.EventLog
@@ -63,23 +64,18 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 	go func() {
 		defer close(done)
 		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		finished := make(chan struct{}, n)
-		started := 0
-	launch:
+		var wg sync.WaitGroup
+		defer wg.Wait()
 		for i := range n {
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				break launch
+				return
 			}
-			started++
-			go func() {
-				defer func() { <-sem; finished <- struct{}{} }()
+			wg.Go(func() {
+				defer func() { <-sem }()
 				twins[i] = c.plan.runTwin(ctx, groups[i], c.opt)
-			}()
-		}
-		for range started {
-			<-finished
+			})
 		}
 	}()
 	err := c.simulate(ctx)
