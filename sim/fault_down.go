@@ -15,8 +15,8 @@ import (
 // At the window's start each named worker's engine goes down: its
 // requests leave it (engine.Worker.Drop: its G1 with them, reported
 // removed) and are handled as the event's on_remove says (requeue), a pass
-// in progress is abandoned (its end, scheduled with the worker's old
-// epoch, is stale), and KVCR ends the pulls it is the target of and its
+// in progress is abandoned (its end, scheduled with the worker's count of
+// downs before this one, is stale), and KVCR ends the pulls it is the target of and its
 // loads and stores (kvcr.EngineDown). With g2: kept its KVCR agent stays
 // up: status down, not routed to, a hint and pull source. With g2: lost
 // its G2 is gone too and the pulls it serves fail as a removed source's.
@@ -61,9 +61,8 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 			c.life.Set(n.id, lifecycle.Down)
 			n.downBy = key
 		}
-		n.downs++
+		n.downs++ // and the pass in progress ends with the engine
 		n.downAt = now
-		n.epoch++ // the pass in progress ends with the engine
 		n.drive = false
 		n.stored = n.stored[:0]
 		seqs = append(seqs, n.w.Drop()...)

@@ -105,7 +105,7 @@ func (c *Cluster) workerRows() []report.WorkerRow {
 		rows[i] = report.WorkerRow{
 			Worker: n.id, AddedNs: int64(n.addedNs), ReadyNs: int64(n.readyNs), DrainNs: int64(n.drainNs),
 			RemovedNs: int64(n.removedNs), Passes: n.w.Passes(), BusyNs: int64(n.w.BusyTime()),
-			RequestsCompleted: n.completed, Downs: n.downs, DownNs: int64(n.downNs),
+			RequestsCompleted: n.completed, Downs: int64(n.downs), DownNs: int64(n.downNs),
 		}
 		if n.downAt >= 0 { // down to the end of the run
 			rows[i].DownNs += int64(c.q.Now() - n.downAt)

@@ -104,15 +104,13 @@ type node struct {
 	drainNs   des.Time
 	removedNs des.Time
 	completed int64
-	// epoch counts the times its engine went down: a pass end scheduled
-	// before (its arg) is stale after. readyDue is when its pending
-	// lifeReady may make it ready.
-	epoch    uint64
+	// readyDue is when its pending lifeReady may make it ready.
 	readyDue des.Time
-	// The down faults (fault_down.go): the times it went down, the time
-	// spent down before downAt, downAt (-1 while up) and the fault
-	// event that took it down.
-	downs  int64
+	// The down faults (fault_down.go): the times it went down (a pass
+	// end scheduled before one, whose arg is the count then, is stale
+	// after it), the time spent down before downAt, downAt (-1 while up)
+	// and the fault event that took it down.
+	downs  uint64
 	downNs des.Time
 	downAt des.Time
 	downBy int
@@ -496,10 +494,10 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		last = n.w.Stretch(end, engine.MaxStretch)
 	}
 	if last != end {
-		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.epoch)
+		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.downs)
 		c.stretches++
 	} else {
-		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), n.epoch)
+		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), n.downs)
 	}
 	c.check(n)
 }
@@ -508,10 +506,10 @@ type passDone Cluster
 
 // Fire ends a worker's pass, stores its new full blocks to G2 and rescans
 // it.
-func (p *passDone) Fire(now des.Time, key, epoch uint64) {
+func (p *passDone) Fire(now des.Time, key, downs uint64) {
 	c := (*Cluster)(p)
 	n := c.workers[key]
-	if c.status(n) == lifecycle.Removed || epoch != n.epoch {
+	if c.status(n) == lifecycle.Removed || downs != n.downs {
 		return // the worker went with its pass, or its engine went down
 	}
 	if n.ff != nil { // the stretch's last pass ends

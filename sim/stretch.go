@@ -47,7 +47,7 @@ func (c *Cluster) settle(n *node) {
 	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
 	started := ph > des.PhaseDrive || ph == des.PhaseDrive && key > id
 	if end, busy := n.w.Settle(now, ended, started); busy {
-		c.q.Schedule(end, des.PhasePass, id, (*passDone)(c), n.epoch)
+		c.q.Schedule(end, des.PhasePass, id, (*passDone)(c), n.downs)
 		return
 	}
 	n.drive = true
