@@ -47,8 +47,17 @@ func TestChaosDraw(t *testing.T) {
 			t.Errorf("%d %s faults, want 100 ± 40", counts[k], k)
 		}
 	}
-	if counts[KindPullErrors] != 2 {
-		t.Errorf("%d pull_errors events, want 2", counts[KindPullErrors])
+	var errs []PullErrorsFault
+	for _, ev := range sc.Events {
+		if ev.PullErrors != nil {
+			if ev.At != Duration(100*des.Second) || ev.For != Duration(100*des.Second) {
+				t.Errorf("pull_errors at %v for %v, want the whole window", des.Time(ev.At), des.Time(ev.For))
+			}
+			errs = append(errs, *ev.PullErrors)
+		}
+	}
+	if want := []PullErrorsFault{{Rate: 0.1, When: ErrorAtStart}, {Rate: 0.1, When: ErrorAtEnd}}; !reflect.DeepEqual(errs, want) {
+		t.Errorf("pull_errors %+v, want %+v (0.2 halved, at the start and at the end)", errs, want)
 	}
 }
 

@@ -84,7 +84,9 @@ func TestMigrationExhausted(t *testing.T) {
 // R0 (ids 1-4, 64 tokens) runs on worker 0, 0-10 ms; its 4 blocks reach
 // its G2. Worker 0's engine goes down at 15 ms for 100 ms, its G2 kept.
 // R1 (ids 1-8, 128 tokens) at 20 ms goes to worker 1 with a hint naming
-// worker 0, down: its KVCR agent serves the partial pull of 4 blocks, first
+// worker 0, down: of R1's 8 blocks it lacks 7 (the last is recomputed, so
+// 7 are requested), and worker 0's KVCR agent serves the 4 it holds, a
+// partial pull, first
 // byte 21 ms, landing 25 ms, as TestPartialFollowUp with worker 0 up; R1
 // computes 64 tokens, 25-35 ms. Worker 0 restarts at 115 ms with an empty
 // G1 and its G2. Round robin then sends R2 (150 ms) to worker 1, R3 (160
@@ -147,7 +149,11 @@ func TestDownG2KeptRestarting(t *testing.T) {
 // tokens, 120-130 ms. The write stopped at 23 ms. Worker 0 restarts empty
 // at 73 ms: R4 (ids 1-4, 170 ms) hits nothing there, and the router, which
 // saw worker 0's G2 removed, names worker 1 (whose G2 holds R1's 8 blocks)
-// as its hint source.
+// as its hint source: of R4's 4 blocks the last is recomputed, so 3 are
+// pulled, 3 MB, staged 170 ms, first byte 171 ms, landing 174 ms, success;
+// R4 computes its last 16 tokens, 174-184 ms. The event's fault_pulls is 0:
+// a down counts the pulls its workers were the target of, and worker 0 was
+// the source.
 func TestDownG2Lost(t *testing.T) {
 	body := kvBody + "events:\n  - {at: 23ms, for: 50ms, down: {workers: [0], g2: lost}}\n"
 	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)},
@@ -160,8 +166,15 @@ func TestDownG2Lost(t *testing.T) {
 	if p.Source != 0 || p.Outcome != "failed" || p.BlocksLanded != 0 || p.EndNs != 120*ms || p.WriteEndNs != 23*ms {
 		t.Errorf("pull %+v", p)
 	}
-	if r := rows[4]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 0 || r.HintSource != 1 {
+	if r := rows[4]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 0 || r.HintSource != 1 || r.PulledTokens != 48 || r.FirstTokenNs != 184*ms {
 		t.Errorf("R4 %+v", r)
+	}
+	if len(sink.pulls) != 2 {
+		t.Fatalf("%d pulls, want 2", len(sink.pulls))
+	}
+	if p := sink.pulls[1]; p.Source != 1 || p.Target != 0 || p.BlocksLanded != 3 || p.Bytes != 3_000_000 || p.StagedNs != 170*ms ||
+		p.FirstByteNs != 171*ms || p.EndNs != 174*ms || p.Outcome != "success" {
+		t.Errorf("R4's pull %+v", p)
 	}
 	if e := res.Summary.EventRows[0]; e.Fault.BlocksLost != 4 || e.Fault.Pulls != 0 {
 		t.Errorf("event %+v", e.Fault)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
 )
 
@@ -76,8 +77,11 @@ func TestLinkFaultScenario(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rows, pulls, ev := runLink(t, c.event)
+			if len(pulls) != 2 {
+				t.Fatalf("%d pulls, want 2", len(pulls))
+			}
 			for i, p := range pulls {
-				if p.FirstByteNs != 21*ms || p.EndNs != c.end[i] || p.WriteEndNs != c.end[i] || p.Outcome != "partial" && p.Outcome != "success" || p.BlocksLanded != 1 {
+				if p.FirstByteNs != 21*ms || p.EndNs != c.end[i] || p.WriteEndNs != c.end[i] || p.Outcome != "success" || p.BlocksLanded != 1 {
 					t.Errorf("pull %d %+v, want landing at %d", i, p, c.end[i])
 				}
 				if r := rows[1+i]; r.FirstTokenNs != c.firstTok[i] || r.PulledTokens != 16 {
@@ -122,6 +126,9 @@ func TestLinkDownPastDeadline(t *testing.T) {
 // MB at 0.5 GB/s: 24.25 ms. Each fault counts both pulls.
 func TestLinkFaultOverlap(t *testing.T) {
 	_, sink, res := runKV(t, linkLines, "events=[{at: 22ms, for: 2ms, link: {workers: [0], factor: 0.5}}, {at: 22500us, for: 500us, link: {workers: [0], factor: 0}}]")
+	if len(sink.pulls) != 2 || len(res.Summary.EventRows) != 2 {
+		t.Fatalf("%d pulls and %d events, want 2 and 2", len(sink.pulls), len(res.Summary.EventRows))
+	}
 	for i, p := range sink.pulls {
 		if p.EndNs != 24250_000 {
 			t.Errorf("pull %d %+v", i, p)
@@ -137,7 +144,9 @@ func TestLinkFaultOverlap(t *testing.T) {
 // TestLinkFaultRemovedWorker: a link fault on a worker an earlier event
 // removed does nothing: worker 2 is removed at 5 ms, its link faulted at
 // 22 ms; R2 goes to worker 0 (round robin over the ready workers) and the
-// run is the run with the remove alone.
+// run is the run with the remove alone. And the workers a fault acts on
+// (faultable) are those named that exist and are not removed, once each:
+// of [0, 2, 2, 9] on 3 workers with worker 2 removed, [0].
 func TestLinkFaultRemovedWorker(t *testing.T) {
 	with, _, res := runKV(t, linkLines, "events=[{at: 5ms, remove: [2]}, {at: 22ms, for: 1ms, link: {workers: [2], factor: 0, direction: both}}]")
 	without, _, _ := runKV(t, linkLines, "events=[{at: 5ms, remove: [2]}]")
@@ -146,6 +155,18 @@ func TestLinkFaultRemovedWorker(t *testing.T) {
 	}
 	if ev := res.Summary.EventRows[1]; ev.Fault != (report.EventFault{}) {
 		t.Errorf("event %+v", ev)
+	}
+	p, err := Prepare(traceScenario(t, kvBody, linkLines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := build(p, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.life.Set(2, lifecycle.Removed)
+	if got := c.faultable([]int32{0, 2, 2, 9}); !slices.Equal(got, []int32{0}) {
+		t.Errorf("faultable %v, want [0]", got)
 	}
 }
 
@@ -226,7 +247,8 @@ var slowLines = []traceLine{{0, 16, 10, ids(1, 1)}}
 //   - rounding: factor 1.0000001 over [0, 100 ms): 5 ms x 1.0000001 =
 //     5,000,000.5 ns rounds to 5,000,001 (half away from zero), 10 ms to
 //     10,000,001: prefill 0-10,000,001, then 9 passes of 5,000,001:
-//     finish 55,000,010 ns.
+//     finish 55,000,010 ns; fault_passes 10 (the prefill and the 9
+//     decodes, all started in the window).
 func TestSlowFault(t *testing.T) {
 	for _, c := range []struct {
 		name   string

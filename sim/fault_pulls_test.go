@@ -92,8 +92,9 @@ func TestNoticesInARun(t *testing.T) {
 
 // TestPullErrorsHalfDeterministic: the default scenario (600 requests)
 // with pull errors at rate 0.5 at the end for the whole run, twice: the
-// same digest and rows. About half of the staged pulls fail by injection:
-// 143 of 292. The fault's draws do not depend on its index: with a notices
+// same digest and rows. About half of the staged pulls fail by injection
+// (40 to 60 % of at least 50). The fault's draws do not depend on its
+// index: with a notices
 // fault that acts on nothing (its window [0, 1 ns)) listed before it, every
 // request's row is the same.
 func TestPullErrorsHalfDeterministic(t *testing.T) {
@@ -113,9 +114,6 @@ func TestPullErrorsHalfDeterministic(t *testing.T) {
 	staged, failed := sa.Counters["pulls_staged"], sa.Counters["pulls_failed_injected"]
 	if staged < 50 || failed*10 < staged*4 || failed*10 > staged*6 {
 		t.Errorf("%d pulls staged, %d failed by injection", staged, failed)
-	}
-	if staged != 292 || failed != 143 {
-		t.Errorf("%d pulls staged, %d failed by injection; want 292, 143", staged, failed)
 	}
 	c, _ := run(t, load("{at: 0s, for: 1ns, notices: {lost: true}}, {at: 0s, pull_errors: {rate: 0.5}}"))
 	if !slices.Equal(a, c) {
