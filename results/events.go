@@ -24,14 +24,6 @@ const (
 	kindDown   = scenarios.KindDown
 )
 
-// isFault reports whether kind is a fault's.
-func isFault(kind string) bool {
-	switch kind {
-	case kindDrain, kindRemove, kindAdd:
-		return false
-	}
-	return true
-}
 
 // EventColumns is events.parquet's schema with the kinds of scenario
 // event as its kind dictionary. A writer of events.parquet takes it.
@@ -622,7 +614,7 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 			out = append(out, fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
 				i, e.kind, time.Duration(e.at)))
 		}
-		if r.Fired && e.kind != kindDown && isFault(e.kind) && e.fault == (report.EventFault{}) {
+		if r.Fired && e.kind != kindDown && scenarios.IsFault(e.kind) && e.fault == (report.EventFault{}) {
 			what := map[string]string{scenarios.KindLink: "no transfer ran on its links", scenarios.KindSlow: "no pass started on its workers",
 				scenarios.KindPullErrors: "no pull it failed", scenarios.KindNotices: "no notice it delayed or lost"}[e.kind]
 			out = append(out, fmt.Sprintf("event %d (%s at %v) acted on nothing in its window (%s): the fault tests nothing",

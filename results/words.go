@@ -46,12 +46,12 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 	}
 	w := EventWords{Head: fmt.Sprintf("%s: %d requests on them, %d in flight on %d ready workers",
 		EventTitle(e), e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)}
-	if e.Workers == "" && isFault(e.Kind) { // a fault of every worker names none
+	if e.Workers == "" && scenarios.IsFault(e.Kind) { // a fault of every worker names none
 		w.Head = fmt.Sprintf("%s: %d requests in flight on %d ready workers", EventTitle(e), e.ClusterRequestsAtEvent, e.SchedulableAtEvent)
 	}
 	w.Effect, w.Cohort = effectText(e)
 	switch {
-	case isFault(e.Kind):
+	case scenarios.IsFault(e.Kind):
 		w.Removal = faultLine(e)
 	case e.Kind != kindAdd:
 		w.Removal = removalLine(e)
@@ -65,10 +65,10 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 // fault's window and origin ("link 3 at 5m24.15s for 10s").
 func EventTitle(e *report.EventRow) string {
 	who, span := e.Workers, ""
-	if who == "" && isFault(e.Kind) {
+	if who == "" && scenarios.IsFault(e.Kind) {
 		who = "every worker"
 	}
-	if isFault(e.Kind) {
+	if scenarios.IsFault(e.Kind) {
 		span = " to the end of the run"
 		if e.ForNs >= 0 {
 			span = fmt.Sprintf(" for %v", time.Duration(e.ForNs))

@@ -138,8 +138,11 @@ func (e *Event) Kind() string {
 }
 
 // Fault reports whether the event is a fault, which lasts for its window.
-func (e *Event) Fault() bool {
-	switch e.Kind() {
+func (e *Event) Fault() bool { return IsFault(e.Kind()) }
+
+// IsFault reports whether kind is a fault's (events.parquet's kind).
+func IsFault(kind string) bool {
+	switch kind {
 	case KindLink, KindSlow, KindPullErrors, KindNotices, KindDown:
 		return true
 	}
