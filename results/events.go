@@ -24,7 +24,6 @@ const (
 	kindDown   = scenarios.KindDown
 )
 
-
 // EventColumns is events.parquet's schema with the kinds of scenario
 // event as its kind dictionary. A writer of events.parquet takes it.
 var EventColumns = report.EventColumns(scenarios.Kinds)
