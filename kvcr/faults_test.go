@@ -104,44 +104,39 @@ func TestPullErrorAtEnd(t *testing.T) {
 // TestPullErrorsOverlap (rule: each pull_errors fault in force draws for
 // every write, independently; an error at the start strikes first). Two
 // faults at rate 1, key 3 at the end and key 5 at the start: the write of
-// a 2-block copy staged at 0 is not posted (failed at 2 ms), credited to
-// key 5. Rate 0 strikes nothing: success at 2 ms (1 MB from 1 ms).
+// a 2-block copy staged at 0 is not posted (failed at 1 + 1 = 2 ms),
+// credited to key 5; key 3 at the start and key 5 at the end, credited to
+// key 3. Rate 0 strikes nothing: success at 2 ms (1 MB from 1 ms).
 func TestPullErrorsOverlap(t *testing.T) {
-	g := newRig(Config{})
-	g.k.StartPullErrors(errorsFault(1, false))
-	start := errorsFault(1, true)
-	start.Key, start.RNG = 5, des.NewRNG(1).Stream("faults/other")
-	g.k.StartPullErrors(start)
-	g.k.Store(0, 0, stores(chain(1, 2)))
-	g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
-	g.run()
-	wantPull(t, g.r().pulls[1], Failed, -1, 2*ms, 0)
-	wantFault(t, g.r().pulls[1], 5, 0)
-	g.check(t)
-
-	// The other way round, key 3 at the start and key 5 at the end: the
-	// start still strikes first, credited to key 3, whatever the keys'
-	// order.
-	g = newRig(Config{})
-	g.k.StartPullErrors(errorsFault(1, true))
-	end := errorsFault(1, false)
-	end.Key, end.RNG = 5, des.NewRNG(1).Stream("faults/other")
-	g.k.StartPullErrors(end)
-	g.k.Store(0, 0, stores(chain(1, 2)))
-	g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
-	g.run()
-	wantPull(t, g.r().pulls[1], Failed, -1, 2*ms, 0)
-	wantFault(t, g.r().pulls[1], 3, 0)
-	g.check(t)
-
-	g = newRig(Config{})
-	g.k.StartPullErrors(errorsFault(0, false))
-	g.k.Store(0, 0, stores(chain(1, 2)))
-	g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
-	g.run()
-	wantPull(t, g.r().pulls[1], Success, ms, 2*ms, 2)
-	wantFault(t, g.r().pulls[1], -1, 0)
-	g.check(t)
+	fault := func(key int, rate float64, atStart bool) PullErrors {
+		f := errorsFault(rate, atStart)
+		f.Key, f.RNG = key, des.NewRNG(1).Stream(fmt.Sprint("faults/", key))
+		return f
+	}
+	for _, tc := range []struct {
+		name   string
+		faults []PullErrors
+		out    Outcome
+		first  des.Time
+		landed int
+		key    int
+	}{
+		{"end 3, start 5", []PullErrors{fault(3, 1, false), fault(5, 1, true)}, Failed, -1, 0, 5},
+		// the other way round: the start still strikes first, whatever the keys' order
+		{"start 3, end 5", []PullErrors{fault(3, 1, true), fault(5, 1, false)}, Failed, -1, 0, 3},
+		{"rate 0", []PullErrors{fault(3, 0, false)}, Success, ms, 2, -1},
+	} {
+		g := newRig(Config{})
+		for _, f := range tc.faults {
+			g.k.StartPullErrors(f)
+		}
+		g.k.Store(0, 0, stores(chain(1, 2)))
+		g.stage(0, 1, 1, chain(1, 2), Hint{Source: 0, Blocks: all})
+		g.run()
+		wantPull(t, g.r().pulls[1], tc.out, tc.first, 2*ms, tc.landed)
+		wantFault(t, g.r().pulls[1], tc.key, 0)
+		g.check(t)
+	}
 }
 
 // TestPullErrorsWindowEnd (rule: a write posted at or after the window's
