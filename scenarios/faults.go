@@ -97,6 +97,9 @@ type Origin string
 const (
 	OriginScenario Origin = ""      // written in the scenario (events.parquet: "scenario")
 	OriginChaos    Origin = "chaos" // drawn by the scenario's chaos
+	// OriginPlanner is an add or drain the planner decided during the run;
+	// no scenario file writes it.
+	OriginPlanner Origin = "planner"
 )
 
 // The kinds of scenario event: the scenario's key of each, and the value

@@ -455,6 +455,8 @@ func newWithDefaults(t reflect.Type) reflect.Value {
 		return reflect.ValueOf(&DownFault{G2: G2Kept})
 	case reflect.TypeOf(Chaos{}):
 		return reflect.ValueOf(chaosDefaults())
+	case reflect.TypeOf(Planner{}):
+		return reflect.ValueOf(plannerDefaults())
 	}
 	return reflect.New(t)
 }

@@ -27,8 +27,11 @@ type Scenario struct {
 	Events   []Event  `yaml:"events,omitempty"`
 	// Chaos draws fault events from the seeded stream "faults"; they are
 	// appended to Events, with Origin chaos, when the scenario is loaded.
-	Chaos  *Chaos `yaml:"chaos,omitempty"`
-	Report Report `yaml:"report"`
+	Chaos *Chaos `yaml:"chaos,omitempty"`
+	// Planner adds and drains workers from what the cluster shows
+	// (planner.go); nil: none.
+	Planner *Planner `yaml:"planner,omitempty"`
+	Report  Report   `yaml:"report"`
 	// Expect states what a run must show, one metric condition an entry
 	// ("pulls_rejected_draining > 0", "ttft_p99_ms < 2000"); replay fails
 	// (exit 1) when one does not hold.

@@ -108,6 +108,7 @@ func (sc *Scenario) validate() error {
 	sc.validateKVCR(c)
 	sc.validateEvents(c)
 	sc.validateChaos(c)
+	sc.validatePlanner(c)
 	sc.validateReport(c)
 	return errors.Join(c.errs...)
 }
