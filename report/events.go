@@ -80,8 +80,9 @@ type EventRow struct {
 	// same requests, in the twin. Requests -1 for an event that never
 	// fired (CohortTwin too without a twin); NaN a statistic of none.
 	CohortAfter, CohortTwin EventCohort
-	// Origin is where the event comes from: "scenario", or "chaos" for a
-	// fault the scenario's chaos drew. ForNs is a fault's length (-1: to
+	// Origin is where the event comes from: "scenario", "chaos" for a
+	// fault the scenario's chaos drew, or "planner" for an add or drain
+	// the planner decided. ForNs is a fault's length (-1: to
 	// the end of the run, and for an event that is not a fault).
 	Origin string
 	ForNs  int64
@@ -332,7 +333,7 @@ func EventColumns(kinds []string) []Column[EventRow] {
 }
 
 // EventOrigins are the values of events.parquet's origin column.
-var EventOrigins = []string{"scenario", "chaos"}
+var EventOrigins = []string{"scenario", "chaos", "planner"}
 
 // cohortColumns are the columns of an event's displaced cohort, in the run
 // (side "after") or its twin ("twin").

@@ -312,15 +312,16 @@ const (
 	WorkersFile    = "workers.parquet"
 	CountersFile   = "counters.parquet"
 	TimeseriesFile = "timeseries.parquet"
-	EventsFile     = "events.parquet" // one row a lifecycle event of the scenario
-	SummaryFile    = "summary.json"   // the run's summary and manifest
-	ScenarioFile   = "scenario.yaml"  // the scenario as it ran, resolved
-	SweepFile      = "sweep.parquet"  // a sweep's table, one row a run
-	SweepSpecFile  = "sweep.json"     // a sweep's grid and manifest
-	SearchFile     = "search.json"    // a search's probes and answer
-	PageFile       = "report.html"    // kvsim report's page
-	ChartsDir      = "charts"         // kvsim plot's charts
-	RunsDir        = "runs"           // a sweep's runs, each in SweepRunDir
+	EventsFile     = "events.parquet"  // one row a lifecycle event of the scenario
+	PlannerFile    = "planner.parquet" // one row a decision of the planner
+	SummaryFile    = "summary.json"    // the run's summary and manifest
+	ScenarioFile   = "scenario.yaml"   // the scenario as it ran, resolved
+	SweepFile      = "sweep.parquet"   // a sweep's table, one row a run
+	SweepSpecFile  = "sweep.json"      // a sweep's grid and manifest
+	SearchFile     = "search.json"     // a search's probes and answer
+	PageFile       = "report.html"     // kvsim report's page
+	ChartsDir      = "charts"          // kvsim plot's charts
+	RunsDir        = "runs"            // a sweep's runs, each in SweepRunDir
 )
 
 // PointsFile is a sweep's replicates summarised, one row a grid point
@@ -339,7 +340,7 @@ func SweepRunDir(run int64) string {
 // The files kvsim writes into an output directory, and its charts'
 // extensions; any other entry belongs to the user.
 var (
-	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile, EventsFile,
+	outputFiles = []string{RequestsFile, PullsFile, WorkersFile, CountersFile, TimeseriesFile, EventsFile, PlannerFile,
 		SummaryFile, ScenarioFile, SweepFile, PointsFile, SweepSpecFile, SearchFile, PageFile}
 	chartExts = []string{".png", ".svg"}
 )

@@ -84,6 +84,7 @@ type eventRec struct {
 	twinDigest              string      // the twin's digest
 	inert                   bool        // every request's row is the same in its twin
 	origin                  string      // events.parquet's origin
+	late                    bool        // decided during the run (Append): no window before
 	forNs                   int64       // a fault's length; -1 none
 	fault                   report.EventFault
 }
@@ -103,9 +104,10 @@ type eventWindow struct {
 	completed, tokens                     int64            // requests completed and tokens emitted in it
 }
 
-// NewEventLog returns the log of sc's events, nil when it has none.
+// NewEventLog returns the log of sc's events, nil when it has none and no
+// planner to add some (Append).
 func NewEventLog(sc *scenarios.Scenario) *EventLog {
-	if len(sc.Events) == 0 {
+	if len(sc.Events) == 0 && !sc.HasPlanner() {
 		return nil
 	}
 	return newLog(sc)
@@ -128,16 +130,31 @@ func NewTwinLog(sc *scenarios.Scenario, ats []des.Time) *EventLog {
 func newLog(sc *scenarios.Scenario) *EventLog {
 	l := &EventLog{window: des.Time(sc.Report.EventWindow), lo: des.Time(math.MaxInt64)}
 	for _, ev := range sc.Events {
-		e := eventRec{at: des.Time(ev.At), kind: ev.Kind(), ordersEnd: -1, origin: "scenario", forNs: -1}
-		if ev.Origin != scenarios.OriginScenario {
-			e.origin = string(ev.Origin)
-		}
-		if ev.Fault() && ev.For > 0 {
-			e.forNs = int64(ev.For)
-		}
-		l.add(e)
+		l.add(record(ev))
 	}
 	return l
+}
+
+// record is ev's record before it fires.
+func record(ev scenarios.Event) eventRec {
+	e := eventRec{at: des.Time(ev.At), kind: ev.Kind(), ordersEnd: -1, origin: "scenario", forNs: -1}
+	if ev.Origin != scenarios.OriginScenario {
+		e.origin = string(ev.Origin)
+	}
+	if ev.Fault() && ev.For > 0 {
+		e.forNs = int64(ev.For)
+	}
+	return e
+}
+
+// Append adds the record of an event decided during the run (a planner's,
+// at the current instant), after the scenario's: its index is the next.
+// Its window before is not measured (nothing knew of it then): its row's
+// window before is empty.
+func (l *EventLog) Append(ev scenarios.Event) {
+	e := record(ev)
+	e.late = true
+	l.add(e)
 }
 
 // add appends an event's record, its windows within [lo, hi).
@@ -525,8 +542,12 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		}
 		r.G2BlocksLeft, r.RemovalDelayNs, r.Removal = l.drained(removed, e)
 		r.WindowBeforeNs = int64(min(l.window, e.at))
+		before := &e.before
+		if e.late {
+			r.WindowBeforeNs, before = 0, &eventWindow{}
+		}
 		r.WindowAfterNs = int64(max(0, min(l.window, lastArrival+1-e.at)))
-		r.Before = e.before.row(r.WindowBeforeNs)
+		r.Before = before.row(r.WindowBeforeNs)
 		r.After = e.after.row(r.WindowAfterNs)
 		r.Twin, r.Delta = report.NoTwin()
 		r.CohortAfter, r.CohortTwin = report.NoCohort(), report.NoCohort()

@@ -37,6 +37,7 @@ const (
 	invRouterView    = "the router's view of each block's holders equals the pools"
 	invKVLedger      = "an event's KVCR work reconciles"
 	invChaosSettles  = "the cluster settles after chaos"
+	invPlannerMeter  = "the planner counts every change it reads"
 )
 
 func (e *InvariantError) Unwrap() error { return e.Err }

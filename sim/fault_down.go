@@ -67,6 +67,7 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 		n.stored = n.stored[:0]
 		seqs = append(seqs, n.w.Drop()...)
 		n.w.Restart() // an empty G1, for when it restarts
+		c.meter(n)
 		if c.kv != nil {
 			pulls, blocks := c.kv.EngineDown(now, n.id, lost)
 			c.applyKV()
@@ -101,6 +102,7 @@ func (c *Cluster) restart(now des.Time, key int, n *node, startup scenarios.Dura
 		st = lifecycle.Starting // its whole process restarts, empty
 	}
 	c.life.Set(n.id, st)
+	c.meter(n)
 	n.readyDue = des.AddSat(now, des.Time(startup))
 	c.q.Schedule(n.readyDue, des.PhaseLifecycle, uint64(key), (*lifeEvent)(c), lifeArg{kind: lifeReady, worker: n.id}.pack())
 }

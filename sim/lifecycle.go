@@ -67,7 +67,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		return
 	case lifeDrainTimeout:
 		if n := c.workers[a.worker]; c.status(n) == lifecycle.Draining {
-			q := c.remove(now, n, c.sc.Events[key].OnRemove)
+			q := c.remove(now, n, c.evs[key].OnRemove)
 			c.events.TimedOut(int(key), q.rerouted, q.failed)
 			c.events.Faulted(int(key), report.EventFault{Migrated: q.migrated})
 		}
@@ -82,7 +82,14 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		c.chaosSettled(now)
 		return
 	}
-	ev := c.sc.Events[key]
+	c.act(now, key)
+}
+
+// act carries out event key of the run's events now and returns the
+// workers it acted on (actsOn).
+func (c *Cluster) act(now des.Time, key uint64) []int32 {
+	l := (*lifeEvent)(c)
+	ev := c.evs[key]
 	ids := c.actsOn(now, key, ev)
 	c.fired(int(key), ids)
 	switch {
@@ -95,7 +102,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		for range ev.Add {
 			if err := c.addWorker(now, ev.Startup == 0); err != nil {
 				c.err = err
-				return
+				return nil
 			}
 			if ev.Startup > 0 {
 				n := c.workers[len(c.workers)-1]
@@ -129,6 +136,7 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		c.events.TookOff(int(key), q.rerouted, q.failed)
 		c.events.Faulted(int(key), report.EventFault{Migrated: q.migrated})
 	}
+	return ids
 }
 
 // fired tells the events' log what the workers ids scenario event key
@@ -184,7 +192,7 @@ func (c *Cluster) actsOn(now des.Time, key uint64, ev scenarios.Event) []int32 {
 // instant share the keys, the second taking the next smallest.
 func (c *Cluster) pickKeys(now des.Time) []uint64 {
 	r := des.NewRNG(c.sc.Seed).Stream(fmt.Sprintf("lifecycle/%d", int64(now)))
-	keys := make([]uint64, c.plan.Workers)
+	keys := make([]uint64, max(c.plan.Workers, len(c.workers))) // a planner's adds may pass the plan's count
 	for i := range keys {
 		keys[i] = r.Uint64()
 	}
@@ -266,6 +274,7 @@ func (c *Cluster) drain(now des.Time, n *node) {
 		return
 	}
 	c.life.Set(n.id, lifecycle.Draining)
+	c.meter(n)
 	n.drainNs = now
 	if c.kv != nil {
 		c.kv.Draining(n.id)
@@ -305,6 +314,7 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 	}
 	c.settle(n)
 	seqs := n.w.Drop()
+	c.meter(n)
 	if c.kv != nil {
 		c.kv.RemoveWorker(now, n.id)
 		c.applyKV()

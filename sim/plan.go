@@ -89,6 +89,9 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 	for _, ev := range sc.Events {
 		p.Workers += ev.Add
 	}
+	if sc.HasPlanner() { // it may add up to its most, and more as the ones it drains leave
+		p.Workers += sc.Planner.MaxWorkers
+	}
 	return p, nil
 }
 

@@ -152,6 +152,9 @@ func (c *Cluster) removedTimes() []des.Time {
 // too few ready workers, and the block chains that met a hash collision.
 func (c *Cluster) endWarnings() []string {
 	out := c.warnings
+	if w := c.plannerWarning(); w != "" {
+		out = append(out, w)
+	}
 	if n := c.chains.Collisions(); n > 0 {
 		out = append(out, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
 			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))

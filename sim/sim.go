@@ -57,6 +57,7 @@ type Result struct {
 	Summary  *results.Summary
 	Workers  []report.WorkerRow  // by worker id
 	Counters []report.CounterRow // in report order
+	Planner  []report.PlannerRow // the planner's decisions, in time order; nil without a planner
 }
 
 // Cluster is one run in progress.
@@ -84,7 +85,11 @@ type Cluster struct {
 	events    *results.EventLog // what each scenario event did; nil without events
 	warnings  []string          // what the run found that may make its results mislead
 	faults    faults            // the faults in force (faults.go)
-	err       error
+	// evs is the run's events: the scenario's, then its planner's as it
+	// decides them (planner.go), each its index's events.parquet row.
+	evs     []scenarios.Event
+	planner *planner // nil without one
+	err     error
 }
 
 // node is a worker and what the simulation keeps beside it.
@@ -114,6 +119,7 @@ type node struct {
 	downNs des.Time
 	downAt des.Time
 	downBy int
+	meter  meterState // its figures as the planner last counted them (planner.go)
 }
 
 // request is a request between arrival and its row.
@@ -235,6 +241,7 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 		return errNoRequests(sc)
 	}
 	c.scheduleLifecycle()
+	c.schedulePlanner()
 	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
 	c.loop(ctx)
 	if c.err != nil {
@@ -247,7 +254,13 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 // its workers' rows and its counters; with Check, an error when an event's
 // KVCR ledger does not reconcile.
 func (c *Cluster) result() (*Result, error) {
-	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: c.sc, EndNs: c.q.Now(), Events: c.q.Fired(),
+	sc := c.sc
+	if c.planner != nil { // the events its rows are of: the scenario's and the planner's
+		run := *c.sc
+		run.Events = c.evs
+		sc = &run
+	}
+	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
 		Counters: c.counters(), Removed: c.removedTimes(), Warnings: c.endWarnings()})
 	if c.opt.Check {
 		if err := c.checkLedgers(sum.EventRows); err != nil {
@@ -255,7 +268,11 @@ func (c *Cluster) result() (*Result, error) {
 		}
 	}
 	sum.Digest = c.digest.Sum(cs)
-	return &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}, nil
+	res := &Result{Summary: sum, Workers: c.workerRows(), Counters: cs}
+	if c.planner != nil {
+		res.Planner = c.planner.rows
+	}
+	return res, nil
 }
 
 // loop fires the run's events, one instant's in the order of the kernel's
@@ -279,6 +296,9 @@ func (c *Cluster) result() (*Result, error) {
 func (c *Cluster) loop(ctx context.Context) {
 	for c.poll(ctx) && c.q.Step() {
 		c.applyKV()
+		if c.planner != nil && c.opt.Check {
+			c.checkMeters()
+		}
 		if c.q.Len() == 0 {
 			return
 		}
@@ -326,7 +346,8 @@ func build(p *Plan, opt Options, events *results.EventLog) (*Cluster, error) {
 		events = results.NewEventLog(sc)
 	}
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: events}
+		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: events,
+		evs: slices.Clip(sc.Events), planner: newPlanner(p)}
 	rc := p.Router
 	rc.Chains, rc.Workers, rc.HintCosts.RNG = c.chains, c.life.View(), rng.Stream("hints")
 	r, err := scheduler.New(rc, rng.Stream("router"))
@@ -373,6 +394,7 @@ func (c *Cluster) addWorker(now des.Time, ready bool) error {
 // ready makes a worker schedulable.
 func (c *Cluster) ready(now des.Time, n *node) {
 	c.life.Set(n.id, lifecycle.Ready)
+	c.meter(n)
 	if n.readyNs < 0 { // a restart after a down keeps the first
 		n.readyNs = now
 	}
@@ -401,6 +423,9 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	req := c.next
 	c.readNext()
 	c.stats.Arrived(req.Arrival)
+	if c.planner != nil {
+		c.planner.arrivals++
+	}
 	r := &request{req: req, route: scheduler.Route{Worker: -1, HintSource: -1}, firstSched: -1, firstTokenAt: -1}
 	e := c.sc.Cluster.Engine
 	if (e.MaxModelLen > 0 && req.InputTokens+req.OutputTokens > e.MaxModelLen) || !c.workers[0].w.Fits(req) {
@@ -431,6 +456,7 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	n := c.workers[rt.Worker]
 	c.settle(n)
 	r.seq = n.w.Enqueue(r.req, rt.HintSource >= 0)
+	c.meter(n)
 	return rt.Worker, true
 }
 
@@ -483,6 +509,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		return
 	}
 	end, ok := n.w.StartPass(now)
+	c.meter(n)
 	if c.stretches > 0 && c.parked() {
 		c.settleAll() // the pass ends they stand for rescan parked pulls
 	}
@@ -518,6 +545,7 @@ func (p *passDone) Fire(now des.Time, key, downs uint64) {
 		n.w.Settle(now, false, false)
 	}
 	n.w.FinishPass(now)
+	c.meter(n)
 	if c.kv != nil && len(n.stored) > 0 {
 		c.kv.Store(now, n.id, n.stored)
 		c.applyKV()
@@ -634,6 +662,7 @@ func (c *Cluster) end(r *request, outcome string, now des.Time) {
 	if err := c.requests.put(row.RequestID, row, c.releaseRequest); err != nil && c.err == nil {
 		c.err = err
 	}
+	c.plannerDone()
 }
 
 // releaseRequest is where request rows leave, in request_id order: into

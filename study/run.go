@@ -55,10 +55,10 @@ func (e *Env) RunTo(ctx context.Context, path func(name string) string, plan *si
 	}
 	res, err := plan.Run(ctx, opt)
 	if err != nil {
-		tables.Close(nil, nil, nil)
+		tables.Close(nil, nil, nil, nil)
 		return nil, err
 	}
-	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows); err != nil {
+	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows, res.Planner); err != nil {
 		return nil, err
 	}
 	if err := complete(m, plan.Scenario); err != nil {

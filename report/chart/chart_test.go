@@ -35,7 +35,7 @@ func simulate(t *testing.T, dir string, sets ...string) *results.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows); err != nil {
+	if err := tables.Close(res.Workers, res.Counters, res.Summary.EventRows, res.Planner); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.WriteJSON(path("summary.json"), res.Summary); err != nil {

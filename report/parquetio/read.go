@@ -224,6 +224,11 @@ func ReadEvents(path string) ([]report.EventRow, error) {
 	return readAll(path, report.EventColumns(nil))
 }
 
+// ReadPlanner returns planner.parquet's rows.
+func ReadPlanner(path string) ([]report.PlannerRow, error) {
+	return readAll(path, report.PlannerColumns)
+}
+
 // ReadSamples streams timeseries.parquet rows to fn.
 func ReadSamples(path string, fn func(*report.SampleRow) error) error {
 	return readTable(path, report.SampleColumns, fn)

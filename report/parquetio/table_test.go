@@ -388,10 +388,10 @@ func TestWritersLeaveNoGoroutine(t *testing.T) {
 					return err
 				}
 			}
-			return tb.Close([]report.WorkerRow{{Worker: 1}}, []report.CounterRow{{Name: "x", Value: 2}}, []report.EventRow{{Kind: "drain", Origin: "scenario"}})
+			return tb.Close([]report.WorkerRow{{Worker: 1}}, []report.CounterRow{{Name: "x", Value: 2}}, []report.EventRow{{Kind: "drain", Origin: "scenario"}}, nil)
 		},
 		func(tb *Tables) error {
-			if tb.Close(nil, nil, nil) == nil {
+			if tb.Close(nil, nil, nil, nil) == nil {
 				t.Error("Tables.Close with no counters = nil, want the dictionary's error")
 			}
 			return nil

@@ -6,10 +6,10 @@ import (
 	"github.com/kvsim/kvsim/report"
 )
 
-// Tables writes a run's six Parquet tables into a directory: requests,
+// Tables writes a run's seven Parquet tables into a directory: requests,
 // pulls and time-series rows stream in as the run produces them, each
 // table encoded on its writer's goroutine; workers, counters and events
-// are written at the end.
+// and planner are written at the end.
 type Tables struct {
 	requests *TableWriter[report.RequestRow]
 	pulls    *TableWriter[report.PullRow]
@@ -50,10 +50,11 @@ func (t *Tables) Pull(r *report.PullRow) error { return t.pulls.Append(r) }
 func (t *Tables) Sample(r *report.SampleRow) error { return t.samples.Append(r) }
 
 // Close closes the streamed tables and writes workers.parquet,
-// counters.parquet and events.parquet (the rows in event order), the six
-// at once, each from a goroutine of its own. It returns the first error in
-// that order of the files.
-func (t *Tables) Close(workers []report.WorkerRow, counters []report.CounterRow, events []report.EventRow) error {
+// counters.parquet, events.parquet (the rows in event order) and
+// planner.parquet (no rows without a planner), the seven at once, each
+// from a goroutine of its own. It returns the first error in that order
+// of the files.
+func (t *Tables) Close(workers []report.WorkerRow, counters []report.CounterRow, events []report.EventRow, planner []report.PlannerRow) error {
 	names := make([]string, len(counters))
 	for i, c := range counters {
 		names[i] = c.Name
@@ -63,6 +64,7 @@ func (t *Tables) Close(workers []report.WorkerRow, counters []report.CounterRow,
 		func() error { return writeAll(t.path(report.WorkersFile), report.WorkerColumns, workers) },
 		func() error { return writeAll(t.path(report.CountersFile), report.CounterColumns(names), counters) },
 		func() error { return writeAll(t.path(report.EventsFile), t.events, events) },
+		func() error { return writeAll(t.path(report.PlannerFile), report.PlannerColumns, planner) },
 	}
 	errs := make([]error, len(closes))
 	var wg sync.WaitGroup

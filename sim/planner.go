@@ -1,0 +1,315 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
+)
+
+// The planner in the loop (DESIGN.md section 13, docs/planner.md). Every
+// interval, in the lifecycle phase after the scenario's own events of that
+// instant, it reads the interval just ended as a planner scraping metrics
+// would, and adds or drains workers through the same path as a scripted
+// add or drain, each action an event of its own (origin planner).
+//
+// What it reads is kept exactly and cheaply: each worker's figures as last
+// counted (node.meter), their totals over the ready workers, and the
+// totals' integrals since the interval began. Whatever changes a worker's
+// waiting requests, its G1 blocks in use or its status counts it again
+// (meter) at once, so the totals are piecewise constant between counts and
+// their integrals exact; --check verifies after every event that no change
+// went uncounted (checkMeters). A run without a planner pays a nil check.
+
+// plannerKey orders the decision after the scenario's lifecycle events of
+// the same instant: what it reads, they have done.
+const plannerKey = des.MaxKey
+
+// planner is the autoscaler's state.
+type planner struct {
+	cfg      *scenarios.Planner
+	capacity float64 // G1 blocks a worker
+	// The ready workers' totals now, and their integrals over [from, last).
+	waiting, used, ready             int64
+	areaWaiting, areaUsed, areaReady float64
+	from, last                       des.Time
+	arrivals                         int64 // in [from, now)
+	next                             *des.Handle
+	// mine is the workers of its last action and added whether it added
+	// them: it holds while any is still starting or draining.
+	mine  []int32
+	added bool
+	// wanted is what it wanted at each decision within the scale-down
+	// window (the target policy).
+	wanted []recommendation
+	rows   []report.PlannerRow
+}
+
+// recommendation is what a decision wanted, and when.
+type recommendation struct {
+	at des.Time
+	n  int
+}
+
+// meterState is a worker's figures as the planner last counted them: zero
+// unless it is ready.
+type meterState struct {
+	ready         bool
+	waiting, used int64
+}
+
+// reading is what a decision reads of the interval just ended.
+type reading struct {
+	queue, kv, rate float64 // queue and kv NaN when no worker was ready
+}
+
+// newPlanner is the planner of a plan, nil when its scenario has none.
+func newPlanner(p *Plan) *planner {
+	if !p.Scenario.HasPlanner() {
+		return nil
+	}
+	return &planner{cfg: p.Scenario.Planner, capacity: float64(p.Engine.GPUBlocks)}
+}
+
+// schedulePlanner puts the first decision on the queue.
+func (c *Cluster) schedulePlanner() {
+	if p := c.planner; p != nil {
+		p.next = c.q.ScheduleHandle(des.Time(p.cfg.Interval), des.PhaseLifecycle, plannerKey, (*plannerTick)(c), 0)
+	}
+}
+
+// plannerDone cancels the next decision once the last request has ended.
+func (c *Cluster) plannerDone() {
+	if p := c.planner; p != nil && p.next != nil && c.next == nil && len(c.active) == 0 {
+		c.q.Cancel(p.next)
+		p.next = nil
+	}
+}
+
+// meter counts n's figures again after a change (see the file's comment).
+func (c *Cluster) meter(n *node) {
+	p := c.planner
+	if p == nil {
+		return
+	}
+	p.advance(c.q.Now())
+	m := c.metered(n)
+	p.waiting += m.waiting - n.meter.waiting
+	p.used += m.used - n.meter.used
+	p.ready += b2i(m.ready) - b2i(n.meter.ready)
+	n.meter = m
+}
+
+// metered is n's figures now, as the planner counts them.
+func (c *Cluster) metered(n *node) meterState {
+	if c.status(n) != lifecycle.Ready {
+		return meterState{}
+	}
+	return meterState{ready: true, waiting: int64(n.w.Waiting()), used: int64(n.w.G1Used())}
+}
+
+// checkMeters verifies that every worker's figures were counted since they
+// last changed.
+func (c *Cluster) checkMeters() {
+	for _, n := range c.workers {
+		if m := c.metered(n); m != n.meter && c.err == nil {
+			c.err = &InvariantError{Invariant: invPlannerMeter, At: c.q.Now(),
+				Err: fmt.Errorf("worker %d shows %+v, the planner counted %+v", n.id, m, n.meter)}
+		}
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// advance integrates the totals up to now.
+func (p *planner) advance(now des.Time) {
+	dt := float64(now - p.last)
+	p.areaWaiting += float64(p.waiting) * dt
+	p.areaUsed += float64(p.used) * dt
+	p.areaReady += float64(p.ready) * dt
+	p.last = now
+}
+
+// read is the interval [from, now)'s reading; the next interval begins.
+func (p *planner) read(now des.Time) reading {
+	p.advance(now)
+	r := reading{queue: math.NaN(), kv: math.NaN(), rate: float64(p.arrivals) / (float64(now-p.from) / float64(des.Second))}
+	if p.areaReady > 0 {
+		r.queue = p.areaWaiting / p.areaReady
+		r.kv = p.areaUsed / (p.capacity * p.areaReady)
+	}
+	p.areaWaiting, p.areaUsed, p.areaReady, p.arrivals, p.from = 0, 0, 0, 0, now
+	return r
+}
+
+// want is the count of workers the policy wants, given the reading, the
+// workers ready and those ready or starting (active).
+func (p *planner) want(r reading, ready, active int) int {
+	c := p.cfg
+	switch c.Policy {
+	case scenarios.PlannerLoad:
+		l := c.Load
+		switch {
+		case r.queue > l.QueueUp || r.kv > l.KVUp:
+			return active + c.Step
+		case r.queue < l.QueueDown && r.kv < l.KVDown:
+			return active - c.Step
+		}
+		return active
+	case scenarios.PlannerThroughput:
+		return int(math.Ceil(r.rate / c.Throughput.RequestsPerWorkerS))
+	}
+	t := c.Target
+	m := r.queue
+	if t.Metric == scenarios.TargetKV {
+		m = r.kv
+	}
+	if math.IsNaN(m) || math.Abs(m/t.Value-1) <= t.Tolerance {
+		return active
+	}
+	return int(math.Ceil(float64(ready) * m / t.Value))
+}
+
+// plannerTick is a decision.
+type plannerTick Cluster
+
+// Fire takes a decision and schedules the next; plannerDone cancels it
+// once the last request has ended.
+func (t *plannerTick) Fire(now des.Time, _, _ uint64) {
+	c := (*Cluster)(t)
+	p := c.planner
+	c.decide(now)
+	p.next = c.q.ScheduleHandle(des.AddSat(now, des.Time(p.cfg.Interval)), des.PhaseLifecycle, plannerKey, t, 0)
+}
+
+// decide reads the interval just ended, wants a count of workers and acts:
+// an add or a drain through the lifecycle, or none, or a hold while its
+// last action is in progress. Its row says which and why.
+func (c *Cluster) decide(now des.Time) {
+	p := c.planner
+	r := p.read(now)
+	var ready, starting, draining int
+	for _, n := range c.workers {
+		switch c.status(n) {
+		case lifecycle.Ready:
+			ready++
+		case lifecycle.Starting, lifecycle.Restarting, lifecycle.Down:
+			starting++
+		case lifecycle.Draining:
+			draining++
+		}
+	}
+	active := ready + starting
+	wanted := p.want(r, ready, active)
+	row := report.PlannerRow{AtNs: int64(now), Queue: r.queue, KV: r.kv, ArrivalRate: r.rate, Wanted: int32(wanted),
+		Ready: int32(ready), Starting: int32(starting), Draining: int32(draining), Action: report.PlannerNone, Event: -1}
+	defer func() { p.rows = append(p.rows, row) }()
+	target := p.cfg.Policy == scenarios.PlannerTarget
+	if target {
+		p.remember(now, wanted)
+	}
+	if why := c.holding(); why != "" && (!target || p.cfg.Target.Hold) {
+		row.Action, row.Why = report.PlannerHold, why
+		return
+	}
+	goal, why := wanted, ""
+	if most := p.windowMost(); target && goal < active && most > goal {
+		goal, why = min(most, active), fmt.Sprintf("the scale-down window: it wanted %d within %v", most, des.Time(p.cfg.Target.ScaleDownWindow))
+	}
+	switch {
+	case goal < p.cfg.MinWorkers:
+		goal, why = p.cfg.MinWorkers, fmt.Sprintf("min_workers %d", p.cfg.MinWorkers)
+	case goal > p.cfg.MaxWorkers:
+		goal, why = p.cfg.MaxWorkers, fmt.Sprintf("max_workers %d", p.cfg.MaxWorkers)
+	}
+	delta := goal - active
+	if abs(delta) > p.cfg.Step {
+		delta, why = sign(delta)*p.cfg.Step, fmt.Sprintf("step %d", p.cfg.Step)
+	}
+	if delta < 0 && -delta > ready {
+		delta, why = -ready, fmt.Sprintf("only %d ready to drain", ready)
+	}
+	row.Why = why
+	if delta == 0 {
+		return
+	}
+	ev := p.cfg.AddEvent(now, delta)
+	row.Action, row.Workers = report.PlannerAdd, int32(delta)
+	if delta < 0 {
+		ev = p.cfg.DrainEvent(now, -delta)
+		row.Action, row.Workers = report.PlannerDrain, int32(-delta)
+	}
+	key := len(c.evs)
+	c.evs = append(c.evs, ev)
+	c.events.Append(ev)
+	row.Event = int32(key)
+	p.mine, p.added = c.act(now, uint64(key)), delta > 0
+}
+
+// holding says why the planner holds: a worker it added is still starting
+// or one it drained still draining; "" when it may decide.
+func (c *Cluster) holding() string {
+	p := c.planner
+	for _, id := range p.mine {
+		switch st := c.status(c.workers[id]); {
+		case p.added && (st == lifecycle.Starting || st == lifecycle.Restarting):
+			return fmt.Sprintf("worker %d it added is starting", id)
+		case !p.added && st == lifecycle.Draining:
+			return fmt.Sprintf("worker %d it drained is draining", id)
+		}
+	}
+	return ""
+}
+
+// remember records what a decision at now wanted and forgets what fell out
+// of the scale-down window (now - window, now].
+func (p *planner) remember(now des.Time, n int) {
+	w := des.Time(p.cfg.Target.ScaleDownWindow)
+	i := 0
+	for i < len(p.wanted) && p.wanted[i].at <= now-w {
+		i++
+	}
+	p.wanted = append(p.wanted[i:], recommendation{at: now, n: n})
+}
+
+// windowMost is the most workers wanted within the scale-down window.
+func (p *planner) windowMost() int {
+	most := 0
+	for _, r := range p.wanted {
+		most = max(most, r.n)
+	}
+	return most
+}
+
+// plannerWarning says when the planner took no action: the run is then
+// the fixed fleet's, whatever its policy.
+func (c *Cluster) plannerWarning() string {
+	p := c.planner
+	if p == nil {
+		return ""
+	}
+	for _, r := range p.rows {
+		if r.Action == report.PlannerAdd || r.Action == report.PlannerDrain {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the %s planner took no action in its %d decisions: the run is its fixed fleet of %d workers (look at planner.parquet's readings against its thresholds)",
+		p.cfg.Policy, len(p.rows), c.sc.Cluster.Workers)
+}
+
+func abs(x int) int { return max(x, -x) }
+
+func sign(x int) int {
+	if x < 0 {
+		return -1
+	}
+	return 1
+}
