@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,4 +193,44 @@ func TestPlannerMeterCheck(t *testing.T) {
 	if !errors.As(c.err, &ie) || ie.Invariant != invPlannerMeter || !strings.Contains(ie.Error(), "worker 0") {
 		t.Errorf("check: %v, want %q naming worker 0", c.err, invPlannerMeter)
 	}
+}
+
+// TestPlannerSeesOnlyThePast: a planner reads what a real one could see,
+// the past, never a request's output length or a later arrival. Run A is
+// plannerLines' first six requests and two at 250 ms with 20 output
+// tokens, running at 300 ms; run B gives those two 200 output tokens and
+// adds three arrivals at 350, 360 and 370 ms. Up to 300 ms the two runs
+// are the same to anyone watching the cluster: every policy's decisions
+// to 300 ms must be too, while the runs differ after.
+func TestPlannerSeesOnlyThePast(t *testing.T) {
+	a := append(slices.Clone(plannerLines[:6]), traceLine{250, 8, 20, ids(800, 1)}, traceLine{250, 8, 20, ids(900, 1)})
+	b := slices.Clone(a)
+	b[6].out, b[7].out = 200, 200
+	b = append(b, traceLine{350, 8, 8, ids(1000, 1)}, traceLine{360, 8, 8, ids(1100, 1)}, traceLine{370, 8, 8, ids(1200, 1)})
+	for _, policy := range []string{
+		"  policy: load\n  max_workers: 4\n  load: {queue_up: 2, queue_down: 0.5, kv_up: 0.9, kv_down: 0.5}\n",
+		"  policy: throughput\n  max_workers: 4\n  throughput: {requests_per_worker_s: 25}\n",
+		"  policy: target\n  max_workers: 4\n  target: {value: 1, scale_down_window: 250ms}\n",
+	} {
+		_, ra := runTraceSink(t, plannerBody+policy, a)
+		_, rb := runTraceSink(t, plannerBody+policy, b)
+		if ra.Summary.Digest == rb.Summary.Digest {
+			t.Errorf("%s: the runs are the same", policy)
+		}
+		n := 0
+		for n < len(ra.Planner) && ra.Planner[n].AtNs <= 300*ms {
+			n++
+		}
+		if n != 3 || len(rb.Planner) < n || !slices.EqualFunc(ra.Planner[:n], rb.Planner[:n], sameDecision) {
+			t.Errorf("%s: decisions to 300 ms\n%+v\n%+v", policy, ra.Planner[:n], rb.Planner[:min(n, len(rb.Planner))])
+		}
+	}
+}
+
+// sameDecision compares two planner rows, NaN readings equal.
+func sameDecision(x, y report.PlannerRow) bool {
+	same := func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+	qx, kx, qy, ky := x.Queue, x.KV, y.Queue, y.KV
+	x.Queue, x.KV, y.Queue, y.KV = 0, 0, 0, 0
+	return x == y && same(qx, qy) && same(kx, ky)
 }
