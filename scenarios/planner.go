@@ -23,6 +23,11 @@ type Planner struct {
 	Step int `yaml:"step"`
 	// Startup is an added worker's time from its add to ready.
 	Startup Duration `yaml:"startup"`
+	// Tail is the longest it goes on deciding after the last arrival: a
+	// planner that flaps, draining with a drain timeout the workers whose
+	// requests its next add cannot finish in time, would otherwise never
+	// let the run end.
+	Tail Duration `yaml:"tail"`
 	// Prewarm makes the workers it adds prefetch the hottest chains of the
 	// ready workers' G2, as an add's prewarm does.
 	Prewarm    *Budget          `yaml:"prewarm,omitempty"`
@@ -140,7 +145,7 @@ func PlannerDefault(p PlannerPolicy) (interval des.Time, step int) {
 
 func plannerDefaults() *Planner {
 	return &Planner{
-		Policy: PlannerNone, MinWorkers: 1, Startup: Duration(30 * des.Second),
+		Policy: PlannerNone, MinWorkers: 1, Startup: Duration(30 * des.Second), Tail: Duration(10 * des.Minute),
 		Load:       LoadPolicy{QueueUp: 5, QueueDown: 0.5, KVUp: 0.8, KVDown: 0.3},
 		Throughput: ThroughputPolicy{RequestsPerWorkerS: 2},
 		Target:     TargetPolicy{Metric: TargetQueue, Value: 4, Tolerance: 0.1, ScaleDownWindow: Duration(5 * des.Minute), Hold: true},
@@ -189,6 +194,7 @@ func (sc *Scenario) validatePlanner(c *check) {
 	}
 	c.atLeast("planner.step", int64(p.Step), 1)
 	c.durationAtLeast("planner.startup", p.Startup, 0)
+	c.durationAtLeast("planner.tail", p.Tail, 0)
 	l := p.Load
 	c.nonNegative("planner.load.queue_down", l.QueueDown)
 	if !(l.QueueUp > l.QueueDown) {

@@ -38,6 +38,8 @@ type planner struct {
 	from, last                       des.Time
 	arrivals                         int64 // in [from, now)
 	next                             *des.Handle
+	stopped                          des.Time // its last decision when planner.tail stopped it; 0 otherwise
+	inFlight                         int      // the requests in flight then
 	// mine is the workers of its last action and added whether it added
 	// them: it holds while any is still starting or draining.
 	mine  []int32
@@ -181,13 +183,24 @@ func (p *planner) want(r reading, ready, active int) int {
 // plannerTick is a decision.
 type plannerTick Cluster
 
-// Fire takes a decision and schedules the next; plannerDone cancels it
+// Fire takes a decision and schedules the next, unless nothing but the
+// sampler is pending (requests no worker can ever admit must not keep the
+// run going) or the next would come more than planner.tail after the last
+// arrival (stopped, which the warnings say). plannerDone cancels the next
 // once the last request has ended.
 func (t *plannerTick) Fire(now des.Time, _, _ uint64) {
 	c := (*Cluster)(t)
 	p := c.planner
+	p.next = nil
 	c.decide(now)
-	p.next = c.q.ScheduleHandle(des.AddSat(now, des.Time(p.cfg.Interval)), des.PhaseLifecycle, plannerKey, t, 0)
+	next := des.AddSat(now, des.Time(p.cfg.Interval))
+	switch {
+	case c.q.Len() <= 1: // the sampler is pending while the planner is
+	case c.next == nil && next > des.AddSat(c.stats.LastArrival(), des.Time(p.cfg.Tail)):
+		p.stopped, p.inFlight = now, len(c.active)
+	default:
+		p.next = c.q.ScheduleHandle(next, des.PhaseLifecycle, plannerKey, t, 0)
+	}
 }
 
 // decide reads the interval just ended, wants a count of workers and acts:
@@ -295,6 +308,11 @@ func (c *Cluster) plannerWarning() string {
 	p := c.planner
 	if p == nil {
 		return ""
+	}
+	if p.stopped > 0 {
+		return fmt.Sprintf("the planner stopped deciding at %v, planner.tail (%v) after the last arrival, with %d requests still in flight: "+
+			"it was likely flapping, its drains' timeouts taking off requests its adds could not finish (look at planner.parquet's actions)",
+			p.stopped, des.Time(p.cfg.Tail), p.inFlight)
 	}
 	for _, r := range p.rows {
 		if r.Action == report.PlannerAdd || r.Action == report.PlannerDrain {

@@ -62,7 +62,10 @@ type gen struct {
 	orders *rand.Rand
 	// faults draws GenerateChaos's faults and chaos: a stream of its own,
 	// so that the cases of Generate are the cases they were.
-	faults  *rand.Rand
+	faults *rand.Rand
+	// planner draws GeneratePlanner's planner: a stream of its own, so
+	// that its case is Generate's with a planner.
+	planner *rand.Rand
 	ordered bool            // an event evacuates or prewarms
 	kvcrOn  bool            // the case runs KVCR
 	b       strings.Builder // the scenario
@@ -97,15 +100,24 @@ func GenerateLarge(seed uint64) Case { return generate(seed, true) }
 // does, and a chaos block drawing many more over the trace's span, then
 // settling a minute. A case without KVCR gets only the faults that need
 // none (stragglers, engines down).
-func GenerateChaos(seed uint64) Case { return generateWith(seed, false, true) }
+func GenerateChaos(seed uint64) Case { return generateWith(seed, false, true, false) }
 
-func generate(seed uint64, large bool) Case { return generateWith(seed, large, false) }
+// GeneratePlanner returns Generate's case of seed with a planner (DESIGN.md
+// section 13): any policy, deciding every few milliseconds of the trace's
+// span with thresholds that make it act, any scale-in pick, drain
+// timeouts, evacuations and prewarms, and an SLO.
+func GeneratePlanner(seed uint64) Case { return generateWith(seed, false, false, true) }
 
-func generateWith(seed uint64, large, chaos bool) Case {
+func generate(seed uint64, large bool) Case { return generateWith(seed, large, false, false) }
+
+func generateWith(seed uint64, large, chaos, planner bool) Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 0x5ce9_9e11)), late: rand.New(rand.NewPCG(seed, 0x1a7e_5eed)),
 		hints: rand.New(rand.NewPCG(seed, 0x4119_7c05)), orders: rand.New(rand.NewPCG(seed, 0x0bde_4e55)), large: large}
 	if chaos {
 		g.faults = rand.New(rand.NewPCG(seed, 0xfa17_5eed))
+	}
+	if planner {
+		g.planner = rand.New(rand.NewPCG(seed, 0x91a4_4e25))
 	}
 	g.v011 = g.late.IntN(4) == 0
 	if large {
@@ -143,6 +155,9 @@ func generateWith(seed uint64, large, chaos bool) Case {
 	g.b.WriteString(events)
 	if g.faults != nil {
 		g.chaos(kvcr)
+	}
+	if g.planner != nil {
+		g.plan()
 	}
 	fmt.Fprintf(&g.b, "report: {sample_interval: %dms}\n", 1+g.r.IntN(50))
 	return Case{Seed: seed, Scenario: []byte(g.b.String()), Trace: trace}
@@ -464,6 +479,30 @@ func (g *gen) chaos(kvcrOn bool) {
 	}
 	fmt.Fprintf(&g.b, "chaos: {from: 0s, to: %dms, settle: 1m, rates: {link: %d, slow: %d, down: %d, notices: %d}, pull_errors: %s, for: {min: 1ms, max: 50ms}}\n",
 		g.chaosTo(), rate(kvcrOn), rate(true), rate(true), rate(kvcrOn), pullErrors)
+}
+
+// plan writes the case's planner block.
+func (g *gen) plan() {
+	p := g.planner
+	least := 1 + p.IntN(2)
+	fmt.Fprintf(&g.b, "planner:\n  policy: %s\n  interval: %dms\n  min_workers: %d\n  max_workers: %d\n  step: %d\n  startup: %s\n",
+		pick(p, scenarios.PlannerLoad, scenarios.PlannerThroughput, scenarios.PlannerTarget), 1+p.IntN(max(1, g.lastMs/4)),
+		least, least+p.IntN(5), 1+p.IntN(3), pick(p, "0s", "1ms", "10ms", "50ms"))
+	fmt.Fprintf(&g.b, "  load: {queue_up: %s, queue_down: %s, kv_up: %s, kv_down: %s}\n",
+		pick(p, "0.5", "1", "2", "5"), pick(p, "0", "0.2", "0.4"), pick(p, "0.3", "0.6", "0.9"), pick(p, "0", "0.1", "0.2"))
+	fmt.Fprintf(&g.b, "  throughput: {requests_per_worker_s: %d}\n", pick(p, 10, 50, 200, 1000))
+	fmt.Fprintf(&g.b, "  target: {metric: %s, value: %s, tolerance: %s, scale_down_window: %s, hold: %t}\n",
+		pick(p, scenarios.TargetQueue, scenarios.TargetKV), pick(p, "0.2", "1", "3"), pick(p, "0", "0.1", "0.3"),
+		pick(p, "0s", "5ms", "50ms"), p.IntN(2) == 0)
+	fmt.Fprintf(&g.b, "  scale_in: {pick: %s, drain_timeout: %s", pick(p, scenarios.Picks...), pick(p, "0s", "0s", "5ms", "30ms"))
+	if g.g2 > 0 && p.IntN(3) == 0 {
+		fmt.Fprintf(&g.b, ", evacuate: {blocks: %d}", pick(p, 1, 16, 1000))
+	}
+	g.b.WriteString("}\n")
+	if g.g2 > 0 && p.IntN(3) == 0 {
+		fmt.Fprintf(&g.b, "  prewarm: {blocks: %d}\n", pick(p, 1, 16, 1000))
+	}
+	fmt.Fprintf(&g.b, "  slo: {ttft: %s, itl: %s}\n", pick(p, "5ms", "50ms", "500ms"), pick(p, "1ms", "5ms", "50ms"))
 }
 
 // order draws whether a drain or add issues orders: one in four, when KVCR
