@@ -302,10 +302,22 @@ const (
 	PickIdlest     Pick = "idlest"      // fewest requests running and waiting
 	PickMostCached Pick = "most_cached" // most blocks in G2
 	PickRandom     Pick = "random"      // uniformly, from the seeded stream "lifecycle"
+	// PickHighestID takes the highest ids: the newest workers, which a
+	// deployed planner (Dynamo's, a Kubernetes Deployment's scale-in)
+	// drops first.
+	PickHighestID Pick = "highest_id"
+	// PickLeastCached takes the fewest blocks held in G1 or G2 (a block
+	// in both counts once), as the router's view has them: what its KV
+	// events have told it by then, router.event_delay included.
+	PickLeastCached Pick = "least_cached"
+	// PickFewestUnique takes the fewest blocks held in G1 or G2 that no
+	// other worker holds in either tier, in the router's view: the cache a
+	// drain loses to the whole cluster.
+	PickFewestUnique Pick = "fewest_unique"
 )
 
 // Picks lists the picks, in the order errors name them.
-var Picks = []Pick{PickBusiest, PickIdlest, PickMostCached, PickRandom}
+var Picks = []Pick{PickBusiest, PickIdlest, PickMostCached, PickRandom, PickHighestID, PickLeastCached, PickFewestUnique}
 
 // RemoveAction is what becomes of the requests on a removed worker: the
 // value of the scenario key events[i].on_remove.

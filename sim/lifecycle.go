@@ -226,7 +226,7 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 		// ready is in id order and the sort is stable: equal keys keep the lowest id first.
 		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(keys[a.id], keys[b.id]) })
 	} else {
-		score := c.pickScore(sel.Pick)
+		score := c.pickScore(now, sel.Pick)
 		// ready is in id order and the sort is stable: ties keep the lowest id first.
 		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(score(b), score(a)) })
 		if k > 0 && k < len(ready) && score(ready[0]) == score(ready[k]) {
@@ -251,11 +251,21 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 	return ids
 }
 
-// pickScore is the score a pick takes its workers by, highest first.
-func (c *Cluster) pickScore(p scenarios.Pick) func(*node) int {
+// pickScore is the score a pick takes its workers by at now, highest
+// first. The cache-aware picks read the router's view (what a planner could
+// ask the router), once for the whole pick, not the workers' own caches.
+func (c *Cluster) pickScore(now des.Time, p scenarios.Pick) func(*node) int {
 	switch p {
 	case scenarios.PickIdlest:
 		return func(n *node) int { return -n.w.Requests() }
+	case scenarios.PickHighestID:
+		return func(n *node) int { return int(n.id) }
+	case scenarios.PickLeastCached, scenarios.PickFewestUnique:
+		h := c.router.Holdings(now)
+		if p == scenarios.PickLeastCached {
+			return func(n *node) int { return -h[n.id].Held }
+		}
+		return func(n *node) int { return -h[n.id].Unique }
 	case scenarios.PickMostCached:
 		return func(n *node) int {
 			if c.kv == nil {

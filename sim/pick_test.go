@@ -217,3 +217,126 @@ func TestPickRandomStable(t *testing.T) {
 		t.Errorf("B kept its pick in %d of 100 seeds", same)
 	}
 }
+
+// cacheLines: round robin, short requests only (1 output token), all done
+// by 22 ms: R0 (blocks 1-10, trace ids as block hashes) and R3 (1-2, the
+// same blocks) on worker 0; R1 (100-103) and R4 (100-105) on worker 1; R2
+// (1-12, sharing 1-10 with R0) and R5 (300-301) on worker 2. Each worker
+// keeps every prompt block in G1 and G2 (256 and 1024 blocks). Blocks held
+// (a block in G1 and G2 counts once): worker 0 holds 1-10, 10 blocks;
+// worker 1 100-105, 6; worker 2 1-12 and 300-301, 14. Unique (held by no
+// other worker): worker 0 none (worker 2 holds 1-10 too); worker 1 all 6;
+// worker 2 11, 12, 300, 301: 4.
+var cacheLines = []traceLine{
+	{0, 160, 1, ids(1, 10)}, {1, 64, 1, ids(100, 4)}, {2, 192, 1, ids(1, 12)},
+	{3, 32, 1, ids(1, 2)}, {4, 96, 1, ids(100, 6)}, {5, 32, 1, ids(300, 2)},
+}
+
+// TestPickHighestIDAndCache: at 200 ms (cacheLines: held 10, 6, 14;
+// unique 0, 6, 4) the three picks take three different workers.
+// highest_id 1 takes worker 2, 2 takes 1 and 2. least_cached 1 takes
+// worker 1 (6 blocks), 2 takes 1 and 0 (10). fewest_unique 1 takes worker
+// 0, although it holds more blocks than worker 1: all 10 are on worker 2
+// too, so a drain of worker 0 loses the cluster no block; 2 takes 0 and 2
+// (4). most_cached 1, by true G2, takes worker 2 (14). No pick ties.
+func TestPickHighestIDAndCache(t *testing.T) {
+	for _, tc := range []struct {
+		pick  string
+		count int
+		want  []int32
+	}{
+		{"highest_id", 1, []int32{2}}, {"highest_id", 2, []int32{1, 2}},
+		{"least_cached", 1, []int32{1}}, {"least_cached", 2, []int32{0, 1}},
+		{"fewest_unique", 1, []int32{0}}, {"fewest_unique", 2, []int32{0, 2}},
+		{"most_cached", 1, []int32{2}},
+	} {
+		s, res := runTraceSink(t, pickBody, cacheLines, fmt.Sprintf("events=[{at: 200ms, drain: {count: %d, pick: %s}}]", tc.count, tc.pick))
+		if got := drained(t, res, 200*ms); !slices.Equal(got, tc.want) {
+			t.Errorf("%s %d drained %v, want %v", tc.pick, tc.count, got, tc.want)
+		}
+		for _, w := range res.Summary.Warnings {
+			if strings.Contains(w, "share the top score") {
+				t.Errorf("%s %d: %q", tc.pick, tc.count, w)
+			}
+		}
+		// The hand count, from the time series at 100 ms (at 200 ms a
+		// drained worker, idle, is gone): G2 holds every block G1 does, so
+		// a worker's G2 is what it holds.
+		seen := 0
+		for _, r := range s.samples {
+			if r.TimeNs == 100*ms {
+				seen++
+				if r.G2Blocks != []int64{10, 6, 14}[r.Worker] {
+					t.Errorf("%s: worker %d holds %d G2 blocks at 100 ms", tc.pick, r.Worker, r.G2Blocks)
+				}
+			}
+		}
+		if seen != 3 {
+			t.Errorf("%s: %d samples at 100 ms, want 3", tc.pick, seen)
+		}
+	}
+}
+
+// TestPickCacheEventDelay: cacheLines and R6 (blocks 600-604, 80 tokens)
+// on worker 0 at 100 ms, stored at 110 ms: worker 0 then truly holds 15
+// blocks, 5 of them its own. Without a delay, at 200 ms fewest_unique 1
+// takes worker 2 (unique 5, 6, 4) and least_cached 2 workers 1 and 2 (15,
+// 6, 14). With router.event_delay 150ms the router has seen at 200 ms only
+// the events of 50 ms and before (R0-R5's, by 22 ms): not R6's, which
+// reach it at 260 ms. It reads worker 0 as cacheLines leave it (10 held,
+// 0 unique): fewest_unique 1 takes worker 0 and least_cached 2 workers 0
+// and 1. At 300 ms, with the delay, it has seen R6's blocks and picks as
+// without one.
+func TestPickCacheEventDelay(t *testing.T) {
+	lines := append(slices.Clone(cacheLines), traceLine{100, 80, 1, ids(600, 5)})
+	for _, tc := range []struct {
+		delay string
+		at    int64 // ms
+		pick  string
+		count int
+		want  []int32
+	}{
+		{"0s", 200, "fewest_unique", 1, []int32{2}},
+		{"0s", 200, "least_cached", 2, []int32{1, 2}},
+		{"150ms", 200, "fewest_unique", 1, []int32{0}},
+		{"150ms", 200, "least_cached", 2, []int32{0, 1}},
+		{"150ms", 300, "fewest_unique", 1, []int32{2}},
+		{"150ms", 300, "least_cached", 2, []int32{1, 2}},
+	} {
+		s, res := runTraceSink(t, pickBody, lines, "router.event_delay="+tc.delay, "report.sample_interval=50ms",
+			fmt.Sprintf("events=[{at: %dms, drain: {count: %d, pick: %s}}]", tc.at, tc.count, tc.pick))
+		if got := drained(t, res, tc.at*ms); !slices.Equal(got, tc.want) {
+			t.Errorf("delay %s, %s %d at %d ms drained %v, want %v", tc.delay, tc.pick, tc.count, tc.at, got, tc.want)
+		}
+		// The workers' true caches at 150 ms, the same with and without the
+		// delay.
+		seen := 0
+		for _, r := range s.samples {
+			if r.TimeNs == 150*ms {
+				seen++
+				if r.G2Blocks != []int64{15, 6, 14}[r.Worker] {
+					t.Errorf("delay %s: worker %d holds %d G2 blocks at 150 ms", tc.delay, r.Worker, r.G2Blocks)
+				}
+			}
+		}
+		if seen != 3 {
+			t.Errorf("delay %s: %d samples at 150 ms, want 3", tc.delay, seen)
+		}
+	}
+}
+
+// TestPickCacheTies: at 0 ms, before any request, every worker holds
+// nothing in the router's view: least_cached 1 and fewest_unique 1 find
+// the 3 workers tied at 0, take worker 0 and say the ids chose.
+func TestPickCacheTies(t *testing.T) {
+	for _, pick := range []string{"least_cached", "fewest_unique"} {
+		_, res := runTraceSink(t, pickBody, pickLines[:1], fmt.Sprintf("events=[{at: 0s, drain: {count: 1, pick: %s}}]", pick))
+		if got := drained(t, res, 0); !slices.Equal(got, []int32{0}) {
+			t.Errorf("%s drained %v, want [0]", pick, got)
+		}
+		want := fmt.Sprintf("events[0] picks 1 by %s at 0s, but 3 ready workers share the top score (0): the lowest ids won, not the pick", pick)
+		if !slices.Contains(res.Summary.Warnings, want) {
+			t.Errorf("%s: warnings %q lack %q", pick, res.Summary.Warnings, want)
+		}
+	}
+}

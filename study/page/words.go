@@ -127,12 +127,28 @@ func selectionWords(s *scenarios.Selection) string {
 		}
 		return "workers " + strings.Join(ids, ", ")
 	}
-	pick := map[scenarios.Pick]string{
-		scenarios.PickBusiest: "busiest", scenarios.PickIdlest: "idlest", scenarios.PickMostCached: "most cached (G2)",
-		scenarios.PickRandom: "randomly picked",
-	}[s.Pick]
-	if pick == "" {
+	// A pick is an adjective ("the 8 busiest ready workers") or, for the
+	// cache-aware ones, a clause after the workers.
+	var pick, holding string
+	switch s.Pick {
+	case scenarios.PickMostCached:
+		pick = "most cached (G2)"
+	case scenarios.PickRandom:
+		pick = "randomly picked"
+	case scenarios.PickHighestID:
+		pick = "highest-id"
+	case scenarios.PickLeastCached:
+		holding = "holding the fewest blocks in G1 and G2, as the router sees them"
+	case scenarios.PickFewestUnique:
+		holding = "holding the fewest blocks no other worker holds, as the router sees them"
+	default: // busiest, idlest: their own words
 		pick = string(s.Pick)
+	}
+	if holding != "" {
+		if s.Count == 1 {
+			return "the ready worker " + holding
+		}
+		return fmt.Sprintf("the %d ready workers %s", s.Count, holding)
 	}
 	if s.Count == 1 {
 		return fmt.Sprintf("the %s ready worker", pick)
