@@ -26,6 +26,15 @@ const MaxSampleRows = 50_000_000
 // of fewer workers reads nothing more.
 const traceHorizon = 7 * 24 * 60 * des.Minute
 
+// traceHorizon is traceHorizon of source time as the plan's envelope
+// plays it.
+func (p *Plan) traceHorizon() des.Time {
+	if t, ok := p.Envelope.Real(traceHorizon); ok {
+		return t
+	}
+	return des.MaxTime
+}
+
 // SampleRows estimates the rows of the run's time series: the most workers
 // the run ever has (Workers; an added worker is counted from the start, a
 // removed one to the end) times the samples, one at 0 and one every
@@ -60,7 +69,8 @@ func (p *Plan) eventSpan() des.Time {
 // about that distribution's 1 - 1/sessions quantile (and at least its
 // mean). The default scenario: 3,000 / 40 = 75 s, and 1,000 sessions
 // trailing by Gamma(2, 10 s)'s 0.999 quantile, 92.3 s: 167.3 s, where the
-// seed's last request arrives at 166 s.
+// seed's last request arrives at 166 s. Under an envelope, the estimate
+// is the simulated time at which that source time plays.
 func (p *Plan) syntheticSpan() des.Time {
 	s := p.Scenario.Workload.Synthetic
 	span := float64(s.Requests) / s.Rate * float64(des.Second)
@@ -71,6 +81,9 @@ func (p *Plan) syntheticSpan() des.Time {
 	}
 	t, ok := des.FromNanos(span)
 	if !ok {
+		return des.MaxTime
+	}
+	if t, ok = p.Envelope.Real(t); !ok {
 		return des.MaxTime
 	}
 	return t
@@ -88,7 +101,7 @@ func (p *Plan) CheckOutput() error {
 		if s := p.syntheticSpan(); s >= span {
 			span, until = s, "the workload's last arrival, as estimated"
 		}
-	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, traceHorizon)) > MaxSampleRows {
+	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, p.traceHorizon())) > MaxSampleRows {
 		t, err := p.readTrace()
 		if err != nil {
 			return err
