@@ -70,23 +70,24 @@ func (p *Plan) eventSpan() des.Time {
 // mean). The default scenario: 3,000 / 40 = 75 s, and 1,000 sessions
 // trailing by Gamma(2, 10 s)'s 0.999 quantile, 92.3 s: 167.3 s, where the
 // seed's last request arrives at 166 s. Under an envelope, the estimate
-// is the simulated time at which that source time plays.
-func (p *Plan) syntheticSpan() des.Time {
+// is the simulated time at which that time of the generator's plays; ok is
+// false when it would play past virtual time (the span is then MaxTime).
+func (p *Plan) syntheticSpan() (span des.Time, ok bool) {
 	s := p.Scenario.Workload.Synthetic
-	span := float64(s.Requests) / s.Rate * float64(des.Second)
+	ns := float64(s.Requests) / s.Rate * float64(des.Second)
 	if think := float64(s.ThinkTime); s.Turns > 1 && think > 0 {
 		sessions := float64((s.Requests + s.Turns - 1) / s.Turns)
 		trail := distuv.Gamma{Alpha: float64(s.Turns - 1), Beta: 1 / think}
-		span += max(trail.Mean(), trail.Quantile(1-1/sessions))
+		ns += max(trail.Mean(), trail.Quantile(1-1/sessions))
 	}
-	t, ok := des.FromNanos(span)
+	t, ok := des.FromNanos(ns)
 	if !ok {
-		return des.MaxTime
+		return des.MaxTime, true
 	}
-	if t, ok = p.Envelope.Real(t); !ok {
-		return des.MaxTime
+	if span, ok = p.Envelope.Real(t); !ok {
+		return des.MaxTime, false
 	}
-	return t
+	return span, true
 }
 
 // CheckOutput refuses a plan whose time series (SampleRows) would pass
@@ -98,7 +99,11 @@ func (p *Plan) syntheticSpan() des.Time {
 func (p *Plan) CheckOutput() error {
 	span, until := p.eventSpan(), "the scenario's last event"
 	if p.Scenario.Workload.Synthetic != nil {
-		if s := p.syntheticSpan(); s >= span {
+		s, ok := p.syntheticSpan()
+		if !ok {
+			return p.Scenario.ErrAt("workload.envelope", "the workload's last arrival, as estimated, would arrive past the end of virtual time (about 292 years)")
+		}
+		if s >= span {
 			span, until = s, "the workload's last arrival, as estimated"
 		}
 	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, p.traceHorizon())) > MaxSampleRows {
