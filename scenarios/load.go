@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -209,6 +210,7 @@ var (
 	durationType  = reflect.TypeOf(Duration(0))
 	perTokenType  = reflect.TypeOf(PerToken(0))
 	selectionType = reflect.TypeOf(Selection{})
+	segmentType   = reflect.TypeOf(Segment{})
 )
 
 // selectionPick is the mapping form of a Selection.
@@ -248,6 +250,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
 		return nil
 	case selectionType:
 		return d.selection(n, v.Addr().Interface().(*Selection), key)
+	case segmentType:
+		return d.segment(n, v.Addr().Interface().(*Segment), key)
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -369,6 +373,23 @@ func (d *decoder) selection(n *yaml.Node, s *Selection, key string) error {
 	}
 	s.bad = true
 	return d.fail(n, key, "want a list of worker ids or a pick such as {count: 4, pick: busiest}, got %s", describe(n))
+}
+
+// segment decodes a segment of workload.envelope, {for: DURATION, rate:
+// FACTOR}: both keys are required.
+func (d *decoder) segment(n *yaml.Node, s *Segment, key string) error {
+	err := d.decodeStruct(n, reflect.ValueOf(s).Elem(), key)
+	if err == nil {
+		missing := []string{"for", "rate"}
+		for i := 0; i < len(n.Content); i += 2 {
+			missing = slices.DeleteFunc(missing, func(k string) bool { return k == n.Content[i].Value })
+		}
+		if len(missing) > 0 {
+			err = d.fail(n, key, "missing %s: a segment is {for: DURATION, rate: FACTOR}", strings.Join(missing, " and "))
+		}
+	}
+	s.bad = err != nil
+	return err
 }
 
 // duration parses a Go-style duration ("1h30m", "250ms", "0.5ns") into

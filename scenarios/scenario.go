@@ -47,6 +47,20 @@ type Scenario struct {
 type Workload struct {
 	Trace     *Trace     `yaml:"trace,omitempty"`
 	Synthetic *Synthetic `yaml:"synthetic,omitempty"`
+	// Envelope shapes the source's arrival rate over simulated time, one
+	// segment after another (workload.Envelope); none: the source's own
+	// arrival times. (Omitted when empty, so that the resolved scenarios
+	// without it are as they were.)
+	Envelope []Segment `yaml:"envelope,omitempty"`
+}
+
+// Segment is one piece of workload.envelope: for For of simulated time the
+// source's own clock runs Rate times as fast, so its arrival rate is
+// multiplied by Rate.
+type Segment struct {
+	For  Duration `yaml:"for"`
+	Rate float64  `yaml:"rate"`
+	bad  bool     // it did not decode: decoding said why, validation says no more of it
 }
 
 // Trace replays a recorded trace.

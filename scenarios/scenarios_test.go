@@ -136,6 +136,19 @@ func TestErrors(t *testing.T) {
 		{base + "router: {temperature: -0.5}\n", nil, `s.yaml:6: router.temperature: must not be negative, got -0.5`},
 		{base + "router: {policy: least_loaded, temperature: 0.5}\n", nil,
 			`s.yaml:6: router.temperature: applies only to router.policy kv_aware (a softmax over its costs), not least_loaded; leave it 0`},
+		// workload.envelope: lines 5 and on are its segments
+		{envelope + "    - {for: 1m, rate: 2}\n    - {for: 0s, rate: 1}\n", nil, `s.yaml:6: workload.envelope[1].for: must be at least 1ns, got 0s`},
+		{envelope + "    - {for: 1m, rate: -0.5}\n", nil, `s.yaml:5: workload.envelope[0].rate: must be positive, got -0.5`},
+		{envelope + "    - {for: 1m, rate: 0}\n", nil, `s.yaml:5: workload.envelope[0].rate: must be positive, got 0`},
+		{envelope + "    - {for: 1m, rate: .inf}\n", nil, `s.yaml:5: workload.envelope[0].rate: want a finite number, got ".inf"`},
+		{envelope + "    - {for: 1m}\n", nil, `s.yaml:5: workload.envelope[0]: missing rate: a segment is {for: DURATION, rate: FACTOR}`},
+		{envelope + "    - {}\n", nil, `s.yaml:5: workload.envelope[0]: missing for and rate`},
+		{envelope + "    - {for: 1m, rat: 2}\n", nil, `s.yaml:5: workload.envelope[0].rat: unknown key (did you mean "rate"?)`},
+		{envelope + "    - 2\n", nil, `s.yaml:5: workload.envelope[0]: want a mapping of keys, got "2"`},
+		{envelope + "    - {for: -1m, rate: 1}\n", nil, `s.yaml:5: workload.envelope[0].for: must be at least 1ns, got -1m0s`},
+		{envelope + "    []\n", nil, `s.yaml:5: workload.envelope: empty: give at least one segment {for: DURATION, rate: FACTOR}, or leave the key out`},
+		{envelope + "    {for: 1m, rate: 2}\n", nil, `s.yaml:5: workload.envelope: want a list, got a mapping`},
+		{base, []string{"workload.envelope=[{for: 1m, rate: 0}]"}, `--set: workload.envelope[0].rate: must be positive, got 0`},
 		{"name: [1\n", nil, `s.yaml:1: malformed YAML`},
 		{"cluster:\n\tworkers: 1\n", nil, `s.yaml:2: malformed YAML`},
 		{base, []string{"cluster.workers=0"}, `--set: cluster.workers: must be at least 1, got 0`},
@@ -151,6 +164,10 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// envelope is a scenario whose workload.envelope's segments follow, from
+// line 5.
+const envelope = "name: t\nworkload:\n  synthetic: {requests: 10, rate: 1}\n  envelope:\n"
 
 // malformed are YAML documents with a syntax error, each on the line its
 // name gives; yaml.v3 names lines 2, 2, 2, 1, 3 and none for the first six,
@@ -212,8 +229,8 @@ func durationKeys(t reflect.Type, prefix string) []string {
 // duration, -1.5ms, never as nanoseconds (-1500000, -1.5e+06).
 func TestDurationErrors(t *testing.T) {
 	keys := durationKeys(reflect.TypeOf(Scenario{}), "")
-	if len(keys) < 19 { // think_time, 7 of timing, event_delay, 6 of kvcr, 3 of events, sample_interval
-		t.Errorf("%d duration keys, want at least 19: %v", len(keys), keys)
+	if len(keys) < 20 { // think_time, envelope's for, 7 of timing, event_delay, 6 of kvcr, 3 of events, sample_interval
+		t.Errorf("%d duration keys, want at least 20: %v", len(keys), keys)
 	}
 	for _, key := range keys {
 		sets := []string{key + "=-1500us"}
@@ -236,6 +253,8 @@ func TestDurationErrors(t *testing.T) {
 				ev = "{at: 1s, notices: {lost: false}}"
 			}
 			sets = append([]string{"events=[" + ev + "]"}, sets...)
+		case strings.HasPrefix(key, "workload.envelope[0]."):
+			sets = append([]string{"workload.envelope=[{for: 1s, rate: 1}]"}, sets...)
 		}
 		_, err := Parse("s.yaml", []byte(base), sets)
 		var msg string
@@ -391,7 +410,8 @@ func FuzzSet(f *testing.F) {
 		"router.hints={enabled: false}", "kvcr.latency=1.5ms", "a.b.c=", "=1", "cluster=[1", "workload.trace.path=x",
 		"cluster.engine.timing={model: fixed, prefill: 1s, decode: 1s, gpu: h100, model_preset: llama-2-7b}",
 		"cluster.engine.timing={model: linear, base: 1ms, gpu: a100, model_preset: mixtral-8x7b, tp: 4}",
-		"cluster.engine.timing.model_config=../engine/testdata/models/qwen3-32b.json"} {
+		"cluster.engine.timing.model_config=../engine/testdata/models/qwen3-32b.json",
+		"workload.envelope=[{for: 1m, rate: 0.25}, {for: 90s, rate: 3}]", "workload.envelope[0].rate=2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, set string) { roundTrip(t, []byte(base), set) })

@@ -169,6 +169,17 @@ func (sc *Scenario) validateWorkload(c *check) {
 		c.atLeast("workload.synthetic.turns", int64(s.Turns), 1)
 		c.durationAtLeast("workload.synthetic.think_time", s.ThinkTime, 0)
 	}
+	if sc.Has("workload.envelope") && len(w.Envelope) == 0 {
+		c.fail("workload.envelope", "empty: give at least one segment {for: DURATION, rate: FACTOR}, or leave the key out")
+	}
+	for i, s := range w.Envelope {
+		if s.bad {
+			continue // decoding said what is wrong with it
+		}
+		key := fmt.Sprintf("workload.envelope[%d]", i)
+		c.durationAtLeast(key+".for", s.For, 1)
+		c.positive(key+".rate", s.Rate)
+	}
 }
 
 // validateCluster checks cluster: the workers, the engine and its timing
@@ -359,6 +370,9 @@ func (sc *Scenario) Warnings() []string {
 	}
 	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && tr.TimeScale != 1 {
 		w = append(w, sc.ErrAt("workload.trace.time_scale", "%g changes the load the server's latencies were measured under: the comparison with them is not like for like", tr.TimeScale).Error())
+	}
+	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && len(sc.Workload.Envelope) > 0 {
+		w = append(w, sc.ErrAt("workload.envelope", "changes the load the server's latencies were measured under: the comparison with them is not like for like").Error())
 	}
 	t := sc.Cluster.Engine.Timing
 	if (t.Model == TimingFixed && t.Prefill == 0 && t.Decode == 0) ||

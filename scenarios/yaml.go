@@ -76,6 +76,12 @@ func (e Event) MarshalYAML() (any, error) {
 	return filterKeys(plain(e), keys)
 }
 
+// MarshalYAML writes an envelope's segment on one line, {for: 10m0s, rate: 2}.
+func (s Segment) MarshalYAML() (any, error) {
+	type plain Segment
+	return filterKeys(plain(s), []string{"for", "rate"})
+}
+
 // MarshalYAML writes a selection as its list of ids, or as its pick.
 func (s Selection) MarshalYAML() (any, error) {
 	if s.Picked() {

@@ -26,6 +26,15 @@ const MaxSampleRows = 50_000_000
 // of fewer workers reads nothing more.
 const traceHorizon = 7 * 24 * 60 * des.Minute
 
+// traceHorizon is traceHorizon of source time as the plan's envelope
+// plays it.
+func (p *Plan) traceHorizon() des.Time {
+	if t, ok := p.Envelope.Real(traceHorizon); ok {
+		return t
+	}
+	return des.MaxTime
+}
+
 // SampleRows estimates the rows of the run's time series: the most workers
 // the run ever has (Workers; an added worker is counted from the start, a
 // removed one to the end) times the samples, one at 0 and one every
@@ -60,20 +69,25 @@ func (p *Plan) eventSpan() des.Time {
 // about that distribution's 1 - 1/sessions quantile (and at least its
 // mean). The default scenario: 3,000 / 40 = 75 s, and 1,000 sessions
 // trailing by Gamma(2, 10 s)'s 0.999 quantile, 92.3 s: 167.3 s, where the
-// seed's last request arrives at 166 s.
-func (p *Plan) syntheticSpan() des.Time {
+// seed's last request arrives at 166 s. Under an envelope, the estimate
+// is the simulated time at which that time of the generator's plays; ok is
+// false when it would play past virtual time (the span is then MaxTime).
+func (p *Plan) syntheticSpan() (span des.Time, ok bool) {
 	s := p.Scenario.Workload.Synthetic
-	span := float64(s.Requests) / s.Rate * float64(des.Second)
+	ns := float64(s.Requests) / s.Rate * float64(des.Second)
 	if think := float64(s.ThinkTime); s.Turns > 1 && think > 0 {
 		sessions := float64((s.Requests + s.Turns - 1) / s.Turns)
 		trail := distuv.Gamma{Alpha: float64(s.Turns - 1), Beta: 1 / think}
-		span += max(trail.Mean(), trail.Quantile(1-1/sessions))
+		ns += max(trail.Mean(), trail.Quantile(1-1/sessions))
 	}
-	t, ok := des.FromNanos(span)
+	t, ok := des.FromNanos(ns)
 	if !ok {
-		return des.MaxTime
+		return des.MaxTime, true
 	}
-	return t
+	if span, ok = p.Envelope.Real(t); !ok {
+		return des.MaxTime, false
+	}
+	return span, true
 }
 
 // CheckOutput refuses a plan whose time series (SampleRows) would pass
@@ -85,10 +99,14 @@ func (p *Plan) syntheticSpan() des.Time {
 func (p *Plan) CheckOutput() error {
 	span, until := p.eventSpan(), "the scenario's last event"
 	if p.Scenario.Workload.Synthetic != nil {
-		if s := p.syntheticSpan(); s >= span {
+		s, ok := p.syntheticSpan()
+		if !ok {
+			return p.Scenario.ErrAt("workload.envelope", "the workload's last arrival, as estimated, would arrive past the end of virtual time (about 292 years)")
+		}
+		if s >= span {
 			span, until = s, "the workload's last arrival, as estimated"
 		}
-	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, traceHorizon)) > MaxSampleRows {
+	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, p.traceHorizon())) > MaxSampleRows {
 		t, err := p.readTrace()
 		if err != nil {
 			return err

@@ -46,6 +46,11 @@ func prepared(tb testing.TB, sc *scenarios.Scenario, err error) *Plan {
 //     60 and 90 s: 16 rows.
 //   - An event at 1 h on that workload: the run samples until it, 3,601
 //     samples a worker.
+//   - That workload under the envelope [{for: 50s, rate: 0.5}]: its 100 s
+//     of the generator's time play at half its pace, over 200 s (the last
+//     rate holds past 50 s): 201 samples, 804 rows. Under [{for: 1s,
+//     rate: 1e-12}] they would play past virtual time: refused, naming
+//     workload.envelope.
 //   - Just at the bound: 495,049 workers x 101 samples = 49,999,949 rows
 //     pass; 495,050 (495,000 and an event adding 50) x 101 = 50,000,050
 //     are refused, naming cluster.workers (which adds the most), with the
@@ -55,7 +60,7 @@ func prepared(tb testing.TB, sc *scenarios.Scenario, err error) *Plan {
 func TestSampleRows(t *testing.T) {
 	dir := t.TempDir()
 	p := defaultPlan(t)
-	if span := p.syntheticSpan(); span/des.Millisecond != 167_334 || p.SampleRows(span) != 1344 {
+	if span, _ := p.syntheticSpan(); span/des.Millisecond != 167_334 || p.SampleRows(span) != 1344 {
 		t.Errorf("default: span %v, %d rows; want 167.334s, 1344", span, p.SampleRows(span))
 	}
 	one := "workload: {synthetic: {requests: 1000, rate: 10, turns: 1}}\n"
@@ -66,13 +71,19 @@ func TestSampleRows(t *testing.T) {
 		{one + "cluster: {workers: 4}\n", 404},
 		{one + "cluster: {workers: 4}\nreport: {sample_interval: 30s}\n", 16},
 		{one + "cluster: {workers: 4}\nevents: [{at: 1h, drain: [0]}]\n", 4 * 3601},
+		{"workload: {synthetic: {requests: 1000, rate: 10, turns: 1}, envelope: [{for: 50s, rate: 0.5}]}\ncluster: {workers: 4}\n", 804},
 		{one + "cluster: {workers: 495049}\n", 49_999_949},
 	} {
 		p := plan(t, dir, c.yaml)
-		span := max(p.syntheticSpan(), p.eventSpan())
+		s, _ := p.syntheticSpan()
+		span := max(s, p.eventSpan())
 		if rows := p.SampleRows(span); rows != c.rows || p.CheckOutput() != nil {
 			t.Errorf("%s: %d rows, %v; want %d, no error", c.yaml, rows, p.CheckOutput(), c.rows)
 		}
+	}
+	p = plan(t, dir, "workload: {synthetic: {requests: 1000, rate: 10, turns: 1}, envelope: [{for: 1s, rate: 1e-12}]}\n")
+	if err := p.CheckOutput(); err == nil || !strings.HasSuffix(err.Error(), "s.yaml:1: workload.envelope: the workload's last arrival, as estimated, would arrive past the end of virtual time (about 292 years)") {
+		t.Errorf("an envelope past virtual time: CheckOutput() = %v", err)
 	}
 	p = plan(t, dir, one+"cluster: {workers: 495000}\nevents: [{at: 1s, add: 50}]\n")
 	want := dir + "/s.yaml:2: cluster.workers: the run would write about 50.0 million time-series rows (495050 workers, a row each every 1s up to 1m40s, " +

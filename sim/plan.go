@@ -28,6 +28,8 @@ type Plan struct {
 	// Workers is the most workers the run ever holds: the initial ones and
 	// every one an event adds (ids are never reused).
 	Workers int
+	// Envelope is workload.envelope, nil without it (the identity).
+	Envelope *workload.Envelope
 	// trace is what reading the trace found, once it has been read whole
 	// (readTrace); nil before.
 	trace *traceRead
@@ -91,6 +93,16 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 	}
 	if sc.HasPlanner() { // it may add up to its most, and more as the ones it drains leave
 		p.Workers += sc.Planner.MaxWorkers
+	}
+	if segs := sc.Workload.Envelope; len(segs) > 0 {
+		env := make([]workload.Segment, len(segs))
+		for i, s := range segs {
+			env[i] = workload.Segment{For: des.Time(s.For), Rate: s.Rate}
+		}
+		var err error
+		if p.Envelope, err = workload.NewEnvelope(env); err != nil { // refused by validation already
+			return nil, sc.ErrAt("workload.envelope", "%v", err)
+		}
 	}
 	return p, nil
 }
@@ -165,9 +177,11 @@ func checkPhysics(sc *scenarios.Scenario, timing engine.Timing) error {
 // generator (a *workload.Generator) of a synthetic workload, or the trace
 // reader with the scenario's block sizes, time scale, limit, sort, skip,
 // shared prefix and arrival jitter, each request's previous turn found
-// last, in that order and numbering (workload.PrevTurns). A trace's
-// *workload.ParseError from Next names a line of sc.Workload.Trace.Path.
-// Close the closer when done.
+// last, in that order and numbering (workload.PrevTurns). The envelope,
+// when the scenario has one, moves the generator's arrivals, or the
+// trace's after skip and before the jitter (workload.Enveloped, whose
+// Unwrap gives the generator). A trace's *workload.ParseError from Next
+// names a line of sc.Workload.Trace.Path. Close the closer when done.
 func (p *Plan) OpenSource() (workload.Source, io.Closer, error) {
 	src, closer, err := p.openRequests()
 	if err != nil || p.Scenario.Workload.Trace == nil { // a generator gives its requests' previous turns itself
@@ -188,7 +202,7 @@ func (p *Plan) openRequests() (workload.Source, io.Closer, error) {
 			PrefixGroups: s.PrefixGroups, SharedPrefix: s.SharedPrefix, Turns: s.Turns,
 			ThinkTime: des.Time(s.ThinkTime), BlockSize: e.BlockSize, MaxTokens: e.MaxModelLen,
 		}, des.NewRNG(sc.Seed))
-		return g, io.NopCloser(nil), nil
+		return p.enveloped(g), io.NopCloser(nil), nil
 	}
 	t := sc.Workload.Trace
 	f, err := os.Open(t.Path)
@@ -207,10 +221,22 @@ func (p *Plan) openRequests() (workload.Source, io.Closer, error) {
 	if t.Skip > 0 {
 		src = workload.Skip(src, t.Skip)
 	}
+	// The envelope maps each arrival alone, so it commutes with the limit,
+	// the sort and the skip; the jitter comes after it, so that its size is
+	// simulated time, whatever the segment's rate.
+	src = p.enveloped(src)
 	if t.ArrivalJitter > 0 {
 		src = workload.Jitter(src, des.Time(t.ArrivalJitter), des.NewRNG(sc.Seed).Stream("arrival-jitter"))
 	}
 	return src, f, nil
+}
+
+// enveloped is src under the plan's envelope, src itself without one.
+func (p *Plan) enveloped(src workload.Source) workload.Source {
+	if p.Envelope == nil {
+		return src
+	}
+	return workload.Enveloped(src, p.Envelope)
 }
 
 // ReadWorkload reads the workload to its end as a run reads it and returns
@@ -273,8 +299,13 @@ func traceFile(sc *scenarios.Scenario) string {
 	return sc.DisplayFile()
 }
 
-// traceError names the trace file and the scenario key in a reader error.
+// traceError names the trace file and the scenario key in a reader error,
+// and the scenario's workload.envelope in an arrival it cannot place.
 func traceError(sc *scenarios.Scenario, err error) error {
+	var ee *workload.EnvelopeError
+	if errors.As(err, &ee) {
+		return sc.ErrAt("workload.envelope", "%v", ee)
+	}
 	var pe *workload.ParseError
 	if errors.As(err, &pe) {
 		key := "workload.trace"

@@ -58,6 +58,10 @@ type traceSource struct {
 // naming the file, the line and the field.
 func (t *traceSource) next() (*workload.Request, error) {
 	r, err := t.src.Next()
+	var ee *workload.EnvelopeError
+	if errors.As(err, &ee) && t.scenario != nil {
+		return nil, t.scenario.ErrAt("workload.envelope", "%v", ee)
+	}
 	var pe *workload.ParseError
 	if errors.As(err, &pe) {
 		key := pe.Key
@@ -247,7 +251,7 @@ func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
 		return err
 	}
 	s := b.Stats(des.Time(f.bucket))
-	if g, ok := t.src.(*workload.Generator); ok {
+	if g := generatorOf(t.src); g != nil {
 		n := g.Sessions()
 		s.Sessions = &n
 	}
@@ -256,6 +260,21 @@ func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
 	}
 	printStats(cmd.OutOrStdout(), t, s)
 	return nil
+}
+
+// generatorOf is the synthetic generator src reads, under its envelope
+// when it has one (workload.Enveloped); nil for a trace.
+func generatorOf(src workload.Source) *workload.Generator {
+	for {
+		switch s := src.(type) {
+		case *workload.Generator:
+			return s
+		case interface{ Unwrap() workload.Source }:
+			src = s.Unwrap()
+		default:
+			return nil
+		}
+	}
 }
 
 // statsJSON is the --json output: the source, then the figures.
@@ -292,7 +311,7 @@ func (t *traceSource) describe() string {
 	b.WriteString(t.name)
 	switch {
 	case t.format == "synthetic":
-		fmt.Fprintf(&b, " (synthetic workload of scenario %s, seed %d)", t.scenario.Name, t.scenario.Seed)
+		fmt.Fprintf(&b, " (synthetic workload of scenario %s, seed %d%s)", t.scenario.Name, t.scenario.Seed, envelopeWords(t.scenario))
 		return b.String()
 	case t.traceBlock > 0:
 		fmt.Fprintf(&b, " (mooncake, %d tokens per hash id", t.traceBlock)
@@ -308,9 +327,28 @@ func (t *traceSource) describe() string {
 		if tr.Sort {
 			b.WriteString(", sorted")
 		}
+		b.WriteString(envelopeWords(sc))
 	}
 	b.WriteString(")")
 	return b.String()
+}
+
+// envelopeWords is ", envelope of N segments over D" for a scenario with
+// workload.envelope, "" without.
+func envelopeWords(sc *scenarios.Scenario) string {
+	env := sc.Workload.Envelope
+	if len(env) == 0 {
+		return ""
+	}
+	var d des.Time
+	for _, s := range env {
+		d = des.AddSat(d, des.Time(s.For))
+	}
+	seg := "segments"
+	if len(env) == 1 {
+		seg = "segment"
+	}
+	return fmt.Sprintf(", envelope of %d %s over %v", len(env), seg, d)
 }
 
 // seconds formats a duration in seconds as a Go duration, to the
@@ -474,7 +512,7 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 	if err != nil {
 		return err
 	}
-	sessions := t.src.(*workload.Generator).Sessions()
+	sessions := generatorOf(t.src).Sessions()
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "wrote %s: %d requests, %d sessions, Mooncake JSONL with one hash id per %d-token block\n",
 		f.out, n, sessions, t.block)
@@ -484,6 +522,9 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 	}
 	fmt.Fprintf(stderr, "replay it in place of the synthetic workload (same run, same digest) with:\n"+
 		"  workload:\n    trace: {path: %s, block_size: %d}\n", yamlString(abs), t.block)
+	if len(sc.Workload.Envelope) > 0 {
+		fmt.Fprintf(stderr, "(its arrivals follow the scenario's workload.envelope already: leave the envelope out)\n")
+	}
 	args := []string{"kvsim", "replay"}
 	if path != "" {
 		args = append(args, path)

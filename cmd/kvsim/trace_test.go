@@ -227,6 +227,20 @@ func TestTraceStats(t *testing.T) {
 	if s = statsJSONOf(t, sc); s.Source != mc || s.Requests != 3 || s.LastArrivalS != 1.25 || s.Scenario != "s" {
 		t.Errorf("scenario trace %+v", s)
 	}
+	// Its envelope too: 0, 250 ms and 1.25 s after time_scale; the first
+	// segment plays source [0, 0.5 s) over 1 s, the second from 0.5 s at
+	// twice the rate: 1.25 s plays at 1 s + 0.75 s / 2 = 1.375 s.
+	env := "workload.envelope=[{for: 1s, rate: 0.5}, {for: 1s, rate: 2}]"
+	if s = statsJSONOf(t, sc, "--set", env); s.Requests != 3 || s.LastArrivalS != 1.375 {
+		t.Errorf("scenario trace under an envelope %+v", s)
+	}
+	if _, out, _ := kvsim(t, "trace", "stats", sc, "--set", env); !strings.Contains(out, "time_scale 0.5, limit 3, envelope of 2 segments over 2s)") {
+		t.Errorf("stats does not name the envelope:\n%s", out)
+	}
+	// A synthetic workload under an envelope still counts its sessions.
+	if s = statsJSONOf(t, "--set", "workload.envelope=[{for: 1m, rate: 2}]"); s.Requests != 3000 || s.Sessions == nil || *s.Sessions != 1000 {
+		t.Errorf("default scenario under an envelope %+v", s)
+	}
 }
 
 // TestTraceStatsShared: the figures of the shared traces agree with their

@@ -36,6 +36,13 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 		load = fmt.Sprintf("replays %d synthetic requests arriving at %s a second (%s), %d turns each", g.Requests,
 			strconv.FormatFloat(g.Rate, 'g', -1, 64), g.Arrival, max(g.Turns, 1))
 	}
+	if env := sc.Workload.Envelope; len(env) > 0 {
+		segs := make([]string, len(env))
+		for i, s := range env {
+			segs[i] = fmt.Sprintf("%s× for %v", strconv.FormatFloat(s.Rate, 'g', -1, 64), time.Duration(s.For))
+		}
+		load += fmt.Sprintf(", its arrival rate multiplied by the envelope %s (the last rate holding after)", strings.Join(segs, ", "))
+	}
 	c := sc.Cluster
 	hw := string(c.Engine.Timing.Model) + " timing"
 	if t := c.Engine.Timing; t.GPU != "" || t.ModelPreset != "" {
