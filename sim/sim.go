@@ -247,8 +247,9 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 // its workers' rows and its counters; with Check, an error when an event's
 // KVCR ledger does not reconcile.
 func (c *Cluster) result() (*Result, error) {
+	added, removed := c.lifeTimes()
 	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: c.sc, EndNs: c.q.Now(), Events: c.q.Fired(),
-		Counters: c.counters(), Removed: c.removedTimes(), Warnings: c.endWarnings()})
+		Counters: c.counters(), Added: added, Removed: removed, Warnings: c.endWarnings()})
 	if c.opt.Check {
 		if err := c.checkLedgers(sum.EventRows); err != nil {
 			return nil, err
@@ -326,7 +327,8 @@ func build(p *Plan, opt Options, events *results.EventLog) (*Cluster, error) {
 		events = results.NewEventLog(sc)
 	}
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
-		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: events}
+		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: events,
+		stats: results.NewStats(sc)}
 	rc := p.Router
 	rc.Chains, rc.Workers, rc.HintCosts.RNG = c.chains, c.life.View(), rng.Stream("hints")
 	r, err := scheduler.New(rc, rng.Stream("router"))
