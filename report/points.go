@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -142,4 +144,31 @@ func numeric(c Column[SweepRow], r *SweepRow) float64 {
 		return math.NaN()
 	}
 	return v
+}
+
+// Frontier is the Pareto frontier of points (cost[i], value[i]) where less
+// cost and more value are better: the indices of the points no other
+// dominates (no other has cost <= and value >= with one of them strictly
+// better), by cost ascending, and so by value ascending (equal points are
+// each kept, by index). A point with a NaN coordinate (no value) is left
+// out and dominates nothing.
+func Frontier(cost, value []float64) []int {
+	var out []int
+	for i := range cost {
+		if math.IsNaN(cost[i]) || math.IsNaN(value[i]) {
+			continue
+		}
+		dominated := false
+		for j := range cost {
+			if cost[j] <= cost[i] && value[j] >= value[i] && (cost[j] < cost[i] || value[j] > value[i]) {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return cmp.Compare(cost[a], cost[b]) })
+	return out
 }

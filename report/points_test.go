@@ -131,3 +131,21 @@ func TestPointEvents(t *testing.T) {
 		t.Errorf("PointEvents %d, want 2", n)
 	}
 }
+
+// TestFrontier: cost against value, less cost and more value better.
+// Points: 0 (10, 5), 1 (8, 5): 1 costs less for the same value and
+// dominates 0; 2 (12, 9); 3 (12, 7), dominated by 2 (same cost, less
+// value); 4 (20, 9), dominated by 2 (more cost, same value); 5 (4, 1); 6
+// (NaN, 50) has no cost and is left out; 7 (8, 5) equals 1 and neither
+// dominates the other. The frontier by cost: 5, 1, 7, 2.
+func TestFrontier(t *testing.T) {
+	nan := math.NaN()
+	cost := []float64{10, 8, 12, 12, 20, 4, nan, 8}
+	value := []float64{5, 5, 9, 7, 9, 1, 50, 5}
+	if got, want := Frontier(cost, value), []int{5, 1, 7, 2}; !slices.Equal(got, want) {
+		t.Errorf("frontier %v, want %v", got, want)
+	}
+	if got := Frontier(nil, nil); len(got) != 0 {
+		t.Errorf("no points: %v", got)
+	}
+}

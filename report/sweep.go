@@ -1,6 +1,9 @@
 package report
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // SweepRow is one row of sweep.parquet: one run of a sweep, its varied
 // parameters and its summary metrics. Wall time is left out: a sweep's
@@ -37,14 +40,32 @@ type SweepRow struct {
 	Rerouted         int64
 	WorkersRemoved   int64
 	MakespanNs       int64
-	Digest           string
+	// The run's cost and goodput (DESIGN.md section 13): worker-seconds
+	// provisioned and their mean over the run; the completed requests
+	// meeting planner.slo, a second over the makespan and as a share of the
+	// completed, and the shares meeting its TTFT and its ITL bound (-1 and
+	// NaN without planner.slo, null in the file: GoodputColumns).
+	WorkerSeconds          float64
+	MeanWorkers            float64
+	GoodputRequests        int64
+	GoodputRequestsPerS    float64
+	GoodputShare           float64
+	TTFTAttainment         float64
+	ITLAttainment          float64
+	PlannerAdds            int64 // the planner's add actions
+	PlannerDrains          int64 // its drain actions
+	PlannerWorkersAdded    int64 // the workers its adds named
+	PlannerWorkersDrained  int64 // the workers its drains named
+	PlannerBlocksEvacuated int64 // the G2 blocks its drains' evacuations landed
+	PlannerG2BlocksLeft    int64 // the G2 blocks its drained workers held when removed
+	Digest                 string
 	// Events are the run's events.parquet rows, in event order; the
 	// columns of event k are named event<k>_<column>.
 	Events []EventRow
 }
 
 // sweepMetrics are sweep.parquet's columns after the parameters.
-var sweepMetrics = []Column[SweepRow]{
+var sweepMetrics = slices.Concat([]Column[SweepRow]{
 	{Name: "requests_completed", Int64: func(r *SweepRow) int64 { return r.Completed }},
 	{Name: "requests_rejected", Int64: func(r *SweepRow) int64 { return r.Rejected }},
 	{Name: "requests_failed", Int64: func(r *SweepRow) int64 { return r.Failed }},
@@ -74,7 +95,26 @@ var sweepMetrics = []Column[SweepRow]{
 	{Name: "requests_rerouted", Int64: func(r *SweepRow) int64 { return r.Rerouted }},
 	{Name: "workers_removed", Int64: func(r *SweepRow) int64 { return r.WorkersRemoved }},
 	{Name: "makespan_ns", Int64: func(r *SweepRow) int64 { return r.MakespanNs }},
+	{Name: "worker_seconds", Float64: func(r *SweepRow) float64 { return r.WorkerSeconds }},
+	{Name: "mean_workers", Float64: func(r *SweepRow) float64 { return r.MeanWorkers }},
+}, GoodputColumns, []Column[SweepRow]{
+	{Name: "planner_adds", Int64: func(r *SweepRow) int64 { return r.PlannerAdds }},
+	{Name: "planner_drains", Int64: func(r *SweepRow) int64 { return r.PlannerDrains }},
+	{Name: "planner_workers_added", Int64: func(r *SweepRow) int64 { return r.PlannerWorkersAdded }},
+	{Name: "planner_workers_drained", Int64: func(r *SweepRow) int64 { return r.PlannerWorkersDrained }},
+	{Name: "planner_blocks_evacuated", Int64: func(r *SweepRow) int64 { return r.PlannerBlocksEvacuated }},
+	{Name: "planner_g2_blocks_left", Int64: func(r *SweepRow) int64 { return r.PlannerG2BlocksLeft }},
 	{Name: "digest", String: func(r *SweepRow) string { return r.Digest }},
+})
+
+// GoodputColumns are sweep.parquet's columns measured against the
+// scenario's planner.slo, in the file's order: null in a run without one.
+var GoodputColumns = []Column[SweepRow]{
+	{Name: "goodput_requests", Int64: func(r *SweepRow) int64 { return r.GoodputRequests }, Null: true},
+	{Name: "goodput_requests_per_s", Float64: func(r *SweepRow) float64 { return r.GoodputRequestsPerS }, Null: true},
+	{Name: "goodput_share", Float64: func(r *SweepRow) float64 { return r.GoodputShare }, Null: true},
+	{Name: "ttft_attainment", Float64: func(r *SweepRow) float64 { return r.TTFTAttainment }, Null: true},
+	{Name: "itl_attainment", Float64: func(r *SweepRow) float64 { return r.ITLAttainment }, Null: true},
 }
 
 // SweepColumns is sweep.parquet's schema for the varied keys and events

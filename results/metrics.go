@@ -73,12 +73,18 @@ func CheckMetric(name string, events int) error {
 }
 
 // CheckExpect reports the expect entries of sc naming no metric of its
-// runs (CheckMetric), each with the key of its entry.
+// runs (CheckMetric), or a goodput metric (report.GoodputColumns) when sc
+// sets no planner.slo to measure it against, each with the key of its
+// entry.
 func CheckExpect(sc *scenarios.Scenario) error {
 	var errs []error
 	for i, e := range sc.Expectations() {
+		key := fmt.Sprintf("expect[%d]", i)
 		if err := CheckMetric(e.Metric, len(sc.Events)); err != nil {
-			errs = append(errs, sc.ErrAt(fmt.Sprintf("expect[%d]", i), "%v", err))
+			errs = append(errs, sc.ErrAt(key, "%v", err))
+		} else if (sc.Planner == nil || sc.Planner.SLO == nil) && slices.ContainsFunc(report.GoodputColumns,
+			func(c report.Column[report.SweepRow]) bool { return c.Name == e.Metric }) {
+			errs = append(errs, sc.ErrAt(key, "%s is measured against planner.slo, which the scenario does not set", e.Metric))
 		}
 	}
 	return errors.Join(errs...)

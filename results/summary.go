@@ -54,6 +54,14 @@ type Summary struct {
 		OutputTokensPerS float64 `json:"output_tokens_per_s"`
 	} `json:"throughput"`
 	MakespanNs int64 `json:"makespan_ns"`
+	// Cost is the worker-seconds the run provisioned.
+	Cost Cost `json:"cost"`
+	// Goodput is the completed requests meeting planner.slo; only when the
+	// scenario sets one.
+	Goodput *Goodput `json:"goodput,omitempty"`
+	// Planner is what the planner did; only in a run with one
+	// (planner.policy other than none).
+	Planner *PlannerActions `json:"planner,omitempty"`
 	// LastArrivalNs is the virtual time the last request arrived.
 	LastArrivalNs int64  `json:"last_arrival_ns"`
 	EndNs         int64  `json:"end_ns"` // virtual time of the last event
@@ -166,6 +174,17 @@ type Stats struct {
 	itl          report.Histogram
 	fidelity     report.FidelityCollector
 	staged       [numKinds]int64 // by kind: the finished pulls whose transfers started
+	goodput      *goodputCounts  // nil without planner.slo
+}
+
+// NewStats is the statistics of a run of sc, empty: with planner.slo set,
+// they count the completed requests meeting it as they end (goodput).
+func NewStats(sc *scenarios.Scenario) Stats {
+	var st Stats
+	if p := sc.Planner; p != nil && p.SLO != nil {
+		st.goodput = &goodputCounts{slo: *p.SLO}
+	}
+	return st
 }
 
 // Pulled counts a finished pull: staged when its transfer started (it has
@@ -219,6 +238,9 @@ func (st *Stats) RequestEnded(row *report.RequestRow) {
 		if tpot, ok := tpotOf(row); ok {
 			st.tpot.Add(tpot)
 		}
+		if st.goodput != nil {
+			st.goodput.add(row)
+		}
 	case report.OutcomeRejected:
 		s.Requests.Rejected++
 	case report.OutcomeFailed:
@@ -247,9 +269,9 @@ type RunEnd struct {
 	EndNs    des.Time // the last event's time
 	Events   uint64   // the events fired
 	Counters Counters
-	// Removed is each worker's removal time, by id; -1 for one never
-	// removed.
-	Removed []des.Time
+	// Added and Removed are each worker's add and removal times, by id;
+	// removal -1 for one never removed.
+	Added, Removed []des.Time
 	// Warnings are the run's own, after those Summarize finds.
 	Warnings []string
 }
@@ -274,6 +296,10 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRo
 		s.Throughput.RequestsPerS = float64(s.Requests.Completed) / secs
 		s.Throughput.OutputTokensPerS = float64(s.Tokens.Output) / secs
 	}
+	s.Cost = costOf(end.Added, end.Removed, des.Time(st.lastEnd))
+	if st.goodput != nil {
+		s.Goodput = st.goodput.summary(s.MakespanNs)
+	}
 	s.Fidelity = st.fidelity.Result()
 	s.EndNs = int64(end.EndNs)
 	s.Events = end.Events
@@ -286,6 +312,9 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRo
 		s.PullsByKind = pullsByKind(sc, &end.Counters, &st.staged)
 	}
 	s.EventRows = l.rows(end.Removed, des.Time(s.LastArrivalNs))
+	if sc.HasPlanner() {
+		s.Planner = plannerActions(s.EventRows)
+	}
 	s.Warnings = append(s.Warnings, l.warnings(s.EventRows, sc.Workload.Trace != nil)...)
 	s.Warnings = append(s.Warnings, orderWarnings(sc, &s, &end.Counters, l)...)
 	s.Warnings = append(s.Warnings, costWarnings(sc, &end.Counters)...)

@@ -1,12 +1,25 @@
 package results
 
-import "github.com/kvsim/kvsim/report"
+import (
+	"math"
+
+	"github.com/kvsim/kvsim/report"
+)
 
 // SweepRow is the sweep.parquet row of the run s summarises: run is its
 // index in the grid, params its varied keys' values. The metrics of a run
 // (Metric) read sweep.parquet's columns from it too.
 func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 	c := CountersOf(s.Counters)
+	nan := math.NaN()
+	g := Goodput{Requests: -1, RequestsPerS: nan, Share: nan, TTFTAttainment: nan, ITLAttainment: nan} // no planner.slo: null
+	if s.Goodput != nil {
+		g = *s.Goodput
+	}
+	p := PlannerActions{}
+	if s.Planner != nil {
+		p = *s.Planner
+	}
 	return report.SweepRow{
 		Run: run, Params: params,
 		Completed: s.Requests.Completed, Rejected: s.Requests.Rejected, Failed: s.Requests.Failed,
@@ -19,6 +32,12 @@ func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 		PullsFailed: c.PullsFailed, PullsExpired: c.PullsExpired, PullsSuperseded: c.PullsSuperseded,
 		PullsRejected: c.PullsRejected(),
 		PullsParked:   c.PullsParked, BytesPulled: c.BytesPulled, Rerouted: c.RequestsRerouted,
-		WorkersRemoved: c.WorkersRemoved, MakespanNs: s.MakespanNs, Digest: s.Digest, Events: s.EventRows,
+		WorkersRemoved: c.WorkersRemoved, MakespanNs: s.MakespanNs,
+		WorkerSeconds: s.Cost.WorkerSeconds, MeanWorkers: s.Cost.MeanWorkers,
+		GoodputRequests: g.Requests, GoodputRequestsPerS: g.RequestsPerS, GoodputShare: g.Share,
+		TTFTAttainment: g.TTFTAttainment, ITLAttainment: g.ITLAttainment,
+		PlannerAdds: p.Adds, PlannerDrains: p.Drains, PlannerWorkersAdded: p.WorkersAdded, PlannerWorkersDrained: p.WorkersDrained,
+		PlannerBlocksEvacuated: p.BlocksEvacuated, PlannerG2BlocksLeft: p.G2BlocksLeft,
+		Digest: s.Digest, Events: s.EventRows,
 	}
 }

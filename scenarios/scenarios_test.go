@@ -371,6 +371,23 @@ func TestResolvedRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSLOOnlyRoundTrip: a planner with an SLO and no policy (a fixed
+// fleet measured against the SLO) resolves to YAML that parses again: its
+// max_workers, 0 without a policy, is no error; with a policy it is.
+func TestSLOOnlyRoundTrip(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte(base), []string{"planner={slo: {ttft: 300ms, itl: 40ms}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := sc.YAML()
+	if _, err := Parse("s.yaml", a, nil); err != nil {
+		t.Errorf("resolved does not parse: %v\n%s", err, a)
+	}
+	if _, err := Parse("s.yaml", a, []string{"planner.policy=load"}); err == nil || !strings.Contains(err.Error(), "planner.max_workers: must be at least min_workers (1), got 0") {
+		t.Errorf("with a policy and max_workers 0: %v", err)
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	for _, c := range []struct {
 		in   string

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -52,7 +53,7 @@ func TestMetricsOfARun(t *testing.T) {
 			}
 			continue
 		}
-		if got, err := results.Metric(s, c.Name); err != nil || got != want {
+		if got, err := results.Metric(s, c.Name); err != nil || got != want && !(math.IsNaN(got.Float) && math.IsNaN(want.Float)) {
 			t.Errorf("sweep column %s = %v, %v; want %v", c.Name, got, err, want)
 		}
 	}

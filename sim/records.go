@@ -138,14 +138,14 @@ func (c *Cluster) counters() results.Counters {
 	return out
 }
 
-// removedTimes is each worker's removal time, by id; -1 for one never
-// removed.
-func (c *Cluster) removedTimes() []des.Time {
-	out := make([]des.Time, len(c.workers))
+// lifeTimes are each worker's add and removal times, by id; removal -1
+// for one never removed.
+func (c *Cluster) lifeTimes() (added, removed []des.Time) {
+	added, removed = make([]des.Time, len(c.workers)), make([]des.Time, len(c.workers))
 	for i, n := range c.workers {
-		out[i] = n.removedNs
+		added[i], removed[i] = n.addedNs, n.removedNs
 	}
-	return out
+	return added, removed
 }
 
 // endWarnings are the run's own warnings at its end: the picks that found

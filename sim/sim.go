@@ -260,8 +260,9 @@ func (c *Cluster) result() (*Result, error) {
 		run.Events = c.evs
 		sc = &run
 	}
+	added, removed := c.lifeTimes()
 	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
-		Counters: c.counters(), Removed: c.removedTimes(), Warnings: c.endWarnings()})
+		Counters: c.counters(), Added: added, Removed: removed, Warnings: c.endWarnings()})
 	if c.opt.Check {
 		if err := c.checkLedgers(sum.EventRows); err != nil {
 			return nil, err
@@ -347,7 +348,7 @@ func build(p *Plan, opt Options, events *results.EventLog) (*Cluster, error) {
 	}
 	c := &Cluster{sc: sc, plan: p, opt: opt, active: map[int64]*request{}, digest: report.NewDigest(),
 		moveHints: sc.Router.Hints.Mode == kvcr.ModeMove, scanned: -1, chains: &block.Chains{}, events: events,
-		evs: slices.Clip(sc.Events), planner: newPlanner(p)}
+		evs: slices.Clip(sc.Events), planner: newPlanner(p), stats: results.NewStats(sc)}
 	rc := p.Router
 	rc.Chains, rc.Workers, rc.HintCosts.RNG = c.chains, c.life.View(), rng.Stream("hints")
 	r, err := scheduler.New(rc, rng.Stream("router"))

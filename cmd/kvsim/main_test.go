@@ -325,7 +325,7 @@ func TestSweep(t *testing.T) {
 	}
 	j1 := read("j1")
 	for _, d := range []string{"j2", "m"} {
-		if got := read(d); !reflect.DeepEqual(got, j1) {
+		if got := read(d); fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", j1) { // as text: a null goodput is NaN, which equals nothing
 			t.Errorf("%s differs from -j 1:\n%+v\n%+v", d, got, j1)
 		}
 	}

@@ -14,10 +14,11 @@ import (
 
 // printPoints prints the grid points' table: for each point its values,
 // its runs, the mean ± the 95 % interval's half-width of requests
-// completed, TTFT p50 and p99 and E2E p99, the mean hit ratios and pull
-// outcomes, each of the rows' events (SweepEvents) its time to removal and
-// its effect on TTFT and ITL p99 (against its twin: the paired
-// difference), and how many distinct digests its replicates have.
+// completed, TTFT p50 and p99, E2E p99, worker-seconds and, when a run
+// measured it, the goodput rate; the mean hit ratios and pull outcomes,
+// each of the rows' events (SweepEvents) its time to removal and its
+// effect on TTFT and ITL p99 (against its twin: the paired difference),
+// and how many distinct digests its replicates have.
 func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events int) error {
 	metrics := report.PointMetrics(events)
 	col := func(name string) int {
@@ -27,9 +28,13 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p99 effect (ms)\tevent %d ITL p99 effect (ms)\t", k, k, k)
 	}
+	goodHead, goodput := "", hasGoodput(rows)
+	if goodput {
+		goodHead = "goodput/s\t"
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigests\n",
-		strings.Join(spec.Keys, "\t"), evHead.String())
+	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\tworker-s\t%shit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigests\n",
+		strings.Join(spec.Keys, "\t"), goodHead, evHead.String())
 	lo := 0 // the point's first row: its runs are the rows from it
 	for _, p := range spec.Points(rows) {
 		runs := rows[lo : lo+int(p.Replicates)]
@@ -58,8 +63,12 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 		for _, r := range runs {
 			digests[r.Digest] = true
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s%d distinct\n", p.Point, strings.Join(p.Params, "\t"), p.Replicates,
-			pm("requests_completed"), pm("ttft_p50_ms"), pm("ttft_p99_ms"), pm("e2e_p99_ms"),
+		good := ""
+		if goodput {
+			good = pmScaled("goodput_requests_per_s", 1, "%.2f") + "\t"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s%d distinct\n", p.Point, strings.Join(p.Params, "\t"), p.Replicates,
+			pm("requests_completed"), pm("ttft_p50_ms"), pm("ttft_p99_ms"), pm("e2e_p99_ms"), pm("worker_seconds"), good,
 			mean("%.3f", "hit_ratio_g1", "hit_ratio_g2", "hit_ratio_pulled"),
 			mean("%.1f", "pulls_success", "pulls_partial", "pulls_failed", "pulls_expired", "pulls_rejected"), ev.String(), len(digests))
 	}

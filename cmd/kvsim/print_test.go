@@ -169,3 +169,53 @@ func TestReplayOrders(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintSweepGoodput: the sweep's table has each run's worker-seconds
+// and, when a run measured goodput, its rate and share ("—" for a run
+// without planner.slo); with replicates, the points' worker-seconds and
+// goodput rate as mean ± half-width. Point 0's runs: worker-seconds 100
+// and 110, mean 105, sd 7.0711, half-width t(0.975, 1) x 7.0711 / √2 =
+// 12.706 x 5 = 63.53; goodput 2 and 3 a second, mean 2.5, half-width
+// 12.706 x 0.5 = 6.35.
+func TestPrintSweepGoodput(t *testing.T) {
+	nan := math.NaN()
+	row := func(run int64, ws, rate, share float64, good int64) report.SweepRow {
+		return report.SweepRow{Run: run, Params: []string{"a"}, WorkerSeconds: ws, GoodputRequests: good,
+			GoodputRequestsPerS: rate, GoodputShare: share, TTFTAttainment: share, ITLAttainment: share, Digest: strings.Repeat("0", 64)}
+	}
+	rows := []report.SweepRow{row(0, 100, 2, 0.95, 20), row(1, 110, 3, 0.9, 30)}
+	var b strings.Builder
+	if err := printSweep(&b, &study.Spec{Keys: []string{"k"}, Replicates: 1}, rows, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"worker-s", "goodput/s (share)", "100.0", "2.00 (95.0%)", "3.00 (90.0%)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	rows[1] = row(1, 110, nan, nan, -1)
+	b.Reset()
+	if err := printSweep(&b, &study.Spec{Keys: []string{"k"}, Replicates: 1}, rows, false); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(b.String(), "\n"); !regexp.MustCompile(`110\.0 +— `).MatchString(lines[2]) {
+		t.Errorf("a run without planner.slo: %q", lines[2])
+	}
+	rows[1] = row(1, 110, 3, 0.9, 30)
+	b.Reset()
+	if err := printSweep(&b, &study.Spec{Keys: []string{"k"}, Replicates: 2, Seed: 1}, rows, false); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`105\.0 ± 63\.5 +2\.50 ± 6\.35 `).MatchString(b.String()) {
+		t.Errorf("points table:\n%s", b.String())
+	}
+	b.Reset()
+	rows[0], rows[1] = row(0, 100, nan, nan, -1), row(1, 110, nan, nan, -1)
+	if err := printSweep(&b, &study.Spec{Keys: []string{"k"}, Replicates: 1}, rows, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "goodput") {
+		t.Errorf("no run measured goodput, yet:\n%s", b.String())
+	}
+}

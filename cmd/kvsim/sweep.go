@@ -167,9 +167,20 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after\tevent %d TTFT p99 effect (with/without)\tevent %d ITL p99 effect\t", k, k, k)
 	}
-	fmt.Fprintf(tw, "run\t%s\tdone\tTTFT p50\tTTFT p99\tE2E p99\thit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigest\n",
-		strings.Join(keys, "\t"), evHead.String())
+	goodHead, goodput := "", hasGoodput(rows)
+	if goodput {
+		goodHead = "goodput/s (share)\t"
+	}
+	fmt.Fprintf(tw, "run\t%s\tdone\tTTFT p50\tTTFT p99\tE2E p99\tworker-s\t%shit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigest\n",
+		strings.Join(keys, "\t"), goodHead, evHead.String())
 	for _, r := range rows {
+		good := ""
+		switch {
+		case goodput && r.GoodputRequests < 0:
+			good = "—\t" // a run without planner.slo
+		case goodput:
+			good = fmt.Sprintf("%.2f (%.1f%%)\t", r.GoodputRequestsPerS, 100*r.GoodputShare)
+		}
 		var ev strings.Builder
 		for k := range events {
 			if k >= len(r.Events) {
@@ -188,11 +199,17 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 			fmt.Fprintf(&ev, "%s\t%s (%.1f/%.1f)\t%s\t", gone, results.Signed(e.Delta.TTFTP99Ms, "ms"), e.After.TTFTP99Ms, e.Twin.TTFTP99Ms,
 				results.Signed(e.Delta.ITLP99Ms, "ms"))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s%s\n", r.Run,
-			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.HitG1, r.HitG2, r.HitPulled,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%s%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s%s\n", r.Run,
+			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.WorkerSeconds, good, r.HitG1, r.HitG2, r.HitPulled,
 			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, ev.String(), r.Digest[:shortDigest])
 	}
 	return tw.Flush()
+}
+
+// hasGoodput reports whether a run of rows measured goodput (its
+// scenario sets planner.slo).
+func hasGoodput(rows []report.SweepRow) bool {
+	return slices.ContainsFunc(rows, func(r report.SweepRow) bool { return r.GoodputRequests >= 0 })
 }
 
 func newSweepMerge(cmdline []string) *cobra.Command {

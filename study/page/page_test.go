@@ -226,6 +226,71 @@ func sweepTo(t *testing.T, dir string) {
 	}
 }
 
+// goodputSweepTo runs a sweep of the small scenario measured against an
+// SLO into dir: 2 and 4 workers, 2 replicates each.
+func goodputSweepTo(t *testing.T, dir string) {
+	t.Helper()
+	s := &study.Sweep{Env: env(), Dir: study.Dir{Path: dir, Jobs: 2},
+		Spec: &study.Spec{Sets: append(slices.Clone(small), "planner={slo: {ttft: 300ms, itl: 40ms}}"),
+			Keys: []string{"cluster.workers"}, Values: [][]string{{"2", "4"}}, Replicates: 2}}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGoodputPage: a sweep whose runs measured goodput sets cost against
+// goodput in a section of its own, after the answer: the SLO in words,
+// the chart, the frontier of the grid points' means (as report.Frontier
+// finds it from points.parquet) named in words and listed in a table,
+// and the cheapest point at the best goodput. The page is the same bytes
+// when rendered again.
+func TestGoodputPage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	goodputSweepTo(t, dir)
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Render(dir, Options{}); err != nil || !bytes.Equal(page, again) {
+		t.Fatalf("the same directory gave different pages (%v)", err)
+	}
+	_, points, err := parquetio.ReadPoints(filepath.Join(dir, report.PointsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string) int {
+		return slices.IndexFunc(report.PointMetrics(1), func(c report.Column[report.SweepRow]) bool { return c.Name == name })
+	}
+	var cost, good []float64
+	for _, p := range points {
+		cost, good = append(cost, p.Stats[col("worker_seconds")].Mean), append(good, p.Stats[col("goodput_requests_per_s")].Mean)
+	}
+	frontier := report.Frontier(cost, good)
+	if len(frontier) == 0 {
+		t.Fatal("no frontier")
+	}
+	var on []string
+	for _, i := range frontier {
+		on = append(on, fmt.Sprintf("point %d (cluster.workers=%s)", i, points[i].Params[0]))
+	}
+	best := frontier[len(frontier)-1]
+	text := string(page)
+	at := 0
+	for _, want := range []string{`<section id="answer">`, `<section id="cost-goodput">`,
+		"meeting planner.slo (TTFT at most 300 ms, mean ITL at most 40 ms)",
+		fmt.Sprintf("Cheapest at the best goodput: point %d (cluster.workers=%s), %.2f goodput requests a second for %.1f worker-seconds",
+			best, points[best].Params[0], good[best], cost[best]),
+		"On the frontier, from the cheapest: " + strings.Join(on, ", ") + ".",
+		`<figure id="chart-cost-goodput"`, "<th>worker-seconds</th>", "Source: points.parquet", `<section id="details">`} {
+		i := strings.Index(text[at:], want)
+		if i < 0 {
+			t.Errorf("the page lacks %q after what comes before it", want)
+			continue
+		}
+		at += i + len(want)
+	}
+}
+
 // TestSweepPage: a sweep's page gives each grid point's effect with its
 // paired interval, and marks the points meeting --slo and the one with
 // the most room under the first: a point passes when every replicate
@@ -244,6 +309,9 @@ func TestSweepPage(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+	if strings.Contains(text, "cost-goodput") {
+		t.Error("a sweep without planner.slo has a cost against goodput section")
 	}
 	none, err := Render(dir, Options{SLOs: []string{"ttft_p99_ms < 0"}})
 	if err != nil {
@@ -299,19 +367,22 @@ func TestSearchPage(t *testing.T) {
 	}
 }
 
-// TestInBrowser: the pages of a run, a sweep with replicates and a search
+// TestInBrowser: the pages of a run, a sweep with replicates (and one
+// measured against an SLO, with its cost against goodput) and a search
 // render in headless Chromium with no console error, nothing fetched,
 // nothing past the page's edge, no text over text, and every part the
 // page promises shown, in a window 1280 and 760 px wide. Screenshots go to $KVSIM_SCREENSHOTS when set.
 func TestInBrowser(t *testing.T) {
 	root := t.TempDir()
 	for _, c := range []struct {
-		name string
-		make func(t *testing.T, dir string)
+		name     string
+		make     func(t *testing.T, dir string)
+		required []string // past every page's
 	}{
-		{"run", func(t *testing.T, dir string) { runTo(t, dir, small...) }},
-		{"sweep", sweepTo},
-		{"search", searchTo},
+		{"run", func(t *testing.T, dir string) { runTo(t, dir, small...) }, nil},
+		{"sweep", sweepTo, nil},
+		{"goodput", goodputSweepTo, []string{"#cost-goodput p", "#cost-goodput figure svg", "#cost-goodput table"}},
+		{"search", searchTo, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(root, c.name)
@@ -325,9 +396,9 @@ func TestInBrowser(t *testing.T) {
 				if d := os.Getenv("KVSIM_SCREENSHOTS"); d != "" {
 					shot = filepath.Join(d, fmt.Sprintf("%s-%d.png", c.name, width))
 				}
-				res := browsertest.Check(t, path, browsertest.Options{Width: width, Screenshot: shot, Required: []string{
+				res := browsertest.Check(t, path, browsertest.Options{Width: width, Screenshot: shot, Required: append([]string{
 					"#question p", "#answer h3", "#answer table", "#details table", "#charts figure svg",
-					"#warnings", "#provenance table", "#provenance pre"}})
+					"#warnings", "#provenance table", "#provenance pre"}, c.required...)})
 				for _, p := range res.Problems() {
 					t.Errorf("%d px wide: %s", width, p)
 				}

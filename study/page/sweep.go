@@ -562,6 +562,13 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 	}
 	g.effects(a, pass, best)
 	d.Sections = append(d.Sections, a)
+	cg, err := g.costGoodput()
+	if err != nil {
+		return nil, err
+	}
+	if cg != nil {
+		d.Sections = append(d.Sections, cg)
+	}
 	return d, g.rest(d, warnings, pass, best, g.chartMetrics(), "")
 }
 

@@ -1,0 +1,167 @@
+package page
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/report/chart"
+	"github.com/kvsim/kvsim/results"
+)
+
+// The columns the cost-against-goodput section sets against each other.
+const (
+	costColumn    = "worker_seconds"
+	goodputColumn = "goodput_requests_per_s"
+)
+
+// costGoodput is the section that sets each run's cost, the worker-seconds
+// it provisioned, against its goodput rate, when the sweep's runs measured
+// goodput (their scenario sets planner.slo); nil otherwise. The chart
+// marks each grid point's runs and mean and the frontier of the means
+// (report.Frontier); the words name the frontier's points and the
+// cheapest point at the best goodput, and a table gives the frontier's
+// points.
+func (g *grid) costGoodput() (*section, error) {
+	if !slices.ContainsFunc(g.rows, func(r report.SweepRow) bool { return r.GoodputRequests >= 0 }) {
+		return nil, nil
+	}
+	s := &section{ID: "cost-goodput", Heading: "Cost against goodput"}
+	cost, good := make([]float64, len(g.points)), make([]float64, len(g.points))
+	cells := make([]chart.TradeoffCell, len(g.points))
+	for i := range g.points {
+		p := &g.points[i]
+		cost[i], good[i] = g.stat(p, costColumn).Mean, g.stat(p, goodputColumn).Mean // NaN when a run has no goodput
+		cells[i].Label = g.label(p)
+		for _, r := range g.runs[i] {
+			cells[i].X, cells[i].Y = append(cells[i].X, r.WorkerSeconds), append(cells[i].Y, r.GoodputRequestsPerS)
+		}
+	}
+	frontier := report.Frontier(cost, good)
+	s.p("Each run's cost is the worker-seconds it provisioned: every worker from its add to its removal or the run's end, starting, draining and down included. "+
+		"Its goodput rate is the completed requests meeting %s, a second over the makespan. The chart sets one against the other, a point a run; "+
+		"a grid point's runs (its replicates) share a colour and shape, their mean marked large, and a ring and a step line mark the frontier: "+
+		"the grid points whose mean no other's beats in both (none costs as little or less and serves as much or more, better in one).", g.sloWords())
+	if len(frontier) == 0 {
+		s.add(block{Warn: "No grid point measured goodput in every run: there is no frontier to draw."})
+	} else {
+		best := frontier[len(frontier)-1] // the most goodput; of the points with it, the cheapest
+		lead := fmt.Sprintf("Cheapest at the best goodput: point %d (%s), %s goodput requests a second for %s worker-seconds.",
+			best, g.label(&g.points[best]), fixed(good[best], 2), fixed(cost[best], 1))
+		if near := g.cheapestNear(best, cost, good); near >= 0 {
+			lead += fmt.Sprintf(" Within the 95 %% interval of its goodput rate, point %d (%s) serves %s a second for %s worker-seconds, %.0f %% less: "+
+				"with %d replicates, the two are not told apart by goodput.",
+				near, g.label(&g.points[near]), fixed(good[near], 2), fixed(cost[near], 1), 100*(1-cost[near]/cost[best]), g.spec.Replicates)
+		}
+		s.add(block{Lead: lead})
+		on := make([]string, len(frontier))
+		for k, i := range frontier {
+			on[k] = fmt.Sprintf("point %d (%s)", i, g.label(&g.points[i]))
+		}
+		s.p("On the frontier, from the cheapest: %s. %s", strings.Join(on, ", "), offFrontier(len(g.points)-len(frontier)))
+	}
+	c, err := chart.Tradeoff("cost-goodput", costColumn, goodputColumn, cells, frontier)
+	if err != nil {
+		return nil, err
+	}
+	if err := addCharts(s, c, []chartSource{{"cost-goodput", fmt.Sprintf("%s columns %s and %s, a run each; the means as points.parquet's %s_mean and %s_mean",
+		report.SweepFile, costColumn, goodputColumn, costColumn, goodputColumn)}}); err != nil {
+		return nil, err
+	}
+	if len(frontier) > 0 {
+		s.add(block{Table: g.frontierTable(frontier)})
+		s.note("The frontier's grid points: worker-seconds and goodput rate as mean ± the sample standard deviation over the point's replicates (the mean alone for one run); " +
+			"the rest as the mean over its replicates.")
+		s.source("points.parquet's _mean and _sd of worker_seconds, goodput_requests_per_s, goodput_share, ttft_p99_ms, itl_p99_ms, hit_ratio_g1, hit_ratio_g2 and hit_ratio_pulled")
+	}
+	return s, nil
+}
+
+// sloWords is planner.slo as the runs ran it, from their summary.json:
+// "planner.slo (TTFT at most 300 ms, mean ITL at most 40 ms)".
+func (g *grid) sloWords() string {
+	var slos []string
+	for _, s := range g.summaries {
+		if s == nil || s.Goodput == nil {
+			continue
+		}
+		w := fmt.Sprintf("TTFT at most %s ms, mean ITL at most %s ms", strconv.FormatFloat(s.Goodput.SLOTTFTMs, 'g', -1, 64),
+			strconv.FormatFloat(s.Goodput.SLOITLMs, 'g', -1, 64))
+		if !slices.Contains(slos, w) {
+			slos = append(slos, w)
+		}
+	}
+	switch len(slos) {
+	case 0:
+		return "planner.slo"
+	case 1:
+		return "planner.slo (" + slos[0] + ")"
+	}
+	return "each run's planner.slo (the grid varies it)"
+}
+
+// cheapestNear is the cheapest grid point, other than best, whose mean
+// goodput rate lies within the 95 % interval of best's: one the
+// replicates do not tell apart from it by goodput; -1 for none, or
+// without an interval (one run a point).
+func (g *grid) cheapestNear(best int, cost, good []float64) int {
+	s := g.stat(&g.points[best], goodputColumn)
+	out := -1
+	for i := range g.points {
+		if i == best || math.IsNaN(s.Lo) || good[i] < s.Lo || good[i] > s.Hi || cost[i] >= cost[best] {
+			continue
+		}
+		if out < 0 || cost[i] < cost[out] {
+			out = i
+		}
+	}
+	return out
+}
+
+// offFrontier says how many grid points the frontier leaves out.
+func offFrontier(n int) string {
+	switch n {
+	case 0:
+		return "Every grid point is on it."
+	case 1:
+		return "The one other grid point costs more for no more goodput."
+	}
+	return fmt.Sprintf("The %d others each cost more for no more goodput than a point on it.", n)
+}
+
+// frontierTable is the frontier's grid points, in its order: their
+// values, runs, worker-seconds and goodput rate (mean ± sd), goodput
+// share, TTFT and ITL p99 and hit ratios (means).
+func (g *grid) frontierTable(frontier []int) *table {
+	t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "worker-seconds", "goodput (requests/s)", "goodput share",
+		"TTFT p99 (ms)", "ITL p99 (ms)", "G1 / G2 / pulled")}
+	for _, i := range frontier {
+		p := &g.points[i]
+		cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
+		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
+			results.Pct(g.stat(p, "hit_ratio_pulled").Mean))
+		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)},
+			sdCell(g.stat(p, costColumn), 1), sdCell(g.stat(p, goodputColumn), 2),
+			cell{Text: results.Pct(g.stat(p, "goodput_share").Mean), Class: "num"},
+			cell{Text: fixed(g.stat(p, "ttft_p99_ms").Mean, 1), Class: "num"}, cell{Text: fixed(g.stat(p, "itl_p99_ms").Mean, 1), Class: "num"},
+			cell{Text: hits})
+		t.Rows = append(t.Rows, row{Cells: cells})
+	}
+	return t
+}
+
+// sdCell is a statistic as "mean ± sd" with digits decimals; the mean
+// alone for one run.
+func sdCell(s report.Stat, digits int) cell {
+	text := fixed(s.Mean, digits)
+	if !math.IsNaN(s.SD) {
+		text += " ± " + fixed(s.SD, digits)
+	}
+	return cell{Text: text, Class: "num"}
+}
+
+// fixed is v with digits decimals.
+func fixed(v float64, digits int) string { return strconv.FormatFloat(v, 'f', digits, 64) }
