@@ -52,12 +52,13 @@ type Goodput struct {
 // when removed (g2_blocks_left, lost with them; a drain whose workers
 // were not all removed adds none).
 type PlannerActions struct {
-	Adds            int64 `json:"adds"`
-	Drains          int64 `json:"drains"`
-	WorkersAdded    int64 `json:"workers_added"`
-	WorkersDrained  int64 `json:"workers_drained"`
-	BlocksEvacuated int64 `json:"blocks_evacuated"`
-	G2BlocksLeft    int64 `json:"g2_blocks_left"`
+	Policy          string `json:"policy"` // planner.policy
+	Adds            int64  `json:"adds"`
+	Drains          int64  `json:"drains"`
+	WorkersAdded    int64  `json:"workers_added"`
+	WorkersDrained  int64  `json:"workers_drained"`
+	BlocksEvacuated int64  `json:"blocks_evacuated"`
+	G2BlocksLeft    int64  `json:"g2_blocks_left"`
 }
 
 // goodputCounts are the completed requests meeting a latency objective:

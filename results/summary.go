@@ -314,6 +314,7 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRo
 	s.EventRows = l.rows(end.Removed, des.Time(s.LastArrivalNs))
 	if sc.HasPlanner() {
 		s.Planner = plannerActions(s.EventRows)
+		s.Planner.Policy = string(sc.Planner.Policy)
 	}
 	s.Warnings = append(s.Warnings, l.warnings(s.EventRows, sc.Workload.Trace != nil)...)
 	s.Warnings = append(s.Warnings, orderWarnings(sc, &s, &end.Counters, l)...)

@@ -533,8 +533,26 @@ func SummaryLines(s *Summary) []Line {
 			lines = append(lines, kindLine("  kv.prefetch", ordersText(c.Prefetch.Issued, c.Prefetch.NothingToFetch, c.Prefetch.Dropped, k.Prefetch.Events), &k.Prefetch))
 		}
 	}
-	return append(lines, Line{"makespan", fmt.Sprintf("%v virtual, %.2f requests/s, %.0f output tokens/s",
+	lines = append(lines, Line{"makespan", fmt.Sprintf("%v virtual, %.2f requests/s, %.0f output tokens/s",
 		RoundMs(s.MakespanNs), s.Throughput.RequestsPerS, s.Throughput.OutputTokensPerS)})
+	lines = append(lines, Line{"cost", fmt.Sprintf("%.1f worker-seconds provisioned, a mean of %.2f workers to the last request's end (%v)",
+		s.Cost.WorkerSeconds, s.Cost.MeanWorkers, RoundMs(s.Cost.UntilNs))})
+	if g := s.Goodput; g != nil {
+		lines = append(lines, Line{"goodput", fmt.Sprintf("%d requests, %.2f/s, %s of the completed within TTFT <= %s ms and mean ITL <= %s ms (TTFT met by %s, ITL by %s)",
+			g.Requests, g.RequestsPerS, Pct(g.Share), Num(g.SLOTTFTMs), Num(g.SLOITLMs), Pct(g.TTFTAttainment), Pct(g.ITLAttainment))})
+	}
+	if p := s.Planner; p != nil {
+		lines = append(lines, Line{"planner", PlannerText(p)})
+	}
+	return lines
+}
+
+// PlannerText is what the planner did, in a sentence.
+func PlannerText(p *PlannerActions) string {
+	return fmt.Sprintf("%s: %s (%s), %s (%s); its drains evacuated %d G2 blocks and left %d behind with the workers removed; "+
+		"each action an events.parquet row of origin planner, each decision a planner.parquet row",
+		p.Policy, Count(p.Adds, "add", "adds"), Count(p.WorkersAdded, "worker", "workers"),
+		Count(p.Drains, "drain", "drains"), Count(p.WorkersDrained, "worker", "workers"), p.BlocksEvacuated, p.G2BlocksLeft)
 }
 
 // kindLine is one kind of pull's line under the pulls line: its label,
@@ -603,17 +621,21 @@ func FidelityTable(s *Summary) (Table, bool) {
 	return t, true
 }
 
-// ChaosRows splits a run's events rows into the scenario's own and those
-// its chaos drew (origin chaos), each in order.
-func ChaosRows(rows []report.EventRow) (own, drawn []report.EventRow) {
+// SplitEvents splits a run's events rows into the scenario's own, those
+// its chaos drew (origin chaos) and those its planner decided (origin
+// planner), each in order.
+func SplitEvents(rows []report.EventRow) (own, drawn, planned []report.EventRow) {
 	for _, r := range rows {
-		if r.Origin == string(scenarios.OriginChaos) {
+		switch r.Origin {
+		case string(scenarios.OriginChaos):
 			drawn = append(drawn, r)
-		} else {
+		case string(scenarios.OriginPlanner):
+			planned = append(planned, r)
+		default:
 			own = append(own, r)
 		}
 	}
-	return own, drawn
+	return own, drawn, planned
 }
 
 // ChaosWords are the faults a scenario's chaos drew, in one block: replay

@@ -76,9 +76,10 @@ func TestFaultWords(t *testing.T) {
 		{Event: 5, Kind: "link", Workers: "2", AtNs: 62e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 2}},
 		{Event: 6, Kind: "notices", Workers: "0", AtNs: 63e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 3, BlocksLost: 7}},
 	}
-	own, got := ChaosRows(append([]report.EventRow{link}, drawn...))
-	if len(own) != 1 || len(got) != 3 || got[0].Event != 4 {
-		t.Fatalf("ChaosRows: %d own, %d drawn", len(own), len(got))
+	added := report.EventRow{Event: 7, Kind: "add", Workers: "9", AtNs: 64e9, Origin: "planner", Fired: true}
+	own, got, planned := SplitEvents(append([]report.EventRow{link}, append(drawn, added)...))
+	if len(own) != 1 || len(got) != 3 || got[0].Event != 4 || len(planned) != 1 || planned[0].Event != 7 {
+		t.Fatalf("SplitEvents: %d own, %d drawn, %d planned", len(own), len(got), len(planned))
 	}
 	w := DescribeChaos(got)
 	if want := "3 faults drawn from 1m1.235s to 1m3s (1 link, 1 slow, 1 notices), each a row of events.parquet with origin chaos"; w.Head != want {

@@ -149,7 +149,7 @@ func plannerDefaults() *Planner {
 		Load:       LoadPolicy{QueueUp: 5, QueueDown: 0.5, KVUp: 0.8, KVDown: 0.3},
 		Throughput: ThroughputPolicy{RequestsPerWorkerS: 2},
 		Target:     TargetPolicy{Metric: TargetQueue, Value: 4, Tolerance: 0.1, ScaleDownWindow: Duration(5 * des.Minute), Hold: true},
-		ScaleIn:    ScaleIn{Pick: PickIdlest},
+		ScaleIn:    ScaleIn{Pick: PickHighestID},
 	}
 }
 

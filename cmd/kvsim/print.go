@@ -23,7 +23,7 @@ func printSummary(w io.Writer, s *results.Summary, dir string) {
 		printTable(tw, f)
 	}
 	c := results.CountersOf(s.Counters)
-	own, drawn := results.ChaosRows(s.EventRows)
+	own, drawn, _ := results.SplitEvents(s.EventRows) // the planner's actions are its summary line
 	for _, e := range own {
 		printEvent(tw, s.PullsByKind, &c, &e)
 	}

@@ -49,17 +49,20 @@ func runDoc(dir string) (*doc, error) {
 
 	a := &section{ID: "answer", Heading: "The answer"}
 	warnedOf(a, warnings)
-	if len(sum.EventRows) == 0 {
-		a.p("No event, so no effect: %s", runHeadline(sum))
+	own, drawn, planned := results.SplitEvents(sum.EventRows)
+	if len(own)+len(drawn) == 0 {
+		a.p("No scripted event, so no effect against a twin: %s", runHeadline(sum))
 	}
-	own, drawn := results.ChaosRows(sum.EventRows)
 	for i := range own {
 		eventAnswer(a, &own[i])
 	}
 	if len(drawn) > 0 {
 		chaosAnswer(a, drawn)
 	}
-	if len(sum.EventRows) > 0 {
+	if sum.Planner != nil {
+		plannerAnswer(a, sum, planned)
+	}
+	if len(own)+len(drawn) > 0 {
 		a.note(fmt.Sprintf("One run at seed %d: each effect is exact for this seed, the run against its twin; how much it varies with the seed takes a sweep with --replicates, whose page gives each effect's interval.", sum.Seed))
 	}
 	d.Sections = append(d.Sections, a)
@@ -205,6 +208,38 @@ func chaosAnswer(s *section, drawn []report.EventRow) {
 	effectAnswer(s, first, "chaos", fmt.Sprintf("the first drawn fault (at %v)", results.RoundMs(first.AtNs)))
 	s.note("The drawn faults share one twin, the run without any of them: the effect is chaos's as a whole. Each fault's own row (events.parquet, origin chaos) measures the same twin over the window after its own instant.")
 	s.source(fmt.Sprintf("events.parquet: event %d's *_after, *_twin and *_delta columns; fault_* columns summed over the rows of origin chaos", first.Event))
+}
+
+// plannerAnswer is the answer for a run with a planner: what it did, what
+// it cost and served, and its actions. Planners are compared with each
+// other by sweeps, so its actions have no twins.
+func plannerAnswer(s *section, sum *results.Summary, planned []report.EventRow) {
+	s.h3("The planner")
+	s.p("%s.", capitalize(results.PlannerText(sum.Planner)))
+	served := "No planner.slo is set, so goodput is not measured."
+	if g := sum.Goodput; g != nil {
+		served = fmt.Sprintf("Goodput: %d requests (%.2f/s), %s of the completed within TTFT <= %s ms and mean ITL <= %s ms.",
+			g.Requests, g.RequestsPerS, results.Pct(g.Share), results.Num(g.SLOTTFTMs), results.Num(g.SLOITLMs))
+	}
+	s.p("It provisioned %.1f worker-seconds, a mean of %.2f workers to the last request's end. %s", sum.Cost.WorkerSeconds, sum.Cost.MeanWorkers, served)
+	const shown = 40
+	t := &table{Head: []string{"event", "action", "at", "workers", "G2 blocks evacuated", "G2 blocks left at removal"}}
+	for _, e := range planned[:min(len(planned), shown)] {
+		left := cell{Text: "not all removed"}
+		if e.G2BlocksLeft >= 0 {
+			left = num(e.G2BlocksLeft)
+		}
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: strconv.Itoa(int(e.Event))}, {Text: e.Kind}, {Text: results.RoundMs(e.AtNs).String()},
+			{Text: e.Workers}, num(e.BlocksLanded), left}})
+	}
+	if len(planned) > 0 {
+		s.add(block{Table: t})
+	}
+	if len(planned) > shown {
+		s.note(fmt.Sprintf("The first %d of its %d actions; planner.parquet holds every decision, with what it read and why it held.", shown, len(planned)))
+	}
+	s.note("A planner's actions have no twins: compare planners with a sweep over planner.policy (or planner.scale_in.pick), whose page draws cost against goodput.")
+	s.source("summary.json cost, goodput and planner; events.parquet rows of origin planner: kind, at_ns, workers, kv_blocks_landed, g2_blocks_left")
 }
 
 // chaosTable lists the faults chaos drew, a row each: what each was and
