@@ -159,3 +159,14 @@ func TestGoodputNeedsSLO(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepRowScriptedEvents: a sweep row's event columns are the
+// scenario's events, without the planner's actions, which differ from run
+// to run.
+func TestSweepRowScriptedEvents(t *testing.T) {
+	s := &Summary{EventRows: []report.EventRow{{Event: 0, Kind: "drain", Origin: "scenario"}, {Event: 1, Kind: "link", Origin: "chaos"},
+		{Event: 2, Kind: "add", Origin: "planner"}, {Event: 3, Kind: "drain", Origin: "planner"}}}
+	if ev := SweepRow(0, nil, s).Events; len(ev) != 2 || ev[1].Origin != "chaos" {
+		t.Errorf("events %+v", ev)
+	}
+}

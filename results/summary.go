@@ -345,8 +345,8 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters, l *EventLog)
 	var out []string
 	for i := range s.EventRows {
 		r := &s.EventRows[i]
-		if !r.Fired {
-			continue
+		if !r.Fired || r.Origin == string(scenarios.OriginPlanner) {
+			continue // a planner's orders are its summary line's, not a what-if of their own
 		}
 		for _, kd := range kinds {
 			if !slices.Contains(kd.pulls.Events, r.Event) {

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 )
 
 // SweepRow is the sweep.parquet row of the run s summarises: run is its
@@ -38,6 +39,19 @@ func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 		TTFTAttainment: g.TTFTAttainment, ITLAttainment: g.ITLAttainment,
 		PlannerAdds: p.Adds, PlannerDrains: p.Drains, PlannerWorkersAdded: p.WorkersAdded, PlannerWorkersDrained: p.WorkersDrained,
 		PlannerBlocksEvacuated: p.BlocksEvacuated, PlannerG2BlocksLeft: p.G2BlocksLeft,
-		Digest: s.Digest, Events: s.EventRows,
+		Digest: s.Digest, Events: scripted(s.EventRows),
 	}
+}
+
+// scripted is a run's events rows without its planner's: a sweep's event
+// columns are the scenario's events, the same in every run, where a
+// planner's actions differ from run to run (the planner_* columns sum
+// them). The planner's rows come after the scenario's.
+func scripted(rows []report.EventRow) []report.EventRow {
+	for i, r := range rows {
+		if r.Origin == string(scenarios.OriginPlanner) {
+			return rows[:i]
+		}
+	}
+	return rows
 }

@@ -85,7 +85,53 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 		}
 		lines = append(lines, s+".")
 	}
+	if p := sc.Planner; p != nil {
+		lines = append(lines, plannerWords(sc)+".")
+	}
 	return lines
+}
+
+// plannerWords is the scenario's planner in words: its policy and what it
+// reads, its bounds, how it scales in and out, and the SLO.
+func plannerWords(sc *scenarios.Scenario) string {
+	p := sc.Planner
+	slo := "no SLO (goodput not measured)"
+	if p.SLO != nil {
+		slo = fmt.Sprintf("goodput measured against TTFT <= %v and mean ITL <= %v", time.Duration(p.SLO.TTFT), time.Duration(p.SLO.ITL))
+	}
+	if !sc.HasPlanner() {
+		return "No planner: the fleet is fixed; " + slo
+	}
+	var rule string
+	switch p.Policy {
+	case scenarios.PlannerLoad:
+		l := p.Load
+		rule = fmt.Sprintf("adds %d when the waiting requests a ready worker pass %g or G1 usage %g, drains %d when both are below %g and %g",
+			p.Step, l.QueueUp, l.KVUp, p.Step, l.QueueDown, l.KVDown)
+	case scenarios.PlannerThroughput:
+		rule = fmt.Sprintf("wants the last interval's arrival rate over %g requests a second a worker, %d at most a step",
+			p.Throughput.RequestsPerWorkerS, p.Step)
+	case scenarios.PlannerTarget:
+		t := p.Target
+		hold := ""
+		if !t.Hold {
+			hold = ", deciding while its workers start (no hold)"
+		}
+		rule = fmt.Sprintf("holds %s at %g a ready worker within %g, scaling in only to the most it wanted over %v, %d at most a step%s",
+			t.Metric, t.Value, t.Tolerance, time.Duration(t.ScaleDownWindow), p.Step, hold)
+	}
+	in := fmt.Sprintf("drains by %s", p.ScaleIn.Pick)
+	if p.ScaleIn.DrainTimeout > 0 {
+		in += fmt.Sprintf(" with a %v drain timeout", time.Duration(p.ScaleIn.DrainTimeout))
+	}
+	if e := p.ScaleIn.Evacuate; e != nil {
+		in += fmt.Sprintf(", evacuating up to %d G2 blocks a worker", e.Blocks)
+	}
+	if w := p.Prewarm; w != nil {
+		in += fmt.Sprintf("; an added worker prewarms up to %d blocks", w.Blocks)
+	}
+	return fmt.Sprintf("Planner %s every %v: it %s, between %d and %d workers; an added worker starts in %v; it %s; %s",
+		p.Policy, time.Duration(p.Interval), rule, p.MinWorkers, p.MaxWorkers, time.Duration(p.Startup), in, slo)
 }
 
 // eventWords is a scenario event in words: "drain the 8 busiest ready
