@@ -239,12 +239,21 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 					tied++
 				}
 			}
+			if c.evs[key].Origin == scenarios.OriginPlanner {
+				c.planner.tied++ // one warning for all its drains (plannerWarning)
+				return firstIDs(ready[:k])
+			}
 			c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers share the top score (%d): the lowest ids won, not the pick",
 				key, sel.Count, sel.Pick, now, tied, score(ready[0])))
 		}
 	}
-	ids := make([]int32, k)
-	for i, n := range ready[:k] {
+	return firstIDs(ready[:k])
+}
+
+// firstIDs is the ids of the nodes picked, in id order.
+func firstIDs(picked []*node) []int32 {
+	ids := make([]int32, len(picked))
+	for i, n := range picked {
 		ids[i] = n.id
 	}
 	slices.Sort(ids)

@@ -7,6 +7,7 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 )
 
@@ -40,6 +41,7 @@ type planner struct {
 	next                             *des.Handle
 	stopped                          des.Time // its last decision when planner.tail stopped it; 0 otherwise
 	inFlight                         int      // the requests in flight then
+	tied                             int      // its drains whose pick chose among tied workers by id
 	// mine is the workers of its last action and added whether it added
 	// them: it holds while any is still starting or draining.
 	mine  []int32
@@ -302,25 +304,33 @@ func (p *planner) windowMost() int {
 	return most
 }
 
-// plannerWarning says when the planner took no action: the run is then
-// the fixed fleet's, whatever its policy.
-func (c *Cluster) plannerWarning() string {
+// plannerWarnings say when a figure of the planner's run may mislead: its
+// drains' picks chose by id among tied workers, planner.tail stopped it,
+// or it took no action at all (the run is then the fixed fleet's).
+func (c *Cluster) plannerWarnings() []string {
 	p := c.planner
 	if p == nil {
-		return ""
+		return nil
+	}
+	var out []string
+	if p.tied > 0 {
+		out = append(out, fmt.Sprintf("%d of the planner's drains picked by %s among ready workers tied on the pick's score (every one's cache empty, or every one's full): "+
+			"the lowest ids won, not the pick", p.tied, p.cfg.ScaleIn.Pick))
 	}
 	if p.stopped > 0 {
-		return fmt.Sprintf("the planner stopped deciding at %v, planner.tail (%v) after the last arrival, with %d requests still in flight: "+
+		out = append(out, fmt.Sprintf("the planner stopped deciding at %v, planner.tail (%v) after the last arrival, with %d requests still in flight: "+
 			"it was likely flapping, its drains' timeouts taking off requests its adds could not finish (look at planner.parquet's actions)",
-			p.stopped, des.Time(p.cfg.Tail), p.inFlight)
+			p.stopped, des.Time(p.cfg.Tail), p.inFlight))
 	}
+	acted := false
 	for _, r := range p.rows {
-		if r.Action == report.PlannerAdd || r.Action == report.PlannerDrain {
-			return ""
-		}
+		acted = acted || r.Action == report.PlannerAdd || r.Action == report.PlannerDrain
 	}
-	return fmt.Sprintf("the %s planner took no action in its %d decisions: the run is its fixed fleet of %d workers (look at planner.parquet's readings against its thresholds)",
-		p.cfg.Policy, len(p.rows), c.sc.Cluster.Workers)
+	if !acted {
+		out = append(out, fmt.Sprintf("the %s planner took no action in its %s: the run is its fixed fleet of %s (look at planner.parquet's readings against its thresholds)",
+			p.cfg.Policy, results.Count(len(p.rows), "decision", "decisions"), results.Count(c.sc.Cluster.Workers, "worker", "workers")))
+	}
+	return out
 }
 
 func abs(x int) int { return max(x, -x) }

@@ -103,6 +103,12 @@ func TestPlannerLoad(t *testing.T) {
 	if r := sink.rows[6]; r.Worker != 1 || r.FinishNs != 445*ms {
 		t.Errorf("R6 %+v", r)
 	}
+	// The drain at 300 ms chose between two idle workers by id: one
+	// warning for the planner's drains, none of the event's own.
+	if w := strings.Join(res.Summary.Warnings, "\n"); !strings.Contains(w, "1 of the planner's drains picked by busiest among ready workers tied") ||
+		strings.Contains(w, "events[1]") {
+		t.Errorf("warnings %q", res.Summary.Warnings)
+	}
 	ev := res.Summary.EventRows
 	if len(ev) != 2 || ev[0].Kind != "add" || ev[0].AtNs != 100*ms || ev[0].Workers != "1" || ev[0].Origin != "planner" ||
 		ev[1].Kind != "drain" || ev[1].AtNs != 300*ms || ev[1].Workers != "0" || ev[1].Origin != "planner" || ev[1].WindowBeforeNs != 0 {
@@ -233,4 +239,19 @@ func sameDecision(x, y report.PlannerRow) bool {
 	qx, kx, qy, ky := x.Queue, x.KV, y.Queue, y.KV
 	x.Queue, x.KV, y.Queue, y.KV = 0, 0, 0, 0
 	return x == y && same(qx, qy) && same(kx, ky)
+}
+
+// TestPlannerNoAction: a load planner whose thresholds the workload never
+// crosses (queue_up 100; queue_down and kv_down 0, below which no reading
+// falls) takes no action in its four decisions, and the warnings say the
+// run is its fixed fleet.
+func TestPlannerNoAction(t *testing.T) {
+	body := plannerBody + "  policy: load\n  max_workers: 2\n  load: {queue_up: 100, queue_down: 0, kv_up: 1, kv_down: 0}\n"
+	_, res := runTraceSink(t, body, plannerLines)
+	if len(res.Planner) != 4 || len(res.Summary.EventRows) != 0 {
+		t.Errorf("%d decisions, %d events", len(res.Planner), len(res.Summary.EventRows))
+	}
+	if w := strings.Join(res.Summary.Warnings, "\n"); !strings.Contains(w, "the load planner took no action in its 4 decisions: the run is its fixed fleet of 1 worker (") {
+		t.Errorf("warnings %q", res.Summary.Warnings)
+	}
 }

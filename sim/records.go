@@ -152,9 +152,7 @@ func (c *Cluster) lifeTimes() (added, removed []des.Time) {
 // too few ready workers, and the block chains that met a hash collision.
 func (c *Cluster) endWarnings() []string {
 	out := c.warnings
-	if w := c.plannerWarning(); w != "" {
-		out = append(out, w)
-	}
+	out = append(out, c.plannerWarnings()...)
 	if n := c.chains.Collisions(); n > 0 {
 		out = append(out, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+
 			"(a 64-bit hash collision): each was kept apart, sharing no block from that point (docs/model.md, \"Hash collisions\")", n))

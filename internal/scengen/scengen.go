@@ -105,7 +105,8 @@ func GenerateChaos(seed uint64) Case { return generateWith(seed, false, true, fa
 // GeneratePlanner returns Generate's case of seed with a planner (DESIGN.md
 // section 13): any policy, deciding every few milliseconds of the trace's
 // span with thresholds that make it act, any scale-in pick, drain
-// timeouts, evacuations and prewarms, and an SLO.
+// timeouts, evacuations and prewarms, and an SLO; a planner that flaps
+// stops a second after the last arrival (planner.tail).
 func GeneratePlanner(seed uint64) Case { return generateWith(seed, false, false, true) }
 
 func generate(seed uint64, large bool) Case { return generateWith(seed, large, false, false) }
@@ -485,7 +486,7 @@ func (g *gen) chaos(kvcrOn bool) {
 func (g *gen) plan() {
 	p := g.planner
 	least := 1 + p.IntN(2)
-	fmt.Fprintf(&g.b, "planner:\n  policy: %s\n  interval: %dms\n  min_workers: %d\n  max_workers: %d\n  step: %d\n  startup: %s\n",
+	fmt.Fprintf(&g.b, "planner:\n  policy: %s\n  interval: %dms\n  tail: 1s\n  min_workers: %d\n  max_workers: %d\n  step: %d\n  startup: %s\n",
 		pick(p, scenarios.PlannerLoad, scenarios.PlannerThroughput, scenarios.PlannerTarget), 1+p.IntN(max(1, g.lastMs/4)),
 		least, least+p.IntN(5), 1+p.IntN(3), pick(p, "0s", "1ms", "10ms", "50ms"))
 	fmt.Fprintf(&g.b, "  load: {queue_up: %s, queue_down: %s, kv_up: %s, kv_down: %s}\n",
