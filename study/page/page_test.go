@@ -522,3 +522,31 @@ func TestChaosPage(t *testing.T) {
 		t.Error("the chaos twin is listed more than once")
 	}
 }
+
+// TestPlannerPage: a run with a planner and no scripted event says what
+// the planner is, that its actions have no twins, what it did, cost and
+// served, and lists its actions, an add's G2 blocks left as "—"; it has
+// no section of events in full.
+func TestPlannerPage(t *testing.T) {
+	dir := t.TempDir()
+	runTo(t, dir, append(slices.Clone(small), "cluster.workers=1", "events=[]",
+		"planner={policy: load, interval: 1s, max_workers: 3, startup: 500ms, load: {queue_up: 5, queue_down: 0.1, kv_up: 0.002, kv_down: 0.001}, slo: {ttft: 1s, itl: 50ms}}")...)
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	at := 0
+	for _, want := range []string{"Planner load every 1s", "The planner&#39;s actions are events of their own, with no twin",
+		"No scripted event, so no effect against a twin", "The planner", "worker-seconds", "Goodput:", "<td>add</td>", "<td>—</td>",
+		"A planner&#39;s actions have no twins", "planner"} {
+		i := strings.Index(text[at:], want)
+		if i < 0 {
+			t.Fatalf("the page lacks %q after byte %d", want, at)
+		}
+		at += i + len(want)
+	}
+	if strings.Contains(text, `id="events"`) || strings.Contains(text, "Each event is measured against its twin") {
+		t.Error("a run with only planner events has a section of events in full, or twins")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/report/chart"
 	"github.com/kvsim/kvsim/results"
+	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/study"
 )
 
@@ -33,9 +34,13 @@ func runDoc(dir string) (*doc, error) {
 	} else {
 		q.add(block{Warn: fmt.Sprintf("scenario.yaml does not load here (%v); its text is under Provenance.", scErr)})
 	}
-	if len(sum.EventRows) > 0 {
+	own, drawn, planned := results.SplitEvents(sum.EventRows)
+	switch {
+	case len(own)+len(drawn) > 0:
 		q.p("Each event is measured against its twin: the same scenario and seed without that event, replayed beside the run. The difference between the two is the event's effect, free of the trace's own change over time.")
-	} else {
+	case sum.Planner != nil:
+		q.p("The planner's actions are events of their own, with no twin: this page reports what the planner did and what the run cost and served; planners are compared with one another by a sweep.")
+	default:
 		q.add(block{Warn: "The scenario has no events: this page reports the run as it is, with nothing to compare it against."})
 	}
 	q.source("scenario.yaml (the scenario as run)")
@@ -49,7 +54,6 @@ func runDoc(dir string) (*doc, error) {
 
 	a := &section{ID: "answer", Heading: "The answer"}
 	warnedOf(a, warnings)
-	own, drawn, planned := results.SplitEvents(sum.EventRows)
 	if len(own)+len(drawn) == 0 {
 		a.p("No scripted event, so no effect against a twin: %s", runHeadline(sum))
 	}
@@ -71,7 +75,7 @@ func runDoc(dir string) (*doc, error) {
 	runDetails(det, sum)
 	d.Sections = append(d.Sections, det)
 
-	if len(sum.EventRows) > 0 {
+	if len(own)+len(drawn) > 0 {
 		ev := &section{ID: "events", Heading: "The events in full"}
 		c := results.CountersOf(sum.Counters)
 		for i := range own {
@@ -225,9 +229,12 @@ func plannerAnswer(s *section, sum *results.Summary, planned []report.EventRow) 
 	const shown = 40
 	t := &table{Head: []string{"event", "action", "at", "workers", "G2 blocks evacuated", "G2 blocks left at removal"}}
 	for _, e := range planned[:min(len(planned), shown)] {
-		left := cell{Text: "not all removed"}
-		if e.G2BlocksLeft >= 0 {
+		left := cell{Text: "—"} // an add removes nothing
+		switch {
+		case e.G2BlocksLeft >= 0:
 			left = num(e.G2BlocksLeft)
+		case e.Kind == scenarios.KindDrain:
+			left = cell{Text: "not all removed"}
 		}
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: strconv.Itoa(int(e.Event))}, {Text: e.Kind}, {Text: results.RoundMs(e.AtNs).String()},
 			{Text: e.Workers}, num(e.BlocksLanded), left}})
@@ -352,7 +359,7 @@ func judge(v float64, worseUp bool) string {
 // a measured trace, simulated against measured; then every counter that
 // is not zero.
 func runDetails(s *section, sum *results.Summary) {
-	if len(sum.EventRows) > 0 { // without events the answer says it
+	if own, drawn, _ := results.SplitEvents(sum.EventRows); len(own)+len(drawn) > 0 { // without them the answer says it
 		s.p("%s", runHeadline(sum))
 	}
 	t := &table{}
