@@ -43,7 +43,7 @@ type EventLog struct {
 	lastWork []des.Time // by worker: when a request or request pull last ended on it
 	left     []leftAt   // by worker: what its G2 held when it was removed
 	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
-	kept     int        // a twin's log: the records of its own events, before those of the events left out
+	leftOut  int        // a twin's log: the records of the events left out, last (NewTwinLog)
 }
 
 // leftAt is what a removed worker's G2 held: its blocks (-1: not removed)
@@ -119,7 +119,7 @@ func NewEventLog(sc *scenarios.Scenario) *EventLog {
 // windows as the run's record does, for Pair.
 func NewTwinLog(sc *scenarios.Scenario, ats []des.Time) *EventLog {
 	l := newLog(sc)
-	l.kept = len(l.evs)
+	l.leftOut = len(ats)
 	for _, at := range ats {
 		l.add(eventRec{at: at, ordersEnd: -1})
 	}
@@ -148,13 +148,18 @@ func record(ev scenarios.Event) eventRec {
 }
 
 // Append adds the record of an event decided during the run (a planner's,
-// at the current instant), after the scenario's: its index is the next.
-// Its window before is not measured (nothing knew of it then): its row's
-// window before is empty.
+// at the current instant), after the scenario's events and those decided
+// before it: its index is the run's next event's. In a twin's log it goes
+// before the records of the events left out, which stay last. Its window
+// before is not measured (nothing knew of it then): its row's window
+// before is empty.
 func (l *EventLog) Append(ev scenarios.Event) {
 	e := record(ev)
 	e.late = true
 	l.add(e)
+	n := len(l.evs)
+	copy(l.evs[n-l.leftOut:], l.evs[n-l.leftOut-1:n-1])
+	l.evs[n-l.leftOut-1] = e
 }
 
 // add appends an event's record, its windows within [lo, hi).
@@ -172,7 +177,7 @@ func (l *EventLog) Pair(key int, twin *EventLog, j int, digest string, inert boo
 	if l == nil {
 		return
 	}
-	t := twin.evs[twin.kept+j] // the one record, not the twin's whole log
+	t := twin.evs[len(twin.evs)-twin.leftOut+j] // the one record, not the twin's whole log
 	e := &l.evs[key]
 	e.twin, e.twinDigest, e.inert = &t, digest, inert
 }

@@ -76,3 +76,28 @@ func TestRejectionColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendKeepsLeftOutLast: a twin's log holds its scenario's records,
+// then those of the events left out; a planner's record appended during
+// the twin's run goes before them, at the index its event has in the
+// twin's run, and Pair still finds the left-out record.
+func TestAppendKeepsLeftOutLast(t *testing.T) {
+	sc := &scenarios.Scenario{Events: []scenarios.Event{{At: scenarios.Duration(des.Second), Add: 1}},
+		Report: scenarios.Report{EventWindow: scenarios.Duration(des.Minute)}}
+	twin := NewTwinLog(sc, []des.Time{5 * des.Second})
+	twin.Append(scenarios.Event{At: scenarios.Duration(7 * des.Second), Add: 2, Origin: scenarios.OriginPlanner})
+	twin.Append(scenarios.Event{At: scenarios.Duration(9 * des.Second), Drain: &scenarios.Selection{Count: 1}, Origin: scenarios.OriginPlanner})
+	var ats []des.Time
+	for _, e := range twin.evs {
+		ats = append(ats, e.at)
+	}
+	if !slices.Equal(ats, []des.Time{des.Second, 7 * des.Second, 9 * des.Second, 5 * des.Second}) || !twin.evs[1].late || twin.evs[3].late {
+		t.Fatalf("records at %v", ats)
+	}
+	run := NewEventLog(&scenarios.Scenario{Events: []scenarios.Event{sc.Events[0], {At: scenarios.Duration(5 * des.Second), Add: 1}},
+		Report: sc.Report})
+	run.Pair(1, twin, 0, "d", false)
+	if run.evs[1].twin == nil || run.evs[1].twin.at != 5*des.Second {
+		t.Errorf("paired with %+v", run.evs[1].twin)
+	}
+}
