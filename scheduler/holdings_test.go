@@ -51,34 +51,7 @@ func TestHoldingsAgainstBlocks(t *testing.T) {
 	for trial := range 60 {
 		var chains block.Chains
 		ix := NewIndex(&chains)
-		nodes := 1 + rng.IntN(30)
-		parent := make([]int, nodes)
-		for i := range parent {
-			parent[i] = -1
-			if i > 0 && rng.IntN(6) > 0 {
-				parent[i] = rng.IntN(i)
-			}
-		}
-		var hashes [][]uint64
-		var paths [][]block.Piece
-		for range 1 + rng.IntN(12) {
-			var contents []uint64
-			for n := rng.IntN(nodes); n >= 0; n = parent[n] {
-				contents = append(contents, uint64(n))
-			}
-			slices.Reverse(contents)
-			for range rng.IntN(4) {
-				contents = append(contents, 100+rng.Uint64N(3))
-			}
-			chain := make([]uint64, len(contents))
-			var h uint64
-			for k, c := range contents {
-				h = block.Mix(h^block.Mix(c+7)) | 1
-				chain[k] = h
-			}
-			hashes = append(hashes, chain)
-			paths = append(paths, chains.Intern(block.Hashed(chain), nil))
-		}
+		hashes, paths := randomChains(rng, &chains)
 		workers := int32(1 + rng.IntN(12))
 		tiers := make([]map[uint64]uint8, workers) // by worker: block hash -> tier mask
 		for w := range tiers {

@@ -49,34 +49,7 @@ func TestIndexAgainstBlockIndex(t *testing.T) {
 	for trial := range 60 {
 		var chains block.Chains
 		old, idx := newBlockIndex(), NewIndex(&chains)
-		nodes := 1 + rng.IntN(30)
-		parent := make([]int, nodes)
-		for i := range parent {
-			parent[i] = -1
-			if i > 0 && rng.IntN(6) > 0 {
-				parent[i] = rng.IntN(i)
-			}
-		}
-		var hashes [][]uint64
-		var paths [][]block.Piece
-		for range 1 + rng.IntN(12) {
-			var contents []uint64
-			for n := rng.IntN(nodes); n >= 0; n = parent[n] {
-				contents = append(contents, uint64(n))
-			}
-			slices.Reverse(contents)
-			for range rng.IntN(4) {
-				contents = append(contents, 100+rng.Uint64N(3))
-			}
-			chain := make([]uint64, len(contents))
-			var h uint64
-			for k, c := range contents {
-				h = block.Mix(h^block.Mix(c+7)) | 1
-				chain[k] = h
-			}
-			hashes = append(hashes, chain)
-			paths = append(paths, chains.Intern(block.Hashed(chain), nil))
-		}
+		hashes, paths := randomChains(rng, &chains)
 		workers := int32(1 + rng.IntN(12))
 		for op := range 200 {
 			c := rng.IntN(len(hashes))
@@ -160,4 +133,37 @@ func locate(path []block.Piece, k int) (int32, int32) {
 		k -= int(p.N)
 	}
 	panic("block past the chain's end")
+}
+
+// randomChains interns up to 12 random chains into chains: paths down a
+// random forest of up to 30 blocks, some with up to 3 blocks of their own,
+// so that they share prefixes. It returns each chain's hashes and path.
+func randomChains(rng *rand.Rand, chains *block.Chains) (hashes [][]uint64, paths [][]block.Piece) {
+	nodes := 1 + rng.IntN(30)
+	parent := make([]int, nodes)
+	for i := range parent {
+		parent[i] = -1
+		if i > 0 && rng.IntN(6) > 0 {
+			parent[i] = rng.IntN(i)
+		}
+	}
+	for range 1 + rng.IntN(12) {
+		var contents []uint64
+		for n := rng.IntN(nodes); n >= 0; n = parent[n] {
+			contents = append(contents, uint64(n))
+		}
+		slices.Reverse(contents)
+		for range rng.IntN(4) {
+			contents = append(contents, 100+rng.Uint64N(3))
+		}
+		chain := make([]uint64, len(contents))
+		var h uint64
+		for k, c := range contents {
+			h = block.Mix(h^block.Mix(c+7)) | 1
+			chain[k] = h
+		}
+		hashes = append(hashes, chain)
+		paths = append(paths, chains.Intern(block.Hashed(chain), nil))
+	}
+	return hashes, paths
 }

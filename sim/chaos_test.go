@@ -51,18 +51,41 @@ var (
 //
 //	go test ./sim -run 'TestGeneratedChaos$' -chaos.n=10000 -timeout 2h -v
 func TestGeneratedChaos(t *testing.T) {
+	kinds := map[string]int{}
+	eachGenerated(t, scengen.GenerateChaos, *chaosSeed, *chaosN, "TestGeneratedChaos", "chaos", nil, func(sc *scenarios.Scenario, _ outcome) {
+		for _, ev := range sc.Events {
+			kinds[ev.Kind()]++
+		}
+	})
+	t.Logf("%d cases; events by kind: %v", *chaosN, kinds)
+	if *chaosN >= 100 {
+		for _, k := range scenarios.Kinds {
+			if kinds[k] == 0 {
+				t.Errorf("no case had an event of kind %s", k)
+			}
+		}
+	}
+}
+
+// eachGenerated runs the n cases of gen from seed with --check on and
+// every event's twin, twice: with the decode fast-forward at GOMAXPROCS 1,
+// and pass by pass at GOMAXPROCS 2. Both must end alike (verdict), with
+// the same twin digests and, when more is given, what more compares. A
+// failing case is saved with the commands that replay it (test and its
+// flags' prefix); tally sees each case that passed.
+func eachGenerated(t *testing.T, gen func(uint64) scengen.Case, seed uint64, n int, test, flags string,
+	more func(a, b outcome) string, tally func(*scenarios.Scenario, outcome)) {
 	dir := t.TempDir()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	kinds := map[string]int{}
-	for seed := *chaosSeed; seed < *chaosSeed+uint64(*chaosN); seed++ {
-		c := scengen.GenerateChaos(seed)
+	for s := seed; s < seed+uint64(n); s++ {
+		c := gen(s)
 		path, err := c.Write(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sc, err := loadCase(path)
 		if err != nil {
-			t.Fatalf("seed %d: the generator wrote an invalid scenario: %v", seed, err)
+			t.Fatalf("seed %d: the generator wrote an invalid scenario: %v", s, err)
 		}
 		runtime.GOMAXPROCS(1)
 		a := runTwinned(sc, false)
@@ -72,21 +95,14 @@ func TestGeneratedChaos(t *testing.T) {
 		if msg == "" && a.err == nil {
 			msg = sameTwins(a.res, b.res)
 		}
+		if msg == "" && a.err == nil && more != nil {
+			msg = more(a, b)
+		}
 		if msg != "" {
-			t.Errorf("seed %d: %s\n%s", seed, msg, save(t, c, "TestGeneratedChaos", "chaos"))
+			t.Errorf("seed %d: %s\n%s", s, msg, save(t, c, test, flags))
 			continue
 		}
-		for _, ev := range sc.Events {
-			kinds[ev.Kind()]++
-		}
-	}
-	t.Logf("%d cases; events by kind: %v", *chaosN, kinds)
-	if *chaosN >= 100 {
-		for _, k := range scenarios.Kinds {
-			if kinds[k] == 0 {
-				t.Errorf("no case had an event of kind %s", k)
-			}
-		}
+		tally(sc, a)
 	}
 }
 

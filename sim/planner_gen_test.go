@@ -2,12 +2,12 @@ package sim
 
 import (
 	"flag"
-	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/kvsim/kvsim/internal/scengen"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/scenarios"
 )
 
 var (
@@ -24,40 +24,20 @@ var (
 // digest, twin digests and planner decisions. Every action must be
 // reached over the cases.
 func TestGeneratedPlanner(t *testing.T) {
-	dir := t.TempDir()
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	actions := map[string]int{}
-	for seed := *plannerSeed; seed < *plannerSeed+uint64(*plannerN); seed++ {
-		c := scengen.GeneratePlanner(seed)
-		path, err := c.Write(dir)
-		if err != nil {
-			t.Fatal(err)
+	samePlanner := func(a, b outcome) string {
+		if !slices.EqualFunc(a.res.Planner, b.res.Planner, sameDecision) {
+			return "the planner decided differently pass by pass"
 		}
-		sc, err := loadCase(path)
-		if err != nil {
-			t.Fatalf("seed %d: the generator wrote an invalid scenario: %v", seed, err)
-		}
-		runtime.GOMAXPROCS(1)
-		a := runTwinned(sc, false)
-		runtime.GOMAXPROCS(2)
-		b := runTwinned(sc, true)
-		msg := verdict(a, b)
-		if msg == "" && a.err == nil {
-			msg = sameTwins(a.res, b.res)
-			if msg == "" && !slices.EqualFunc(a.res.Planner, b.res.Planner, sameDecision) {
-				msg = "the planner decided differently pass by pass"
-			}
-		}
-		if msg != "" {
-			t.Errorf("seed %d: %s\n%s", seed, msg, save(t, c, "TestGeneratedPlanner", "planner"))
-			continue
-		}
+		return ""
+	}
+	eachGenerated(t, scengen.GeneratePlanner, *plannerSeed, *plannerN, "TestGeneratedPlanner", "planner", samePlanner, func(_ *scenarios.Scenario, a outcome) {
 		if a.err == nil {
 			for _, r := range a.res.Planner {
 				actions[r.Action]++
 			}
 		}
-	}
+	})
 	t.Logf("%d cases; decisions by action: %v", *plannerN, actions)
 	if *plannerN >= 100 {
 		for _, a := range report.PlannerActions {
