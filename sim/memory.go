@@ -18,7 +18,8 @@ const (
 
 // Memory estimates the memory a run of the plan needs, in bytes, and
 // names the scenario key that adds the most workers to it: cluster.workers,
-// or an event's add when one adds more (the first of those that tie).
+// an event's add when one adds more (the first of those that tie), or
+// planner.max_workers when a planner may add more still.
 func (p *Plan) Memory() (bytes int64, key string) {
 	sc := p.Scenario
 	key, most := "cluster.workers", sc.Cluster.Workers
@@ -26,6 +27,9 @@ func (p *Plan) Memory() (bytes int64, key string) {
 		if ev.Add > most {
 			most, key = ev.Add, fmt.Sprintf("events[%d].add", i)
 		}
+	}
+	if sc.HasPlanner() && sc.Planner.MaxWorkers > most {
+		key = "planner.max_workers"
 	}
 	return memoryBase + int64(p.Workers)*memoryPerWorker, key
 }

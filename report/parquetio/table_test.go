@@ -659,3 +659,37 @@ func testPointsRoundTrip(t *testing.T, events int) {
 		t.Errorf("read back %v %+v\nwant %v %+v", gotKeys, got, keys, rows)
 	}
 }
+
+// TestPlannerRoundTrip: Tables.Close writes planner.parquet, empty without
+// a planner, and ReadPlanner gives its rows back, a hold's NaN readings
+// and -1 event (stored as null) included.
+func TestPlannerRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := func(n string) string { return filepath.Join(dir, n) }
+	rows := []report.PlannerRow{
+		{AtNs: 5e9, Queue: 4.35, KV: 0.01, ArrivalRate: 60, Wanted: 2, Ready: 1, Action: report.PlannerAdd, Workers: 1, Event: 0},
+		{AtNs: 10e9, Queue: math.NaN(), KV: math.NaN(), Wanted: 3, Ready: 0, Starting: 2, Action: report.PlannerHold, Event: -1, Why: "worker 1 it added is starting"},
+	}
+	for _, want := range [][]report.PlannerRow{nil, rows} {
+		tb, err := NewTables(path, report.PullColumns([]string{"copy"}, []string{"success"}, []string{"hint"}), report.EventColumns([]string{"drain"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.Close(nil, []report.CounterRow{{Name: "x"}}, nil, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadPlanner(path(report.PlannerFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := func(a, b report.PlannerRow) bool {
+			nan := func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) }
+			ok := nan(a.Queue, b.Queue) && nan(a.KV, b.KV)
+			a.Queue, a.KV, b.Queue, b.KV = 0, 0, 0, 0
+			return ok && a == b
+		}
+		if !slices.EqualFunc(got, want, same) {
+			t.Errorf("read %+v, wrote %+v", got, want)
+		}
+	}
+}
