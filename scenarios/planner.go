@@ -15,8 +15,8 @@ type Planner struct {
 	// default (PlannerDefaults).
 	Interval   Duration `yaml:"interval"`
 	MinWorkers int      `yaml:"min_workers"`
-	// MaxWorkers bounds the workers ready and starting; required with a
-	// policy, as a Kubernetes autoscaler's maxReplicas is.
+	// MaxWorkers bounds the workers ready and starting (a Kubernetes
+	// autoscaler's maxReplicas); DESIGN.md's 64 unless set.
 	MaxWorkers int `yaml:"max_workers"`
 	// Step is the most workers one decision adds or drains; 0: the
 	// policy's deployed default.
@@ -35,8 +35,9 @@ type Planner struct {
 	Throughput ThroughputPolicy `yaml:"throughput"`
 	Target     TargetPolicy     `yaml:"target"`
 	ScaleIn    ScaleIn          `yaml:"scale_in"`
-	// SLO is the latency a request must meet to count as goodput; nil:
-	// goodput is not measured.
+	// SLO is the latency a request must meet to count as goodput:
+	// DESIGN.md's 500 ms TTFT and 50 ms ITL unless set; null turns goodput
+	// off.
 	SLO *SLO `yaml:"slo,omitempty"`
 }
 
@@ -145,7 +146,8 @@ func PlannerDefault(p PlannerPolicy) (interval des.Time, step int) {
 
 func plannerDefaults() *Planner {
 	return &Planner{
-		Policy: PlannerNone, MinWorkers: 1, Startup: Duration(30 * des.Second), Tail: Duration(10 * des.Minute),
+		Policy: PlannerNone, MinWorkers: 1, MaxWorkers: 64, Startup: Duration(30 * des.Second), Tail: Duration(10 * des.Minute),
+		SLO:        &SLO{TTFT: Duration(500 * des.Millisecond), ITL: Duration(50 * des.Millisecond)},
 		Load:       LoadPolicy{QueueUp: 5, QueueDown: 0.5, KVUp: 0.8, KVDown: 0.3},
 		Throughput: ThroughputPolicy{RequestsPerWorkerS: 2},
 		Target:     TargetPolicy{Metric: TargetQueue, Value: 4, Tolerance: 0.1, ScaleDownWindow: Duration(5 * des.Minute), Hold: true},
@@ -184,12 +186,7 @@ func (sc *Scenario) validatePlanner(c *check) {
 	}
 	c.durationAtLeast("planner.interval", p.Interval, des.Millisecond)
 	c.atLeast("planner.min_workers", int64(p.MinWorkers), 1)
-	switch {
-	case !sc.Has("planner.max_workers"):
-		if sc.HasPlanner() {
-			c.fail("planner.max_workers", "missing: a planner needs the most workers it may hold (a Kubernetes autoscaler's maxReplicas)")
-		}
-	case p.MaxWorkers < p.MinWorkers && sc.HasPlanner(): // without a policy, the resolved scenario writes 0
+	if p.MaxWorkers < p.MinWorkers {
 		c.fail("planner.max_workers", "must be at least min_workers (%d), got %d", p.MinWorkers, p.MaxWorkers)
 	}
 	c.atLeast("planner.step", int64(p.Step), 1)

@@ -372,18 +372,28 @@ func TestResolvedRoundTrip(t *testing.T) {
 }
 
 // TestSLOOnlyRoundTrip: a planner with an SLO and no policy (a fixed
-// fleet measured against the SLO) resolves to YAML that parses again: its
-// max_workers, 0 without a policy, is no error; with a policy it is.
+// fleet measured against the SLO) resolves to YAML that parses again, with
+// DESIGN.md's max_workers 64; a planner block alone measures goodput
+// against DESIGN.md's SLO, 500 ms and 50 ms, and slo: null turns it off;
+// max_workers below min_workers is an error.
 func TestSLOOnlyRoundTrip(t *testing.T) {
 	sc, err := Parse("s.yaml", []byte(base), []string{"planner={slo: {ttft: 300ms, itl: 40ms}}"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, _ := sc.YAML()
-	if _, err := Parse("s.yaml", a, nil); err != nil {
-		t.Errorf("resolved does not parse: %v\n%s", err, a)
+	again, err := Parse("s.yaml", a, nil)
+	if err != nil || again.Planner.MaxWorkers != 64 || again.Planner.SLO.TTFT != Duration(300*des.Millisecond) {
+		t.Errorf("resolved parses to %+v, %v\n%s", again.Planner, err, a)
 	}
-	if _, err := Parse("s.yaml", a, []string{"planner.policy=load"}); err == nil || !strings.Contains(err.Error(), "planner.max_workers: must be at least min_workers (1), got 0") {
+	if sc, err := Parse("s.yaml", []byte(base), []string{"planner={policy: load}"}); err != nil || !sc.HasPlanner() ||
+		*sc.Planner.SLO != (SLO{TTFT: Duration(500 * des.Millisecond), ITL: Duration(50 * des.Millisecond)}) {
+		t.Errorf("planner={policy: load}: %+v, %v", sc.Planner, err)
+	}
+	if sc, err := Parse("s.yaml", []byte(base), []string{"planner={policy: load, slo: null}"}); err != nil || sc.Planner.SLO != nil {
+		t.Errorf("slo: null: %+v, %v", sc.Planner, err)
+	}
+	if _, err := Parse("s.yaml", a, []string{"planner.policy=load", "planner.max_workers=0"}); err == nil || !strings.Contains(err.Error(), "planner.max_workers: must be at least min_workers (1), got 0") {
 		t.Errorf("with a policy and max_workers 0: %v", err)
 	}
 }
