@@ -508,7 +508,7 @@ type Line struct{ Label, Text string }
 func SummaryLines(s *Summary) []Line {
 	r := s.Requests
 	lines := []Line{
-		{"scenario", fmt.Sprintf("%s (seed %d, %d workers)", s.Scenario, s.Seed, s.Workers)},
+		{"scenario", fmt.Sprintf("%s (seed %d, %s)", s.Scenario, s.Seed, Count(s.Workers, "worker", "workers"))},
 		{"requests", fmt.Sprintf("%d: %d completed, %d rejected, %d failed, %d unfinished", r.Total, r.Completed, r.Rejected, r.Failed, r.Unfinished)},
 		{"tokens", fmt.Sprintf("%d in, %d out; %d preemptions", s.Tokens.Input, s.Tokens.Output, s.Preempted)},
 		{"prompt hits", fmt.Sprintf("G1 %.3f, G2 %.3f, pulled %.3f", s.HitRatio.G1, s.HitRatio.G2, s.HitRatio.Pulled)},

@@ -542,9 +542,12 @@ func (sc *Scenario) validateBudget(c *check, key string, b *Budget, applies bool
 	}
 }
 
-// Orders reports whether the scenario's events issue request-independent
-// pulls (an evacuate or a prewarm).
+// Orders reports whether the scenario's events, or its planner's, issue
+// request-independent pulls (an evacuate or a prewarm).
 func (sc *Scenario) Orders() bool {
+	if p := sc.Planner; sc.HasPlanner() && (p.ScaleIn.Evacuate != nil || p.Prewarm != nil) {
+		return true
+	}
 	for _, ev := range sc.Events {
 		if ev.Evacuate != nil || ev.Prewarm != nil {
 			return true

@@ -249,8 +249,8 @@ func (c *Cluster) decide(now des.Time) {
 	if abs(delta) > p.cfg.Step {
 		delta, why = sign(delta)*p.cfg.Step, fmt.Sprintf("step %d", p.cfg.Step)
 	}
-	if delta < 0 && -delta > ready {
-		delta, why = -ready, fmt.Sprintf("only %d ready to drain", ready)
+	if most := max(ready-1, 0); delta < 0 && -delta > most { // as a scripted drain may not, it never drains the last ready worker
+		delta, why = -most, fmt.Sprintf("%s ready, one kept", results.Count(ready, "worker", "workers"))
 	}
 	row.Why = why
 	if delta == 0 {
@@ -275,7 +275,7 @@ func (c *Cluster) holding() string {
 	p := c.planner
 	for _, id := range p.mine {
 		switch st := c.status(c.workers[id]); {
-		case p.added && (st == lifecycle.Starting || st == lifecycle.Restarting):
+		case p.added && (st == lifecycle.Starting || st == lifecycle.Restarting || st == lifecycle.Down):
 			return fmt.Sprintf("worker %d it added is starting", id)
 		case !p.added && st == lifecycle.Draining:
 			return fmt.Sprintf("worker %d it drained is draining", id)
@@ -326,7 +326,11 @@ func (c *Cluster) plannerWarnings() []string {
 	for _, r := range p.rows {
 		acted = acted || r.Action == report.PlannerAdd || r.Action == report.PlannerDrain
 	}
-	if !acted {
+	switch {
+	case len(p.rows) == 0:
+		out = append(out, fmt.Sprintf("the run ended before the %s planner's first decision at %v: it is the fixed fleet of %s",
+			p.cfg.Policy, des.Time(p.cfg.Interval), results.Count(c.sc.Cluster.Workers, "worker", "workers")))
+	case !acted:
 		out = append(out, fmt.Sprintf("the %s planner took no action in its %s: the run is its fixed fleet of %s (look at planner.parquet's readings against its thresholds)",
 			p.cfg.Policy, results.Count(len(p.rows), "decision", "decisions"), results.Count(c.sc.Cluster.Workers, "worker", "workers")))
 	}

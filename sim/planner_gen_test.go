@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"context"
 	"flag"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/internal/scengen"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
@@ -45,5 +48,32 @@ func TestGeneratedPlanner(t *testing.T) {
 				t.Errorf("no case had a decision %s", a)
 			}
 		}
+	}
+}
+
+// TestPlannerTail: generated case 54 with its drains by busiest flaps (its
+// target policy, without a hold or a window, drains the worker holding the
+// waiting requests, whose 30 ms drain timeout takes them off to the other
+// worker, whose queue wants an add, every 187 ms): planner.tail (1 s in the
+// generated cases) stops its decisions a second after the last arrival,
+// the warnings say so, and every request then completes. Were the
+// generator to change so that this case no longer flaps, the test says so.
+func TestPlannerTail(t *testing.T) {
+	path, err := scengen.GeneratePlanner(54).Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Load(path, []string{"planner.scale_in.pick=busiest"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), sc, Options{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := res.Planner[len(res.Planner)-1].AtNs
+	if w := strings.Join(res.Summary.Warnings, "\n"); !strings.Contains(w, "the planner stopped deciding at") ||
+		last > res.Summary.LastArrivalNs+int64(des.Second) || res.Summary.Requests.Completed != res.Summary.Requests.Total {
+		t.Errorf("last decision at %v, last arrival at %v, %+v; warnings %q", des.Time(last), des.Time(res.Summary.LastArrivalNs), res.Summary.Requests, w)
 	}
 }

@@ -255,3 +255,29 @@ func TestPlannerNoAction(t *testing.T) {
 		t.Errorf("warnings %q", res.Summary.Warnings)
 	}
 }
+
+// TestPlannerKeepsOneReady: the target policy without a hold and without a
+// scale-down window adds 3 at 100 ms (queue 4.35 wants 5, bounded to 4);
+// at 200 ms queue 2.15 wants 3 of its 4 (1 ready, 3 starting) and would
+// drain one, but the one ready worker is the last: it drains none, as a
+// scripted drain may not leave none ready.
+func TestPlannerKeepsOneReady(t *testing.T) {
+	body := plannerBody + "  policy: target\n  max_workers: 4\n  step: 4\n  target: {value: 1, scale_down_window: 0s, hold: false}\n"
+	_, res := runTraceSink(t, body, plannerLines)
+	if len(res.Planner) < 2 {
+		t.Fatalf("decisions %+v", res.Planner)
+	}
+	if r := res.Planner[1]; r.AtNs != 200*ms || r.Wanted != 3 || r.Ready != 1 || r.Starting != 3 || r.Action != report.PlannerNone || r.Why != "1 worker ready, one kept" {
+		t.Errorf("decision at 200 ms %+v", r)
+	}
+}
+
+// TestPlannerNoDecision: a run that ends (445 ms) before the first decision
+// (1 s) says so.
+func TestPlannerNoDecision(t *testing.T) {
+	_, res := runTraceSink(t, plannerBody+"  policy: load\n  max_workers: 2\n", plannerLines, "planner.interval=1s")
+	if w := strings.Join(res.Summary.Warnings, "\n"); len(res.Planner) != 0 ||
+		!strings.Contains(w, "the run ended before the load planner's first decision at 1s: it is the fixed fleet of 1 worker") {
+		t.Errorf("%d decisions; warnings %q", len(res.Planner), res.Summary.Warnings)
+	}
+}
