@@ -650,11 +650,11 @@ func TestResolvedKeepsEvents(t *testing.T) {
 
 // TestBackgroundWithoutOrders: kvcr.background_timeout and
 // background_inflight set to other than their defaults in a scenario whose
-// events neither evacuate nor prewarm change nothing, and say so at their
-// lines; with an order, or at their defaults (as a resolved scenario
-// writes them), they warn of nothing.
+// events and planner neither evacuate nor prewarm change nothing, and say
+// so at their lines; with an order, a planner's included, or at their
+// defaults (as a resolved scenario writes them), they warn of nothing.
 func TestBackgroundWithoutOrders(t *testing.T) {
-	const nothing = "applies to request-independent pulls only, and no event evacuates or prewarms: it changes nothing"
+	const nothing = "applies to request-independent pulls only, and neither an event nor the planner evacuates or prewarms: it changes nothing"
 	drain := "events:\n  - {at: 1s, drain: [0]}\n"
 	for _, c := range []struct {
 		yaml string
@@ -665,6 +665,10 @@ func TestBackgroundWithoutOrders(t *testing.T) {
 		{base + "kvcr:\n  background_inflight: 2\n", []string{"s.yaml:7: kvcr.background_inflight: " + nothing}},
 		{base + "kvcr: {background_timeout: 0s, background_inflight: 1}\n" + drain, nil},
 		{base + "kvcr: {background_timeout: 30s, background_inflight: 0}\nevents:\n  - {at: 1s, drain: [0], evacuate: {blocks: 9}}\n", nil},
+		// a planner that evacuates or prewarms issues orders; one without a policy does not
+		{base + "kvcr: {background_timeout: 30s}\nplanner: {policy: load, prewarm: {blocks: 9}}\n", nil},
+		{base + "kvcr: {background_timeout: 30s}\nplanner: {policy: target, scale_in: {evacuate: {blocks: 9}}}\n", nil},
+		{base + "kvcr: {background_timeout: 30s}\nplanner: {prewarm: {blocks: 9}}\n", []string{"s.yaml:6: kvcr.background_timeout: " + nothing}},
 	} {
 		sc, err := Parse("s.yaml", []byte(c.yaml), nil)
 		if err != nil {

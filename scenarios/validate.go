@@ -364,7 +364,7 @@ func (sc *Scenario) Warnings() []string {
 			other bool
 		}{{"kvcr.background_timeout", k.BackgroundTimeout != 0}, {"kvcr.background_inflight", k.BackgroundInflight != 1}} {
 			if b.other {
-				w = append(w, sc.ErrAt(b.key, "applies to request-independent pulls only, and no event evacuates or prewarms: it changes nothing").Error())
+				w = append(w, sc.ErrAt(b.key, "applies to request-independent pulls only, and neither an event nor the planner evacuates or prewarms: it changes nothing").Error())
 			}
 		}
 	}
