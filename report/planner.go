@@ -28,7 +28,7 @@ const (
 	PlannerAdd   = "add"
 	PlannerDrain = "drain"
 	PlannerHold  = "hold" // its last action is still in progress
-	PlannerNone  = "none" // it wants the workers it has
+	PlannerNone  = "none" // it wants the workers it has, or its bounds, window or last ready worker leave nothing to do
 )
 
 // PlannerActions lists the actions, in the order of the column's dictionary.

@@ -20,7 +20,8 @@ type Cost struct {
 	MeanWorkers float64 `json:"mean_workers"`
 	// UntilNs is the run's end the workers never removed count to: the
 	// last request's end (the first arrival plus makespan_ns), the end at
-	// which the planner stops deciding.
+	// which the planner stops deciding (unless planner.tail stopped it
+	// before).
 	UntilNs int64 `json:"until_ns"`
 }
 

@@ -25,8 +25,9 @@ type Plan struct {
 	Timing   engine.Timing    // the pass timing model
 	Router   scheduler.Config // but for Chains, Workers and HintCosts.RNG, which the run sets
 	KVCR     *kvcr.Config     // nil when KVCR is off; Chains and Workers are the run's
-	// Workers is the most workers the run ever holds: the initial ones and
-	// every one an event adds (ids are never reused).
+	// Workers bounds the workers the run holds at once: the initial ones
+	// and every one an event adds (ids are never reused), or a planner's
+	// max_workers when more; a planner's adds may reach ids past it.
 	Workers int
 	// Envelope is workload.envelope, nil without it (the identity).
 	Envelope *workload.Envelope
@@ -91,8 +92,8 @@ func Prepare(sc *scenarios.Scenario) (*Plan, error) {
 	for _, ev := range sc.Events {
 		p.Workers += ev.Add
 	}
-	if sc.HasPlanner() { // it may add up to its most, and more as the ones it drains leave
-		p.Workers += sc.Planner.MaxWorkers
+	if sc.HasPlanner() { // it holds up to max_workers at a time, whatever ids its adds reach
+		p.Workers = max(p.Workers, sc.Planner.MaxWorkers)
 	}
 	if segs := sc.Workload.Envelope; len(segs) > 0 {
 		env := make([]workload.Segment, len(segs))

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/lifecycle"
@@ -35,7 +36,7 @@ type planner struct {
 	capacity float64 // G1 blocks a worker
 	// The ready workers' totals now, and their integrals over [from, last).
 	waiting, used, ready             int64
-	areaWaiting, areaUsed, areaReady float64
+	areaWaiting, areaUsed, areaReady area
 	from, last                       des.Time
 	arrivals                         int64 // in [from, now)
 	next                             *des.Handle
@@ -133,12 +134,28 @@ func b2i(b bool) int64 {
 	return 0
 }
 
+// area is an integral of a count over nanoseconds, exact: 128 bits, so
+// that no sum rounds (a float's would, past 2^53, and differently as the
+// fast-forward and pass by pass split an interval differently).
+type area struct{ hi, lo uint64 }
+
+// add adds count x dt.
+func (a *area) add(count int64, dt des.Time) {
+	hi, lo := bits.Mul64(uint64(count), uint64(dt))
+	var carry uint64
+	a.lo, carry = bits.Add64(a.lo, lo, 0)
+	a.hi += hi + carry
+}
+
+// float is the area as a float64, rounded once.
+func (a area) float() float64 { return float64(a.hi)*(1<<64) + float64(a.lo) }
+
 // advance integrates the totals up to now.
 func (p *planner) advance(now des.Time) {
-	dt := float64(now - p.last)
-	p.areaWaiting += float64(p.waiting) * dt
-	p.areaUsed += float64(p.used) * dt
-	p.areaReady += float64(p.ready) * dt
+	dt := now - p.last
+	p.areaWaiting.add(p.waiting, dt)
+	p.areaUsed.add(p.used, dt)
+	p.areaReady.add(p.ready, dt)
 	p.last = now
 }
 
@@ -146,11 +163,11 @@ func (p *planner) advance(now des.Time) {
 func (p *planner) read(now des.Time) reading {
 	p.advance(now)
 	r := reading{queue: math.NaN(), kv: math.NaN(), rate: float64(p.arrivals) / (float64(now-p.from) / float64(des.Second))}
-	if p.areaReady > 0 {
-		r.queue = p.areaWaiting / p.areaReady
-		r.kv = p.areaUsed / (p.capacity * p.areaReady)
+	if ready := p.areaReady.float(); ready > 0 {
+		r.queue = p.areaWaiting.float() / ready
+		r.kv = p.areaUsed.float() / (p.capacity * ready)
 	}
-	p.areaWaiting, p.areaUsed, p.areaReady, p.arrivals, p.from = 0, 0, 0, 0, now
+	p.areaWaiting, p.areaUsed, p.areaReady, p.arrivals, p.from = area{}, area{}, area{}, 0, now
 	return r
 }
 
@@ -249,8 +266,8 @@ func (c *Cluster) decide(now des.Time) {
 	if abs(delta) > p.cfg.Step {
 		delta, why = sign(delta)*p.cfg.Step, fmt.Sprintf("step %d", p.cfg.Step)
 	}
-	if most := max(ready-1, 0); delta < 0 && -delta > most { // as a scripted drain may not, it never drains the last ready worker
-		delta, why = -most, fmt.Sprintf("%s ready, one kept", results.Count(ready, "worker", "workers"))
+	if drainable := max(ready-1, 0); delta < 0 && -delta > drainable { // as a scripted drain may not, it never drains the last ready worker
+		delta, why = -drainable, fmt.Sprintf("%s ready, one kept", results.Count(ready, "worker", "workers"))
 	}
 	row.Why = why
 	if delta == 0 {
@@ -275,8 +292,8 @@ func (c *Cluster) holding() string {
 	p := c.planner
 	for _, id := range p.mine {
 		switch st := c.status(c.workers[id]); {
-		case p.added && (st == lifecycle.Starting || st == lifecycle.Restarting || st == lifecycle.Down):
-			return fmt.Sprintf("worker %d it added is starting", id)
+		case p.added && c.workers[id].readyNs < 0 && st != lifecycle.Removed:
+			return fmt.Sprintf("worker %d it added is starting", id) // or down before it was ever ready
 		case !p.added && st == lifecycle.Draining:
 			return fmt.Sprintf("worker %d it drained is draining", id)
 		}
@@ -314,8 +331,12 @@ func (c *Cluster) plannerWarnings() []string {
 	}
 	var out []string
 	if p.tied > 0 {
-		out = append(out, fmt.Sprintf("%d of the planner's drains picked by %s among ready workers tied on the pick's score (every one's cache empty, or every one's full): "+
-			"the lowest ids won, not the pick", p.tied, p.cfg.ScaleIn.Pick))
+		why := "every one's cache empty, or every one's full"
+		if pk := p.cfg.ScaleIn.Pick; pk == scenarios.PickBusiest || pk == scenarios.PickIdlest {
+			why = "as many requests on each"
+		}
+		out = append(out, fmt.Sprintf("%d of the planner's drains picked by %s among ready workers tied on the pick's score (%s): "+
+			"the lowest ids won, not the pick", p.tied, p.cfg.ScaleIn.Pick, why))
 	}
 	if p.stopped > 0 {
 		out = append(out, fmt.Sprintf("the planner stopped deciding at %v, planner.tail (%v) after the last arrival, with %d requests still in flight: "+

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,6 +66,9 @@ func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
 	same("counters", a.Counters, b.Counters)
 	same("request rows", sinks[0].rows, sinks[1].rows)
 	same("pull rows", sinks[0].pulls, sinks[1].pulls)
+	if !slices.EqualFunc(a.Planner, b.Planner, sameDecision) {
+		t.Errorf("planner rows differ")
+	}
 	if !reflect.DeepEqual(sinks[0].samples, sinks[1].samples) {
 		for i := range min(len(sinks[0].samples), len(sinks[1].samples)) {
 			if sinks[0].samples[i] != sinks[1].samples[i] {

@@ -229,12 +229,12 @@ func plannerAnswer(s *section, sum *results.Summary, planned []report.EventRow) 
 	const shown = 40
 	t := &table{Head: []string{"event", "action", "at", "workers", "G2 blocks evacuated", "G2 blocks left at removal"}}
 	for _, e := range planned[:min(len(planned), shown)] {
-		left := cell{Text: "—"} // an add removes nothing
+		left := cell{Text: "—"} // an add removes nothing; without G2 nothing is left
 		switch {
+		case e.Kind == scenarios.KindDrain && e.RemovedAfterNs < 0:
+			left = cell{Text: "not all removed"}
 		case e.G2BlocksLeft >= 0:
 			left = num(e.G2BlocksLeft)
-		case e.Kind == scenarios.KindDrain:
-			left = cell{Text: "not all removed"}
 		}
 		t.Rows = append(t.Rows, row{Cells: []cell{{Text: strconv.Itoa(int(e.Event))}, {Text: e.Kind}, {Text: results.RoundMs(e.AtNs).String()},
 			{Text: e.Workers}, num(e.BlocksLanded), left}})
