@@ -53,14 +53,12 @@ func (c *Cluster) applyKV() {
 			if s := c.seqOn(e.Worker, e.Req); s != nil {
 				c.settle(c.workers[e.Worker])
 				c.workers[e.Worker].w.LoadDone(s)
-				c.meter(c.workers[e.Worker])
 				c.wake(e.Worker, now, false)
 			}
 		case kvcr.PullAnswered:
 			if s := c.seqOn(e.Worker, e.Req); s != nil {
 				c.settle(c.workers[e.Worker])
 				c.workers[e.Worker].w.PullDone(s, e.From, e.Landed)
-				c.meter(c.workers[e.Worker])
 				c.wake(e.Worker, now, false)
 			}
 		case kvcr.BlocksVisible:

@@ -43,10 +43,11 @@ type planner struct {
 	stopped                          des.Time // its last decision when planner.tail stopped it; 0 otherwise
 	inFlight                         int      // the requests in flight then
 	tied                             int      // its drains whose pick chose among tied workers by id
-	// mine is the workers of its last action and added whether it added
-	// them: it holds while any is still starting or draining.
-	mine  []int32
-	added bool
+	// acted is the workers of its last action and adding whether it added
+	// them: it holds while one it added has not been ready, or one it
+	// drained is draining.
+	acted  []int32
+	adding bool
 	// wanted is what it wanted at each decision within the scale-down
 	// window (the target policy).
 	wanted []recommendation
@@ -60,10 +61,9 @@ type recommendation struct {
 }
 
 // meterState is a worker's figures as the planner last counted them: zero
-// unless it is ready.
+// unless it is ready (ready 1).
 type meterState struct {
-	ready         bool
-	waiting, used int64
+	ready, waiting, used int64
 }
 
 // reading is what a decision reads of the interval just ended.
@@ -94,17 +94,22 @@ func (c *Cluster) plannerDone() {
 	}
 }
 
-// meter counts n's figures again after a change (see the file's comment).
+// meter counts n's figures again after a change (see the file's
+// comment); without a planner, an inlined nil check.
 func (c *Cluster) meter(n *node) {
-	p := c.planner
-	if p == nil {
-		return
+	if c.planner != nil {
+		c.recount(n)
 	}
+}
+
+// recount integrates the planner's totals up to now and replaces n's
+// figures in them with its figures now.
+func (c *Cluster) recount(n *node) {
+	p, m := c.planner, c.metered(n)
 	p.advance(c.q.Now())
-	m := c.metered(n)
 	p.waiting += m.waiting - n.meter.waiting
 	p.used += m.used - n.meter.used
-	p.ready += b2i(m.ready) - b2i(n.meter.ready)
+	p.ready += m.ready - n.meter.ready
 	n.meter = m
 }
 
@@ -113,7 +118,7 @@ func (c *Cluster) metered(n *node) meterState {
 	if c.status(n) != lifecycle.Ready {
 		return meterState{}
 	}
-	return meterState{ready: true, waiting: int64(n.w.Waiting()), used: int64(n.w.G1Used())}
+	return meterState{ready: 1, waiting: int64(n.w.Waiting()), used: int64(n.w.G1Used())}
 }
 
 // checkMeters verifies that every worker's figures were counted since they
@@ -125,13 +130,6 @@ func (c *Cluster) checkMeters() {
 				Err: fmt.Errorf("worker %d shows %+v, the planner counted %+v", n.id, m, n.meter)}
 		}
 	}
-}
-
-func b2i(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // area is an integral of a count over nanoseconds, exact: 128 bits, so
@@ -283,18 +281,18 @@ func (c *Cluster) decide(now des.Time) {
 	c.evs = append(c.evs, ev)
 	c.events.Append(ev)
 	row.Event = int32(key)
-	p.mine, p.added = c.act(now, uint64(key)), delta > 0
+	p.acted, p.adding = c.act(now, uint64(key)), delta > 0
 }
 
 // holding says why the planner holds: a worker it added is still starting
 // or one it drained still draining; "" when it may decide.
 func (c *Cluster) holding() string {
 	p := c.planner
-	for _, id := range p.mine {
+	for _, id := range p.acted {
 		switch st := c.status(c.workers[id]); {
-		case p.added && c.workers[id].readyNs < 0 && st != lifecycle.Removed:
+		case p.adding && c.workers[id].readyNs < 0 && st != lifecycle.Removed:
 			return fmt.Sprintf("worker %d it added is starting", id) // or down before it was ever ready
-		case !p.added && st == lifecycle.Draining:
+		case !p.adding && st == lifecycle.Draining:
 			return fmt.Sprintf("worker %d it drained is draining", id)
 		}
 	}
