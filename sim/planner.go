@@ -261,8 +261,8 @@ func (c *Cluster) decide(now des.Time) {
 		goal, why = p.cfg.MaxWorkers, fmt.Sprintf("max_workers %d", p.cfg.MaxWorkers)
 	}
 	delta := goal - active
-	if abs(delta) > p.cfg.Step {
-		delta, why = sign(delta)*p.cfg.Step, fmt.Sprintf("step %d", p.cfg.Step)
+	if d := max(-p.cfg.Step, min(p.cfg.Step, delta)); d != delta {
+		delta, why = d, fmt.Sprintf("step %d", p.cfg.Step)
 	}
 	if drainable := max(ready-1, 0); delta < 0 && -delta > drainable { // as a scripted drain may not, it never drains the last ready worker
 		delta, why = -drainable, fmt.Sprintf("%s ready, one kept", results.Count(ready, "worker", "workers"))
@@ -354,13 +354,4 @@ func (c *Cluster) plannerWarnings() []string {
 			p.cfg.Policy, results.Count(len(p.rows), "decision", "decisions"), results.Count(c.sc.Cluster.Workers, "worker", "workers")))
 	}
 	return out
-}
-
-func abs(x int) int { return max(x, -x) }
-
-func sign(x int) int {
-	if x < 0 {
-		return -1
-	}
-	return 1
 }
