@@ -233,27 +233,22 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 			// More workers share the top score than the pick takes: it
 			// chose among them by id alone (every G2 full, say, for
 			// most_cached).
-			tied := 0
-			for _, n := range ready {
-				if score(n) == score(ready[0]) {
-					tied++
-				}
-			}
 			if c.evs[key].Origin == scenarios.OriginPlanner {
-				c.planner.tied++ // one warning for all its drains (plannerWarning)
-				return firstIDs(ready[:k])
+				c.planner.tied++ // one warning for all its drains (plannerWarnings)
+			} else {
+				tied := 0
+				for _, n := range ready {
+					if score(n) == score(ready[0]) {
+						tied++
+					}
+				}
+				c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers share the top score (%d): the lowest ids won, not the pick",
+					key, sel.Count, sel.Pick, now, tied, score(ready[0])))
 			}
-			c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers share the top score (%d): the lowest ids won, not the pick",
-				key, sel.Count, sel.Pick, now, tied, score(ready[0])))
 		}
 	}
-	return firstIDs(ready[:k])
-}
-
-// firstIDs is the ids of the nodes picked, in id order.
-func firstIDs(picked []*node) []int32 {
-	ids := make([]int32, len(picked))
-	for i, n := range picked {
+	ids := make([]int32, k)
+	for i, n := range ready[:k] {
 		ids[i] = n.id
 	}
 	slices.Sort(ids)

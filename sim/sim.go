@@ -254,14 +254,10 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 // its workers' rows and its counters; with Check, an error when an event's
 // KVCR ledger does not reconcile.
 func (c *Cluster) result() (*Result, error) {
-	sc := c.sc
-	if c.planner != nil { // the events its rows are of: the scenario's and the planner's
-		run := *c.sc
-		run.Events = c.evs
-		sc = &run
-	}
+	sc := *c.sc
+	sc.Events = c.evs // the events its rows are of: the scenario's, then its planner's
 	added, removed := c.lifeTimes()
-	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: sc, EndNs: c.q.Now(), Events: c.q.Fired(),
+	sum, cs := results.Summarize(&c.stats, c.events, results.RunEnd{Scenario: &sc, EndNs: c.q.Now(), Events: c.q.Fired(),
 		Counters: c.counters(), Added: added, Removed: removed, Warnings: c.endWarnings()})
 	if c.opt.Check {
 		if err := c.checkLedgers(sum.EventRows); err != nil {
