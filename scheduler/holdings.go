@@ -52,7 +52,11 @@ func (ix *Index) Holdings(dst []Holding) []Holding {
 		edges = edges[:0]
 		for k := range e.holders {
 			w := e.ws[k]
-			either = union(e.holders[k].tiers[G1], e.holders[k].tiers[G2], either[:0])
+			h := &e.holders[k]
+			either = append(either[:0], h.tiers[G1]...)
+			for _, s := range h.tiers[G2] {
+				either.add(s.Lo, s.Hi)
+			}
 			for _, s := range either {
 				dst[w].Held += int(s.Hi - s.Lo)
 				if len(e.ws) == 1 {
@@ -80,26 +84,6 @@ func (ix *Index) Holdings(dst []Holding) []Holding {
 				holders, sum = holders-1, sum-int64(g.w)
 			}
 		}
-	}
-	return dst
-}
-
-// union appends to dst the offsets of a or b as sorted, disjoint,
-// non-adjacent spans and returns it.
-func union(a, b spans, dst spans) spans {
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		var s span
-		if j == len(b) || i < len(a) && a[i].Lo <= b[j].Lo {
-			s, i = a[i], i+1
-		} else {
-			s, j = b[j], j+1
-		}
-		if n := len(dst); n > 0 && s.Lo <= dst[n-1].Hi {
-			dst[n-1].Hi = max(dst[n-1].Hi, s.Hi)
-			continue
-		}
-		dst = append(dst, s)
 	}
 	return dst
 }

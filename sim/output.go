@@ -26,9 +26,10 @@ const MaxSampleRows = 50_000_000
 // of fewer workers reads nothing more.
 const traceHorizon = 7 * 24 * 60 * des.Minute
 
-// traceHorizon is traceHorizon of source time as the plan's envelope
-// plays it.
-func (p *Plan) traceHorizon() des.Time {
+// horizon is when a trace's traceHorizon of source time plays under the
+// plan's envelope: traceHorizon itself without one, MaxTime past virtual
+// time.
+func (p *Plan) horizon() des.Time {
 	if t, ok := p.Envelope.Real(traceHorizon); ok {
 		return t
 	}
@@ -106,7 +107,7 @@ func (p *Plan) CheckOutput() error {
 		if s >= span {
 			span, until = s, "the workload's last arrival, as estimated"
 		}
-	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, p.traceHorizon())) > MaxSampleRows {
+	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, p.horizon())) > MaxSampleRows {
 		t, err := p.readTrace()
 		if err != nil {
 			return err

@@ -88,7 +88,7 @@ func TestPickTiesLowestID(t *testing.T) {
 	}
 	_, res := runTraceSink(t, pickBody, pickLines, "events=[{at: 100ms, drain: {count: 1, pick: busiest}}]")
 	for _, w := range res.Summary.Warnings {
-		if strings.Contains(w, "tie") {
+		if strings.Contains(w, "share the top score") {
 			t.Errorf("busiest 1 of 0, 2, 3 requests warned %q", w)
 		}
 	}

@@ -203,7 +203,7 @@ func (p *Plan) openRequests() (workload.Source, io.Closer, error) {
 			PrefixGroups: s.PrefixGroups, SharedPrefix: s.SharedPrefix, Turns: s.Turns,
 			ThinkTime: des.Time(s.ThinkTime), BlockSize: e.BlockSize, MaxTokens: e.MaxModelLen,
 		}, des.NewRNG(sc.Seed))
-		return p.enveloped(g), io.NopCloser(nil), nil
+		return workload.Enveloped(g, p.Envelope), io.NopCloser(nil), nil
 	}
 	t := sc.Workload.Trace
 	f, err := os.Open(t.Path)
@@ -225,19 +225,11 @@ func (p *Plan) openRequests() (workload.Source, io.Closer, error) {
 	// The envelope maps each arrival alone, so it commutes with the limit,
 	// the sort and the skip; the jitter comes after it, so that its size is
 	// simulated time, whatever the segment's rate.
-	src = p.enveloped(src)
+	src = workload.Enveloped(src, p.Envelope)
 	if t.ArrivalJitter > 0 {
 		src = workload.Jitter(src, des.Time(t.ArrivalJitter), des.NewRNG(sc.Seed).Stream("arrival-jitter"))
 	}
 	return src, f, nil
-}
-
-// enveloped is src under the plan's envelope, src itself without one.
-func (p *Plan) enveloped(src workload.Source) workload.Source {
-	if p.Envelope == nil {
-		return src
-	}
-	return workload.Enveloped(src, p.Envelope)
 }
 
 // ReadWorkload reads the workload to its end as a run reads it and returns

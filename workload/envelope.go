@@ -54,7 +54,7 @@ func NewEnvelope(segs []Segment) (*Envelope, error) {
 		e.real[i+1] = des.AddSat(e.real[i], s.For)
 		if i+1 < len(segs) {
 			// One product, rounded once: no sum to fuse it with.
-			played, ok := des.FromNanos(float64(s.Rate) * float64(s.For))
+			played, ok := des.FromNanos(s.Rate * float64(s.For))
 			if !ok {
 				played = des.MaxTime
 			}
@@ -119,7 +119,11 @@ func (e *EnvelopeError) Error() string {
 // Enveloped returns src with each request's arrival t moved to e.Real(t),
 // its id and everything else kept; Next returns an *EnvelopeError for an
 // arrival e cannot place. The order of src is kept (Real is monotone).
+// Without an envelope (e nil) it is src itself.
 func Enveloped(src Source, e *Envelope) Source {
+	if e == nil {
+		return src
+	}
 	return &enveloped{src: src, env: e}
 }
 

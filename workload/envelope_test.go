@@ -47,6 +47,10 @@ func TestEnvelopeReal(t *testing.T) {
 	if got, ok := none.Real(12345); !ok || got != 12345 {
 		t.Errorf("no envelope: %d, %v", got, ok)
 	}
+	var l listSource
+	if Enveloped(&l, none) != Source(&l) {
+		t.Error("no envelope: Enveloped wraps its source")
+	}
 }
 
 // TestEnvelopeBrief: arrivals at 0, 1, 2, 3 and 4 s under [{for: 2s,

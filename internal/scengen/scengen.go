@@ -155,7 +155,7 @@ func generateWith(seed uint64, large, chaos, planner bool) Case {
 	}
 	g.b.WriteString(events)
 	if g.faults != nil {
-		g.chaos(kvcr)
+		g.chaos()
 	}
 	if g.planner != nil {
 		g.plan()
@@ -461,11 +461,11 @@ func (g *gen) fault(b *strings.Builder, at, workers int) {
 // chaosTo is the end of a chaos case's window, ms: past the last arrival.
 func (g *gen) chaosTo() int { return g.lastMs + 50 }
 
-// chaos writes the case's migration limit and chaos block: faults over
-// [0, chaosTo) at rates that give each worker a few in so short a window,
-// lasting 1 to 50 ms, and a minute to settle (longer than any deadline and
-// any write here).
-func (g *gen) chaos(kvcrOn bool) {
+// chaos writes the case's chaos block: faults over [0, chaosTo) at rates
+// that give each worker a few in so short a window (those that need KVCR
+// only when the case runs it), lasting 1 to 50 ms, and a minute to settle
+// (longer than any deadline and any write here).
+func (g *gen) chaos() {
 	f := g.faults
 	perHour := 3600_000 / g.chaosTo() // one fault a worker in the window, per kind, at rate 1
 	rate := func(on bool) int {
@@ -475,11 +475,11 @@ func (g *gen) chaos(kvcrOn bool) {
 		return perHour * pick(f, 0, 1, 2, 4)
 	}
 	pullErrors := "0"
-	if kvcrOn {
+	if g.kvcrOn {
 		pullErrors = pick(f, "0", "0.05", "0.3")
 	}
 	fmt.Fprintf(&g.b, "chaos: {from: 0s, to: %dms, settle: 1m, rates: {link: %d, slow: %d, down: %d, notices: %d}, pull_errors: %s, for: {min: 1ms, max: 50ms}}\n",
-		g.chaosTo(), rate(kvcrOn), rate(true), rate(true), rate(kvcrOn), pullErrors)
+		g.chaosTo(), rate(g.kvcrOn), rate(true), rate(true), rate(g.kvcrOn), pullErrors)
 }
 
 // plan writes the case's planner block.
