@@ -194,13 +194,13 @@ func (k *KVCR) Receiving(w int32) int { return k.nodes[w].pulls - k.nodes[w].ser
 func (k *KVCR) ParkedTargets() []int32 { return k.targets }
 
 // LiveBefore is the lowest id of a live pull first staged before t, if any.
-func (k *KVCR) LiveBefore(t des.Time) (int64, bool) {
-	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
-		if k.live[id].StagedNs < t {
-			return id, true
+func (k *KVCR) LiveBefore(t des.Time) (id int64, ok bool) {
+	for i, p := range k.live { // the lowest id: map order does not matter
+		if p.StagedNs < t && (!ok || i < id) {
+			id, ok = i, true
 		}
 	}
-	return 0, false
+	return id, ok
 }
 
 // Moved is the bytes of completed pull transfers sent by w.
