@@ -91,9 +91,7 @@ func (k *KVCR) drawErrors(now des.Time, p *Pull) {
 }
 
 // struck records that fault key acted on p.
-func (k *KVCR) struck(p *Pull, key int) {
-	p.fault = int32(key) + 1
-}
+func (p *Pull) struck(key int) { p.fault = int32(key) + 1 }
 
 // noticeFault is the notices fault in force that acts on the notice of a
 // write into p's target landing now: one that loses it, or else the one
@@ -118,7 +116,7 @@ func (k *KVCR) noticeFault(now des.Time, p *Pull) *Notices {
 // until then.
 func (k *KVCR) failPost(now des.Time, p *Pull) {
 	k.C.Faults.PullsFailedInjected++
-	k.struck(p, p.injectBy)
+	p.struck(p.injectBy)
 	k.stopWrite(now, p)
 	if p.state == abandonedRequested {
 		k.releaseTarget(p)
@@ -135,7 +133,7 @@ func (k *KVCR) failPost(now des.Time, p *Pull) {
 // it still waited, fails now.
 func (k *KVCR) failCompletion(now des.Time, p *Pull) {
 	k.C.Faults.PullsFailedInjected++
-	k.struck(p, p.injectBy)
+	p.struck(p.injectBy)
 	k.writeLanded(now, p, false)
 	k.releaseTarget(p)
 	if p.state == flowing {
@@ -149,7 +147,7 @@ func (k *KVCR) failCompletion(now des.Time, p *Pull) {
 // any completed write (a move removes its copy); the target waits for the
 // notice with its slots reserved.
 func (k *KVCR) lateNotice(now des.Time, p *Pull, f *Notices) {
-	k.struck(p, f.Key)
+	p.struck(f.Key)
 	p.moved = k.writeSucceeded(now, p)
 	p.state = awaitingNotice
 	if f.Lost {

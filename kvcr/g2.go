@@ -135,11 +135,13 @@ func (k *KVCR) unpin(n *node, r block.Run, refresh bool) {
 }
 
 // markMoved makes r's ready source blocks absent to readers after a move:
-// each is removed now when unpinned, else when its last pin drops.
-func (k *KVCR) markMoved(n *node, r block.Run) {
-	var gone int
-	k.removed, gone = n.pool.markPending(r, k.removed)
+// each is removed now when unpinned, else when its last pin drops. It
+// returns how many of r's blocks were ready.
+func (k *KVCR) markMoved(n *node, r block.Run) int {
+	var gone, readyN int
+	k.removed, gone, readyN = n.pool.markPending(r, k.removed)
 	k.C.MoveRemovedBlocks += int64(gone)
+	return readyN
 }
 
 // reportRemoved tells the router which of n's blocks moves removed: only

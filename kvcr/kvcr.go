@@ -194,13 +194,13 @@ func (k *KVCR) Receiving(w int32) int { return k.nodes[w].pulls - k.nodes[w].ser
 func (k *KVCR) ParkedTargets() []int32 { return k.targets }
 
 // LiveBefore is the lowest id of a live pull first staged before t, if any.
-func (k *KVCR) LiveBefore(t des.Time) (int64, bool) {
-	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
-		if k.live[id].StagedNs < t {
-			return id, true
+func (k *KVCR) LiveBefore(t des.Time) (id int64, ok bool) {
+	for i, p := range k.live { // the lowest id: map order does not matter
+		if p.StagedNs < t && (!ok || i < id) {
+			id, ok = i, true
 		}
 	}
-	return 0, false
+	return id, ok
 }
 
 // Moved is the bytes of completed pull transfers sent by w.
@@ -234,17 +234,26 @@ func (k *KVCR) RemoveWorker(now des.Time, w int32) {
 		o.t.link.Cancel(now, &o.t)
 	}
 	n.ops = nil
+	k.endPulls(now, w, true)
+	gone := n.pool.visible(nil)
+	n.pool.release()
+	k.emitRuns(w, gone, false)
+}
+
+// endPulls ends, in id order, the live pulls w is the target of, as for a
+// removed target, and with source those it serves, as for a removed
+// source. It returns how many it ended as their target.
+func (k *KVCR) endPulls(now des.Time, w int32, source bool) (targeted int) {
 	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
 		switch p := k.live[id]; {
 		case p.Target == w:
 			k.targetRemoved(now, p)
-		case p.Source == w:
+			targeted++
+		case p.Source == w && source:
 			k.sourceRemoved(now, p)
 		}
 	}
-	gone := n.pool.visible(nil)
-	n.pool.release()
-	k.emitRuns(w, gone, false)
+	return targeted
 }
 
 // EngineDown takes worker w's engine down (a down fault, DESIGN.md section
@@ -271,15 +280,7 @@ func (k *KVCR) EngineDown(now des.Time, w int32, lost bool) (pulls, blocks int) 
 	}
 	n.ops = nil
 	k.reportRemoved(n)
-	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
-		switch p := k.live[id]; {
-		case p.Target == w:
-			k.targetRemoved(now, p)
-			pulls++
-		case p.Source == w && lost:
-			k.sourceRemoved(now, p)
-		}
-	}
+	pulls = k.endPulls(now, w, lost)
 	if !lost {
 		return pulls, 0
 	}

@@ -67,7 +67,7 @@ func (k *KVCR) stageOrder(now des.Time, p *Pull) {
 	tn, sn := k.nodes[p.Target], k.nodes[p.Source]
 	first := !p.opened
 	var src *Pool
-	if st := k.status(sn); k.serves(sn) || st == lifecycle.Draining {
+	if k.serves(sn) || k.status(sn) == lifecycle.Draining {
 		src = sn.pool
 	}
 	f := k.orderWalk(tn, src, p.path, p.first, p.limit)

@@ -518,11 +518,14 @@ func (p *Pool) unpin(r block.Run, refresh bool, removed []block.Run) ([]block.Ru
 
 // markPending makes r's ready blocks absent to readers: an unpinned one is
 // removed now (appended to removed), a pinned one when its last pin drops.
-// It returns removed and the number of blocks removed now.
-func (p *Pool) markPending(r block.Run, removed []block.Run) ([]block.Run, int) {
-	gone := 0
+// It returns removed, the number of blocks removed now and the number of
+// r's blocks that were ready (those removed now or pending).
+func (p *Pool) markPending(r block.Run, removed []block.Run) (_ []block.Run, gone, readyN int) {
 	for _, e := range p.cover(r) {
 		x := &p.ext[e].V
+		if x.st == ready {
+			readyN += x.Len()
+		}
 		switch {
 		case x.st != ready:
 		case x.pins == 0:
@@ -535,7 +538,7 @@ func (p *Pool) markPending(r block.Run, removed []block.Run) ([]block.Run, int) 
 			x.st = pending
 		}
 	}
-	return removed, gone
+	return removed, gone, readyN
 }
 
 // Pinned is the total of pins on the pool's blocks.

@@ -211,7 +211,7 @@ func (g *diffRig) step() string {
 		var removed []block.Run
 		var oRemoved []block.Ref
 		for _, r := range block.AppendPath(nil, g.paths[c], a, b) {
-			removed, _ = p.markPending(r, removed)
+			removed, _, _ = p.markPending(r, removed)
 		}
 		for _, x := range g.blocks(c, a, b) {
 			if s := o.slot(x); s >= 0 && o.slots[s].V.st == ready {

@@ -40,8 +40,8 @@ func TestPoolEviction(t *testing.T) {
 	storeRun(p, 1, 4)
 	p.pin(blockRun(1))
 	p.pin(blockRun(2))
-	if _, gone := p.markPending(blockRun(2), nil); gone != 0 || p.Ready(at(chain(1, 2), 1)) || !p.Has(at(chain(1, 2), 1)) {
-		t.Fatal("pinned block removed at once, or still readable")
+	if _, gone, ready := p.markPending(blockRun(2), nil); gone != 0 || ready != 1 || p.Ready(at(chain(1, 2), 1)) || !p.Has(at(chain(1, 2), 1)) {
+		t.Fatal("pinned block removed at once, not counted as ready when marked, or still readable")
 	}
 	p.fill(blockRun(5)) // evicts 3: 1 pinned, 2 pending
 	p.fill(blockRun(6))

@@ -47,9 +47,7 @@ func (k *KVCR) writeSucceeded(now des.Time, p *Pull) int {
 		}
 		r.Hi = min(r.Hi, r.Lo+int32(left))
 		left -= r.Len()
-		readyN, _ := sn.pool.readyIn(r)
-		moved += readyN
-		k.markMoved(sn, r)
+		moved += k.markMoved(sn, r)
 	}
 	k.reportRemoved(sn)
 	return moved

@@ -103,7 +103,6 @@ func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool) []Event {
 		kind string
 		rate float64
 	}{{KindLink, ch.Rates.Link}, {KindSlow, ch.Rates.Slow}, {KindDown, ch.Rates.Down}, {KindNotices, ch.Rates.Notices}} {
-		kind := k.kind
 		perNs := k.rate * float64(workers) / float64(60*des.Minute)
 		if perNs <= 0 {
 			continue
@@ -117,7 +116,7 @@ func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool) []Event {
 			length := ch.For.Min + Duration(r.Int64N(int64(ch.For.Max-ch.For.Min)+1))
 			w := &Selection{IDs: []int{r.IntN(workers)}}
 			ev := Event{At: at, For: min(length, ch.To-at), Origin: OriginChaos, OnRemove: RemoveReroute}
-			switch kind {
+			switch k.kind {
 			case KindLink:
 				ev.Link = &LinkFault{Workers: w, Factor: 0, Direction: DirectionBoth}
 			case KindSlow:
@@ -166,7 +165,12 @@ func (sc *Scenario) scripted() []Event {
 	if sc.Chaos == nil {
 		return sc.Events
 	}
-	return slices.DeleteFunc(slices.Clone(sc.Events), func(e Event) bool { return e.Origin == OriginChaos })
+	return withoutDrawn(sc.Events)
+}
+
+// withoutDrawn is a copy of evs without the events of origin chaos.
+func withoutDrawn(evs []Event) []Event {
+	return slices.DeleteFunc(slices.Clone(evs), func(e Event) bool { return e.Origin == OriginChaos })
 }
 
 // WithoutChaos is the scenario without the events its chaos drew, or
@@ -177,6 +181,6 @@ func (sc *Scenario) WithoutChaos() *Scenario {
 	out := *sc
 	out.Chaos = nil
 	out.Expect = nil
-	out.Events = slices.DeleteFunc(slices.Clone(sc.Events), func(e Event) bool { return e.Origin == OriginChaos })
+	out.Events = withoutDrawn(sc.Events)
 	return &out
 }

@@ -117,12 +117,12 @@ func (p *Plan) TwinsAtOnce() int {
 // without them (scenarios.Scenario.Without, or WithoutChaos for the events
 // chaos drew), or why there is none.
 func (p *Plan) twin(left []int) (*Plan, error) {
-	sc := p.Scenario.WithoutChaos()
-	if p.Scenario.Events[left[0]].Origin != scenarios.OriginChaos {
-		var err error
-		if sc, err = p.Scenario.Without(left[0]); err != nil {
-			return nil, err
-		}
+	var sc *scenarios.Scenario
+	var err error
+	if p.Scenario.Events[left[0]].Origin == scenarios.OriginChaos {
+		sc = p.Scenario.WithoutChaos()
+	} else if sc, err = p.Scenario.Without(left[0]); err != nil {
+		return nil, err
 	}
 	tp, err := Prepare(sc)
 	if err != nil {
