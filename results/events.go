@@ -187,11 +187,7 @@ func (l *EventLog) Faulted(key int, f report.EventFault) {
 	if l == nil {
 		return
 	}
-	e := &l.evs[key].fault
-	e.Pulls += f.Pulls
-	e.Passes += f.Passes
-	e.BlocksLost += f.BlocksLost
-	e.Migrated += f.Migrated
+	l.evs[key].fault.Add(f)
 }
 
 // WorkerAt is what a worker a scenario event names held when the event
@@ -632,10 +628,7 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 				drawnFired++
 				drawnInert = drawnInert && e.inert
 			}
-			drawnDid.Pulls += e.fault.Pulls
-			drawnDid.Passes += e.fault.Passes
-			drawnDid.BlocksLost += e.fault.BlocksLost
-			drawnDid.Migrated += e.fault.Migrated
+			drawnDid.Add(e.fault)
 			continue
 		}
 		if e.inert && r.Fired {

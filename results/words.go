@@ -656,10 +656,7 @@ func DescribeChaos(drawn []report.EventRow) ChaosWords {
 	var f report.EventFault
 	for _, r := range drawn {
 		n[r.Kind]++
-		f.Pulls += r.Fault.Pulls
-		f.Passes += r.Fault.Passes
-		f.BlocksLost += r.Fault.BlocksLost
-		f.Migrated += r.Fault.Migrated
+		f.Add(r.Fault)
 	}
 	var kinds []string
 	for _, k := range scenarios.Kinds {
