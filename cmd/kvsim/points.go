@@ -28,7 +28,7 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p99 effect (ms)\tevent %d ITL p99 effect (ms)\t", k, k, k)
 	}
-	goodHead, goodput := "", hasGoodput(rows)
+	goodHead, goodput := "", report.HasGoodput(rows)
 	if goodput {
 		goodHead = "goodput/s\t"
 	}

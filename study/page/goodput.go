@@ -26,7 +26,7 @@ const (
 // cheapest point at the best goodput, and a table gives the frontier's
 // points.
 func (g *grid) costGoodput() (*section, error) {
-	if !slices.ContainsFunc(g.rows, func(r report.SweepRow) bool { return r.GoodputRequests >= 0 }) {
+	if !report.HasGoodput(g.rows) {
 		return nil, nil
 	}
 	s := &section{ID: "cost-goodput", Heading: "Cost against goodput"}
