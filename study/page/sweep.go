@@ -194,7 +194,7 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 		switch {
 		case len(kinds) > 1: // the grid varies the event: a kind column says which each point's is
 			kind, who = "", "cohort"
-		case kind == "add":
+		case kind == scenarios.KindAdd:
 			who = "to the new workers"
 		}
 		ttft := fmt.Sprintf("event%d_ttft_p99_delta_ms", k)
@@ -222,13 +222,14 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 			p := &g.points[i]
 			var p50, p99, count []float64
 			for _, r := range g.runs[i] {
-				if k < len(r.Events) && r.Events[k].Twinned && r.Events[k].CohortAfter.Requests > 0 {
-					e := &r.Events[k]
+				if k >= len(r.Events) || !r.Events[k].Twinned {
+					continue
+				}
+				e := &r.Events[k]
+				count = append(count, float64(e.CohortAfter.Requests))
+				if e.CohortAfter.Requests > 0 {
 					p50 = append(p50, e.CohortAfter.TTFTP50Ms-e.CohortTwin.TTFTP50Ms)
 					p99 = append(p99, e.CohortAfter.TTFTP99Ms-e.CohortTwin.TTFTP99Ms)
-				}
-				if k < len(r.Events) && r.Events[k].Twinned {
-					count = append(count, float64(r.Events[k].CohortAfter.Requests))
 				}
 			}
 			eff := g.stat(p, ttft)
