@@ -88,8 +88,7 @@ func (g *grid) sloWords() string {
 		if s == nil || s.Goodput == nil {
 			continue
 		}
-		w := fmt.Sprintf("TTFT at most %s ms, mean ITL at most %s ms", strconv.FormatFloat(s.Goodput.SLOTTFTMs, 'g', -1, 64),
-			strconv.FormatFloat(s.Goodput.SLOITLMs, 'g', -1, 64))
+		w := fmt.Sprintf("TTFT at most %s ms, mean ITL at most %s ms", plain(s.Goodput.SLOTTFTMs), plain(s.Goodput.SLOITLMs))
 		if !slices.Contains(slos, w) {
 			slos = append(slos, w)
 		}
@@ -162,6 +161,3 @@ func sdCell(s report.Stat, digits int) cell {
 	}
 	return cell{Text: text, Class: "num"}
 }
-
-// fixed is v with digits decimals.
-func fixed(v float64, digits int) string { return strconv.FormatFloat(v, 'f', digits, 64) }

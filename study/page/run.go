@@ -330,7 +330,7 @@ func value(v float64, unit string) string {
 	case unit == "share":
 		return results.Pct(v)
 	case unit == "" && v == math.Trunc(v):
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return fixed(v, 0)
 	}
 	return results.Num(v)
 }

@@ -380,13 +380,13 @@ func pmDigits(s report.Stat, scale float64, digits int, effect bool) cell {
 	if math.IsNaN(s.Mean) || math.IsInf(s.Mean, 0) {
 		return cell{Text: "—"}
 	}
-	text := strconv.FormatFloat(s.Mean*scale, 'f', digits, 64)
+	text := fixed(s.Mean*scale, digits)
 	if effect {
 		text = results.Signed(s.Mean*scale, "")
 	}
 	class := "num"
 	if h := s.HalfWidth(); !math.IsNaN(h) {
-		text += " ± " + strconv.FormatFloat(h*scale, 'f', digits, 64)
+		text += " ± " + fixed(h*scale, digits)
 		if effect && (s.Lo > 0 || s.Hi < 0) {
 			class += " " + judge(s.Mean, true)
 		}
@@ -742,7 +742,7 @@ func searchDoc(dir string) (*doc, error) {
 		for _, m := range metrics {
 			text := "never"
 			if v := p.Metrics[m]; v != nil {
-				text = strconv.FormatFloat(*v, 'f', 1, 64)
+				text = fixed(*v, 1)
 			}
 			r.Cells = append(r.Cells, cell{Text: text})
 		}
