@@ -60,28 +60,22 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 	}
 	lines := []string{fmt.Sprintf("Scenario %s (seed %d) %s on %s (%s) behind a %s router; %s.",
 		sc.Name, sc.Seed, load, results.Count(c.Workers, "worker", "workers"), hw, sc.Router.Policy, kvcr)}
-	drawn := map[string]int{}
+	drawn, n := map[string]int{}, 0 // the faults chaos drew, by kind and in all
 	for i, ev := range sc.Events {
 		if ev.Origin == scenarios.OriginChaos {
 			drawn[ev.Kind()]++
+			n++
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("Event %d: %s.", i, eventWords(ev)))
 	}
-	if ch := sc.Chaos; ch != nil || len(drawn) > 0 {
-		var kinds []string
-		n := 0
-		for _, k := range scenarios.Kinds {
-			if drawn[k] > 0 {
-				kinds = append(kinds, fmt.Sprintf("%d %s", drawn[k], k))
-				n += drawn[k]
-			}
-		}
+	if ch := sc.Chaos; ch != nil || n > 0 {
+		kinds := results.KindsText(drawn)
 		s := fmt.Sprintf("Chaos: %s drawn from the seeded stream faults (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
-			results.Count(n, "fault", "faults"), strings.Join(kinds, ", "))
+			results.Count(n, "fault", "faults"), kinds)
 		if ch != nil {
 			s = fmt.Sprintf("Chaos: %s drawn from the seeded stream faults in [%v, %v), settled %v after (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
-				results.Count(n, "fault", "faults"), time.Duration(ch.From), time.Duration(ch.To), time.Duration(ch.Settle), strings.Join(kinds, ", "))
+				results.Count(n, "fault", "faults"), time.Duration(ch.From), time.Duration(ch.To), time.Duration(ch.Settle), kinds)
 		}
 		lines = append(lines, s+".")
 	}
