@@ -65,15 +65,15 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 // fault's window and origin ("link 3 at 5m24.15s for 10s").
 func EventTitle(e *report.EventRow) string {
 	who, span := e.Workers, ""
-	if who == "" && scenarios.IsFault(e.Kind) {
-		who = "every worker"
-	}
 	if scenarios.IsFault(e.Kind) {
+		if who == "" {
+			who = "every worker"
+		}
 		span = " to the end of the run"
 		if e.ForNs >= 0 {
 			span = fmt.Sprintf(" for %v", time.Duration(e.ForNs))
 		}
-		if e.Origin == "chaos" {
+		if e.Origin == string(scenarios.OriginChaos) {
 			span += " (drawn by chaos)"
 		}
 	}
