@@ -51,11 +51,7 @@ func readGrid(dir string) (*grid, error) {
 	}
 	g := &grid{dir: dir, spec: spec, keys: spec.Keys, rows: rows, points: spec.Points(rows), events: report.SweepEvents(rows),
 		byRun: map[int64]int{}, metrics: map[string]int{}, summaries: make([]*study.RunSummary, len(rows))}
-	lo := 0 // the points are in run order, each holding its replicates' consecutive rows
-	for _, p := range g.points {
-		g.runs = append(g.runs, rows[lo:lo+int(p.Replicates)])
-		lo += int(p.Replicates)
-	}
+	g.runs = report.PointRuns(g.points, rows)
 	for i, c := range report.PointMetrics(g.events) {
 		g.metrics[c.Name] = i
 	}
