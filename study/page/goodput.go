@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kvsim/kvsim/report"
@@ -139,14 +138,11 @@ func (g *grid) frontierTable(frontier []int) *table {
 		"TTFT p99 (ms)", "ITL p99 (ms)", "G1 / G2 / pulled")}
 	for _, i := range frontier {
 		p := &g.points[i]
-		cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
-		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
-			results.Pct(g.stat(p, "hit_ratio_pulled").Mean))
-		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)},
+		cells := append(g.pointCells(p),
 			sdCell(g.stat(p, costColumn), 1), sdCell(g.stat(p, goodputColumn), 2),
 			cell{Text: results.Pct(g.stat(p, "goodput_share").Mean), Class: "num"},
 			cell{Text: fixed(g.stat(p, "ttft_p99_ms").Mean, 1), Class: "num"}, cell{Text: fixed(g.stat(p, "itl_p99_ms").Mean, 1), Class: "num"},
-			cell{Text: hits})
+			g.hitsCell(p))
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t

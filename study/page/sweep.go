@@ -114,6 +114,20 @@ func (g *grid) paramCells(params []string) []cell {
 	return cells
 }
 
+// pointCells are a grid point's first cells in its tables: its number,
+// its values and its runs.
+func (g *grid) pointCells(p *report.PointRow) []cell {
+	cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
+	return append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)})
+}
+
+// hitsCell is a grid point's prompt tokens by source, the means of its
+// replicates: "61.2% / 3.0% / 12.5%" (G1 / G2 / pulled).
+func (g *grid) hitsCell(p *report.PointRow) cell {
+	return cell{Text: fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
+		results.Pct(g.stat(p, "hit_ratio_pulled").Mean))}
+}
+
 // question is the grid's question: the first run's scenario in words and
 // what the grid varies (a search's: the values it ran).
 func (g *grid) question(search bool) *section {
@@ -243,8 +257,7 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 					hi, hiAt = eff, g.label(p)
 				}
 			}
-			cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
-			cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)})
+			cells := g.pointCells(p)
 			if kind == "" {
 				cells = append(cells, cell{Text: g.pointKind(i, k)})
 			}
@@ -425,16 +438,14 @@ func (g *grid) pointsTable(s *section, pass []bool, most int) {
 		"ITL p99 (ms)", "E2E p99 (ms)", "G1 / G2 / pulled", "distinct digests")}
 	for i := range g.points {
 		p := &g.points[i]
-		cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
+		cells := g.pointCells(p)
 		digests := map[string]bool{}
 		for _, r := range g.runs[i] {
 			digests[r.Digest] = true
 		}
-		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
-			results.Pct(g.stat(p, "hit_ratio_pulled").Mean))
-		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)}, pmDigits(g.stat(p, "requests_completed"), 1, 0, false),
+		cells = append(cells, pmDigits(g.stat(p, "requests_completed"), 1, 0, false),
 			pmCell(g.stat(p, "ttft_p50_ms"), 1, false), pmCell(g.stat(p, "ttft_p99_ms"), 1, false), pmCell(g.stat(p, "itl_p99_ms"), 1, false),
-			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), cell{Text: hits}, cell{Text: strconv.Itoa(len(digests))})
+			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), g.hitsCell(p), cell{Text: strconv.Itoa(len(digests))})
 		t.Rows = append(t.Rows, passRow(cells, pass, i, most))
 	}
 	if pass != nil {
