@@ -107,9 +107,12 @@ func (g *grid) sloWords() string {
 // without an interval (one run a point).
 func (g *grid) cheapestNear(best int, cost, good []float64) int {
 	s := g.stat(&g.points[best], goodputColumn)
+	if math.IsNaN(s.Lo) {
+		return -1
+	}
 	out := -1
 	for i := range g.points {
-		if i == best || math.IsNaN(s.Lo) || good[i] < s.Lo || good[i] > s.Hi || cost[i] >= cost[best] {
+		if i == best || good[i] < s.Lo || good[i] > s.Hi || cost[i] >= cost[best] {
 			continue
 		}
 		if out < 0 || cost[i] < cost[out] {
