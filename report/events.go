@@ -99,6 +99,14 @@ type EventFault struct {
 	Pulls, Passes, BlocksLost, Migrated int64
 }
 
+// Add adds g's counts to f's.
+func (f *EventFault) Add(g EventFault) {
+	f.Pulls += g.Pulls
+	f.Passes += g.Passes
+	f.BlocksLost += g.BlocksLost
+	f.Migrated += g.Migrated
+}
+
 // EventCohort is what an event's displaced cohort measured: how many
 // requests, their TTFT (ms, nearest rank) and their prompt tokens by
 // source over their prompt tokens.

@@ -100,6 +100,18 @@ func Points(nkeys int, rows []SweepRow, replicates int) []PointRow {
 	return out
 }
 
+// PointRuns are the rows of each of points (Points of rows), by point:
+// its replicates' rows, consecutive in run order.
+func PointRuns(points []PointRow, rows []SweepRow) [][]SweepRow {
+	out := make([][]SweepRow, len(points))
+	lo := 0
+	for i, p := range points {
+		out[i] = rows[lo : lo+int(p.Replicates)]
+		lo += len(out[i])
+	}
+	return out
+}
+
 // MeanInterval is the mean, sample standard deviation and 95 % t
 // interval of xs (at least one value), as points.parquet summarises a
 // point's replicates.

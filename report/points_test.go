@@ -149,3 +149,23 @@ func TestFrontier(t *testing.T) {
 		t.Errorf("no points: %v", got)
 	}
 }
+
+// TestPointRuns: five runs of two replicates a point are points 0 (runs
+// 0, 1), 1 (runs 2, 3) and 2 (run 4 alone, its replicate missing).
+func TestPointRuns(t *testing.T) {
+	rows := make([]SweepRow, 5)
+	for i := range rows {
+		rows[i] = SweepRow{Run: int64(i), Params: []string{"a"}}
+	}
+	var got [][]int64
+	for _, runs := range PointRuns(Points(1, rows, 2), rows) {
+		var ids []int64
+		for _, r := range runs {
+			ids = append(ids, r.Run)
+		}
+		got = append(got, ids)
+	}
+	if want := [][]int64{{0, 1}, {2, 3}, {4}}; !slices.EqualFunc(got, want, slices.Equal[[]int64]) {
+		t.Errorf("PointRuns %v, want %v", got, want)
+	}
+}

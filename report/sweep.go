@@ -107,6 +107,12 @@ var sweepMetrics = slices.Concat([]Column[SweepRow]{
 	{Name: "digest", String: func(r *SweepRow) string { return r.Digest }},
 })
 
+// HasGoodput reports whether a run of rows measured goodput (its
+// scenario sets planner.slo; GoodputRequests is -1 in one that does not).
+func HasGoodput(rows []SweepRow) bool {
+	return slices.ContainsFunc(rows, func(r SweepRow) bool { return r.GoodputRequests >= 0 })
+}
+
 // GoodputColumns are sweep.parquet's columns measured against the
 // scenario's planner.slo, in the file's order: null in a run without one.
 var GoodputColumns = []Column[SweepRow]{

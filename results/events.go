@@ -187,11 +187,7 @@ func (l *EventLog) Faulted(key int, f report.EventFault) {
 	if l == nil {
 		return
 	}
-	e := &l.evs[key].fault
-	e.Pulls += f.Pulls
-	e.Passes += f.Passes
-	e.BlocksLost += f.BlocksLost
-	e.Migrated += f.Migrated
+	l.evs[key].fault.Add(f)
 }
 
 // WorkerAt is what a worker a scenario event names held when the event
@@ -610,6 +606,23 @@ func idText(ids []int32, sep string) string {
 	return strings.Join(s, sep)
 }
 
+// idleFault is what a fault of kind that acted on nothing in its window
+// did not do, for its warning; "" for a down, which acts by taking its
+// engines down, and for an event that is not a fault.
+func idleFault(kind string) string {
+	switch kind {
+	case scenarios.KindLink:
+		return "no transfer ran on its links"
+	case scenarios.KindSlow:
+		return "no pass started on its workers"
+	case scenarios.KindPullErrors:
+		return "no pull it failed"
+	case scenarios.KindNotices:
+		return "no notice it delayed or lost"
+	}
+	return ""
+}
+
 // warnings are what the events found that may make a scale-in study
 // mislead: drained or removed workers that hold nothing, that an earlier
 // event took already, or that had little of the load, and a cluster too
@@ -632,19 +645,14 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 				drawnFired++
 				drawnInert = drawnInert && e.inert
 			}
-			drawnDid.Pulls += e.fault.Pulls
-			drawnDid.Passes += e.fault.Passes
-			drawnDid.BlocksLost += e.fault.BlocksLost
-			drawnDid.Migrated += e.fault.Migrated
+			drawnDid.Add(e.fault)
 			continue
 		}
 		if e.inert && r.Fired {
 			out = append(out, fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
 				i, e.kind, time.Duration(e.at)))
 		}
-		if r.Fired && e.kind != kindDown && scenarios.IsFault(e.kind) && e.fault == (report.EventFault{}) {
-			what := map[string]string{scenarios.KindLink: "no transfer ran on its links", scenarios.KindSlow: "no pass started on its workers",
-				scenarios.KindPullErrors: "no pull it failed", scenarios.KindNotices: "no notice it delayed or lost"}[e.kind]
+		if what := idleFault(e.kind); what != "" && r.Fired && e.fault == (report.EventFault{}) {
 			out = append(out, fmt.Sprintf("event %d (%s at %v) acted on nothing in its window (%s): the fault tests nothing",
 				i, e.kind, time.Duration(e.at), what))
 		}

@@ -101,3 +101,30 @@ func TestAppendKeepsLeftOutLast(t *testing.T) {
 		t.Errorf("paired with %+v", run.evs[1].twin)
 	}
 }
+
+// TestIdleFaultWarning: a fault that fired and acted on nothing in its
+// window is warned of, in its kind's words; one that did something, one
+// that never fired and a down (which acts by taking its engines down) are
+// not.
+func TestIdleFaultWarning(t *testing.T) {
+	y := "name: f\nworkload: {synthetic: {requests: 5, rate: 10}}\ncluster: {workers: 2}\nevents:\n" +
+		"  - {at: 1s, for: 1s, link: {workers: [0], factor: 0}}\n" + // fired, idle: warned
+		"  - {at: 1s, for: 1s, slow: {workers: [1], factor: 2}}\n" + // fired, slowed 3 passes
+		"  - {at: 2s, for: 1s, pull_errors: {rate: 0.5}}\n" + // never fired
+		"  - {at: 2s, for: 1s, notices: {lost: true}}\n" + // fired, idle: warned
+		"  - {at: 3s, for: 1s, down: {workers: [1]}}\n" // fired, idle, a down: not warned
+	sc, err := scenarios.Parse("f.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewEventLog(sc)
+	l.Faulted(1, report.EventFault{Passes: 3})
+	rows := []report.EventRow{{Fired: true}, {Fired: true}, {}, {Fired: true}, {Fired: true}}
+	want := []string{
+		"event 0 (link at 1s) acted on nothing in its window (no transfer ran on its links): the fault tests nothing",
+		"event 3 (notices at 2s) acted on nothing in its window (no notice it delayed or lost): the fault tests nothing",
+	}
+	if got := l.warnings(rows, false); !slices.Equal(got, want) {
+		t.Errorf("warnings %q\nwant %q", got, want)
+	}
+}

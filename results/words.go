@@ -65,15 +65,15 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 // fault's window and origin ("link 3 at 5m24.15s for 10s").
 func EventTitle(e *report.EventRow) string {
 	who, span := e.Workers, ""
-	if who == "" && scenarios.IsFault(e.Kind) {
-		who = "every worker"
-	}
 	if scenarios.IsFault(e.Kind) {
+		if who == "" {
+			who = "every worker"
+		}
 		span = " to the end of the run"
 		if e.ForNs >= 0 {
 			span = fmt.Sprintf(" for %v", time.Duration(e.ForNs))
 		}
-		if e.Origin == "chaos" {
+		if e.Origin == string(scenarios.OriginChaos) {
 			span += " (drawn by chaos)"
 		}
 	}
@@ -638,6 +638,18 @@ func SplitEvents(rows []report.EventRow) (own, drawn, planned []report.EventRow)
 	return own, drawn, planned
 }
 
+// KindsText is a count of events by kind, in the order of scenarios.Kinds,
+// the kinds of none left out: "20 link, 25 slow, 3 down".
+func KindsText(n map[string]int) string {
+	var kinds []string
+	for _, k := range scenarios.Kinds {
+		if n[k] > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n[k], k))
+		}
+	}
+	return strings.Join(kinds, ", ")
+}
+
 // ChaosWords are the faults a scenario's chaos drew, in one block: replay
 // prints it, and the page, in place of a block a fault. They share one
 // twin, the run without chaos, so their effect is chaos's as a whole,
@@ -649,28 +661,19 @@ type ChaosWords struct {
 	Twin   string   // the shared twin's digest, in words; "" without a twin
 }
 
-// DescribeChaos is the block of the faults chaos drew (ChaosRows' drawn, at
-// least one).
+// DescribeChaos is the block of the faults chaos drew (SplitEvents' drawn,
+// at least one).
 func DescribeChaos(drawn []report.EventRow) ChaosWords {
 	n := map[string]int{}
 	var f report.EventFault
 	for _, r := range drawn {
 		n[r.Kind]++
-		f.Pulls += r.Fault.Pulls
-		f.Passes += r.Fault.Passes
-		f.BlocksLost += r.Fault.BlocksLost
-		f.Migrated += r.Fault.Migrated
-	}
-	var kinds []string
-	for _, k := range scenarios.Kinds {
-		if n[k] > 0 {
-			kinds = append(kinds, fmt.Sprintf("%d %s", n[k], k))
-		}
+		f.Add(r.Fault)
 	}
 	first, last := &drawn[0], &drawn[len(drawn)-1]
 	w := ChaosWords{
 		Head: fmt.Sprintf("%d faults drawn from %v to %v (%s), each a row of events.parquet with origin chaos",
-			len(drawn), RoundMs(first.AtNs), RoundMs(last.AtNs), strings.Join(kinds, ", ")),
+			len(drawn), RoundMs(first.AtNs), RoundMs(last.AtNs), KindsText(n)),
 		Did: fmt.Sprintf("they acted on %d pulls (transfers on faulted links, pulls failed, notices delayed or lost, pulls to engines taken down), "+
 			"slowed %d passes, lost %d blocks and migrated %d requests", f.Pulls, f.Passes, f.BlocksLost, f.Migrated),
 	}

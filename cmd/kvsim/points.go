@@ -28,17 +28,16 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after (s)\tevent %d TTFT p99 effect (ms)\tevent %d ITL p99 effect (ms)\t", k, k, k)
 	}
-	goodHead, goodput := "", hasGoodput(rows)
+	goodHead, goodput := "", report.HasGoodput(rows)
 	if goodput {
 		goodHead = "goodput/s\t"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "point\t%s\truns\tdone\tTTFT p50\tTTFT p99\tE2E p99\tworker-s\t%shit G1/G2/pull\tpulls ok/part/fail/exp/rej\t%sdigests\n",
 		strings.Join(spec.Keys, "\t"), goodHead, evHead.String())
-	lo := 0 // the point's first row: its runs are the rows from it
-	for _, p := range spec.Points(rows) {
-		runs := rows[lo : lo+int(p.Replicates)]
-		lo += len(runs)
+	points := spec.Points(rows)
+	for i, runs := range report.PointRuns(points, rows) {
+		p := points[i]
 		pmScaled := func(name string, scale float64, format string) string {
 			s := p.Stats[col(name)]
 			if math.IsNaN(s.Mean) {

@@ -167,7 +167,7 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 	for k := range events {
 		fmt.Fprintf(&evHead, "event %d gone after\tevent %d TTFT p99 effect (with/without)\tevent %d ITL p99 effect\t", k, k, k)
 	}
-	goodHead, goodput := "", hasGoodput(rows)
+	goodHead, goodput := "", report.HasGoodput(rows)
 	if goodput {
 		goodHead = "goodput/s (share)\t"
 	}
@@ -204,12 +204,6 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, ev.String(), r.Digest[:shortDigest])
 	}
 	return tw.Flush()
-}
-
-// hasGoodput reports whether a run of rows measured goodput (its
-// scenario sets planner.slo).
-func hasGoodput(rows []report.SweepRow) bool {
-	return slices.ContainsFunc(rows, func(r report.SweepRow) bool { return r.GoodputRequests >= 0 })
 }
 
 func newSweepMerge(cmdline []string) *cobra.Command {

@@ -20,6 +20,7 @@ import (
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/internal/atomicfile"
 	"github.com/kvsim/kvsim/report"
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/sim"
 	"github.com/kvsim/kvsim/study"
@@ -344,11 +345,7 @@ func envelopeWords(sc *scenarios.Scenario) string {
 	for _, s := range env {
 		d = des.AddSat(d, des.Time(s.For))
 	}
-	seg := "segments"
-	if len(env) == 1 {
-		seg = "segment"
-	}
-	return fmt.Sprintf(", envelope of %d %s over %v", len(env), seg, d)
+	return fmt.Sprintf(", envelope of %s over %v", results.Count(len(env), "segment", "segments"), d)
 }
 
 // seconds formats a duration in seconds as a Go duration, to the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kvsim/kvsim/report"
@@ -26,7 +25,7 @@ const (
 // cheapest point at the best goodput, and a table gives the frontier's
 // points.
 func (g *grid) costGoodput() (*section, error) {
-	if !slices.ContainsFunc(g.rows, func(r report.SweepRow) bool { return r.GoodputRequests >= 0 }) {
+	if !report.HasGoodput(g.rows) {
 		return nil, nil
 	}
 	s := &section{ID: "cost-goodput", Heading: "Cost against goodput"}
@@ -88,8 +87,7 @@ func (g *grid) sloWords() string {
 		if s == nil || s.Goodput == nil {
 			continue
 		}
-		w := fmt.Sprintf("TTFT at most %s ms, mean ITL at most %s ms", strconv.FormatFloat(s.Goodput.SLOTTFTMs, 'g', -1, 64),
-			strconv.FormatFloat(s.Goodput.SLOITLMs, 'g', -1, 64))
+		w := fmt.Sprintf("TTFT at most %s ms, mean ITL at most %s ms", plain(s.Goodput.SLOTTFTMs), plain(s.Goodput.SLOITLMs))
 		if !slices.Contains(slos, w) {
 			slos = append(slos, w)
 		}
@@ -109,9 +107,12 @@ func (g *grid) sloWords() string {
 // without an interval (one run a point).
 func (g *grid) cheapestNear(best int, cost, good []float64) int {
 	s := g.stat(&g.points[best], goodputColumn)
+	if math.IsNaN(s.Lo) {
+		return -1
+	}
 	out := -1
 	for i := range g.points {
-		if i == best || math.IsNaN(s.Lo) || good[i] < s.Lo || good[i] > s.Hi || cost[i] >= cost[best] {
+		if i == best || good[i] < s.Lo || good[i] > s.Hi || cost[i] >= cost[best] {
 			continue
 		}
 		if out < 0 || cost[i] < cost[out] {
@@ -140,14 +141,11 @@ func (g *grid) frontierTable(frontier []int) *table {
 		"TTFT p99 (ms)", "ITL p99 (ms)", "G1 / G2 / pulled")}
 	for _, i := range frontier {
 		p := &g.points[i]
-		cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
-		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
-			results.Pct(g.stat(p, "hit_ratio_pulled").Mean))
-		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)},
+		cells := append(g.pointCells(p),
 			sdCell(g.stat(p, costColumn), 1), sdCell(g.stat(p, goodputColumn), 2),
 			cell{Text: results.Pct(g.stat(p, "goodput_share").Mean), Class: "num"},
 			cell{Text: fixed(g.stat(p, "ttft_p99_ms").Mean, 1), Class: "num"}, cell{Text: fixed(g.stat(p, "itl_p99_ms").Mean, 1), Class: "num"},
-			cell{Text: hits})
+			g.hitsCell(p))
 		t.Rows = append(t.Rows, row{Cells: cells})
 	}
 	return t
@@ -162,6 +160,3 @@ func sdCell(s report.Stat, digits int) cell {
 	}
 	return cell{Text: text, Class: "num"}
 }
-
-// fixed is v with digits decimals.
-func fixed(v float64, digits int) string { return strconv.FormatFloat(v, 'f', digits, 64) }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kvsim/kvsim/report"
@@ -108,6 +109,12 @@ func manifest(s *section, m *report.Manifest) {
 
 // runDirOf is a sweep's run's directory.
 func runDirOf(dir string, run int64) string { return filepath.Join(dir, report.SweepRunDir(run)) }
+
+// plain is v in the fewest digits that give it back exactly: "0.5", "300".
+func plain(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// fixed is v with digits decimals.
+func fixed(v float64, digits int) string { return strconv.FormatFloat(v, 'f', digits, 64) }
 
 // capitalize is s with its first letter upper case.
 func capitalize(s string) string {

@@ -35,8 +35,9 @@ func runDoc(dir string) (*doc, error) {
 		q.add(block{Warn: fmt.Sprintf("scenario.yaml does not load here (%v); its text is under Provenance.", scErr)})
 	}
 	own, drawn, planned := results.SplitEvents(sum.EventRows)
+	twinned := len(own)+len(drawn) > 0 // events measured against a twin: the scenario's own and chaos's
 	switch {
-	case len(own)+len(drawn) > 0:
+	case twinned:
 		q.p("Each event is measured against its twin: the same scenario and seed without that event, replayed beside the run. The difference between the two is the event's effect, free of the trace's own change over time.")
 	case sum.Planner != nil:
 		q.p("The planner's actions are events of their own, with no twin: this page reports what the planner did and what the run cost and served; planners are compared with one another by a sweep.")
@@ -54,7 +55,7 @@ func runDoc(dir string) (*doc, error) {
 
 	a := &section{ID: "answer", Heading: "The answer"}
 	warnedOf(a, warnings)
-	if len(own)+len(drawn) == 0 {
+	if !twinned {
 		a.p("No scripted event, so no effect against a twin: %s", runHeadline(sum))
 	}
 	for i := range own {
@@ -66,16 +67,16 @@ func runDoc(dir string) (*doc, error) {
 	if sum.Planner != nil {
 		plannerAnswer(a, sum, planned)
 	}
-	if len(own)+len(drawn) > 0 {
+	if twinned {
 		a.note(fmt.Sprintf("One run at seed %d: each effect is exact for this seed, the run against its twin; how much it varies with the seed takes a sweep with --replicates, whose page gives each effect's interval.", sum.Seed))
 	}
 	d.Sections = append(d.Sections, a)
 
 	det := &section{ID: "details", Heading: "The run"}
-	runDetails(det, sum)
+	runDetails(det, sum, twinned)
 	d.Sections = append(d.Sections, det)
 
-	if len(own)+len(drawn) > 0 {
+	if twinned {
 		ev := &section{ID: "events", Heading: "The events in full"}
 		c := results.CountersOf(sum.Counters)
 		for i := range own {
@@ -330,7 +331,7 @@ func value(v float64, unit string) string {
 	case unit == "share":
 		return results.Pct(v)
 	case unit == "" && v == math.Trunc(v):
-		return strconv.FormatFloat(v, 'f', 0, 64)
+		return fixed(v, 0)
 	}
 	return results.Num(v)
 }
@@ -357,9 +358,10 @@ func judge(v float64, worseUp bool) string {
 // runDetails adds a run's summary as replay prints it (results' words):
 // requests, tokens, hits, pulls by kind, the latency percentiles and, for
 // a measured trace, simulated against measured; then every counter that
-// is not zero.
-func runDetails(s *section, sum *results.Summary) {
-	if own, drawn, _ := results.SplitEvents(sum.EventRows); len(own)+len(drawn) > 0 { // without them the answer says it
+// is not zero. The headline comes first when twinned (the run has events
+// measured against a twin); without them the answer gives it.
+func runDetails(s *section, sum *results.Summary, twinned bool) {
+	if twinned {
 		s.p("%s", runHeadline(sum))
 	}
 	t := &table{}

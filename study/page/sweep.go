@@ -51,11 +51,7 @@ func readGrid(dir string) (*grid, error) {
 	}
 	g := &grid{dir: dir, spec: spec, keys: spec.Keys, rows: rows, points: spec.Points(rows), events: report.SweepEvents(rows),
 		byRun: map[int64]int{}, metrics: map[string]int{}, summaries: make([]*study.RunSummary, len(rows))}
-	lo := 0 // the points are in run order, each holding its replicates' consecutive rows
-	for _, p := range g.points {
-		g.runs = append(g.runs, rows[lo:lo+int(p.Replicates)])
-		lo += int(p.Replicates)
-	}
+	g.runs = report.PointRuns(g.points, rows)
 	for i, c := range report.PointMetrics(g.events) {
 		g.metrics[c.Name] = i
 	}
@@ -116,6 +112,20 @@ func (g *grid) paramCells(params []string) []cell {
 		cells[i] = cell{Text: g.value(i, v)}
 	}
 	return cells
+}
+
+// pointCells are a grid point's first cells in its tables: its number,
+// its values and its runs.
+func (g *grid) pointCells(p *report.PointRow) []cell {
+	cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
+	return append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)})
+}
+
+// hitsCell is a grid point's prompt tokens by source, the means of its
+// replicates: "61.2% / 3.0% / 12.5%" (G1 / G2 / pulled).
+func (g *grid) hitsCell(p *report.PointRow) cell {
+	return cell{Text: fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
+		results.Pct(g.stat(p, "hit_ratio_pulled").Mean))}
 }
 
 // question is the grid's question: the first run's scenario in words and
@@ -194,7 +204,7 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 		switch {
 		case len(kinds) > 1: // the grid varies the event: a kind column says which each point's is
 			kind, who = "", "cohort"
-		case kind == "add":
+		case kind == scenarios.KindAdd:
 			who = "to the new workers"
 		}
 		ttft := fmt.Sprintf("event%d_ttft_p99_delta_ms", k)
@@ -222,13 +232,14 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 			p := &g.points[i]
 			var p50, p99, count []float64
 			for _, r := range g.runs[i] {
-				if k < len(r.Events) && r.Events[k].Twinned && r.Events[k].CohortAfter.Requests > 0 {
-					e := &r.Events[k]
+				if k >= len(r.Events) || !r.Events[k].Twinned {
+					continue
+				}
+				e := &r.Events[k]
+				count = append(count, float64(e.CohortAfter.Requests))
+				if e.CohortAfter.Requests > 0 {
 					p50 = append(p50, e.CohortAfter.TTFTP50Ms-e.CohortTwin.TTFTP50Ms)
 					p99 = append(p99, e.CohortAfter.TTFTP99Ms-e.CohortTwin.TTFTP99Ms)
-				}
-				if k < len(r.Events) && r.Events[k].Twinned {
-					count = append(count, float64(r.Events[k].CohortAfter.Requests))
 				}
 			}
 			eff := g.stat(p, ttft)
@@ -246,8 +257,7 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 					hi, hiAt = eff, g.label(p)
 				}
 			}
-			cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
-			cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)})
+			cells := g.pointCells(p)
 			if kind == "" {
 				cells = append(cells, cell{Text: g.pointKind(i, k)})
 			}
@@ -379,13 +389,13 @@ func pmDigits(s report.Stat, scale float64, digits int, effect bool) cell {
 	if math.IsNaN(s.Mean) || math.IsInf(s.Mean, 0) {
 		return cell{Text: "—"}
 	}
-	text := strconv.FormatFloat(s.Mean*scale, 'f', digits, 64)
+	text := fixed(s.Mean*scale, digits)
 	if effect {
 		text = results.Signed(s.Mean*scale, "")
 	}
 	class := "num"
 	if h := s.HalfWidth(); !math.IsNaN(h) {
-		text += " ± " + strconv.FormatFloat(h*scale, 'f', digits, 64)
+		text += " ± " + fixed(h*scale, digits)
 		if effect && (s.Lo > 0 || s.Hi < 0) {
 			class += " " + judge(s.Mean, true)
 		}
@@ -428,16 +438,14 @@ func (g *grid) pointsTable(s *section, pass []bool, most int) {
 		"ITL p99 (ms)", "E2E p99 (ms)", "G1 / G2 / pulled", "distinct digests")}
 	for i := range g.points {
 		p := &g.points[i]
-		cells := append([]cell{{Text: strconv.FormatInt(p.Point, 10)}}, g.paramCells(p.Params)...)
+		cells := g.pointCells(p)
 		digests := map[string]bool{}
 		for _, r := range g.runs[i] {
 			digests[r.Digest] = true
 		}
-		hits := fmt.Sprintf("%s / %s / %s", results.Pct(g.stat(p, "hit_ratio_g1").Mean), results.Pct(g.stat(p, "hit_ratio_g2").Mean),
-			results.Pct(g.stat(p, "hit_ratio_pulled").Mean))
-		cells = append(cells, cell{Text: strconv.FormatInt(p.Replicates, 10)}, pmDigits(g.stat(p, "requests_completed"), 1, 0, false),
+		cells = append(cells, pmDigits(g.stat(p, "requests_completed"), 1, 0, false),
 			pmCell(g.stat(p, "ttft_p50_ms"), 1, false), pmCell(g.stat(p, "ttft_p99_ms"), 1, false), pmCell(g.stat(p, "itl_p99_ms"), 1, false),
-			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), cell{Text: hits}, cell{Text: strconv.Itoa(len(digests))})
+			pmCell(g.stat(p, "e2e_p99_ms"), 1, false), g.hitsCell(p), cell{Text: strconv.Itoa(len(digests))})
 		t.Rows = append(t.Rows, passRow(cells, pass, i, most))
 	}
 	if pass != nil {
@@ -741,7 +749,7 @@ func searchDoc(dir string) (*doc, error) {
 		for _, m := range metrics {
 			text := "never"
 			if v := p.Metrics[m]; v != nil {
-				text = strconv.FormatFloat(*v, 'f', 1, 64)
+				text = fixed(*v, 1)
 			}
 			r.Cells = append(r.Cells, cell{Text: text})
 		}

@@ -26,7 +26,7 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 		t := w.Trace
 		load = fmt.Sprintf("replays the %s trace %s", t.Format, filepath.Base(t.Path))
 		if t.TimeScale != 1 && t.TimeScale != 0 {
-			load += fmt.Sprintf(" with its arrival times scaled by %s", strconv.FormatFloat(t.TimeScale, 'g', -1, 64))
+			load += fmt.Sprintf(" with its arrival times scaled by %s", plain(t.TimeScale))
 		}
 		if t.Limit > 0 {
 			load += fmt.Sprintf(", its first %d requests", t.Limit)
@@ -34,12 +34,12 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 	case w.Synthetic != nil:
 		g := w.Synthetic
 		load = fmt.Sprintf("replays %d synthetic requests arriving at %s a second (%s), %d turns each", g.Requests,
-			strconv.FormatFloat(g.Rate, 'g', -1, 64), g.Arrival, max(g.Turns, 1))
+			plain(g.Rate), g.Arrival, max(g.Turns, 1))
 	}
 	if env := sc.Workload.Envelope; len(env) > 0 {
 		segs := make([]string, len(env))
 		for i, s := range env {
-			segs[i] = fmt.Sprintf("%s× for %v", strconv.FormatFloat(s.Rate, 'g', -1, 64), time.Duration(s.For))
+			segs[i] = fmt.Sprintf("%s× for %v", plain(s.Rate), time.Duration(s.For))
 		}
 		load += fmt.Sprintf(", its arrival rate multiplied by the envelope %s (the last rate holding after)", strings.Join(segs, ", "))
 	}
@@ -51,7 +51,7 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 	kvcr := "KVCR off: no worker pulls from another's G2"
 	if sc.KVCR.Enabled {
 		kvcr = fmt.Sprintf("KVCR on: a worker pulls KV blocks from a peer's G2 over RDMA at %s GB/s with %v latency",
-			strconv.FormatFloat(sc.KVCR.BandwidthGbps, 'g', -1, 64), time.Duration(sc.KVCR.Latency))
+			plain(sc.KVCR.BandwidthGbps), time.Duration(sc.KVCR.Latency))
 		if sc.Router.Hints.Enabled {
 			kvcr += fmt.Sprintf(", the router hinting %s pulls", sc.Router.Hints.Mode)
 		} else {
@@ -60,28 +60,22 @@ func scenarioWords(sc *scenarios.Scenario) []string {
 	}
 	lines := []string{fmt.Sprintf("Scenario %s (seed %d) %s on %s (%s) behind a %s router; %s.",
 		sc.Name, sc.Seed, load, results.Count(c.Workers, "worker", "workers"), hw, sc.Router.Policy, kvcr)}
-	drawn := map[string]int{}
+	drawn, n := map[string]int{}, 0 // the faults chaos drew, by kind and in all
 	for i, ev := range sc.Events {
 		if ev.Origin == scenarios.OriginChaos {
 			drawn[ev.Kind()]++
+			n++
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("Event %d: %s.", i, eventWords(ev)))
 	}
-	if ch := sc.Chaos; ch != nil || len(drawn) > 0 {
-		var kinds []string
-		n := 0
-		for _, k := range scenarios.Kinds {
-			if drawn[k] > 0 {
-				kinds = append(kinds, fmt.Sprintf("%d %s", drawn[k], k))
-				n += drawn[k]
-			}
-		}
+	if ch := sc.Chaos; ch != nil || n > 0 {
+		kinds := results.KindsText(drawn)
 		s := fmt.Sprintf("Chaos: %s drawn from the seeded stream faults (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
-			results.Count(n, "fault", "faults"), strings.Join(kinds, ", "))
+			results.Count(n, "fault", "faults"), kinds)
 		if ch != nil {
 			s = fmt.Sprintf("Chaos: %s drawn from the seeded stream faults in [%v, %v), settled %v after (%s), listed in events.parquet with origin chaos, sharing one twin: the run without them",
-				results.Count(n, "fault", "faults"), time.Duration(ch.From), time.Duration(ch.To), time.Duration(ch.Settle), strings.Join(kinds, ", "))
+				results.Count(n, "fault", "faults"), time.Duration(ch.From), time.Duration(ch.To), time.Duration(ch.Settle), kinds)
 		}
 		lines = append(lines, s+".")
 	}
@@ -232,22 +226,21 @@ func faultWords(ev scenarios.Event) string {
 	if sel := ev.Workers(); sel != nil {
 		on = selectionWords(sel)
 	}
-	factor := func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 	switch {
 	case ev.Link != nil:
 		what := "down"
 		if ev.Link.Factor > 0 {
-			what = "at " + factor(ev.Link.Factor) + " of its bandwidth"
+			what = "at " + plain(ev.Link.Factor) + " of its bandwidth"
 		}
 		return fmt.Sprintf("run the KVCR links (%s) of %s %s at %v %s, the router not told", ev.Link.Direction, on, what, at, span)
 	case ev.Slow != nil:
-		return fmt.Sprintf("slow %s down %sx (every pass starting in the window) at %v %s", on, factor(ev.Slow.Factor), at, span)
+		return fmt.Sprintf("slow %s down %sx (every pass starting in the window) at %v %s", on, plain(ev.Slow.Factor), at, span)
 	case ev.PullErrors != nil:
 		when := "at its last byte, the bytes spent"
 		if ev.PullErrors.When == scenarios.ErrorAtStart {
 			when = "before its first byte, nothing sent"
 		}
-		return fmt.Sprintf("fail each pull whose transfer starts at %v %s with probability %s, %s", at, span, factor(ev.PullErrors.Rate), when)
+		return fmt.Sprintf("fail each pull whose transfer starts at %v %s with probability %s, %s", at, span, plain(ev.PullErrors.Rate), when)
 	case ev.Notices != nil:
 		what := "lose"
 		if !ev.Notices.Lost {
