@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvsim/kvsim/des"
 )
@@ -10,26 +11,45 @@ import (
 // one: the caller schedules one event at the end of its last pass instead of
 // an end and a drive scan per pass. Pass 1 is the pass StartPass began. A
 // stretch of k passes is quiet when, pass by pass, each pass boundary before
-// the last would change nothing but the decode progress:
+// the last would change nothing but the decode progress and the blocks
+// decoding requests take as they cross into a new block:
 //
 //   - every running request is in the batch and decodes one token (its
 //     prompt is computed and committed, its first token emitted);
-//   - no request needs a new block before pass k starts, and none emits its
-//     last token before pass k ends;
+//   - none emits its last token before pass k ends;
+//   - G1 has a free block for every block the requests cross into before
+//     pass k starts (so none is preempted);
 //   - admission at the start of passes 2..k does nothing: running is at
 //     max_num_seqs, or the batch uses the whole token budget, or every
 //     waiting request waits for a pull or a G2 load.
 //
 // At a boundary, then, every request emits one token, computed and
-// generated advance by one, the blocks in use stay the same, and the next
-// pass's batch differs from the one before only in its context: N more
-// prior tokens and N more attention pairs, N the batch size. The stretch
-// keeps each pass's end, computed with the timing model exactly as
-// StartPass would, pass by pass.
+// generated advance by one, and the next pass's batch differs from the one
+// before only in its context (N more prior tokens and N more attention
+// pairs, N the batch size) and in the blocks in use. The stretch keeps
+// each pass's end, computed with the timing model exactly as StartPass
+// would, pass by pass. A request crosses into a new block at the start of
+// a pass when its tokens computed by then, plus the one the pass computes,
+// no longer fit its blocks: the drive scan of passes one by one would take
+// the block then, evicting a free cached block when no fresh or anonymous
+// one heads the free queue, which the router hears of at that instant. So
+// the stretch keeps its crossings by pass (cross), and the caller has the
+// worker take them at those instants (NextCross, Cross): a crossing costs
+// the requests that cross, not the batch.
 type stretch struct {
 	ends  []des.Time // ends[j] is the end of pass j+1; empty when no stretch
 	batch Batch      // scratch: the batch of the pass being timed (a local would escape through the timing interface)
+	// cross lists the crossings of passes 2..k in the order the drive scan
+	// would take their blocks: by pass, then batch order. next is the
+	// first not yet taken.
+	cross []crossing
+	next  int
+	count []int32 // scratch: crossings a pass, for the counting sort into cross
 }
+
+// A crossing is batch request seq taking a new block at the start of pass
+// pass of a stretch.
+type crossing struct{ pass, seq int32 }
 
 // MaxStretch is the most passes one stretch covers.
 const MaxStretch = 256
@@ -61,27 +81,99 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 	}
 	// With no prefill token in the batch, every request in it schedules one
 	// token, the one after all it has computed, past its prompt: its first
-	// token is out and its prompt blocks are committed.
-	k, bs := limit, w.cfg.BlockSize
+	// token is out and its prompt blocks are committed. Pass j < k must
+	// not emit a request's last token.
+	k := limit
 	for _, s := range w.batch {
-		// Pass j starts with s.computed+j-1 tokens computed and needs room
-		// for one more; pass j < k must not emit s's last token.
-		k = min(k, s.blocks.n*bs-s.computed, s.output-s.generated)
+		k = min(k, s.output-s.generated)
 	}
+	if k < 2 {
+		return end
+	}
+	k = w.crossings(k)
 	if k < 2 {
 		return end
 	}
 	w.ff.batch = w.stats
 	b := &w.ff.batch
 	ends := append(w.ff.ends[:0], end)
-	for range k - 1 {
+	c := 0 // crossings taken by the pass being timed
+	for j := 2; j <= k; j++ {
+		for c < len(w.ff.cross) && int(w.ff.cross[c].pass) == j {
+			c++
+		}
 		b.PriorContext += int64(n)
 		b.AttnPairs += int64(n)
+		b.UsedBlocks = w.stats.UsedBlocks + c
 		end += w.slowed(max(w.timing.PassTime(b), 1))
 		ends = append(ends, end)
 	}
 	w.ff.ends = ends
 	return end
+}
+
+// crossings lists in w.ff.cross the blocks the batch's requests cross into
+// at the starts of passes 2..k, by pass and then in batch order, and
+// returns k cut to the last pass before G1 would run out of free blocks.
+// Pass j starts with s.computed+j-1 tokens of request s computed and
+// computes one more, so s crosses at passes d+1, d+1+bs, ..., d the room
+// its blocks leave after its computed tokens (at least 1: pass 1 fits).
+func (w *Worker) crossings(k int) int {
+	bs := int32(w.cfg.BlockSize)
+	count := append(w.ff.count[:0], make([]int32, k+2)...)
+	for _, s := range w.batch {
+		for j := int32(s.blocks.n)*bs - int32(s.computed) + 1; j <= int32(k); j += bs {
+			count[j]++
+		}
+	}
+	free, taken := int32(w.pool.free()), int32(0)
+	for j := 2; j <= k; j++ {
+		if taken+count[j] > free {
+			k = j - 1
+			break
+		}
+		taken += count[j]
+	}
+	// Counting sort: start[j] is the first index of pass j's crossings.
+	start := int32(0)
+	for j := 2; j <= k; j++ {
+		start, count[j] = start+count[j], start
+	}
+	cross := slices.Grow(w.ff.cross[:0], int(start))[:start]
+	for i, s := range w.batch {
+		for j := int32(s.blocks.n)*bs - int32(s.computed) + 1; j <= int32(k); j += bs {
+			cross[count[j]] = crossing{pass: j, seq: int32(i)}
+			count[j]++
+		}
+	}
+	w.ff.cross, w.ff.next, w.ff.count = cross, 0, count
+	return k
+}
+
+// NextCross returns the start of the next stretch pass at which requests
+// cross into a new block, and false when none is left.
+func (w *Worker) NextCross() (des.Time, bool) {
+	if w.ff.next == len(w.ff.cross) {
+		return 0, false
+	}
+	return w.ff.ends[w.ff.cross[w.ff.next].pass-2], true
+}
+
+// Cross takes the blocks of the next stretch pass whose requests cross
+// into a new block, as the drive scan starting that pass would (in batch
+// order, evicting as allocation does), and reports the cache changes. The
+// caller calls it at the instant NextCross gave, at the drive scan's place
+// in the event order.
+func (w *Worker) Cross() {
+	c := w.ff.cross
+	if w.ff.next == len(c) {
+		panic(fmt.Sprintf("worker %d: Cross with no crossing left", w.cfg.ID))
+	}
+	j := c[w.ff.next].pass
+	for ; w.ff.next < len(c) && c[w.ff.next].pass == j; w.ff.next++ {
+		w.grow(w.batch[c[w.ff.next].seq], 1)
+	}
+	w.reportKV()
 }
 
 // Settle ends the stretch at the current event, at now, leaving the worker
@@ -105,6 +197,10 @@ func (w *Worker) Settle(now des.Time, ended, started bool) (des.Time, bool) {
 	w.advance(m)
 	end := ends[m]
 	w.ff.ends = ends[:0]
+	if c := w.ff.cross; w.ff.next < len(c) && int(c[w.ff.next].pass) <= m+1 || w.ff.next > 0 && int(c[w.ff.next-1].pass) > m+1 {
+		panic(fmt.Sprintf("worker %d: settled after pass %d with crossings taken to pass %d", w.cfg.ID, m+1, c[max(w.ff.next-1, 0)].pass))
+	}
+	w.ff.cross, w.ff.next = w.ff.cross[:0], 0
 	if m < last && end == now && ended {
 		w.FinishPass(now)
 		return 0, false

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -184,5 +185,87 @@ func TestSlowed(t *testing.T) {
 		if got := w.slowed(c.d); got != c.want {
 			t.Errorf("%v x %g = %v, want %v", c.d, c.factor, got, c.want)
 		}
+	}
+}
+
+// TestStretchCrosses: a stretch runs on past the passes at which its
+// requests cross into new blocks, taking them at those passes' starts,
+// and stops before the pass that would find G1 without a free block.
+// Blocks of 4 tokens, G1 of 7 blocks, fixed timing (10 ms prefill, 5 ms
+// decode). A has a 4-token prompt, B a 6-token one, 10 output tokens
+// each. Pass 1 (0-10 ms) computes both prompts (1 and 2 blocks) and emits
+// their first tokens. Pass 2 (10-15 ms) takes A a second block: 4 used, 3
+// free. Pass j of the stretch begun at 10 ms starts with 4+j-1 (A) and
+// 6+j-1 (B) tokens computed and computes one more, so A crosses at passes
+// 5 and 9 (its 9th and 13th token) and B at 3 and 7: one block each at 20
+// (B), 30 (A) and 40 ms (B), the starts of passes 3, 5 and 7; the fourth,
+// at pass 9, would find none free, so the stretch is passes 1-8, to 50 ms.
+// Passes one by one do the same: at 50 ms A needs its fourth block with
+// none free and B, admitted last, is preempted; A emits its last token at
+// 55 ms; B hits its cached prompt block (4 tokens), recomputes its other 11
+// in a prefill pass and emits its last token at 65 ms. Eleven passes, busy
+// 65 ms.
+func TestStretchCrosses(t *testing.T) {
+	c := cfg()
+	c.BlockSize, c.GPUBlocks = 4, 7
+	reqs := func() []*workload.Request {
+		return []*workload.Request{chainOf(0, 0, 4, 10, 1, 4), chainOf(1, 0, 6, 10, 2, 4)}
+	}
+	w, l := newWorker(t, c, fixed)
+	var seqs []*Seq
+	for _, r := range reqs() {
+		seqs = append(seqs, w.Enqueue(r, false))
+	}
+	end, _ := w.StartPass(0)
+	w.FinishPass(end)
+	end, _ = w.StartPass(10 * ms)
+	if last := w.Stretch(end, MaxStretch); last != 50*ms {
+		t.Fatalf("stretch ends at %v, want 50ms", last)
+	}
+	var crossed []string
+	for {
+		at, ok := w.NextCross()
+		if !ok {
+			break
+		}
+		w.Cross()
+		crossed = append(crossed, fmt.Sprintf("%v:%d", at, w.G1Used()))
+		if err := w.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{"20ms:5", "30ms:6", "40ms:7"}; !slices.Equal(crossed, want) {
+		t.Errorf("crossings (time:blocks used) %v, want %v", crossed, want)
+	}
+	end, _ = w.Settle(50*ms, false, false)
+	for {
+		w.FinishPass(end)
+		if !w.HasWork() {
+			break
+		}
+		var ok bool
+		if end, ok = w.StartPass(end); !ok {
+			t.Fatal("no pass with work left")
+		}
+		if last := w.Stretch(end, MaxStretch); last != end {
+			t.Fatalf("a stretch from %v after the preemption", end)
+		}
+	}
+	ref, rl := newWorker(t, c, fixed)
+	refSeqs := run(t, ref, reqs())
+	for i, s := range seqs {
+		r := refSeqs[i]
+		if s.FinishedAt != r.FinishedAt || s.Preemptions != r.Preemptions {
+			t.Errorf("request %d: done %v after %d preemptions; pass by pass %v, %d", i, s.FinishedAt, s.Preemptions, r.FinishedAt, r.Preemptions)
+		}
+	}
+	if seqs[0].FinishedAt != 55*ms || seqs[1].FinishedAt != 65*ms || seqs[1].Preemptions != 1 {
+		t.Errorf("A done at %v, B at %v after %d preemptions; want 55 ms, 65 ms, 1", seqs[0].FinishedAt, seqs[1].FinishedAt, seqs[1].Preemptions)
+	}
+	if w.Passes() != 11 || ref.Passes() != 11 || w.BusyTime() != 65*ms || ref.BusyTime() != 65*ms {
+		t.Errorf("passes %d and %d, busy %v and %v; want 11, 65 ms", w.Passes(), ref.Passes(), w.BusyTime(), ref.BusyTime())
+	}
+	if g, r := gaps(l.events), gaps(rl.events); !maps.Equal(g, r) {
+		t.Errorf("gaps %v, pass by pass %v", g, r)
 	}
 }

@@ -98,6 +98,7 @@ type node struct {
 	w     *engine.Worker
 	drive bool        // a drive scan is scheduled at the current time
 	ff    *des.Handle // the end of the worker's stretch, when in one
+	cross *des.Handle // the stretch's next pass start at which requests take new blocks (stretch.go)
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a
@@ -520,6 +521,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	if last != end {
 		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.downs)
 		c.stretches++
+		c.scheduleCross(n)
 	} else {
 		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), n.downs)
 	}

@@ -8,8 +8,13 @@ import "github.com/kvsim/kvsim/des"
 // the end of the last. Between them the stretch stands for a pass end
 // (PhasePass, keyed by the worker) and a drive scan starting the next pass
 // (PhaseDrive) at each boundary; as long as nothing acts on the worker,
-// these change nothing anyone else sees: the sampler's counts stay the
-// same, the router hears of no block, G2 receives no store.
+// these change nothing anyone else sees but the blocks the decoding
+// requests cross into: the sampler's other counts stay the same, G2
+// receives no store. A crossing is taken by a cross event at the drive
+// scan's place in the event order (the pass's start, PhaseDrive, keyed by
+// the worker), one pending at a time, so the router hears of the blocks
+// it evicts, the sampler and the planner count its blocks, at the instant
+// passes one by one would.
 //
 // Whatever acts on the worker first settles the stretch (settle): an
 // enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
@@ -43,6 +48,10 @@ func (c *Cluster) settle(n *node) {
 	c.q.Cancel(n.ff)
 	n.ff = nil
 	c.stretches--
+	if n.cross != nil {
+		c.q.Cancel(n.cross)
+		n.cross = nil
+	}
 	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
 	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
 	started := ph > des.PhaseDrive || ph == des.PhaseDrive && key > id
@@ -71,4 +80,25 @@ func (c *Cluster) settleForOrders() {
 	if c.stretches > 0 && c.kv != nil && c.kv.ParkedOrders() > 0 {
 		c.settleAll()
 	}
+}
+
+type cross Cluster
+
+// scheduleCross schedules n's stretch's next crossing, if any.
+func (c *Cluster) scheduleCross(n *node) {
+	if t, ok := n.w.NextCross(); ok {
+		n.cross = c.q.ScheduleHandle(t, des.PhaseDrive, uint64(n.id), (*cross)(c), n.downs)
+	}
+}
+
+// Fire has a worker in a stretch take the blocks its requests cross into
+// at a pass start, then schedules its next crossing.
+func (e *cross) Fire(_ des.Time, key, _ uint64) {
+	c := (*Cluster)(e)
+	n := c.workers[key]
+	n.cross = nil
+	n.w.Cross()
+	c.meter(n)
+	c.check(n)
+	c.scheduleCross(n)
 }

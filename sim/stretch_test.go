@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -184,7 +185,9 @@ func TestFastForwardTraces(t *testing.T) {
 	}
 }
 
-// TestFastForwardRandom runs 400 of scengen's larger cases both ways
+var fastForwardN = flag.Int("fastforward.n", 400, "cases TestFastForwardRandom runs")
+
+// TestFastForwardRandom runs 400 (-fastforward.n) of scengen's larger cases both ways
 // (runWays): blocks of 4 to 16 tokens and outputs of up to 80 (300 in one
 // case in ten), so requests decode for many passes in a row, arrivals that
 // often share an instant, prompts sharing prefixes, every timing model and
@@ -194,9 +197,9 @@ func TestFastForwardTraces(t *testing.T) {
 // each other and as arrivals, which exercises the order of a stretch's
 // boundaries against other events.
 func TestFastForwardRandom(t *testing.T) {
-	n := 400
+	n := *fastForwardN
 	if testing.Short() {
-		n = 50
+		n = min(n, 50)
 	}
 	var slow, fast uint64
 	for i := range n {
