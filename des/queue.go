@@ -174,6 +174,18 @@ func (q *Queue) ScheduleHandle(at Time, phase Phase, key uint64, h Handler, arg 
 	return c
 }
 
+// ScheduleAgain schedules c's handler once more, as ScheduleHandle would,
+// reusing c, whose event has fired (a handler rescheduling itself saves an
+// allocation). It panics when c's event is pending or was cancelled: a
+// cancelled event may still sit in the queue.
+func (q *Queue) ScheduleAgain(c *Handle, at Time, phase Phase, key uint64, arg uint64) {
+	if c.state != handleFired {
+		panic("des: ScheduleAgain with a handle whose event has not fired")
+	}
+	c.state = handlePending
+	q.Schedule(at, phase, key, (*handled)(c), arg)
+}
+
 // Cancel takes back a pending event scheduled by ScheduleHandle: it will
 // not fire, and Len, Peek and Fired no longer see it. It reports false,
 // changing nothing, when the event has already fired or been cancelled.

@@ -233,6 +233,39 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestScheduleAgain: a handle whose event fired schedules the next one
+// and can cancel it; a pending or cancelled handle cannot be reused.
+func TestScheduleAgain(t *testing.T) {
+	var q Queue
+	s := &seqRec{}
+	h := q.ScheduleHandle(1, PhasePass, 0, s, 1)
+	q.Step()
+	q.ScheduleAgain(h, 2, PhasePass, 0, 2)
+	q.Step()
+	q.ScheduleAgain(h, 3, PhasePass, 0, 3)
+	if !q.Cancel(h) {
+		t.Error("Cancel of the rescheduled event reported false")
+	}
+	for q.Step() {
+	}
+	if !slices.Equal(s.args, []uint64{1, 2}) {
+		t.Errorf("fired args %v, want [1 2]", s.args)
+	}
+	for _, c := range []struct {
+		name string
+		h    *Handle
+	}{{"pending", q.ScheduleHandle(4, PhasePass, 0, s, 4)}, {"cancelled", h}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("ScheduleAgain of a %s handle did not panic", c.name)
+				}
+			}()
+			q.ScheduleAgain(c.h, 5, PhasePass, 0, 5)
+		}()
+	}
+}
+
 // TestCancelOnlyPending: a queue whose only events are cancelled is empty:
 // Len is 0 and Step fires nothing and reports false.
 func TestCancelOnlyPending(t *testing.T) {

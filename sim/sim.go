@@ -98,7 +98,7 @@ type node struct {
 	w     *engine.Worker
 	drive bool        // a drive scan is scheduled at the current time
 	ff    *des.Handle // the end of the worker's stretch, when in one
-	cross *des.Handle // the stretch's next pass start at which requests take new blocks (stretch.go)
+	cross *des.Handle // the stretch's cross event, pending or fired, nil before the first (stretch.go)
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a

@@ -49,7 +49,7 @@ func (c *Cluster) settle(n *node) {
 	n.ff = nil
 	c.stretches--
 	if n.cross != nil {
-		c.q.Cancel(n.cross)
+		c.q.Cancel(n.cross) // when pending; a fired one is dropped too, unused
 		n.cross = nil
 	}
 	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
@@ -86,17 +86,21 @@ type cross Cluster
 
 // scheduleCross schedules n's stretch's next crossing, if any.
 func (c *Cluster) scheduleCross(n *node) {
-	if t, ok := n.w.NextCross(); ok {
-		n.cross = c.q.ScheduleHandle(t, des.PhaseDrive, uint64(n.id), (*cross)(c), n.downs)
+	t, ok := n.w.NextCross()
+	switch {
+	case !ok:
+	case n.cross != nil: // fired: its handle is free again
+		c.q.ScheduleAgain(n.cross, t, des.PhaseDrive, uint64(n.id), 0)
+	default:
+		n.cross = c.q.ScheduleHandle(t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
 	}
 }
 
 // Fire has a worker in a stretch take the blocks its requests cross into
-// at a pass start, then schedules its next crossing.
+// at a pass start, then schedules its next crossing, on the same handle.
 func (e *cross) Fire(_ des.Time, key, _ uint64) {
 	c := (*Cluster)(e)
 	n := c.workers[key]
-	n.cross = nil
 	n.w.Cross()
 	c.meter(n)
 	c.check(n)

@@ -1,6 +1,11 @@
 package workload
 
-import "github.com/kvsim/kvsim/block"
+import (
+	"fmt"
+	"math"
+
+	"github.com/kvsim/kvsim/block"
+)
 
 // traceKeys is the prefix keys of the trace blocks that hold a prompt of
 // inputTokens tokens (the full ones and a partial last; ids past the
@@ -25,8 +30,9 @@ func traceKeys(ids []uint64, traceBlock, inputTokens int) []uint64 {
 // when none holds one (a first turn, or a prompt that shares at most its
 // first trace block, a system prompt, with the requests before it). A
 // request without TraceBlocks keeps the Prev its reader gave it. It keeps
-// one entry a distinct trace block past the first the requests hold, 48
-// to 96 bytes each (24-byte slots of a block.Map at most half full).
+// one entry a distinct trace block past the first the requests hold, 32
+// to 64 bytes each (16-byte slots of a block.Map at most half full), so
+// it takes requests numbered below 2^32-1, and fails past them.
 func PrevTurns(src Source) Source {
 	return &prevTurns{src: src}
 }
@@ -34,8 +40,10 @@ func PrevTurns(src Source) Source {
 type prevTurns struct {
 	src Source
 	// holder maps a trace block's prefix key (past the first) to 1 + the id
-	// of the latest request holding it: 0, the zero value, is none.
-	holder block.Map[int64]
+	// of the latest request holding it: 0, the zero value, is none. 32 bits
+	// keep a slot at 16 bytes: the table is most of a trace's read-ahead
+	// memory, and fresh memory is slow to touch on a virtual machine.
+	holder block.Map[uint32]
 }
 
 // Next implements Source.
@@ -45,6 +53,9 @@ func (p *prevTurns) Next() (*Request, error) {
 		return nil, err
 	}
 	if len(r.TraceBlocks) > 0 {
+		if r.ID >= math.MaxUint32 {
+			return nil, fmt.Errorf("request %d: a trace's previous turns are found among its first %d requests only", r.ID, uint32(math.MaxUint32))
+		}
 		r.Prev = p.hold(r.TraceBlocks, r.ID)
 		r.TraceBlocks = nil
 	}
@@ -59,9 +70,9 @@ func (p *prevTurns) hold(keys []uint64, id int64) int64 {
 	for j := len(keys) - 1; j >= 1; j-- {
 		v := p.holder.Insert(keys[j], uint32(keys[j]>>32)) // a key is mixed: its bits are its place
 		if prev < 0 && *v > 0 {
-			prev = *v - 1
+			prev = int64(*v) - 1
 		}
-		*v = id + 1
+		*v = uint32(id + 1)
 	}
 	return prev
 }
