@@ -269,3 +269,73 @@ func TestStretchCrosses(t *testing.T) {
 		t.Errorf("gaps %v, pass by pass %v", g, r)
 	}
 }
+
+// TestStretchExtends: a stretch goes on past the passes at whose end its
+// requests emit their last tokens, each segment timed for the requests
+// left. Linear timing: 4 ms a pass plus 1 ms a decoding request. A, B and
+// C have 20-token prompts and 4, 7 and 10 output tokens. Pass 1 (0-4 ms)
+// computes the prompts (no decode token: 4 ms) and emits the first
+// tokens. The stretch begun at 4 ms times 7 ms passes to A's last token,
+// ends 11, 18 and 25 ms; at 25 ms A leaves and the next segment times 6
+// ms passes, 31, 37 and 43 ms, B's last; then 5 ms passes, 48, 53 and 58
+// ms, C's last, where no request stays and the stretch settles. Ten
+// passes, busy 58 ms; gaps of 7 ms (3 requests x 3), 6 ms (2 x 3) and 5
+// ms (3), as passes one by one give.
+func TestStretchExtends(t *testing.T) {
+	lin := Linear{Base: 4e6, PerDecodeToken: 1e6}
+	reqs := func() []*workload.Request {
+		return []*workload.Request{req(0, 0, 20, 4, 1), req(1, 0, 20, 7, 2), req(2, 0, 20, 10, 3)}
+	}
+	w, l := newWorker(t, cfg(), lin)
+	var seqs []*Seq
+	for _, r := range reqs() {
+		seqs = append(seqs, w.Enqueue(r, false))
+	}
+	end, _ := w.StartPass(0)
+	w.FinishPass(end)
+	end, _ = w.StartPass(4 * ms)
+	ends := []des.Time{w.Stretch(end, MaxStretch)}
+	for {
+		if _, ok := w.NextCross(); ok {
+			t.Fatal("a crossing: 20 tokens and 10 more fit two 16-token blocks")
+		}
+		next, ok := w.Extend(ends[len(ends)-1], MaxStretch)
+		if !ok {
+			break
+		}
+		ends = append(ends, next)
+		if err := w.Check(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []des.Time{25 * ms, 43 * ms, 58 * ms}; !slices.Equal(ends, want) {
+		t.Fatalf("segment ends %v, want %v", ends, want)
+	}
+	w.Settle(58*ms, false, false)
+	w.FinishPass(58 * ms)
+	if w.HasWork() {
+		t.Fatal("work left after the last token")
+	}
+	ref, rl := newWorker(t, cfg(), lin)
+	refSeqs := run(t, ref, reqs())
+	for i, want := range []des.Time{25 * ms, 43 * ms, 58 * ms} {
+		if seqs[i].FinishedAt != want || refSeqs[i].FinishedAt != want || seqs[i].Generated() != seqs[i].output {
+			t.Errorf("request %d done at %v with %d tokens, pass by pass %v; want %v", i, seqs[i].FinishedAt, seqs[i].Generated(), refSeqs[i].FinishedAt, want)
+		}
+	}
+	if w.Passes() != 10 || ref.Passes() != 10 || w.BusyTime() != 58*ms || ref.BusyTime() != 58*ms {
+		t.Errorf("passes %d and %d, busy %v and %v; want 10, 58 ms", w.Passes(), ref.Passes(), w.BusyTime(), ref.BusyTime())
+	}
+	if g, r := gaps(l.events), gaps(rl.events); !maps.Equal(g, r) || g["7ms"] != 9 || g["6ms"] != 6 || g["5ms"] != 3 {
+		t.Errorf("gaps %v, pass by pass %v", g, r)
+	}
+	var done []string
+	for _, e := range l.events {
+		if strings.Contains(e, "done") {
+			done = append(done, e)
+		}
+	}
+	if want := []string{"25ms done 0", "43ms done 1", "58ms done 2"}; !slices.Equal(done, want) {
+		t.Errorf("finished %v, want %v", done, want)
+	}
+}
