@@ -175,21 +175,6 @@ func (w *Worker) segment(last int) int {
 	return len(w.ff.ends)
 }
 
-// NextBoundary returns the first boundary of the stretch's timed segment,
-// the end of a pass that is not its last, after now (or at now, when at is
-// true), and false when none is left.
-func (w *Worker) NextBoundary(now des.Time, at bool) (des.Time, bool) {
-	inner := w.ff.ends[:max(len(w.ff.ends)-1, 0)]
-	j, found := slices.BinarySearch(inner, now)
-	if found && !at {
-		j++
-	}
-	if j == len(inner) {
-		return 0, false
-	}
-	return inner[j], true
-}
-
 // NextCross returns the start of the next stretch pass at which requests
 // cross into a new block, and false when none is left in the timed
 // segment.

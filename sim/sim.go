@@ -74,7 +74,6 @@ type Cluster struct {
 	moveHints bool          // hints ask for move pulls (router.hints.mode)
 	scanned   des.Time      // the last instant whose workers with parked pulls were woken
 	stretches int           // workers in a stretch of quiet passes (stretch.go)
-	wasParked bool          // a pull or an order was parked after the last event (stretch.go)
 	source    workload.Source
 	next      *workload.Request // read ahead: the next arrival
 	active    map[int64]*request
@@ -100,9 +99,6 @@ type node struct {
 	drive bool        // a drive scan is scheduled at the current time
 	ff    *des.Handle // the end of the worker's stretch, when in one
 	cross *des.Handle // the stretch's cross event, pending or fired, nil before the first (stretch.go)
-	tick  *des.Handle // the stretch's tick while a pull is parked, pending or fired (stretch.go)
-	// ticking says its tick is pending.
-	ticking bool
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a
@@ -291,8 +287,8 @@ func (c *Cluster) result() (*Result, error) {
 //  2. scanParked: once an instant at which anything happened, before its
 //     drive scans, the parked orders are staged again and every worker
 //     with a parked pull is woken to stage it again;
-//  3. tickAll: an order parked in the event starts the stretches' ticks,
-//     as their pass ends would have retried it (stretch.go);
+//  3. settleForOrders: an order parked in the event settles every stretch,
+//     whose pass ends would have retried it;
 //  4. progress: every ProgressEvery events, Options.Progress;
 //  5. poll: whether ctx was cancelled, before the next event.
 func (c *Cluster) loop(ctx context.Context) {
@@ -307,7 +303,7 @@ func (c *Cluster) loop(ctx context.Context) {
 		if c.q.Phase() < des.PhaseDrive {
 			c.scanParked(c.q.Now())
 		}
-		c.tickAll()
+		c.settleForOrders()
 		c.progress()
 	}
 }
@@ -512,7 +508,9 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	}
 	end, ok := n.w.StartPass(now)
 	c.meter(n)
-	c.tickAll() // a pull parked: the pass ends the stretches stand for rescan it
+	if c.stretches > 0 && c.parked() {
+		c.settleAll() // the pass ends they stand for rescan parked pulls
+	}
 	if !ok {
 		return
 	}
@@ -524,7 +522,6 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.downs)
 		c.stretches++
 		c.scheduleCross(n)
-		c.scheduleTick(n, now, false)
 	} else {
 		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), n.downs)
 	}
@@ -548,7 +545,6 @@ func (p *passDone) Fire(now des.Time, key, downs uint64) {
 				c.check(n)
 				c.q.ScheduleAgain(n.ff, end, des.PhasePass, key, n.downs)
 				c.scheduleCross(n)
-				c.scheduleTick(n, now, false)
 				return
 			}
 		}

@@ -17,22 +17,18 @@ import "github.com/kvsim/kvsim/des"
 // passes one by one would.
 //
 // Whatever acts on the worker first settles the stretch (settle): an
-// enqueue, a G2 load or pull ending, its removal. While a pull or an order
-// is parked, each pass end passes one by one would have rescans it: so
-// while one is, every stretch ticks, firing an empty event at each pass
-// end it stands for (tick, at the pass end's place: PhasePass, keyed by the
-// worker), after which the loop's rescan runs as after a pass end. A
-// stretch starting while one is parked ticks from its start; a pull or an
-// order parking while stretches run starts their ticks (tickAll); a tick
-// finding nothing parked schedules no more. A drive scan is never run
-// inline during a stretch, where the queue's next event need not be the
-// next one passes one by one would have.
+// enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
+// settles every stretch (settleAll), since each pass end rescans parked
+// pulls; no stretch starts while one is parked. An order, which parks in
+// no drive scan, settles them after the event that parked it. A drive
+// scan is never run inline during a stretch, where the queue's next event
+// need not be the next one passes one by one would have.
 
 // canStretch reports whether n's pass just started may become a stretch:
-// the fast-forward is on, and no stored blocks wait for its end to go to
-// G2.
+// the fast-forward is on, no stored blocks wait for its end to go to G2,
+// and no pull is parked.
 func (c *Cluster) canStretch(n *node) bool {
-	return !c.opt.PassByPass && len(n.stored) == 0
+	return !c.opt.PassByPass && len(n.stored) == 0 && !c.parked()
 }
 
 // parked reports whether any pull is parked: a request's or an order's.
@@ -56,10 +52,6 @@ func (c *Cluster) settle(n *node) {
 		c.q.Cancel(n.cross) // when pending; a fired one is dropped too, unused
 		n.cross = nil
 	}
-	if n.tick != nil {
-		c.q.Cancel(n.tick)
-		n.tick, n.ticking = nil, false
-	}
 	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
 	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
 	started := ph > des.PhaseDrive || ph == des.PhaseDrive && key > id
@@ -71,53 +63,23 @@ func (c *Cluster) settle(n *node) {
 	c.q.Schedule(now, des.PhaseDrive, id, (*drive)(c), 0)
 }
 
-// tickAll starts the ticks of every stretch that has none when a pull or
-// an order has come to be parked: at the current event, a pass end at the
-// same instant still to come ticks too.
-func (c *Cluster) tickAll() {
-	parked := c.parked()
-	if !parked || c.wasParked || c.stretches == 0 {
-		c.wasParked = parked
-		return
-	}
-	c.wasParked = true
-	now, ph, key := c.q.Now(), c.q.Phase(), c.q.Key()
+// settleAll settles every stretch, in worker order.
+func (c *Cluster) settleAll() {
 	for _, n := range c.workers {
-		if n.ff != nil && !n.ticking {
-			ended := ph > des.PhasePass || ph == des.PhasePass && key >= uint64(n.id)
-			c.scheduleTick(n, now, !ended)
+		if c.stretches == 0 {
+			return
 		}
+		c.settle(n)
 	}
 }
 
-type tick Cluster
-
-// scheduleTick schedules n's stretch's next tick, at its first pass end
-// after now (or at now, when at), while a pull or an order is parked and
-// none is pending.
-func (c *Cluster) scheduleTick(n *node, now des.Time, at bool) {
-	if n.ticking || !c.parked() {
-		return
+// settleForOrders settles every stretch when an order is parked: an order
+// parks in no drive scan (which settles them when a request's pull parks),
+// and each pass end a stretch stands for would retry it.
+func (c *Cluster) settleForOrders() {
+	if c.stretches > 0 && c.kv != nil && c.kv.ParkedOrders() > 0 {
+		c.settleAll()
 	}
-	t, ok := n.w.NextBoundary(now, at)
-	switch {
-	case !ok:
-		return
-	case n.tick != nil: // fired: its handle is free again
-		c.q.ScheduleAgain(n.tick, t, des.PhasePass, uint64(n.id), 0)
-	default:
-		n.tick = c.q.ScheduleHandle(t, des.PhasePass, uint64(n.id), (*tick)(c), 0)
-	}
-	n.ticking = true
-}
-
-// Fire stands for a pass end of a stretch: the loop rescans the parked
-// pulls and orders after it, as after the pass end. It schedules the next.
-func (e *tick) Fire(now des.Time, key, _ uint64) {
-	c := (*Cluster)(e)
-	n := c.workers[key]
-	n.ticking = false
-	c.scheduleTick(n, now, false)
 }
 
 type cross Cluster
