@@ -538,16 +538,7 @@ func (p *passDone) Fire(now des.Time, key, downs uint64) {
 	if c.status(n) == lifecycle.Removed || downs != n.downs {
 		return // the worker went with its pass, or its engine went down
 	}
-	if n.ff != nil { // the stretch's segment ends
-		if c.canStretch(n) {
-			if end, ok := n.w.Extend(now, engine.MaxStretch); ok { // requests left; the stretch goes on
-				c.meter(n)
-				c.check(n)
-				c.q.ScheduleAgain(n.ff, end, des.PhasePass, key, n.downs)
-				c.scheduleCross(n)
-				return
-			}
-		}
+	if n.ff != nil { // the stretch's last pass ends
 		n.ff = nil
 		c.stretches--
 		n.w.Settle(now, false, false)
