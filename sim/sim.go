@@ -75,16 +75,19 @@ type Cluster struct {
 	scanned   des.Time      // the last instant whose workers with parked pulls were woken
 	stretches int           // workers in a stretch of quiet passes (stretch.go)
 	source    workload.Source
-	next      *workload.Request // read ahead: the next arrival
-	active    map[int64]*request
-	requests  reorder[report.RequestRow]
-	pulls     reorder[report.PullRow]
-	digest    *report.Digest
-	stats     results.Stats
-	counts    results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
-	events    *results.EventLog // what each scenario event did; nil without events
-	warnings  []string          // what the run found that may make its results mislead
-	faults    faults            // the faults in force (faults.go)
+	// shared is its read-ahead when it shares one with its twins (twin.go);
+	// nil when it reads its own.
+	shared   *workload.Prefetched
+	next     *workload.Request // read ahead: the next arrival
+	active   map[int64]*request
+	requests reorder[report.RequestRow]
+	pulls    reorder[report.PullRow]
+	digest   *report.Digest
+	stats    results.Stats
+	counts   results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
+	events   *results.EventLog // what each scenario event did; nil without events
+	warnings []string          // what the run found that may make its results mislead
+	faults   faults            // the faults in force (faults.go)
 	// evs is the run's events: the scenario's, then its planner's as it
 	// decides them (planner.go), each its index's events.parquet row.
 	evs     []scenarios.Event
@@ -229,12 +232,15 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 		}
 		err = &InternalError{Value: r, At: c.q.Now(), Stack: debug.Stack()}
 	}()
-	src, closer, err := c.plan.OpenSource()
-	if err != nil {
-		return err
+	ahead := c.shared
+	if ahead == nil {
+		src, closer, err := c.plan.OpenSource()
+		if err != nil {
+			return err
+		}
+		defer closer.Close()
+		ahead = workload.Prefetch(src, readAheadBatch, readAheadBatches)
 	}
-	defer closer.Close()
-	ahead := workload.Prefetch(src, readAheadBatch, readAheadBatches)
 	defer ahead.Close() // before the trace closes: the run may end before the source does
 	c.source = ahead
 	c.readNext()

@@ -3,12 +3,14 @@ package sim
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // A scenario event's twin is the same scenario and seed without that event
@@ -17,7 +19,10 @@ import (
 // exactly: a trace's own spikes and lulls cancel. The twin is a run like
 // any other, of its own scenario (Plan.twin), whose event log measures the
 // left-out event's windows too (results.NewTwinLog); it streams no rows and
-// writes nothing.
+// writes nothing. The run and the twins that start with it (as many as
+// GOMAXPROCS) read their common workload once (workload.PrefetchShared),
+// each request a copy of its own; the twins that start later read their
+// own.
 
 // twin is what one twin's run gave: its event log, whose last records are
 // the left-out events', its digest and the digest of its request rows
@@ -60,9 +65,30 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 	groups := twinGroups(c.sc)
 	n := len(groups)
 	twins := make([]twin, n)
+	// The run and the twins that start with it read the workload once.
+	sharing := min(n, runtime.GOMAXPROCS(0))
+	reads := make([]*workload.Prefetched, n)
+	if src, closer, err := c.plan.OpenSource(); err == nil { // else the run meets the error itself
+		shared := workload.PrefetchShared(src, readAheadBatch, readAheadBatches, 1+sharing)
+		defer func() {
+			shared.Wait() // every consumer has left: the run's, the twins'
+			closer.Close()
+		}()
+		c.shared = shared.Consumer(0)
+		for i := range sharing {
+			reads[i] = shared.Consumer(1 + i)
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer func() { // the twins that never started leave the shared read
+			for _, r := range reads {
+				if r != nil {
+					r.Close()
+				}
+			}
+		}()
 		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 		var wg sync.WaitGroup
 		defer wg.Wait()
@@ -74,7 +100,7 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 			}
 			wg.Go(func() {
 				defer func() { <-sem }()
-				twins[i] = c.plan.runTwin(ctx, groups[i], c.opt)
+				twins[i] = c.plan.runTwin(ctx, groups[i], c.opt, reads[i])
 			})
 		}
 	}()
@@ -137,8 +163,13 @@ func (p *Plan) twin(left []int) (*Plan, error) {
 }
 
 // runTwin runs the twin of the scenario events left, checking invariants
-// and passing pass by pass as opt says.
-func (p *Plan) runTwin(ctx context.Context, left []int, opt Options) (t twin) {
+// and passing pass by pass as opt says, reading the workload from read
+// when it is not nil and the twin's workload is the run's (the twin of an
+// event is, always), which it closes.
+func (p *Plan) runTwin(ctx context.Context, left []int, opt Options, read *workload.Prefetched) (t twin) {
+	if read != nil {
+		defer read.Close()
+	}
 	tp, err := p.twin(left)
 	if err != nil {
 		return twin{none: fmt.Sprintf("the scenario without it is not valid (%v)", err)}
@@ -157,6 +188,9 @@ func (p *Plan) runTwin(ctx context.Context, left []int, opt Options) (t twin) {
 	log := results.NewTwinLog(tp.Scenario, ats)
 	c, err := build(tp, Options{Check: opt.Check, PassByPass: opt.PassByPass}, log)
 	if err == nil {
+		if read != nil && reflect.DeepEqual(tp.Scenario.Workload, p.Scenario.Workload) {
+			c.shared = read
+		}
 		err = c.simulate(ctx)
 	}
 	var res *Result

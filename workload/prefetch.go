@@ -29,6 +29,8 @@ type Prefetched struct {
 	once    sync.Once
 	cur     prefetchBatch // the batch being served
 	next    int           // its next request
+	shared  bool          // one of PrefetchShared's consumers
+	gone    bool          // the shared goroutine's: it saw stop closed
 }
 
 // prefetchBatch is a run of requests and what followed them: src's error
@@ -54,7 +56,7 @@ func (p *sourcePanic) Error() string {
 func (p *Prefetched) read(src Source, n int) {
 	defer close(p.done)
 	for {
-		b := p.fill(src, n)
+		b := fill(src, n)
 		select {
 		case p.batches <- b:
 		case <-p.stop:
@@ -68,7 +70,7 @@ func (p *Prefetched) read(src Source, n int) {
 
 // fill reads up to n requests from src into a new batch, stopping at its
 // first error or panic.
-func (p *Prefetched) fill(src Source, n int) (b prefetchBatch) {
+func fill(src Source, n int) (b prefetchBatch) {
 	defer func() {
 		if r := recover(); r != nil {
 			b.panic = &sourcePanic{value: r, stack: debug.Stack()}
@@ -108,8 +110,84 @@ func (p *Prefetched) Next() (*Request, error) {
 // source has ended or the goroutine waits to hand a batch over, else once
 // the batch it is filling is full or src fails (fill does not look at
 // stop: up to batch more calls of src.Next). The wrapped source is then
-// free (a trace file may be closed). Close may be called more than once.
+// free (a trace file may be closed). A consumer of PrefetchShared's only
+// leaves the goroutine, which hands it nothing more: Shared.Wait waits for
+// it. Close may be called more than once.
 func (p *Prefetched) Close() {
 	p.once.Do(func() { close(p.stop) })
-	<-p.done
+	if !p.shared {
+		<-p.done
+	}
+}
+
+// Shared is a source read ahead once for several consumers: see
+// PrefetchShared.
+type Shared struct {
+	consumers []*Prefetched
+	done      chan struct{}
+}
+
+// PrefetchShared is Prefetch for n consumers that read the same sequence at
+// once (a run and its twins): one goroutine reads src, and each consumer
+// gets every request in order, as a Request of its own (the requests'
+// Blocks and Measured, which nothing modifies, shared), then the same
+// error or panic. The slowest consumer paces the goroutine, so the memory
+// held stays bounded: each has at most ahead batches waiting. A consumer's
+// Close leaves the goroutine, which returns once every consumer has left or
+// src has ended; Wait waits for that, after which src is free. n must be
+// at least 1.
+func PrefetchShared(src Source, batch, ahead, n int) *Shared {
+	s := &Shared{done: make(chan struct{})}
+	for range n {
+		s.consumers = append(s.consumers, &Prefetched{batches: make(chan prefetchBatch, ahead), stop: make(chan struct{}), done: s.done, shared: true})
+	}
+	go s.read(src, batch)
+	return s
+}
+
+// Consumer is consumer i, from 0.
+func (s *Shared) Consumer(i int) *Prefetched { return s.consumers[i] }
+
+// Wait waits for the goroutine to return: call it once every consumer has
+// been closed.
+func (s *Shared) Wait() { <-s.done }
+
+// read fills batches from src and hands each consumer its copy, until src
+// fails or every consumer has left. Every copy is made before any consumer
+// gets one, since a consumer may set its requests' fields at once.
+func (s *Shared) read(src Source, n int) {
+	defer close(s.done)
+	live := len(s.consumers)
+	for live > 0 {
+		b := fill(src, n)
+		copies := make([]prefetchBatch, len(s.consumers))
+		for i, c := range s.consumers {
+			if c.gone {
+				continue
+			}
+			copies[i] = b
+			if i > 0 {
+				own := make([]Request, len(b.reqs))
+				copies[i].reqs = make([]*Request, len(b.reqs))
+				for j, r := range b.reqs {
+					own[j] = *r
+					copies[i].reqs[j] = &own[j]
+				}
+			}
+		}
+		for i, c := range s.consumers {
+			if c.gone {
+				continue
+			}
+			select {
+			case c.batches <- copies[i]:
+			case <-c.stop:
+				c.gone = true
+				live--
+			}
+		}
+		if b.err != nil || b.panic != nil {
+			return
+		}
+	}
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"testing"
@@ -96,5 +97,69 @@ func TestPrefetchCloseStopsTheGoroutine(t *testing.T) {
 	p.Close() // again: a no-op
 	if n := leaktest.Settled(before); n > before {
 		t.Errorf("%d goroutines after Close, %d before", n, before)
+	}
+}
+
+// TestPrefetchSharedGivesEachItsCopy: three consumers of one read-ahead,
+// read on goroutines of their own, each get requests 0..99 and then the
+// source's error at call 100, each request a copy of its own (a consumer
+// setting Prev changes no other's); the source is called 101 times. A
+// fourth consumer that leaves at once holds no one up, and Wait returns
+// once all have left, with no goroutine left behind.
+func TestPrefetchSharedGivesEachItsCopy(t *testing.T) {
+	before := runtime.NumGoroutine()
+	bad := errors.New("bad line")
+	src := &scripted{failAt: 100, panicAt: -1, err: bad}
+	s := PrefetchShared(src, 7, 2, 4)
+	s.Consumer(3).Close()
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() {
+			c := s.Consumer(i)
+			defer c.Close()
+			for want := range int64(100) {
+				r, err := c.Next()
+				if err != nil || r.ID != want || r.Prev != 0 {
+					errs <- fmt.Errorf("consumer %d: request %d = %+v, %v", i, want, r, err)
+					return
+				}
+				r.Prev = int64(i + 1) // seen by no other consumer
+			}
+			if r, err := c.Next(); r != nil || err != bad {
+				errs <- fmt.Errorf("consumer %d: after 100 requests %v, %v", i, r, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	s.Wait()
+	if src.calls != 101 {
+		t.Errorf("the source was called %d times, want 101", src.calls)
+	}
+	if n := leaktest.Settled(before); n > before {
+		t.Errorf("%d goroutines after Wait, %d before", n, before)
+	}
+}
+
+// TestPrefetchSharedStopsWhenAllLeave: consumers that leave before the
+// source ends (a run and its twin stopped early) let the goroutine return,
+// though the source would go on.
+func TestPrefetchSharedStopsWhenAllLeave(t *testing.T) {
+	before := runtime.NumGoroutine()
+	src := &scripted{failAt: -1, panicAt: -1}
+	s := PrefetchShared(src, 4, 1, 2)
+	if r, err := s.Consumer(0).Next(); err != nil || r.ID != 0 {
+		t.Fatalf("first request %+v, %v", r, err)
+	}
+	s.Consumer(0).Close()
+	s.Consumer(1).Close()
+	s.Wait()
+	if n := leaktest.Settled(before); n > before {
+		t.Errorf("%d goroutines after Wait, %d before", n, before)
 	}
 }
