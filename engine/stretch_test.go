@@ -115,22 +115,7 @@ func TestStretchInterrupted(t *testing.T) {
 		t.Fatalf("Settle at 27 ms: %v %v", end, busy)
 	}
 	seqs = append(seqs, w.Enqueue(late, false))
-	ends := []des.Time{end}
-	for {
-		w.FinishPass(end)
-		if !w.HasWork() {
-			break
-		}
-		var ok bool
-		if end, ok = w.StartPass(end); !ok {
-			t.Fatal("no pass with work left")
-		}
-		if last := w.Stretch(end, MaxStretch); last != end {
-			ends = append(ends, end)
-			end, _ = w.Settle(last, false, false)
-		}
-		ends = append(ends, end)
-	}
+	ends := finishToIdle(t, w, end)
 	if want := []des.Time{30 * ms, 45 * ms, 50 * ms, 55 * ms, 65 * ms}; !slices.Equal(ends, want) {
 		t.Errorf("pass ends seen %v, want %v", ends, want)
 	}
@@ -152,6 +137,29 @@ func TestStretchInterrupted(t *testing.T) {
 	// ms but 0-2's at 45 ms (15 ms).
 	if g, r := gaps(l.events), gaps(rl.events); !maps.Equal(g, r) || g["5ms"] != 25 || g["15ms"] != 3 {
 		t.Errorf("gaps %v, pass by pass %v", g, r)
+	}
+}
+
+// finishToIdle finishes the pass ending at end and goes on pass by pass
+// until the worker has no work, returning the pass ends it saw; a pass
+// that becomes a stretch is settled at the stretch's end, both ends seen.
+func finishToIdle(t *testing.T, w *Worker, end des.Time) []des.Time {
+	t.Helper()
+	ends := []des.Time{end}
+	for {
+		w.FinishPass(end)
+		if !w.HasWork() {
+			return ends
+		}
+		var ok bool
+		if end, ok = w.StartPass(end); !ok {
+			t.Fatal("no pass with work left")
+		}
+		if last := w.Stretch(end, MaxStretch); last != end {
+			ends = append(ends, end)
+			end, _ = w.Settle(last, false, false)
+		}
+		ends = append(ends, end)
 	}
 }
 
@@ -238,18 +246,8 @@ func TestStretchCrosses(t *testing.T) {
 		t.Errorf("crossings (time:blocks used) %v, want %v", crossed, want)
 	}
 	end, _ = w.Settle(50*ms, false, false)
-	for {
-		w.FinishPass(end)
-		if !w.HasWork() {
-			break
-		}
-		var ok bool
-		if end, ok = w.StartPass(end); !ok {
-			t.Fatal("no pass with work left")
-		}
-		if last := w.Stretch(end, MaxStretch); last != end {
-			t.Fatalf("a stretch from %v after the preemption", end)
-		}
+	if ends, want := finishToIdle(t, w, end), []des.Time{50 * ms, 55 * ms, 65 * ms}; !slices.Equal(ends, want) {
+		t.Errorf("pass ends from 50 ms %v, want %v (no stretch)", ends, want)
 	}
 	ref, rl := newWorker(t, c, fixed)
 	refSeqs := run(t, ref, reqs())
