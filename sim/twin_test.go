@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -351,5 +352,37 @@ func TestTwinNone(t *testing.T) {
 	want := "event 0 has no twin: the scenario without it is not valid (events[1].drain[0]: worker 1 does not exist or is already drained or removed at 2s); its effect is not measured"
 	if !slices.Contains(res.Summary.Warnings, want) {
 		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
+}
+
+// TestTwinWorkloadIsTheRuns: every contract scenario's twins, of each
+// event and of the events chaos drew, have the run's workload, so that the
+// run and the twins that start with it read it once (runWithTwins shares
+// the read when the two are deeply equal).
+func TestTwinWorkloadIsTheRuns(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(tracestest.Contract(t), "*.yaml"))
+	twins := 0
+	for _, f := range files {
+		sc, err := scenarios.Load(f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Prepare(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range twinGroups(sc) {
+			tp, err := p.twin(g)
+			if err != nil {
+				continue // no twin: the run reads alone
+			}
+			twins++
+			if !reflect.DeepEqual(tp.Scenario.Workload, p.Scenario.Workload) {
+				t.Errorf("%s: the twin of events %v reads another workload", filepath.Base(f), g)
+			}
+		}
+	}
+	if twins == 0 {
+		t.Fatal("no contract scenario has a twin")
 	}
 }
