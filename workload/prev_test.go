@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -169,5 +170,27 @@ func TestSyntheticPrevTurnsInterleaved(t *testing.T) {
 	}
 	if firsts != 1000 || slices.Max(depth) != 3 || !interleaved {
 		t.Errorf("%d first turns, longest session %d, interleaved %v; want 1000, 3, true", firsts, slices.Max(depth), interleaved)
+	}
+}
+
+// idSource yields one request with trace blocks a call, numbered from first.
+type idSource struct{ next int64 }
+
+func (s *idSource) Next() (*Request, error) {
+	s.next++
+	return &Request{ID: s.next - 1, TraceBlocks: []uint64{1, 2}}, nil
+}
+
+// TestPrevTurnsIDLimit: the table keeps 1 + a holder's id in 32 bits, so
+// request 2^32-2 is the last it takes; request 2^32-1 is an error naming
+// it, not a wrapped holder.
+func TestPrevTurnsIDLimit(t *testing.T) {
+	src := PrevTurns(&idSource{next: math.MaxUint32 - 1})
+	if r, err := src.Next(); err != nil || r.ID != math.MaxUint32-1 {
+		t.Fatalf("request 2^32-2: %+v, %v", r, err)
+	}
+	r, err := src.Next()
+	if err == nil || !strings.Contains(err.Error(), "request 4294967295") {
+		t.Errorf("request 2^32-1: %+v, %v; want an error naming it", r, err)
 	}
 }
