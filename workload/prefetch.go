@@ -16,9 +16,7 @@ import (
 // again in Next, in order. src must not be used by anything else until
 // Close returns. batch and ahead must be at least 1.
 func Prefetch(src Source, batch, ahead int) *Prefetched {
-	p := &Prefetched{batches: make(chan prefetchBatch, ahead), stop: make(chan struct{}), done: make(chan struct{})}
-	go p.read(src, batch)
-	return p
+	return prefetch(src, batch, ahead, 1, false).consumers[0]
 }
 
 // Prefetched is a Source read ahead by Prefetch.
@@ -29,8 +27,8 @@ type Prefetched struct {
 	once    sync.Once
 	cur     prefetchBatch // the batch being served
 	next    int           // its next request
-	shared  bool          // one of PrefetchShared's consumers
-	gone    bool          // the shared goroutine's: it saw stop closed
+	shared  bool          // one of PrefetchShared's consumers: Close only leaves
+	gone    bool          // the goroutine's: it saw stop closed
 }
 
 // prefetchBatch is a run of requests and what followed them: src's error
@@ -50,22 +48,6 @@ type sourcePanic struct {
 
 func (p *sourcePanic) Error() string {
 	return fmt.Sprintf("%v (in workload.Prefetch's goroutine:\n%s)", p.value, p.stack)
-}
-
-// read fills batches from src until src fails or Close is called.
-func (p *Prefetched) read(src Source, n int) {
-	defer close(p.done)
-	for {
-		b := fill(src, n)
-		select {
-		case p.batches <- b:
-		case <-p.stop:
-			return
-		}
-		if b.err != nil || b.panic != nil {
-			return
-		}
-	}
 }
 
 // fill reads up to n requests from src into a new batch, stopping at its
@@ -137,9 +119,16 @@ type Shared struct {
 // src has ended; Wait waits for that, after which src is free. n must be
 // at least 1.
 func PrefetchShared(src Source, batch, ahead, n int) *Shared {
+	return prefetch(src, batch, ahead, n, true)
+}
+
+// prefetch starts the goroutine reading src ahead for n consumers; shared
+// says a consumer's Close only leaves it (PrefetchShared), else Close waits
+// for it to return (Prefetch, n 1).
+func prefetch(src Source, batch, ahead, n int, shared bool) *Shared {
 	s := &Shared{done: make(chan struct{})}
 	for range n {
-		s.consumers = append(s.consumers, &Prefetched{batches: make(chan prefetchBatch, ahead), stop: make(chan struct{}), done: s.done, shared: true})
+		s.consumers = append(s.consumers, &Prefetched{batches: make(chan prefetchBatch, ahead), stop: make(chan struct{}), done: s.done, shared: shared})
 	}
 	go s.read(src, batch)
 	return s
@@ -152,15 +141,16 @@ func (s *Shared) Consumer(i int) *Prefetched { return s.consumers[i] }
 // been closed.
 func (s *Shared) Wait() { <-s.done }
 
-// read fills batches from src and hands each consumer its copy, until src
-// fails or every consumer has left. Every copy is made before any consumer
-// gets one, since a consumer may set its requests' fields at once.
+// read fills batches from src and hands each consumer its copy (the first
+// consumer src's own requests), until src fails or every consumer has left.
+// Every copy is made before any consumer gets one, since a consumer may set
+// its requests' fields at once.
 func (s *Shared) read(src Source, n int) {
 	defer close(s.done)
 	live := len(s.consumers)
+	copies := make([]prefetchBatch, len(s.consumers)) // handed over by value: reused
 	for live > 0 {
 		b := fill(src, n)
-		copies := make([]prefetchBatch, len(s.consumers))
 		for i, c := range s.consumers {
 			if c.gone {
 				continue
