@@ -44,7 +44,7 @@ type stretch struct {
 	// first not yet taken.
 	cross []crossing
 	next  int
-	count []int32 // scratch: crossings a pass, for the counting sort into cross
+	count []int32 // by pass: its crossings, then (crossings) those up to it
 }
 
 // A crossing is batch request seq taking a new block at the start of pass
@@ -97,14 +97,10 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 	w.ff.batch = w.stats
 	b := &w.ff.batch
 	ends := append(w.ff.ends[:0], end)
-	c := 0 // crossings taken by the pass being timed
 	for j := 2; j <= k; j++ {
-		for c < len(w.ff.cross) && int(w.ff.cross[c].pass) == j {
-			c++
-		}
 		b.PriorContext += int64(n)
 		b.AttnPairs += int64(n)
-		b.UsedBlocks = w.stats.UsedBlocks + c
+		b.UsedBlocks = w.stats.UsedBlocks + int(w.ff.count[j]) // the crossings of passes 2..j
 		end += w.slowed(max(w.timing.PassTime(b), 1))
 		ends = append(ends, end)
 	}
@@ -113,8 +109,9 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 }
 
 // crossings lists in w.ff.cross the blocks the batch's requests cross into
-// at the starts of passes 2..k, by pass and then in batch order, and
-// returns k cut to the last pass before G1 would run out of free blocks.
+// at the starts of passes 2..k, by pass and then in batch order, leaves in
+// w.ff.count[j] the crossings of passes 2..j, and returns k cut to the last
+// pass before G1 would run out of free blocks.
 // Pass j starts with s.computed+j-1 tokens of request s computed and
 // computes one more, so s crosses at passes d+1, d+1+bs, ..., d the room
 // its blocks leave after its computed tokens (at least 1: pass 1 fits).
