@@ -87,13 +87,14 @@ type cross Cluster
 // scheduleCross schedules n's stretch's next crossing, if any.
 func (c *Cluster) scheduleCross(n *node) {
 	t, ok := n.w.NextCross()
-	switch {
-	case !ok:
-	case n.cross != nil: // fired: its handle is free again
-		c.q.ScheduleAgain(n.cross, t, des.PhaseDrive, uint64(n.id), 0)
-	default:
-		n.cross = c.q.ScheduleHandle(t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
+	if !ok {
+		return
 	}
+	if n.cross != nil { // fired: its handle is free again
+		c.q.ScheduleAgain(n.cross, t, des.PhaseDrive, uint64(n.id), 0)
+		return
+	}
+	n.cross = c.q.ScheduleHandle(t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
 }
 
 // Fire has a worker in a stretch take the blocks its requests cross into
