@@ -66,7 +66,7 @@ func (c *Cluster) runWithTwins(ctx context.Context) (*Result, error) {
 	n := len(groups)
 	twins := make([]twin, n)
 	// The run and the twins that start with it read the workload once.
-	sharing := min(n, runtime.GOMAXPROCS(0))
+	sharing := c.plan.TwinsAtOnce()
 	reads := make([]*workload.Prefetched, n)
 	if src, closer, err := c.plan.OpenSource(); err == nil { // else the run meets the error itself
 		shared := workload.PrefetchShared(src, readAheadBatch, readAheadBatches, 1+sharing)
