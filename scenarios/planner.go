@@ -12,7 +12,7 @@ type Planner struct {
 	// Policy decides; "" or none: no planner (SLO is still measured).
 	Policy PlannerPolicy `yaml:"policy"`
 	// Interval is the time between decisions; 0: the policy's deployed
-	// default (PlannerDefaults).
+	// default.
 	Interval   Duration `yaml:"interval"`
 	MinWorkers int      `yaml:"min_workers"`
 	// MaxWorkers bounds the workers ready and starting (a Kubernetes
@@ -130,11 +130,11 @@ func (sc *Scenario) HasPlanner() bool {
 	return p != nil && p.Policy != "" && p.Policy != PlannerNone
 }
 
-// PlannerDefault is a policy's deployed interval and step: Dynamo's
+// policyDefaults is a policy's deployed interval and step: Dynamo's
 // load-based planner decides every 5 s and moves one worker; its
 // throughput planner every 180 s, at most 8 replicas; the Kubernetes
 // autoscaler syncs every 15 s and adds at most 4 pods a period.
-func PlannerDefault(p PlannerPolicy) (interval des.Time, step int) {
+func policyDefaults(p PlannerPolicy) (interval des.Time, step int) {
 	switch p {
 	case PlannerThroughput:
 		return 180 * des.Second, 8
@@ -155,30 +155,21 @@ func plannerDefaults() *Planner {
 	}
 }
 
-// resolvePlanner fills the policy's deployed interval and step where the
-// scenario leaves them 0.
-func (sc *Scenario) resolvePlanner() {
+// validatePlanner fills the policy's deployed interval and step where the
+// scenario leaves them unset (policyDefaults) and checks the planner's
+// keys.
+func (sc *Scenario) validatePlanner(c *check) {
 	p := sc.Planner
 	if p == nil {
 		return
 	}
-	interval, step := PlannerDefault(p.Policy)
+	interval, step := policyDefaults(p.Policy)
 	if p.Interval == 0 && !sc.Has("planner.interval") {
 		p.Interval = Duration(interval)
 	}
 	if p.Step == 0 && !sc.Has("planner.step") {
 		p.Step = step
 	}
-}
-
-// validatePlanner fills the policy's defaults (resolvePlanner) and checks
-// the planner's keys.
-func (sc *Scenario) validatePlanner(c *check) {
-	p := sc.Planner
-	if p == nil {
-		return
-	}
-	sc.resolvePlanner()
 	oneOf(c, "planner.policy", p.Policy, PlannerPolicies...)
 	if s := p.SLO; s != nil {
 		c.durationAtLeast("planner.slo.ttft", s.TTFT, 1)

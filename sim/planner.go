@@ -103,9 +103,14 @@ func (c *Cluster) meter(n *node) {
 }
 
 // recount integrates the planner's totals up to now and replaces n's
-// figures in them with its figures now.
+// figures in them with its figures now. Figures unchanged (a pass that
+// moved no request in or out of waiting and no block) change no total:
+// the integral, exact, is the same taken now or at the next change.
 func (c *Cluster) recount(n *node) {
 	p, m := c.planner, c.metered(n)
+	if m == n.meter {
+		return
+	}
 	p.advance(c.q.Now())
 	p.waiting += m.waiting - n.meter.waiting
 	p.used += m.used - n.meter.used

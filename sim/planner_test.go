@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -158,7 +159,7 @@ func TestPlannerThroughput(t *testing.T) {
 func TestPlannerTarget(t *testing.T) {
 	for _, hold := range []bool{true, false} {
 		body := plannerBody + "  policy: target\n  max_workers: 4\n  step: 4\n" +
-			"  target: {metric: queue, value: 1, tolerance: 0.1, scale_down_window: 250ms, hold: " + map[bool]string{true: "true", false: "false"}[hold] + "}\n"
+			"  target: {metric: queue, value: 1, tolerance: 0.1, scale_down_window: 250ms, hold: " + strconv.FormatBool(hold) + "}\n"
 		sink, res := runTraceSink(t, body, plannerLines)
 		second := decision{200, 2.15, 0.01, 0, 3, 1, 3, report.PlannerNone, 0, -1, "the scale-down window: it wanted 5 within 250ms"}
 		if hold {
