@@ -119,10 +119,10 @@ func NewEventLog(sc *scenarios.Scenario) *EventLog {
 // windows as the run's record does, for Pair.
 func NewTwinLog(sc *scenarios.Scenario, ats []des.Time) *EventLog {
 	l := newLog(sc)
-	l.leftOut = len(ats)
 	for _, at := range ats {
 		l.add(eventRec{at: at, ordersEnd: -1})
 	}
+	l.leftOut = len(ats)
 	return l
 }
 
@@ -157,14 +157,12 @@ func (l *EventLog) Append(ev scenarios.Event) {
 	e := record(ev)
 	e.late = true
 	l.add(e)
-	n := len(l.evs)
-	copy(l.evs[n-l.leftOut:], l.evs[n-l.leftOut-1:n-1])
-	l.evs[n-l.leftOut-1] = e
 }
 
-// add appends an event's record, its windows within [lo, hi).
+// add adds an event's record, its windows within [lo, hi): last, or in a
+// twin's log before the records of the events left out.
 func (l *EventLog) add(e eventRec) {
-	l.evs = append(l.evs, e)
+	l.evs = slices.Insert(l.evs, len(l.evs)-l.leftOut, e)
 	l.lo, l.hi = min(l.lo, max(0, e.at-l.window)), max(l.hi, des.AddSat(e.at, l.window))
 }
 
