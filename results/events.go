@@ -84,7 +84,7 @@ type eventRec struct {
 	twinDigest              string      // the twin's digest
 	inert                   bool        // every request's row is the same in its twin
 	origin                  string      // events.parquet's origin
-	late                    bool        // decided during the run (Append): no window before
+	late                    bool        // decided during the run (Append): its window before measures nothing
 	forNs                   int64       // a fault's length; -1 none
 	fault                   report.EventFault
 }
@@ -119,10 +119,10 @@ func NewEventLog(sc *scenarios.Scenario) *EventLog {
 // windows as the run's record does, for Pair.
 func NewTwinLog(sc *scenarios.Scenario, ats []des.Time) *EventLog {
 	l := newLog(sc)
-	l.leftOut = len(ats)
 	for _, at := range ats {
 		l.add(eventRec{at: at, ordersEnd: -1})
 	}
+	l.leftOut = len(ats)
 	return l
 }
 
@@ -157,14 +157,12 @@ func (l *EventLog) Append(ev scenarios.Event) {
 	e := record(ev)
 	e.late = true
 	l.add(e)
-	n := len(l.evs)
-	copy(l.evs[n-l.leftOut:], l.evs[n-l.leftOut-1:n-1])
-	l.evs[n-l.leftOut-1] = e
 }
 
-// add appends an event's record, its windows within [lo, hi).
+// add adds an event's record, its windows within [lo, hi): last, or in a
+// twin's log before the records of the events left out.
 func (l *EventLog) add(e eventRec) {
-	l.evs = append(l.evs, e)
+	l.evs = slices.Insert(l.evs, len(l.evs)-l.leftOut, e)
 	l.lo, l.hi = min(l.lo, max(0, e.at-l.window)), max(l.hi, des.AddSat(e.at, l.window))
 }
 
@@ -259,9 +257,11 @@ func (l *EventLog) in(e *eventRec, t des.Time, open bool) (before, after bool) {
 	return l.inBefore(e, t), open && t >= e.at && t < des.AddSat(e.at, l.window)
 }
 
-// inBefore reports whether t lies in e's window before: [max(0, at-window), at).
+// inBefore reports whether t lies in e's window before: [max(0, at-window), at),
+// none for an event decided during the run (Append), which nothing knew of
+// before it.
 func (l *EventLog) inBefore(e *eventRec, t des.Time) bool {
-	return t >= max(0, e.at-l.window) && t < e.at
+	return !e.late && t >= max(0, e.at-l.window) && t < e.at
 }
 
 // Tokens records n tokens emitted at t, at most the current time, each
@@ -543,12 +543,11 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		}
 		r.G2BlocksLeft, r.RemovalDelayNs, r.Removal = l.drained(removed, e)
 		r.WindowBeforeNs = int64(min(l.window, e.at))
-		before := &e.before
 		if e.late {
-			r.WindowBeforeNs, before = 0, &eventWindow{}
+			r.WindowBeforeNs = 0 // inBefore measured nothing in it
 		}
 		r.WindowAfterNs = int64(max(0, min(l.window, lastArrival+1-e.at)))
-		r.Before = before.row(r.WindowBeforeNs)
+		r.Before = e.before.row(r.WindowBeforeNs)
 		r.After = e.after.row(r.WindowAfterNs)
 		r.Twin, r.Delta = report.NoTwin()
 		r.CohortAfter, r.CohortTwin = report.NoCohort(), report.NoCohort()

@@ -141,27 +141,15 @@ func TestGoldenRun(t *testing.T) {
 func TestRunPage(t *testing.T) {
 	dir := t.TempDir()
 	runTo(t, dir, small...)
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(page)
-	at := 0 // each part is looked for after the one before it
-	for _, want := range []string{
+	text := pageOf(t, dir)
+	inOrder(t, text,
 		`<section id="question">`, "Event 0: drain the busiest ready worker at 3s", "its twin",
 		`<section id="answer">`, "Event 0: drain", "with the drain", "without (twin)", "Displaced requests",
 		"Source: events.parquet",
 		`<section id="details">`, "latency (ms)", `<section id="events">`, "The KV ledger",
 		`<section id="charts">`, `<figure id="chart-ttft"`, `<section id="warnings">`, `<section id="provenance">`,
 		"twin of event 0", "kvsim test",
-	} {
-		i := strings.Index(text[at:], want)
-		if i < 0 {
-			t.Errorf("the page lacks %q after what comes before it", want)
-			continue
-		}
-		at += i + len(want)
-	}
+	)
 	// SVG names its namespaces by URL; nothing else may
 	for _, fetch := range []string{"<script", `src="http`, `href="http`, "url(", "@import"} {
 		if strings.Contains(strings.ToLower(text), fetch) {
@@ -176,11 +164,7 @@ func TestRunPage(t *testing.T) {
 func TestEscaped(t *testing.T) {
 	dir := t.TempDir()
 	runTo(t, dir, append([]string{`name="<script>alert(1)</script><img src=x onerror=alert(2)>"`}, small...)...)
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(page)
+	text := pageOf(t, dir)
 	if strings.Contains(strings.ToLower(text), "<script") || strings.Contains(text, "<img") {
 		t.Errorf("the scenario's name reached the page as markup")
 	}
@@ -190,16 +174,8 @@ func TestEscaped(t *testing.T) {
 	// A sweep's varied values reach its tables, its charts' axes and the
 	// command line in its provenance: all as text.
 	sweep := filepath.Join(t.TempDir(), "sweep")
-	sw := &study.Sweep{Env: env(), Dir: study.Dir{Path: sweep, Jobs: 2},
-		Spec: &study.Spec{Sets: small, Keys: []string{"name"}, Values: [][]string{{"<b>bold</b>", `<svg onload="alert(3)">`}}, Replicates: 1}}
-	if _, err := sw.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	page, err = Render(sweep, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text = string(page)
+	sweepInto(t, sweep, &study.Spec{Sets: small, Keys: []string{"name"}, Values: [][]string{{"<b>bold</b>", `<svg onload="alert(3)">`}}, Replicates: 1})
+	text = pageOf(t, sweep)
 	if strings.Contains(text, "<b>bold") || strings.Contains(text, "<svg onload") {
 		t.Errorf("a varied value reached the sweep's page as markup")
 	}
@@ -215,27 +191,53 @@ func TestNotADirectory(t *testing.T) {
 	}
 }
 
+// pageOf is the page of dir, rendered with no option, as text.
+func pageOf(t *testing.T, dir string) string {
+	t.Helper()
+	page, err := Render(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(page)
+}
+
+// inOrder checks that text holds each of wants, each after the one
+// before it.
+func inOrder(t *testing.T, text string, wants ...string) {
+	t.Helper()
+	at := 0
+	for _, want := range wants {
+		i := strings.Index(text[at:], want)
+		if i < 0 {
+			t.Errorf("the page lacks %q after what comes before it", want)
+			continue
+		}
+		at += i + len(want)
+	}
+}
+
+// sweepInto runs the sweep of spec into dir, two runs at a time.
+func sweepInto(t *testing.T, dir string, spec *study.Spec) {
+	t.Helper()
+	s := &study.Sweep{Env: env(), Dir: study.Dir{Path: dir, Jobs: 2}, Spec: spec}
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // sweepTo runs a sweep of the small scenario into dir: hints by copy and
 // by move, 3 replicates each.
 func sweepTo(t *testing.T, dir string) {
 	t.Helper()
-	s := &study.Sweep{Env: env(), Dir: study.Dir{Path: dir, Jobs: 2},
-		Spec: &study.Spec{Sets: small, Keys: []string{"router.hints.mode"}, Values: [][]string{{"copy", "move"}}, Replicates: 3}}
-	if _, err := s.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sweepInto(t, dir, &study.Spec{Sets: small, Keys: []string{"router.hints.mode"}, Values: [][]string{{"copy", "move"}}, Replicates: 3})
 }
 
 // goodputSweepTo runs a sweep of the small scenario measured against an
 // SLO into dir: 2 and 4 workers, 2 replicates each.
 func goodputSweepTo(t *testing.T, dir string) {
 	t.Helper()
-	s := &study.Sweep{Env: env(), Dir: study.Dir{Path: dir, Jobs: 2},
-		Spec: &study.Spec{Sets: append(slices.Clone(small), "planner={slo: {ttft: 300ms, itl: 40ms}}"),
-			Keys: []string{"cluster.workers"}, Values: [][]string{{"2", "4"}}, Replicates: 2}}
-	if _, err := s.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	sweepInto(t, dir, &study.Spec{Sets: append(slices.Clone(small), "planner={slo: {ttft: 300ms, itl: 40ms}}"),
+		Keys: []string{"cluster.workers"}, Values: [][]string{{"2", "4"}}, Replicates: 2})
 }
 
 // TestGoodputPage: a sweep whose runs measured goodput sets cost against
@@ -247,12 +249,9 @@ func goodputSweepTo(t *testing.T, dir string) {
 func TestGoodputPage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	goodputSweepTo(t, dir)
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again, err := Render(dir, Options{}); err != nil || !bytes.Equal(page, again) {
-		t.Fatalf("the same directory gave different pages (%v)", err)
+	text := pageOf(t, dir)
+	if pageOf(t, dir) != text {
+		t.Fatal("the same directory gave different pages")
 	}
 	_, points, err := parquetio.ReadPoints(filepath.Join(dir, report.PointsFile))
 	if err != nil {
@@ -274,21 +273,12 @@ func TestGoodputPage(t *testing.T) {
 		on = append(on, fmt.Sprintf("point %d (cluster.workers=%s)", i, points[i].Params[0]))
 	}
 	best := frontier[len(frontier)-1]
-	text := string(page)
-	at := 0
-	for _, want := range []string{`<section id="answer">`, `<section id="cost-goodput">`,
+	inOrder(t, text, `<section id="answer">`, `<section id="cost-goodput">`,
 		"meeting planner.slo (TTFT at most 300 ms, mean ITL at most 40 ms)",
 		fmt.Sprintf("Cheapest at the best goodput: point %d (cluster.workers=%s), %.2f goodput requests a second for %.1f worker-seconds",
 			best, points[best].Params[0], good[best], cost[best]),
-		"On the frontier, from the cheapest: " + strings.Join(on, ", ") + ".",
-		`<figure id="chart-cost-goodput"`, "<th>worker-seconds</th>", "Source: points.parquet", `<section id="details">`} {
-		i := strings.Index(text[at:], want)
-		if i < 0 {
-			t.Errorf("the page lacks %q after what comes before it", want)
-			continue
-		}
-		at += i + len(want)
-	}
+		"On the frontier, from the cheapest: "+strings.Join(on, ", ")+".",
+		`<figure id="chart-cost-goodput"`, "<th>worker-seconds</th>", "Source: points.parquet", `<section id="details">`)
 }
 
 // TestSweepPage: a sweep's page gives each grid point's effect with its
@@ -354,11 +344,7 @@ func searchTo(t *testing.T, dir string) {
 func TestSearchPage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "search")
 	searchTo(t, dir)
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(page)
+	text := pageOf(t, dir)
 	for _, want := range []string{"events[0].drain.count = 3 is the largest value meeting the SLOs", "Why: every probe",
 		"Probes, in the order made", "events[0].removed_after_s &lt; 1000"} {
 		if !strings.Contains(text, want) {
@@ -437,14 +423,11 @@ func TestSearchOutOfReach(t *testing.T) {
 	if _, err := s.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := pageOf(t, dir)
 	for _, want := range []string{"No value of events[0].drain.count in [1, 2] meets the SLOs",
 		"Even without the event (its twin), events[0].ttft_p99_after_ms is", "so no value of events[0].drain.count can meet it",
 		"events[0].ttft_p99_after_ms without the event (its twin)"} {
-		if !strings.Contains(string(page), want) {
+		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
@@ -459,16 +442,8 @@ func TestSearchOutOfReach(t *testing.T) {
 func TestFaultSweepPage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	sets := []string{"workload.synthetic.requests=200", "cluster.workers=4", "events=[{at: 3s, for: 2s, notices: {lost: true}}]"}
-	s := &study.Sweep{Env: env(), Dir: study.Dir{Path: dir, Jobs: 2},
-		Spec: &study.Spec{Sets: sets, Keys: []string{"router.hints.mode"}, Values: [][]string{{"copy", "move"}}, Replicates: 2}}
-	if _, err := s.Run(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(page)
+	sweepInto(t, dir, &study.Spec{Sets: sets, Keys: []string{"router.hints.mode"}, Values: [][]string{{"copy", "move"}}, Replicates: 2})
+	text := pageOf(t, dir)
 	for _, want := range []string{"notices delayed or lost", "blocks lost", "lose the completion notices of transfers into every worker ending at 3s for 2s",
 		"event0_fault_pulls, event0_fault_blocks_lost"} {
 		if !strings.Contains(text, want) {
@@ -503,21 +478,10 @@ func TestChaosPage(t *testing.T) {
 	dir := t.TempDir()
 	runTo(t, dir, append(slices.Clone(small), "cluster.migration_limit=1",
 		"chaos={from: 1s, to: 4s, settle: 30s, rates: {slow: 3000, down: 600}}")...)
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(page)
-	at := 0
-	for _, want := range []string{"Chaos:", "faults drawn from the seeded stream faults in [1s, 4s)", "Event 0: drain", "Chaos: ",
+	text := pageOf(t, dir)
+	inOrder(t, text, "Chaos:", "faults drawn from the seeded stream faults in [1s, 4s)", "Event 0: drain", "Chaos: ",
 		"with chaos", "The drawn faults share one twin", "Event 0: drain", "faults chaos drew", "passes slowed",
-		"twin of event 0 (without it)", "twin of chaos (without every fault it drew)"} {
-		i := strings.Index(text[at:], want)
-		if i < 0 {
-			t.Fatalf("the page lacks %q after byte %d", want, at)
-		}
-		at += i + len(want)
-	}
+		"twin of event 0 (without it)", "twin of chaos (without every fault it drew)")
 	if strings.Count(text, "twin of chaos") != 1 {
 		t.Error("the chaos twin is listed more than once")
 	}
@@ -531,21 +495,10 @@ func TestPlannerPage(t *testing.T) {
 	dir := t.TempDir()
 	runTo(t, dir, append(slices.Clone(small), "cluster.workers=1", "events=[]",
 		"planner={policy: load, interval: 1s, max_workers: 3, startup: 500ms, load: {queue_up: 5, queue_down: 0.1, kv_up: 0.002, kv_down: 0.001}, slo: {ttft: 1s, itl: 50ms}}")...)
-	page, err := Render(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(page)
-	at := 0
-	for _, want := range []string{"Planner load every 1s", "The planner&#39;s actions are events of their own, with no twin",
+	text := pageOf(t, dir)
+	inOrder(t, text, "Planner load every 1s", "The planner&#39;s actions are events of their own, with no twin",
 		"No scripted event, so no effect against a twin", "The planner", "worker-seconds", "Goodput:", "<td>add</td>", "<td>—</td>",
-		"A planner&#39;s actions have no twins", "planner"} {
-		i := strings.Index(text[at:], want)
-		if i < 0 {
-			t.Fatalf("the page lacks %q after byte %d", want, at)
-		}
-		at += i + len(want)
-	}
+		"A planner&#39;s actions have no twins", "planner")
 	if strings.Contains(text, `id="events"`) || strings.Contains(text, "Each event is measured against its twin") {
 		t.Error("a run with only planner events has a section of events in full, or twins")
 	}
