@@ -48,7 +48,7 @@ func (k *KVCR) StartLinkFault(now des.Time, key int, workers []int32, factor flo
 // started and those that started on them since. A fault not in force
 // returns 0.
 func (k *KVCR) EndLinkFault(now des.Time, key int) int64 {
-	i := slices.IndexFunc(k.linkFaults, func(f *linkFault) bool { return f.key == key })
+	i := k.linkFaultIndex(key)
 	if i < 0 {
 		return 0
 	}
@@ -61,10 +61,16 @@ func (k *KVCR) EndLinkFault(now des.Time, key int) int64 {
 // LinkFaultPulls is the number of transfers that have run on the links of
 // link fault key, in force, in its window so far (0 when it is not).
 func (k *KVCR) LinkFaultPulls(key int) int64 {
-	if i := slices.IndexFunc(k.linkFaults, func(f *linkFault) bool { return f.key == key }); i >= 0 {
+	if i := k.linkFaultIndex(key); i >= 0 {
 		return k.linkFaults[i].pulls
 	}
 	return 0
+}
+
+// linkFaultIndex is the index in linkFaults of link fault key, -1 when it
+// is not in force.
+func (k *KVCR) linkFaultIndex(key int) int {
+	return slices.IndexFunc(k.linkFaults, func(f *linkFault) bool { return f.key == key })
 }
 
 // linkFactor is the factor worker w's egress (or ingress) link runs at:

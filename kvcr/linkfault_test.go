@@ -1,6 +1,7 @@
 package kvcr
 
 import (
+	"maps"
 	"math"
 	"testing"
 
@@ -67,56 +68,36 @@ func (r *netRun) cancel(at des.Time, t *Transfer) {
 //     neither ends.
 func TestLinkFault(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		setup func(r *netRun)
-		want  map[uint64]des.Time
+		name string
+		x    float64  // the egress's factor from 2 ms
+		up   des.Time // when it returns to 1; 0: never
+		more func(r *netRun, second *Transfer)
+		want map[uint64]des.Time
 	}{
-		{"down", func(r *netRun) {
-			r.start(1*ms, 1, mb, 0, 1)
-			r.start(1*ms, 2, mb, 0, 2)
-			r.factor(2*ms, 0, false, 0)
-			r.factor(3*ms, 0, false, 1)
-		}, map[uint64]des.Time{1: 4 * ms, 2: 4 * ms}},
-		{"degraded", func(r *netRun) {
-			r.start(1*ms, 1, mb, 0, 1)
-			r.start(1*ms, 2, mb, 0, 2)
-			r.factor(2*ms, 0, false, 0.5)
-			r.factor(3*ms, 0, false, 1)
-		}, map[uint64]des.Time{1: 3500 * us, 2: 3500 * us}},
-		{"started while down", func(r *netRun) {
-			r.start(1*ms, 1, mb, 0, 1)
-			r.start(1*ms, 2, mb, 0, 2)
-			r.start(3*ms, 3, mb, 0, 3)
-			r.factor(2*ms, 0, false, 0)
-			r.factor(4*ms, 0, false, 1)
-		}, map[uint64]des.Time{1: 5500 * us, 2: 5500 * us, 3: 6 * ms}},
-		{"cancelled while down", func(r *netRun) {
-			r.start(1*ms, 1, mb, 0, 1)
-			b := r.start(1*ms, 2, mb, 0, 2)
-			r.factor(2*ms, 0, false, 0)
-			r.cancel(2500*us, b)
-			r.factor(3*ms, 0, false, 1)
-		}, map[uint64]des.Time{1: 3500 * us}},
-		{"down for good", func(r *netRun) {
-			r.start(1*ms, 1, mb, 0, 1)
-			r.start(1*ms, 2, mb, 0, 2)
-			r.factor(2*ms, 0, false, 0)
-		}, map[uint64]des.Time{}},
+		{"down", 0, 3 * ms, nil, map[uint64]des.Time{1: 4 * ms, 2: 4 * ms}},
+		{"degraded", 0.5, 3 * ms, nil, map[uint64]des.Time{1: 3500 * us, 2: 3500 * us}},
+		{"started while down", 0, 4 * ms, func(r *netRun, _ *Transfer) { r.start(3*ms, 3, mb, 0, 3) },
+			map[uint64]des.Time{1: 5500 * us, 2: 5500 * us, 3: 6 * ms}},
+		{"cancelled while down", 0, 3 * ms, func(r *netRun, b *Transfer) { r.cancel(2500*us, b) }, map[uint64]des.Time{1: 3500 * us}},
+		{"down for good", 0, 0, nil, map[uint64]des.Time{}},
 	} {
 		var q des.Queue
 		for name, net := range faultNets(&q) {
 			q = des.Queue{}
 			r := &netRun{q: &q, net: net, done: map[uint64]des.Time{}}
-			c.setup(r)
+			r.start(1*ms, 1, mb, 0, 1)
+			second := r.start(1*ms, 2, mb, 0, 2)
+			r.factor(2*ms, 0, false, c.x)
+			if c.up > 0 {
+				r.factor(c.up, 0, false, 1)
+			}
+			if c.more != nil {
+				c.more(r, second)
+			}
 			for q.Step() {
 			}
-			if len(r.done) != len(c.want) {
+			if !maps.Equal(r.done, c.want) {
 				t.Errorf("%s, %s: ended %v, want %v", c.name, name, r.done, c.want)
-			}
-			for id, w := range c.want {
-				if got, ok := r.done[id]; !ok || got != w {
-					t.Errorf("%s, %s: transfer %d ended at %v, want %v", c.name, name, id, got, w)
-				}
 			}
 		}
 	}

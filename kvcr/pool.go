@@ -523,17 +523,16 @@ func (p *Pool) unpin(r block.Run, refresh bool, removed []block.Run) ([]block.Ru
 func (p *Pool) markPending(r block.Run, removed []block.Run) (_ []block.Run, gone, readyN int) {
 	for _, e := range p.cover(r) {
 		x := &p.ext[e].V
-		if x.st == ready {
-			readyN += x.Len()
+		if x.st != ready {
+			continue
 		}
-		switch {
-		case x.st != ready:
-		case x.pins == 0:
+		readyN += x.Len()
+		if x.pins == 0 {
 			removed = block.AppendRun(removed, x.Run)
 			gone += x.Len()
 			p.flows.Moved += int64(x.Len())
 			p.remove(e)
-		default:
+		} else {
 			p.lru.Unlink(p.ext, e)
 			x.st = pending
 		}

@@ -58,25 +58,15 @@ func TestHoldingsAgainstBlocks(t *testing.T) {
 			tiers[w] = map[uint64]uint8{}
 		}
 		for op := range 200 {
-			c := rng.IntN(len(hashes))
-			chain, path := hashes[c], paths[c]
-			lo := rng.IntN(len(chain))
-			hi := lo + 1 + rng.IntN(len(chain)-lo)
-			w, tier, add := rng.Int32N(workers), Tier(rng.IntN(2)), rng.IntN(3) > 0
-			for _, h := range chain[lo:hi] {
-				if add {
-					tiers[w][h] |= 1 << tier
-				} else if tiers[w][h] &^= 1 << tier; tiers[w][h] == 0 {
-					delete(tiers[w], h)
+			u := randomUpdate(rng, hashes, workers)
+			for _, h := range hashes[u.c][u.lo:u.hi] {
+				if u.add {
+					tiers[u.w][h] |= 1 << u.tier
+				} else if tiers[u.w][h] &^= 1 << u.tier; tiers[u.w][h] == 0 {
+					delete(tiers[u.w], h)
 				}
 			}
-			for _, r := range runsOf(path, lo, hi) {
-				if add {
-					ix.Add(w, tier, r)
-				} else {
-					ix.Remove(w, tier, r)
-				}
-			}
+			u.apply(ix, paths[u.c])
 			want := make([]Holding, workers)
 			for w := range tiers {
 				for h := range tiers[w] { // counts: the map's order does not matter

@@ -52,25 +52,15 @@ func TestIndexAgainstBlockIndex(t *testing.T) {
 		hashes, paths := randomChains(rng, &chains)
 		workers := int32(1 + rng.IntN(12))
 		for op := range 200 {
-			c := rng.IntN(len(hashes))
-			chain, path := hashes[c], paths[c]
-			lo := rng.IntN(len(chain))
-			hi := lo + 1 + rng.IntN(len(chain)-lo)
-			w, tier, add := rng.Int32N(workers), Tier(rng.IntN(2)), rng.IntN(3) > 0
-			for k := lo; k < hi; k++ {
-				if add {
-					old.Add(w, tier, block.RefOf(chain, k))
+			u := randomUpdate(rng, hashes, workers)
+			for k := u.lo; k < u.hi; k++ {
+				if u.add {
+					old.Add(u.w, u.tier, block.RefOf(hashes[u.c], k))
 				} else {
-					old.Remove(w, tier, block.RefOf(chain, k))
+					old.Remove(u.w, u.tier, block.RefOf(hashes[u.c], k))
 				}
 			}
-			for _, r := range runsOf(path, lo, hi) {
-				if add {
-					idx.Add(w, tier, r)
-				} else {
-					idx.Remove(w, tier, r)
-				}
-			}
+			u.apply(idx, paths[u.c])
 			if a, b := old.Facts(), idx.Facts(); a != b {
 				t.Fatalf("trial %d op %d: facts %d per block, %d by runs", trial, op, a, b)
 			}
@@ -106,6 +96,36 @@ func TestIndexAgainstBlockIndex(t *testing.T) {
 		chains.Collect()
 		if idx.Facts() != 0 || chains.Live() != 0 {
 			t.Fatalf("trial %d: emptied, %d facts and %d live segments remain", trial, idx.Facts(), chains.Live())
+		}
+	}
+}
+
+// update is a random add (or remove) by worker w of blocks [lo, hi) of
+// chain c in tier.
+type update struct {
+	c, lo, hi int
+	w         int32
+	tier      Tier
+	add       bool
+}
+
+// randomUpdate draws an update of one of the chains (their hashes) by one
+// of workers: two adds in three.
+func randomUpdate(rng *rand.Rand, hashes [][]uint64, workers int32) update {
+	c := rng.IntN(len(hashes))
+	lo := rng.IntN(len(hashes[c]))
+	hi := lo + 1 + rng.IntN(len(hashes[c])-lo)
+	w, tier, add := rng.Int32N(workers), Tier(rng.IntN(2)), rng.IntN(3) > 0
+	return update{c: c, lo: lo, hi: hi, w: w, tier: tier, add: add}
+}
+
+// apply makes u in ix, by runs of the segments of path, its chain's.
+func (u update) apply(ix *Index, path []block.Piece) {
+	for _, r := range runsOf(path, u.lo, u.hi) {
+		if u.add {
+			ix.Add(u.w, u.tier, r)
+		} else {
+			ix.Remove(u.w, u.tier, r)
 		}
 	}
 }

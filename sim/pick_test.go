@@ -45,6 +45,24 @@ func drained(t *testing.T, res *Result, at int64) []int32 {
 	return out
 }
 
+// wantG2 checks the time series' samples at at (ns): one for
+// each of want's workers, holding want[worker] blocks in G2.
+func wantG2(t *testing.T, s *rowSink, at int64, want []int64, label string) {
+	t.Helper()
+	seen := 0
+	for _, r := range s.samples {
+		if r.TimeNs == at {
+			seen++
+			if r.G2Blocks != want[r.Worker] {
+				t.Errorf("%s: worker %d holds %d G2 blocks at %d ms", label, r.Worker, r.G2Blocks, at/ms)
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%s: %d samples at %d ms, want %d", label, seen, at/ms, len(want))
+	}
+}
+
 // TestPickBusiestIdlest: at 100 ms the requests on workers 0, 1, 2 are 0,
 // 2 and 3 (pickLines). busiest 1 is worker 2; busiest 2 is workers 1 and
 // 2; idlest 1 is worker 0; idlest 2 is workers 0 and 1.
@@ -262,18 +280,7 @@ func TestPickHighestIDAndCache(t *testing.T) {
 		// The hand count, from the time series at 100 ms (at 200 ms a
 		// drained worker, idle, is gone): G2 holds every block G1 does, so
 		// a worker's G2 is what it holds.
-		seen := 0
-		for _, r := range s.samples {
-			if r.TimeNs == 100*ms {
-				seen++
-				if r.G2Blocks != []int64{10, 6, 14}[r.Worker] {
-					t.Errorf("%s: worker %d holds %d G2 blocks at 100 ms", tc.pick, r.Worker, r.G2Blocks)
-				}
-			}
-		}
-		if seen != 3 {
-			t.Errorf("%s: %d samples at 100 ms, want 3", tc.pick, seen)
-		}
+		wantG2(t, s, 100*ms, []int64{10, 6, 14}, tc.pick)
 	}
 }
 
@@ -310,18 +317,7 @@ func TestPickCacheEventDelay(t *testing.T) {
 		}
 		// The workers' true caches at 150 ms, the same with and without the
 		// delay.
-		seen := 0
-		for _, r := range s.samples {
-			if r.TimeNs == 150*ms {
-				seen++
-				if r.G2Blocks != []int64{15, 6, 14}[r.Worker] {
-					t.Errorf("delay %s: worker %d holds %d G2 blocks at 150 ms", tc.delay, r.Worker, r.G2Blocks)
-				}
-			}
-		}
-		if seen != 3 {
-			t.Errorf("delay %s: %d samples at 150 ms, want 3", tc.delay, seen)
-		}
+		wantG2(t, s, 150*ms, []int64{15, 6, 14}, "delay "+tc.delay)
 	}
 }
 
