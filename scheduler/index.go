@@ -159,14 +159,45 @@ func (ix *Index) Mask(w int32, s, off int32) uint8 {
 // first block of the chain whose path is given in either tier, with its G1
 // and its G1+G2 prefix.
 func (ix *Index) Prefixes(path []block.Piece, dst []Prefix) []Prefix {
-	return ix.runs(path, 0, InEither, InG1, dst)
+	return ix.runs(path, 0, InEither, InG1, nil, dst)
 }
 
-// runs appends to dst, in worker order, every worker holding block from of
-// the chain whose path is given in a tier of outer, with the run of blocks
-// from there it holds each in a tier of outer (Either) and the run it holds
-// each in a tier of inner (G1; a subset of outer, 0 for none).
-func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Prefix) []Prefix {
+// PrefixesOf is Prefixes for the workers of ws (ascending ids) only: a
+// walk that costs a binary search a worker of ws, not a step a holder.
+func (ix *Index) PrefixesOf(path []block.Piece, ws []int32, dst []Prefix) []Prefix {
+	return ix.runs(path, 0, InEither, InG1, ws, dst)
+}
+
+// FirstHolders is how many workers hold a block of the segment holding the
+// path's first block: what Prefixes walks.
+func (ix *Index) FirstHolders(path []block.Piece) int {
+	if len(path) == 0 || int(path[0].Seg) >= len(ix.segs) || ix.segs[path[0].Seg] == nil {
+		return 0
+	}
+	return len(ix.segs[path[0].Seg].ws)
+}
+
+// Reach bounds the prefix any worker holds of the chain whose path is
+// given: the blocks of its pieces up to the first whose segment no worker
+// holds a block of (a run from block 0 that reaches a piece goes on only
+// in that piece's segment).
+func (ix *Index) Reach(path []block.Piece) int {
+	n := 0
+	for _, p := range path {
+		if int(p.Seg) >= len(ix.segs) || ix.segs[p.Seg] == nil {
+			break
+		}
+		n += int(p.N)
+	}
+	return n
+}
+
+// runs appends to dst, in worker order, every worker (of only, ascending,
+// when it is not nil) holding block from of the chain whose path is given
+// in a tier of outer, with the run of blocks from there it holds each in a
+// tier of outer (Either) and the run it holds each in a tier of inner (G1;
+// a subset of outer, 0 for none).
+func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, only []int32, dst []Prefix) []Prefix {
 	i, off := 0, int32(from) // the piece holding block from, and its offset there
 	for i < len(path) && off >= path[i].N {
 		off -= path[i].N
@@ -178,15 +209,16 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Pr
 	start := len(dst)
 	if int(path[i].Seg) < len(ix.segs) && ix.segs[path[i].Seg] != nil {
 		e := ix.segs[path[i].Seg]
-		for k := range e.holders {
-			h := &e.holders[k]
-			either := h.cover(off, outer)
-			if either <= off {
-				continue
+		if only == nil {
+			for k := range e.holders {
+				dst = e.from(k, off, path[i].N, outer, inner, dst)
 			}
-			either = min(either, path[i].N)
-			g1 := min(h.cover(off, inner), path[i].N)
-			dst = append(dst, Prefix{Worker: e.ws[k], G1: int(max(0, g1-off)), Either: int(either - off)})
+		} else {
+			for _, w := range only {
+				if k, ok := slices.BinarySearch(e.ws, w); ok {
+					dst = e.from(k, off, path[i].N, outer, inner, dst)
+				}
+			}
 		}
 	}
 	out := dst[start:]
@@ -232,6 +264,19 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, dst []Pr
 		}
 	}
 	return dst
+}
+
+// from appends to dst holder k's runs from offset off of a piece n blocks
+// long (see runs) when it holds off in a tier of outer.
+func (e *segHolders) from(k int, off, n int32, outer, inner Tiers, dst []Prefix) []Prefix {
+	h := &e.holders[k]
+	either := h.cover(off, outer)
+	if either <= off {
+		return dst
+	}
+	either = min(either, n)
+	g1 := min(h.cover(off, inner), n)
+	return append(dst, Prefix{Worker: e.ws[k], G1: int(max(0, g1-off)), Either: int(either - off)})
 }
 
 // cover is the end of the run of offsets from off that h holds, each in a

@@ -68,10 +68,23 @@ func TestIndexAgainstBlockIndex(t *testing.T) {
 				from := rng.IntN(len(hashes[c]))
 				for _, q := range []struct{ outer, inner Tiers }{{InEither, InG1}, {InG2, 0}} {
 					want := old.runs(hashes[c], from, uint8(q.outer), uint8(q.inner), nil)
-					got := idx.runs(paths[c], from, q.outer, q.inner, nil)
+					got := idx.runs(paths[c], from, q.outer, q.inner, nil, nil)
 					if !slices.Equal(got, want) {
 						t.Fatalf("trial %d op %d: chain %d from %d tiers %v/%v: by runs %+v, per block %+v",
 							trial, op, c, from, q.outer, q.inner, got, want)
+					}
+					// The walk of some workers only is the full walk's
+					// entries for them.
+					var only []int32
+					for w := range workers {
+						if rng.IntN(3) == 0 {
+							only = append(only, w)
+						}
+					}
+					want = slices.DeleteFunc(want, func(p Prefix) bool { return !slices.Contains(only, p.Worker) })
+					if got := idx.runs(paths[c], from, q.outer, q.inner, append(only, workers+5), nil); !slices.Equal(got, want) {
+						t.Fatalf("trial %d op %d: chain %d from %d tiers %v/%v, workers %v only: %+v, want %+v",
+							trial, op, c, from, q.outer, q.inner, only, got, want)
 					}
 				}
 				seg, off := locate(paths[c], from)

@@ -40,6 +40,38 @@ func (t *minTree) min() (int32, float64) {
 	return w, t.key[w]
 }
 
+// atMost appends to dst, in id order, the workers whose key is at most
+// limit, and reports true; it stops and reports false when there are more
+// than most. It visits only the subtrees whose winner is within limit:
+// O(m log(n/m)) for m workers found.
+func (t *minTree) atMost(limit float64, most int, dst []int32) ([]int32, bool) {
+	n := len(t.key)
+	if n == 0 {
+		return dst, true
+	}
+	found := 0
+	var stack [64]int // a path from the root and its right siblings: at most log2(n) + 1 deep
+	stack[0] = 1
+	for sp := 1; sp > 0; {
+		sp--
+		i := stack[sp]
+		if t.key[t.win[i]] > limit {
+			continue
+		}
+		if i >= n {
+			if found == most {
+				return dst, false
+			}
+			found++
+			dst = append(dst, int32(i-n))
+			continue
+		}
+		stack[sp], stack[sp+1] = 2*i+1, 2*i // the left child first
+		sp += 2
+	}
+	return dst, true
+}
+
 // grow makes room for at least n workers (a power of two, at least 2), the
 // new ones out of the tree.
 func (t *minTree) grow(n int) {

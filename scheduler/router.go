@@ -104,7 +104,8 @@ type Router struct {
 	schedulable []int32 // the ready workers' ids, sorted: an index of cfg.Workers kept by changed
 	next        int     // round robin: position in schedulable
 	pending     []kvEvent
-	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block
+	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block (kv_aware: those it scores)
+	near        []int32   // scratch: the workers whose prefixes kv_aware needs, ascending
 	run         []Prefix  // scratch: the hint runs (Either)
 	costs       []float64 // scratch: kv_aware's costs by schedulable worker at a positive temperature, then their softmax weights
 	savings     []float64 // scratch: the cost policy's savings of the paying candidates
@@ -231,9 +232,6 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	r.catchUp(now)
 	rt := Route{HintSource: -1, promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
 	r.prefixes = r.prefixes[:0]
-	if r.cfg.Policy == KVAware || r.cfg.Hints {
-		r.prefixes = r.index.Prefixes(req.Path, r.prefixes)
-	}
 	switch r.cfg.Policy {
 	case RoundRobin:
 		r.next %= len(r.schedulable)
@@ -244,7 +242,11 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	case LeastLoaded:
 		rt.Worker, _ = r.tree.min()
 	case KVAware:
-		rt.Worker = r.kvAware(rt.promptBlocks)
+		rt.Worker = r.kvAware(req.Path, rt.promptBlocks)
+	}
+	if r.cfg.Policy != KVAware && r.cfg.Hints { // the overlaps the hint starts from
+		r.near = append(r.near[:0], rt.Worker)
+		r.prefixes = r.index.PrefixesOf(req.Path, r.near, r.prefixes)
 	}
 	if i, ok := slices.BinarySearchFunc(r.prefixes, rt.Worker, func(p Prefix, w int32) int { return int(p.Worker - w) }); ok {
 		rt.G1Overlap, rt.HostOverlap = r.prefixes[i].G1, r.prefixes[i].Either-r.prefixes[i].G1
@@ -273,7 +275,7 @@ func (r *Router) hint(rt *Route, req *workload.Request) {
 	if t >= req.Blocks.Len() {
 		return
 	}
-	r.run = r.index.runs(req.Path, t, InG2, 0, r.run[:0])
+	r.run = r.index.runs(req.Path, t, InG2, 0, nil, r.run[:0])
 	n := 0
 	for _, o := range r.run {
 		if o.Worker != rt.Worker && o.Either >= r.cfg.HintMinBlocks && r.source(o.Worker) {
@@ -317,15 +319,56 @@ func (r *Router) hint(rt *Route, req *workload.Request) {
 // The uncredited winner comes from the tree when it is keyed: every key is
 // that cost less the same prefill_load_scale * blocks, all exact, so the
 // order is the scan's.
-func (r *Router) kvAware(blocks int) int32 {
+//
+// With the tree, only the workers whose credit could beat the uncredited
+// winner are walked for their prefixes (nearPrefixes), not every holder of
+// the chain's first segment.
+func (r *Router) kvAware(path []block.Piece, blocks int) int32 {
 	if r.cfg.Temperature > 0 {
+		r.prefixes = r.index.Prefixes(path, r.prefixes)
 		return r.kvAwareSampled(blocks)
 	}
 	if r.keyed && blocks < exactLoad {
-		best, _ := r.tree.min()
+		best, key := r.tree.min()
+		r.prefixes = r.nearPrefixes(path, best, key, blocks)
 		return r.credited(best, r.cost(best, blocks, 0), blocks, nil)
 	}
+	r.prefixes = r.index.Prefixes(path, r.prefixes)
 	return r.lowest(blocks, nil)
+}
+
+// nearPrefixes appends to r.prefixes the prefixes kvAware's second scoring
+// needs, given the uncredited winner best (the lowest key, least): those of
+// the schedulable workers that could cost less than best's cost with its
+// own credit, c. Any worker's credited cost is at least its key +
+// prefill_load_scale * (blocks - the most credit the chain can earn), so
+// those whose key exceeds c - prefill_load_scale * (blocks - that credit)
+// cost more than c (by a margin far past float64's rounding): they can
+// neither win nor tie. Best itself is always among those kept. When they
+// are more than an eighth of the holders of the chain's first segment,
+// walking every holder costs less, and it does.
+func (r *Router) nearPrefixes(path []block.Piece, best int32, least float64, blocks int) []Prefix {
+	holders := r.index.FirstHolders(path)
+	if holders == 0 {
+		return r.prefixes
+	}
+	if r.cfg.OverlapCredit < 0 || r.cfg.HostHitWeight < 0 { // a credit that adds cost: no bound
+		return r.index.Prefixes(path, r.prefixes)
+	}
+	c := r.cost(best, blocks, 0)
+	r.near = append(r.near[:0], best)
+	if own := r.index.PrefixesOf(path, r.near, r.prefixes); len(own) > len(r.prefixes) {
+		c = r.cost(best, blocks, r.credit(own[len(own)-1]))
+	}
+	scale := r.cfg.PrefillLoadScale
+	limit := c - scale*float64(blocks) + scale*max(r.cfg.OverlapCredit, r.cfg.HostHitWeight)*float64(r.index.Reach(path))
+	limit += (max(limit, least) + c + 1) * 0x1p-30
+	near, ok := r.tree.atMost(limit, holders/8, r.near[:0])
+	r.near = near
+	if !ok {
+		return r.index.Prefixes(path, r.prefixes)
+	}
+	return r.index.PrefixesOf(path, near, r.prefixes)
 }
 
 // lowest is kvAware's choice by a scan of every schedulable worker (no

@@ -24,7 +24,7 @@ type Overlap struct {
 // from there it holds.
 func overlaps(ix *Index, path []block.Piece, from int, tiers Tiers) []Overlap {
 	var out []Overlap
-	for _, p := range ix.runs(path, from, tiers, 0, nil) {
+	for _, p := range ix.runs(path, from, tiers, 0, nil, nil) {
 		out = append(out, Overlap{p.Worker, p.Either})
 	}
 	return out
@@ -206,25 +206,32 @@ func TestKVAware(t *testing.T) {
 	}
 }
 
-// TestKVAwareAgainstReference checks the two-loop kvAware against scoring
-// every schedulable worker once with its own credit, ties to the lowest id,
-// over random loads, prefixes, weights and unschedulable workers. Loads
-// and prefixes are small integers so that ties are common, and some
-// weights make credit exceed the prompt (the max(0, ...) clamp).
+// TestKVAwareAgainstReference checks kvAware (the uncredited winner, then
+// the holders near enough to beat it with their credit) against scoring
+// every schedulable worker once with its own credit, ties to the lowest
+// id, over random loads, holdings, weights and unschedulable workers. The
+// holdings are in the router's index (G1 from block 0, G2 past it), up to
+// 40 workers, so that both the bounded walk and its fallback to every
+// holder run. Loads and prefixes are small integers so that ties are
+// common, and some weights make credit exceed the prompt (the max(0, ...)
+// clamp).
 func TestKVAwareAgainstReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	weights := []float64{0, 0.5, 0.75, 1, 2, 0.1, 1e300}
+	chain := []uint64{11, 12, 13, 14, 15, 16}
+	bounded := 0 // trials whose walk skipped a holder
 	for trial := range 20000 {
-		n := 1 + rng.IntN(12)
+		n := 1 + rng.IntN(40)
 		r, tab, err := newWithLife(Config{Policy: KVAware, OverlapCredit: weights[rng.IntN(len(weights))],
-			HostHitWeight: weights[rng.IntN(len(weights))], PrefillLoadScale: weights[rng.IntN(len(weights)-1)], BlockSize: 16},
+			HostHitWeight: weights[rng.IntN(len(weights))], PrefillLoadScale: weights[rng.IntN(len(weights)-1)], BlockSize: 16, Chains: &block.Chains{}},
 			rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			t.Fatal(err)
 		}
+		spread := []int{4, 40}[rng.IntN(2)]
 		for w := range int32(n) {
 			tab.Add(lifecycle.Ready)
-			r.loads[w] = load{prefillBlocks: rng.IntN(4), decodeBlocks: rng.IntN(4)}
+			r.loads[w] = load{prefillBlocks: rng.IntN(spread), decodeBlocks: rng.IntN(spread)}
 			r.rekey(w)
 		}
 		for w := range int32(n) {
@@ -232,20 +239,30 @@ func TestKVAwareAgainstReference(t *testing.T) {
 				setReady(tab, w, false)
 			}
 		}
-		r.prefixes = r.prefixes[:0]
+		var held []Prefix
 		for w := range int32(n) {
-			if rng.IntN(2) == 0 {
-				g1 := rng.IntN(4)
-				r.prefixes = append(r.prefixes, Prefix{Worker: w, G1: g1, Either: g1 + rng.IntN(3)})
+			if rng.IntN(4) != 0 {
+				g1 := rng.IntN(len(chain) + 1)
+				p := Prefix{Worker: w, G1: g1, Either: g1 + rng.IntN(len(chain)+1-g1)} // up to the whole chain
+				for _, run := range blocks(r, chain, 0, p.G1) {
+					r.index.Add(w, G1, run)
+				}
+				for _, run := range blocks(r, chain, p.G1, p.Either) {
+					r.index.Add(w, G2, run)
+				}
+				if p.Either > 0 {
+					held = append(held, p)
+				}
 			}
 		}
+		path := r.cfg.Chains.Intern(block.Hashed(chain), nil)
 		blocks := rng.IntN(5)
 		// The reference: one pass over the schedulable workers, each with
-		// its credit from the prefix list (0 when it holds none).
+		// its credit from its holding (0 when it holds none).
 		want, wantCost := int32(-1), 0.0
 		for _, w := range r.schedulable {
 			credit := 0.0
-			for _, p := range r.prefixes {
+			for _, p := range held {
 				if p.Worker == w {
 					credit = float64(r.cfg.OverlapCredit*float64(p.G1)) + float64(r.cfg.HostHitWeight*float64(p.Either-p.G1))
 				}
@@ -256,10 +273,17 @@ func TestKVAwareAgainstReference(t *testing.T) {
 				want, wantCost = w, c
 			}
 		}
-		if got := r.kvAware(blocks); got != want {
-			t.Fatalf("trial %d: picked %d, want %d (config %+v, loads %+v, schedulable %v, prefixes %+v, blocks %d)",
-				trial, got, want, r.cfg, r.loads, r.schedulable, r.prefixes, blocks)
+		r.prefixes = r.prefixes[:0]
+		if got := r.kvAware(path, blocks); got != want {
+			t.Fatalf("trial %d: picked %d, want %d (config %+v, loads %+v, schedulable %v, holdings %+v, scored %+v, blocks %d)",
+				trial, got, want, r.cfg, r.loads, r.schedulable, held, r.prefixes, blocks)
 		}
+		if len(r.prefixes) < len(held) {
+			bounded++
+		}
+	}
+	if bounded < 1000 {
+		t.Errorf("only %d trials walked fewer than every holder: the bound went untested", bounded)
 	}
 }
 
@@ -464,7 +488,7 @@ func TestIndexAgainstReference(t *testing.T) {
 					want = append(want, Overlap{w, 1})
 				}
 				facts += len(want)
-				got = ix.runs(paths[h], 0, Tiers(1)<<tier, 0, got[:0]) // overlaps, without its allocations
+				got = ix.runs(paths[h], 0, Tiers(1)<<tier, 0, nil, got[:0]) // overlaps, without its allocations
 				if !slices.EqualFunc(got, want, func(p Prefix, o Overlap) bool { return p.Worker == o.Worker && p.Either == o.Blocks }) {
 					t.Fatalf("step %d block %d tier %d: %v want %v", step, h, tier, got, want)
 				}

@@ -119,7 +119,7 @@ func TestTemperatureFrequencies(t *testing.T) {
 	const n = 200_000
 	var count [3]int
 	for range n {
-		count[r.kvAware(0)]++
+		count[r.kvAware(nil, 0)]++
 	}
 	for w, p := range []float64{0.407662, 0.345078, 0.247260} {
 		if f := float64(count[w]) / n; math.Abs(f-p) > 0.005 {
