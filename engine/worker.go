@@ -111,6 +111,7 @@ type Worker struct {
 	waiting     deque
 	running     []*Seq      // admission order; preemption takes the last
 	batch       []*Seq      // scheduled in the pass in progress
+	touched     int         // the sink of touch's loads, read by nothing
 	stored      []block.Run // blocks committed in the current call, reported at its end
 	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
 	waitingNeed int         // blocks those requests need for their whole length, held ones included
@@ -223,6 +224,19 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 	return now + d, true
 }
 
+// touch reads a field of each of seqs before a loop over them does more:
+// the loads are independent, so the processor fetches the sequences' first
+// cache lines together, where the loop would wait for each in turn (with
+// thousands of workers a sequence is out of the cache by its worker's next
+// pass). It changes nothing.
+func (w *Worker) touch(seqs []*Seq) {
+	t := 0
+	for _, s := range seqs {
+		t |= s.sched
+	}
+	w.touched = t
+}
+
 // scheduleRunning is a pass's first half: the running requests, in
 // admission order, each given its next tokens out of budget, preempting
 // the most recently admitted (LIFO) while G1 has too few free blocks. It
@@ -230,6 +244,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 // out of this pass.
 func (w *Worker) scheduleRunning(budget int) (int, bool) {
 	preempted := false
+	w.touch(w.running)
 	for i := 0; i < len(w.running); i++ {
 		s := w.running[i]
 		n := min(s.tokens()-s.computed, budget)
@@ -531,6 +546,7 @@ func (w *Worker) FinishPass(now des.Time) {
 	w.busy = false
 	bs := w.cfg.BlockSize
 	finished := false
+	w.touch(w.batch)
 	for _, s := range w.batch {
 		if s.computed < s.input {
 			s.ComputedPromptTokens += min(s.computed+s.sched, s.input) - s.computed
