@@ -283,8 +283,9 @@ func TestTableWriterEmpty(t *testing.T) {
 // batch: at most maxBatches Appends counting the bad one (the batches
 // handed over before it come back, the bad one and those after never
 // do). Every Append after it and Close return that error, and the file is
-// closed, holding no row group (the bad row is the second of a group of
-// 2). With the default batches Close is the first to see it.
+// closed, holding the rows of the batches before the bad row's: with
+// batches of one row the good row, in a row group of its own; with the
+// default batches, where Close is the first to see the error, none.
 func TestTableWriterRejectsUnknownValue(t *testing.T) {
 	good, bad := testRequests[0], testRequests[1]
 	bad.Outcome = "timeout"
@@ -315,8 +316,12 @@ func TestTableWriterRejectsUnknownValue(t *testing.T) {
 		if err2 := w.Close(); err2 == nil || err2.Error() != want || batch == 1 && err2 != err {
 			t.Errorf("batch %d: Close = %v, want %s", batch, err2, want)
 		}
-		if rows, _, groups := readRequests(t, path); len(rows) != 0 || len(groups) != 0 {
-			t.Errorf("batch %d: file holds %d rows in %d row groups, want none", batch, len(rows), len(groups))
+		written := 0 // rows written
+		if batch == 1 {
+			written = 1
+		}
+		if rows, _, groups := readRequests(t, path); len(rows) != written || len(groups) != written {
+			t.Errorf("batch %d: file holds %d rows in %d row groups, want %d in %d", batch, len(rows), len(groups), written, written)
 		}
 	}
 }
@@ -324,29 +329,35 @@ func TestTableWriterRejectsUnknownValue(t *testing.T) {
 // TestTableWriterBatches: the rows handed over in batches of any size,
 // from one row to all of them at Close, give the same file, byte for
 // byte: 23 rows in row groups of 5 are groups of 5, 5, 5, 5 and 3 rows
-// whatever the batches, and read back unchanged.
+// whatever the batches, and 20 rows four groups of 5 (a batch ending a
+// group starts no empty one), and they read back unchanged.
 func TestTableWriterBatches(t *testing.T) {
-	rows := make([]report.RequestRow, 23)
-	for i := range rows {
-		rows[i] = testRequests[i%len(testRequests)]
-		rows[i].RequestID, rows[i].ArrivalNs = int64(i), int64(1000*i)
-	}
-	var first []byte
-	for _, batch := range []int{batchRows, 1, 2, 5, 7, 23} {
-		path := filepath.Join(t.TempDir(), "requests.parquet")
-		writeTableBatches(t, path, report.RequestColumns, rows, 5, batch)
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		rows   int
+		groups []int64
+	}{{23, []int64{5, 5, 5, 5, 3}}, {20, []int64{5, 5, 5, 5}}} {
+		rows := make([]report.RequestRow, c.rows)
+		for i := range rows {
+			rows[i] = testRequests[i%len(testRequests)]
+			rows[i].RequestID, rows[i].ArrivalNs = int64(i), int64(1000*i)
 		}
-		if first == nil {
-			first = got
-			back, _, groups := readRequests(t, path)
-			if !slices.Equal(back, rows) || !slices.Equal(groups, []int64{5, 5, 5, 5, 3}) {
-				t.Errorf("read back %v in row groups %v, want %v in 5, 5, 5, 5, 3", back, groups, rows)
+		var first []byte
+		for _, batch := range []int{batchRows, 1, 2, 5, 7, 23} {
+			path := filepath.Join(t.TempDir(), "requests.parquet")
+			writeTableBatches(t, path, report.RequestColumns, rows, 5, batch)
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
 			}
-		} else if !bytes.Equal(got, first) {
-			t.Errorf("batches of %d rows: the file differs from one batch's", batch)
+			back, _, groups := readRequests(t, path)
+			if !slices.Equal(back, rows) || !slices.Equal(groups, c.groups) {
+				t.Errorf("%d rows in batches of %d: read back %v in row groups %v, want %v in %v", c.rows, batch, back, groups, rows, c.groups)
+			}
+			if first == nil {
+				first = got
+			} else if !bytes.Equal(got, first) {
+				t.Errorf("%d rows in batches of %d: the file differs from one batch's", c.rows, batch)
+			}
 		}
 	}
 }

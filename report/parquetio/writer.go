@@ -16,8 +16,8 @@ import (
 	"github.com/kvsim/kvsim/report"
 )
 
-// DefaultRowGroupRows is the number of rows a TableWriter buffers before it
-// writes them as one Parquet row group.
+// DefaultRowGroupRows is the number of rows of a TableWriter's Parquet row
+// groups.
 const DefaultRowGroupRows = 65536
 
 // batchRows is the number of rows Append gathers before it hands them to
@@ -31,9 +31,12 @@ const (
 // TableWriter streams rows of type R into one Parquet file. Append, on the
 // caller's goroutine, only copies the row into a batch; full batches go in
 // order to a goroutine of the writer's own, which appends their rows to
-// Arrow builders and writes every rowGroupRows rows as one row group
-// (zstd-compressed), the rest at Close. The row groups, so the file's
-// bytes, do not depend on the batches or on scheduling. The Arrow schema
+// Arrow builders and encodes each batch into the row group being written
+// (pqarrow's buffered row groups), cutting one every rowGroupRows rows;
+// a row group's pages are zstd-compressed and written when it is cut, the
+// last at Close. So a table's encoding runs beside the run rather than
+// at the close, and the row groups, so the file's bytes, do not depend on
+// the batches or on scheduling (TestTableWriterBatches). The Arrow schema
 // is stored in the file so Arrow readers restore the dictionary columns.
 type TableWriter[R any] struct {
 	path  string
@@ -55,8 +58,6 @@ type TableWriter[R any] struct {
 	b       *array.RecordBuilder
 	fw      *pqarrow.FileWriter
 	appends []func(*R) error // one a column, in schema order
-	group   int              // rows a row group
-	n       int              // rows in the builders
 	werr    error            // first error; the goroutine stops at it
 }
 
@@ -77,7 +78,8 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 		return nil, fmt.Errorf("report: %s: row group size %d < 0", path, rowGroupRows)
 	}
 	fields := make([]arrow.Field, len(cols))
-	props := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false)}
+	props := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false),
+		parquet.WithMaxRowGroupLength(int64(rowGroupRows))}
 	for i, c := range cols {
 		t, err := dataType(c)
 		if err != nil {
@@ -89,7 +91,7 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 		}
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
-	w := &TableWriter[R]{path: path, batch: batch, b: b, group: rowGroupRows, appends: make([]func(*R) error, len(cols)),
+	w := &TableWriter[R]{path: path, batch: batch, b: b, appends: make([]func(*R) error, len(cols)),
 		full: make(chan []R, maxBatches), free: make(chan []R, maxBatches), done: make(chan struct{})}
 	for i, c := range cols {
 		var err error
@@ -270,10 +272,10 @@ func (w *TableWriter[R]) write() {
 	}
 }
 
-// writeBatches appends the rows of each batch to the builders, writing a
-// row group every group rows, and hands the batch back to be filled again;
-// once full is closed it writes the rows left as a last row group. It
-// returns the first error.
+// writeBatches appends the rows of each batch to the builders, encodes them
+// into the row groups, and hands the batch back to be filled again. It
+// returns the first error: the rows of the bad row's batch are not
+// written.
 func (w *TableWriter[R]) writeBatches() error {
 	for batch := range w.full {
 		for i := range batch {
@@ -282,29 +284,22 @@ func (w *TableWriter[R]) writeBatches() error {
 					return fmt.Errorf("report: %s: %w", w.path, err)
 				}
 			}
-			if w.n++; w.n == w.group {
-				if err := w.flush(); err != nil {
-					return err
-				}
-				// A table that filled one row group is likely to fill
-				// the next: make room for it at once.
-				w.b.Reserve(w.group)
-			}
+		}
+		if err := w.flush(); err != nil {
+			return err
 		}
 		w.free <- batch
-	}
-	if w.n > 0 {
-		return w.flush()
 	}
 	return nil
 }
 
-// flush writes the rows in the builders as one row group and releases them.
+// flush encodes the rows in the builders into the row group being
+// written and releases them; the file writer cuts a row group every group
+// rows.
 func (w *TableWriter[R]) flush() error {
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
-	w.n = 0
-	if err := w.fw.Write(rec); err != nil {
+	if err := w.fw.WriteBuffered(rec); err != nil {
 		return fmt.Errorf("report: %s: %w", w.path, err)
 	}
 	return nil
