@@ -278,6 +278,7 @@ func (w *TableWriter[R]) write() {
 // written.
 func (w *TableWriter[R]) writeBatches() error {
 	for batch := range w.full {
+		w.b.Reserve(len(batch)) // the builders start empty each batch: no growing by doubling
 		for i := range batch {
 			for _, a := range w.appends {
 				if err := a(&batch[i]); err != nil {
