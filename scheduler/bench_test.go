@@ -23,10 +23,21 @@ func benchChain(g, id int) block.Chain {
 // finish, at 8 to 2048 workers. Every worker holds in G1 and G2 the full
 // chains of four earlier requests of its own prefix groups (of 64), so a
 // request's first block is held by about workers/16 workers and the
-// prefix walk, the cost scan and the hint scan all have work to do.
+// prefix walk, the cost scan and the hint scan all have work to do. The
+// workers are idle (every load even: every holder may win), or, loaded,
+// each decoding 0 to 2,000 blocks, as a busy cluster's are (few holders
+// near enough to the least loaded to win).
 func BenchmarkRoute(b *testing.B) {
-	for _, n := range []int{8, 32, 128, 512, 2048} {
-		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n      int
+		loaded bool
+	}{{8, false}, {32, false}, {128, false}, {512, false}, {2048, false}, {512, true}, {2048, true}} {
+		name := fmt.Sprintf("workers=%d", c.n)
+		if c.loaded {
+			name += "/loaded"
+		}
+		n := c.n
+		b.Run(name, func(b *testing.B) {
 			r, tab, err := newWithLife(Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: 1,
 				BlockSize: 16, Hints: true, HintMinBlocks: 1, Chains: &block.Chains{}}, nil)
 			if err != nil {
@@ -42,6 +53,12 @@ func BenchmarkRoute(b *testing.B) {
 				}
 			}
 			rng := rand.New(rand.NewPCG(1, 1))
+			if c.loaded {
+				for w := range int32(n) {
+					r.loads[w].decodeBlocks = rng.IntN(2000)
+					r.rekey(w)
+				}
+			}
 			reqs := make([]*workload.Request, 1024)
 			for i := range reqs {
 				reqs[i] = in(r, &workload.Request{InputTokens: 1024, OutputTokens: 128, Blocks: benchChain(rng.IntN(64), 1<<20+i)})

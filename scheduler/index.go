@@ -208,17 +208,30 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, only []i
 	}
 	start := len(dst)
 	if int(path[i].Seg) < len(ix.segs) && ix.segs[path[i].Seg] != nil {
-		e := ix.segs[path[i].Seg]
-		if only == nil {
-			for k := range e.holders {
-				dst = e.from(k, off, path[i].N, outer, inner, dst)
-			}
-		} else {
-			for _, w := range only {
-				if k, ok := slices.BinarySearch(e.ws, w); ok {
-					dst = e.from(k, off, path[i].N, outer, inner, dst)
+		e, n := ix.segs[path[i].Seg], path[i].N
+		for j := 0; ; j++ {
+			k := j // the holder: the j-th, or only's j-th worker's
+			if only == nil {
+				if j == len(e.holders) {
+					break
+				}
+			} else {
+				if j == len(only) {
+					break
+				}
+				var held bool
+				if k, held = slices.BinarySearch(e.ws, only[j]); !held {
+					continue
 				}
 			}
+			h := &e.holders[k]
+			either := h.cover(off, outer)
+			if either <= off {
+				continue
+			}
+			either = min(either, n)
+			g1 := min(h.cover(off, inner), n)
+			dst = append(dst, Prefix{Worker: e.ws[k], G1: int(max(0, g1-off)), Either: int(either - off)})
 		}
 	}
 	out := dst[start:]
@@ -264,19 +277,6 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, only []i
 		}
 	}
 	return dst
-}
-
-// from appends to dst holder k's runs from offset off of a piece n blocks
-// long (see runs) when it holds off in a tier of outer.
-func (e *segHolders) from(k int, off, n int32, outer, inner Tiers, dst []Prefix) []Prefix {
-	h := &e.holders[k]
-	either := h.cover(off, outer)
-	if either <= off {
-		return dst
-	}
-	either = min(either, n)
-	g1 := min(h.cover(off, inner), n)
-	return append(dst, Prefix{Worker: e.ws[k], G1: int(max(0, g1-off)), Either: int(either - off)})
 }
 
 // cover is the end of the run of offsets from off that h holds, each in a

@@ -106,6 +106,8 @@ type Router struct {
 	pending     []kvEvent
 	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block (kv_aware: those it scores)
 	near        []int32   // scratch: the workers whose prefixes kv_aware needs, ascending
+	skip        int       // picks left that walk every holder without trying nearPrefixes' bound
+	backoff     int       // the picks the bound last waited after failing: 0 after a success, then 1, 2, 4, 8
 	run         []Prefix  // scratch: the hint runs (Either)
 	costs       []float64 // scratch: kv_aware's costs by schedulable worker at a positive temperature, then their softmax weights
 	savings     []float64 // scratch: the cost policy's savings of the paying candidates
@@ -346,13 +348,18 @@ func (r *Router) kvAware(path []block.Piece, blocks int) int32 {
 // cost more than c (by a margin far past float64's rounding): they can
 // neither win nor tie. Best itself is always among those kept. When they
 // are more than an eighth of the holders of the chain's first segment,
-// walking every holder costs less, and it does.
+// walking every holder costs less, and it does; the next 1, 2, 4 or 8
+// picks (doubling while it keeps failing) then walk every holder without
+// trying the bound (loads as even as an idle cluster's keep every worker
+// near for long), so that trying it costs little where it fails. It is
+// not tried for fewer than 16 holders.
 func (r *Router) nearPrefixes(path []block.Piece, best int32, least float64, blocks int) []Prefix {
 	holders := r.index.FirstHolders(path)
 	if holders == 0 {
 		return r.prefixes
 	}
-	if r.cfg.OverlapCredit < 0 || r.cfg.HostHitWeight < 0 { // a credit that adds cost: no bound
+	if holders < 16 || r.skip > 0 || r.cfg.OverlapCredit < 0 || r.cfg.HostHitWeight < 0 { // (a negative credit adds cost: no bound)
+		r.skip = max(0, r.skip-1)
 		return r.index.Prefixes(path, r.prefixes)
 	}
 	c := r.cost(best, blocks, 0)
@@ -366,8 +373,11 @@ func (r *Router) nearPrefixes(path []block.Piece, best int32, least float64, blo
 	near, ok := r.tree.atMost(limit, holders/8, r.near[:0])
 	r.near = near
 	if !ok {
+		r.backoff = min(max(1, 2*r.backoff), 8)
+		r.skip = r.backoff
 		return r.index.Prefixes(path, r.prefixes)
 	}
+	r.backoff = 0
 	return r.index.PrefixesOf(path, near, r.prefixes)
 }
 

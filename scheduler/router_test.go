@@ -289,17 +289,19 @@ func TestKVAwareAgainstReference(t *testing.T) {
 
 // TestKeyedAgainstScan drives two routers through the same random picks,
 // first tokens, finishes and schedulability changes, one choosing from its
-// tree of keys and one scanning every worker (kv_aware with keyed off; for
-// least_loaded the test scans the loads itself), and requires the same
-// route every time: least_loaded, and kv_aware at every exact
+// tree of keys (and walking only the holders near enough to win) and one
+// scanning every worker (kv_aware with keyed off; for least_loaded the
+// test scans the loads itself), and requires the same route every time: least_loaded, and kv_aware at every exact
 // prefill_load_scale tried, with loads from small (ties everywhere) to
 // near the exactness bound. Prompts are 1 to 40 blocks; with large loads,
 // some exceed the bound and switch the keyed router to scanning.
 func TestKeyedAgainstScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	unkeyed := 0 // kv_aware trials whose loads passed the bound
+	unkeyed := 0             // kv_aware trials whose loads passed the bound
+	bounded, skipped := 0, 0 // kv_aware picks that walked fewer than every holder; that skipped the bound after it failed
 	for trial := range 400 {
-		cfg := Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: []float64{0, 0.25, 0.75, 1, 1.5, 3}[rng.IntN(6)], BlockSize: 1}
+		cfg := Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: []float64{0, 0.25, 0.75, 1, 1.5, 3}[rng.IntN(6)], BlockSize: 1,
+			Chains: &block.Chains{}} // both routers' chains
 		if trial%4 == 0 {
 			cfg.Policy = LeastLoaded
 		}
@@ -328,6 +330,27 @@ func TestKeyedAgainstScan(t *testing.T) {
 				tab.Set(w, lifecycle.Ready)
 			}
 		}
+		// Three chains of 6 blocks, a prefix of one held by most workers
+		// (G1 from block 0, G2 past it), in both routers: the requests
+		// are for them, so kv_aware's bound, its fallback to every
+		// holder and the picks it then skips the bound for all run.
+		chains := [][]uint64{{1, 2, 3, 4, 5, 6}, {1, 2, 3, 7, 8, 9}, {10, 11, 12, 13, 14, 15}}
+		for w := range int32(n) {
+			if rng.IntN(4) == 0 {
+				continue
+			}
+			c := chains[rng.IntN(len(chains))]
+			g1 := rng.IntN(len(c) + 1)
+			either := g1 + rng.IntN(len(c)+1-g1)
+			for _, r := range rs {
+				for _, run := range blocks(r, c, 0, g1) {
+					r.index.Add(w, G1, run)
+				}
+				for _, run := range blocks(r, c, g1, either) {
+					r.index.Add(w, G2, run)
+				}
+			}
+		}
 		size := 1 + rng.IntN(40)
 		if trial%5 == 0 {
 			size = exactLoad / 4 // a few of these push a load past the bound
@@ -337,7 +360,7 @@ func TestKeyedAgainstScan(t *testing.T) {
 		for op := range 300 {
 			switch k := rng.IntN(10); {
 			case k < 5 || len(live) == 0:
-				q := rq(size * (1 + rng.IntN(3)))
+				q := in(rs[0], rq(size*(1+rng.IntN(3)), chains[rng.IntN(len(chains))]...))
 				least := int32(-1) // least_loaded's reference: the first schedulable worker with the fewest requests
 				for _, w := range rs[0].schedulable {
 					if least < 0 || rs[0].loads[w].outstanding < rs[0].loads[least].outstanding {
@@ -351,6 +374,14 @@ func TestKeyedAgainstScan(t *testing.T) {
 				}
 				if cfg.Policy == KVAware && (a != b || okA != okB) {
 					t.Fatalf("trial %d op %d: keyed %+v %v, scan %+v %v", trial, op, a, okA, b, okB)
+				}
+				if cfg.Policy == KVAware && rs[0].keyed {
+					switch h := rs[0].index.FirstHolders(q.Path); {
+					case h >= 16 && len(rs[0].prefixes) < h:
+						bounded++
+					case rs[0].skip > 0:
+						skipped++
+					}
 				}
 				if okA {
 					live, started = append(live, a), append(started, false)
@@ -384,6 +415,9 @@ func TestKeyedAgainstScan(t *testing.T) {
 	}
 	if unkeyed == 0 {
 		t.Error("no trial's loads passed the exactness bound: the switch to scanning went untested")
+	}
+	if bounded < 500 || skipped < 500 {
+		t.Errorf("%d picks walked fewer than every holder, %d skipped the bound: want 500 each", bounded, skipped)
 	}
 }
 
