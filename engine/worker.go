@@ -109,13 +109,14 @@ type Worker struct {
 	pool   *blockPool
 
 	waiting     deque
-	running     []*Seq      // admission order; preemption takes the last
-	batch       []*Seq      // scheduled in the pass in progress
-	touched     int         // the sink of touch's loads, read by nothing
-	stored      []block.Run // blocks committed in the current call, reported at its end
-	waitingHeld int         // blocks held by waiting requests (their G2 hits, loading or loaded)
-	waitingNeed int         // blocks those requests need for their whole length, held ones included
-	skipped     int         // AdmitCurrent: the waiting requests the scan has skipped, at the queue's front
+	running     []*Seq        // admission order; preemption takes the last
+	batch       []*Seq        // scheduled in the pass in progress
+	touched     int           // the sink of touch's loads, read by nothing
+	spare       [][]block.Run // finished requests' emptied holdings, for Enqueue to reuse: growing one a request cost most of the loop's allocations
+	stored      []block.Run   // blocks committed in the current call, reported at its end
+	waitingHeld int           // blocks held by waiting requests (their G2 hits, loading or loaded)
+	waitingNeed int           // blocks those requests need for their whole length, held ones included
+	skipped     int           // AdmitCurrent: the waiting requests the scan has skipped, at the queue's front
 	busy        bool
 	ff          stretch
 	v011        bool    // cfg.Admission is AdmitV011
@@ -183,6 +184,9 @@ func (w *Worker) Fits(r *workload.Request) bool {
 func (w *Worker) Enqueue(r *workload.Request, hinted bool) *Seq {
 	w.notStretching("Enqueue")
 	s := &Seq{Req: r, input: r.InputTokens, output: r.OutputTokens, chain: r.Blocks.Len(), Worker: w.cfg.ID, ScheduledAt: -1, FirstTokenAt: -1, FinishedAt: -1, state: seqWaiting}
+	if k := len(w.spare) - 1; k >= 0 {
+		s.blocks.runs, w.spare = w.spare[k], w.spare[:k]
+	}
 	if hinted && w.kv != nil {
 		s.state = seqHinted
 	}
@@ -574,6 +578,7 @@ func (w *Worker) FinishPass(now des.Time) {
 			w.to(s, seqFinished)
 			s.FinishedAt = now
 			w.freeBlocks(s)
+			w.spare, s.blocks.runs = append(w.spare, s.blocks.runs), nil // for the next request's
 			finished = true
 		}
 	}
