@@ -20,6 +20,7 @@ type reorder[R any] struct {
 	head int
 	ring []held[R]
 	n    int // rows held
+	out  R   // the row in order handed to the sink: a parameter's address would make every row a heap object
 }
 
 // held is a ring slot: a row, and whether one is there.
@@ -40,7 +41,8 @@ func (r *reorder[R]) put(id int64, row R, sink func(*R) error) error {
 		r.n++
 		return nil
 	}
-	if err := sink(&row); err != nil {
+	r.out = row
+	if err := sink(&r.out); err != nil {
 		return err
 	}
 	r.next++
@@ -83,13 +85,14 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 			if c.status(n) == lifecycle.Removed {
 				continue
 			}
-			row := report.SampleRow{TimeNs: int64(now), Worker: n.id, Running: int32(n.w.Running()),
+			row := &c.sample // not a local: passed to the sink, a row a worker would be a heap object each
+			*row = report.SampleRow{TimeNs: int64(now), Worker: n.id, Running: int32(n.w.Running()),
 				Waiting: int32(n.w.Waiting()), G1Blocks: int64(n.w.G1Used())}
 			if c.kv != nil {
 				row.G2Blocks = int64(c.kv.Pool(n.id).Used())
 				row.ActivePulls = int32(c.kv.ActivePulls(n.id))
 			}
-			if err := c.opt.Sink.Sample(&row); err != nil && c.err == nil {
+			if err := c.opt.Sink.Sample(row); err != nil && c.err == nil {
 				c.err = err
 			}
 		}

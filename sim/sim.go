@@ -26,7 +26,8 @@ import (
 )
 
 // Sink receives the rows a run streams out: requests in request_id order,
-// pulls in pull_id order, samples in time order.
+// pulls in pull_id order, samples in time order. A row is the run's again
+// once the call returns: a sink copies what it keeps.
 type Sink interface {
 	Request(*report.RequestRow) error
 	Pull(*report.PullRow) error
@@ -83,6 +84,7 @@ type Cluster struct {
 	requests reorder[report.RequestRow]
 	pulls    reorder[report.PullRow]
 	digest   *report.Digest
+	sample   report.SampleRow // the sampler's row, handed to the sink a worker at a time
 	stats    results.Stats
 	counts   results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
 	events   *results.EventLog // what each scenario event did; nil without events
@@ -101,6 +103,7 @@ type node struct {
 	w     *engine.Worker
 	drive bool        // a drive scan is scheduled at the current time
 	ff    *des.Handle // the end of the worker's stretch, when in one
+	fired *des.Handle // the last stretch's end, fired: the next stretch's, scheduled again (nil: none to reuse)
 	cross *des.Handle // the stretch's cross event, pending or fired, nil before the first (stretch.go)
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
@@ -525,7 +528,12 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		last = n.w.Stretch(end, engine.MaxStretch)
 	}
 	if last != end {
-		n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.downs)
+		if n.fired != nil {
+			c.q.ScheduleAgain(n.fired, last, des.PhasePass, key, n.downs)
+			n.ff, n.fired = n.fired, nil
+		} else {
+			n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.downs)
+		}
 		c.stretches++
 		c.scheduleCross(n)
 	} else {
@@ -545,7 +553,7 @@ func (p *passDone) Fire(now des.Time, key, downs uint64) {
 		return // the worker went with its pass, or its engine went down
 	}
 	if n.ff != nil { // the stretch's last pass ends
-		n.ff = nil
+		n.ff, n.fired = nil, n.ff
 		c.stretches--
 		n.w.Settle(now, false, false)
 	}
