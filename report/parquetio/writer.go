@@ -114,7 +114,7 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	for range maxBatches - 1 {
-		w.free <- nil // grown by Append when first filled
+		w.free <- nil // made by Append when first filled: a small table makes one
 	}
 	go w.write()
 	return w, nil
@@ -231,6 +231,9 @@ func number[R any, T any](b numberBuilder[T], get func(*R) T, null bool, none fu
 func (w *TableWriter[R]) Append(r *R) error {
 	if w.err != nil {
 		return w.err
+	}
+	if cap(w.cur) == 0 { // a batch's first fill: at its full size, not grown by doubling
+		w.cur = make([]R, 0, w.batch)
 	}
 	w.cur = append(w.cur, *r)
 	if len(w.cur) < w.batch {
