@@ -283,9 +283,9 @@ func TestTableWriterEmpty(t *testing.T) {
 // batch: at most maxBatches Appends counting the bad one (the batches
 // handed over before it come back, the bad one and those after never
 // do). Every Append after it and Close return that error, and the file is
-// closed, holding the rows of the batches before the bad row's: with
-// batches of one row the good row, in a row group of its own; with the
-// default batches, where Close is the first to see the error, none.
+// closed, holding no row: the writer encodes batchRows rows at a time, and
+// the good row had not been encoded. With the default batches Close is the
+// first to see the error.
 func TestTableWriterRejectsUnknownValue(t *testing.T) {
 	good, bad := testRequests[0], testRequests[1]
 	bad.Outcome = "timeout"
@@ -316,12 +316,8 @@ func TestTableWriterRejectsUnknownValue(t *testing.T) {
 		if err2 := w.Close(); err2 == nil || err2.Error() != want || batch == 1 && err2 != err {
 			t.Errorf("batch %d: Close = %v, want %s", batch, err2, want)
 		}
-		written := 0 // rows written
-		if batch == 1 {
-			written = 1
-		}
-		if rows, _, groups := readRequests(t, path); len(rows) != written || len(groups) != written {
-			t.Errorf("batch %d: file holds %d rows in %d row groups, want %d in %d", batch, len(rows), len(groups), written, written)
+		if rows, _, groups := readRequests(t, path); len(rows) != 0 || len(groups) != 0 {
+			t.Errorf("batch %d: file holds %d rows in %d row groups, want none", batch, len(rows), len(groups))
 		}
 	}
 }
@@ -330,28 +326,31 @@ func TestTableWriterRejectsUnknownValue(t *testing.T) {
 // from one row to all of them at Close, give the same file, byte for
 // byte: 23 rows in row groups of 5 are groups of 5, 5, 5, 5 and 3 rows
 // whatever the batches, and 20 rows four groups of 5 (a batch ending a
-// group starts no empty one), and they read back unchanged.
+// group starts no empty one), and they read back unchanged. 70,000 rows in
+// the default groups (65,536 and 4,464) fill many data pages a column, and
+// where a page is cut depends on where the encoding stops: every batchRows
+// rows, whatever the batches.
 func TestTableWriterBatches(t *testing.T) {
 	for _, c := range []struct {
-		rows   int
-		groups []int64
-	}{{23, []int64{5, 5, 5, 5, 3}}, {20, []int64{5, 5, 5, 5}}} {
+		rows, group int
+		groups      []int64
+	}{{23, 5, []int64{5, 5, 5, 5, 3}}, {20, 5, []int64{5, 5, 5, 5}}, {70000, 0, []int64{65536, 4464}}} {
 		rows := make([]report.RequestRow, c.rows)
 		for i := range rows {
 			rows[i] = testRequests[i%len(testRequests)]
-			rows[i].RequestID, rows[i].ArrivalNs = int64(i), int64(1000*i)
+			rows[i].RequestID, rows[i].ArrivalNs, rows[i].InputTokens = int64(i), int64(1000*i+i*i%977), int64(i*7919%100003)
 		}
 		var first []byte
-		for _, batch := range []int{batchRows, 1, 2, 5, 7, 23} {
+		for _, batch := range []int{batchRows, 1, 2, 5, 7, 23, 1000} {
 			path := filepath.Join(t.TempDir(), "requests.parquet")
-			writeTableBatches(t, path, report.RequestColumns, rows, 5, batch)
+			writeTableBatches(t, path, report.RequestColumns, rows, c.group, batch)
 			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			back, _, groups := readRequests(t, path)
 			if !slices.Equal(back, rows) || !slices.Equal(groups, c.groups) {
-				t.Errorf("%d rows in batches of %d: read back %v in row groups %v, want %v in %v", c.rows, batch, back, groups, rows, c.groups)
+				t.Errorf("%d rows in batches of %d: read back %d rows (equal: %v) in row groups %v, want %v", c.rows, batch, len(back), slices.Equal(back, rows), groups, c.groups)
 			}
 			if first == nil {
 				first = got

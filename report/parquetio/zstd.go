@@ -10,7 +10,8 @@ import (
 // and keeps its encoders in a sync.Pool, which each garbage collection
 // empties: on a million-request run that is 0.5 GB allocated in history
 // buffers, and 16 MB live for every table encoding at the same time.
-// kvsim's pages are at most about 1 MB (Parquet's default page size), and
+// kvsim's data pages are about 64 KB (dataPageSize) and its dictionary
+// pages at most about 1 MB (Parquet's default dictionary page size), and
 // for an input no longer than the window a 1 MB-window encoder makes the
 // same bytes (the frame is a single segment either way, and no match can
 // reach further back than the input), so pagedZstd encodes such pages with
