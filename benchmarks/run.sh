@@ -2,7 +2,7 @@
 # Runs kvsim's benchmarks for one or more base revisions and the working
 # tree and writes a dated report to benchmarks/evidence/: the hot-path Go
 # benchmarks of the last base and the working tree compared with benchstat
-# (COUNT runs each) and the whole-run cases of benchmarks/perf (RUNS runs
+# (COUNT runs each, alternating) and the whole-run cases of benchmarks/perf (RUNS runs
 # each, every base and the working tree interleaved), with the machine, the
 # Go version and the commits. docs/performance.md explains the cases.
 #
@@ -52,10 +52,14 @@ if [ -n "$(git status --porcelain)" ]; then commit="$commit + uncommitted change
   echo "- Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo); $(go version | cut -d' ' -f3-)"
   echo
   if [ "$count" -gt 0 ]; then
-    echo "## Hot paths (go test -bench, $count runs each, ${names[$last]} vs head)"
+    echo "## Hot paths (go test -bench, $count runs each, ${names[$last]} and head alternating)"
     echo
-    (cd "$tmp/base$last" && go test -run '^$' -bench . -count "$count" ./... > "$tmp/bench-base.txt")
-    go test -run '^$' -bench . -count "$count" ./... > "$tmp/bench-head.txt"
+    # One run of every benchmark at a time, the base's and the working
+    # tree's in turn, so that the machine's load falls on both alike.
+    for _ in $(seq "$count"); do
+      (cd "$tmp/base$last" && go test -run '^$' -bench . -count 1 ./... >> "$tmp/bench-base.txt")
+      go test -run '^$' -bench . -count 1 ./... >> "$tmp/bench-head.txt"
+    done
     echo '```'
     $benchstat "${names[$last]}=$tmp/bench-base.txt" head="$tmp/bench-head.txt"
     echo '```'
