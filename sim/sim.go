@@ -528,12 +528,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		last = n.w.Stretch(end, engine.MaxStretch)
 	}
 	if last != end {
-		if n.fired != nil {
-			c.q.ScheduleAgain(n.fired, last, des.PhasePass, key, n.downs)
-			n.ff, n.fired = n.fired, nil
-		} else {
-			n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.downs)
-		}
+		n.ff, n.fired = c.scheduleOn(n.fired, last, des.PhasePass, key, (*passDone)(c), n.downs), nil
 		c.stretches++
 		c.scheduleCross(n)
 	} else {
