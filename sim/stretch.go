@@ -48,9 +48,8 @@ func (c *Cluster) settle(n *node) {
 	c.q.Cancel(n.ff)
 	n.ff = nil
 	c.stretches--
-	if n.cross != nil {
-		c.q.Cancel(n.cross) // when pending; a fired one is dropped too, unused
-		n.cross = nil
+	if n.cross != nil && c.q.Cancel(n.cross) {
+		n.cross = nil // cancelled, it may still sit in the queue; a fired one serves the next stretch
 	}
 	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
 	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
