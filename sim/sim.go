@@ -104,7 +104,7 @@ type node struct {
 	drive bool        // a drive scan is scheduled at the current time
 	ff    *des.Handle // the end of the worker's stretch, when in one
 	fired *des.Handle // the last stretch's end, fired: the next stretch's, scheduled again (nil: none to reuse)
-	cross *des.Handle // the stretch's cross event, pending or fired, nil before the first (stretch.go)
+	cross *des.Handle // the stretch's cross event, pending or fired; nil before the first and once a settle cancelled it (stretch.go)
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a
@@ -528,12 +528,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		last = n.w.Stretch(end, engine.MaxStretch)
 	}
 	if last != end {
-		if n.fired != nil {
-			c.q.ScheduleAgain(n.fired, last, des.PhasePass, key, n.downs)
-			n.ff, n.fired = n.fired, nil
-		} else {
-			n.ff = c.q.ScheduleHandle(last, des.PhasePass, key, (*passDone)(c), n.downs)
-		}
+		n.ff, n.fired = c.scheduleOn(n.fired, last, des.PhasePass, key, (*passDone)(c), n.downs), nil
 		c.stretches++
 		c.scheduleCross(n)
 	} else {

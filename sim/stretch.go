@@ -48,9 +48,8 @@ func (c *Cluster) settle(n *node) {
 	c.q.Cancel(n.ff)
 	n.ff = nil
 	c.stretches--
-	if n.cross != nil {
-		c.q.Cancel(n.cross) // when pending; a fired one is dropped too, unused
-		n.cross = nil
+	if n.cross != nil && c.q.Cancel(n.cross) {
+		n.cross = nil // cancelled, it may still sit in the queue; a fired one serves the next stretch
 	}
 	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
 	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
@@ -90,11 +89,18 @@ func (c *Cluster) scheduleCross(n *node) {
 	if !ok {
 		return
 	}
-	if n.cross != nil { // fired: its handle is free again
-		c.q.ScheduleAgain(n.cross, t, des.PhaseDrive, uint64(n.id), 0)
-		return
+	n.cross = c.scheduleOn(n.cross, t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
+}
+
+// scheduleOn schedules an event of handler h on free, a handle whose event
+// has fired and whose handler is h, reusing it (des.Queue.ScheduleAgain),
+// or, free nil, on a new handle; it returns the handle.
+func (c *Cluster) scheduleOn(free *des.Handle, at des.Time, phase des.Phase, key uint64, h des.Handler, arg uint64) *des.Handle {
+	if free == nil {
+		return c.q.ScheduleHandle(at, phase, key, h, arg)
 	}
-	n.cross = c.q.ScheduleHandle(t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
+	c.q.ScheduleAgain(free, at, phase, key, arg)
+	return free
 }
 
 // Fire has a worker in a stretch take the blocks its requests cross into
