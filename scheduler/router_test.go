@@ -298,7 +298,7 @@ func TestKVAwareAgainstReference(t *testing.T) {
 func TestKeyedAgainstScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	unkeyed := 0             // kv_aware trials whose loads passed the bound
-	bounded, skipped := 0, 0 // kv_aware picks that walked fewer than every holder; that skipped the bound after it failed
+	bounded, skipped := 0, 0 // kv_aware picks that walked fewer than every holder; that walked every holder, skipping the bound after it failed
 	for trial := range 400 {
 		cfg := Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: []float64{0, 0.25, 0.75, 1, 1.5, 3}[rng.IntN(6)], BlockSize: 1,
 			Chains: &block.Chains{}} // both routers' chains
@@ -367,6 +367,7 @@ func TestKeyedAgainstScan(t *testing.T) {
 						least = w
 					}
 				}
+				skip := rs[0].skip // the picks left that skip the bound, before this one
 				a, okA := rs[0].Pick(0, q)
 				b, okB := rs[1].Pick(0, q)
 				if cfg.Policy == LeastLoaded && okA && a.Worker != least {
@@ -377,9 +378,10 @@ func TestKeyedAgainstScan(t *testing.T) {
 				}
 				if cfg.Policy == KVAware && rs[0].keyed {
 					switch h := rs[0].index.FirstHolders(q.Path); {
-					case h >= 16 && len(rs[0].prefixes) < h:
+					case h < 16:
+					case len(rs[0].prefixes) < h:
 						bounded++
-					case rs[0].skip > 0:
+					case skip > 0 && rs[0].skip == skip-1:
 						skipped++
 					}
 				}
