@@ -209,16 +209,13 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, only []i
 	start := len(dst)
 	if int(path[i].Seg) < len(ix.segs) && ix.segs[path[i].Seg] != nil {
 		e, n := ix.segs[path[i].Seg], path[i].N
-		for j := 0; ; j++ {
+		walk := len(e.holders)
+		if only != nil {
+			walk = len(only)
+		}
+		for j := range walk {
 			k := j // the holder: the j-th, or only's j-th worker's
-			if only == nil {
-				if j == len(e.holders) {
-					break
-				}
-			} else {
-				if j == len(only) {
-					break
-				}
+			if only != nil {
 				var held bool
 				if k, held = slices.BinarySearch(e.ws, only[j]); !held {
 					continue
