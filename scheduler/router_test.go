@@ -447,6 +447,20 @@ func TestMinTree(t *testing.T) {
 	if w, k := tr.min(); w != 2 || k != 4.5 {
 		t.Fatalf("got %d %v, want 2 4.5", w, k)
 	}
+	// atMost: keys 1: 5, 2: 4.5, 5: 3, 7: 6 (the rest out). Within 5 are
+	// 1, 2 and 5, in id order, the limit included and 7 left out; with at
+	// most 2 wanted it stops at the third and says so; 3 is enough.
+	tr.set(5, 3)
+	tr.set(7, 6)
+	if got, ok := tr.atMost(5, 3, nil); !ok || !slices.Equal(got, []int32{1, 2, 5}) {
+		t.Fatalf("atMost(5, 3): %v %v, want [1 2 5] true", got, ok)
+	}
+	if _, ok := tr.atMost(5, 2, nil); ok {
+		t.Fatal("atMost(5, 2): true for 3 workers within 5")
+	}
+	if got, ok := tr.atMost(2.9, 0, nil); !ok || len(got) != 0 {
+		t.Fatalf("atMost(2.9, 0): %v %v, want none, true", got, ok)
+	}
 }
 
 func TestExactScale(t *testing.T) {
