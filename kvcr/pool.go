@@ -208,25 +208,21 @@ func (p *Pool) Prefix(path []block.Piece, from, limit int) int {
 	return n
 }
 
-// readyIn counts r's blocks that are ready, and those of them unpinned.
-func (p *Pool) readyIn(r block.Run) (readyN, unpinned int) {
+// unpinnedIn counts r's blocks that are ready and unpinned: those eviction
+// could take.
+func (p *Pool) unpinnedIn(r block.Run) int {
 	l := p.list(r.Seg)
 	if l == nil {
-		return 0, 0
+		return 0
 	}
+	n := 0
 	es := *l
 	for i := search(es, r.Lo); i < len(es) && p.ext[es[i].e].V.Lo < r.Hi; i++ {
-		x := &p.ext[es[i].e].V
-		if x.st != ready {
-			continue
-		}
-		k := int(min(x.Hi, r.Hi) - max(x.Lo, r.Lo))
-		readyN += k
-		if x.pins == 0 {
-			unpinned += k
+		if x := &p.ext[es[i].e].V; x.st == ready && x.pins == 0 {
+			n += int(min(x.Hi, r.Hi) - max(x.Lo, r.Lo))
 		}
 	}
-	return readyN, unpinned
+	return n
 }
 
 // notReady is the offset of r's first block that is not readable, or -1.

@@ -162,8 +162,7 @@ func (k *KVCR) stageFound(now des.Time, p *Pull, tn, sn *node, f *fetch, limit i
 func evictable(pool *Pool, rs []block.Run) int {
 	n := 0
 	for _, r := range rs {
-		_, e := pool.readyIn(r)
-		n += e
+		n += pool.unpinnedIn(r)
 	}
 	return n
 }

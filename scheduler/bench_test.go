@@ -25,8 +25,12 @@ func benchChain(g, id int) block.Chain {
 // request's first block is held by about workers/16 workers and the
 // prefix walk, the cost scan and the hint scan all have work to do. The
 // workers are idle (every load even: every holder may win), or, loaded,
-// each decoding 0 to 2,000 blocks, as a busy cluster's are (few holders
-// near enough to the least loaded to win).
+// each decoding 0 to 2,000 blocks, as a busy cluster's are. Loaded, the
+// bound keeps the workers within about a prompt's credit (64 blocks) of
+// the least loaded: some 64 · 2048/2000 = 65 at 2048 workers, 16 at 512,
+// fewer by the winner's own credit, against an eighth of the holders, 16
+// and 4; so most tries fail (about 19 in 20 when this was written) and
+// the variant times mostly the fallback and the picks that skip the bound.
 func BenchmarkRoute(b *testing.B) {
 	for _, c := range []struct {
 		n      int

@@ -70,6 +70,14 @@ func (h *holding) refresh() {
 // NewIndex returns an empty index over the segments of chains.
 func NewIndex(chains *block.Chains) *Index { return &Index{chains: chains} }
 
+// seg is segment s's holders, nil when no worker holds a block of it.
+func (ix *Index) seg(s int32) *segHolders {
+	if int(s) < len(ix.segs) {
+		return ix.segs[s]
+	}
+	return nil
+}
+
 // holding finds worker w's holding of segment s: the segment's holders and
 // its index there, creating it (and the segment's entry) when add; index
 // -1 when absent.
@@ -171,10 +179,13 @@ func (ix *Index) PrefixesOf(path []block.Piece, ws []int32, dst []Prefix) []Pref
 // FirstHolders is how many workers hold a block of the segment holding the
 // path's first block: what Prefixes walks.
 func (ix *Index) FirstHolders(path []block.Piece) int {
-	if len(path) == 0 || int(path[0].Seg) >= len(ix.segs) || ix.segs[path[0].Seg] == nil {
+	if len(path) == 0 {
 		return 0
 	}
-	return len(ix.segs[path[0].Seg].ws)
+	if e := ix.seg(path[0].Seg); e != nil {
+		return len(e.ws)
+	}
+	return 0
 }
 
 // Reach bounds the prefix any worker holds of the chain whose path is
@@ -184,7 +195,7 @@ func (ix *Index) FirstHolders(path []block.Piece) int {
 func (ix *Index) Reach(path []block.Piece) int {
 	n := 0
 	for _, p := range path {
-		if int(p.Seg) >= len(ix.segs) || ix.segs[p.Seg] == nil {
+		if ix.seg(p.Seg) == nil {
 			break
 		}
 		n += int(p.N)
@@ -207,18 +218,15 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, only []i
 		return dst
 	}
 	start := len(dst)
-	if int(path[i].Seg) < len(ix.segs) && ix.segs[path[i].Seg] != nil {
-		e, n := ix.segs[path[i].Seg], path[i].N
-		for j := 0; ; j++ {
+	if e := ix.seg(path[i].Seg); e != nil {
+		n := path[i].N
+		walk := len(e.holders)
+		if only != nil {
+			walk = len(only)
+		}
+		for j := range walk {
 			k := j // the holder: the j-th, or only's j-th worker's
-			if only == nil {
-				if j == len(e.holders) {
-					break
-				}
-			} else {
-				if j == len(only) {
-					break
-				}
+			if only != nil {
 				var held bool
 				if k, held = slices.BinarySearch(e.ws, only[j]); !held {
 					continue
@@ -247,8 +255,8 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, only []i
 		p := path[i]
 		var ws []int32
 		var hs []holding
-		if int(p.Seg) < len(ix.segs) && ix.segs[p.Seg] != nil {
-			ws, hs = ix.segs[p.Seg].ws, ix.segs[p.Seg].holders
+		if e := ix.seg(p.Seg); e != nil {
+			ws, hs = e.ws, e.holders
 		}
 		any := false
 		j := 0

@@ -298,7 +298,7 @@ func TestKVAwareAgainstReference(t *testing.T) {
 func TestKeyedAgainstScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	unkeyed := 0             // kv_aware trials whose loads passed the bound
-	bounded, skipped := 0, 0 // kv_aware picks that walked fewer than every holder; that skipped the bound after it failed
+	bounded, skipped := 0, 0 // kv_aware picks that walked fewer than every holder; that walked every holder, skipping the bound after it failed
 	for trial := range 400 {
 		cfg := Config{Policy: KVAware, OverlapCredit: 1, HostHitWeight: 0.75, PrefillLoadScale: []float64{0, 0.25, 0.75, 1, 1.5, 3}[rng.IntN(6)], BlockSize: 1,
 			Chains: &block.Chains{}} // both routers' chains
@@ -367,6 +367,7 @@ func TestKeyedAgainstScan(t *testing.T) {
 						least = w
 					}
 				}
+				skip := rs[0].skip // the picks left that skip the bound, before this one
 				a, okA := rs[0].Pick(0, q)
 				b, okB := rs[1].Pick(0, q)
 				if cfg.Policy == LeastLoaded && okA && a.Worker != least {
@@ -377,9 +378,10 @@ func TestKeyedAgainstScan(t *testing.T) {
 				}
 				if cfg.Policy == KVAware && rs[0].keyed {
 					switch h := rs[0].index.FirstHolders(q.Path); {
-					case h >= 16 && len(rs[0].prefixes) < h:
+					case h < 16:
+					case len(rs[0].prefixes) < h:
 						bounded++
-					case rs[0].skip > 0:
+					case skip > 0 && rs[0].skip == skip-1:
 						skipped++
 					}
 				}
@@ -444,6 +446,20 @@ func TestMinTree(t *testing.T) {
 	tr.set(2, 4.5)
 	if w, k := tr.min(); w != 2 || k != 4.5 {
 		t.Fatalf("got %d %v, want 2 4.5", w, k)
+	}
+	// atMost: keys 1: 5, 2: 4.5, 5: 3, 7: 6 (the rest out). Within 5 are
+	// 1, 2 and 5, in id order, the limit included and 7 left out; with at
+	// most 2 wanted it stops at the third and says so; 3 is enough.
+	tr.set(5, 3)
+	tr.set(7, 6)
+	if got, ok := tr.atMost(5, 3, nil); !ok || !slices.Equal(got, []int32{1, 2, 5}) {
+		t.Fatalf("atMost(5, 3): %v %v, want [1 2 5] true", got, ok)
+	}
+	if _, ok := tr.atMost(5, 2, nil); ok {
+		t.Fatal("atMost(5, 2): true for 3 workers within 5")
+	}
+	if got, ok := tr.atMost(2.9, 0, nil); !ok || len(got) != 0 {
+		t.Fatalf("atMost(2.9, 0): %v %v, want none, true", got, ok)
 	}
 }
 
