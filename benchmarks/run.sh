@@ -2,16 +2,17 @@
 # Runs kvsim's benchmarks for one or more base revisions and the working
 # tree and writes a dated report to benchmarks/evidence/: the hot-path Go
 # benchmarks of the last base and the working tree compared with benchstat
-# (COUNT runs each, alternating) and the whole-run cases of benchmarks/perf (RUNS runs
-# each, every base and the working tree interleaved), with the machine, the
-# Go version and the commits. docs/performance.md explains the cases.
+# (COUNT runs each, the two alternating) and the whole-run cases of
+# benchmarks/perf (RUNS runs each, every base and the working tree
+# interleaved), with the machine, the Go version and the commits.
+# docs/performance.md explains the cases.
 #
 #   KVSIM_TRACES=../shared/traces benchmarks/run.sh [-b BASE]... [-n RUNS] [-k COUNT] [-c CASES] [-o FILE]
 #
 #   -b BASE   git revision to compare against, repeatable (default: -b 5fbfe8f -b HEAD,
 #             the per-block reference model and the working tree's own base)
 #   -n RUNS   whole runs per case and binary (default 3; the table shows medians)
-#   -k COUNT  go test -count for the hot-path benchmarks (default 5; 0 skips them)
+#   -k COUNT  runs of the hot-path benchmarks a tree, in turn (default 5; 0 skips them)
 #   -c CASES  comma-separated whole-run cases (default all; see benchmarks/perf)
 #   -o FILE   report path (default benchmarks/evidence/DATE-performance.md)
 set -euo pipefail
@@ -20,7 +21,7 @@ bases=() runs=3 count=5 cases="" out=""
 while getopts b:n:k:c:o: opt; do
   case $opt in
     b) bases+=("$OPTARG") ;; n) runs=$OPTARG ;; k) count=$OPTARG ;; c) cases=$OPTARG ;; o) out=$OPTARG ;;
-    *) sed -n '9,16p' "$0"; exit 2 ;;
+    *) sed -n '10,17p' "$0"; exit 2 ;;
   esac
 done
 [ ${#bases[@]} -gt 0 ] || bases=(5fbfe8f HEAD)

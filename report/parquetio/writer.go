@@ -317,8 +317,8 @@ func (w *TableWriter[R]) writeBatches() error {
 }
 
 // flush encodes the rows in the builders into the row group being
-// written and releases them; the file writer cuts a row group every group
-// rows.
+// written and releases them; the file writer cuts a row group every
+// rowGroupRows rows.
 func (w *TableWriter[R]) flush() error {
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
