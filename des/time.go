@@ -30,10 +30,11 @@ func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
 
 // FromNanos rounds a floating-point nanosecond count to the nearest Time,
 // halves away from zero. It is the one place where a float becomes a time.
-// It reports false when ns is not finite or does not fit in a Time.
+// It reports false when ns is not finite or does not fit in a Time. It is
+// kept cheap enough to inline into per-pass arithmetic.
 func FromNanos(ns float64) (Time, bool) {
 	r := math.Round(ns)
-	if math.IsNaN(r) || r >= math.MaxInt64 || r < math.MinInt64 {
+	if !(r >= math.MinInt64 && r < math.MaxInt64) { // NaN fails both
 		return 0, false
 	}
 	return Time(r), true

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -266,4 +267,76 @@ func TestStretchCrosses(t *testing.T) {
 	if g, r := gaps(l.events), gaps(rl.events); !maps.Equal(g, r) {
 		t.Errorf("gaps %v, pass by pass %v", g, r)
 	}
+}
+
+// opaque hides a timing's type, so that Stretch times its passes through
+// the Timing interface.
+type opaque struct{ Timing }
+
+// TestRoofEndsExact: a stretch timed by the roofline fast path (roofEnds)
+// ends every pass where the same stretch timed through the Timing
+// interface, pass by pass, does: random dense models and GPUs, overheads,
+// memory- and compute-bound passes, slow factors and batches of decoding
+// requests, run to idle through every
+// stretch they make, crossings taken.
+func TestRoofEndsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var dense []Model
+	for _, m := range Models {
+		if m.readsAll() {
+			dense = append(dense, m)
+		}
+	}
+	stretches, passes := 0, 0
+	for trial := range 150 {
+		r := &Roofline{GPU: GPUs[rng.IntN(len(GPUs))], Model: dense[rng.IntN(len(dense))], TP: 1 + rng.IntN(4),
+			MFU: []float64{0.5, 0.01, 0.001}[rng.IntN(3)] * (1 - rng.Float64()/2), MBU: 1 - rng.Float64()/2,
+			Overhead: des.Time(rng.IntN(2_000_000))} // a low MFU makes passes compute bound
+		c := cfg()
+		c.GPUBlocks, c.MaxNumSeqs = 300+rng.IntN(3000), 1+rng.IntN(64)
+		fast, _ := newWorker(t, c, r)
+		slow, _ := newWorker(t, c, opaque{compiled(r)})
+		if _, ok := fast.timing.(*rooflinePass); !ok {
+			t.Fatalf("%s: timing %T", r.Model.Name, fast.timing)
+		}
+		if rng.IntN(3) == 0 {
+			f := 1 + 2*rng.Float64()
+			fast.SetSlow(f)
+			slow.SetSlow(f)
+		}
+		for i := range 1 + rng.IntN(40) {
+			in, out, chain := 16+rng.IntN(600), 2+rng.IntN(400), uint64(trial*1000+i)
+			fast.Enqueue(req(int64(i), 0, in, out, chain), false)
+			slow.Enqueue(req(int64(i), 0, in, out, chain), false)
+		}
+		now := des.Time(0)
+		for fast.HasWork() {
+			e1, ok1 := fast.StartPass(now)
+			e2, ok2 := slow.StartPass(now)
+			if !ok1 || !ok2 || e1 != e2 {
+				t.Fatalf("trial %d at %v: passes end at %v %v and %v %v", trial, now, e1, ok1, e2, ok2)
+			}
+			l1, l2 := fast.Stretch(e1, MaxStretch), slow.Stretch(e2, MaxStretch)
+			if l1 != l2 || !slices.Equal(fast.ff.ends, slow.ff.ends) {
+				t.Fatalf("trial %d at %v: stretch ends %v, through the interface %v", trial, now, fast.ff.ends, slow.ff.ends)
+			}
+			if fast.Stretching() {
+				stretches++
+				passes += len(fast.ff.ends)
+				for _, w := range []*Worker{fast, slow} {
+					for _, ok := w.NextCross(); ok; _, ok = w.NextCross() {
+						w.Cross()
+					}
+					w.Settle(l1, false, false)
+				}
+			}
+			fast.FinishPass(l1)
+			slow.FinishPass(l1)
+			now = l1
+		}
+	}
+	if stretches < 300 || passes < 20*stretches {
+		t.Fatalf("%d stretches of %d passes: too few to test", stretches, passes)
+	}
+	t.Logf("%d stretches of %d passes", stretches, passes)
 }
