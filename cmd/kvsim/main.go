@@ -36,6 +36,7 @@ const (
 )
 
 func main() {
+	hugeHeap()
 	if os.Getenv("GOGC") == "" {
 		tuneGC()
 	}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// TestHugeHeap: where Linux leaves huge pages to madvise, the heap a run
+// grows into after hugeHeap is advised for them (VmFlags "hg" in
+// /proc/self/smaps), and the memory it took is free again.
+func TestHugeHeap(t *testing.T) {
+	if b, err := os.ReadFile(thpSetting); err != nil || !strings.Contains(string(b), "[madvise]") {
+		t.Skipf("transparent huge pages are not left to madvise here (%s: %q, %v)", thpSetting, b, err)
+	}
+	if !hugeHeap() {
+		t.Fatal("hugeHeap did not advise")
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	if m.HeapAlloc > heapAhead/4 {
+		t.Errorf("%d MB of heap allocated after hugeHeap: it kept its %d MB", m.HeapAlloc>>20, heapAhead>>20)
+	}
+	grown := make([]byte, 64<<20) // the heap grows into the advised mapping
+	addr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(grown))))
+	flags := vmFlags(t, addr)
+	if !strings.Contains(" "+flags+" ", " hg ") {
+		t.Errorf("the mapping at %#x has VmFlags %q, without hg", addr, flags)
+	}
+}
+
+// vmFlags returns the VmFlags of the mapping holding addr, from
+// /proc/self/smaps.
+func vmFlags(t *testing.T, addr uint64) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if lo, hi, ok := strings.Cut(strings.Fields(line)[0], "-"); ok && !strings.HasSuffix(lo, ":") {
+			a, err1 := strconv.ParseUint(lo, 16, 64)
+			b, err2 := strconv.ParseUint(hi, 16, 64)
+			in = err1 == nil && err2 == nil && a <= addr && addr < b
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "VmFlags:"); ok && in {
+			return strings.TrimSpace(rest)
+		}
+	}
+	t.Fatalf("no mapping holds %#x", addr)
+	return ""
+}
