@@ -15,7 +15,7 @@ func (*refill) BlocksStored(int32, []block.Run)  {}
 func (*refill) BlocksRemoved(int32, []block.Run) {}
 func (*refill) FirstToken(des.Time, *Seq)        {}
 func (*refill) Token(des.Time, *Seq, des.Time)   {}
-func (*refill) Tokens(des.Time, int, des.Time)   {}
+func (*refill) Tokens([]des.Time, int)           {}
 func (r *refill) Finished(des.Time, *Seq)        { r.done++ }
 func (r *refill) Ignored(des.Time, *Seq)         { r.done++ }
 

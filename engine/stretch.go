@@ -245,8 +245,8 @@ func (w *Worker) advance(m int) {
 		s.generated += m
 		s.lastToken = ends[m-1]
 	}
-	for j := 1; j < m; j++ {
-		w.obs.Tokens(ends[j], n, ends[j]-ends[j-1])
+	if m > 1 {
+		w.obs.Tokens(ends[:m], n)
 	}
 	w.passes += int64(m)
 	w.busyNs += ends[m] - ends[0]

@@ -89,10 +89,11 @@ type Observer interface {
 	FirstToken(now des.Time, s *Seq)
 	// Token: a later output token of s, gap after the one before it.
 	Token(now des.Time, s *Seq, gap des.Time)
-	// Tokens: n later output tokens at now, one from each request of a
-	// stretch's pass (see Stretch), each gap after the one before it. It
-	// stands for n Token calls, in an order of its own.
-	Tokens(now des.Time, n int, gap des.Time)
+	// Tokens: n later output tokens at each of ends[1:], one from each
+	// request of a stretch's pass (see Stretch), each ends[j]-ends[j-1]
+	// after the one before it. It stands for n Token calls at each, in an
+	// order of its own.
+	Tokens(ends []des.Time, n int)
 	// Finished: s emitted its last token; its blocks are freed.
 	Finished(now des.Time, s *Seq)
 	// Ignored: s can never be scheduled again and leaves the worker (see

@@ -25,8 +25,10 @@ func (l *log) FirstToken(now des.Time, s *Seq) {
 func (l *log) Token(now des.Time, s *Seq, gap des.Time) {
 	l.events = append(l.events, fmt.Sprintf("%v token %d gap %v", now, s.Req.ID, gap))
 }
-func (l *log) Tokens(now des.Time, n int, gap des.Time) {
-	l.events = append(l.events, fmt.Sprintf("%v %d tokens gap %v", now, n, gap))
+func (l *log) Tokens(ends []des.Time, n int) {
+	for j := 1; j < len(ends); j++ {
+		l.events = append(l.events, fmt.Sprintf("%v %d tokens gap %v", ends[j], n, ends[j]-ends[j-1]))
+	}
 }
 func (l *log) Finished(now des.Time, s *Seq) {
 	l.events = append(l.events, fmt.Sprintf("%v done %d", now, s.Req.ID))

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/kvsim/kvsim/des"
 )
 
 const ms = 1_000_000 // ns
@@ -183,6 +185,45 @@ func TestHistogramAddN(t *testing.T) {
 	p := bulk.Percentiles()
 	if bulk.Count() != 7 || p.Max != 9 || p.P50 < 3 || p.P50 >= 3*(1+1.0/128) || p.P90 != 9 {
 		t.Errorf("count %d, percentiles %+v", bulk.Count(), p)
+	}
+}
+
+// TestHistogramAddSteps: AddSteps(ts, n) is AddN(ts[j]-ts[j-1], n) for
+// each j >= 1. Steps 5, 5, 5, 300, 301 ns at n = 2 (times 0, 5, 10, 15,
+// 315, 616) count 6 samples in bucket 5 and 2 in each of 300's and 301's
+// buckets (the same one: it is 2 wide there), 10 in all, maximum 301 ns;
+// and random series of times, with runs of equal steps as a stretch's
+// passes have, added after other samples, give the histogram the AddN
+// loop gives, whatever the n.
+func TestHistogramAddSteps(t *testing.T) {
+	var h Histogram
+	AddSteps(&h, []int64{0, 5, 10, 15, 315, 616}, 2)
+	if h.n != 10 || h.max != 301 || h.counts[5] != 6 || h.counts[bucket(300)] != 4 || bucket(300) != bucket(301) {
+		t.Errorf("count %d max %d, bucket 5: %d, bucket of 300: %d", h.n, h.max, h.counts[5], h.counts[bucket(300)])
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 2000 {
+		var steps, loop Histogram
+		for range rng.IntN(4) {
+			ns := rng.Int64N(1e9)
+			steps.Add(ns)
+			loop.Add(ns)
+		}
+		ts := []des.Time{des.Time(rng.Int64N(1e12))}
+		for range rng.IntN(300) {
+			step := des.Time(rng.Int64N(1 << rng.IntN(40)))
+			for range 1 + rng.IntN(8) {
+				ts = append(ts, ts[len(ts)-1]+step+des.Time(rng.Int64N(3)))
+			}
+		}
+		n := rng.IntN(200)
+		AddSteps(&steps, ts, n)
+		for j := 1; j < len(ts); j++ {
+			loop.AddN(int64(ts[j]-ts[j-1]), n)
+		}
+		if !reflect.DeepEqual(steps, loop) {
+			t.Fatalf("steps of %v (n %d): AddSteps %+v, AddN %+v", ts, n, steps, loop)
+		}
 	}
 }
 

@@ -217,6 +217,10 @@ func (st *Stats) LastArrival() des.Time { return des.Time(st.s.LastArrivalNs) }
 // request: n samples of the inter-token latency.
 func (st *Stats) Tokens(n int, gap des.Time) { st.itl.AddN(int64(gap), n) }
 
+// TokenSteps records n tokens at each of ends[1:], each ends[j]-ends[j-1]
+// after the one before it: Tokens for each, at once.
+func (st *Stats) TokenSteps(ends []des.Time, n int) { report.AddSteps(&st.itl, ends, n) }
+
 // RequestEnded counts a request's row as it ends.
 func (st *Stats) RequestEnded(row *report.RequestRow) {
 	s := &st.s

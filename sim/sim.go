@@ -589,13 +589,20 @@ func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 }
 
 func (o *observer) Token(now des.Time, _ *engine.Seq, gap des.Time) {
-	o.Tokens(now, 1, gap)
+	c := (*Cluster)(o)
+	c.stats.Tokens(1, gap)
+	c.events.Tokens(now, 1, gap, c.byLastArrival(now))
 }
 
-func (o *observer) Tokens(now des.Time, n int, gap des.Time) {
+func (o *observer) Tokens(ends []des.Time, n int) {
 	c := (*Cluster)(o)
-	c.stats.Tokens(n, gap)
-	c.events.Tokens(now, n, gap, c.byLastArrival(now))
+	c.stats.TokenSteps(ends, n)
+	if c.events == nil {
+		return
+	}
+	for j := 1; j < len(ends); j++ {
+		c.events.Tokens(ends[j], n, ends[j]-ends[j-1], c.byLastArrival(ends[j]))
+	}
 }
 
 // byLastArrival reports whether t, at most the current time, is at most
