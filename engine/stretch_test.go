@@ -277,8 +277,7 @@ type opaque struct{ Timing }
 // ends every pass where the same stretch timed through the Timing
 // interface, pass by pass, does: random dense models and GPUs, overheads,
 // memory- and compute-bound passes, slow factors and batches of decoding
-// requests, run to idle through every
-// stretch they make, crossings taken.
+// requests, run to idle through every stretch they make, crossings taken.
 func TestRoofEndsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var dense []Model
@@ -339,4 +338,70 @@ func TestRoofEndsExact(t *testing.T) {
 		t.Fatalf("%d stretches of %d passes: too few to test", stretches, passes)
 	}
 	t.Logf("%d stretches of %d passes", stretches, passes)
+}
+
+// TestRoofEndsBounds: roofEnds's three loops (memory bound throughout,
+// compute bound throughout, and crossing from one to the other, where it
+// computes both terms) end every pass where PassTime, pass by pass, does:
+// random dense models and GPUs, decode batches of 1 to 512 requests and
+// stretches of 2 to MaxStretch passes, with the MFU set, in a third of
+// the trials, so that compute and memory times meet at a random pass of
+// the stretch.
+func TestRoofEndsBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var dense []Model
+	for _, m := range Models {
+		if m.readsAll() {
+			dense = append(dense, m)
+		}
+	}
+	var bound [3]int // memory bound, compute bound, crossing
+	const margin = 1 - 1.0/(1<<20)
+	for range 3000 {
+		n, k := 1+rng.IntN(512), 2+rng.IntN(MaxStretch-1)
+		ctx := int64(n) * (1 + rng.Int64N(4000))
+		b := Batch{DecodeTokens: n, PriorContext: ctx, AttnPairs: ctx + int64(n)}
+		at := func(j int) Batch { // pass j's batch
+			c := b
+			c.PriorContext += int64(j-1) * int64(n)
+			c.AttnPairs += int64(j-1) * int64(n)
+			return c
+		}
+		rf := &Roofline{GPU: GPUs[rng.IntN(len(GPUs))], Model: dense[rng.IntN(len(dense))], TP: 1 + rng.IntN(4),
+			MFU: 1, MBU: 1 - rng.Float64()/2, Overhead: des.Time(rng.IntN(2_000_000))}
+		r := compiled(rf).(*rooflinePass)
+		if mid := at(2 + rng.IntN(k-1)); rng.IntN(3) == 0 {
+			rf.MFU = min(1, r.compute(&mid)/r.memory(&mid)) // compute and memory meet there
+		} else {
+			rf.MFU = []float64{0.5, 0.05, 0.005}[rng.IntN(3)]
+		}
+		r = compiled(rf).(*rooflinePass)
+		first, last := at(2), at(k)
+		switch {
+		case r.compute(&first) < margin*r.memory(&first) && r.compute(&last) < margin*r.memory(&last):
+			bound[0]++
+		case r.memory(&first) < margin*r.compute(&first) && r.memory(&last) < margin*r.compute(&last):
+			bound[1]++
+		default:
+			bound[2]++
+		}
+		w := &Worker{stats: b, batch: make([]*Seq, n)}
+		if rng.IntN(3) == 0 {
+			w.slow = 1 + 2*rng.Float64()
+		}
+		start := des.Time(rng.Int64N(1e12))
+		got := w.roofEnds(r, []des.Time{start}, k)
+		want := []des.Time{start}
+		for j := 2; j <= k; j++ {
+			p := at(j)
+			want = append(want, want[len(want)-1]+w.slowed(max(r.PassTime(&p), 1)))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s on %d x %s, MFU %g, %d requests, %d passes: roofEnds %v, PassTime %v", rf.Model.Name, rf.TP, rf.GPU.Name, rf.MFU, n, k, got, want)
+		}
+	}
+	if min(bound[0], bound[1], bound[2]) < 100 {
+		t.Fatalf("memory bound, compute bound, crossing: %v stretches: too few of one", bound)
+	}
+	t.Logf("memory bound, compute bound, crossing: %v stretches", bound)
 }

@@ -137,11 +137,21 @@ type rooflinePass struct {
 func (r *rooflinePass) PassTime(b *Batch) des.Time { return r.overhead + des.MustFromNanos(r.nanos(b)) }
 
 // nanos is Roofline.nanos.
-func (r *rooflinePass) nanos(b *Batch) float64 {
+func (r *rooflinePass) nanos(b *Batch) float64 { return max(r.compute(b), r.memory(b)) * 1e9 }
+
+// compute is the pass's compute time in seconds: Roofline.nanos's first
+// term.
+func (r *rooflinePass) compute(b *Batch) float64 {
 	tokens := float64(b.PrefillTokens + b.DecodeTokens)
 	flops := float64(r.twoActive*tokens) + float64(r.attn*float64(b.AttnPairs))
+	return flops / r.flopRate
+}
+
+// memory is the pass's memory time in seconds: Roofline.nanos's second
+// term.
+func (r *rooflinePass) memory(b *Batch) float64 {
 	bytes := r.weights + float64(r.kv*float64(b.PriorContext))
-	return max(flops/r.flopRate, bytes/r.byteRate) * 1e9
+	return bytes / r.byteRate
 }
 
 // compiled is t, or for a Roofline of a dense model (whose weights read do
