@@ -273,6 +273,18 @@ func TestStretchCrosses(t *testing.T) {
 // the Timing interface.
 type opaque struct{ Timing }
 
+// denseModels lists the model presets the roofline compiles (those whose
+// weights read do not depend on the batch).
+func denseModels() []Model {
+	var dense []Model
+	for _, m := range Models {
+		if m.readsAll() {
+			dense = append(dense, m)
+		}
+	}
+	return dense
+}
+
 // TestRoofEndsExact: a stretch timed by the roofline fast path (roofEnds)
 // ends every pass where the same stretch timed through the Timing
 // interface, pass by pass, does: random dense models and GPUs, overheads,
@@ -280,12 +292,7 @@ type opaque struct{ Timing }
 // requests, run to idle through every stretch they make, crossings taken.
 func TestRoofEndsExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	var dense []Model
-	for _, m := range Models {
-		if m.readsAll() {
-			dense = append(dense, m)
-		}
-	}
+	dense := denseModels()
 	stretches, passes := 0, 0
 	for trial := range 150 {
 		r := &Roofline{GPU: GPUs[rng.IntN(len(GPUs))], Model: dense[rng.IntN(len(dense))], TP: 1 + rng.IntN(4),
@@ -349,12 +356,7 @@ func TestRoofEndsExact(t *testing.T) {
 // the stretch.
 func TestRoofEndsBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	var dense []Model
-	for _, m := range Models {
-		if m.readsAll() {
-			dense = append(dense, m)
-		}
-	}
+	dense := denseModels()
 	var bound [3]int // memory bound, compute bound, crossing
 	const margin = 1 - 1.0/(1<<20)
 	for range 3000 {
