@@ -11,11 +11,9 @@ import (
 // heapAhead is the heap kvsim maps before a run for huge pages (hugeHeap).
 // It is address space, not memory: no page of it is touched until the heap
 // grows into it, and a run's peak RSS moves by a few MB (docs/performance.md).
-// Mapping costs about 2.5 ms a 256 MB (the runtime's span tables), before
-// the run: 256 MB hold the heaps of the conversation trace at any size and
-// of a million synthetic requests; a larger heap grows past it in 4 KB
+// A GB holds the heap of 2048 workers; a larger heap grows past it in 4 KB
 // pages.
-const heapAhead = 256 << 20
+const heapAhead = 1 << 30
 
 // thpSetting is the file in which Linux says when it backs anonymous memory
 // with transparent huge pages: "always [madvise] never" when only for the
@@ -28,20 +26,27 @@ const thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
 // only for its own metadata, so a run's heap otherwise faults in 4 KB at a
 // time, and on a virtual machine a fault costs about 10 µs: the
 // conversation trace took 13,000 faults, a third of the run's CPU time.
-// hugeHeap allocates heapAhead bytes, which the runtime maps fresh and
-// untouched, advises them MADV_HUGEPAGE and lets a collection beside the
-// run's start free them: the mapping and the advice stay, and the heap
-// grows into them. It does nothing where huge pages are always or never
-// used, under GODEBUG=disablethp=1, or under a memory limit too small to
-// map heapAhead. It reports whether it advised.
-func hugeHeap() bool {
+// A goroutine beside the run's start allocates heapAhead bytes, which the
+// runtime maps fresh and untouched, advises them MADV_HUGEPAGE and
+// collects them: the mapping and the advice stay, and the heap grows into
+// them. (The mapping costs the runtime about 5 ms of span tables and the
+// collection 2-4 ms, off the run's path; the run's first few MB meanwhile
+// come in 4 KB pages.) It does nothing where huge pages are always or
+// never used, under GODEBUG=disablethp=1, or under a memory limit too small
+// to map heapAhead. The channel it returns, nil when it does nothing, says
+// once the heap is ready whether the advice was taken.
+func hugeHeap() <-chan bool {
 	b, err := os.ReadFile(thpSetting)
 	if err != nil || !strings.Contains(string(b), "[madvise]") ||
 		strings.Contains(os.Getenv("GODEBUG"), "disablethp=1") || debug.SetMemoryLimit(-1) < 4*heapAhead {
-		return false
+		return nil
 	}
-	ahead := make([]byte, heapAhead)
-	ok := syscall.Madvise(ahead, syscall.MADV_HUGEPAGE) == nil
-	go runtime.GC() // ahead is dead: a collection beside the run's start frees it, so the heap grows into it and the collector paces the run by what it keeps live
-	return ok
+	done := make(chan bool, 1)
+	go func() {
+		ahead := make([]byte, heapAhead)
+		ok := syscall.Madvise(ahead, syscall.MADV_HUGEPAGE) == nil
+		runtime.GC() // ahead is dead: this frees it, so the heap grows into it and the collector paces the run by what it keeps live
+		done <- ok
+	}()
+	return done
 }
