@@ -1,6 +1,7 @@
 package des
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -157,6 +158,11 @@ func TestFromNanos(t *testing.T) {
 	}{
 		{1.4, 1, true}, {1.5, 2, true}, {2.5, 3, true}, {-1.5, -2, true},
 		{9.3e18, 0, false}, {1e300, 0, false},
+		// The ends of Time: 2^63 does not fit, -2^63 does; the floats next
+		// to them fit; NaN and the infinities do not.
+		{math.Ldexp(1, 63), 0, false}, {math.Nextafter(math.Ldexp(1, 63), 0), 1<<63 - 1024, true},
+		{-math.Ldexp(1, 63), math.MinInt64, true}, {math.Nextafter(-math.Ldexp(1, 63), math.Inf(-1)), 0, false},
+		{math.NaN(), 0, false}, {math.Inf(1), 0, false}, {math.Inf(-1), 0, false},
 	} {
 		got, ok := FromNanos(c.in)
 		if got != c.want || ok != c.ok {

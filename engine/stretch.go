@@ -38,7 +38,7 @@ import (
 // the requests that cross, not the batch.
 type stretch struct {
 	ends  []des.Time // ends[j] is the end of pass j+1; empty when no stretch
-	batch Batch      // scratch: the batch of the pass being timed (a local would escape through the timing interface)
+	batch Batch      // scratch: the batch of the pass being timed through the Timing interface (a local would escape through it)
 	// cross lists the crossings of passes 2..k in the order the drive scan
 	// would take their blocks: by pass, then batch order. next is the
 	// first not yet taken.
@@ -119,21 +119,21 @@ func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 // the passes' divisions (the loop through the Timing interface was 18 % of
 // the event loop at 128 workers).
 //
+// It appends the ends of passes 2..k after the end of pass 1, ends' last.
+//
 // A pass's time is the larger of its compute and memory times, and across
 // a stretch both grow linearly with the pass number (N more attention
 // pairs and N more context tokens a pass). So when one is below the other
-// by a margin (2^-20 relative, far past rounding) at passes 2 and k, it is
-// below it at every pass between, and the loop computes only the larger:
-// max returns it bit for bit.
+// at passes 2 and k (bounds), it is below it at every pass between, and
+// the loop computes only the larger: max returns it bit for bit.
 func (w *Worker) roofEnds(r *rooflinePass, ends []des.Time, k int) []des.Time {
 	b, n := w.stats, int64(len(w.batch))
 	end := ends[len(ends)-1]
 	first, last := b, b
 	first.PriorContext, first.AttnPairs = b.PriorContext+n, b.AttnPairs+n
 	last.PriorContext, last.AttnPairs = b.PriorContext+int64(k-1)*n, b.AttnPairs+int64(k-1)*n
-	const margin = 1 - 1.0/(1<<20)
-	memoryBound := r.compute(&first) < margin*r.memory(&first) && r.compute(&last) < margin*r.memory(&last)
-	computeBound := r.memory(&first) < margin*r.compute(&first) && r.memory(&last) < margin*r.compute(&last)
+	memoryBound := bounds(r.memory(&first), r.compute(&first), r.memory(&last), r.compute(&last))
+	computeBound := bounds(r.compute(&first), r.memory(&first), r.compute(&last), r.memory(&last))
 	for j := 2; j <= k; j++ {
 		b.PriorContext += n
 		b.AttnPairs += n
@@ -154,6 +154,17 @@ func (w *Worker) roofEnds(r *rooflinePass, ends []des.Time, k int) []des.Time {
 		ends = append(ends, end)
 	}
 	return ends
+}
+
+// bounds reports whether a term that is y0 at a stretch's first pass and
+// y1 at its last is the larger of a pass's two times at every pass, the
+// other being x0 and x1 there: y is positive at both ends and the other
+// below it by a margin (2^-20 relative, far past the terms' rounding of a
+// few ulps). Both are affine in the pass number, so y·(1-2^-20) - x is
+// positive between the ends as at them, and y positive: x < y throughout.
+func bounds(y0, x0, y1, x1 float64) bool {
+	const margin = 1 - 1.0/(1<<20)
+	return y0 > 0 && y1 > 0 && x0 < margin*y0 && x1 < margin*y1
 }
 
 // crossings lists in w.ff.cross the blocks the batch's requests cross into

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -347,19 +348,20 @@ func TestRoofEndsExact(t *testing.T) {
 	t.Logf("%d stretches of %d passes", stretches, passes)
 }
 
-// TestRoofEndsBounds: roofEnds's three loops (memory bound throughout,
+// TestRoofEndsBounds: roofEnds's three ways (memory bound throughout,
 // compute bound throughout, and crossing from one to the other, where it
 // computes both terms) end every pass where PassTime, pass by pass, does:
 // random dense models and GPUs, decode batches of 1 to 512 requests and
-// stretches of 2 to MaxStretch passes, with the MFU set, in a third of
-// the trials, so that compute and memory times meet at a random pass of
-// the stretch.
+// stretches of 2 to MaxStretch passes. In two trials of three the MFU is
+// set so that compute and memory times meet at the stretch's second pass,
+// its last or one between, scaled by 1 ± 2^-e (e from 18 to 54): from just
+// past the margin to within rounding of it, so that deciding the bound on
+// the wrong passes or with a wrong margin moves a pass end.
 func TestRoofEndsBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	dense := denseModels()
 	var bound [3]int // memory bound, compute bound, crossing
-	const margin = 1 - 1.0/(1<<20)
-	for range 3000 {
+	for range 6000 {
 		n, k := 1+rng.IntN(512), 2+rng.IntN(MaxStretch-1)
 		ctx := int64(n) * (1 + rng.Int64N(4000))
 		b := Batch{DecodeTokens: n, PriorContext: ctx, AttnPairs: ctx + int64(n)}
@@ -372,17 +374,22 @@ func TestRoofEndsBounds(t *testing.T) {
 		rf := &Roofline{GPU: GPUs[rng.IntN(len(GPUs))], Model: dense[rng.IntN(len(dense))], TP: 1 + rng.IntN(4),
 			MFU: 1, MBU: 1 - rng.Float64()/2, Overhead: des.Time(rng.IntN(2_000_000))}
 		r := compiled(rf).(*rooflinePass)
-		if mid := at(2 + rng.IntN(k-1)); rng.IntN(3) == 0 {
-			rf.MFU = min(1, r.compute(&mid)/r.memory(&mid)) // compute and memory meet there
-		} else {
+		if rng.IntN(3) == 0 {
 			rf.MFU = []float64{0.5, 0.05, 0.005}[rng.IntN(3)]
+		} else {
+			meet := at([]int{2, k, 2 + rng.IntN(k-1)}[rng.IntN(3)])
+			scale := math.Ldexp(1, -18-rng.IntN(37))
+			if rng.IntN(2) == 0 {
+				scale = -scale
+			}
+			rf.MFU = min(1, r.compute(&meet)/r.memory(&meet)*(1+scale)) // compute and memory meet there, or nearly
 		}
 		r = compiled(rf).(*rooflinePass)
 		first, last := at(2), at(k)
 		switch {
-		case r.compute(&first) < margin*r.memory(&first) && r.compute(&last) < margin*r.memory(&last):
+		case bounds(r.memory(&first), r.compute(&first), r.memory(&last), r.compute(&last)):
 			bound[0]++
-		case r.memory(&first) < margin*r.compute(&first) && r.memory(&last) < margin*r.compute(&last):
+		case bounds(r.compute(&first), r.memory(&first), r.compute(&last), r.memory(&last)):
 			bound[1]++
 		default:
 			bound[2]++
@@ -406,4 +413,31 @@ func TestRoofEndsBounds(t *testing.T) {
 		t.Fatalf("memory bound, compute bound, crossing: %v stretches: too few of one", bound)
 	}
 	t.Logf("memory bound, compute bound, crossing: %v stretches", bound)
+}
+
+// TestBounds: a term bounds a stretch when it is positive at both ends
+// and the other is below it by more than 2^-20 at both: 1 against 0.5 does;
+// 1 against 1-2^-21 does not (within the margin); a term negative at an end
+// does not, whatever the other (-1 against -2 is larger only by sign); NaN
+// never does.
+func TestBounds(t *testing.T) {
+	for _, c := range []struct {
+		y0, x0, y1, x1 float64
+		want           bool
+	}{
+		{1, 0.5, 2, 1.9, true},
+		{1, 0, 1, 0, true},
+		{1, 1 - 1.0/(1<<19), 1, 0.5, true},
+		{1, 1 - 1.0/(1<<21), 1, 0.5, false},
+		{1, 0.5, 1, 1 - 1.0/(1<<21), false},
+		{-1, -2, 1, 0.5, false},
+		{1, 0.5, -1, -2, false},
+		{0, -1, 1, 0.5, false},
+		{math.NaN(), 0.5, 1, 0.5, false},
+		{1, math.NaN(), 1, 0.5, false},
+	} {
+		if got := bounds(c.y0, c.x0, c.y1, c.x1); got != c.want {
+			t.Errorf("bounds(%g, %g, %g, %g) = %v, want %v", c.y0, c.x0, c.y1, c.x1, got, c.want)
+		}
+	}
 }

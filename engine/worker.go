@@ -92,7 +92,7 @@ type Observer interface {
 	// Tokens: n later output tokens at each of ends[1:], one from each
 	// request of a stretch's pass (see Stretch), each ends[j]-ends[j-1]
 	// after the one before it. It stands for n Token calls at each, in an
-	// order of its own.
+	// order of its own. ends is the worker's: it is not kept.
 	Tokens(ends []des.Time, n int)
 	// Finished: s emitted its last token; its blocks are freed.
 	Finished(now des.Time, s *Seq)

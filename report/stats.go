@@ -151,10 +151,13 @@ func (h *Histogram) AddN(ns int64, n int) {
 // AddSteps records n samples of each step ts[j]-ts[j-1] (j >= 1) of
 // non-decreasing times ts: the same as AddN of each step, in one pass that
 // touches a bucket once a run of steps falling in it, as consecutive pass
-// lengths mostly do.
+// lengths mostly do. It panics, recording nothing, when n < 0 or a step is
+// negative.
 func AddSteps[T ~int64](h *Histogram, ts []T, n int) {
-	if n < 0 {
-		panic("report: Histogram sample of a negative count")
+	for j := 1; j < len(ts); j++ {
+		if ts[j] < ts[j-1] || n < 0 {
+			panic("report: Histogram sample of a negative value or count")
+		}
 	}
 	if len(ts) < 2 || n == 0 {
 		return
@@ -162,9 +165,6 @@ func AddSteps[T ~int64](h *Histogram, ts []T, n int) {
 	run, count, most := -1, uint64(0), h.max
 	for j := 1; j < len(ts); j++ {
 		step := int64(ts[j] - ts[j-1])
-		if step < 0 {
-			panic("report: Histogram sample of a negative value")
-		}
 		if i := bucket(step); i != run {
 			h.addCount(run, count*uint64(n))
 			run, count = i, 0

@@ -227,6 +227,32 @@ func TestHistogramAddSteps(t *testing.T) {
 	}
 }
 
+// TestHistogramAddStepsPanics: a negative step or count panics before
+// anything is recorded, as AddN of each step would before its own, n = 0
+// included.
+func TestHistogramAddStepsPanics(t *testing.T) {
+	for _, c := range []struct {
+		ts []int64
+		n  int
+	}{{[]int64{0, 5, 3}, 1}, {[]int64{0, 5, 3}, 0}, {[]int64{0, 5, 9}, -1}} {
+		var h Histogram
+		h.Add(7)
+		before := h
+		before.counts = slices.Clone(h.counts)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("AddSteps(%v, %d) did not panic", c.ts, c.n)
+				}
+			}()
+			AddSteps(&h, c.ts, c.n)
+		}()
+		if !reflect.DeepEqual(h, before) {
+			t.Errorf("AddSteps(%v, %d) recorded %+v before panicking", c.ts, c.n, h)
+		}
+	}
+}
+
 func TestHistogramAddNegativePanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {

@@ -213,12 +213,12 @@ func (st *Stats) Ended() int64 { return st.s.Requests.Total }
 // LastArrival is the time the latest request arrived.
 func (st *Stats) LastArrival() des.Time { return des.Time(st.s.LastArrivalNs) }
 
-// Tokens counts n tokens emitted, each gap after the one before it of its
-// request: n samples of the inter-token latency.
-func (st *Stats) Tokens(n int, gap des.Time) { st.itl.AddN(int64(gap), n) }
+// Token counts a token emitted gap after the one before it of its
+// request: a sample of the inter-token latency.
+func (st *Stats) Token(gap des.Time) { st.itl.Add(int64(gap)) }
 
 // TokenSteps records n tokens at each of ends[1:], each ends[j]-ends[j-1]
-// after the one before it: Tokens for each, at once.
+// after the one before it of its request: n Token calls at each, at once.
 func (st *Stats) TokenSteps(ends []des.Time, n int) { report.AddSteps(&st.itl, ends, n) }
 
 // RequestEnded counts a request's row as it ends.

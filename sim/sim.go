@@ -590,7 +590,7 @@ func (o *observer) FirstToken(now des.Time, s *engine.Seq) {
 
 func (o *observer) Token(now des.Time, _ *engine.Seq, gap des.Time) {
 	c := (*Cluster)(o)
-	c.stats.Tokens(1, gap)
+	c.stats.Token(gap)
 	c.events.Tokens(now, 1, gap, c.byLastArrival(now))
 }
 
