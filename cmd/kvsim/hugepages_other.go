@@ -2,5 +2,6 @@
 
 package main
 
-// hugeHeap does nothing: transparent huge pages are Linux's.
+// hugeHeap does nothing and returns nil: transparent huge pages are
+// Linux's.
 func hugeHeap() <-chan bool { return nil }
