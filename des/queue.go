@@ -174,16 +174,20 @@ func (q *Queue) ScheduleHandle(at Time, phase Phase, key uint64, h Handler, arg 
 	return c
 }
 
-// ScheduleAgain schedules c's handler once more, as ScheduleHandle would,
-// reusing c, whose event has fired (a handler rescheduling itself saves an
-// allocation). It panics when c's event is pending or was cancelled: a
-// cancelled event may still sit in the queue.
-func (q *Queue) ScheduleAgain(c *Handle, at Time, phase Phase, key uint64, arg uint64) {
+// ScheduleAgain is ScheduleHandle reusing c, a handle whose event has
+// fired (a handler rescheduling itself saves an allocation), or on a new
+// handle when c is nil; it returns the handle. It panics when c's event is
+// pending or was cancelled: a cancelled event may still sit in the queue.
+func (q *Queue) ScheduleAgain(c *Handle, at Time, phase Phase, key uint64, h Handler, arg uint64) *Handle {
+	if c == nil {
+		return q.ScheduleHandle(at, phase, key, h, arg)
+	}
 	if c.state != handleFired {
 		panic("des: ScheduleAgain with a handle whose event has not fired")
 	}
-	c.state = handlePending
+	c.h, c.state = h, handlePending
 	q.Schedule(at, phase, key, (*handled)(c), arg)
+	return c
 }
 
 // Cancel takes back a pending event scheduled by ScheduleHandle: it will

@@ -239,16 +239,19 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// TestScheduleAgain: a handle whose event fired schedules the next one
-// and can cancel it; a pending or cancelled handle cannot be reused.
+// TestScheduleAgain: a nil handle makes a new one; a handle whose event
+// fired schedules the next one, on itself, and can cancel it; a pending or
+// cancelled handle cannot be reused.
 func TestScheduleAgain(t *testing.T) {
 	var q Queue
 	s := &seqRec{}
-	h := q.ScheduleHandle(1, PhasePass, 0, s, 1)
+	h := q.ScheduleAgain(nil, 1, PhasePass, 0, s, 1)
 	q.Step()
-	q.ScheduleAgain(h, 2, PhasePass, 0, 2)
+	if again := q.ScheduleAgain(h, 2, PhasePass, 0, s, 2); again != h {
+		t.Error("ScheduleAgain of a fired handle made a new one")
+	}
 	q.Step()
-	q.ScheduleAgain(h, 3, PhasePass, 0, 3)
+	q.ScheduleAgain(h, 3, PhasePass, 0, s, 3)
 	if !q.Cancel(h) {
 		t.Error("Cancel of the rescheduled event reported false")
 	}
@@ -267,7 +270,7 @@ func TestScheduleAgain(t *testing.T) {
 					t.Errorf("ScheduleAgain of a %s handle did not panic", c.name)
 				}
 			}()
-			q.ScheduleAgain(c.h, 5, PhasePass, 0, 5)
+			q.ScheduleAgain(c.h, 5, PhasePass, 0, s, 5)
 		}()
 	}
 }

@@ -528,7 +528,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		last = n.w.Stretch(end, engine.MaxStretch)
 	}
 	if last != end {
-		n.ff, n.fired = c.scheduleOn(n.fired, last, des.PhasePass, key, (*passDone)(c), n.downs), nil
+		n.ff, n.fired = c.q.ScheduleAgain(n.fired, last, des.PhasePass, key, (*passDone)(c), n.downs), nil
 		c.stretches++
 		c.scheduleCross(n)
 	} else {

@@ -89,18 +89,7 @@ func (c *Cluster) scheduleCross(n *node) {
 	if !ok {
 		return
 	}
-	n.cross = c.scheduleOn(n.cross, t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
-}
-
-// scheduleOn schedules an event of handler h on free, a handle whose event
-// has fired and whose handler is h, reusing it (des.Queue.ScheduleAgain),
-// or, free nil, on a new handle; it returns the handle.
-func (c *Cluster) scheduleOn(free *des.Handle, at des.Time, phase des.Phase, key uint64, h des.Handler, arg uint64) *des.Handle {
-	if free == nil {
-		return c.q.ScheduleHandle(at, phase, key, h, arg)
-	}
-	c.q.ScheduleAgain(free, at, phase, key, arg)
-	return free
+	n.cross = c.q.ScheduleAgain(n.cross, t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
 }
 
 // Fire has a worker in a stretch take the blocks its requests cross into
