@@ -262,6 +262,21 @@ func (q *Queue) Step() bool {
 	return true
 }
 
+// Before reports whether the next pending event is ordered before time
+// at, phase phase and key key: those of an event of another queue. A
+// caller keeping events of its own on a second queue steps it while they
+// come before the first queue's next event.
+func (q *Queue) Before(at Time, phase Phase, key uint64) bool {
+	if q.cancelled > 0 {
+		q.dropCancelled()
+	}
+	if len(q.heap) == 0 {
+		return false
+	}
+	e := &q.heap[0]
+	return e.at < at || e.at == at && e.ord < uint64(phase)<<56|key
+}
+
 func (q *Queue) up(i int) {
 	h := q.heap
 	e := h[i]

@@ -150,6 +150,46 @@ func TestStepFiresOne(t *testing.T) {
 	}
 }
 
+// TestBefore: events at 5 ns in the drive phase, keys 3 and 7, and one at
+// 6 ns. Key 3 is not before (5 ns, drive, 3), its own place, but is
+// before (5 ns, drive, 4); once it fires, key 7 is before (5 ns, sample,
+// 0) but not (5 ns, arrival, 9), whose phase comes first; once 7 fires,
+// the last is before (7 ns, transfer, 0) only. A cancelled head is passed
+// over: it is not the next event.
+func TestBefore(t *testing.T) {
+	var q Queue
+	s := &seqRec{}
+	c := q.ScheduleHandle(1, PhaseDrive, 0, s, 99)
+	q.Schedule(5, PhaseDrive, 7, s, 7)
+	q.Schedule(5, PhaseDrive, 3, s, 3)
+	q.Schedule(6, PhaseDrive, 1, s, 1)
+	q.Cancel(c)
+	for i, st := range []struct {
+		at     Time
+		phase  Phase
+		key    uint64
+		before bool
+	}{
+		{5, PhaseDrive, 3, false},
+		{5, PhaseDrive, 4, true},
+		{5, PhaseArrival, 9, false},
+		{5, PhaseSample, 0, true},
+		{6, PhaseArrival, 9, false},
+		{7, PhaseTransfer, 0, true},
+	} {
+		got := q.Before(st.at, st.phase, st.key)
+		if got != st.before {
+			t.Errorf("check %d: Before(%v, %v, %d) = %v, want %v", i, st.at, st.phase, st.key, got, st.before)
+		}
+		if got {
+			q.Step()
+		}
+	}
+	if !slices.Equal(s.args, []uint64{3, 7, 1}) || q.Len() != 0 || q.Before(MaxTime, PhaseSample, 0) {
+		t.Errorf("fired %v, %d pending; want [3 7 1], none", s.args, q.Len())
+	}
+}
+
 func TestFromNanos(t *testing.T) {
 	for _, c := range []struct {
 		in   float64
