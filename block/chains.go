@@ -420,8 +420,12 @@ func (c *Chains) AppendRefs(dst []Ref, s, lo, hi int32) []Ref {
 }
 
 // Collect frees the segments left without references, and in turn parents
-// left without any.
+// left without any, in an order their ids fix, whatever order they lost
+// their references in: the ids Intern hands out next depend only on which
+// segments were dropped (a caller may drop them in another order and see
+// the same ids).
 func (c *Chains) Collect() {
+	slices.Sort(c.unref)
 	for len(c.unref) > 0 {
 		s := c.unref[len(c.unref)-1]
 		c.unref = c.unref[:len(c.unref)-1]

@@ -148,8 +148,9 @@ func (c *hashChains) AppendRefs(dst []Ref, s, lo, hi int32) []Ref {
 }
 
 // Collect frees the segments left without references, and in turn parents
-// left without any.
+// left without any, those dropped in id order.
 func (c *hashChains) Collect() {
+	slices.Sort(c.unref)
 	for len(c.unref) > 0 {
 		s := c.unref[len(c.unref)-1]
 		c.unref = c.unref[:len(c.unref)-1]

@@ -238,6 +238,32 @@ func TestChainsAcquire(t *testing.T) {
 	}
 }
 
+// TestCollectOrder: four unrelated chains of one block each are
+// segments 0-3. Released in the order 0 1 2 3 or 3 1 0 2 and collected,
+// their ids are freed in the same order (Intern takes the last freed
+// first), so the next four chains get the same segments either way:
+// 0, 1, 2, 3, the lowest freed last.
+func TestCollectOrder(t *testing.T) {
+	for _, order := range [][]int{{0, 1, 2, 3}, {3, 1, 0, 2}} {
+		var c Chains
+		var paths [][]Piece
+		for i := range 4 {
+			paths = append(paths, c.Intern(Hashed(hashChain(uint64(i))), nil))
+		}
+		for _, i := range order {
+			c.Release(paths[i])
+		}
+		c.Collect()
+		var segs []int32
+		for i := range 4 {
+			segs = append(segs, c.Intern(Hashed(hashChain(uint64(10+i))), nil)[0].Seg)
+		}
+		if !slices.Equal(segs, []int32{0, 1, 2, 3}) {
+			t.Errorf("released in the order %v: the next chains are segments %v, want [0 1 2 3]", order, segs)
+		}
+	}
+}
+
 func BenchmarkIntern(b *testing.B) {
 	// 64 prefix groups of 32 blocks, then 32 private blocks: the synthetic
 	// workload's shape, as rules and as the same chains' given hashes.
