@@ -34,8 +34,9 @@ import (
 // the block then, evicting a free cached block when no fresh or anonymous
 // one heads the free queue, which the router hears of at that instant. So
 // the stretch keeps its crossings by pass (cross), and the caller has the
-// worker take them at those instants (NextCross, Cross): a crossing costs
-// the requests that cross, not the batch.
+// worker take them at those instants, or later but before anything sees
+// the difference (NextCross, CrossTo; Settle takes those left): a
+// crossing costs the requests that cross, not the batch.
 type stretch struct {
 	ends  []des.Time // ends[j] is the end of pass j+1; empty when no stretch
 	batch Batch      // scratch: the batch of the pass being timed through the Timing interface (a local would escape through it)
@@ -215,21 +216,36 @@ func (w *Worker) NextCross() (des.Time, bool) {
 	return w.ff.ends[w.ff.cross[w.ff.next].pass-2], true
 }
 
-// Cross takes the blocks of the next stretch pass whose requests cross
-// into a new block, as the drive scan starting that pass would (in batch
-// order, evicting as allocation does), and reports the cache changes. The
-// caller calls it at the instant NextCross gave, at the drive scan's place
-// in the event order.
-func (w *Worker) Cross() {
-	c := w.ff.cross
-	if w.ff.next == len(c) {
-		panic(fmt.Sprintf("worker %d: Cross with no crossing left", w.cfg.ID))
+// CrossTo takes the blocks of the stretch passes whose requests cross into
+// a new block and that start before now, or at now when started (the
+// current event comes after that pass's drive scan), those not taken yet:
+// in pass and batch order, evicting as allocation does, as the drive scans
+// starting them would. It reports the cache changes once, for all of them,
+// and whether it took any. The caller calls it before anything sees the
+// worker's G1 or the router's view of it: at the instant NextCross gave,
+// at the drive scan's place in the event order, or later, before the first
+// event that looks.
+func (w *Worker) CrossTo(now des.Time, started bool) bool {
+	starts := w.ff.ends[:max(len(w.ff.ends)-1, 0)] // pass j starts at starts[j-2]
+	n, _ := slices.BinarySearch(starts, now)       // passes 2..n+1 start before now
+	if started && n < len(starts) && starts[n] == now {
+		n++
 	}
-	j := c[w.ff.next].pass
-	for ; w.ff.next < len(c) && c[w.ff.next].pass == j; w.ff.next++ {
+	return w.takeCrossings(n + 1)
+}
+
+// takeCrossings takes the crossings not taken yet of passes 2..j and
+// reports the cache changes, when there were any.
+func (w *Worker) takeCrossings(j int) bool {
+	c, first := w.ff.cross, w.ff.next
+	for ; w.ff.next < len(c) && int(c[w.ff.next].pass) <= j; w.ff.next++ {
 		w.grow(w.batch[c[w.ff.next].seq], 1)
 	}
+	if w.ff.next == first {
+		return false
+	}
 	w.reportKV()
+	return true
 }
 
 // Settle ends the stretch at the current event, at now, leaving the worker
@@ -240,7 +256,9 @@ func (w *Worker) Cross() {
 // in progress and true; or false when the current event falls between a
 // pass end at now and the next pass's start: that pass has ended, the
 // worker is idle, and the caller schedules the drive scan passes one by one
-// would have. The last pass of a stretch ends as a plain pass, FinishPass.
+// would have. The crossings of the passes started that CrossTo has not
+// taken are taken first. The last pass of a stretch ends as a plain pass,
+// FinishPass.
 func (w *Worker) Settle(now des.Time, ended, started bool) (des.Time, bool) {
 	if !w.Stretching() {
 		panic(fmt.Sprintf("worker %d: Settle without a stretch", w.cfg.ID))
@@ -250,12 +268,13 @@ func (w *Worker) Settle(now des.Time, ended, started bool) (des.Time, bool) {
 	for m < last && (ends[m] < now || ends[m] == now && started) {
 		m++
 	}
+	if c := w.ff.cross; w.ff.next > 0 && int(c[w.ff.next-1].pass) > m+1 {
+		panic(fmt.Sprintf("worker %d: settled after pass %d with crossings taken to pass %d", w.cfg.ID, m+1, c[w.ff.next-1].pass))
+	}
+	w.takeCrossings(m + 1)
 	w.advance(m)
 	end := ends[m]
 	w.ff.ends = ends[:0]
-	if c := w.ff.cross; w.ff.next < len(c) && int(c[w.ff.next].pass) <= m+1 || w.ff.next > 0 && int(c[w.ff.next-1].pass) > m+1 {
-		panic(fmt.Sprintf("worker %d: settled after pass %d with crossings taken to pass %d", w.cfg.ID, m+1, c[max(w.ff.next-1, 0)].pass))
-	}
 	w.ff.cross, w.ff.next = w.ff.cross[:0], 0
 	if m < last && end == now && ended {
 		w.FinishPass(now)

@@ -238,7 +238,7 @@ func TestStretchCrosses(t *testing.T) {
 		if !ok {
 			break
 		}
-		w.Cross()
+		w.CrossTo(at, true)
 		crossed = append(crossed, fmt.Sprintf("%v:%d", at, w.G1Used()))
 		if err := w.Check(); err != nil {
 			t.Fatal(err)
@@ -267,6 +267,60 @@ func TestStretchCrosses(t *testing.T) {
 	}
 	if g, r := gaps(l.events), gaps(rl.events); !maps.Equal(g, r) {
 		t.Errorf("gaps %v, pass by pass %v", g, r)
+	}
+}
+
+// TestCrossTo: TestStretchCrosses's stretch, its crossings at 20, 30 and
+// 40 ms (5, 6 and 7 blocks in use after each), taken late. By 35 ms, the
+// 20 and 30 ms ones: 6 blocks. At 40 ms, before the drive scan (not
+// started), none; after it, the last: 7. Once more, none. Then Settle at
+// the stretch's end leaves the worker as TestStretchCrosses's. In a second
+// stretch taken by no CrossTo, Settle at 50 ms takes all three itself.
+func TestCrossTo(t *testing.T) {
+	c := cfg()
+	c.BlockSize, c.GPUBlocks = 4, 7
+	for _, late := range []bool{true, false} {
+		w, _ := newWorker(t, c, fixed)
+		w.Enqueue(chainOf(0, 0, 4, 10, 1, 4), false)
+		w.Enqueue(chainOf(1, 0, 6, 10, 2, 4), false)
+		end, _ := w.StartPass(0)
+		w.FinishPass(end)
+		end, _ = w.StartPass(10 * ms)
+		if last := w.Stretch(end, MaxStretch); last != 50*ms {
+			t.Fatalf("stretch ends at %v, want 50ms", last)
+		}
+		if late {
+			for i, step := range []struct {
+				at      des.Time
+				started bool
+				took    bool
+				used    int
+			}{
+				{35 * ms, true, true, 6},
+				{40 * ms, false, false, 6},
+				{40 * ms, true, true, 7},
+				{45 * ms, true, false, 7},
+			} {
+				if took := w.CrossTo(step.at, step.started); took != step.took || w.G1Used() != step.used {
+					t.Errorf("step %d: CrossTo(%v, %v) took %v, %d blocks used; want %v, %d", i, step.at, step.started, took, w.G1Used(), step.took, step.used)
+				}
+			}
+			if _, ok := w.NextCross(); ok {
+				t.Error("a crossing is left after the last")
+			}
+		} else if w.G1Used() != 4 {
+			t.Fatalf("%d blocks used before Settle, want 4", w.G1Used())
+		}
+		end, _ = w.Settle(50*ms, false, false)
+		if w.G1Used() != 7 || end != 50*ms {
+			t.Errorf("late %v: settled with %d blocks used, the pass ending at %v; want 7, 50ms", late, w.G1Used(), end)
+		}
+		if err := w.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if ends, want := finishToIdle(t, w, end), []des.Time{50 * ms, 55 * ms, 65 * ms}; !slices.Equal(ends, want) {
+			t.Errorf("late %v: pass ends from 50 ms %v, want %v", late, ends, want)
+		}
 	}
 }
 
@@ -331,10 +385,7 @@ func TestRoofEndsExact(t *testing.T) {
 				stretches++
 				passes += len(fast.ff.ends)
 				for _, w := range []*Worker{fast, slow} {
-					for _, ok := w.NextCross(); ok; _, ok = w.NextCross() {
-						w.Cross()
-					}
-					w.Settle(l1, false, false)
+					w.Settle(l1, false, false) // takes every crossing
 				}
 			}
 			fast.FinishPass(l1)

@@ -38,6 +38,7 @@ const (
 	invKVLedger      = "an event's KVCR work reconciles"
 	invChaosSettles  = "the cluster settles after chaos"
 	invPlannerMeter  = "the planner counts every change it reads"
+	invCrossingsSeen = "an event that looks sees every crossing before it"
 )
 
 func (e *InvariantError) Unwrap() error { return e.Err }

@@ -114,10 +114,10 @@ func TestEngineTransitionInvariant(t *testing.T) {
 	for _, check := range []bool{true, false} {
 		c := checkedCluster(t, y)
 		c.opt.Check = check
-		c.q.Schedule(100*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(des.Time) {
+		plant(c, 100*des.Millisecond, fireFunc(func(des.Time) {
 			w := c.workers[0].w
 			w.PullDone(w.Enqueue(&workload.Request{ID: 99, InputTokens: 16, OutputTokens: 1}, false), 0, 0)
-		}), 0)
+		}))
 		res, err := c.run(context.Background())
 		var ie *InvariantError
 		want := "worker 0: request 99: to waiting while waiting: no transition allows it"

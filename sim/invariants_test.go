@@ -184,9 +184,9 @@ func TestPastEventFailsRun(t *testing.T) {
 	for _, check := range []bool{true, false} {
 		c := checkedCluster(t, plantBody)
 		c.opt.Check = check
-		c.q.Schedule(100*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(des.Time) {
-			c.q.Schedule(50*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(des.Time) {}), 0)
-		}), 0)
+		plant(c, 100*des.Millisecond, fireFunc(func(des.Time) {
+			plant(c, 50*des.Millisecond, fireFunc(func(des.Time) {}))
+		}))
 		res, err := c.run(context.Background())
 		var ie *InvariantError
 		if got := broken(err); !slices.Equal(got, []string{invTimeMonotonic}) || !errors.As(err, &ie) || ie.At != 100*des.Millisecond || res != nil {
@@ -204,7 +204,7 @@ func TestPastEventFailsRun(t *testing.T) {
 func TestCausalCheck(t *testing.T) {
 	c := checkedCluster(t, plantBody)
 	planted := int64(-1)
-	c.q.Schedule(100*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(des.Time) {
+	plant(c, 100*des.Millisecond, fireFunc(func(des.Time) {
 		for _, id := range slices.Sorted(maps.Keys(c.active)) {
 			if r := c.active[id]; r.req.Arrival > 0 && r.seq != nil && r.seq.ScheduledAt >= 0 {
 				r.seq.ScheduledAt = r.req.Arrival - 1
@@ -212,7 +212,7 @@ func TestCausalCheck(t *testing.T) {
 				return
 			}
 		}
-	}), 0)
+	}))
 	_, err := c.run(context.Background())
 	if planted < 0 {
 		t.Fatal("no request was scheduled at 100ms")

@@ -235,9 +235,9 @@ func TestLedgerCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.q.Schedule(31*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(des.Time) {
+	plant(c, 31*des.Millisecond, fireFunc(func(des.Time) {
 		c.events.OrderUnstaged(&kvcr.Pull{Tag: 0, Planned: 5}, true)
-	}), 0)
+	}))
 	res, err := c.run(context.Background())
 	var ie *InvariantError
 	if !errors.As(err, &ie) || res != nil || !slices.Equal(broken(err), []string{invKVLedger}) {

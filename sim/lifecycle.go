@@ -57,6 +57,7 @@ type lifeEvent Cluster
 // Fire applies a lifecycle event.
 func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 	c := (*Cluster)(l)
+	c.look()
 	a := unpackLife(arg)
 	switch a.kind {
 	case lifeReady:

@@ -37,6 +37,12 @@ type fireFunc func(now des.Time)
 
 func (f fireFunc) Fire(now des.Time, _, _ uint64) { f(now) }
 
+// plant schedules f at at as a lifecycle event, which first takes the
+// deferred crossings before it (look), as every event of that phase does.
+func plant(c *Cluster, at des.Time, f fireFunc) {
+	c.q.Schedule(at, des.PhaseLifecycle, 0, fireFunc(func(now des.Time) { c.look(); f(now) }), 0)
+}
+
 // TestIllegalStatusFailsRun: worker 2 drains at 100 ms and, idle then,
 // is removed at once; an event planted at 200 ms makes it ready again
 // through sim's own step, which no scenario can ask for (a removed worker
@@ -47,7 +53,7 @@ func TestIllegalStatusFailsRun(t *testing.T) {
 	y := "name: s\nseed: 3\nworkload: {synthetic: {requests: 40, rate: 50, input: {mean: 200}, output: {mean: 5}}}\n" + kvBody +
 		"events:\n  - {at: 100ms, drain: [2]}\n"
 	c := checkedCluster(t, y)
-	c.q.Schedule(200*des.Millisecond, des.PhaseLifecycle, 0, fireFunc(func(now des.Time) { c.ready(now, c.workers[2]) }), 0)
+	plant(c, 200*des.Millisecond, fireFunc(func(now des.Time) { c.ready(now, c.workers[2]) }))
 	res, err := c.run(context.Background())
 	var ie *InvariantError
 	if !errors.As(err, &ie) || ie.Invariant != lifecycle.InvTransitions || ie.At != 200*des.Millisecond || res != nil {

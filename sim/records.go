@@ -80,6 +80,7 @@ type sampler Cluster
 // next sample while anything else is pending.
 func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	c := (*Cluster)(s)
+	c.look()
 	if c.opt.Sink != nil {
 		for _, n := range c.workers {
 			if c.status(n) == lifecycle.Removed {

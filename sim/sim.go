@@ -48,6 +48,10 @@ type Options struct {
 	// Twins runs, beside the run, the twin of each of its scenario events
 	// (twin.go): events.parquet then holds each event's effect.
 	Twins bool
+	// crossEvents makes every crossing of a stretch an event of the run's
+	// queue, as a planner does, instead of deferring it (stretch.go): the
+	// package's tests compare the two.
+	crossEvents bool
 }
 
 // ProgressEvery is how many events pass between Progress calls.
@@ -75,7 +79,11 @@ type Cluster struct {
 	moveHints bool          // hints ask for move pulls (router.hints.mode)
 	scanned   des.Time      // the last instant whose workers with parked pulls were woken
 	stretches int           // workers in a stretch of quiet passes (stretch.go)
-	source    workload.Source
+	// deferred holds the stretches' crossings while they wait for an event
+	// that looks at what they change (stretch.go); nil when each crossing
+	// is an event of q.
+	deferred *des.Queue
+	source   workload.Source
 	// shared is its read-ahead when it shares one with its twins (twin.go);
 	// nil when it reads its own.
 	shared   *workload.Prefetched
@@ -303,8 +311,11 @@ func (c *Cluster) result() (*Result, error) {
 func (c *Cluster) loop(ctx context.Context) {
 	for c.poll(ctx) && c.q.Step() {
 		c.applyKV()
-		if c.planner != nil && c.opt.Check {
-			c.checkMeters()
+		if c.opt.Check {
+			c.checkLooked()
+			if c.planner != nil {
+				c.checkMeters()
+			}
 		}
 		if c.q.Len() == 0 {
 			return
@@ -362,6 +373,9 @@ func build(p *Plan, opt Options, events *results.EventLog) (*Cluster, error) {
 		return nil, err
 	}
 	c.router = r
+	if deferCrossings(sc, opt) {
+		c.deferred = &des.Queue{}
+	}
 	if p.KVCR != nil {
 		kc := *p.KVCR
 		kc.Chains, kc.Workers, kc.G1 = c.chains, c.life.View(), (*g1View)(c)
@@ -427,6 +441,7 @@ type arrival Cluster
 // Fire routes the arriving request and reads the one after it.
 func (a *arrival) Fire(now des.Time, _, _ uint64) {
 	c := (*Cluster)(a)
+	c.look()
 	req := c.next
 	c.readNext()
 	c.stats.Arrived(req.Arrival)
@@ -550,6 +565,7 @@ func (p *passDone) Fire(now des.Time, key, downs uint64) {
 	if n.ff != nil { // the stretch's last pass ends
 		n.ff, n.fired = nil, n.ff
 		c.stretches--
+		c.dropCross(n)
 		n.w.Settle(now, false, false)
 	}
 	n.w.FinishPass(now)

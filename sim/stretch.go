@@ -1,6 +1,11 @@
 package sim
 
-import "github.com/kvsim/kvsim/des"
+import (
+	"fmt"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/scenarios"
+)
 
 // The decode fast-forward. A worker whose next passes are quiet (see
 // engine.Worker.Stretch) goes through them as one stretch: its drive scan
@@ -10,11 +15,26 @@ import "github.com/kvsim/kvsim/des"
 // (PhaseDrive) at each boundary; as long as nothing acts on the worker,
 // these change nothing anyone else sees but the blocks the decoding
 // requests cross into: the sampler's other counts stay the same, G2
-// receives no store. A crossing is taken by a cross event at the drive
-// scan's place in the event order (the pass's start, PhaseDrive, keyed by
-// the worker), one pending at a time, so the router hears of the blocks
-// it evicts, the sampler and the planner count its blocks, at the instant
-// passes one by one would.
+// receives no store. A crossing is taken as the drive scan starting its
+// pass would take it, at the scan's place in the event order (the pass's
+// start, PhaseDrive, keyed by the worker), or later but before any event
+// that looks at what it changes, which cannot tell the difference:
+//
+//   - by default crossings wait on a queue of their own (deferred), one
+//     pending a stretch, and the events that look (an arrival, which
+//     routes and collects the chains the crossings dropped, a sample, a
+//     lifecycle event) first take every crossing ordered before them
+//     (look). The events between, the workers' own passes and KVCR's
+//     transfers, read no other worker's G1 nor the router's view, and
+//     what crossings change commutes with what they do: the router's view
+//     is a set of facts a worker, and the chains collect their dropped
+//     segments in id order whatever order they were dropped in;
+//   - with a planner, whose meter integrates the blocks in use at each
+//     crossing, router.event_delay, which stamps each change with its
+//     instant, or orders, whose walks read their target's G1, each
+//     crossing is an event of the run's queue (cross), so the router hears
+//     of the blocks it evicts, and the planner counts them, at the instant
+//     passes one by one would.
 //
 // Whatever acts on the worker first settles the stretch (settle): an
 // enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
@@ -48,9 +68,7 @@ func (c *Cluster) settle(n *node) {
 	c.q.Cancel(n.ff)
 	n.ff = nil
 	c.stretches--
-	if n.cross != nil && c.q.Cancel(n.cross) {
-		n.cross = nil // cancelled, it may still sit in the queue; a fired one serves the next stretch
-	}
+	c.dropCross(n)
 	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
 	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
 	started := ph > des.PhaseDrive || ph == des.PhaseDrive && key > id
@@ -81,7 +99,59 @@ func (c *Cluster) settleForOrders() {
 	}
 }
 
+// deferCrossings reports whether a run's crossings wait for an event that
+// looks: no planner meters them, no router.event_delay stamps them, no
+// order walks a G1, and passes go by stretches at all.
+func deferCrossings(sc *scenarios.Scenario, opt Options) bool {
+	return !opt.PassByPass && !opt.crossEvents && !sc.HasPlanner() && !sc.Orders() && sc.Router.EventDelay == 0
+}
+
+// crossings is the queue the stretches' crossings wait on.
+func (c *Cluster) crossings() *des.Queue {
+	if c.deferred != nil {
+		return c.deferred
+	}
+	return &c.q
+}
+
+// look takes every deferred crossing ordered before the current event: the
+// first step of every event of a phase that looks (looks) at a worker's
+// G1, the router's view of it or the chains.
+func (c *Cluster) look() {
+	if c.deferred == nil {
+		return
+	}
+	for c.deferred.Before(c.q.Now(), c.q.Phase(), c.q.Key()) {
+		c.deferred.Step()
+	}
+}
+
+// looks reports whether events of phase ph look at what crossings change:
+// lifecycle events, arrivals and samples. The others, transfers, pass ends,
+// deadlines and drive scans, act on their own worker and on KVCR only.
+func looks(ph des.Phase) bool {
+	return ph == des.PhaseLifecycle || ph == des.PhaseArrival || ph == des.PhaseSample
+}
+
+// checkLooked verifies, after an event of a phase that looks, that no
+// deferred crossing ordered before it is left: its handler called look.
+func (c *Cluster) checkLooked() {
+	if c.deferred != nil && looks(c.q.Phase()) && c.deferred.Before(c.q.Now(), c.q.Phase(), c.q.Key()) && c.err == nil {
+		c.err = &InvariantError{Invariant: invCrossingsSeen, At: c.q.Now(),
+			Err: fmt.Errorf("a %s event came after a crossing it did not take", c.q.Phase())}
+	}
+}
+
 type cross Cluster
+
+// dropCross cancels n's pending crossing, if any: Settle takes what it
+// had left. A cancelled handle may still sit in its queue, so it is
+// dropped; a fired one serves the next stretch.
+func (c *Cluster) dropCross(n *node) {
+	if n.cross != nil && c.crossings().Cancel(n.cross) {
+		n.cross = nil
+	}
+}
 
 // scheduleCross schedules n's stretch's next crossing, if any.
 func (c *Cluster) scheduleCross(n *node) {
@@ -89,16 +159,21 @@ func (c *Cluster) scheduleCross(n *node) {
 	if !ok {
 		return
 	}
-	n.cross = c.q.ScheduleAgain(n.cross, t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
+	n.cross = c.crossings().ScheduleAgain(n.cross, t, des.PhaseDrive, uint64(n.id), (*cross)(c), 0)
 }
 
-// Fire has a worker in a stretch take the blocks its requests cross into
-// at a pass start, then schedules its next crossing, on the same handle.
+// Fire has a worker in a stretch take the blocks its requests cross into:
+// as an event of the run's queue, those of the pass it starts; deferred,
+// those of every pass started before the event that looks (the run's
+// current event). It then schedules the next crossing, on the same handle.
 func (e *cross) Fire(_ des.Time, key, _ uint64) {
 	c := (*Cluster)(e)
 	n := c.workers[key]
-	n.w.Cross()
-	c.meter(n)
-	c.check(n)
+	ph := c.q.Phase()
+	started := c.deferred == nil || ph > des.PhaseDrive || ph == des.PhaseDrive && c.q.Key() > key
+	if n.w.CrossTo(c.q.Now(), started) {
+		c.meter(n)
+		c.check(n)
+	}
 	c.scheduleCross(n)
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/internal/scengen"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/workload/tracestest"
@@ -20,66 +21,80 @@ import (
 // runWays runs sc pass by pass and with the decode fast-forward, with
 // invariant checks, and fails unless the two agree on the digest, every
 // request, pull, time-series and events row, every worker row, every
-// counter and the summary (its event count and wall time aside). It returns the
-// events each way fired.
+// counter and the summary (its event count and wall time aside). Where
+// the fast-forward defers its crossings (deferCrossings), it runs a third
+// time with every crossing an event, which must agree too. It returns the
+// events pass by pass and with the fast-forward fired.
 func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
 	t.Helper()
-	var sinks [2]rowSink
-	var res [2]*Result
-	var errs [2]error
+	ways, names := []Options{{PassByPass: true}, {}}, []string{"pass by pass", "fast-forward"}
+	if deferCrossings(sc, Options{}) {
+		ways, names = append(ways, Options{crossEvents: true}), append(names, "fast-forward with crossing events")
+	}
+	sinks := make([]rowSink, len(ways))
+	res := make([]*Result, len(ways))
 	check := true
-	for i, pbp := range []bool{true, false} {
-		res[i], errs[i] = Run(context.Background(), sc, Options{Sink: &sinks[i], Check: check, PassByPass: pbp})
+	for i, opt := range ways {
+		var err error
+		opt.Sink, opt.Check = &sinks[i], check
+		res[i], err = Run(context.Background(), sc, opt)
 		var ie *InvariantError
-		if i == 0 && errors.As(errs[0], &ie) {
+		if i == 0 && errors.As(err, &ie) {
 			// A model bug outside the fast-forward: the fast-forward must
 			// break the same invariant; then the rows are compared unchecked.
-			t.Logf("pass by pass: %v", errs[0])
-			if _, err := Run(context.Background(), sc, Options{Check: true}); err == nil || err.Error() != errs[0].Error() {
-				t.Errorf("fast-forward: %v", err)
+			t.Logf("pass by pass: %v", err)
+			if _, ferr := Run(context.Background(), sc, Options{Check: true}); ferr == nil || ferr.Error() != err.Error() {
+				t.Errorf("fast-forward: %v", ferr)
 			}
 			check = false
 			sinks[0] = rowSink{}
-			res[0], errs[0] = Run(context.Background(), sc, Options{Sink: &sinks[0], PassByPass: true})
+			res[0], err = Run(context.Background(), sc, Options{Sink: &sinks[0], PassByPass: true})
 		}
-		if errs[i] != nil {
-			t.Fatalf("pass by pass %v: %v", pbp, errs[i])
+		if err != nil {
+			t.Fatalf("%s: %v", names[i], err)
 		}
 	}
-	a, b := res[0], res[1]
-	slow, fast = a.Summary.Events, b.Summary.Events
+	for i := 1; i < len(ways); i++ {
+		sameRuns(t, names[0]+" and "+names[i], res[0], res[i], &sinks[0], &sinks[i])
+	}
+	return res[0].Summary.Events, res[1].Summary.Events
+}
+
+// sameRuns fails unless runs a and b, with rows sa and sb, agree on
+// everything but the count of events fired and the wall time.
+func sameRuns(t *testing.T, ways string, a, b *Result, sa, sb *rowSink) {
+	t.Helper()
 	if a.Summary.Digest != b.Summary.Digest {
-		t.Errorf("digest %s pass by pass, %s fast-forward", a.Summary.Digest, b.Summary.Digest)
+		t.Errorf("%s: digest %s and %s", ways, a.Summary.Digest, b.Summary.Digest)
 	}
-	sa, sb := *a.Summary, *b.Summary
-	sa.Events, sb.Events, sa.WallTimeS, sb.WallTimeS = 0, 0, 0, 0
+	ma, mb := *a.Summary, *b.Summary
+	ma.Events, mb.Events, ma.WallTimeS, mb.WallTimeS = 0, 0, 0, 0
 	same := func(what string, x, y any) {
 		if !reflect.DeepEqual(x, y) {
-			t.Errorf("%s differ", what)
+			t.Errorf("%s: %s differ", ways, what)
 		}
 	}
-	ea, _ := json.Marshal(sa.EventRows) // a NaN, not equal to itself, is null here
-	eb, _ := json.Marshal(sb.EventRows)
+	ea, _ := json.Marshal(ma.EventRows) // a NaN, not equal to itself, is null here
+	eb, _ := json.Marshal(mb.EventRows)
 	same("event rows", string(ea), string(eb))
-	sa.EventRows, sb.EventRows = nil, nil
-	same("summaries", sa, sb)
+	ma.EventRows, mb.EventRows = nil, nil
+	same("summaries", ma, mb)
 	same("worker rows", a.Workers, b.Workers)
 	same("counters", a.Counters, b.Counters)
-	same("request rows", sinks[0].rows, sinks[1].rows)
-	same("pull rows", sinks[0].pulls, sinks[1].pulls)
+	same("request rows", sa.rows, sb.rows)
+	same("pull rows", sa.pulls, sb.pulls)
 	if !slices.EqualFunc(a.Planner, b.Planner, sameDecision) {
-		t.Errorf("planner rows differ")
+		t.Errorf("%s: planner rows differ", ways)
 	}
-	if !reflect.DeepEqual(sinks[0].samples, sinks[1].samples) {
-		for i := range min(len(sinks[0].samples), len(sinks[1].samples)) {
-			if sinks[0].samples[i] != sinks[1].samples[i] {
-				t.Errorf("sample %d: %+v pass by pass, %+v fast-forward", i, sinks[0].samples[i], sinks[1].samples[i])
+	if !reflect.DeepEqual(sa.samples, sb.samples) {
+		for i := range min(len(sa.samples), len(sb.samples)) {
+			if sa.samples[i] != sb.samples[i] {
+				t.Errorf("%s: sample %d: %+v and %+v", ways, i, sa.samples[i], sb.samples[i])
 				break
 			}
 		}
-		t.Errorf("samples differ (%d and %d rows)", len(sinks[0].samples), len(sinks[1].samples))
+		t.Errorf("%s: samples differ (%d and %d rows)", ways, len(sa.samples), len(sb.samples))
 	}
-	return slow, fast
 }
 
 // TestStretchArrival: one worker, fixed timing (10 ms prefill, 5 ms
@@ -221,5 +236,50 @@ func TestFastForwardRandom(t *testing.T) {
 	t.Logf("%d events pass by pass, %d with the fast-forward", slow, fast)
 	if fast >= slow {
 		t.Errorf("the fast-forward fired %d events, pass by pass %d: no stretch ran", fast, slow)
+	}
+}
+
+// TestCrossingsSeenCheck: one worker, fixed timing (10 ms prefill, 5 ms
+// decode), one request of 16 prompt tokens (a block) and 40 output tokens:
+// its decode passes from 10 ms are a stretch, and it crosses into its third
+// block at the start of the pass computing token 33, at 90 ms (10 + 5 x
+// 16). An event of the lifecycle phase planted at 92 ms that takes no
+// crossing fails the run with "an event that looks sees every crossing
+// before it" alone, at 92 ms; planted at 89 ms, before the crossing, or
+// with plant, which looks first, or with the crossings as events, the run
+// passes.
+func TestCrossingsSeenCheck(t *testing.T) {
+	sc := traceScenario(t, fixed10x5, []traceLine{{0, 16, 40, []int{1}}})
+	raw := func(c *Cluster, at des.Time, f fireFunc) { c.q.Schedule(at, des.PhaseLifecycle, 0, f, 0) }
+	for _, c := range []struct {
+		name  string
+		at    des.Time
+		opt   Options
+		plant func(c *Cluster, at des.Time, f fireFunc)
+		fails bool
+	}{
+		{"no look", 92 * des.Millisecond, Options{Check: true}, raw, true},
+		{"no look before the crossing", 89 * des.Millisecond, Options{Check: true}, raw, false},
+		{"look", 92 * des.Millisecond, Options{Check: true}, plant, false},
+		{"cross events", 92 * des.Millisecond, Options{Check: true, crossEvents: true}, raw, false},
+	} {
+		p, err := Prepare(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := build(p, c.opt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.plant(cl, c.at, func(des.Time) {})
+		_, err = cl.run(context.Background())
+		var ie *InvariantError
+		if c.fails {
+			if got := broken(err); !slices.Equal(got, []string{invCrossingsSeen}) || !errors.As(err, &ie) || ie.At != 92*des.Millisecond {
+				t.Errorf("%s: %v, want only %q at 92ms", c.name, err, invCrossingsSeen)
+			}
+		} else if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }

@@ -186,7 +186,7 @@ func (p *Plan) runTwin(ctx context.Context, left []int, opt Options, read *workl
 		ats[j] = des.Time(p.Scenario.Events[i].At)
 	}
 	log := results.NewTwinLog(tp.Scenario, ats)
-	c, err := build(tp, Options{Check: opt.Check, PassByPass: opt.PassByPass}, log)
+	c, err := build(tp, Options{Check: opt.Check, PassByPass: opt.PassByPass, crossEvents: opt.crossEvents}, log)
 	if err == nil {
 		if read != nil && reflect.DeepEqual(tp.Scenario.Workload, p.Scenario.Workload) {
 			c.shared = read
