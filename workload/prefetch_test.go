@@ -63,6 +63,27 @@ func TestPrefetchKeepsTheSequence(t *testing.T) {
 	}
 }
 
+// TestPrefetchFirstBatches: with batches of 100, the read-ahead hands over
+// 16 requests first, then 32, 64 and 100 at a time: the consumer's first
+// request waits for 16 reads, not 100. The sequence is the source's.
+func TestPrefetchFirstBatches(t *testing.T) {
+	p := Prefetch(&scripted{failAt: -1, panicAt: -1}, 100, 2)
+	defer p.Close()
+	var sizes []int
+	for want := range int64(312) {
+		r, err := p.Next()
+		if err != nil || r.ID != want {
+			t.Fatalf("request %d = %+v, %v", want, r, err)
+		}
+		if p.next == 1 {
+			sizes = append(sizes, len(p.cur.reqs))
+		}
+	}
+	if fmt.Sprint(sizes) != "[16 32 64 100 100]" {
+		t.Errorf("batches of %v, want [16 32 64 100 100]", sizes)
+	}
+}
+
 func TestPrefetchRaisesAPanicInOrder(t *testing.T) {
 	// Call 3 panics: requests 0, 1, 2 come first, then Next panics with the
 	// value and the goroutine's stack.
