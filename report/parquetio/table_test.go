@@ -146,14 +146,14 @@ func writeRequests(t *testing.T, path string, rowGroupRows int) {
 // rowGroupRows.
 func writeTable[R any](t *testing.T, path string, cols []report.Column[R], rows []R, rowGroupRows int) {
 	t.Helper()
-	writeTableBatches(t, path, cols, rows, rowGroupRows, batchRows)
+	writeTableBatches(t, path, cols, rows, rowGroupRows, batchRows, batchRows)
 }
 
 // writeTableBatches is writeTable with Append handing rows over in
-// batches of batch rows.
-func writeTableBatches[R any](t *testing.T, path string, cols []report.Column[R], rows []R, rowGroupRows, batch int) {
+// batches of batch rows, encoded encode rows at a time.
+func writeTableBatches[R any](t *testing.T, path string, cols []report.Column[R], rows []R, rowGroupRows, batch, encode int) {
 	t.Helper()
-	w, err := newTableWriter(path, cols, rowGroupRows, batch)
+	w, err := newTableWriter(path, cols, rowGroupRows, batch, encode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestTableWriterRejectsUnknownValue(t *testing.T) {
 	for _, batch := range []int{1, batchRows} {
 		path := filepath.Join(t.TempDir(), "requests.parquet")
 		want := "report: " + path + `: column "outcome": value "timeout" not one of ["completed" "rejected" "failed" "unfinished"]`
-		w, err := newTableWriter(path, report.RequestColumns, 2, batch)
+		w, err := newTableWriter(path, report.RequestColumns, 2, batch, batchRows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +329,9 @@ func TestTableWriterRejectsUnknownValue(t *testing.T) {
 // group starts no empty one), and they read back unchanged. 70,000 rows in
 // the default groups (65,536 and 4,464) fill many data pages a column, and
 // where a page is cut depends on where the encoding stops: every batchRows
-// rows, whatever the batches.
+// rows, whatever the batches, or every 1,024, 2,048 or 3,072 rows (Arrow
+// cuts pages only between its batches of 1,024 values, so any multiple
+// cuts them at the same rows).
 func TestTableWriterBatches(t *testing.T) {
 	for _, c := range []struct {
 		rows, group int
@@ -341,9 +343,13 @@ func TestTableWriterBatches(t *testing.T) {
 			rows[i].RequestID, rows[i].ArrivalNs, rows[i].InputTokens = int64(i), int64(1000*i+i*i%977), int64(i*7919%100003)
 		}
 		var first []byte
-		for _, batch := range []int{batchRows, 1, 2, 5, 7, 23, 1000} {
+		for _, way := range []struct{ batch, encode int }{
+			{batchRows, batchRows}, {1, batchRows}, {2, batchRows}, {5, batchRows}, {7, batchRows}, {23, batchRows}, {1000, batchRows},
+			{1024, 1024}, {1, 1024}, {1000, 2048}, {4096, 3072},
+		} {
+			batch := way.batch
 			path := filepath.Join(t.TempDir(), "requests.parquet")
-			writeTableBatches(t, path, report.RequestColumns, rows, c.group, batch)
+			writeTableBatches(t, path, report.RequestColumns, rows, c.group, batch, way.encode)
 			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -355,9 +361,26 @@ func TestTableWriterBatches(t *testing.T) {
 					t.Errorf("%d rows in batches of %d: read back %d rows (equal: %v) in row groups %v, want %v", c.rows, batch, len(back), slices.Equal(back, rows), groups, c.groups)
 				}
 			} else if !bytes.Equal(got, first) {
-				t.Errorf("%d rows in batches of %d: the file differs from one batch's", c.rows, batch)
+				t.Errorf("%d rows in batches of %d, encoded %d at a time: the file differs from one batch's", c.rows, batch, way.encode)
 			}
 		}
+	}
+}
+
+// TestTableWriterEncodeRuns: a writer encoding runs of rows that are not a
+// multiple of Arrow's 1,024-value batches (1,500) would cut pages elsewhere
+// (TestTableWriterBatches's bytes differ), so it is refused with a panic,
+// as is a run of none.
+func TestTableWriterEncodeRuns(t *testing.T) {
+	for _, encode := range []int{1500, 0} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("encoding %d rows at a time: no panic", encode)
+				}
+			}()
+			newTableWriter(filepath.Join(t.TempDir(), "r.parquet"), report.RequestColumns, 0, 1, encode)
+		}()
 	}
 }
 
@@ -374,7 +397,7 @@ func TestWritersLeaveNoGoroutine(t *testing.T) {
 	bad := testRequests[1]
 	bad.Outcome = "timeout"
 	for _, batch := range []int{1, batchRows} {
-		w, err := newTableWriter(path(report.RequestsFile), report.RequestColumns, 2, batch)
+		w, err := newTableWriter(path(report.RequestsFile), report.RequestColumns, 2, batch, batchRows)
 		if err != nil {
 			t.Fatal(err)
 		}

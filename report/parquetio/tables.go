@@ -18,6 +18,16 @@ type Tables struct {
 	path     func(string) string
 }
 
+// endRows is how many rows requests.parquet and pulls.parquet, a row a
+// request or a pull, hand over and encode at a time, against batchRows for
+// timeseries.parquet. What a writer holds when the run ends is encoded and
+// compressed then, on the run's critical path: a quarter as many rows left
+// made the conversation trace's close at 8 workers 16 -> 10 ms (medians of
+// five), the bytes the same. The time series, a row a worker a sample,
+// keeps the larger runs: encoding it 1,024 rows at a time cost more than
+// it gave at 128 workers, the event loop waiting for its writer.
+const endRows = writeBatch
+
 // NewTables creates requests.parquet, pulls.parquet and timeseries.parquet;
 // path maps a file name to its path, pulls is pulls.parquet's schema with
 // its dictionaries (results.PullColumns) and events events.parquet's
@@ -25,10 +35,10 @@ type Tables struct {
 func NewTables(path func(name string) string, pulls []report.Column[report.PullRow], events []report.Column[report.EventRow]) (*Tables, error) {
 	t := &Tables{events: events, path: path}
 	var err error
-	if t.requests, err = NewRequestWriter(path(report.RequestsFile), 0); err != nil {
+	if t.requests, err = newTableWriter(path(report.RequestsFile), report.RequestColumns, 0, endRows, endRows); err != nil {
 		return nil, err
 	}
-	if t.pulls, err = NewTableWriter(path(report.PullsFile), pulls, 0); err != nil {
+	if t.pulls, err = newTableWriter(path(report.PullsFile), pulls, 0, endRows, endRows); err != nil {
 		t.requests.Close()
 		return nil, err
 	}

@@ -30,28 +30,36 @@ const DefaultRowGroupRows = 65536
 const dataPageSize = 64 << 10
 
 // batchRows is the number of rows Append gathers before it hands them to
-// the writing goroutine, and maxBatches the batches a writer has: the
-// caller fills one while the others wait to be written or are written.
+// the writing goroutine, and the writing goroutine encodes at a time, by
+// default; maxBatches the batches a writer has: the caller fills one while
+// the others wait to be written or are written. The file's bytes do not
+// depend on how many rows are encoded at a time as long as it is a
+// multiple of writeBatch: Arrow's column writers write values in batches
+// of that many (parquet.DefaultWriteBatchSize) and decide whether to cut
+// a page after each.
 const (
 	batchRows  = 4096
 	maxBatches = 4
+	writeBatch = 1024
 )
 
 // TableWriter streams rows of type R into one Parquet file. Append, on the
 // caller's goroutine, only copies the row into a batch; full batches go in
 // order to a goroutine of the writer's own, which appends their rows to
-// Arrow builders and encodes them batchRows rows at a time into the row
+// Arrow builders and encodes them a run of rows at a time into the row
 // group being written (pqarrow's buffered row groups), cutting one every
 // rowGroupRows rows. A column's data page is zstd-compressed when it
 // reaches dataPageSize, a row group written when it is cut, the last at
 // Close: a table's encoding runs beside the run rather than at its close.
 // Where a page is cut depends on where an encoding stops, which depends on
-// the rows only, so the file's bytes do not depend on the batches or on
-// scheduling (TestTableWriterBatches). The Arrow schema is stored in the
+// the rows only, so the file's bytes do not depend on the batches, on the
+// runs encoded (multiples of writeBatch) or on scheduling
+// (TestTableWriterBatches). The Arrow schema is stored in the
 // file so Arrow readers restore the dictionary columns.
 type TableWriter[R any] struct {
-	path  string
-	batch int // rows a batch
+	path   string
+	batch  int // rows a batch
+	encode int // rows encoded at a time, a multiple of writeBatch
 
 	// The caller's: the batch it fills, and the first error it has seen,
 	// after which the writer takes no more rows.
@@ -77,12 +85,16 @@ type TableWriter[R any] struct {
 // the given columns, and starts the goroutine that writes it. rowGroupRows
 // is the number of rows a row group; 0 means DefaultRowGroupRows.
 func NewTableWriter[R any](path string, cols []report.Column[R], rowGroupRows int) (*TableWriter[R], error) {
-	return newTableWriter(path, cols, rowGroupRows, batchRows)
+	return newTableWriter(path, cols, rowGroupRows, batchRows, batchRows)
 }
 
 // newTableWriter is NewTableWriter handing rows over in batches of batch
-// rows.
-func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, batch int) (*TableWriter[R], error) {
+// rows and encoding them encode rows at a time, a positive multiple of
+// writeBatch.
+func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, batch, encode int) (*TableWriter[R], error) {
+	if encode <= 0 || encode%writeBatch != 0 {
+		panic(fmt.Sprintf("parquetio: encoding %d rows at a time, not a multiple of %d", encode, writeBatch))
+	}
 	if rowGroupRows == 0 {
 		rowGroupRows = DefaultRowGroupRows
 	}
@@ -103,7 +115,7 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 		}
 	}
 	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
-	w := &TableWriter[R]{path: path, batch: batch, b: b, appends: make([]func(*R) error, len(cols)),
+	w := &TableWriter[R]{path: path, batch: batch, encode: encode, b: b, appends: make([]func(*R) error, len(cols)),
 		full: make(chan []R, maxBatches), free: make(chan []R, maxBatches), done: make(chan struct{})}
 	for i, c := range cols {
 		var err error
@@ -288,21 +300,21 @@ func (w *TableWriter[R]) write() {
 }
 
 // writeBatches appends the rows of each batch to the builders, encodes them
-// into the row groups every batchRows rows and the rest at the end, and
+// into the row groups every w.encode rows and the rest at the end, and
 // hands the batch back to be filled again. It returns the first error: the
 // rows not yet encoded are not written.
 func (w *TableWriter[R]) writeBatches() error {
 	for batch := range w.full {
 		for i := range batch {
 			if w.n == 0 {
-				w.b.Reserve(batchRows) // the builders start empty after each encoding: no growing by doubling
+				w.b.Reserve(w.encode) // the builders start empty after each encoding: no growing by doubling
 			}
 			for _, a := range w.appends {
 				if err := a(&batch[i]); err != nil {
 					return fmt.Errorf("report: %s: %w", w.path, err)
 				}
 			}
-			if w.n++; w.n == batchRows {
+			if w.n++; w.n == w.encode {
 				if err := w.flush(); err != nil {
 					return err
 				}
