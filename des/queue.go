@@ -90,12 +90,25 @@ type Queue struct {
 	seq       uint64
 	now       Time
 	ord       uint64 // of the event being fired, or of the last one fired
+	reached   uint64 // the largest ord fired at now (Reached)
 	fired     uint64
 	cancelled int // entries still in heap whose Handle was cancelled
 }
 
 // Now is the time of the event being fired, or of the last one fired.
 func (q *Queue) Now() Time { return q.now }
+
+// Reached is the latest place in the event order that an event of the
+// current instant has fired at: the current event's time, and its phase
+// and key, unless an event fired before it at this instant has a later
+// place. That happens when a handler schedules an event at the current
+// time in an earlier phase (or with a lower key) than its own: the event
+// fires next, after events whose places come after its own. A caller
+// deciding what passes one by one would have done before the current event
+// reads this place, not the event's own.
+func (q *Queue) Reached() (Time, Phase, uint64) {
+	return q.now, Phase(q.reached >> 56), q.reached & MaxKey
+}
 
 // Phase is the phase of the event being fired, or of the last one fired.
 func (q *Queue) Phase() Phase { return Phase(q.ord >> 56) }
@@ -161,6 +174,7 @@ func (q *Queue) FireOrSchedule(phase Phase, key uint64, h Handler, arg uint64) b
 	}
 	caller := q.ord
 	q.ord = uint64(phase)<<56 | key
+	q.reached = max(q.reached, q.ord)
 	h.Fire(q.now, key, arg)
 	q.ord = caller
 	return true
@@ -255,6 +269,9 @@ func (q *Queue) Step() bool {
 	}
 	if c, ok := e.h.(*handled); ok {
 		c.state = handleFired
+	}
+	if e.at != q.now || e.ord > q.reached {
+		q.reached = e.ord
 	}
 	q.now, q.ord = e.at, e.ord
 	q.fired++

@@ -1,6 +1,7 @@
 package des
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -44,6 +45,11 @@ func TestSameInstantOrder(t *testing.T) {
 }
 
 type seqRec struct{ args []uint64 }
+
+// fireFunc is a Handler calling a function of the time.
+type fireFunc func(now Time)
+
+func (f fireFunc) Fire(now Time, _, _ uint64) { f(now) }
 
 func (s *seqRec) Fire(_ Time, _, arg uint64) { s.args = append(s.args, arg) }
 
@@ -187,6 +193,37 @@ func TestBefore(t *testing.T) {
 	}
 	if !slices.Equal(s.args, []uint64{3, 7, 1}) || q.Len() != 0 || q.Before(MaxTime, PhaseSample, 0) {
 		t.Errorf("fired %v, %d pending; want [3 7 1], none", s.args, q.Len())
+	}
+}
+
+// TestReached: drive scans at 5 ns with keys 5 and 7, an arrival at 6 ns;
+// drive 5 schedules a lifecycle event at 5 ns, which fires next, after
+// drive 5 although its place comes before: inside it Reached is drive 5's
+// place, (5 ns, drive, 5), not its own. Then drive 7's own, then the
+// arrival's at 6 ns, a new instant, and that of the drive scan it fires
+// inline (FireOrSchedule), (6 ns, drive, 2).
+func TestReached(t *testing.T) {
+	var q Queue
+	var got []string
+	note := fireFunc(func(Time) {
+		at, ph, key := q.Reached()
+		got = append(got, fmt.Sprintf("%v/%v/%d at %v/%v", at, ph, key, q.Phase(), q.Key()))
+	})
+	q.Schedule(5, PhaseDrive, 5, fireFunc(func(now Time) {
+		note(now)
+		q.Schedule(now, PhaseLifecycle, 0, note, 0)
+	}), 0)
+	q.Schedule(5, PhaseDrive, 7, note, 0)
+	q.Schedule(6, PhaseArrival, 1, fireFunc(func(now Time) {
+		note(now)
+		q.FireOrSchedule(PhaseDrive, 2, note, 0)
+	}), 0)
+	for q.Step() {
+	}
+	want := []string{"5ns/drive/5 at drive/5", "5ns/drive/5 at lifecycle/0", "5ns/drive/7 at drive/7",
+		"6ns/arrival/1 at arrival/1", "6ns/drive/2 at drive/2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Reached %q, want %q", got, want)
 	}
 }
 

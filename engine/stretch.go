@@ -35,8 +35,8 @@ import (
 // one heads the free queue, which the router hears of at that instant. So
 // the stretch keeps its crossings by pass (cross), and the caller has the
 // worker take them at those instants, or later but before anything sees
-// the difference (NextCross, CrossTo; Settle takes those left): a
-// crossing costs the requests that cross, not the batch.
+// the difference (NextCross, CrossTo): a crossing costs the requests that
+// cross, not the batch.
 type stretch struct {
 	ends  []des.Time // ends[j] is the end of pass j+1; empty when no stretch
 	batch Batch      // scratch: the batch of the pass being timed through the Timing interface (a local would escape through it)
@@ -224,21 +224,15 @@ func (w *Worker) NextCross() (des.Time, bool) {
 // and whether it took any. The caller calls it before anything sees the
 // worker's G1 or the router's view of it: at the instant NextCross gave,
 // at the drive scan's place in the event order, or later, before the first
-// event that looks.
+// event that looks at them, and before Settle.
 func (w *Worker) CrossTo(now des.Time, started bool) bool {
 	starts := w.ff.ends[:max(len(w.ff.ends)-1, 0)] // pass j starts at starts[j-2]
 	n, _ := slices.BinarySearch(starts, now)       // passes 2..n+1 start before now
 	if started && n < len(starts) && starts[n] == now {
 		n++
 	}
-	return w.takeCrossings(n + 1)
-}
-
-// takeCrossings takes the crossings not taken yet of passes 2..j and
-// reports the cache changes, when there were any.
-func (w *Worker) takeCrossings(j int) bool {
-	c, first := w.ff.cross, w.ff.next
-	for ; w.ff.next < len(c) && int(c[w.ff.next].pass) <= j; w.ff.next++ {
+	c, first := w.ff.cross, w.ff.next // take passes 2..n+1's
+	for ; w.ff.next < len(c) && int(c[w.ff.next].pass) <= n+1; w.ff.next++ {
 		w.grow(w.batch[c[w.ff.next].seq], 1)
 	}
 	if w.ff.next == first {
@@ -256,9 +250,9 @@ func (w *Worker) takeCrossings(j int) bool {
 // in progress and true; or false when the current event falls between a
 // pass end at now and the next pass's start: that pass has ended, the
 // worker is idle, and the caller schedules the drive scan passes one by one
-// would have. The crossings of the passes started that CrossTo has not
-// taken are taken first. The last pass of a stretch ends as a plain pass,
-// FinishPass.
+// would have. The caller has had the crossings of the passes started taken
+// (CrossTo): Settle panics when one is left, or one after them was taken.
+// The last pass of a stretch ends as a plain pass, FinishPass.
 func (w *Worker) Settle(now des.Time, ended, started bool) (des.Time, bool) {
 	if !w.Stretching() {
 		panic(fmt.Sprintf("worker %d: Settle without a stretch", w.cfg.ID))
@@ -268,13 +262,12 @@ func (w *Worker) Settle(now des.Time, ended, started bool) (des.Time, bool) {
 	for m < last && (ends[m] < now || ends[m] == now && started) {
 		m++
 	}
-	if c := w.ff.cross; w.ff.next > 0 && int(c[w.ff.next-1].pass) > m+1 {
-		panic(fmt.Sprintf("worker %d: settled after pass %d with crossings taken to pass %d", w.cfg.ID, m+1, c[w.ff.next-1].pass))
-	}
-	w.takeCrossings(m + 1)
 	w.advance(m)
 	end := ends[m]
 	w.ff.ends = ends[:0]
+	if c := w.ff.cross; w.ff.next < len(c) && int(c[w.ff.next].pass) <= m+1 || w.ff.next > 0 && int(c[w.ff.next-1].pass) > m+1 {
+		panic(fmt.Sprintf("worker %d: settled after pass %d with crossings taken to pass %d", w.cfg.ID, m+1, c[max(w.ff.next-1, 0)].pass))
+	}
 	w.ff.cross, w.ff.next = w.ff.cross[:0], 0
 	if m < last && end == now && ended {
 		w.FinishPass(now)

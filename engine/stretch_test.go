@@ -275,11 +275,14 @@ func TestStretchCrosses(t *testing.T) {
 // 20 and 30 ms ones: 6 blocks. At 40 ms, before the drive scan (not
 // started), none; after it, the last: 7. Once more, none. Then Settle at
 // the stretch's end leaves the worker as TestStretchCrosses's. In a second
-// stretch taken by no CrossTo, Settle at 50 ms takes all three itself.
+// stretch the three are taken at once by CrossTo at 50 ms (each pass but
+// the last starts before), and it goes as in the first; in a third, Settle
+// at 50 ms with the crossings not taken panics.
 func TestCrossTo(t *testing.T) {
 	c := cfg()
 	c.BlockSize, c.GPUBlocks = 4, 7
-	for _, late := range []bool{true, false} {
+	for _, way := range []string{"late", "at the end", "never"} {
+		late := way == "late"
 		w, _ := newWorker(t, c, fixed)
 		w.Enqueue(chainOf(0, 0, 4, 10, 1, 4), false)
 		w.Enqueue(chainOf(1, 0, 6, 10, 2, 4), false)
@@ -308,18 +311,26 @@ func TestCrossTo(t *testing.T) {
 			if _, ok := w.NextCross(); ok {
 				t.Error("a crossing is left after the last")
 			}
-		} else if w.G1Used() != 4 {
-			t.Fatalf("%d blocks used before Settle, want 4", w.G1Used())
+		} else if way == "never" {
+			defer func() {
+				if recover() == nil {
+					t.Error("Settle with three crossings not taken: no panic")
+				}
+			}()
+			w.Settle(50*ms, false, false)
+			return
+		} else if w.G1Used() != 4 || !w.CrossTo(50*ms, false) {
+			t.Fatalf("%d blocks used before CrossTo, want 4, and CrossTo to take the crossings", w.G1Used())
 		}
 		end, _ = w.Settle(50*ms, false, false)
 		if w.G1Used() != 7 || end != 50*ms {
-			t.Errorf("late %v: settled with %d blocks used, the pass ending at %v; want 7, 50ms", late, w.G1Used(), end)
+			t.Errorf("%s: settled with %d blocks used, the pass ending at %v; want 7, 50ms", way, w.G1Used(), end)
 		}
 		if err := w.Check(); err != nil {
 			t.Fatal(err)
 		}
 		if ends, want := finishToIdle(t, w, end), []des.Time{50 * ms, 55 * ms, 65 * ms}; !slices.Equal(ends, want) {
-			t.Errorf("late %v: pass ends from 50 ms %v, want %v", late, ends, want)
+			t.Errorf("%s: pass ends from 50 ms %v, want %v", way, ends, want)
 		}
 	}
 }
@@ -385,7 +396,8 @@ func TestRoofEndsExact(t *testing.T) {
 				stretches++
 				passes += len(fast.ff.ends)
 				for _, w := range []*Worker{fast, slow} {
-					w.Settle(l1, false, false) // takes every crossing
+					w.CrossTo(l1, false) // every crossing: every pass but the last starts before l1
+					w.Settle(l1, false, false)
 				}
 			}
 			fast.FinishPass(l1)

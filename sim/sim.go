@@ -466,6 +466,7 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 // route sends an active request to a worker; with none schedulable it
 // fails.
 func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
+	c.checkSeen("routing")
 	rt, ok := c.router.Pick(now, r.req)
 	if !ok {
 		c.end(r, report.OutcomeFailed, now)
@@ -566,6 +567,9 @@ func (p *passDone) Fire(now des.Time, key, downs uint64) {
 		n.ff, n.fired = nil, n.ff
 		c.stretches--
 		c.dropCross(n)
+		if c.deferred != nil {
+			n.w.CrossTo(now, false) // every pass but the last started before now
+		}
 		n.w.Settle(now, false, false)
 	}
 	n.w.FinishPass(now)

@@ -23,12 +23,16 @@ import (
 //   - by default crossings wait on a queue of their own (deferred), one
 //     pending a stretch, and the events that look (an arrival, which
 //     routes and collects the chains the crossings dropped, a sample, a
-//     lifecycle event) first take every crossing ordered before them
-//     (look). The events between, the workers' own passes and KVCR's
-//     transfers, read no other worker's G1 nor the router's view, and
-//     what crossings change commutes with what they do: the router's view
-//     is a set of facts a worker, and the chains collect their dropped
-//     segments in id order whatever order they were dropped in;
+//     lifecycle event) first take every crossing ordered before the place
+//     the event order has reached (look), and settling a worker takes its
+//     own. The events between, the workers' passes and drive scans and
+//     KVCR's transfers and deadlines, read no other worker's G1, nor the
+//     router's view, nor the chains' references, and what they write
+//     commutes with what crossings write: the router's view is a set of
+//     facts a worker, and the chains collect their dropped segments in id
+//     order whatever order they were dropped in. Under --check, the events
+//     that look and routing verify that they took the crossings
+//     (checkSeen);
 //   - with a planner, whose meter integrates the blocks in use at each
 //     crossing, router.event_delay, which stamps each change with its
 //     instant, or orders, whose walks read their target's G1, each
@@ -57,10 +61,13 @@ func (c *Cluster) parked() bool {
 }
 
 // settle ends n's stretch, if any, at the current event, as passes one by
-// one would have it: the boundaries ordered before the current event by
-// (time, phase, key) are applied; the worker is then busy with the pass in
-// progress, its end an ordinary pass-done event, or idle between a pass end
-// at this instant and the drive scan that starts the next.
+// one would have it: the boundaries ordered before the place the event
+// order has reached (des.Queue.Reached: the current event's, by time,
+// phase and key, unless one fired before it at this instant comes later)
+// are applied, and the crossings deferred up to there taken; the worker is
+// then busy with the pass in progress, its end an ordinary pass-done
+// event, or idle between a pass end at this instant and the drive scan
+// that starts the next.
 func (c *Cluster) settle(n *node) {
 	if n.ff == nil {
 		return
@@ -69,9 +76,13 @@ func (c *Cluster) settle(n *node) {
 	n.ff = nil
 	c.stretches--
 	c.dropCross(n)
-	now, ph, key, id := c.q.Now(), c.q.Phase(), c.q.Key(), uint64(n.id)
+	now, ph, key := c.q.Reached()
+	id := uint64(n.id)
 	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
 	started := ph > des.PhaseDrive || ph == des.PhaseDrive && key > id
+	if c.deferred != nil {
+		n.w.CrossTo(now, started)
+	}
 	if end, busy := n.w.Settle(now, ended, started); busy {
 		c.q.Schedule(end, des.PhasePass, id, (*passDone)(c), n.downs)
 		return
@@ -114,31 +125,46 @@ func (c *Cluster) crossings() *des.Queue {
 	return &c.q
 }
 
-// look takes every deferred crossing ordered before the current event: the
-// first step of every event of a phase that looks (looks) at a worker's
-// G1, the router's view of it or the chains.
+// look takes every deferred crossing ordered before the place the event
+// order has reached (des.Queue.Reached): the first step of every event of a
+// phase that looks (looks) at a worker's G1, the router's view of it or
+// the chains.
 func (c *Cluster) look() {
 	if c.deferred == nil {
 		return
 	}
-	for c.deferred.Before(c.q.Now(), c.q.Phase(), c.q.Key()) {
+	for c.deferred.Before(c.q.Reached()) {
 		c.deferred.Step()
 	}
 }
 
 // looks reports whether events of phase ph look at what crossings change:
 // lifecycle events, arrivals and samples. The others, transfers, pass ends,
-// deadlines and drive scans, act on their own worker and on KVCR only.
+// deadlines and drive scans, read none of it: no other worker's G1, not
+// the router's view, not the chains' references (what they write, the
+// router's facts of other workers and references, commutes with what
+// crossings write).
 func looks(ph des.Phase) bool {
 	return ph == des.PhaseLifecycle || ph == des.PhaseArrival || ph == des.PhaseSample
 }
 
 // checkLooked verifies, after an event of a phase that looks, that no
-// deferred crossing ordered before it is left: its handler called look.
+// deferred crossing ordered before the place reached is left: its handler
+// called look.
 func (c *Cluster) checkLooked() {
-	if c.deferred != nil && looks(c.q.Phase()) && c.deferred.Before(c.q.Now(), c.q.Phase(), c.q.Key()) && c.err == nil {
+	if looks(c.q.Phase()) {
+		c.checkSeen(fmt.Sprintf("a %s event", c.q.Phase()))
+	}
+}
+
+// checkSeen verifies, under --check, that no deferred crossing ordered
+// before the place reached is left when what reads what crossings change,
+// named by what, does: an event that looks, and routing, wherever it is
+// called from.
+func (c *Cluster) checkSeen(what string) {
+	if c.opt.Check && c.deferred != nil && c.deferred.Before(c.q.Reached()) && c.err == nil {
 		c.err = &InvariantError{Invariant: invCrossingsSeen, At: c.q.Now(),
-			Err: fmt.Errorf("a %s event came after a crossing it did not take", c.q.Phase())}
+			Err: fmt.Errorf("%s came after a crossing it did not take", what)}
 	}
 }
 
@@ -169,9 +195,9 @@ func (c *Cluster) scheduleCross(n *node) {
 func (e *cross) Fire(_ des.Time, key, _ uint64) {
 	c := (*Cluster)(e)
 	n := c.workers[key]
-	ph := c.q.Phase()
-	started := c.deferred == nil || ph > des.PhaseDrive || ph == des.PhaseDrive && c.q.Key() > key
-	if n.w.CrossTo(c.q.Now(), started) {
+	now, ph, k := c.q.Reached()
+	started := c.deferred == nil || ph > des.PhaseDrive || ph == des.PhaseDrive && k > key
+	if n.w.CrossTo(now, started) {
 		c.meter(n)
 		c.check(n)
 	}

@@ -247,7 +247,8 @@ func TestFastForwardRandom(t *testing.T) {
 // crossing fails the run with "an event that looks sees every crossing
 // before it" alone, at 92 ms; planted at 89 ms, before the crossing, or
 // with plant, which looks first, or with the crossings as events, the run
-// passes.
+// passes. Routing (checkSeen), from an event of any phase, a transfer's at
+// 92 ms here, which looks at nothing, fails the run the same way.
 func TestCrossingsSeenCheck(t *testing.T) {
 	sc := traceScenario(t, fixed10x5, []traceLine{{0, 16, 40, []int{1}}})
 	raw := func(c *Cluster, at des.Time, f fireFunc) { c.q.Schedule(at, des.PhaseLifecycle, 0, f, 0) }
@@ -262,6 +263,9 @@ func TestCrossingsSeenCheck(t *testing.T) {
 		{"no look before the crossing", 89 * des.Millisecond, Options{Check: true}, raw, false},
 		{"look", 92 * des.Millisecond, Options{Check: true}, plant, false},
 		{"cross events", 92 * des.Millisecond, Options{Check: true, crossEvents: true}, raw, false},
+		{"routing from a transfer", 92 * des.Millisecond, Options{Check: true}, func(c *Cluster, at des.Time, _ fireFunc) {
+			c.q.Schedule(at, des.PhaseTransfer, 0, fireFunc(func(des.Time) { c.checkSeen("routing") }), 0)
+		}, true},
 	} {
 		p, err := Prepare(sc)
 		if err != nil {
