@@ -35,7 +35,11 @@ func hugePagesOnRequest() bool {
 // the figures). A goroutine beside the run's start allocates heapAhead
 // bytes, which the runtime maps fresh and untouched, advises them
 // MADV_HUGEPAGE and collects them: the mapping and the advice stay, and the
-// heap grows into them.
+// heap grows into them. Collections are forced only from hugeHeap's call
+// until the GB is collected: allocating it would otherwise start one of its
+// own, which cannot free it and stopped the world for 3 ms at start. The
+// goroutine then restores the collector's setting and calls then, which
+// sets the collector's policy (tuneGC).
 //
 // It does nothing where huge pages are not left to madvise; when
 // GODEBUG turns Go's own use of them off (disablethp) or has it map memory
@@ -43,20 +47,24 @@ func hugePagesOnRequest() bool {
 // under a memory limit (GOMEMLIMIT), which the GB would count against until
 // collected; and where mapping a GB could fail, which the runtime cannot
 // survive: a 32-bit build, a finite address-space limit (ulimit -v), or a
-// kernel that does not overcommit (vm.overcommit_memory 2). It returns nil
-// then; otherwise a channel on which the goroutine says, once the GB is
-// collected, whether the advice was taken (the test waits for it; kvsim
-// does not).
-func hugeHeap() <-chan bool {
+// kernel that does not overcommit (vm.overcommit_memory 2). It calls then
+// and returns nil then; otherwise a channel on which the goroutine says,
+// once the GB is collected and then called, whether the advice was taken
+// (the test waits for it; kvsim does not).
+func hugeHeap(then func()) <-chan bool {
 	if !hugePagesOnRequest() || godebug("disablethp") || godebug("harddecommit") ||
 		debug.SetMemoryLimit(-1) != math.MaxInt64 || !roomToMap() {
+		then()
 		return nil
 	}
 	done := make(chan bool, 1)
+	percent := debug.SetGCPercent(-1)
 	go func() {
 		ahead := make([]byte, heapAhead)
 		advised := syscall.Madvise(ahead, syscall.MADV_HUGEPAGE) == nil
 		runtime.GC() // ahead is dead: this frees it, so the heap grows into it and the collector paces the run by what it keeps live
+		debug.SetGCPercent(percent)
+		then()
 		done <- advised
 	}()
 	return done

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,7 +14,10 @@ import (
 
 // TestHugeHeap: where Linux leaves huge pages to madvise, the heap a run
 // grows into after hugeHeap is advised for them (VmFlags "hg" in
-// /proc/self/smaps), and the memory it took is free again. kvsim calls
+// /proc/self/smaps), and the memory it took is free again; the GB was
+// collected once, by the goroutine, not also by a collection its
+// allocation started; the collector's setting (GOGC 100 here) is restored
+// and then called. kvsim calls
 // hugeHeap once, first thing: the test does so in a fresh process, the
 // test binary run again for this test alone, without the GODEBUG and
 // GOMEMLIMIT settings that would have hugeHeap stand aside.
@@ -41,7 +45,10 @@ func TestHugeHeap(t *testing.T) {
 	if !roomToMap() {
 		t.Skip("mapping a GB could fail here (32-bit, ulimit -v, or no overcommit): hugeHeap stands aside")
 	}
-	done := hugeHeap()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	called := false
+	done := hugeHeap(func() { called = true })
 	if done == nil {
 		t.Fatal("hugeHeap stood aside")
 	}
@@ -50,6 +57,12 @@ func TestHugeHeap(t *testing.T) {
 	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
+	if gcs := m.NumGC - before.NumGC; gcs != 1 || m.NumForcedGC-before.NumForcedGC != 1 {
+		t.Errorf("%d collections, %d forced, while hugeHeap ran; want its one", gcs, m.NumForcedGC-before.NumForcedGC)
+	}
+	if p := debug.SetGCPercent(100); p != 100 || !called {
+		t.Errorf("after hugeHeap GOGC is %d, want 100 restored; then called: %v", p, called)
+	}
 	if m.HeapAlloc > heapAhead/4 {
 		t.Errorf("%d MB of heap allocated after hugeHeap: it kept its %d MB", m.HeapAlloc>>20, heapAhead>>20)
 	}

@@ -36,10 +36,11 @@ const (
 )
 
 func main() {
-	hugeHeap()
+	gc := func() {} // GOGC, when the environment sets it
 	if os.Getenv("GOGC") == "" {
-		tuneGC()
+		gc = tuneGC
 	}
+	hugeHeap(gc)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
