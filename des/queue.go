@@ -114,7 +114,8 @@ func (q *Queue) Reached() (Time, Phase, uint64) {
 func (q *Queue) Phase() Phase { return Phase(q.ord >> 56) }
 
 // Key is the stable key of the event being fired, or of the last one
-// fired. With Now and Phase it places the current event in the order.
+// fired. With Now and Phase it places the current event in the order; what
+// came before it at this instant is what came before Reached.
 func (q *Queue) Key() uint64 { return q.ord & MaxKey }
 
 // Len is the number of pending events; cancelled ones are not pending.
@@ -280,9 +281,9 @@ func (q *Queue) Step() bool {
 }
 
 // Before reports whether the next pending event is ordered before time
-// at, phase phase and key key: those of an event of another queue. A
-// caller keeping events of its own on a second queue steps it while they
-// come before the first queue's next event.
+// at, phase phase and key key: a place in another queue's order. A caller
+// keeping events of its own on a second queue steps it while they come
+// before the place the first queue has reached (Reached).
 func (q *Queue) Before(at Time, phase Phase, key uint64) bool {
 	if q.cancelled > 0 {
 		q.dropCancelled()

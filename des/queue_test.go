@@ -46,12 +46,12 @@ func TestSameInstantOrder(t *testing.T) {
 
 type seqRec struct{ args []uint64 }
 
+func (s *seqRec) Fire(_ Time, _, arg uint64) { s.args = append(s.args, arg) }
+
 // fireFunc is a Handler calling a function of the time.
 type fireFunc func(now Time)
 
 func (f fireFunc) Fire(now Time, _, _ uint64) { f(now) }
-
-func (s *seqRec) Fire(_ Time, _, arg uint64) { s.args = append(s.args, arg) }
 
 // TestSeqBreaksTies: equal (time, phase, key) fire in push order.
 func TestSeqBreaksTies(t *testing.T) {
@@ -192,7 +192,7 @@ func TestBefore(t *testing.T) {
 		}
 	}
 	if !slices.Equal(s.args, []uint64{3, 7, 1}) || q.Len() != 0 || q.Before(MaxTime, PhaseSample, 0) {
-		t.Errorf("fired %v, %d pending; want [3 7 1], none", s.args, q.Len())
+		t.Errorf("fired %v, %d pending, the next before the end of time %v; want [3 7 1], none, false", s.args, q.Len(), q.Before(MaxTime, PhaseSample, 0))
 	}
 }
 

@@ -112,7 +112,7 @@ type node struct {
 	drive bool        // a drive scan is scheduled at the current time
 	ff    *des.Handle // the end of the worker's stretch, when in one
 	fired *des.Handle // the last stretch's end, fired: the next stretch's, scheduled again (nil: none to reuse)
-	cross *des.Handle // the stretch's cross event, pending or fired; nil before the first and once a settle cancelled it (stretch.go)
+	cross *des.Handle // the stretch's next crossing, pending or fired, on crossings(); nil before the first and once a settle or the stretch's end cancelled it (stretch.go)
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a

@@ -27,7 +27,9 @@ import (
 //     the event order has reached (look), and settling a worker takes its
 //     own. The events between, the workers' passes and drive scans and
 //     KVCR's transfers and deadlines, read no other worker's G1, nor the
-//     router's view, nor the chains' references, and what they write
+//     router's view (but for routing a retiring worker's requests, of which
+//     it has none: checkSeen holds it), nor the chains' references, and
+//     what they write
 //     commutes with what crossings write: the router's view is a set of
 //     facts a worker, and the chains collect their dropped segments in id
 //     order whatever order they were dropped in. Under --check, the events
@@ -141,9 +143,10 @@ func (c *Cluster) look() {
 // looks reports whether events of phase ph look at what crossings change:
 // lifecycle events, arrivals and samples. The others, transfers, pass ends,
 // deadlines and drive scans, read none of it: no other worker's G1, not
-// the router's view, not the chains' references (what they write, the
-// router's facts of other workers and references, commutes with what
-// crossings write).
+// the router's view (a pass end may retire an idle draining worker, whose
+// requests, none, are routed again: checkSeen holds it), not the chains'
+// references (what they write, the router's facts of other workers and
+// references, commutes with what crossings write).
 func looks(ph des.Phase) bool {
 	return ph == des.PhaseLifecycle || ph == des.PhaseArrival || ph == des.PhaseSample
 }
@@ -170,9 +173,10 @@ func (c *Cluster) checkSeen(what string) {
 
 type cross Cluster
 
-// dropCross cancels n's pending crossing, if any: Settle takes what it
-// had left. A cancelled handle may still sit in its queue, so it is
-// dropped; a fired one serves the next stretch.
+// dropCross cancels n's pending crossing, if any: the caller takes those
+// before the place reached (CrossTo), and Settle drops the rest with the
+// stretch. A cancelled handle may still sit in its queue, so it is dropped;
+// a fired one serves the next stretch.
 func (c *Cluster) dropCross(n *node) {
 	if n.cross != nil && c.crossings().Cancel(n.cross) {
 		n.cross = nil
@@ -190,8 +194,9 @@ func (c *Cluster) scheduleCross(n *node) {
 
 // Fire has a worker in a stretch take the blocks its requests cross into:
 // as an event of the run's queue, those of the pass it starts; deferred,
-// those of every pass started before the event that looks (the run's
-// current event). It then schedules the next crossing, on the same handle.
+// those of every pass started before the place the run's order has reached
+// (des.Queue.Reached) at the event that looks. It then schedules the next
+// crossing, on the same handle.
 func (e *cross) Fire(_ des.Time, key, _ uint64) {
 	c := (*Cluster)(e)
 	n := c.workers[key]

@@ -40,11 +40,14 @@ func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
 		res[i], err = Run(context.Background(), sc, opt)
 		var ie *InvariantError
 		if i == 0 && errors.As(err, &ie) {
-			// A model bug outside the fast-forward: the fast-forward must
+			// A model bug outside the fast-forward: every other way must
 			// break the same invariant; then the rows are compared unchecked.
 			t.Logf("pass by pass: %v", err)
-			if _, ferr := Run(context.Background(), sc, Options{Check: true}); ferr == nil || ferr.Error() != err.Error() {
-				t.Errorf("fast-forward: %v", ferr)
+			for j, o := range ways[1:] {
+				o.Check = true
+				if _, ferr := Run(context.Background(), sc, o); ferr == nil || ferr.Error() != err.Error() {
+					t.Errorf("%s: %v", names[j+1], ferr)
+				}
 			}
 			check = false
 			sinks[0] = rowSink{}
@@ -114,7 +117,7 @@ func sameRuns(t *testing.T, ways string, a, b *Result, sa, sb *rowSink) {
 // 3 is scheduled at 25 ms, its prompt pass runs 25-40 ms, its last token
 // 40-45 ms; 0-2 then have 25 computed and 4 to emit: 45-65 ms.
 //
-// Either way the worker starts 10 passes and is busy 65 ms, and both ways
+// Either way the worker starts 10 passes and is busy 65 ms, and all ways
 // of running agree (runWays).
 func TestStretchArrival(t *testing.T) {
 	for _, c := range []struct {
@@ -143,7 +146,7 @@ func TestStretchArrival(t *testing.T) {
 }
 
 // TestFastForwardScenarios runs every golden scenario, every scenario
-// under scenarios/ and every shared contract scenario both ways (runWays);
+// under scenarios/ and every shared contract scenario every way runWays runs;
 // those on a shared trace or a synthetic workload replay their first 1,500
 // requests.
 func TestFastForwardScenarios(t *testing.T) {
@@ -202,7 +205,7 @@ func TestFastForwardTraces(t *testing.T) {
 
 var fastForwardN = flag.Int("fastforward.n", 400, "cases TestFastForwardRandom runs")
 
-// TestFastForwardRandom runs 400 (-fastforward.n) of scengen's larger cases both ways
+// TestFastForwardRandom runs 400 (-fastforward.n) of scengen's larger cases every way
 // (runWays): blocks of 4 to 16 tokens and outputs of up to 80 (300 in one
 // case in ten), so requests decode for many passes in a row, arrivals that
 // often share an instant, prompts sharing prefixes, every timing model and
@@ -274,6 +277,9 @@ func TestCrossingsSeenCheck(t *testing.T) {
 		cl, err := build(p, c.opt, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if (cl.deferred == nil) != c.opt.crossEvents {
+			t.Fatalf("%s: crossings deferred %v with crossEvents %v", c.name, cl.deferred != nil, c.opt.crossEvents)
 		}
 		c.plant(cl, c.at, func(des.Time) {})
 		_, err = cl.run(context.Background())

@@ -35,8 +35,7 @@ type Prefetched struct {
 
 // firstBatch is the size of the first batch the read-ahead hands over:
 // the consumer waits for it before its first request (the conversation
-// trace's first 256 requests took about 3 ms to read, 16 take well under
-// one).
+// trace's first 256 requests took 3-7 ms to read, its first 16 about 1 ms).
 const firstBatch = 16
 
 // prefetchBatch is a run of requests and what followed them: src's error

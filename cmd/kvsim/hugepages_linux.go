@@ -38,7 +38,7 @@ func hugePagesOnRequest() bool {
 // heap grows into them. Collections are forced only from hugeHeap's call
 // until the GB is collected: allocating it would otherwise start one of its
 // own, which cannot free it and stopped the world for 3 ms at start. The
-// goroutine then restores the collector's setting and calls then, which
+// goroutine then restores the collector's setting and calls afterGC, which
 // sets the collector's policy (tuneGC).
 //
 // It does nothing where huge pages are not left to madvise; when
@@ -47,14 +47,14 @@ func hugePagesOnRequest() bool {
 // under a memory limit (GOMEMLIMIT), which the GB would count against until
 // collected; and where mapping a GB could fail, which the runtime cannot
 // survive: a 32-bit build, a finite address-space limit (ulimit -v), or a
-// kernel that does not overcommit (vm.overcommit_memory 2). It calls then
-// and returns nil then; otherwise a channel on which the goroutine says,
-// once the GB is collected and then called, whether the advice was taken
-// (the test waits for it; kvsim does not).
-func hugeHeap(then func()) <-chan bool {
+// kernel that does not overcommit (vm.overcommit_memory 2). There it calls
+// afterGC at once and returns nil; otherwise a channel on which the
+// goroutine says, once the GB is collected and afterGC has returned,
+// whether the advice was taken (the test waits for it; kvsim does not).
+func hugeHeap(afterGC func()) <-chan bool {
 	if !hugePagesOnRequest() || godebug("disablethp") || godebug("harddecommit") ||
 		debug.SetMemoryLimit(-1) != math.MaxInt64 || !roomToMap() {
-		then()
+		afterGC()
 		return nil
 	}
 	done := make(chan bool, 1)
@@ -64,7 +64,7 @@ func hugeHeap(then func()) <-chan bool {
 		advised := syscall.Madvise(ahead, syscall.MADV_HUGEPAGE) == nil
 		runtime.GC() // ahead is dead: this frees it, so the heap grows into it and the collector paces the run by what it keeps live
 		debug.SetGCPercent(percent)
-		then()
+		afterGC()
 		done <- advised
 	}()
 	return done

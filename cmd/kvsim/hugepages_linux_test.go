@@ -20,7 +20,8 @@ import (
 // and then called. kvsim calls
 // hugeHeap once, first thing: the test does so in a fresh process, the
 // test binary run again for this test alone, without the GODEBUG and
-// GOMEMLIMIT settings that would have hugeHeap stand aside.
+// GOMEMLIMIT settings that would have hugeHeap stand aside, and without
+// GOGC, so that the setting to restore is Go's default, 100.
 func TestHugeHeap(t *testing.T) {
 	if !hugePagesOnRequest() {
 		t.Skipf("transparent huge pages are not left to madvise here (%s)", thpSetting)
@@ -28,7 +29,7 @@ func TestHugeHeap(t *testing.T) {
 	if os.Getenv("KVSIM_TEST_HUGEHEAP") == "" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHugeHeap$", "-test.count=1", "-test.v")
 		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "GODEBUG=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") {
+			if !strings.HasPrefix(kv, "GODEBUG=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GOGC=") {
 				cmd.Env = append(cmd.Env, kv)
 			}
 		}

@@ -2,8 +2,9 @@
 
 package main
 
-// hugeHeap calls then and returns nil: transparent huge pages are Linux's.
-func hugeHeap(then func()) <-chan bool {
-	then()
+// hugeHeap calls afterGC and returns nil: transparent huge pages are
+// Linux's.
+func hugeHeap(afterGC func()) <-chan bool {
+	afterGC()
 	return nil
 }

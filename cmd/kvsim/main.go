@@ -36,11 +36,11 @@ const (
 )
 
 func main() {
-	gc := func() {} // GOGC, when the environment sets it
+	policy := func() {} // the environment's GOGC, when it sets one, stands
 	if os.Getenv("GOGC") == "" {
-		gc = tuneGC
+		policy = tuneGC
 	}
-	hugeHeap(gc)
+	hugeHeap(policy)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))

@@ -18,7 +18,7 @@ type Tables struct {
 	path     func(string) string
 }
 
-// endRows is how many rows requests.parquet and pulls.parquet, a row a
+// perRequestRows is how many rows requests.parquet and pulls.parquet, a row a
 // request or a pull, hand over and encode at a time, against batchRows for
 // timeseries.parquet. What a writer holds when the run ends is encoded and
 // compressed then, on the run's critical path: a quarter as many rows left
@@ -26,7 +26,7 @@ type Tables struct {
 // five), the bytes the same. The time series, a row a worker a sample,
 // keeps the larger runs: encoding it 1,024 rows at a time cost more than
 // it gave at 128 workers, the event loop waiting for its writer.
-const endRows = writeBatch
+const perRequestRows = writeBatch
 
 // NewTables creates requests.parquet, pulls.parquet and timeseries.parquet;
 // path maps a file name to its path, pulls is pulls.parquet's schema with
@@ -35,10 +35,10 @@ const endRows = writeBatch
 func NewTables(path func(name string) string, pulls []report.Column[report.PullRow], events []report.Column[report.EventRow]) (*Tables, error) {
 	t := &Tables{events: events, path: path}
 	var err error
-	if t.requests, err = newTableWriter(path(report.RequestsFile), report.RequestColumns, 0, endRows, endRows); err != nil {
+	if t.requests, err = NewRequestWriter(path(report.RequestsFile), 0); err != nil {
 		return nil, err
 	}
-	if t.pulls, err = newTableWriter(path(report.PullsFile), pulls, 0, endRows, endRows); err != nil {
+	if t.pulls, err = newTableWriter(path(report.PullsFile), pulls, 0, perRequestRows, perRequestRows); err != nil {
 		t.requests.Close()
 		return nil, err
 	}
@@ -105,8 +105,9 @@ func writeAll[R any](path string, cols []report.Column[R], rows []R) error {
 	return w.Close()
 }
 
-// NewRequestWriter creates requests.parquet at path; rowGroupRows is as in
-// NewTableWriter (0 means DefaultRowGroupRows).
+// NewRequestWriter creates requests.parquet at path, handing rows over and
+// encoding them perRequestRows at a time, as a run's does; rowGroupRows is
+// as in NewTableWriter (0 means DefaultRowGroupRows).
 func NewRequestWriter(path string, rowGroupRows int) (*TableWriter[report.RequestRow], error) {
-	return NewTableWriter(path, report.RequestColumns, rowGroupRows)
+	return newTableWriter(path, report.RequestColumns, rowGroupRows, perRequestRows, perRequestRows)
 }
