@@ -41,6 +41,9 @@ type Handler interface {
 	Fire(now Time, key, arg uint64)
 }
 
+// order is an event's place within its instant: phase, then key.
+func order(phase Phase, key uint64) uint64 { return uint64(phase)<<56 | key }
+
 type entry struct {
 	at  Time
 	ord uint64  // phase<<56 | key
@@ -110,6 +113,11 @@ func (q *Queue) Reached() (Time, Phase, uint64) {
 	return q.now, Phase(q.reached >> 56), q.reached & MaxKey
 }
 
+// Passed reports whether the place reached at the current instant
+// (Reached) comes after the event of phase phase and key key at this
+// instant: whether passes one by one would have fired that event already.
+func (q *Queue) Passed(phase Phase, key uint64) bool { return q.reached > order(phase, key) }
+
 // Phase is the phase of the event being fired, or of the last one fired.
 func (q *Queue) Phase() Phase { return Phase(q.ord >> 56) }
 
@@ -145,7 +153,7 @@ func (q *Queue) Schedule(at Time, phase Phase, key uint64, h Handler, arg uint64
 	}
 	checkKey(key)
 	q.seq++
-	q.heap = append(q.heap, entry{at: at, ord: uint64(phase)<<56 | key, seq: q.seq, h: h, arg: arg})
+	q.heap = append(q.heap, entry{at: at, ord: order(phase, key), seq: q.seq, h: h, arg: arg})
 	q.up(len(q.heap) - 1)
 }
 
@@ -174,7 +182,7 @@ func (q *Queue) FireOrSchedule(phase Phase, key uint64, h Handler, arg uint64) b
 		return false
 	}
 	caller := q.ord
-	q.ord = uint64(phase)<<56 | key
+	q.ord = order(phase, key)
 	q.reached = max(q.reached, q.ord)
 	h.Fire(q.now, key, arg)
 	q.ord = caller
@@ -285,14 +293,10 @@ func (q *Queue) Step() bool {
 // keeping events of its own on a second queue steps it while they come
 // before the place the first queue has reached (Reached).
 func (q *Queue) Before(at Time, phase Phase, key uint64) bool {
-	if q.cancelled > 0 {
-		q.dropCancelled()
-	}
-	if len(q.heap) == 0 {
+	if _, ok := q.Peek(); !ok {
 		return false
 	}
-	e := &q.heap[0]
-	return e.at < at || e.at == at && e.ord < uint64(phase)<<56|key
+	return q.heap[0].before(&entry{at: at, ord: order(phase, key)}) // seq 0: a tie is not before
 }
 
 func (q *Queue) up(i int) {

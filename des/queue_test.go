@@ -199,7 +199,8 @@ func TestBefore(t *testing.T) {
 // TestReached: drive scans at 5 ns with keys 5 and 7, an arrival at 6 ns;
 // drive 5 schedules a lifecycle event at 5 ns, which fires next, after
 // drive 5 although its place comes before: inside it Reached is drive 5's
-// place, (5 ns, drive, 5), not its own. Then drive 7's own, then the
+// place, (5 ns, drive, 5), not its own, and Passed compares with that
+// place. Then drive 7's own, then the
 // arrival's at 6 ns, a new instant, and that of the drive scan it fires
 // inline (FireOrSchedule), (6 ns, drive, 2).
 func TestReached(t *testing.T) {
@@ -211,7 +212,15 @@ func TestReached(t *testing.T) {
 	})
 	q.Schedule(5, PhaseDrive, 5, fireFunc(func(now Time) {
 		note(now)
-		q.Schedule(now, PhaseLifecycle, 0, note, 0)
+		q.Schedule(now, PhaseLifecycle, 0, fireFunc(func(now Time) {
+			note(now)
+			// Passed compares with drive 5's place: drive 4 and any arrival
+			// at 5 ns came before, drive 5 itself and the samples did not.
+			if !q.Passed(PhaseDrive, 4) || q.Passed(PhaseDrive, 5) || !q.Passed(PhaseArrival, 9) || q.Passed(PhaseSample, 0) {
+				t.Errorf("Passed at (5ns, drive, 5): drive 4 %v, drive 5 %v, arrival 9 %v, sample 0 %v; want true, false, true, false",
+					q.Passed(PhaseDrive, 4), q.Passed(PhaseDrive, 5), q.Passed(PhaseArrival, 9), q.Passed(PhaseSample, 0))
+			}
+		}), 0)
 	}), 0)
 	q.Schedule(5, PhaseDrive, 7, note, 0)
 	q.Schedule(6, PhaseArrival, 1, fireFunc(func(now Time) {

@@ -565,12 +565,7 @@ func (p *passDone) Fire(now des.Time, key, downs uint64) {
 	}
 	if n.ff != nil { // the stretch's last pass ends
 		n.ff, n.fired = nil, n.ff
-		c.stretches--
-		c.dropCross(n)
-		if c.deferred != nil {
-			n.w.CrossTo(now, false) // every pass but the last started before now
-		}
-		n.w.Settle(now, false, false)
+		c.endStretch(n, now, false, false) // every pass but the last started before now
 	}
 	n.w.FinishPass(now)
 	c.meter(n)

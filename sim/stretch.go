@@ -29,12 +29,11 @@ import (
 //     KVCR's transfers and deadlines, read no other worker's G1, nor the
 //     router's view (but for routing a retiring worker's requests, of which
 //     it has none: checkSeen holds it), nor the chains' references, and
-//     what they write
-//     commutes with what crossings write: the router's view is a set of
-//     facts a worker, and the chains collect their dropped segments in id
-//     order whatever order they were dropped in. Under --check, the events
-//     that look and routing verify that they took the crossings
-//     (checkSeen);
+//     what they write commutes with what crossings write: the router's view
+//     is a set of facts a worker, and the chains collect their dropped
+//     segments in id order whatever order they were dropped in. Under
+//     --check, the events that look and routing verify that they took the
+//     crossings (checkSeen);
 //   - with a planner, whose meter integrates the blocks in use at each
 //     crossing, router.event_delay, which stamps each change with its
 //     instant, or orders, whose walks read their target's G1, each
@@ -76,21 +75,25 @@ func (c *Cluster) settle(n *node) {
 	}
 	c.q.Cancel(n.ff)
 	n.ff = nil
-	c.stretches--
-	c.dropCross(n)
-	now, ph, key := c.q.Reached()
-	id := uint64(n.id)
-	ended := ph > des.PhasePass || ph == des.PhasePass && key > id
-	started := ph > des.PhaseDrive || ph == des.PhaseDrive && key > id
-	if c.deferred != nil {
-		n.w.CrossTo(now, started)
-	}
-	if end, busy := n.w.Settle(now, ended, started); busy {
+	now, id := c.q.Now(), uint64(n.id)
+	if end, busy := c.endStretch(n, now, c.q.Passed(des.PhasePass, id), c.q.Passed(des.PhaseDrive, id)); busy {
 		c.q.Schedule(end, des.PhasePass, id, (*passDone)(c), n.downs)
 		return
 	}
 	n.drive = true
 	c.q.Schedule(now, des.PhaseDrive, id, (*drive)(c), 0)
+}
+
+// endStretch ends n's stretch, whose end event is no longer pending, at
+// now (engine.Worker.Settle, ended and started as there): the crossings
+// deferred up to there are taken first, the pending one dropped.
+func (c *Cluster) endStretch(n *node, now des.Time, ended, started bool) (des.Time, bool) {
+	c.stretches--
+	c.dropCross(n)
+	if c.deferred != nil {
+		n.w.CrossTo(now, started)
+	}
+	return n.w.Settle(now, ended, started)
 }
 
 // settleAll settles every stretch, in worker order.
@@ -200,9 +203,8 @@ func (c *Cluster) scheduleCross(n *node) {
 func (e *cross) Fire(_ des.Time, key, _ uint64) {
 	c := (*Cluster)(e)
 	n := c.workers[key]
-	now, ph, k := c.q.Reached()
-	started := c.deferred == nil || ph > des.PhaseDrive || ph == des.PhaseDrive && k > key
-	if n.w.CrossTo(now, started) {
+	started := c.deferred == nil || c.q.Passed(des.PhaseDrive, key) // as an event, at its own place
+	if n.w.CrossTo(c.q.Now(), started) {
 		c.meter(n)
 		c.check(n)
 	}
