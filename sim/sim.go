@@ -466,7 +466,7 @@ func (a *arrival) Fire(now des.Time, _, _ uint64) {
 // route sends an active request to a worker; with none schedulable it
 // fails.
 func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
-	c.checkSeen("routing")
+	c.checkSeen()
 	rt, ok := c.router.Pick(now, r.req)
 	if !ok {
 		c.end(r, report.OutcomeFailed, now)

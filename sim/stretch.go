@@ -33,7 +33,7 @@ import (
 //     is a set of facts a worker, and the chains collect their dropped
 //     segments in id order whatever order they were dropped in. Under
 //     --check, the events that look and routing verify that they took the
-//     crossings (checkSeen);
+//     crossings (checkLooked, checkSeen);
 //   - with a planner, whose meter integrates the blocks in use at each
 //     crossing, router.event_delay, which stamps each change with its
 //     instant, or orders, whose walks read their target's G1, each
@@ -135,13 +135,14 @@ func (c *Cluster) crossings() *des.Queue {
 // phase that looks (looks) at a worker's G1, the router's view of it or
 // the chains.
 func (c *Cluster) look() {
-	if c.deferred == nil {
-		return
-	}
-	for c.deferred.Before(c.q.Reached()) {
+	for c.unseen() {
 		c.deferred.Step()
 	}
 }
+
+// unseen reports whether a deferred crossing ordered before the place the
+// event order has reached is left untaken.
+func (c *Cluster) unseen() bool { return c.deferred != nil && c.deferred.Before(c.q.Reached()) }
 
 // looks reports whether events of phase ph look at what crossings change:
 // lifecycle events, arrivals and samples. The others, transfers, pass ends,
@@ -154,21 +155,26 @@ func looks(ph des.Phase) bool {
 	return ph == des.PhaseLifecycle || ph == des.PhaseArrival || ph == des.PhaseSample
 }
 
-// checkLooked verifies, after an event of a phase that looks, that no
-// deferred crossing ordered before the place reached is left: its handler
-// called look.
+// checkLooked verifies, under --check, after an event of a phase that
+// looks, that no deferred crossing ordered before the place reached is
+// left: its handler called look.
 func (c *Cluster) checkLooked() {
-	if looks(c.q.Phase()) {
-		c.checkSeen(fmt.Sprintf("a %s event", c.q.Phase()))
+	if ph := c.q.Phase(); looks(ph) && c.opt.Check && c.unseen() {
+		c.unseenError(fmt.Sprintf("a %s event", ph))
 	}
 }
 
-// checkSeen verifies, under --check, that no deferred crossing ordered
-// before the place reached is left when what reads what crossings change,
-// named by what, does: an event that looks, and routing, wherever it is
-// called from.
-func (c *Cluster) checkSeen(what string) {
-	if c.opt.Check && c.deferred != nil && c.deferred.Before(c.q.Reached()) && c.err == nil {
+// checkSeen is checkLooked for routing, wherever it is called from.
+func (c *Cluster) checkSeen() {
+	if c.opt.Check && c.unseen() {
+		c.unseenError("routing")
+	}
+}
+
+// unseenError fails the run: what read what a crossing left untaken
+// changes.
+func (c *Cluster) unseenError(what string) {
+	if c.err == nil {
 		c.err = &InvariantError{Invariant: invCrossingsSeen, At: c.q.Now(),
 			Err: fmt.Errorf("%s came after a crossing it did not take", what)}
 	}

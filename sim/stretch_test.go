@@ -267,7 +267,7 @@ func TestCrossingsSeenCheck(t *testing.T) {
 		{"look", 92 * des.Millisecond, Options{Check: true}, plant, false},
 		{"cross events", 92 * des.Millisecond, Options{Check: true, crossEvents: true}, raw, false},
 		{"routing from a transfer", 92 * des.Millisecond, Options{Check: true}, func(c *Cluster, at des.Time, _ fireFunc) {
-			c.q.Schedule(at, des.PhaseTransfer, 0, fireFunc(func(des.Time) { c.checkSeen("routing") }), 0)
+			c.q.Schedule(at, des.PhaseTransfer, 0, fireFunc(func(des.Time) { c.checkSeen() }), 0)
 		}, true},
 	} {
 		p, err := Prepare(sc)
