@@ -139,11 +139,7 @@ func (h *Histogram) AddN(ns int64, n int) {
 	if n == 0 {
 		return
 	}
-	i := bucket(ns)
-	if i >= len(h.counts) {
-		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
-	}
-	h.counts[i] += uint64(n)
+	h.addCount(bucket(ns), uint64(n))
 	h.n += uint64(n)
 	h.max = max(h.max, ns)
 }
@@ -162,7 +158,7 @@ func AddSteps[T ~int64](h *Histogram, ts []T, n int) {
 	if len(ts) < 2 || n == 0 {
 		return
 	}
-	run, count, most := -1, uint64(0), h.max
+	run, count, most := bucket(int64(ts[1]-ts[0])), uint64(0), h.max
 	for j := 1; j < len(ts); j++ {
 		step := int64(ts[j] - ts[j-1])
 		if i := bucket(step); i != run {
@@ -177,11 +173,8 @@ func AddSteps[T ~int64](h *Histogram, ts []T, n int) {
 	h.max = most
 }
 
-// addCount adds c samples to bucket i; nothing when i < 0.
+// addCount adds c samples to bucket i.
 func (h *Histogram) addCount(i int, c uint64) {
-	if i < 0 {
-		return
-	}
 	if i >= len(h.counts) {
 		h.counts = append(h.counts, make([]uint64, i+1-len(h.counts))...)
 	}
