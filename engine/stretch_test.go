@@ -216,22 +216,7 @@ func TestSlowed(t *testing.T) {
 // in a prefill pass and emits its last token at 65 ms. Eleven passes, busy
 // 65 ms.
 func TestStretchCrosses(t *testing.T) {
-	c := cfg()
-	c.BlockSize, c.GPUBlocks = 4, 7
-	reqs := func() []*workload.Request {
-		return []*workload.Request{chainOf(0, 0, 4, 10, 1, 4), chainOf(1, 0, 6, 10, 2, 4)}
-	}
-	w, l := newWorker(t, c, fixed)
-	var seqs []*Seq
-	for _, r := range reqs() {
-		seqs = append(seqs, w.Enqueue(r, false))
-	}
-	end, _ := w.StartPass(0)
-	w.FinishPass(end)
-	end, _ = w.StartPass(10 * ms)
-	if last := w.Stretch(end, MaxStretch); last != 50*ms {
-		t.Fatalf("stretch ends at %v, want 50ms", last)
-	}
+	w, l, seqs := crossingStretch(t)
 	var crossed []string
 	for {
 		at, ok := w.NextCross()
@@ -249,12 +234,12 @@ func TestStretchCrosses(t *testing.T) {
 	if want := []string{"20ms:5", "30ms:6", "40ms:7"}; !slices.Equal(crossed, want) {
 		t.Errorf("crossings (time:blocks used) %v, want %v", crossed, want)
 	}
-	end, _ = w.Settle(50*ms, false, false)
+	end, _ := w.Settle(50*ms, false, false)
 	if ends, want := finishToIdle(t, w, end), []des.Time{50 * ms, 55 * ms, 65 * ms}; !slices.Equal(ends, want) {
 		t.Errorf("pass ends from 50 ms %v, want %v (no stretch)", ends, want)
 	}
-	ref, rl := newWorker(t, c, fixed)
-	refSeqs := run(t, ref, reqs())
+	ref, rl := newWorker(t, crossingConfig(), fixed)
+	refSeqs := run(t, ref, crossingRequests())
 	for i, s := range seqs {
 		r := refSeqs[i]
 		if s.FinishedAt != r.FinishedAt || s.Preemptions != r.Preemptions {
@@ -272,6 +257,37 @@ func TestStretchCrosses(t *testing.T) {
 	}
 }
 
+// crossingConfig, crossingRequests and crossingStretch are
+// TestStretchCrosses's worker: blocks of 4 tokens, G1 of 7 blocks, fixed
+// timing; A with a 4-token prompt and B with a 6-token one, 10 output
+// tokens each; the prompts' pass ended at 10 ms and the stretch begun
+// then, to 50 ms.
+func crossingConfig() Config {
+	c := cfg()
+	c.BlockSize, c.GPUBlocks = 4, 7
+	return c
+}
+
+func crossingRequests() []*workload.Request {
+	return []*workload.Request{chainOf(0, 0, 4, 10, 1, 4), chainOf(1, 0, 6, 10, 2, 4)}
+}
+
+func crossingStretch(t *testing.T) (*Worker, *log, []*Seq) {
+	t.Helper()
+	w, l := newWorker(t, crossingConfig(), fixed)
+	var seqs []*Seq
+	for _, r := range crossingRequests() {
+		seqs = append(seqs, w.Enqueue(r, false))
+	}
+	end, _ := w.StartPass(0)
+	w.FinishPass(end)
+	end, _ = w.StartPass(10 * ms)
+	if last := w.Stretch(end, MaxStretch); last != 50*ms {
+		t.Fatalf("stretch ends at %v, want 50ms", last)
+	}
+	return w, l, seqs
+}
+
 // TestCrossTo: TestStretchCrosses's stretch, its crossings at 20, 30 and
 // 40 ms (5, 6 and 7 blocks in use after each), taken late. By 35 ms, the
 // 20 and 30 ms ones: 6 blocks. At 40 ms, before the drive scan (not
@@ -281,20 +297,9 @@ func TestStretchCrosses(t *testing.T) {
 // last starts before), and it goes as in the first; in a third, Settle at
 // 50 ms with the crossings not taken panics.
 func TestCrossTo(t *testing.T) {
-	c := cfg()
-	c.BlockSize, c.GPUBlocks = 4, 7
 	for _, way := range []string{"late", "at the end", "never"} {
-		late := way == "late"
-		w, _ := newWorker(t, c, fixed)
-		w.Enqueue(chainOf(0, 0, 4, 10, 1, 4), false)
-		w.Enqueue(chainOf(1, 0, 6, 10, 2, 4), false)
-		end, _ := w.StartPass(0)
-		w.FinishPass(end)
-		end, _ = w.StartPass(10 * ms)
-		if last := w.Stretch(end, MaxStretch); last != 50*ms {
-			t.Fatalf("stretch ends at %v, want 50ms", last)
-		}
-		if late {
+		w, _, _ := crossingStretch(t)
+		if way == "late" {
 			for i, step := range []struct {
 				at      des.Time
 				started bool
@@ -326,7 +331,7 @@ func TestCrossTo(t *testing.T) {
 		} else if w.G1Used() != 4 || !w.CrossTo(50*ms, false) {
 			t.Fatalf("%d blocks used before CrossTo, want 4, and CrossTo to take the crossings", w.G1Used())
 		}
-		end, _ = w.Settle(50*ms, false, false)
+		end, _ := w.Settle(50*ms, false, false)
 		if w.G1Used() != 7 || end != 50*ms {
 			t.Errorf("%s: settled with %d blocks used, the pass ending at %v; want 7, 50ms", way, w.G1Used(), end)
 		}
