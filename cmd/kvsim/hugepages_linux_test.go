@@ -17,11 +17,11 @@ import (
 // /proc/self/smaps), and the memory it took is free again; the GB was
 // collected once, by the goroutine, not also by a collection its
 // allocation started; the collector's setting (GOGC 100 here) is restored
-// and then called. kvsim calls
-// hugeHeap once, first thing: the test does so in a fresh process, the
-// test binary run again for this test alone, without the GODEBUG and
-// GOMEMLIMIT settings that would have hugeHeap stand aside, and without
-// GOGC, so that the setting to restore is Go's default, 100.
+// and afterGC called. kvsim calls hugeHeap once, first thing: the test
+// does so in a fresh process, the test binary run again for this test
+// alone, without the GODEBUG and GOMEMLIMIT settings that would have
+// hugeHeap stand aside, and without GOGC, so that the setting to restore
+// is Go's default, 100.
 func TestHugeHeap(t *testing.T) {
 	if !hugePagesOnRequest() {
 		t.Skipf("transparent huge pages are not left to madvise here (%s)", thpSetting)
@@ -62,7 +62,7 @@ func TestHugeHeap(t *testing.T) {
 		t.Errorf("%d collections, %d forced, while hugeHeap ran; want its one", gcs, m.NumForcedGC-before.NumForcedGC)
 	}
 	if p := debug.SetGCPercent(100); p != 100 || !called {
-		t.Errorf("after hugeHeap GOGC is %d, want 100 restored; then called: %v", p, called)
+		t.Errorf("after hugeHeap GOGC is %d, want 100 restored; afterGC called: %v", p, called)
 	}
 	if m.HeapAlloc > heapAhead/4 {
 		t.Errorf("%d MB of heap allocated after hugeHeap: it kept its %d MB", m.HeapAlloc>>20, heapAhead>>20)
