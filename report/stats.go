@@ -73,8 +73,9 @@ func (d *Dist) Count() int {
 	return len(d.s)
 }
 
-// Percentiles returns p50, p90, p95, p99 and the maximum. It sorts the
-// exact samples in place.
+// Percentiles returns p50, p90, p95, p99 and the maximum. It reorders the
+// exact samples in place: each rank is selected from the samples above the
+// one before (nth), in time linear in their number rather than a sort's.
 func (d *Dist) Percentiles() Percentiles {
 	if d.h != nil {
 		return d.h.Percentiles()
@@ -83,12 +84,53 @@ func (d *Dist) Percentiles() Percentiles {
 	if n == 0 {
 		return Percentiles{}
 	}
-	slices.Sort(d.s)
 	var q [4]int64
+	lo := 0 // d.s[lo] is the last rank selected: every sample from it on is at least as large
 	for i, pm := range percentilesPerMille {
-		q[i] = d.s[NearestRank(pm, n)-1]
+		k := int(NearestRank(pm, n) - 1)
+		nth(d.s[lo:], k-lo)
+		q[i], lo = d.s[k], k
 	}
-	return percentilesMs(q, d.s[n-1])
+	return percentilesMs(q, slices.Max(d.s[lo:]))
+}
+
+// nth reorders s so that s[k] is the value a sort would put there, with no
+// larger value before it and no smaller one after it (quickselect, pivot
+// the median of three). A range still wide after twice log2(len(s))
+// partitions is sorted, which bounds the worst case as a sort does.
+func nth(s []int64, k int) { nthWithin(s, k, 2*bits.Len(uint(len(s)))) }
+
+// nthWithin is nth sorting what is left after rounds partitions.
+func nthWithin(s []int64, k, rounds int) {
+	lo, hi := 0, len(s) // s[k] is to be found in s[lo:hi]
+	for ; hi-lo > 16; rounds-- {
+		if rounds == 0 {
+			slices.Sort(s[lo:hi])
+			return
+		}
+		// The median of the first, middle and last values is the pivot;
+		// Hoare's partition leaves s[lo:j+1] <= p <= s[j+1:hi].
+		m := lo + (hi-lo)/2
+		a, b, c := s[lo], s[m], s[hi-1]
+		p := max(min(a, b), min(max(a, b), c))
+		i, j := lo-1, hi
+		for {
+			for i++; s[i] < p; i++ {
+			}
+			for j--; s[j] > p; j-- {
+			}
+			if i >= j {
+				break
+			}
+			s[i], s[j] = s[j], s[i]
+		}
+		if k <= j {
+			hi = j + 1
+		} else {
+			lo = j + 1
+		}
+	}
+	slices.Sort(s[lo:hi])
 }
 
 // subBits is log2 of the number of linear sub-buckets a power of two.
