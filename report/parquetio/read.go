@@ -1,16 +1,14 @@
 package parquetio
 
 import (
-	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/kvsim/kvsim/report"
 )
@@ -39,102 +37,198 @@ func checkColumns[R any](path string, names []string, cols []report.Column[R]) e
 	return nil
 }
 
+// readBatch is how many rows readRows reads of each column at a time.
+const readBatch = 8192
+
 // readRows streams a table's rows to fn, one reused row: check vets the
 // file's column names first, and field(row, i) is the field of the row
-// (a struct value) that column i fills.
+// (a struct value) that column i fills. It reads the file with Parquet's
+// column readers, not Arrow's, so that kvsim does not link pqarrow
+// (TableWriter says why); a dictionary column reads as its strings.
 func readRows[R any](path string, check func(names []string) error, field func(row reflect.Value, i int) reflect.Value, fn func(*R) error) error {
-	fr, schema, closeFile, err := openTable(path, 8192)
+	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return err
+		return fmt.Errorf("report: %w", err)
 	}
-	defer closeFile()
-	names := make([]string, schema.NumFields())
+	defer pf.Close()
+	sch := pf.MetaData().Schema
+	names := make([]string, sch.NumColumns())
 	for i := range names {
-		names[i] = schema.Field(i).Name
+		names[i] = sch.Column(i).Name()
 	}
 	if err := check(names); err != nil {
 		return err
 	}
-	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
-	if err != nil {
-		return fmt.Errorf("report: %s: %w", path, err)
-	}
-	defer rr.Release()
 	var row R
 	v := reflect.ValueOf(&row).Elem()
-	for rr.Next() {
-		rec := rr.RecordBatch()
-		for j := range int(rec.NumRows()) {
-			for i, name := range names {
-				if err := setField(field(v, i), rec.Column(i), j); err != nil {
-					return fmt.Errorf("report: %s: column %q: %w", path, name, err)
-				}
-			}
-			if err := fn(&row); err != nil {
-				return err
+	cols := make([]cells, len(names))
+	readers := make([]file.ColumnChunkReader, len(names))
+	for g := range pf.NumRowGroups() {
+		rg := pf.RowGroup(g)
+		for i := range readers {
+			if readers[i], err = rg.Column(i); err != nil {
+				return fmt.Errorf("report: %s: %w", path, err)
 			}
 		}
-	}
-	if err := rr.Err(); err != nil {
-		return fmt.Errorf("report: %s: %w", path, err)
+		for left := rg.NumRows(); left > 0; {
+			n := int(min(left, readBatch))
+			for i, r := range readers {
+				if err := cols[i].read(r, n); err != nil {
+					return fmt.Errorf("report: %s: column %q: %w", path, names[i], err)
+				}
+			}
+			for j := range n {
+				for i, name := range names {
+					if err := cols[i].set(field(v, i), j); err != nil {
+						return fmt.Errorf("report: %s: column %q: %w", path, name, err)
+					}
+				}
+				if err := fn(&row); err != nil {
+					return err
+				}
+			}
+			left -= int64(n)
+		}
 	}
 	return nil
 }
 
-// openTable opens the Parquet file at path for reading in batches of
-// batch rows, with its schema; closeFile releases it.
-func openTable(path string, batch int64) (fr *pqarrow.FileReader, schema *arrow.Schema, closeFile func() error, err error) {
-	pf, err := file.OpenParquetFile(path, false)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("report: %w", err)
-	}
-	fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, memory.DefaultAllocator)
-	if err == nil {
-		schema, err = fr.Schema()
-	}
-	if err != nil {
-		pf.Close()
-		return nil, nil, nil, fmt.Errorf("report: %s: %w", path, err)
-	}
-	return fr, schema, pf.Close, nil
+// cells is a run of one column's cells as read: the values of its Parquet
+// type, and, for an optional column, which cells are null.
+type cells struct {
+	kind reflect.Kind // of the values: Int64, Int32, Float64, Bool or String
+	i64  []int64
+	i32  []int32
+	f64  []float64
+	b    []bool
+	str  []string
+	null []bool  // by cell; nil when the column is required
+	def  []int16 // scratch: definition levels
 }
 
-// setField sets f, a field of a row, to cell j of col; a null cell, which
-// only a Null column holds, is the -1 or NaN it stands for.
-func setField(f reflect.Value, col arrow.Array, j int) error {
-	if col.IsNull(j) {
-		switch f.Kind() {
+// read reads the column's next n cells from r.
+func (c *cells) read(r file.ColumnChunkReader, n int) error {
+	var def []int16
+	if r.Descriptor().MaxDefinitionLevel() > 0 {
+		c.def = slices.Grow(c.def[:0], n)[:n]
+		def = c.def
+	}
+	var dense int // values read: one a cell that is not null
+	var err error
+	switch r := r.(type) {
+	case *file.Int64ColumnChunkReader:
+		c.kind, c.i64 = reflect.Int64, slices.Grow(c.i64[:0], n)[:n]
+		dense, err = readCells(r.ReadBatch, c.i64, def)
+	case *file.Int32ColumnChunkReader:
+		c.kind, c.i32 = reflect.Int32, slices.Grow(c.i32[:0], n)[:n]
+		dense, err = readCells(r.ReadBatch, c.i32, def)
+	case *file.Float64ColumnChunkReader:
+		c.kind, c.f64 = reflect.Float64, slices.Grow(c.f64[:0], n)[:n]
+		dense, err = readCells(r.ReadBatch, c.f64, def)
+	case *file.BooleanColumnChunkReader:
+		c.kind, c.b = reflect.Bool, slices.Grow(c.b[:0], n)[:n]
+		dense, err = readCells(r.ReadBatch, c.b, def)
+	case *file.ByteArrayColumnChunkReader:
+		c.kind, c.str = reflect.String, slices.Grow(c.str[:0], n)[:n]
+		vals := make([]parquet.ByteArray, n)
+		dense, err = readCells(r.ReadBatch, vals, def)
+		for j, b := range vals[:dense] { // copied now: a value may point into a page the next read replaces
+			c.str[j] = string(b)
+		}
+	default:
+		return fmt.Errorf("unexpected type %s", r.Type())
+	}
+	c.null = nil
+	if err != nil || def == nil {
+		return err
+	}
+	// Spread the values read densely over the cells that hold one.
+	c.null = make([]bool, n)
+	k := dense
+	for j := n - 1; j >= 0; j-- {
+		if c.null[j] = def[j] == 0; !c.null[j] {
+			k--
+			c.move(k, j)
+		}
+	}
+	return nil
+}
+
+// move moves the value read into place k to place j.
+func (c *cells) move(k, j int) {
+	switch c.kind {
+	case reflect.Int64:
+		c.i64[j] = c.i64[k]
+	case reflect.Int32:
+		c.i32[j] = c.i32[k]
+	case reflect.Float64:
+		c.f64[j] = c.f64[k]
+	case reflect.Bool:
+		c.b[j] = c.b[k]
+	case reflect.String:
+		c.str[j] = c.str[k]
+	}
+}
+
+// readCells reads len(vals) cells with a column reader's ReadBatch: their
+// values, densely, into vals, and an optional column's definition levels
+// into def (nil for a required column). It returns the values read.
+func readCells[V any](read func(int64, []V, []int16, []int16) (int64, int, error), vals []V, def []int16) (int, error) {
+	n, dense := len(vals), 0
+	for got := 0; got < n; {
+		var d []int16
+		if def != nil {
+			d = def[got:]
+		}
+		levels, values, err := read(int64(n-got), vals[dense:], d, nil)
+		if err != nil {
+			return dense, err
+		}
+		if levels == 0 {
+			return dense, fmt.Errorf("%d cells short", n-got)
+		}
+		got += int(levels)
+		dense += values
+	}
+	return dense, nil
+}
+
+// set sets f, a field of a row, to cell j; a null cell, which only a Null
+// column holds, is the -1 or NaN it stands for. The field's kind must be
+// the values' (an int32 or int64 field takes either integer).
+func (c *cells) set(f reflect.Value, j int) error {
+	k := f.Kind()
+	if k != c.kind && !(isInt(k) && isInt(c.kind)) {
+		return fmt.Errorf("%s values for a %s field", c.kind, k)
+	}
+	if c.null != nil && c.null[j] {
+		switch k {
 		case reflect.Int32, reflect.Int64:
 			f.SetInt(-1)
 		case reflect.Float64:
 			f.SetFloat(math.NaN())
 		default:
-			return fmt.Errorf("null in a %s column", col.DataType())
+			return fmt.Errorf("null in a %s column", c.kind)
 		}
 		return nil
 	}
-	switch c := col.(type) {
-	case *array.Int64:
-		f.SetInt(c.Value(j))
-	case *array.Int32:
-		f.SetInt(int64(c.Value(j)))
-	case *array.Float64:
-		f.SetFloat(c.Value(j))
-	case *array.String:
-		f.SetString(c.Value(j))
-	case *array.Boolean:
-		f.SetBool(c.Value(j))
-	case *array.Dictionary:
-		d, ok := c.Dictionary().(*array.String)
-		if !ok {
-			return fmt.Errorf("dictionary of %s", c.Dictionary().DataType())
-		}
-		f.SetString(d.Value(c.GetValueIndex(j)))
-	default:
-		return fmt.Errorf("unexpected type %s", col.DataType())
+	switch c.kind {
+	case reflect.Int64:
+		f.SetInt(c.i64[j])
+	case reflect.Int32:
+		f.SetInt(int64(c.i32[j]))
+	case reflect.Float64:
+		f.SetFloat(c.f64[j])
+	case reflect.String:
+		f.SetString(c.str[j])
+	case reflect.Bool:
+		f.SetBool(c.b[j])
 	}
 	return nil
 }
+
+// isInt reports whether k is an integer kind a column is read as.
+func isInt(k reflect.Kind) bool { return k == reflect.Int32 || k == reflect.Int64 }
 
 // ReadRequests streams requests.parquet rows to fn.
 func ReadRequests(path string, fn func(*report.RequestRow) error) error {
@@ -149,36 +243,43 @@ func ReadPulls(path string, fn func(*report.PullRow) error) error {
 // Dictionary returns the values of the dictionary column named column in
 // the table at path, in the dictionary's order: the order of the Values
 // the table was written with (for pulls.parquet's outcome, the model's).
-// A table without rows has none.
+// It reads them from the first row group's dictionary page; a table
+// without rows has none.
 func Dictionary(path, column string) ([]string, error) {
-	fr, schema, closeFile, err := openTable(path, 1)
+	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("report: %w", err)
 	}
-	defer closeFile()
-	i := schema.FieldIndices(column)
-	if len(i) != 1 {
+	defer pf.Close()
+	sch := pf.MetaData().Schema
+	i := sch.ColumnIndexByName(column)
+	if i < 0 {
 		return nil, fmt.Errorf("report: %s: no column %q", path, column)
 	}
-	rr, err := fr.GetRecordReader(context.Background(), i, nil)
+	if pf.NumRowGroups() == 0 {
+		return nil, nil
+	}
+	pages, err := pf.RowGroup(0).GetColumnPageReader(i)
 	if err != nil {
 		return nil, fmt.Errorf("report: %s: %w", path, err)
 	}
-	defer rr.Release()
-	if !rr.Next() {
-		return nil, rr.Err()
+	if !pages.Next() {
+		return nil, fmt.Errorf("report: %s: column %q has no page: %v", path, column, pages.Err())
 	}
-	d, ok := rr.RecordBatch().Column(0).(*array.Dictionary)
-	if !ok {
-		return nil, fmt.Errorf("report: %s: column %q is not a dictionary", path, column)
+	page, ok := pages.Page().(*file.DictionaryPage)
+	if !ok || sch.Column(i).PhysicalType() != parquet.Types.ByteArray {
+		return nil, fmt.Errorf("report: %s: column %q is not a dictionary of strings", path, column)
 	}
-	values, ok := d.Dictionary().(*array.String)
-	if !ok {
-		return nil, fmt.Errorf("report: %s: column %q: dictionary of %s", path, column, d.Dictionary().DataType())
-	}
-	out := make([]string, values.Len())
-	for j := range out {
-		out[j] = values.Value(j)
+	// A dictionary page of byte arrays is PLAIN: each value its length
+	// (4 bytes, little-endian), then its bytes.
+	data, out := page.Data(), make([]string, 0, page.NumValues())
+	for range page.NumValues() {
+		if len(data) < 4 || int64(binary.LittleEndian.Uint32(data)) > int64(len(data)-4) {
+			return nil, fmt.Errorf("report: %s: column %q: dictionary page cut short", path, column)
+		}
+		n := int(binary.LittleEndian.Uint32(data))
+		out = append(out, string(data[4:4+n]))
+		data = data[4+n:]
 	}
 	return out, nil
 }

@@ -610,13 +610,10 @@ func TestEventsRoundTrip(t *testing.T) {
 	if d, err := Dictionary(path, "kind"); err != nil || !slices.Equal(d, []string{"drain", "remove", "add"}) {
 		t.Errorf("kind's dictionary %q, %v", d, err)
 	}
-	_, schema, closeFile, err := openTable(path, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeFile()
-	if i := schema.FieldIndices("fired"); len(i) != 1 || schema.Field(i[0]).Type.ID() != arrow.BOOL {
-		t.Errorf("fired: %v", schema)
+	tbl, _ := arrowTable(t, path)
+	defer tbl.Release()
+	if i := tbl.Schema().FieldIndices("fired"); len(i) != 1 || tbl.Schema().Field(i[0]).Type.ID() != arrow.BOOL {
+		t.Errorf("fired: %v", tbl.Schema())
 	}
 }
 

@@ -1,17 +1,18 @@
 package parquetio
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
-	"math"
 	"os"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/kvsim/kvsim/report"
 )
@@ -45,17 +46,23 @@ const (
 
 // TableWriter streams rows of type R into one Parquet file. Append, on the
 // caller's goroutine, only copies the row into a batch; full batches go in
-// order to a goroutine of the writer's own, which appends their rows to
-// Arrow builders and encodes them a run of rows at a time into the row
-// group being written (pqarrow's buffered row groups), cutting one every
-// rowGroupRows rows. A column's data page is zstd-compressed when it
-// reaches dataPageSize, a row group written when it is cut, the last at
-// Close: a table's encoding runs beside the run rather than at its close.
-// Where a page is cut depends on where an encoding stops, which depends on
-// the rows only, so the file's bytes do not depend on the batches, on the
-// runs encoded (multiples of writeBatch) or on scheduling
-// (TestTableWriterBatches). The Arrow schema is stored in the
-// file so Arrow readers restore the dictionary columns.
+// order to a goroutine of the writer's own, which copies their values into
+// its columns and encodes them a run of rows at a time into the row group
+// being written (a buffered row group), cutting one every rowGroupRows
+// rows. A column's data page is zstd-compressed when it reaches
+// dataPageSize, a row group written when it is cut, the last at Close: a
+// table's encoding runs beside the run rather than at its close. Where a
+// page is cut depends on where an encoding stops, which depends on the
+// rows only, so the file's bytes do not depend on the batches, on the runs
+// encoded (multiples of writeBatch) or on scheduling
+// (TestTableWriterBatches).
+//
+// The file is the one Arrow's pqarrow writer makes of the same rows as
+// Arrow arrays (TestWriterMatchesArrow): the same schema, the same column
+// writer calls, and the Arrow schema stored in the file, so Arrow readers
+// restore the dictionary columns. kvsim makes those calls itself because
+// linking pqarrow links Arrow Flight, gRPC and protobuf, whose package
+// initialisation cost every kvsim command 6-9 ms at start.
 type TableWriter[R any] struct {
 	path   string
 	batch  int // rows a batch
@@ -74,11 +81,13 @@ type TableWriter[R any] struct {
 
 	// The writing goroutine's; werr is read by the caller once done is
 	// closed.
-	b       *array.RecordBuilder
-	fw      *pqarrow.FileWriter
-	appends []func(*R) error // one a column, in schema order
-	n       int              // rows in the builders, not yet encoded
-	werr    error            // first error; the goroutine stops at it
+	fw     *file.Writer
+	rgw    file.BufferedRowGroupWriter // the row group being written; nil before the first
+	rgRows int                         // rows in it
+	rgMax  int                         // rows a row group
+	cols   []column[R]                 // in schema order
+	n      int                         // rows in the columns, not yet encoded
+	werr   error                       // first error; the goroutine stops at it
 }
 
 // NewTableWriter creates the file at path (truncating it) for a table with
@@ -101,40 +110,44 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 	if rowGroupRows < 0 {
 		return nil, fmt.Errorf("report: %s: row group size %d < 0", path, rowGroupRows)
 	}
-	fields := make([]arrow.Field, len(cols))
 	props := []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false),
 		parquet.WithMaxRowGroupLength(int64(rowGroupRows)), parquet.WithDataPageSize(dataPageSize)}
+	fields := make([]arrow.Field, len(cols))
+	nodes := make(schema.FieldList, len(cols))
+	w := &TableWriter[R]{path: path, batch: batch, encode: encode, rgMax: rowGroupRows, cols: make([]column[R], len(cols)),
+		full: make(chan []R, maxBatches), free: make(chan []R, maxBatches), done: make(chan struct{})}
 	for i, c := range cols {
 		t, err := dataType(c)
+		if err == nil {
+			fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: c.Null}
+			nodes[i], err = node(c)
+		}
+		if err == nil {
+			w.cols[i], err = newColumn(c, encode)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("report: %s: %w", path, err)
 		}
-		fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: c.Null}
 		if c.Dict != nil {
 			props = append(props, parquet.WithDictionaryFor(c.Name, true))
 		}
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
-	w := &TableWriter[R]{path: path, batch: batch, encode: encode, b: b, appends: make([]func(*R) error, len(cols)),
-		full: make(chan []R, maxBatches), free: make(chan []R, maxBatches), done: make(chan struct{})}
-	for i, c := range cols {
-		var err error
-		if w.appends[i], err = appender(c, b.Field(i)); err != nil {
-			b.Release()
-			return nil, fmt.Errorf("report: %s: %w", path, err)
-		}
+	wprops := parquet.NewWriterProperties(props...)
+	root, err := schema.NewGroupNode(wprops.RootName(), wprops.RootRepetition(), nodes, -1)
+	if err != nil {
+		return nil, fmt.Errorf("report: %s: %w", path, err)
 	}
+	meta := metadata.KeyValueMetadata{}
+	meta.Append("ARROW:schema", arrowSchema(arrow.NewSchema(fields, nil)))
 
 	f, err := os.Create(path)
 	if err == nil {
-		w.fw, err = pqarrow.NewFileWriter(b.Schema(), f, parquet.NewWriterProperties(props...),
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		w.fw, err = file.NewParquetWriterWithError(f, root, file.WithWriterProps(wprops), file.WithWriteMetadata(meta))
 		if err != nil {
 			f.Close()
 		}
 	}
 	if err != nil {
-		b.Release()
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	for range maxBatches - 1 {
@@ -142,6 +155,41 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 	}
 	go w.write()
 	return w, nil
+}
+
+// arrowSchema is the Arrow schema as Arrow stores it in a Parquet file's
+// metadata: an IPC stream of the schema and no batch, base64-encoded.
+func arrowSchema(s *arrow.Schema) string {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(s))
+	w.Close() // to a bytes.Buffer: cannot fail
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+// node is column c's Parquet schema node, as Arrow makes it of c's
+// dataType: numbers as signed integers or doubles, strings (dictionary
+// ones too) as UTF-8 byte arrays; a Null column is optional, the others
+// required.
+func node[R any](c report.Column[R]) (schema.Node, error) {
+	rep := parquet.Repetitions.Required
+	if c.Null {
+		rep = parquet.Repetitions.Optional
+	}
+	var logical schema.LogicalType = schema.NoLogicalType{}
+	var physical parquet.Type
+	switch {
+	case c.Int64 != nil:
+		logical, physical = schema.NewIntLogicalType(64, true), parquet.Types.Int64
+	case c.Int32 != nil:
+		logical, physical = schema.NewIntLogicalType(32, true), parquet.Types.Int32
+	case c.Float64 != nil:
+		physical = parquet.Types.Double
+	case c.Bool != nil:
+		physical = parquet.Types.Boolean
+	default: // String, Dict
+		logical, physical = schema.StringLogicalType{}, parquet.Types.ByteArray
+	}
+	return schema.NewPrimitiveNodeLogical(c.Name, rep, logical, physical, -1, -1)
 }
 
 // dataType returns the Arrow type column c's getter selects.
@@ -177,73 +225,6 @@ func dataType[R any](c report.Column[R]) (arrow.DataType, error) {
 		return &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String}, nil
 	}
 	return nil, fmt.Errorf("column %q: %d dictionary values, at most 32768", c.Name, len(c.Values))
-}
-
-// appender returns the function appending c's value of a row to b, the
-// builder of c's dataType; in a Null column, -1 or NaN is appended as null.
-// A dictionary builder is seeded with c.Values once: its dictionary
-// persists across row groups, so indices never change.
-func appender[R any](c report.Column[R], b array.Builder) (func(*R) error, error) {
-	switch {
-	case c.Int64 != nil:
-		return number(b.(*array.Int64Builder), c.Int64, c.Null, func(v int64) bool { return v == -1 }), nil
-	case c.Int32 != nil:
-		return number(b.(*array.Int32Builder), c.Int32, c.Null, func(v int32) bool { return v == -1 }), nil
-	case c.Float64 != nil:
-		return number(b.(*array.Float64Builder), c.Float64, c.Null, math.IsNaN), nil
-	case c.String != nil:
-		b, get := b.(*array.StringBuilder), c.String
-		return func(r *R) error { b.Append(get(r)); return nil }, nil
-	case c.Bool != nil:
-		b, get := b.(*array.BooleanBuilder), c.Bool
-		return func(r *R) error { b.Append(get(r)); return nil }, nil
-	}
-	db, get, name, values := b.(*array.BinaryDictionaryBuilder), c.Dict, c.Name, c.Values
-	vb := array.NewStringBuilder(memory.DefaultAllocator)
-	defer vb.Release()
-	vb.AppendValues(values, nil)
-	va := vb.NewStringArray()
-	defer va.Release()
-	if err := db.InsertStringDictValues(va); err != nil {
-		return nil, fmt.Errorf("column %q: %w", name, err)
-	}
-	if db.DictionarySize() != len(values) {
-		return nil, fmt.Errorf("column %q: duplicate dictionary values in %q", name, values)
-	}
-	raw := make([][]byte, len(values)) // Append([]byte) of these does not allocate
-	for i, v := range values {
-		raw[i] = []byte(v)
-	}
-	return func(r *R) error {
-		s := get(r)
-		i := slices.Index(values, s)
-		if i < 0 {
-			return fmt.Errorf("column %q: value %q not one of %q", name, s, values)
-		}
-		return db.Append(raw[i])
-	}, nil
-}
-
-// numberBuilder is an Arrow builder of numbers of type T.
-type numberBuilder[T any] interface {
-	Append(T)
-	AppendNull()
-}
-
-// number returns the function appending get's value of a row to b: as a
-// value, or, when null is set, as null where none says it is no value.
-func number[R any, T any](b numberBuilder[T], get func(*R) T, null bool, none func(T) bool) func(*R) error {
-	if !null {
-		return func(r *R) error { b.Append(get(r)); return nil }
-	}
-	return func(r *R) error {
-		if v := get(r); none(v) {
-			b.AppendNull()
-		} else {
-			b.Append(v)
-		}
-		return nil
-	}
 }
 
 // Append copies the row into the current batch and, once the batch is
@@ -293,24 +274,27 @@ func (w *TableWriter[R]) Close() error {
 func (w *TableWriter[R]) write() {
 	defer close(w.done)
 	w.werr = w.writeBatches()
-	w.b.Release()
-	if err := w.fw.Close(); err != nil && w.werr == nil {
+	err := error(nil)
+	if w.rgw != nil {
+		err = w.rgw.Close()
+	}
+	if cerr := w.fw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && w.werr == nil {
 		w.werr = fmt.Errorf("report: %s: %w", w.path, err)
 	}
 }
 
-// writeBatches appends the rows of each batch to the builders, encodes them
-// into the row groups every w.encode rows and the rest at the end, and
-// hands the batch back to be filled again. It returns the first error: the
-// rows not yet encoded are not written.
+// writeBatches copies the rows of each batch into the columns, encodes
+// them into the row groups every w.encode rows and the rest at the end,
+// and hands the batch back to be filled again. It returns the first error:
+// the rows not yet encoded are not written.
 func (w *TableWriter[R]) writeBatches() error {
 	for batch := range w.full {
 		for i := range batch {
-			if w.n == 0 {
-				w.b.Reserve(w.encode) // the builders start empty after each encoding: no growing by doubling
-			}
-			for _, a := range w.appends {
-				if err := a(&batch[i]); err != nil {
+			for _, c := range w.cols {
+				if err := c.add(&batch[i]); err != nil {
 					return fmt.Errorf("report: %s: %w", w.path, err)
 				}
 			}
@@ -328,15 +312,48 @@ func (w *TableWriter[R]) writeBatches() error {
 	return nil
 }
 
-// flush encodes the rows in the builders into the row group being
-// written and releases them; the file writer cuts a row group every
-// rowGroupRows rows.
+// flush encodes the rows in the columns into the row group being written,
+// starting a new one each time it holds rowGroupRows rows (as Arrow's
+// buffered writer does), and empties the columns.
 func (w *TableWriter[R]) flush() error {
-	rec := w.b.NewRecordBatch()
-	defer rec.Release()
+	for lo := 0; lo < w.n; {
+		if w.rgw == nil || w.rgRows == w.rgMax {
+			if err := w.nextRowGroup(); err != nil {
+				return err
+			}
+		}
+		hi := min(w.n, lo+w.rgMax-w.rgRows)
+		for i, c := range w.cols {
+			cw, err := w.rgw.Column(i)
+			if err == nil {
+				err = c.write(cw, lo, hi)
+			}
+			if err != nil {
+				return fmt.Errorf("report: %s: column %d: %w", w.path, i, err)
+			}
+		}
+		w.rgRows += hi - lo
+		lo = hi
+	}
 	w.n = 0
-	if err := w.fw.WriteBuffered(rec); err != nil {
+	for _, c := range w.cols {
+		c.reset()
+	}
+	return nil
+}
+
+// nextRowGroup closes the row group being written, if any, and starts the
+// next.
+func (w *TableWriter[R]) nextRowGroup() error {
+	if w.rgw != nil {
+		if err := w.rgw.Close(); err != nil {
+			return fmt.Errorf("report: %s: %w", w.path, err)
+		}
+	}
+	rgw, err := w.fw.AppendBufferedRowGroupChecked()
+	if err != nil {
 		return fmt.Errorf("report: %s: %w", w.path, err)
 	}
+	w.rgw, w.rgRows = rgw, 0
 	return nil
 }

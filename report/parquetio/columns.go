@@ -1,0 +1,326 @@
+package parquetio
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/kvsim/kvsim/report"
+)
+
+// column is one column of a TableWriter: the values of the rows added
+// since its last reset, written a range of rows at a time into a row
+// group's column chunk with the calls Arrow's pqarrow makes for an Arrow
+// array of the column's dataType holding them.
+type column[R any] interface {
+	add(r *R) error
+	write(cw file.ColumnChunkWriter, lo, hi int) error
+	reset()
+}
+
+// newColumn returns the column for c, sized for rows values at a time.
+func newColumn[R any](c report.Column[R], rows int) (column[R], error) {
+	switch {
+	case c.Int64 != nil:
+		return newNumbers(c.Int64, c.Null, func(v int64) bool { return v == -1 }, rows), nil
+	case c.Int32 != nil:
+		return newNumbers(c.Int32, c.Null, func(v int32) bool { return v == -1 }, rows), nil
+	case c.Float64 != nil:
+		return newNumbers(c.Float64, c.Null, math.IsNaN, rows), nil
+	case c.String != nil:
+		return &strs[R]{get: c.String, offsets: []int32{0}}, nil
+	case c.Bool != nil:
+		return &bools[R]{get: c.Bool}, nil
+	}
+	return newDict(c, rows)
+}
+
+// numbers is a number column; in a Null column, a value none says is no
+// value is null.
+type numbers[R any, T int32 | int64 | float64] struct {
+	get   func(*R) T
+	none  func(T) bool // nil: not a Null column
+	vals  []T          // a null's is 0, as in an Arrow array
+	def   []int16      // a Null column's definition levels: 1 a value, 0 a null
+	nulls []bool       // by row, to build a range's validity bitmap; nil when not a Null column
+}
+
+func newNumbers[R any, T int32 | int64 | float64](get func(*R) T, null bool, none func(T) bool, rows int) *numbers[R, T] {
+	c := &numbers[R, T]{get: get, vals: make([]T, 0, rows)}
+	if null {
+		c.none, c.def, c.nulls = none, make([]int16, 0, rows), make([]bool, 0, rows)
+	}
+	return c
+}
+
+func (c *numbers[R, T]) add(r *R) error {
+	v := c.get(r)
+	if c.none == nil {
+		c.vals = append(c.vals, v)
+		return nil
+	}
+	null := c.none(v)
+	if null {
+		v = 0
+	}
+	c.vals = append(c.vals, v)
+	c.def = append(c.def, int16(b2i(!null)))
+	c.nulls = append(c.nulls, null)
+	return nil
+}
+
+// write writes rows lo to hi: a required column's values; a Null column's
+// spaced, with its definition levels and a validity bitmap. (pqarrow
+// writes a range without a null densely, with the same bytes:
+// TestWriterMatchesArrow.)
+func (c *numbers[R, T]) write(cw file.ColumnChunkWriter, lo, hi int) error {
+	vals := c.vals[lo:hi]
+	if c.none == nil {
+		return writeNumbers(cw, vals, nil, nil)
+	}
+	valid := make([]byte, bitutil.BytesForBits(int64(len(vals))))
+	for i, null := range c.nulls[lo:hi] {
+		if !null {
+			bitutil.SetBit(valid, i)
+		}
+	}
+	return writeNumbers(cw, vals, c.def[lo:hi], valid)
+}
+
+func (c *numbers[R, T]) reset() {
+	c.vals, c.def, c.nulls = c.vals[:0], c.def[:0], c.nulls[:0]
+}
+
+// writeNumbers writes vals to cw, a writer of T's Parquet type: densely,
+// or spaced over valid (one bit a row, set for a value) when it is not nil.
+func writeNumbers[T int32 | int64 | float64](cw file.ColumnChunkWriter, vals []T, def []int16, valid []byte) (err error) {
+	switch w := cw.(type) {
+	case *file.Int64ColumnChunkWriter:
+		err = writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, any(vals).([]int64), def, valid)
+	case *file.Int32ColumnChunkWriter:
+		err = writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, any(vals).([]int32), def, valid)
+	case *file.Float64ColumnChunkWriter:
+		err = writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, any(vals).([]float64), def, valid)
+	default:
+		err = fmt.Errorf("a %T for a column of %T", cw, vals)
+	}
+	return err
+}
+
+// writeTyped calls a typed column writer's dense or spaced write.
+func writeTyped[V any](dense func([]V, []int16, []int16) (int64, error),
+	spaced func([]V, []int16, []int16, []byte, int64) (int64, error), vals []V, def []int16, valid []byte) error {
+	var err error
+	if valid == nil {
+		_, err = dense(vals, def, nil)
+	} else {
+		_, err = spaced(vals, def, nil, valid, 0)
+	}
+	return err
+}
+
+// strs is a plain string column, kept as an Arrow string array keeps it:
+// the bytes of every value, and the offset where each starts and ends.
+type strs[R any] struct {
+	get     func(*R) string
+	data    []byte
+	offsets []int32 // len(values)+1
+}
+
+func (c *strs[R]) add(r *R) error {
+	c.data = append(c.data, c.get(r)...)
+	c.offsets = append(c.offsets, int32(len(c.data)))
+	return nil
+}
+
+func (c *strs[R]) write(cw file.ColumnChunkWriter, lo, hi int) error {
+	return writeStrings(cw, c.data, c.offsets[lo:hi+1])
+}
+
+func (c *strs[R]) reset() { c.data, c.offsets = c.data[:0], c.offsets[:1] }
+
+// writeStrings writes the strings data[offsets[i]:offsets[i+1]] to cw, a
+// byte-array column writer.
+func writeStrings(cw file.ColumnChunkWriter, data []byte, offsets []int32) error {
+	w, ok := cw.(*file.ByteArrayColumnChunkWriter)
+	if !ok {
+		return fmt.Errorf("a %T for a string column", cw)
+	}
+	if w.SupportsArrowOffsets() {
+		_, err := w.WriteBatchArrow(data, offsets, nil, nil)
+		return err
+	}
+	vals := make([]parquet.ByteArray, len(offsets)-1)
+	for i := range vals {
+		vals[i] = data[offsets[i]:offsets[i+1]]
+	}
+	_, err := w.WriteBatch(vals, nil, nil)
+	return err
+}
+
+// bools is a boolean column, kept as a bitmap, one bit a row.
+type bools[R any] struct {
+	get  func(*R) bool
+	bits []byte
+	n    int
+}
+
+func (c *bools[R]) add(r *R) error {
+	if c.n%8 == 0 {
+		c.bits = append(c.bits, 0)
+	}
+	if c.get(r) {
+		bitutil.SetBit(c.bits, c.n)
+	}
+	c.n++
+	return nil
+}
+
+func (c *bools[R]) write(cw file.ColumnChunkWriter, lo, hi int) error {
+	w, ok := cw.(*file.BooleanColumnChunkWriter)
+	if !ok {
+		return fmt.Errorf("a %T for a boolean column", cw)
+	}
+	_, err := w.WriteBitmapBatch(c.bits, int64(lo), hi-lo, nil, nil)
+	return err
+}
+
+func (c *bools[R]) reset() { c.bits, c.n = c.bits[:0], 0 }
+
+// dict is a dictionary column: each row's index in Values, written as
+// pqarrow writes an Arrow dictionary array whose dictionary is Values, in
+// order: the dictionary is put into each column chunk's encoder before its
+// first indices, so every row group's dictionary page holds Values in
+// their order, and each range updates the page statistics' minimum and
+// maximum with the values its rows name.
+type dict[R any] struct {
+	get     func(*R) string
+	name    string
+	values  []string
+	index   map[string]int
+	dict    arrow.Array // Values
+	typ     arrow.DataType
+	idx     []int16 // by row
+	used    []bool  // scratch: the values a range names
+	usedIdx []int32 // scratch: their indices, in the order the range first names them
+}
+
+// dictionaryEncoder is what pqarrow asks of a column writer's encoder for
+// an Arrow dictionary (Parquet's dictionary encoders have these methods;
+// the interface naming them is internal to Arrow).
+type dictionaryEncoder interface {
+	PutDictionary(values arrow.Array) error
+	PreservedDictionary() arrow.Array
+	NumEntries() int
+}
+
+func newDict[R any](c report.Column[R], rows int) (*dict[R], error) {
+	t, err := dataType(c)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]int, len(c.Values))
+	for i, v := range c.Values {
+		if _, dup := index[v]; dup {
+			return nil, fmt.Errorf("column %q: duplicate dictionary values in %q", c.Name, c.Values)
+		}
+		index[v] = i
+	}
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues(c.Values, nil)
+	return &dict[R]{get: c.Dict, name: c.Name, values: c.Values, index: index, dict: b.NewArray(),
+		typ: t.(*arrow.DictionaryType).IndexType, idx: make([]int16, 0, rows), used: make([]bool, len(c.Values))}, nil
+}
+
+func (c *dict[R]) add(r *R) error {
+	s := c.get(r)
+	i, ok := c.index[s]
+	if !ok {
+		return fmt.Errorf("column %q: value %q not one of %q", c.name, s, c.values)
+	}
+	c.idx = append(c.idx, int16(i))
+	return nil
+}
+
+func (c *dict[R]) write(cw file.ColumnChunkWriter, lo, hi int) error {
+	w, ok := cw.(*file.ByteArrayColumnChunkWriter)
+	enc, isDict := cw.CurrentEncoder().(dictionaryEncoder)
+	if !ok || !isDict || cw.CurrentEncoder().Encoding() != parquet.Encodings.PlainDict {
+		return fmt.Errorf("column %q is not dictionary-encoded", c.name)
+	}
+	if enc.PreservedDictionary() == nil {
+		if err := enc.PutDictionary(c.dict); err != nil {
+			return err
+		}
+	}
+	indices := c.indices(c.idx[lo:hi])
+	defer indices.Release()
+	if stats := cw.PageStatistics(); stats != nil {
+		named := c.named(c.idx[lo:hi])
+		defer named.Release()
+		if err := stats.UpdateFromArrow(named, false); err != nil {
+			return err
+		}
+	}
+	return w.WriteDictIndices(indices, nil, nil)
+}
+
+// indices is idx as an Arrow array of the column's index type.
+func (c *dict[R]) indices(idx []int16) arrow.Array {
+	if c.typ.ID() == arrow.INT16 {
+		b := array.NewInt16Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.AppendValues(idx, nil)
+		return b.NewArray()
+	}
+	b := array.NewInt8Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Reserve(len(idx))
+	for _, i := range idx {
+		b.UnsafeAppend(int8(i))
+	}
+	return b.NewArray()
+}
+
+// named is the dictionary's values idx names, each once, in the order idx
+// first names them: the whole dictionary when it names them all, as
+// pqarrow takes them for a range's statistics.
+func (c *dict[R]) named(idx []int16) arrow.Array {
+	c.usedIdx = c.usedIdx[:0]
+	for _, i := range idx {
+		if !c.used[i] {
+			c.used[i] = true
+			c.usedIdx = append(c.usedIdx, int32(i))
+		}
+	}
+	for _, i := range c.usedIdx {
+		c.used[i] = false
+	}
+	if len(c.usedIdx) == len(c.values) {
+		c.dict.Retain()
+		return c.dict
+	}
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	for _, i := range c.usedIdx {
+		b.Append(c.values[i])
+	}
+	return b.NewArray()
+}
+
+func (c *dict[R]) reset() { c.idx = c.idx[:0] }
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
