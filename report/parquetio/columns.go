@@ -44,17 +44,16 @@ func newColumn[R any](c report.Column[R], rows int) (column[R], error) {
 // numbers is a number column; in a Null column, a value none says is no
 // value is null.
 type numbers[R any, T int32 | int64 | float64] struct {
-	get   func(*R) T
-	none  func(T) bool // nil: not a Null column
-	vals  []T          // a null's is 0, as in an Arrow array
-	def   []int16      // a Null column's definition levels: 1 a value, 0 a null
-	nulls []bool       // by row, to build a range's validity bitmap; nil when not a Null column
+	get  func(*R) T
+	none func(T) bool // nil: not a Null column
+	vals []T          // a null's is 0, as in an Arrow array
+	def  []int16      // a Null column's definition levels: 1 a value, 0 a null
 }
 
 func newNumbers[R any, T int32 | int64 | float64](get func(*R) T, null bool, none func(T) bool, rows int) *numbers[R, T] {
 	c := &numbers[R, T]{get: get, vals: make([]T, 0, rows)}
 	if null {
-		c.none, c.def, c.nulls = none, make([]int16, 0, rows), make([]bool, 0, rows)
+		c.none, c.def = none, make([]int16, 0, rows)
 	}
 	return c
 }
@@ -65,13 +64,12 @@ func (c *numbers[R, T]) add(r *R) error {
 		c.vals = append(c.vals, v)
 		return nil
 	}
-	null := c.none(v)
-	if null {
-		v = 0
+	def := int16(1)
+	if c.none(v) {
+		v, def = 0, 0
 	}
 	c.vals = append(c.vals, v)
-	c.def = append(c.def, int16(b2i(!null)))
-	c.nulls = append(c.nulls, null)
+	c.def = append(c.def, def)
 	return nil
 }
 
@@ -84,17 +82,18 @@ func (c *numbers[R, T]) write(cw file.ColumnChunkWriter, lo, hi int) error {
 	if c.none == nil {
 		return writeNumbers(cw, vals, nil, nil)
 	}
-	valid := make([]byte, bitutil.BytesForBits(int64(len(vals))))
-	for i, null := range c.nulls[lo:hi] {
-		if !null {
+	def := c.def[lo:hi]
+	valid := make([]byte, bitutil.BytesForBits(int64(len(def))))
+	for i, d := range def {
+		if d == 1 {
 			bitutil.SetBit(valid, i)
 		}
 	}
-	return writeNumbers(cw, vals, c.def[lo:hi], valid)
+	return writeNumbers(cw, vals, def, valid)
 }
 
 func (c *numbers[R, T]) reset() {
-	c.vals, c.def, c.nulls = c.vals[:0], c.def[:0], c.nulls[:0]
+	c.vals, c.def = c.vals[:0], c.def[:0]
 }
 
 // writeNumbers writes vals to cw, a writer of T's Parquet type: densely,
@@ -200,15 +199,14 @@ func (c *bools[R]) reset() { c.bits, c.n = c.bits[:0], 0 }
 // their order, and each range updates the page statistics' minimum and
 // maximum with the values its rows name.
 type dict[R any] struct {
-	get     func(*R) string
-	name    string
-	values  []string
-	index   map[string]int
-	dict    arrow.Array // Values
-	typ     arrow.DataType
-	idx     []int16 // by row
-	used    []bool  // scratch: the values a range names
-	usedIdx []int32 // scratch: their indices, in the order the range first names them
+	get    func(*R) string
+	name   string
+	values []string
+	index  map[string]int
+	dict   arrow.Array // Values
+	typ    arrow.DataType
+	idx    []int16 // by row
+	used   []bool  // scratch: the values a range names
 }
 
 // dictionaryEncoder is what pqarrow asks of a column writer's encoder for
@@ -217,7 +215,6 @@ type dict[R any] struct {
 type dictionaryEncoder interface {
 	PutDictionary(values arrow.Array) error
 	PreservedDictionary() arrow.Array
-	NumEntries() int
 }
 
 func newDict[R any](c report.Column[R], rows int) (*dict[R], error) {
@@ -289,38 +286,22 @@ func (c *dict[R]) indices(idx []int16) arrow.Array {
 	return b.NewArray()
 }
 
-// named is the dictionary's values idx names, each once, in the order idx
-// first names them: the whole dictionary when it names them all, as
-// pqarrow takes them for a range's statistics.
+// named is the dictionary's values idx names, each once: what a range's
+// statistics take their minimum and maximum from (pqarrow takes them in
+// the order the range first names them, which neither depends on).
 func (c *dict[R]) named(idx []int16) arrow.Array {
-	c.usedIdx = c.usedIdx[:0]
 	for _, i := range idx {
-		if !c.used[i] {
-			c.used[i] = true
-			c.usedIdx = append(c.usedIdx, int32(i))
-		}
-	}
-	for _, i := range c.usedIdx {
-		c.used[i] = false
-	}
-	if len(c.usedIdx) == len(c.values) {
-		c.dict.Retain()
-		return c.dict
+		c.used[i] = true
 	}
 	b := array.NewStringBuilder(memory.DefaultAllocator)
 	defer b.Release()
-	for _, i := range c.usedIdx {
-		b.Append(c.values[i])
+	for i, u := range c.used {
+		if u {
+			b.Append(c.values[i])
+			c.used[i] = false
+		}
 	}
 	return b.NewArray()
 }
 
 func (c *dict[R]) reset() { c.idx = c.idx[:0] }
-
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
