@@ -56,6 +56,10 @@ func TestLayers(t *testing.T) {
 			"des, block and lifecycle are the foundations everything builds on: they link no kvsim package"},
 		{func(p string) bool { return p == mod+"engine" }, func(d string) bool { return in(d, "kvcr", "scheduler") },
 			"the worker knows KVCR only through engine.HostKV and the router only through engine.Observer: engine links neither kvcr nor scheduler"},
+		{ours, func(d string) bool {
+			return strings.HasSuffix(d, "/parquet/pqarrow") || strings.Contains(d, "/arrow/flight") || strings.HasPrefix(d, "google.golang.org/grpc")
+		},
+			"no kvsim package links Arrow's pqarrow, whose Arrow Flight import brings gRPC and protobuf and 6-9 ms of package initialisation to every command's start: report/parquetio makes pqarrow's calls itself"},
 	}
 	out := goList(t, "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .Deps " "}}`, mod+"...")
 	imports, deps := map[string][]string{}, map[string][]string{}

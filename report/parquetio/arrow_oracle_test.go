@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -180,15 +181,15 @@ var oracleColumns = []report.Column[oracleRow]{
 }
 
 // oracleRows are n rows whose null columns are null in runs (none for a
-// while, then every third row), so some encoded ranges have no null and
-// some do.
+// while, then every third row, and rows 20,480 to 28,671 all), so some
+// encoded ranges have no null, some a few and some nothing else.
 func oracleRows(n int) []oracleRow {
 	rows := make([]oracleRow, n)
 	for i := range rows {
 		r := &rows[i]
 		r.A, r.C, r.X = int64(i*7919%100003), int32(i%977-400), float64(i)/3
 		r.B, r.D, r.Y = int64(i*31), int32(i%50), float64(i%1000)*1.5
-		if (i/3000)%2 == 1 && i%3 == 0 {
+		if (i/3000)%2 == 1 && i%3 == 0 || i >= 20480 && i < 28672 {
 			r.B, r.D, r.Y = -1, -1, math.NaN()
 		}
 		r.S = fmt.Sprintf("row-%d", i%1234)
@@ -246,5 +247,31 @@ func TestWriterMatchesArrow(t *testing.T) {
 		if !slices.EqualFunc(back, rows, eq) {
 			t.Errorf("%d rows: read back %d rows, not the rows written", c.rows, len(back))
 		}
+	}
+}
+
+// TestReadKindMismatch: a column read into a field of another kind is an
+// error naming the file and column, not a silent conversion.
+func TestReadKindMismatch(t *testing.T) {
+	type wide struct{ A int64 }
+	type narrow struct{ A int32 }
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	writeTable(t, path, []report.Column[wide]{{Name: "a", Int64: func(r *wide) int64 { return r.A }}}, []wide{{1 << 40}}, 0)
+	_, err := readAll(path, []report.Column[narrow]{{Name: "a", Int32: func(r *narrow) int32 { return r.A }}})
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `column "a": int64 values for a int32 field`) {
+		t.Errorf("reading int64 cells into an int32 field: %v", err)
+	}
+}
+
+// TestDuplicateColumnNames: two columns of one name are refused.
+func TestDuplicateColumnNames(t *testing.T) {
+	type row struct{ A, B int64 }
+	cols := []report.Column[row]{{Name: "a", Int64: func(r *row) int64 { return r.A }}, {Name: "a", Int64: func(r *row) int64 { return r.B }}}
+	w, err := NewTableWriter(filepath.Join(t.TempDir(), "t.parquet"), cols, 0)
+	if err == nil {
+		w.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), `two columns named "a"`) {
+		t.Errorf("two columns named a: %v", err)
 	}
 }

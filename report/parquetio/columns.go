@@ -19,8 +19,11 @@ import (
 // group's column chunk with the calls Arrow's pqarrow makes for an Arrow
 // array of the column's dataType holding them.
 type column[R any] interface {
+	// add appends row r's value.
 	add(r *R) error
+	// write writes the values of rows lo to hi (of those added) to cw.
 	write(cw file.ColumnChunkWriter, lo, hi int) error
+	// reset drops the values added.
 	reset()
 }
 
@@ -50,6 +53,8 @@ type numbers[R any, T int32 | int64 | float64] struct {
 	def  []int16      // a Null column's definition levels: 1 a value, 0 a null
 }
 
+// newNumbers returns the number column of get, a Null one when null is
+// set, sized for rows values.
 func newNumbers[R any, T int32 | int64 | float64](get func(*R) T, null bool, none func(T) bool, rows int) *numbers[R, T] {
 	c := &numbers[R, T]{get: get, vals: make([]T, 0, rows)}
 	if null {
@@ -98,18 +103,22 @@ func (c *numbers[R, T]) reset() {
 
 // writeNumbers writes vals to cw, a writer of T's Parquet type: densely,
 // or spaced over valid (one bit a row, set for a value) when it is not nil.
-func writeNumbers[T int32 | int64 | float64](cw file.ColumnChunkWriter, vals []T, def []int16, valid []byte) (err error) {
-	switch w := cw.(type) {
-	case *file.Int64ColumnChunkWriter:
-		err = writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, any(vals).([]int64), def, valid)
-	case *file.Int32ColumnChunkWriter:
-		err = writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, any(vals).([]int32), def, valid)
-	case *file.Float64ColumnChunkWriter:
-		err = writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, any(vals).([]float64), def, valid)
-	default:
-		err = fmt.Errorf("a %T for a column of %T", cw, vals)
+func writeNumbers[T int32 | int64 | float64](cw file.ColumnChunkWriter, vals []T, def []int16, valid []byte) error {
+	switch v := any(vals).(type) {
+	case []int64:
+		if w, ok := cw.(*file.Int64ColumnChunkWriter); ok {
+			return writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, v, def, valid)
+		}
+	case []int32:
+		if w, ok := cw.(*file.Int32ColumnChunkWriter); ok {
+			return writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, v, def, valid)
+		}
+	case []float64:
+		if w, ok := cw.(*file.Float64ColumnChunkWriter); ok {
+			return writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, v, def, valid)
+		}
 	}
-	return err
+	return fmt.Errorf("a %T for a column of %T", cw, vals)
 }
 
 // writeTyped calls a typed column writer's dense or spaced write.
@@ -145,21 +154,13 @@ func (c *strs[R]) write(cw file.ColumnChunkWriter, lo, hi int) error {
 func (c *strs[R]) reset() { c.data, c.offsets = c.data[:0], c.offsets[:1] }
 
 // writeStrings writes the strings data[offsets[i]:offsets[i+1]] to cw, a
-// byte-array column writer.
+// plain byte-array column writer, whose encoder takes Arrow's offsets.
 func writeStrings(cw file.ColumnChunkWriter, data []byte, offsets []int32) error {
 	w, ok := cw.(*file.ByteArrayColumnChunkWriter)
-	if !ok {
-		return fmt.Errorf("a %T for a string column", cw)
+	if !ok || !w.SupportsArrowOffsets() {
+		return fmt.Errorf("a %T, %s-encoded, for a plain string column", cw, cw.CurrentEncoder().Encoding())
 	}
-	if w.SupportsArrowOffsets() {
-		_, err := w.WriteBatchArrow(data, offsets, nil, nil)
-		return err
-	}
-	vals := make([]parquet.ByteArray, len(offsets)-1)
-	for i := range vals {
-		vals[i] = data[offsets[i]:offsets[i+1]]
-	}
-	_, err := w.WriteBatch(vals, nil, nil)
+	_, err := w.WriteBatchArrow(data, offsets, nil, nil)
 	return err
 }
 
@@ -196,17 +197,18 @@ func (c *bools[R]) reset() { c.bits, c.n = c.bits[:0], 0 }
 // pqarrow writes an Arrow dictionary array whose dictionary is Values, in
 // order: the dictionary is put into each column chunk's encoder before its
 // first indices, so every row group's dictionary page holds Values in
-// their order, and each range updates the page statistics' minimum and
-// maximum with the values its rows name.
+// their order, and each range adds its rows to the page statistics, whose
+// minimum and maximum it updates with the values its rows name. The
+// indices are written as int16 whatever the column's Arrow index type (the
+// encoder widens them all alike).
 type dict[R any] struct {
 	get    func(*R) string
 	name   string
 	values []string
 	index  map[string]int
-	dict   arrow.Array // Values
-	typ    arrow.DataType
-	idx    []int16 // by row
-	used   []bool  // scratch: the values a range names
+	dict   arrow.Array // Values; Go-allocated, so left to the collector
+	idx    []int16     // by row
+	used   []bool      // scratch: the values a range names
 }
 
 // dictionaryEncoder is what pqarrow asks of a column writer's encoder for
@@ -217,11 +219,9 @@ type dictionaryEncoder interface {
 	PreservedDictionary() arrow.Array
 }
 
+// newDict returns c's dictionary column, sized for rows values; c's Values
+// must be distinct.
 func newDict[R any](c report.Column[R], rows int) (*dict[R], error) {
-	t, err := dataType(c)
-	if err != nil {
-		return nil, err
-	}
 	index := make(map[string]int, len(c.Values))
 	for i, v := range c.Values {
 		if _, dup := index[v]; dup {
@@ -233,7 +233,7 @@ func newDict[R any](c report.Column[R], rows int) (*dict[R], error) {
 	defer b.Release()
 	b.AppendValues(c.Values, nil)
 	return &dict[R]{get: c.Dict, name: c.Name, values: c.Values, index: index, dict: b.NewArray(),
-		typ: t.(*arrow.DictionaryType).IndexType, idx: make([]int16, 0, rows), used: make([]bool, len(c.Values))}, nil
+		idx: make([]int16, 0, rows), used: make([]bool, len(c.Values))}, nil
 }
 
 func (c *dict[R]) add(r *R) error {
@@ -257,33 +257,22 @@ func (c *dict[R]) write(cw file.ColumnChunkWriter, lo, hi int) error {
 			return err
 		}
 	}
-	indices := c.indices(c.idx[lo:hi])
-	defer indices.Release()
+	idx := c.idx[lo:hi]
 	if stats := cw.PageStatistics(); stats != nil {
-		named := c.named(c.idx[lo:hi])
+		named := c.named(idx)
 		defer named.Release()
+		stats.IncNulls(0)
+		stats.IncNumValues(int64(len(idx)))
 		if err := stats.UpdateFromArrow(named, false); err != nil {
 			return err
 		}
 	}
-	return w.WriteDictIndices(indices, nil, nil)
-}
-
-// indices is idx as an Arrow array of the column's index type.
-func (c *dict[R]) indices(idx []int16) arrow.Array {
-	if c.typ.ID() == arrow.INT16 {
-		b := array.NewInt16Builder(memory.DefaultAllocator)
-		defer b.Release()
-		b.AppendValues(idx, nil)
-		return b.NewArray()
-	}
-	b := array.NewInt8Builder(memory.DefaultAllocator)
+	b := array.NewInt16Builder(memory.DefaultAllocator)
 	defer b.Release()
-	b.Reserve(len(idx))
-	for _, i := range idx {
-		b.UnsafeAppend(int8(i))
-	}
-	return b.NewArray()
+	b.AppendValues(idx, nil)
+	indices := b.NewArray()
+	defer indices.Release()
+	return w.WriteDictIndices(indices, nil, nil)
 }
 
 // named is the dictionary's values idx names, each once: what a range's

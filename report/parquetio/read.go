@@ -102,8 +102,9 @@ type cells struct {
 	f64  []float64
 	b    []bool
 	str  []string
-	null []bool  // by cell; nil when the column is required
-	def  []int16 // scratch: definition levels
+	null []bool              // by cell; nil when the column is required
+	def  []int16             // scratch: definition levels
+	ba   []parquet.ByteArray // scratch: byte arrays read
 }
 
 // read reads the column's next n cells from r.
@@ -129,10 +130,9 @@ func (c *cells) read(r file.ColumnChunkReader, n int) error {
 		c.kind, c.b = reflect.Bool, slices.Grow(c.b[:0], n)[:n]
 		dense, err = readCells(r.ReadBatch, c.b, def)
 	case *file.ByteArrayColumnChunkReader:
-		c.kind, c.str = reflect.String, slices.Grow(c.str[:0], n)[:n]
-		vals := make([]parquet.ByteArray, n)
-		dense, err = readCells(r.ReadBatch, vals, def)
-		for j, b := range vals[:dense] { // copied now: a value may point into a page the next read replaces
+		c.kind, c.str, c.ba = reflect.String, slices.Grow(c.str[:0], n)[:n], slices.Grow(c.ba[:0], n)[:n]
+		dense, err = readCells(r.ReadBatch, c.ba, def)
+		for j, b := range c.ba[:dense] {
 			c.str[j] = string(b)
 		}
 	default:
@@ -195,14 +195,13 @@ func readCells[V any](read func(int64, []V, []int16, []int16) (int64, int, error
 
 // set sets f, a field of a row, to cell j; a null cell, which only a Null
 // column holds, is the -1 or NaN it stands for. The field's kind must be
-// the values' (an int32 or int64 field takes either integer).
+// the values'.
 func (c *cells) set(f reflect.Value, j int) error {
-	k := f.Kind()
-	if k != c.kind && !(isInt(k) && isInt(c.kind)) {
-		return fmt.Errorf("%s values for a %s field", c.kind, k)
+	if f.Kind() != c.kind {
+		return fmt.Errorf("%s values for a %s field", c.kind, f.Kind())
 	}
 	if c.null != nil && c.null[j] {
-		switch k {
+		switch c.kind {
 		case reflect.Int32, reflect.Int64:
 			f.SetInt(-1)
 		case reflect.Float64:
@@ -226,9 +225,6 @@ func (c *cells) set(f reflect.Value, j int) error {
 	}
 	return nil
 }
-
-// isInt reports whether k is an integer kind a column is read as.
-func isInt(k reflect.Kind) bool { return k == reflect.Int32 || k == reflect.Int64 }
 
 // ReadRequests streams requests.parquet rows to fn.
 func ReadRequests(path string, fn func(*report.RequestRow) error) error {
@@ -264,7 +260,10 @@ func Dictionary(path, column string) ([]string, error) {
 		return nil, fmt.Errorf("report: %s: %w", path, err)
 	}
 	if !pages.Next() {
-		return nil, fmt.Errorf("report: %s: column %q has no page: %v", path, column, pages.Err())
+		if err := pages.Err(); err != nil {
+			return nil, fmt.Errorf("report: %s: column %q: %w", path, column, err)
+		}
+		return nil, fmt.Errorf("report: %s: column %q has no page", path, column)
 	}
 	page, ok := pages.Page().(*file.DictionaryPage)
 	if !ok || sch.Column(i).PhysicalType() != parquet.Types.ByteArray {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -86,6 +87,7 @@ type TableWriter[R any] struct {
 	rgRows int                         // rows in it
 	rgMax  int                         // rows a row group
 	cols   []column[R]                 // in schema order
+	names  []string                    // the columns' names
 	n      int                         // rows in the columns, not yet encoded
 	werr   error                       // first error; the goroutine stops at it
 }
@@ -115,8 +117,12 @@ func newTableWriter[R any](path string, cols []report.Column[R], rowGroupRows, b
 	fields := make([]arrow.Field, len(cols))
 	nodes := make(schema.FieldList, len(cols))
 	w := &TableWriter[R]{path: path, batch: batch, encode: encode, rgMax: rowGroupRows, cols: make([]column[R], len(cols)),
-		full: make(chan []R, maxBatches), free: make(chan []R, maxBatches), done: make(chan struct{})}
+		names: make([]string, len(cols)), full: make(chan []R, maxBatches), free: make(chan []R, maxBatches), done: make(chan struct{})}
 	for i, c := range cols {
+		if slices.Contains(w.names[:i], c.Name) {
+			return nil, fmt.Errorf("report: %s: two columns named %q", path, c.Name)
+		}
+		w.names[i] = c.Name
 		t, err := dataType(c)
 		if err == nil {
 			fields[i] = arrow.Field{Name: c.Name, Type: t, Nullable: c.Null}
@@ -274,7 +280,7 @@ func (w *TableWriter[R]) Close() error {
 func (w *TableWriter[R]) write() {
 	defer close(w.done)
 	w.werr = w.writeBatches()
-	err := error(nil)
+	var err error
 	if w.rgw != nil {
 		err = w.rgw.Close()
 	}
@@ -329,7 +335,7 @@ func (w *TableWriter[R]) flush() error {
 				err = c.write(cw, lo, hi)
 			}
 			if err != nil {
-				return fmt.Errorf("report: %s: column %d: %w", w.path, i, err)
+				return fmt.Errorf("report: %s: column %q: %w", w.path, w.names[i], err)
 			}
 		}
 		w.rgRows += hi - lo
