@@ -47,10 +47,11 @@ func newColumn[R any](c report.Column[R], rows int) (column[R], error) {
 // numbers is a number column; in a Null column, a value none says is no
 // value is null.
 type numbers[R any, T int32 | int64 | float64] struct {
-	get  func(*R) T
-	none func(T) bool // nil: not a Null column
-	vals []T          // a null's is 0, as in an Arrow array
-	def  []int16      // a Null column's definition levels: 1 a value, 0 a null
+	get   func(*R) T
+	none  func(T) bool // nil: not a Null column
+	vals  []T          // by row; a null's is not written
+	def   []int16      // a Null column's definition levels: 1 a value, 0 a null
+	dense []T          // scratch: a Null column's values without its nulls
 }
 
 // newNumbers returns the number column of get, a Null one when null is
@@ -65,72 +66,53 @@ func newNumbers[R any, T int32 | int64 | float64](get func(*R) T, null bool, non
 
 func (c *numbers[R, T]) add(r *R) error {
 	v := c.get(r)
-	if c.none == nil {
-		c.vals = append(c.vals, v)
-		return nil
-	}
-	def := int16(1)
-	if c.none(v) {
-		v, def = 0, 0
-	}
 	c.vals = append(c.vals, v)
-	c.def = append(c.def, def)
+	if c.none != nil {
+		def := int16(1)
+		if c.none(v) {
+			def = 0
+		}
+		c.def = append(c.def, def)
+	}
 	return nil
 }
 
 // write writes rows lo to hi: a required column's values; a Null column's
-// spaced, with its definition levels and a validity bitmap. (pqarrow
-// writes a range without a null densely, with the same bytes:
-// TestWriterMatchesArrow.)
+// definition levels and the values of the rows that have one.
 func (c *numbers[R, T]) write(cw file.ColumnChunkWriter, lo, hi int) error {
 	vals := c.vals[lo:hi]
-	if c.none == nil {
-		return writeNumbers(cw, vals, nil, nil)
-	}
-	def := c.def[lo:hi]
-	valid := make([]byte, bitutil.BytesForBits(int64(len(def))))
-	for i, d := range def {
-		if d == 1 {
-			bitutil.SetBit(valid, i)
+	var def []int16
+	if c.none != nil {
+		def = c.def[lo:hi]
+		c.dense = c.dense[:0]
+		for i, d := range def {
+			if d == 1 {
+				c.dense = append(c.dense, vals[i])
+			}
 		}
+		vals = c.dense
 	}
-	return writeNumbers(cw, vals, def, valid)
+	return writeValues(cw, vals, def)
+}
+
+// batchWriter is a typed column writer of values of type V.
+type batchWriter[V any] interface {
+	WriteBatch(values []V, defLevels, repLevels []int16) (int64, error)
+}
+
+// writeValues writes vals, with their definition levels def (nil for a
+// required column), to cw, which must be a writer of V.
+func writeValues[V any](cw file.ColumnChunkWriter, vals []V, def []int16) error {
+	w, ok := cw.(batchWriter[V])
+	if !ok {
+		return fmt.Errorf("a %T for a column of %T", cw, vals)
+	}
+	_, err := w.WriteBatch(vals, def, nil)
+	return err
 }
 
 func (c *numbers[R, T]) reset() {
 	c.vals, c.def = c.vals[:0], c.def[:0]
-}
-
-// writeNumbers writes vals to cw, a writer of T's Parquet type: densely,
-// or spaced over valid (one bit a row, set for a value) when it is not nil.
-func writeNumbers[T int32 | int64 | float64](cw file.ColumnChunkWriter, vals []T, def []int16, valid []byte) error {
-	switch v := any(vals).(type) {
-	case []int64:
-		if w, ok := cw.(*file.Int64ColumnChunkWriter); ok {
-			return writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, v, def, valid)
-		}
-	case []int32:
-		if w, ok := cw.(*file.Int32ColumnChunkWriter); ok {
-			return writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, v, def, valid)
-		}
-	case []float64:
-		if w, ok := cw.(*file.Float64ColumnChunkWriter); ok {
-			return writeTyped(w.WriteBatch, w.WriteBatchSpacedWithError, v, def, valid)
-		}
-	}
-	return fmt.Errorf("a %T for a column of %T", cw, vals)
-}
-
-// writeTyped calls a typed column writer's dense or spaced write.
-func writeTyped[V any](dense func([]V, []int16, []int16) (int64, error),
-	spaced func([]V, []int16, []int16, []byte, int64) (int64, error), vals []V, def []int16, valid []byte) error {
-	var err error
-	if valid == nil {
-		_, err = dense(vals, def, nil)
-	} else {
-		_, err = spaced(vals, def, nil, valid, 0)
-	}
-	return err
 }
 
 // strs is a plain string column, kept as an Arrow string array keeps it:
@@ -147,22 +129,18 @@ func (c *strs[R]) add(r *R) error {
 	return nil
 }
 
+// write writes the strings as Arrow's offsets into their bytes, which a
+// plain byte-array encoder takes.
 func (c *strs[R]) write(cw file.ColumnChunkWriter, lo, hi int) error {
-	return writeStrings(cw, c.data, c.offsets[lo:hi+1])
-}
-
-func (c *strs[R]) reset() { c.data, c.offsets = c.data[:0], c.offsets[:1] }
-
-// writeStrings writes the strings data[offsets[i]:offsets[i+1]] to cw, a
-// plain byte-array column writer, whose encoder takes Arrow's offsets.
-func writeStrings(cw file.ColumnChunkWriter, data []byte, offsets []int32) error {
 	w, ok := cw.(*file.ByteArrayColumnChunkWriter)
 	if !ok || !w.SupportsArrowOffsets() {
 		return fmt.Errorf("a %T, %s-encoded, for a plain string column", cw, cw.CurrentEncoder().Encoding())
 	}
-	_, err := w.WriteBatchArrow(data, offsets, nil, nil)
+	_, err := w.WriteBatchArrow(c.data, c.offsets[lo:hi+1], nil, nil)
 	return err
 }
+
+func (c *strs[R]) reset() { c.data, c.offsets = c.data[:0], c.offsets[:1] }
 
 // bools is a boolean column, kept as a bitmap, one bit a row.
 type bools[R any] struct {

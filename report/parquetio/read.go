@@ -94,7 +94,8 @@ func readRows[R any](path string, check func(names []string) error, field func(r
 }
 
 // cells is a run of one column's cells as read: the values of its Parquet
-// type, and, for an optional column, which cells are null.
+// type, densely (a null cell has none), and, for an optional column, where
+// each cell's value is.
 type cells struct {
 	kind reflect.Kind // of the values: Int64, Int32, Float64, Bool or String
 	i64  []int64
@@ -102,7 +103,7 @@ type cells struct {
 	f64  []float64
 	b    []bool
 	str  []string
-	null []bool              // by cell; nil when the column is required
+	at   []int32             // by cell: its value's place, -1 for a null; nil when the column is required
 	def  []int16             // scratch: definition levels
 	ba   []parquet.ByteArray // scratch: byte arrays read
 }
@@ -114,83 +115,74 @@ func (c *cells) read(r file.ColumnChunkReader, n int) error {
 		c.def = slices.Grow(c.def[:0], n)[:n]
 		def = c.def
 	}
-	var dense int // values read: one a cell that is not null
 	var err error
-	switch r := r.(type) {
+	switch r.(type) {
 	case *file.Int64ColumnChunkReader:
-		c.kind, c.i64 = reflect.Int64, slices.Grow(c.i64[:0], n)[:n]
-		dense, err = readCells(r.ReadBatch, c.i64, def)
+		c.kind, err = reflect.Int64, readValues(r, &c.i64, def, n)
 	case *file.Int32ColumnChunkReader:
-		c.kind, c.i32 = reflect.Int32, slices.Grow(c.i32[:0], n)[:n]
-		dense, err = readCells(r.ReadBatch, c.i32, def)
+		c.kind, err = reflect.Int32, readValues(r, &c.i32, def, n)
 	case *file.Float64ColumnChunkReader:
-		c.kind, c.f64 = reflect.Float64, slices.Grow(c.f64[:0], n)[:n]
-		dense, err = readCells(r.ReadBatch, c.f64, def)
+		c.kind, err = reflect.Float64, readValues(r, &c.f64, def, n)
 	case *file.BooleanColumnChunkReader:
-		c.kind, c.b = reflect.Bool, slices.Grow(c.b[:0], n)[:n]
-		dense, err = readCells(r.ReadBatch, c.b, def)
+		c.kind, err = reflect.Bool, readValues(r, &c.b, def, n)
 	case *file.ByteArrayColumnChunkReader:
-		c.kind, c.str, c.ba = reflect.String, slices.Grow(c.str[:0], n)[:n], slices.Grow(c.ba[:0], n)[:n]
-		dense, err = readCells(r.ReadBatch, c.ba, def)
-		for j, b := range c.ba[:dense] {
-			c.str[j] = string(b)
+		c.kind, err = reflect.String, readValues(r, &c.ba, def, n)
+		c.str = c.str[:0]
+		for _, b := range c.ba {
+			c.str = append(c.str, string(b))
 		}
 	default:
 		return fmt.Errorf("unexpected type %s", r.Type())
 	}
-	c.null = nil
 	if err != nil || def == nil {
+		c.at = nil // a required column's cell j is value j
 		return err
 	}
-	// Spread the values read densely over the cells that hold one.
-	c.null = make([]bool, n)
-	k := dense
-	for j := n - 1; j >= 0; j-- {
-		if c.null[j] = def[j] == 0; !c.null[j] {
-			k--
-			c.move(k, j)
+	c.at = c.at[:0]
+	k := int32(0)
+	for _, d := range def {
+		if d == 0 {
+			c.at = append(c.at, -1)
+		} else {
+			c.at = append(c.at, k)
+			k++
 		}
 	}
 	return nil
 }
 
-// move moves the value read into place k to place j.
-func (c *cells) move(k, j int) {
-	switch c.kind {
-	case reflect.Int64:
-		c.i64[j] = c.i64[k]
-	case reflect.Int32:
-		c.i32[j] = c.i32[k]
-	case reflect.Float64:
-		c.f64[j] = c.f64[k]
-	case reflect.Bool:
-		c.b[j] = c.b[k]
-	case reflect.String:
-		c.str[j] = c.str[k]
-	}
+// batchReader is a typed column reader of values of type V.
+type batchReader[V any] interface {
+	ReadBatch(batchSize int64, values []V, defLvls, repLvls []int16) (total int64, valuesRead int, err error)
 }
 
-// readCells reads len(vals) cells with a column reader's ReadBatch: their
-// values, densely, into vals, and an optional column's definition levels
-// into def (nil for a required column). It returns the values read.
-func readCells[V any](read func(int64, []V, []int16, []int16) (int64, int, error), vals []V, def []int16) (int, error) {
-	n, dense := len(vals), 0
+// readValues reads n cells with r, which must be a reader of V: their
+// values, densely, into *vals (as many as are read), and an optional
+// column's definition levels into def (nil for a required column).
+func readValues[V any](cr file.ColumnChunkReader, vals *[]V, def []int16, n int) error {
+	r, ok := cr.(batchReader[V])
+	if !ok {
+		return fmt.Errorf("a %T for values of %T", cr, *vals)
+	}
+	v := slices.Grow((*vals)[:0], n)[:n]
+	dense := 0
 	for got := 0; got < n; {
 		var d []int16
 		if def != nil {
 			d = def[got:]
 		}
-		levels, values, err := read(int64(n-got), vals[dense:], d, nil)
+		levels, values, err := r.ReadBatch(int64(n-got), v[dense:], d, nil)
 		if err != nil {
-			return dense, err
+			return err
 		}
 		if levels == 0 {
-			return dense, fmt.Errorf("%d cells short", n-got)
+			return fmt.Errorf("%d cells short", n-got)
 		}
 		got += int(levels)
 		dense += values
 	}
-	return dense, nil
+	*vals = v[:dense]
+	return nil
 }
 
 // set sets f, a field of a row, to cell j; a null cell, which only a Null
@@ -200,7 +192,11 @@ func (c *cells) set(f reflect.Value, j int) error {
 	if f.Kind() != c.kind {
 		return fmt.Errorf("%s values for a %s field", c.kind, f.Kind())
 	}
-	if c.null != nil && c.null[j] {
+	k := j
+	if c.at != nil {
+		k = int(c.at[j])
+	}
+	if k < 0 {
 		switch c.kind {
 		case reflect.Int32, reflect.Int64:
 			f.SetInt(-1)
@@ -213,15 +209,15 @@ func (c *cells) set(f reflect.Value, j int) error {
 	}
 	switch c.kind {
 	case reflect.Int64:
-		f.SetInt(c.i64[j])
+		f.SetInt(c.i64[k])
 	case reflect.Int32:
-		f.SetInt(int64(c.i32[j]))
+		f.SetInt(int64(c.i32[k]))
 	case reflect.Float64:
-		f.SetFloat(c.f64[j])
+		f.SetFloat(c.f64[k])
 	case reflect.String:
-		f.SetString(c.str[j])
+		f.SetString(c.str[k])
 	case reflect.Bool:
-		f.SetBool(c.b[j])
+		f.SetBool(c.b[k])
 	}
 	return nil
 }

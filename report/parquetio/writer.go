@@ -280,14 +280,7 @@ func (w *TableWriter[R]) Close() error {
 func (w *TableWriter[R]) write() {
 	defer close(w.done)
 	w.werr = w.writeBatches()
-	var err error
-	if w.rgw != nil {
-		err = w.rgw.Close()
-	}
-	if cerr := w.fw.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil && w.werr == nil {
+	if err := w.fw.Close(); err != nil && w.werr == nil { // it closes the row group being written
 		w.werr = fmt.Errorf("report: %s: %w", w.path, err)
 	}
 }
@@ -323,10 +316,12 @@ func (w *TableWriter[R]) writeBatches() error {
 // buffered writer does), and empties the columns.
 func (w *TableWriter[R]) flush() error {
 	for lo := 0; lo < w.n; {
-		if w.rgw == nil || w.rgRows == w.rgMax {
-			if err := w.nextRowGroup(); err != nil {
-				return err
+		if w.rgw == nil || w.rgRows == w.rgMax { // the next row group; the file writer closes the one before
+			rgw, err := w.fw.AppendBufferedRowGroupChecked()
+			if err != nil {
+				return fmt.Errorf("report: %s: %w", w.path, err)
 			}
+			w.rgw, w.rgRows = rgw, 0
 		}
 		hi := min(w.n, lo+w.rgMax-w.rgRows)
 		for i, c := range w.cols {
@@ -345,21 +340,5 @@ func (w *TableWriter[R]) flush() error {
 	for _, c := range w.cols {
 		c.reset()
 	}
-	return nil
-}
-
-// nextRowGroup closes the row group being written, if any, and starts the
-// next.
-func (w *TableWriter[R]) nextRowGroup() error {
-	if w.rgw != nil {
-		if err := w.rgw.Close(); err != nil {
-			return fmt.Errorf("report: %s: %w", w.path, err)
-		}
-	}
-	rgw, err := w.fw.AppendBufferedRowGroupChecked()
-	if err != nil {
-		return fmt.Errorf("report: %s: %w", w.path, err)
-	}
-	w.rgw, w.rgRows = rgw, 0
 	return nil
 }
