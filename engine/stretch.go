@@ -207,6 +207,19 @@ func (w *Worker) crossings(k int) int {
 	return k
 }
 
+// startedBy is n when passes 2..n+1 of the stretch have started by now:
+// pass j starts at the end of pass j-1, before now, or at now when started
+// (the current event comes after that pass's drive scan). The last pass's
+// end starts none.
+func (ff *stretch) startedBy(now des.Time, started bool) int {
+	starts := ff.ends[:max(len(ff.ends)-1, 0)] // pass j starts at starts[j-2]
+	n, _ := slices.BinarySearch(starts, now)
+	if started && n < len(starts) && starts[n] == now {
+		n++
+	}
+	return n
+}
+
 // NextCross returns the start of the next stretch pass at which requests
 // cross into a new block, and false when none is left.
 func (w *Worker) NextCross() (des.Time, bool) {
@@ -226,11 +239,7 @@ func (w *Worker) NextCross() (des.Time, bool) {
 // at the drive scan's place in the event order, or later, before the first
 // event that looks at them, and before Settle.
 func (w *Worker) CrossTo(now des.Time, started bool) bool {
-	starts := w.ff.ends[:max(len(w.ff.ends)-1, 0)] // pass j starts at starts[j-2]
-	n, _ := slices.BinarySearch(starts, now)       // passes 2..n+1 start before now
-	if started && n < len(starts) && starts[n] == now {
-		n++
-	}
+	n := w.ff.startedBy(now, started)
 	c, first := w.ff.cross, w.ff.next // take passes 2..n+1's
 	for ; w.ff.next < len(c) && int(c[w.ff.next].pass) <= n+1; w.ff.next++ {
 		w.grow(w.batch[c[w.ff.next].seq], 1)
@@ -258,10 +267,7 @@ func (w *Worker) Settle(now des.Time, ended, started bool) (des.Time, bool) {
 		panic(fmt.Sprintf("worker %d: Settle without a stretch", w.cfg.ID))
 	}
 	ends := w.ff.ends
-	last, m := len(ends)-1, 0
-	for m < last && (ends[m] < now || ends[m] == now && started) {
-		m++
-	}
+	last, m := len(ends)-1, w.ff.startedBy(now, started)
 	w.advance(m)
 	end := ends[m]
 	w.ff.ends = ends[:0]

@@ -155,11 +155,11 @@ func looks(ph des.Phase) bool {
 	return ph == des.PhaseLifecycle || ph == des.PhaseArrival || ph == des.PhaseSample
 }
 
-// checkLooked verifies, under --check, after an event of a phase that
-// looks, that no deferred crossing ordered before the place reached is
-// left: its handler called look.
+// checkLooked verifies, after an event of a phase that looks, that no
+// deferred crossing ordered before the place reached is left: its handler
+// called look. The loop calls it under --check.
 func (c *Cluster) checkLooked() {
-	if ph := c.q.Phase(); looks(ph) && c.opt.Check && c.unseen() {
+	if ph := c.q.Phase(); looks(ph) && c.unseen() {
 		c.unseenError(fmt.Sprintf("a %s event", ph))
 	}
 }
@@ -210,9 +210,10 @@ func (e *cross) Fire(_ des.Time, key, _ uint64) {
 	c := (*Cluster)(e)
 	n := c.workers[key]
 	started := c.deferred == nil || c.q.Passed(des.PhaseDrive, key) // as an event, at its own place
-	if n.w.CrossTo(c.q.Now(), started) {
-		c.meter(n)
-		c.check(n)
-	}
+	// It takes at least the crossing it was scheduled for: as an event, its
+	// pass starts now; deferred, look steps it only once its pass started.
+	n.w.CrossTo(c.q.Now(), started)
+	c.meter(n)
+	c.check(n)
 	c.scheduleCross(n)
 }
