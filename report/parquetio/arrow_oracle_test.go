@@ -86,32 +86,11 @@ func arrowAppender[R any](t *testing.T, c report.Column[R], bld array.Builder) f
 	t.Helper()
 	switch {
 	case c.Int64 != nil:
-		b := bld.(*array.Int64Builder)
-		return func(r *R) {
-			if v := c.Int64(r); c.Null && v == -1 {
-				b.AppendNull()
-			} else {
-				b.Append(v)
-			}
-		}
+		return arrowNumber(bld.(*array.Int64Builder), c.Int64, c.Null, func(v int64) bool { return v == -1 })
 	case c.Int32 != nil:
-		b := bld.(*array.Int32Builder)
-		return func(r *R) {
-			if v := c.Int32(r); c.Null && v == -1 {
-				b.AppendNull()
-			} else {
-				b.Append(v)
-			}
-		}
+		return arrowNumber(bld.(*array.Int32Builder), c.Int32, c.Null, func(v int32) bool { return v == -1 })
 	case c.Float64 != nil:
-		b := bld.(*array.Float64Builder)
-		return func(r *R) {
-			if v := c.Float64(r); c.Null && math.IsNaN(v) {
-				b.AppendNull()
-			} else {
-				b.Append(v)
-			}
-		}
+		return arrowNumber(bld.(*array.Float64Builder), c.Float64, c.Null, math.IsNaN)
 	case c.String != nil:
 		b := bld.(*array.StringBuilder)
 		return func(r *R) { b.Append(c.String(r)) }
@@ -131,6 +110,24 @@ func arrowAppender[R any](t *testing.T, c report.Column[R], bld array.Builder) f
 	return func(r *R) {
 		if err := b.AppendString(c.Dict(r)); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// numberBuilder is an Arrow builder of numbers of type T.
+type numberBuilder[T any] interface {
+	Append(T)
+	AppendNull()
+}
+
+// arrowNumber returns the function appending get's value of a row to b:
+// as null when the column is Null and none says it is no value.
+func arrowNumber[R, T any](b numberBuilder[T], get func(*R) T, null bool, none func(T) bool) func(*R) {
+	return func(r *R) {
+		if v := get(r); null && none(v) {
+			b.AppendNull()
+		} else {
+			b.Append(v)
 		}
 	}
 }
