@@ -16,8 +16,8 @@ import (
 
 // column is one column of a TableWriter: the values of the rows added
 // since its last reset, written a range of rows at a time into a row
-// group's column chunk with the calls Arrow's pqarrow makes for an Arrow
-// array of the column's dataType holding them.
+// group's column chunk as Arrow's pqarrow writes an Arrow array of the
+// column's dataType holding them (the same bytes).
 type column[R any] interface {
 	// add appends row r's value.
 	add(r *R) error

@@ -59,11 +59,12 @@ const (
 // (TestTableWriterBatches).
 //
 // The file is the one Arrow's pqarrow writer makes of the same rows as
-// Arrow arrays (TestWriterMatchesArrow): the same schema, the same column
-// writer calls, and the Arrow schema stored in the file, so Arrow readers
-// restore the dictionary columns. kvsim makes those calls itself because
-// linking pqarrow links Arrow Flight, gRPC and protobuf, whose package
-// initialisation cost every kvsim command 6-9 ms at start.
+// Arrow arrays (TestWriterMatchesArrow): the same schema, row groups,
+// dictionaries and statistics, and the Arrow schema stored in the file, so
+// Arrow readers restore the dictionary columns. kvsim drives Arrow's
+// column writers itself because linking pqarrow links Arrow Flight, gRPC
+// and protobuf, whose package initialisation cost every kvsim command 6-9
+// ms at start.
 type TableWriter[R any] struct {
 	path   string
 	batch  int // rows a batch
