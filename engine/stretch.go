@@ -63,8 +63,8 @@ func (w *Worker) Stretching() bool { return len(w.ff.ends) > 0 }
 // quiet. It returns the end of the stretch's last pass, or end when fewer
 // than two passes are quiet. The caller answers for what the worker cannot
 // see: no stored blocks wait for the pass end to go to G2, and nothing
-// outside the worker acts at the pass boundaries (no parked pull is
-// rescanned there).
+// outside the worker acts at the pass boundaries (no rescan there stages
+// a parked pull again).
 func (w *Worker) Stretch(end des.Time, limit int) des.Time {
 	if !w.busy || w.Stretching() {
 		panic(fmt.Sprintf("worker %d: Stretch without a plain pass in progress", w.cfg.ID))

@@ -110,7 +110,6 @@ type KVCR struct {
 	nodes        []*node
 	net          network         // carries the pulls
 	parked       map[int64]*Pull // by request
-	targets      []int32         // sorted: the workers with parked pulls
 	live         map[int64]*Pull // by pull id: every pull not done
 	parkedOrders []*Pull         // the parked orders' pulls, in id order
 	retry        []*Pull         // scratch: the parked orders RetryOrders stages again
@@ -189,9 +188,11 @@ func (k *KVCR) Serving(w int32) int { return k.nodes[w].serving }
 // included.
 func (k *KVCR) Receiving(w int32) int { return k.nodes[w].pulls - k.nodes[w].serving }
 
-// ParkedTargets is the workers with a parked pull, in id order. The slice
-// is KVCR's own: read it, do not keep it.
-func (k *KVCR) ParkedTargets() []int32 { return k.targets }
+// ParkedRequests is the number of parked request pulls.
+func (k *KVCR) ParkedRequests() int { return len(k.parked) }
+
+// ParkedAt reports whether w is the target of a parked request pull.
+func (k *KVCR) ParkedAt(w int32) bool { return k.nodes[w].parked > 0 }
 
 // LiveBefore is the lowest id of a live pull first staged before t, if any.
 func (k *KVCR) LiveBefore(t des.Time) (id int64, ok bool) {

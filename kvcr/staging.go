@@ -254,11 +254,7 @@ func (k *KVCR) park(p *Pull) {
 		return
 	}
 	k.parked[p.Req] = p
-	tn := k.nodes[p.Target]
-	if tn.parked++; tn.parked == 1 {
-		i, _ := slices.BinarySearch(k.targets, p.Target)
-		k.targets = slices.Insert(k.targets, i, p.Target)
-	}
+	k.nodes[p.Target].parked++
 }
 
 // unpark takes a pull in staging off the parked list, if it is there.
@@ -277,11 +273,7 @@ func (k *KVCR) unpark(p *Pull) {
 		return
 	}
 	delete(k.parked, p.Req)
-	tn := k.nodes[p.Target]
-	if tn.parked--; tn.parked == 0 {
-		i, _ := slices.BinarySearch(k.targets, p.Target)
-		k.targets = slices.Delete(k.targets, i, i+1)
-	}
+	k.nodes[p.Target].parked--
 }
 
 // start begins a pull's transfer: pins on the source's blocks and on the

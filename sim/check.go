@@ -39,6 +39,7 @@ const (
 	invChaosSettles  = "the cluster settles after chaos"
 	invPlannerMeter  = "the planner counts every change it reads"
 	invCrossingsSeen = "an event that looks sees every crossing before it"
+	invRescansQuiet  = "a stretch stands for no rescan that could change anything"
 )
 
 func (e *InvariantError) Unwrap() error { return e.Err }

@@ -78,7 +78,12 @@ type Cluster struct {
 	chains    *block.Chains // the requests' block chains, interned while they are in the cluster
 	moveHints bool          // hints ask for move pulls (router.hints.mode)
 	scanned   des.Time      // the last instant whose workers with parked pulls were woken
+	rescan    []int32       // the workers a rescan of parked pulls may change, and perhaps some it no longer may (parked.go)
 	stretches int           // workers in a stretch of quiet passes (stretch.go)
+	met       fastForwardMet
+	// rescanChecks counts the stretches started under Options.Check: every
+	// max(1, workers/16)th checks the whole cluster (checkRescans).
+	rescanChecks int
 	// deferred holds the stretches' crossings while they wait for an event
 	// that looks at what they change (stretch.go); nil when each crossing
 	// is an event of q.
@@ -105,14 +110,22 @@ type Cluster struct {
 	err     error
 }
 
+// fastForwardMet counts two turns of the fast-forward that only some runs
+// take, for the tests that make sure their cases take them.
+type fastForwardMet struct {
+	parkedStretches int // stretches started while a request's pull was parked (at a busy worker)
+	idleSettles     int // drive scans that left their worker idle with a parked pull while stretches ran
+}
+
 // node is a worker and what the simulation keeps beside it.
 type node struct {
-	id    int32
-	w     *engine.Worker
-	drive bool        // a drive scan is scheduled at the current time
-	ff    *des.Handle // the end of the worker's stretch, when in one
-	fired *des.Handle // the last stretch's end, fired: the next stretch's, scheduled again (nil: none to reuse)
-	cross *des.Handle // the stretch's next crossing, pending or fired, on crossings(); nil before the first and once a settle or the stretch's end cancelled it (stretch.go)
+	id     int32
+	w      *engine.Worker
+	drive  bool        // a drive scan is scheduled at the current time
+	rescan bool        // listed in Cluster.rescan
+	ff     *des.Handle // the end of the worker's stretch, when in one
+	fired  *des.Handle // the last stretch's end, fired: the next stretch's, scheduled again (nil: none to reuse)
+	cross  *des.Handle // the stretch's next crossing, pending or fired, on crossings(); nil before the first and once a settle or the stretch's end cancelled it (stretch.go)
 	// stored is the blocks committed to G1 since the pass began, as runs in
 	// the order committed, written to G2 at its end. It holds no segment
 	// reference across the events in between: each block belongs to a
@@ -504,22 +517,6 @@ func (c *Cluster) wake(w int32, now des.Time, inline bool) {
 	c.q.Schedule(now, des.PhaseDrive, uint64(w), (*drive)(c), 0)
 }
 
-// scanParked, once an instant at which anything happened, stages the
-// parked orders again and wakes every worker with a parked pull: its drive
-// scan stages the pull again. (Every other worker's scan would change
-// nothing unless something it waits for happened to it, which wakes it.)
-func (c *Cluster) scanParked(now des.Time) {
-	if c.scanned == now || !c.parked() {
-		return
-	}
-	c.scanned = now
-	c.kv.RetryOrders(now)
-	c.applyKV()
-	for _, w := range c.kv.ParkedTargets() {
-		c.wake(w, now, false)
-	}
-}
-
 type drive Cluster
 
 // Fire is a drive scan: an idle worker with work starts a pass, or a
@@ -533,10 +530,9 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	}
 	end, ok := n.w.StartPass(now)
 	c.meter(n)
-	if c.stretches > 0 && c.parked() {
-		c.settleAll() // the pass ends they stand for rescan parked pulls
-	}
 	if !ok {
+		c.noteIdleParked(n)
+		c.checkRescans(n)
 		return
 	}
 	last := end
@@ -544,6 +540,9 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		last = n.w.Stretch(end, engine.MaxStretch)
 	}
 	if last != end {
+		if c.kv != nil && c.kv.ParkedRequests() > 0 {
+			c.met.parkedStretches++
+		}
 		n.ff, n.fired = c.q.ScheduleAgain(n.fired, last, des.PhasePass, key, (*passDone)(c), n.downs), nil
 		c.stretches++
 		c.scheduleCross(n)
@@ -551,6 +550,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 		c.q.Schedule(end, des.PhasePass, key, (*passDone)(c), n.downs)
 	}
 	c.check(n)
+	c.checkRescans(n)
 }
 
 type passDone Cluster

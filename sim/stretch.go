@@ -42,23 +42,22 @@ import (
 //     passes one by one would.
 //
 // Whatever acts on the worker first settles the stretch (settle): an
-// enqueue, a G2 load or pull ending, its removal. A pull parking anywhere
-// settles every stretch (settleAll), since each pass end rescans parked
-// pulls; no stretch starts while one is parked. An order, which parks in
-// no drive scan, settles them after the event that parked it. A drive
+// enqueue, a G2 load or pull ending, its removal. Each pass end rescans
+// parked pulls (parked.go), which changes nothing but at an idle worker
+// with a parked pull and at a parked order: a drive scan that leaves its
+// worker so settles every stretch (settleAll), and an order, which parks
+// in no drive scan, settles them after the event that parked it; no
+// stretch starts while either is there. A pull parked at a busy worker
+// lets them be: a rescan leaves that worker alone. A drive
 // scan is never run inline during a stretch, where the queue's next event
 // need not be the next one passes one by one would have.
 
 // canStretch reports whether n's pass just started may become a stretch:
 // the fast-forward is on, no stored blocks wait for its end to go to G2,
-// and no pull is parked.
+// and the pass ends it would stand for rescan no parked pull that could
+// change: no order is parked and no idle worker has a parked pull.
 func (c *Cluster) canStretch(n *node) bool {
-	return !c.opt.PassByPass && len(n.stored) == 0 && !c.parked()
-}
-
-// parked reports whether any pull is parked: a request's or an order's.
-func (c *Cluster) parked() bool {
-	return c.kv != nil && (len(c.kv.ParkedTargets()) > 0 || c.kv.ParkedOrders() > 0)
+	return !c.opt.PassByPass && len(n.stored) == 0 && (c.kv == nil || c.kv.ParkedOrders() == 0 && !c.idleParked())
 }
 
 // settle ends n's stretch, if any, at the current event, as passes one by
@@ -107,8 +106,9 @@ func (c *Cluster) settleAll() {
 }
 
 // settleForOrders settles every stretch when an order is parked: an order
-// parks in no drive scan (which settles them when a request's pull parks),
-// and each pass end a stretch stands for would retry it.
+// parks in no drive scan (which settles them when it leaves its worker idle
+// with a parked pull), and each pass end a stretch stands for would retry
+// it.
 func (c *Cluster) settleForOrders() {
 	if c.stretches > 0 && c.kv != nil && c.kv.ParkedOrders() > 0 {
 		c.settleAll()

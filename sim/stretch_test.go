@@ -24,12 +24,28 @@ import (
 // counter and the summary (its event count and wall time aside). Where
 // the fast-forward defers its crossings (deferCrossings), it runs a third
 // time with every crossing an event, which must agree too. It returns the
-// events pass by pass and with the fast-forward fired.
-func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
+// events pass by pass and with the fast-forward fired, and what the
+// fast-forward met.
+func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64, met fastForwardMet) {
 	t.Helper()
 	ways, names := []Options{{PassByPass: true}, {}}, []string{"pass by pass", "fast-forward"}
 	if deferCrossings(sc, Options{}) {
 		ways, names = append(ways, Options{crossEvents: true}), append(names, "fast-forward with crossing events")
+	}
+	p, err := Prepare(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(opt Options) (*Result, error) {
+		c, err := build(p, opt, nil)
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.run(context.Background())
+		if !opt.PassByPass && !opt.crossEvents {
+			met = c.met
+		}
+		return res, err
 	}
 	sinks := make([]rowSink, len(ways))
 	res := make([]*Result, len(ways))
@@ -37,7 +53,7 @@ func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
 	for i, opt := range ways {
 		var err error
 		opt.Sink, opt.Check = &sinks[i], check
-		res[i], err = Run(context.Background(), sc, opt)
+		res[i], err = run(opt)
 		var ie *InvariantError
 		if i == 0 && errors.As(err, &ie) {
 			// A model bug outside the fast-forward: every other way must
@@ -45,13 +61,13 @@ func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
 			t.Logf("pass by pass: %v", err)
 			for j, o := range ways[1:] {
 				o.Check = true
-				if _, ferr := Run(context.Background(), sc, o); ferr == nil || ferr.Error() != err.Error() {
+				if _, ferr := run(o); ferr == nil || ferr.Error() != err.Error() {
 					t.Errorf("%s: %v", names[j+1], ferr)
 				}
 			}
 			check = false
 			sinks[0] = rowSink{}
-			res[0], err = Run(context.Background(), sc, Options{Sink: &sinks[0], PassByPass: true})
+			res[0], err = run(Options{Sink: &sinks[0], PassByPass: true})
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", names[i], err)
@@ -60,7 +76,7 @@ func runWays(t *testing.T, sc *scenarios.Scenario) (slow, fast uint64) {
 	for i := 1; i < len(ways); i++ {
 		sameRuns(t, names[0]+" and "+names[i], res[0], res[i], &sinks[0], &sinks[i])
 	}
-	return res[0].Summary.Events, res[1].Summary.Events
+	return res[0].Summary.Events, res[1].Summary.Events, met
 }
 
 // sameRuns fails unless runs a and b, with rows sa and sb, agree on
@@ -175,7 +191,7 @@ func TestFastForwardScenarios(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			slow, fast := runWays(t, sc)
+			slow, fast, _ := runWays(t, sc)
 			t.Logf("%d events pass by pass, %d with the fast-forward", slow, fast)
 		})
 	}
@@ -197,7 +213,7 @@ func TestFastForwardTraces(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			slow, fast := runWays(t, sc)
+			slow, fast, _ := runWays(t, sc)
 			t.Logf("%d events pass by pass, %d with the fast-forward", slow, fast)
 		})
 	}
@@ -213,13 +229,17 @@ var fastForwardN = flag.Int("fastforward.n", 400, "cases TestFastForwardRandom r
 // short timeouts, and drains, removals and additions. Fixed timing in round
 // milliseconds puts pass ends of different workers on the same instants as
 // each other and as arrivals, which exercises the order of a stretch's
-// boundaries against other events.
+// boundaries against other events. The cases must take the fast-forward's
+// rarer turns (in the first 400: 206 stretches started while a pull was
+// parked at a busy worker, and 12 drive scans that left their worker idle
+// with a parked pull and settled the stretches running).
 func TestFastForwardRandom(t *testing.T) {
 	n := *fastForwardN
 	if testing.Short() {
 		n = min(n, 50)
 	}
 	var slow, fast uint64
+	var met fastForwardMet
 	for i := range n {
 		c := scengen.GenerateLarge(uint64(i))
 		path, err := c.Write(filepath.Join(t.TempDir(), "case"))
@@ -231,14 +251,19 @@ func TestFastForwardRandom(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			s, f := runWays(t, sc)
+			s, f, m := runWays(t, sc)
 			slow += s
 			fast += f
+			met.parkedStretches += m.parkedStretches
+			met.idleSettles += m.idleSettles
 		})
 	}
-	t.Logf("%d events pass by pass, %d with the fast-forward", slow, fast)
+	t.Logf("%d events pass by pass, %d with the fast-forward; %+v", slow, fast, met)
 	if fast >= slow {
 		t.Errorf("the fast-forward fired %d events, pass by pass %d: no stretch ran", fast, slow)
+	}
+	if n >= 400 && (met.parkedStretches == 0 || met.idleSettles == 0) {
+		t.Errorf("the cases took the fast-forward's rarer turns %+v times: each must be taken", met)
 	}
 }
 

@@ -1,0 +1,124 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/lifecycle"
+)
+
+// The rescans of parked pulls. At every instant at which anything
+// happened, the parked orders are staged again and every worker with a
+// parked request pull is woken, so that its drive scan stages the pull
+// again (docs/kvcr.md, "Drive scans"). A wake changes nothing at a worker
+// that is busy (in a pass or a stretch), already has its drive scan
+// pending or is removed, so only idle workers with a parked pull need
+// waking, and there are few: at 2048 workers about 140 are parked targets
+// at a time and, in that benchmark, none of them idle at any rescan.
+//
+// A worker is left idle with a parked pull only by a drive scan of its
+// own that starts no pass: pulls park only in their target's drive scan,
+// and a worker whose pass ends is scanned at once. (A worker whose engine
+// goes down is left idle without one, but its drive scans do nothing
+// while it is down, and it is scanned when it comes back.) That drive
+// scan lists the worker in Cluster.rescan (noteIdleParked), so the list
+// holds every idle worker with a parked pull, and perhaps some that have
+// since started a pass, lost their parked pulls or been removed: those
+// leave it at the next look (idleParked).
+
+// parked reports whether any pull is parked: a request's or an order's.
+func (c *Cluster) parked() bool {
+	return c.kv != nil && (c.kv.ParkedRequests() > 0 || c.kv.ParkedOrders() > 0)
+}
+
+// scanParked, once an instant at which anything happened, stages the
+// parked orders again and wakes every idle worker with a parked pull: its
+// drive scan stages the pull again. (Every other worker's scan would change
+// nothing unless something it waits for happened to it, which wakes it.)
+func (c *Cluster) scanParked(now des.Time) {
+	if c.scanned == now || !c.parked() {
+		return
+	}
+	c.scanned = now
+	c.kv.RetryOrders(now)
+	c.applyKV()
+	if c.idleParked() {
+		for _, w := range c.rescan {
+			c.wake(w, now, false)
+		}
+	}
+}
+
+// noteIdleParked is called when n's drive scan starts no pass: when n has
+// a parked pull, every later instant's rescan stages it again, so n is
+// listed, and every stretch is settled, since each pass end it stands for
+// would be such an instant.
+func (c *Cluster) noteIdleParked(n *node) {
+	if c.kv == nil || !c.kv.ParkedAt(n.id) {
+		return
+	}
+	if !n.rescan {
+		n.rescan = true
+		c.rescan = append(c.rescan, n.id)
+	}
+	if c.stretches > 0 {
+		c.met.idleSettles++
+		c.settleAll()
+	}
+}
+
+// idleParked reports whether a listed worker is idle with a parked pull,
+// and unlists those that are not.
+func (c *Cluster) idleParked() bool {
+	kept := c.rescan[:0]
+	for _, w := range c.rescan {
+		if n := c.workers[w]; c.kv.ParkedAt(w) && !n.w.Busy() && c.status(n) != lifecycle.Removed {
+			kept = append(kept, w)
+		} else {
+			n.rescan = false
+		}
+	}
+	c.rescan = kept
+	return len(kept) > 0
+}
+
+// checkRescans verifies, after n's drive scan, that no stretch stands for a
+// rescan of parked pulls that could change anything: while one runs, no
+// order is parked and every worker with a parked pull is busy, has its
+// drive scan pending, is down or removed. It looks at n itself after every
+// scan, and, when the scan started a stretch, at the orders and at every
+// worker, the whole cluster once in max(1, workers/16) stretches (a few
+// operations a stretch).
+func (c *Cluster) checkRescans(n *node) {
+	if !c.opt.Check || c.err != nil || c.kv == nil || c.stretches == 0 {
+		return
+	}
+	bad := c.idleWithParked(n)
+	if n.ff != nil {
+		if c.kv.ParkedOrders() > 0 {
+			c.err = &InvariantError{Invariant: invRescansQuiet, At: c.q.Now(),
+				Err: fmt.Errorf("worker %d started a stretch with %d orders parked", n.id, c.kv.ParkedOrders())}
+			return
+		}
+		if c.rescanChecks++; c.rescanChecks%max(1, len(c.workers)/16) == 0 {
+			for _, m := range c.workers {
+				if bad = c.idleWithParked(m); bad {
+					n = m
+					break
+				}
+			}
+		}
+	}
+	if bad {
+		c.err = &InvariantError{Invariant: invRescansQuiet, At: c.q.Now(),
+			Err: fmt.Errorf("worker %d is idle with a parked pull while %d workers are in a stretch", n.id, c.stretches)}
+	}
+}
+
+// idleWithParked reports whether a rescan of parked pulls would stage n's
+// again: n has a parked pull and is idle, up and not removed, with no drive
+// scan pending.
+func (c *Cluster) idleWithParked(n *node) bool {
+	st := c.status(n)
+	return c.kv.ParkedAt(n.id) && !n.w.Busy() && !n.drive && st != lifecycle.Removed && st != lifecycle.Down
+}
