@@ -236,6 +236,16 @@ func (q *Queue) Peek() (Time, bool) {
 	return q.heap[0].at, true
 }
 
+// Next returns the place of the next pending event: its time, phase and
+// key; false when none is pending.
+func (q *Queue) Next() (Time, Phase, uint64, bool) {
+	if _, ok := q.Peek(); !ok {
+		return 0, 0, 0, false
+	}
+	e := &q.heap[0]
+	return e.at, Phase(e.ord >> 56), e.ord & MaxKey, true
+}
+
 // dropCancelled pops cancelled events off the top of the heap, so that the
 // top, if any, is pending.
 func (q *Queue) dropCancelled() {

@@ -295,14 +295,14 @@ func BenchmarkQueue(b *testing.B) {
 
 // TestCancel schedules three events at 1, 2 and 3 ns and cancels the one
 // at 2 and the one at 1: only the event at 3 fires, Len counts it alone,
-// Peek shows 3 ns and Fired is 1. Cancelling again, or after the event
+// Peek shows 3 ns, Next its place (3 ns, pass, key 7) and Fired is 1. Cancelling again, or after the event
 // fired, reports false and changes nothing.
 func TestCancel(t *testing.T) {
 	var q Queue
 	s := &seqRec{}
 	h1 := q.ScheduleHandle(1, PhasePass, 0, s, 1)
 	h2 := q.ScheduleHandle(2, PhasePass, 0, s, 2)
-	h3 := q.ScheduleHandle(3, PhasePass, 0, s, 3)
+	h3 := q.ScheduleHandle(3, PhasePass, 7, s, 3)
 	if !q.Cancel(h2) || !q.Cancel(h1) {
 		t.Fatal("Cancel of a pending event reported false")
 	}
@@ -315,7 +315,13 @@ func TestCancel(t *testing.T) {
 	if at, ok := q.Peek(); !ok || at != 3 {
 		t.Errorf("Peek %v %v, want 3ns true", at, ok)
 	}
+	if at, ph, key, ok := q.Next(); !ok || at != 3 || ph != PhasePass || key != 7 {
+		t.Errorf("Next %v %v %d %v, want 3ns pass 7 true", at, ph, key, ok)
+	}
 	for q.Step() {
+	}
+	if _, _, _, ok := q.Next(); ok {
+		t.Error("Next of an empty queue reported an event")
 	}
 	if !slices.Equal(s.args, []uint64{3}) || q.Fired() != 1 || q.Len() != 0 {
 		t.Errorf("fired args %v, Fired %d, Len %d; want [3] 1 0", s.args, q.Fired(), q.Len())

@@ -58,6 +58,17 @@ const MaxStretch = 256
 // Stretching reports whether the pass in progress is a stretch.
 func (w *Worker) Stretching() bool { return len(w.ff.ends) > 0 }
 
+// PassEndsAt reports whether a pass of the stretch in progress other than
+// its last ends at t: a pass end the stretch stands for, with no event of
+// its own.
+func (w *Worker) PassEndsAt(t des.Time) bool {
+	if len(w.ff.ends) < 2 {
+		return false
+	}
+	_, found := slices.BinarySearch(w.ff.ends[:len(w.ff.ends)-1], t)
+	return found
+}
+
 // Stretch extends the pass StartPass has just begun, ending at end, into a
 // stretch of at most limit passes (see stretch) when the next passes are
 // quiet. It returns the end of the stretch's last pass, or end when fewer

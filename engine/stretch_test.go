@@ -42,6 +42,23 @@ func threeDecoding(t *testing.T) (*Worker, *log, []*Seq) {
 	return w, l, seqs
 }
 
+// TestPassEndsAt: threeDecoding's stretch stands for the pass ends at 15,
+// 20, ..., 50 ms; its last, 55 ms, is its own event, and 10 ms (its
+// start), 17 ms and 60 ms end no pass. No stretch: none.
+func TestPassEndsAt(t *testing.T) {
+	w, _, _ := threeDecoding(t)
+	for at := des.Time(0); at <= 60*ms; at += ms {
+		want := at >= 15*ms && at <= 50*ms && at%(5*ms) == 0
+		if got := w.PassEndsAt(at); got != want {
+			t.Errorf("PassEndsAt(%v) %v, want %v", at, got, want)
+		}
+	}
+	w.Settle(55*ms, true, false)
+	if w.PassEndsAt(50 * ms) {
+		t.Error("PassEndsAt(50ms) true after the stretch ended")
+	}
+}
+
 // TestSettle settles the stretch of threeDecoding at events placed among
 // its boundaries. Passes and busy time count every pass started: the
 // prompt pass (10 ms) and the decode passes (5 ms each) begun by then.

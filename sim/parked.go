@@ -26,6 +26,73 @@ import (
 // since started a pass, lost their parked pulls or been removed: those
 // leave it at the next look (idleParked).
 
+// One rescan an instant. Passes one by one rescan after the instant's
+// first event after which a pull is parked, which may be a pass end a
+// stretch stands for: a stretch runs while pulls are parked at busy
+// workers. There that rescan finds nothing to do (while a stretch runs, no
+// order is parked and no idle worker has a parked pull), but it is the
+// instant's one: a later event of the instant that parks an order or
+// leaves a worker idle with a parked pull gets no rescan before the next
+// instant. The fast-forward, which has no event there, must skip that
+// rescan too. Such a pass end comes before every event of the instant, or
+// the rescan comes at an event before it, with the same answer: so it is
+// a pass end a stretch running at the instant's start stands for, ordered
+// before the instant's first event, with a pull parked at the start.
+// noteInstant notes the start, settle notes a stretch settled during the
+// instant, and scanParked, when its rescan would do something, asks
+// (rescannedHidden).
+
+// instantNote is what a rescan needs of the current instant's start.
+type instantNote struct {
+	at     des.Time
+	parked bool      // a pull was parked at its start, while a stretch ran
+	phase  des.Phase // the place of its first event
+	key    uint64
+	hidden bool // a stretch settled during it stood for a pass end before its first event
+}
+
+// noteInstant, before an event, starts the note of the instant when the
+// event is the first of its instant.
+func (c *Cluster) noteInstant() {
+	at, phase, key, ok := c.q.Next()
+	if !ok || at == c.instant.at {
+		return
+	}
+	c.instant = instantNote{at: at, parked: c.stretches > 0 && c.parked(), phase: phase, key: key}
+}
+
+// passEndFirst reports whether n's stretch stands for a pass end at the
+// current instant ordered before its first event.
+func (c *Cluster) passEndFirst(n *node) bool {
+	in := &c.instant
+	return (des.PhasePass < in.phase || des.PhasePass == in.phase && uint64(n.id) < in.key) && n.w.PassEndsAt(in.at)
+}
+
+// noteSettle, as n's stretch is settled, notes whether it stood for a pass
+// end that passes one by one would have rescanned at.
+func (c *Cluster) noteSettle(n *node) {
+	if c.instant.parked && !c.instant.hidden && c.passEndFirst(n) {
+		c.instant.hidden = true
+	}
+}
+
+// rescannedHidden reports whether passes one by one rescanned at this
+// instant at a pass end a stretch stood for.
+func (c *Cluster) rescannedHidden() bool {
+	if !c.instant.parked {
+		return false
+	}
+	if c.instant.hidden {
+		return true
+	}
+	for _, n := range c.workers {
+		if n.ff != nil && c.passEndFirst(n) {
+			return true
+		}
+	}
+	return false
+}
+
 // parked reports whether any pull is parked: a request's or an order's.
 func (c *Cluster) parked() bool {
 	return c.kv != nil && (c.kv.ParkedRequests() > 0 || c.kv.ParkedOrders() > 0)
@@ -40,6 +107,9 @@ func (c *Cluster) scanParked(now des.Time) {
 		return
 	}
 	c.scanned = now
+	if (c.kv.ParkedOrders() > 0 || c.idleParked()) && c.rescannedHidden() {
+		return // passes one by one rescanned at a pass end a stretch stands for, finding nothing to do
+	}
 	c.kv.RetryOrders(now)
 	c.applyKV()
 	if c.idleParked() {

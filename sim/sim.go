@@ -79,6 +79,7 @@ type Cluster struct {
 	moveHints bool          // hints ask for move pulls (router.hints.mode)
 	scanned   des.Time      // the last instant whose workers with parked pulls were woken
 	rescan    []int32       // the workers a rescan of parked pulls may change, and perhaps some it no longer may (parked.go)
+	instant   instantNote   // the current instant's start, as a rescan of parked pulls needs it (parked.go)
 	stretches int           // workers in a stretch of quiet passes (stretch.go)
 	met       fastForwardMet
 	// rescanChecks counts the stretches started under Options.Check: every
@@ -305,8 +306,10 @@ func (c *Cluster) result() (*Result, error) {
 
 // loop fires the run's events, one instant's in the order of the kernel's
 // phases (des.Phase), until none is pending, the run fails or ctx is
-// cancelled. After each event its after-event steps run, by name, in this
-// order (docs/model.md, "What happens at an instant"):
+// cancelled. Before an instant's first event it notes what a rescan of
+// parked pulls at the instant needs (noteInstant). After each event its
+// after-event steps run, by name, in this order (docs/model.md, "What
+// happens at an instant"):
 //
 //  1. applyKV: what KVCR did in the event, when it was KVCR's, reaches the
 //     workers, the router and the report (sim's own handlers apply it
@@ -315,14 +318,18 @@ func (c *Cluster) result() (*Result, error) {
 // then, unless no event is left:
 //
 //  2. scanParked: once an instant at which anything happened, before its
-//     drive scans, the parked orders are staged again and every worker
-//     with a parked pull is woken to stage it again;
+//     drive scans, the parked orders are staged again and every idle
+//     worker with a parked pull is woken to stage it again;
 //  3. settleForOrders: an order parked in the event settles every stretch,
 //     whose pass ends would have retried it;
 //  4. progress: every ProgressEvery events, Options.Progress;
 //  5. poll: whether ctx was cancelled, before the next event.
 func (c *Cluster) loop(ctx context.Context) {
-	for c.poll(ctx) && c.q.Step() {
+	for c.poll(ctx) {
+		c.noteInstant()
+		if !c.q.Step() {
+			return
+		}
 		c.applyKV()
 		if c.opt.Check {
 			c.checkLooked()

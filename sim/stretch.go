@@ -72,6 +72,7 @@ func (c *Cluster) settle(n *node) {
 	if n.ff == nil {
 		return
 	}
+	c.noteSettle(n)
 	c.q.Cancel(n.ff)
 	n.ff = nil
 	now, id := c.q.Now(), uint64(n.id)
