@@ -34,10 +34,12 @@ import (
 // instant's one: a later event of the instant that parks an order or
 // leaves a worker idle with a parked pull gets no rescan before the next
 // instant. The fast-forward, which has no event there, must skip that
-// rescan too. Such a pass end comes before every event of the instant, or
-// the rescan comes at an event before it, with the same answer: so it is
-// a pass end a stretch running at the instant's start stands for, ordered
-// before the instant's first event, with a pull parked at the start.
+// rescan too. Such a pass end is the rescan's place only when it comes
+// before every event of the instant the fast-forward fires: after an event
+// before it the rescan would have been asked first, with the same answer
+// (a pass end a stretch stands for changes nothing a rescan reads). So it
+// is a pass end of a stretch running at the instant's start, ordered
+// before the instant's first event, with a pull parked at that start.
 // noteInstant notes the start, settle notes a stretch settled during the
 // instant, and scanParked, when its rescan would do something, asks
 // (rescannedHidden).
