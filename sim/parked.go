@@ -144,7 +144,7 @@ func (c *Cluster) noteIdleParked(n *node) {
 func (c *Cluster) idleParked() bool {
 	kept := c.rescan[:0]
 	for _, w := range c.rescan {
-		if n := c.workers[w]; c.kv.ParkedAt(w) && !n.w.Busy() && c.status(n) != lifecycle.Removed {
+		if n := c.workers[w]; c.parkedIdle(n) {
 			kept = append(kept, w)
 		} else {
 			n.rescan = false
@@ -152,6 +152,12 @@ func (c *Cluster) idleParked() bool {
 	}
 	c.rescan = kept
 	return len(kept) > 0
+}
+
+// parkedIdle reports whether n has a parked pull and is idle and not
+// removed: whether it belongs in the list.
+func (c *Cluster) parkedIdle(n *node) bool {
+	return c.kv.ParkedAt(n.id) && !n.w.Busy() && c.status(n) != lifecycle.Removed
 }
 
 // checkRescans verifies, after n's drive scan, that no stretch stands for a
@@ -165,25 +171,23 @@ func (c *Cluster) checkRescans(n *node) {
 	if !c.opt.Check || c.err != nil || c.kv == nil || c.stretches == 0 {
 		return
 	}
-	bad := c.idleWithParked(n)
-	if n.ff != nil {
-		if c.kv.ParkedOrders() > 0 {
-			c.err = &InvariantError{Invariant: invRescansQuiet, At: c.q.Now(),
-				Err: fmt.Errorf("worker %d started a stretch with %d orders parked", n.id, c.kv.ParkedOrders())}
-			return
-		}
+	if n.ff != nil && c.kv.ParkedOrders() > 0 {
+		c.err = &InvariantError{Invariant: invRescansQuiet, At: c.q.Now(),
+			Err: fmt.Errorf("worker %d started a stretch with %d orders parked", n.id, c.kv.ParkedOrders())}
+		return
+	}
+	var idle *node
+	switch {
+	case c.idleWithParked(n):
+		idle = n
+	case n.ff != nil:
 		if c.rescanChecks++; c.rescanChecks%max(1, len(c.workers)/16) == 0 {
-			for _, m := range c.workers {
-				if bad = c.idleWithParked(m); bad {
-					n = m
-					break
-				}
-			}
+			idle = c.firstIdleWithParked()
 		}
 	}
-	if bad {
+	if idle != nil {
 		c.err = &InvariantError{Invariant: invRescansQuiet, At: c.q.Now(),
-			Err: fmt.Errorf("worker %d is idle with a parked pull while %d workers are in a stretch", n.id, c.stretches)}
+			Err: fmt.Errorf("worker %d is idle with a parked pull while %d workers are in a stretch", idle.id, c.stretches)}
 	}
 }
 
@@ -191,6 +195,15 @@ func (c *Cluster) checkRescans(n *node) {
 // again: n has a parked pull and is idle, up and not removed, with no drive
 // scan pending.
 func (c *Cluster) idleWithParked(n *node) bool {
-	st := c.status(n)
-	return c.kv.ParkedAt(n.id) && !n.w.Busy() && !n.drive && st != lifecycle.Removed && st != lifecycle.Down
+	return c.parkedIdle(n) && !n.drive && c.status(n) != lifecycle.Down
+}
+
+// firstIdleWithParked is the lowest worker idleWithParked holds of, or nil.
+func (c *Cluster) firstIdleWithParked() *node {
+	for _, m := range c.workers {
+		if c.idleWithParked(m) {
+			return m
+		}
+	}
+	return nil
 }
