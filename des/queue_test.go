@@ -295,8 +295,9 @@ func BenchmarkQueue(b *testing.B) {
 
 // TestCancel schedules three events at 1, 2 and 3 ns and cancels the one
 // at 2 and the one at 1: only the event at 3 fires, Len counts it alone,
-// Peek shows 3 ns, Next its place (3 ns, pass, key 7) and Fired is 1. Cancelling again, or after the event
-// fired, reports false and changes nothing.
+// Peek shows 3 ns, Next its place (3 ns, pass, key 7) and Fired is 1.
+// Cancelling again, or after the event fired, reports false and changes
+// nothing; Next of the empty queue reports none.
 func TestCancel(t *testing.T) {
 	var q Queue
 	s := &seqRec{}

@@ -84,9 +84,13 @@ func TestCheckRescans(t *testing.T) {
 // blocks with it. Its first byte is an event at 45
 // ms, after the drive scans. Passes one by one rescanned at 45 ms after
 // worker 1's pass end (R's pull was parked then), so that event brings no
-// second rescan: R's pull is staged again at the next instant, 46 ms,
-// finds the blocks gone and is rejected; R computes its 64 tokens, 46-56
-// ms. The fast-forward has no event at that pass end and must skip the
+// second rescan: R's pull is staged again at the next instant at which
+// anything happens, 46 ms, the end of the pass worker 3 was in when it
+// went (request 3 ran its prompt 1-11 ms, then decoded in 5 ms passes:
+// 16, 21, ..., 46 ms; the stale pass end changes nothing but is an
+// instant), finds the blocks gone and is rejected: 3 blocks requested (64
+// tokens, the last always computed: 63 / 16). R computes its 64 tokens
+// in one 10 ms prompt pass, 46-56 ms. The fast-forward has no event at that pass end and must skip the
 // second rescan too (it used to stage R's pull at 45 ms and give R its
 // first token at 55 ms).
 func TestOneRescanAnInstant(t *testing.T) {

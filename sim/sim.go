@@ -74,14 +74,14 @@ type Cluster struct {
 	workers   []*node
 	life      lifecycle.Table // every worker's status: the one copy, which the router and KVCR read
 	router    *scheduler.Router
-	kv        *kvcr.KVCR    // nil when KVCR is off
-	chains    *block.Chains // the requests' block chains, interned while they are in the cluster
-	moveHints bool          // hints ask for move pulls (router.hints.mode)
-	scanned   des.Time      // the last instant whose workers with parked pulls were woken
-	rescan    []int32       // the workers a rescan of parked pulls may change, and perhaps some it no longer may (parked.go)
-	instant   instantNote   // the current instant's start, as a rescan of parked pulls needs it (parked.go)
-	stretches int           // workers in a stretch of quiet passes (stretch.go)
-	met       fastForwardMet
+	kv        *kvcr.KVCR     // nil when KVCR is off
+	chains    *block.Chains  // the requests' block chains, interned while they are in the cluster
+	moveHints bool           // hints ask for move pulls (router.hints.mode)
+	scanned   des.Time       // the last instant whose workers with parked pulls were woken
+	rescan    []int32        // the workers a rescan of parked pulls may change, and perhaps some it no longer may (parked.go)
+	instant   instantNote    // the current instant's start, as a rescan of parked pulls needs it (parked.go)
+	stretches int            // workers in a stretch of quiet passes (stretch.go)
+	met       fastForwardMet // the fast-forward's rarer turns, counted for the tests
 	// rescanChecks counts the stretches started under Options.Check: every
 	// max(1, workers/16)th checks the whole cluster (checkRescans).
 	rescanChecks int
