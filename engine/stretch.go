@@ -62,10 +62,7 @@ func (w *Worker) Stretching() bool { return len(w.ff.ends) > 0 }
 // its last ends at t: a pass end the stretch stands for, with no event of
 // its own.
 func (w *Worker) PassEndsAt(t des.Time) bool {
-	if len(w.ff.ends) < 2 {
-		return false
-	}
-	_, found := slices.BinarySearch(w.ff.ends[:len(w.ff.ends)-1], t)
+	_, found := slices.BinarySearch(w.ff.starts(), t)
 	return found
 }
 
@@ -218,12 +215,16 @@ func (w *Worker) crossings(k int) int {
 	return k
 }
 
+// starts is the ends of every pass but the last: pass j starts at
+// starts[j-2], and each is a pass end the stretch stands for.
+func (ff *stretch) starts() []des.Time { return ff.ends[:max(len(ff.ends)-1, 0)] }
+
 // startedBy is n when passes 2..n+1 of the stretch have started by now:
 // pass j starts at the end of pass j-1, before now, or at now when started
 // (the current event comes after that pass's drive scan). The last pass's
 // end starts none.
 func (ff *stretch) startedBy(now des.Time, started bool) int {
-	starts := ff.ends[:max(len(ff.ends)-1, 0)] // pass j starts at starts[j-2]
+	starts := ff.starts()
 	n, _ := slices.BinarySearch(starts, now)
 	if started && n < len(starts) && starts[n] == now {
 		n++
