@@ -54,8 +54,11 @@ type instantNote struct {
 }
 
 // noteInstant, before an event, starts the note of the instant when the
-// event is the first of its instant.
+// event is the first of its instant. Without KVCR nothing parks: no note.
 func (c *Cluster) noteInstant() {
+	if c.kv == nil {
+		return
+	}
 	at, phase, key, ok := c.q.Next()
 	if !ok || at == c.instant.at {
 		return
