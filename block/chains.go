@@ -1,6 +1,9 @@
 package block
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Chains interns block chains into a tree of segments, so that a chain is
 // a short path of pieces and a cache can name a run of blocks by segment
@@ -463,8 +466,16 @@ func (c *Chains) Hashes(s int32) []uint64 {
 func (c *Chains) Pos(s int32) int { return int(c.segs[s].pos) }
 
 // Parent is the segment s follows and how many of its blocks, (-1, 0) for
-// a chain's first segment.
-func (c *Chains) Parent(s int32) (int32, int) { return c.segs[s].parent, int(c.segs[s].attach) }
+// a chain's first segment. A freed segment has none: asking is a caller's
+// bug (it names a segment it holds no reference on), and panics rather
+// than hand back a parent a walk up the tree could loop on.
+func (c *Chains) Parent(s int32) (int32, int) {
+	seg := &c.segs[s]
+	if seg.n == 0 {
+		panic(fmt.Sprintf("block: the parent of segment %d, freed (a caller names it without holding a reference)", s))
+	}
+	return seg.parent, int(seg.attach)
+}
 
 // Live is the number of segments alive (collected ones not counted).
 func (c *Chains) Live() int { return c.live }

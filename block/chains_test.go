@@ -215,7 +215,7 @@ func TestChainsAgainstNames(t *testing.T) {
 }
 
 // TestChainsAcquire: a segment a cache holds outlives the paths through
-// it, and its parent with it.
+// it, and its parent with it; once freed, it has no parent to ask for.
 func TestChainsAcquire(t *testing.T) {
 	var c Chains
 	a := hashChain(1, 2, 3)
@@ -236,6 +236,14 @@ func TestChainsAcquire(t *testing.T) {
 	if c.Live() != 0 {
 		t.Fatalf("live %d after the last drop", c.Live())
 	}
+	// S1, freed, is zeroed: its parent field reads 0, itself, so a walk up
+	// from it would never end. Asking panics instead.
+	defer func() {
+		if recover() == nil {
+			t.Error("Parent of a freed segment did not panic")
+		}
+	}()
+	c.Parent(1)
 }
 
 // TestCollectOrder: four unrelated chains of one block each are

@@ -41,6 +41,7 @@ func (l *EventLog) recordWorker(id int64, w int32) {
 // (e.again), on which it does nothing.
 func (l *EventLog) cohort(e *eventRec) map[int64]bool {
 	ids := map[int64]bool{}
+	acted := e.acted()
 	for _, m := range e.after.members {
 		w := m.worker
 		if e.kind != kindAdd {
@@ -49,8 +50,20 @@ func (l *EventLog) cohort(e *eventRec) map[int64]bool {
 				w = l.endedOn[m.prev]
 			}
 		}
-		if w >= 0 && slices.Contains(e.named, w) && !slices.Contains(e.again, w) {
+		if w >= 0 && slices.Contains(acted, w) {
 			ids[m.id] = true
+		}
+	}
+	return ids
+}
+
+// acted is the workers event e acted on: those it names but the ones an
+// earlier event drained or removed already.
+func (e *eventRec) acted() []int32 {
+	var ids []int32
+	for _, w := range e.named {
+		if !slices.Contains(e.again, w) {
+			ids = append(ids, w)
 		}
 	}
 	return ids

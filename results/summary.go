@@ -356,7 +356,8 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters, l *EventLog)
 			if !slices.Contains(kd.pulls.Events, r.Event) {
 				continue
 			}
-			ids := l.evs[r.Event].named
+			e := &l.evs[r.Event]
+			ids := e.acted()
 			named, at := workerText(ids), time.Duration(r.AtNs)
 			what := "evacuation"
 			switch {
@@ -365,7 +366,9 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters, l *EventLog)
 				out = append(out, fmt.Sprintf("event %d prewarms %s, but the ready workers' G2 held no chain to send at %v: the prewarm tests nothing",
 					r.Event, named, at))
 				continue
-			case r.G2BlocksAtEvent == 0:
+			case len(ids) == 0:
+				continue // it drained no worker, and says so (Warnings)
+			case r.Plan.BlocksHeld == 0:
 				out = append(out, fmt.Sprintf("event %d evacuates %s, which held nothing in G2 at %v: the evacuation tests nothing", r.Event, named, at))
 				continue
 			default:
@@ -375,7 +378,7 @@ func orderWarnings(sc *scenarios.Scenario, s *Summary, c *Counters, l *EventLog)
 				}
 				out = append(out, fmt.Sprintf("event %d evacuates %s, but none of %s %d G2 blocks could be sent at %v "+
 					"(no worker was ready to take them, or those the router would send their chains to held them already): the evacuation tests nothing",
-					r.Event, named, its, r.G2BlocksAtEvent, at))
+					r.Event, named, its, r.Plan.BlocksHeld, at))
 				continue
 			}
 			n := kd.n

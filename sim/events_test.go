@@ -341,3 +341,51 @@ func TestEventColumnsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainAgainEvacuatesNothing: a drain listing a worker an earlier
+// event drained or removed already changes nothing for it, evacuation
+// included. spaced(2) on 3 workers, round robin: worker 0 runs the first
+// request (0-10 ms) and holds its block 100 in G2, worker 1 the second
+// (100-110 ms) and its block 101. At 150 ms a busiest pick (every worker
+// idle: the lowest id) drains worker 0 and evacuates it: 1 block planned,
+// its pull (1 MB at 1 GB/s, 1 ms latency) lands at 152 ms, and worker 0,
+// still serving it until then, is draining at 151 ms, when event 1 lists
+// it again: it plans nothing (kv_blocks_held 0, no order), does not give
+// it its 0.5 ms drain_timeout (worker 0 is removed at 152 ms, once the
+// pull has landed, not at 151.5 ms, failing it), and warns only that the
+// drain changes nothing for it. Without the evacuation, worker 0
+// holds no pull, is removed at 150 ms, and event 1 at 151 ms finds it
+// removed: again nothing is planned (before this was fixed, a removed
+// worker's released G2 was evacuated: an order from a worker that no
+// longer exists, and, once an arrival collected its chains, a loop that
+// never ended).
+func TestDrainAgainEvacuatesNothing(t *testing.T) {
+	again := "event 1 drains worker 0, which an earlier event drained or removed already: the drain changes nothing for it"
+	for _, c := range []struct {
+		name                   string
+		first                  string
+		planned0, removedAfter int64
+	}{
+		{"draining", "{at: 150ms, drain: {count: 1, pick: busiest}, evacuate: {blocks: 10}}", 1, 2 * ms},
+		{"removed", "{at: 150ms, drain: {count: 1, pick: busiest}}", 0, 0},
+	} {
+		_, _, res := runKV(t, spaced(2), "events=["+c.first+", {at: 151ms, drain: [0], drain_timeout: 500us, evacuate: {blocks: 10}}]")
+		r0, r1 := res.Summary.EventRows[0], res.Summary.EventRows[1]
+		if r0.Workers != "0" || r0.BlocksPlanned != c.planned0 || r0.BlocksLanded != c.planned0 || r0.RemovedAfterNs != c.removedAfter {
+			t.Errorf("%s: event 0 drains %q, %d blocks planned, %d landed, removed after %d ns; want worker 0, %d, %d ns",
+				c.name, r0.Workers, r0.BlocksPlanned, r0.BlocksLanded, r0.RemovedAfterNs, c.planned0, c.removedAfter)
+		}
+		if r1.Orders != 0 || r1.BlocksPlanned != 0 || r1.Plan.BlocksHeld != 0 {
+			t.Errorf("%s: event 1: %d orders, %d blocks planned, %d held; want none", c.name, r1.Orders, r1.BlocksPlanned, r1.Plan.BlocksHeld)
+		}
+		var got []string
+		for _, w := range res.Summary.Warnings {
+			if strings.HasPrefix(w, "event 1 ") {
+				got = append(got, w)
+			}
+		}
+		if !slices.Equal(got, []string{again}) {
+			t.Errorf("%s: warnings %q, want %q", c.name, got, again)
+		}
+	}
+}

@@ -115,17 +115,21 @@ func (c *Cluster) act(now des.Time, key uint64) []int32 {
 			c.prewarm(now, int(key), ids, ev.Prewarm.Blocks)
 		}
 	case ev.Drain != nil:
+		var drained []int32 // a worker an earlier event drained or removed already is not the event's to act on
 		for _, id := range ids {
-			c.drain(now, c.workers[id])
+			if !c.drain(now, c.workers[id]) {
+				continue
+			}
+			drained = append(drained, id)
 			if ev.DrainTimeout > 0 {
 				timeout := lifeArg{kind: lifeDrainTimeout, worker: id}
 				c.q.Schedule(des.AddSat(now, des.Time(ev.DrainTimeout)), des.PhaseLifecycle, key, l, timeout.pack())
 			}
 		}
 		if ev.Evacuate != nil && c.kv != nil {
-			c.evacuate(now, int(key), ids, ev.Evacuate) // every named worker is draining before any is evacuated
+			c.evacuate(now, int(key), drained, ev.Evacuate) // every one is draining before any is evacuated
 		}
-		for _, id := range ids {
+		for _, id := range drained {
 			c.maybeRetire(now, c.workers[id])
 		}
 	case ev.Remove != nil:
@@ -283,10 +287,11 @@ func (c *Cluster) pickScore(now des.Time, p scenarios.Pick) func(*node) int {
 }
 
 // drain stops routing to a worker; its requests and the pulls staged from
-// it finish, new staging from it is rejected.
-func (c *Cluster) drain(now des.Time, n *node) {
+// it finish, new staging from it is rejected. It reports whether it
+// drained the worker: one draining or removed already is left as it is.
+func (c *Cluster) drain(now des.Time, n *node) bool {
 	if st := c.status(n); st == lifecycle.Removed || st == lifecycle.Draining {
-		return
+		return false
 	}
 	c.life.Set(n.id, lifecycle.Draining)
 	c.meter(n)
@@ -295,6 +300,7 @@ func (c *Cluster) drain(now des.Time, n *node) {
 		c.kv.Draining(n.id)
 		c.applyKV()
 	}
+	return true
 }
 
 // maybeRetire removes a draining worker that has no requests, no pass in
