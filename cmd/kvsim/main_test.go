@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -393,6 +394,9 @@ func TestPlot(t *testing.T) {
 // it signals): with KVSIM_TEST_MAIN set, the test binary is kvsim.
 func TestMain(m *testing.M) {
 	if os.Getenv("KVSIM_TEST_MAIN") == "1" {
+		if os.Getenv("KVSIM_TEST_STUCK") == "1" { // every run hangs as it starts, deaf to its context
+			testHookRunning = func(*scenarios.Scenario) { select {} }
+		}
 		main()
 		return
 	}
@@ -423,6 +427,47 @@ func TestInterruptLeavesNothing(t *testing.T) {
 			t.Errorf("sweep.json: %v", err)
 		}
 	})
+}
+
+// TestSecondInterruptKills: a run stuck inside an event (here every
+// sweep run hangs as it starts, deaf to its context) does not stop at the
+// first interrupt; the second kills the process, as SIGINT does by
+// default, instead of being swallowed.
+func TestSecondInterruptKills(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a child process")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "sweep", "../../scenarios/default.yaml", "--vary", "seed=1,2", "-o", filepath.Join(dir, "run"))
+	cmd.Env = append(os.Environ(), "KVSIM_TEST_MAIN=1", "KVSIM_TEST_STUCK=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for range 100 { // until the sweep has written its sweep.json: its runs have started
+		if _, err := os.Stat(filepath.Join(dir, "run", "sweep.json")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-done:
+		t.Fatalf("the stuck run ended at the first interrupt: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ProcessState.Sys().(syscall.WaitStatus).Signal() != syscall.SIGINT {
+			t.Errorf("ended with %v, want killed by SIGINT", err)
+		}
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the second interrupt did not stop the stuck run")
+	}
 }
 
 // interrupt runs kvsim with args and -o DIR/run, interrupts it once a
