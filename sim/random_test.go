@@ -315,8 +315,9 @@ func reached(sc *scenarios.Scenario, o outcome) []struct {
 	yes  bool
 } {
 	k := map[string]int64{}
+	var warnings []string
 	if o.res != nil {
-		k = o.res.Summary.Counters
+		k, warnings = o.res.Summary.Counters, o.res.Summary.Warnings
 	}
 	return []struct {
 		name string
@@ -327,6 +328,9 @@ func reached(sc *scenarios.Scenario, o outcome) []struct {
 		{"move hints", sc.KVCR.Enabled && sc.Router.Hints.Enabled && sc.Router.Hints.Mode == kvcr.ModeMove},
 		{"removes", slices.ContainsFunc(sc.Events, func(e scenarios.Event) bool { return e.Remove != nil })},
 		{"drains", k["workers_drained"] > 0},
+		{"drains of a worker drained already", slices.ContainsFunc(warnings, func(w string) bool {
+			return strings.Contains(w, " drains ") && strings.Contains(w, "which an earlier event drained or removed already")
+		})},
 		{"adds", k["workers_added"] > 0},
 		{"preemptions", k["preemptions"] > 0},
 		{"pulls", k["pulls_staged"] > 0},
