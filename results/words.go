@@ -398,7 +398,13 @@ func takenOffText(e *report.EventRow) string {
 // removed, the G2 blocks they left then, from those they held at the
 // event. orders names its orders ("moves", "copies", "prefetches").
 func ledgerLines(e *report.EventRow, orders string) []string {
-	lines := []string{heldText(&e.Plan, e.BlocksPlanned)}
+	whose := ""
+	if e.Kind == kindDrain && e.Plan.BlocksHeld != e.G2BlocksAtEvent {
+		// it lists a worker an earlier event drained or removed already,
+		// whose G2 its orders do not draw from (docs/outputs.md)
+		whose = " of the workers it drained"
+	}
+	lines := []string{heldText(&e.Plan, e.BlocksPlanned, whose)}
 	if e.BlocksPlanned > 0 {
 		lines = append(lines, plannedText(e, orders))
 	}
@@ -408,14 +414,14 @@ func ledgerLines(e *report.EventRow, orders string) []string {
 	return lines
 }
 
-// heldText is where the G2 blocks held went, planned blocks counted as
-// the plan counts them: "held 14 G2 blocks = 12 planned + 2 left out: 2
-// held at their destination".
-func heldText(p *report.KVPlan, planned int64) string {
+// heldText is where the G2 blocks held (by whose, when it says) went,
+// planned blocks counted as the plan counts them: "held 14 G2 blocks = 12
+// planned + 2 left out: 2 held at their destination".
+func heldText(p *report.KVPlan, planned int64, whose string) string {
 	if p.BlocksHeld == 0 {
-		return "held no G2 block: none to plan"
+		return "held no G2 block" + whose + ": none to plan"
 	}
-	text := fmt.Sprintf("held %d G2 blocks = %d planned", p.BlocksHeld, planned-p.PlannedAgain)
+	text := fmt.Sprintf("held %d G2 blocks%s = %d planned", p.BlocksHeld, whose, planned-p.PlannedAgain)
 	if p.PlannedAgain > 0 {
 		text += fmt.Sprintf(" (%d counting a block once per chain that sends it)", planned)
 	}

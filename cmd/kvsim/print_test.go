@@ -37,7 +37,10 @@ func eventRow(i int32, kind string, orders, planned, landed, done, left, delay i
 // (kv_orders) but not their ends; event 0's ledger: 8 held = 5 planned (6
 // counted, 1 again) + 3 past the budget; 6 planned = 3 landed - 1 past a
 // plan + 2 short + 2 failed; 2 left = 8 + 1 stored - 7 evicted. Event 2's
-// prewarm planned nothing from nothing held. A run of policy cost (its
+// prewarm planned nothing from nothing held. A drain whose orders drew on
+// fewer blocks (3) than its named workers held at the event (5: it lists a
+// worker an earlier event drained already) says whose blocks its ledger
+// counts; the others do not. A run of policy cost (its
 // counters hold hints_withheld) says what it withheld, none included; a
 // run with hints off whose one order was dropped still prints a pulls line
 // above its kinds' lines; a run without orders or policy cost prints none
@@ -68,6 +71,14 @@ func TestPrintOrders(t *testing.T) {
 	copied.G2BlocksAtEvent, copied.Plan = 8, report.KVPlan{BlocksHeld: 8, PlannedAgain: 1, LeftBudget: 3}
 	copied.Ends = report.KVEnds{LandedExtra: 1, LandedShort: 2, LostFailed: 2}
 	copied.Removal = report.KVRemoval{StoredAfter: 1, EvictedAfter: 7}
+	// a drain listing a worker an earlier event drained already: its
+	// orders drew on 3 of the 5 blocks its workers held at the event
+	again := &results.Summary{Counters: map[string]int64{"kv_move_issued": 1, "kv_move_success": 1},
+		PullsByKind: &results.PullsByKind{Move: results.KindPulls{Events: []int32{0}, Staged: 1, Success: 1, BlocksLanded: 3, Bytes: 3e6}},
+		EventRows:   []report.EventRow{eventRow(0, "drain", 1, 3, 3, 2*ms, 2, 0)}}
+	drainedAgain := &again.EventRows[0]
+	drainedAgain.G2BlocksAtEvent, drainedAgain.Plan = 5, report.KVPlan{BlocksHeld: 3}
+	drainedAgain.Removal = report.KVRemoval{MovedAwayAfter: 3}
 	cost := &results.Summary{Counters: map[string]int64{"hints_attached": 3, "hints_withheld": 0}}
 	plain := &results.Summary{Counters: map[string]int64{"hints_attached": 3, "pulls_staged": 2}, EventRows: []report.EventRow{eventRow(0, "drain", 0, 0, 0, -1, -1, -1)}}
 	// hints off, and the one order dropped: the kinds' lines still sit
@@ -88,7 +99,7 @@ func TestPrintOrders(t *testing.T) {
 			"\tprewarmed 5 of 5 planned blocks by 2 prefetches, done 900ms after\n",
 			"\theld 14 G2 blocks = 12 planned + 2 left out: 2 held at their destination\n",
 			"\tplanned 12 = 8 landed + 4 lost: 2 expired, 2 dropped\n",
-			"\tleft 4 G2 blocks at removal = 14 held at the event − 10 moved away\n"}, nil},
+			"\tleft 4 G2 blocks at removal = 14 held at the event − 10 moved away\n"}, []string{"of the workers it drained"}},
 		{"a kind shared", shared, []string{
 			"\n\tkv.prefetch\t3 orders of events 0, 1, 2, 3 staged: ",
 			"\tevacuated 3 of 6 planned blocks by 1 copy in 5ms; left 2 G2 blocks; removal waited 0s for it\n",
@@ -98,6 +109,9 @@ func TestPrintOrders(t *testing.T) {
 			"\tplanned 6 = 3 landed − 1 landed past their copies' plans + 2 short of their copies' plans + 2 lost: 2 failed\n",
 			"\tleft 2 G2 blocks at removal = 8 held at the event + 1 stored − 7 evicted; copies leave their source's blocks\n"},
 			[]string{"withheld", "kv.move", "of no event"}},
+		{"a worker drained already", again, []string{
+			"\theld 3 G2 blocks of the workers it drained = 3 planned\n",
+			"\tleft 2 G2 blocks at removal = 5 held at the event − 3 moved away\n"}, nil},
 		{"cost, none withheld", cost, []string{"pulls\t3 hints (0 withheld by policy cost), 0 staged: "}, nil},
 		{"orders, no pull", dropped, []string{"pulls\t0 hints, 0 staged: ", "\n\tkv.move\t1 orders of event 0 (1 dropped), 0 staged: "}, nil},
 		{"no orders", plain, []string{"pulls\t3 hints, 2 staged: "}, []string{"withheld", "kv.move", "\trequests", "planned"}},
