@@ -1,6 +1,7 @@
 package kvcr
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/kvsim/kvsim/des"
@@ -108,4 +109,24 @@ func (k *KVCR) linkStarted(p *Pull) {
 			f.pulls++
 		}
 	}
+}
+
+// EndStalled ends, in id order, the pulls still live when nothing else is
+// left to happen in the run: each has its answer (its target's deadline,
+// or the news of its source giving up) and waits only for a write that a
+// link left down to the run's end never lets finish. The run cuts the
+// write off now, as its source's removal would (its write_end_ns now, its
+// source's pins and its target's slots freed), and the pull ends as
+// answered. It returns how many it ended; a pull in any other state stays
+// live, for CheckEnd to report.
+func (k *KVCR) EndStalled(now des.Time) int {
+	n := 0
+	for _, id := range slices.Sorted(maps.Keys(k.live)) { // map order must not reach the model
+		switch p := k.live[id]; p.state {
+		case abandonedRequested, abandonedFlowing, discarding:
+			k.cutOff(now, p)
+			n++
+		}
+	}
+	return n
 }

@@ -379,12 +379,19 @@ func (k *KVCR) sourceRemoved(now des.Time, p *Pull) {
 		k.stopWrite(now, p)
 		p.state = cancelled // its notice is on the way
 	case abandonedRequested, abandonedFlowing, discarding:
-		k.stopWrite(now, p)
-		k.releaseTarget(p)
-		k.finish(now, p)
+		k.cutOff(now, p)
 	default:
 		illegal(p, "source removed")
 	}
+}
+
+// cutOff ends pull p, whose target has answered, by stopping its write
+// now: its source's pins and its target's slots go, and it ends as
+// answered.
+func (k *KVCR) cutOff(now des.Time, p *Pull) {
+	k.stopWrite(now, p)
+	k.releaseTarget(p)
+	k.finish(now, p)
 }
 
 // notice: the target hears that the source gave up. A write still running

@@ -118,6 +118,47 @@ func TestLinkDownPastDeadline(t *testing.T) {
 	}
 }
 
+// TestLinkDownToTheEnd: TestLinkDownPastDeadline's link down at 22 ms
+// without `for`. The pulls expire at 120 ms and R1 and R2 compute, first
+// token at 130 ms, as there; the sources give up at 121 ms, but their
+// writes stay on a link that never returns. Three more requests (round
+// robin) make a pull whose row waits behind theirs: R3 (blocks 7-8)
+// computes on worker 0 at 1,000 ms, R4 (9-10) on worker 1 at 1,010 ms,
+// and R5 (9-10) on worker 2 at 1,100 ms pulls them from worker 1, whose
+// link is up: its first block (the last token is always computed), 1 MB
+// at 1 GB/s, first byte 1,101 ms, landing 1,102 ms.
+// Nothing else is left to happen after the sample at 2 s (the sampler's
+// interval is 1 s; it reschedules only while other events are pending):
+// the run cuts the two stalled writes off there, as a removal of their
+// source would (write_end_ns 2 s, their pins and slots freed: --check
+// holds), their pulls ending as answered, expired at 120 ms, and says so
+// in a warning. Before, those pulls never ended: their rows were never
+// written, and the run failed on the row waiting behind them.
+func TestLinkDownToTheEnd(t *testing.T) {
+	lines := append(slices.Clone(linkLines), traceLine{1000, 32, 1, ids(7, 2)}, traceLine{1010, 32, 1, ids(9, 2)}, traceLine{1100, 32, 1, ids(9, 2)})
+	_, sink, res := runKV(t, lines, "events=[{at: 22ms, link: {workers: [0], factor: 0}}]")
+	if len(sink.pulls) != 3 {
+		t.Fatalf("%d pulls, want 3: %+v", len(sink.pulls), sink.pulls)
+	}
+	for i, p := range sink.pulls[:2] {
+		if p.Outcome != "expired" || p.EndNs != 120*ms || p.WriteEndNs != 2000*ms || p.BlocksLanded != 0 || p.FirstByteNs != 21*ms {
+			t.Errorf("pull %d %+v", i, p)
+		}
+	}
+	if p := sink.pulls[2]; p.Source != 1 || p.Target != 2 || p.Outcome != "success" || p.EndNs != 1102*ms {
+		t.Errorf("pull 2 %+v", p)
+	}
+	c := res.Summary.Counters
+	if c["pulls_expired"] != 2 || c["pulls_success"] != 1 || c["pins_acquired"] != c["pins_released"] {
+		t.Errorf("counters %v", c)
+	}
+	want := "2 pull writes were still held by links down to the end of the run (a link fault without `for`): " +
+		"the run cut them off at its end, 2s (their write_end_ns), each pull ending as its target had answered"
+	if !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
+}
+
 // TestLinkFaultOverlap: two link faults on worker 0's egress: factor 0.5
 // over [22, 24 ms) and 0 over [22.5, 23 ms). The lowest in force applies:
 // 0.5 over [22, 22.5), 0 over [22.5, 23), 0.5 again over [23, 24). Each

@@ -276,10 +276,30 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 	c.schedulePlanner()
 	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
 	c.loop(ctx)
+	if c.err == nil && c.endStalled() {
+		c.loop(ctx) // what the writes cut off let happen: a draining worker they held retires
+	}
 	if c.err != nil {
 		return c.err
 	}
 	return c.finish()
+}
+
+// endStalled ends, once no event is left, the pulls whose writes links
+// left down to the run's end hold (kvcr.EndStalled), and warns of them. It
+// reports whether it ended any.
+func (c *Cluster) endStalled() bool {
+	if c.kv == nil {
+		return false
+	}
+	n := c.kv.EndStalled(c.q.Now())
+	if n == 0 {
+		return false
+	}
+	c.applyKV()
+	c.warnings = append(c.warnings, fmt.Sprintf("%d pull writes were still held by links down to the end of the run "+
+		"(a link fault without `for`): the run cut them off at its end, %v (their write_end_ns), each pull ending as its target had answered", n, c.q.Now()))
+	return true
 }
 
 // result is what a simulated cluster returns: its summary, with the digest,
