@@ -155,11 +155,10 @@ func (f *fairNet) reshare(now des.Time) {
 	f.fill()
 	first, at := -1, des.MaxTime
 	for i, fl := range f.act {
-		ns := fl.leftNs()
-		if math.IsInf(ns, 1) {
-			continue // at rate 0: not before rates change
+		t, ok := completion(now, fl.leftNs())
+		if !ok {
+			continue // at rate 0, or so low it never ends: not before rates change
 		}
-		t := des.AddSat(now, des.MustFromNanos(ns))
 		if first < 0 || t < at || (t == at && fl.t.ID < f.act[first].t.ID) {
 			first, at = i, t
 		}

@@ -147,7 +147,8 @@ func (l *Link) Cancel(now des.Time, t *Transfer) {
 }
 
 // reschedule schedules the completion of the earliest tag; none on a down
-// link.
+// link, nor past the end of virtual time (a rate so low that the transfer
+// never ends, as on a down link).
 func (l *Link) reschedule(now des.Time) {
 	l.gen++
 	if len(l.act) == 0 {
@@ -158,7 +159,20 @@ func (l *Link) reschedule(now des.Time) {
 		return // nothing is served until the factor returns
 	}
 	t := l.act[0]
-	l.q.Schedule(des.AddSat(now, des.MustFromNanos(l.left(t))), des.PhaseTransfer, t.ID, l, l.gen)
+	if at, ok := completion(now, l.left(t)); ok {
+		l.q.Schedule(at, des.PhaseTransfer, t.ID, l, l.gen)
+	}
+}
+
+// completion is the instant a transfer with leftNs of service time left
+// from now ends, and false when that is past the end of virtual time: it
+// never ends.
+func completion(now des.Time, leftNs float64) (des.Time, bool) {
+	d, ok := des.FromNanos(leftNs)
+	if !ok || d > des.MaxTime-now {
+		return 0, false
+	}
+	return now + d, true
 }
 
 // endsNow is the completion rule of every link and network: a transfer

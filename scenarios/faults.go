@@ -182,13 +182,23 @@ func (e *Event) End() Duration {
 	return e.At + e.For
 }
 
+// MinLinkFactor is the lowest factor a link fault may run a link at but 0
+// (down). Below it a write takes a thousand times its time or more: a link
+// down in all but name, and a transfer's completion, scheduled at the slow
+// rate, that outlives the fault by days keeps the run (and its samples)
+// going that long.
+const MinLinkFactor = 0.001
+
 // validateFault checks the keys of fault event ev at key (its kind set).
 func (sc *Scenario) validateFault(c *check, key string, ev *Event) {
 	switch {
 	case ev.Link != nil:
 		k := key + ".link"
-		if ev.Link.Factor < 0 || ev.Link.Factor > 1 {
-			c.fail(k+".factor", "must be in [0, 1] (0 is down), got %g", ev.Link.Factor)
+		switch f := ev.Link.Factor; {
+		case f < 0 || f > 1:
+			c.fail(k+".factor", "must be in [0, 1] (0 is down), got %g", f)
+		case f > 0 && f < MinLinkFactor:
+			c.fail(k+".factor", "must be 0 (down) or at least %g, got %g: a link that slow is down in all but name, its writes taking days", MinLinkFactor, f)
 		}
 		oneOf(c, k+".direction", ev.Link.Direction, Directions...)
 		sc.needKVCR(c, k, "it acts on KVCR links")

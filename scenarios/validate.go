@@ -75,6 +75,25 @@ func (c *check) positive(key string, v float64) {
 	}
 }
 
+// MinGbps is the lowest bandwidth a link may have, 1 MB/s, but 0 where 0
+// means instant or unbounded. Slower is a unit's typo, not a link, and its
+// transfers would keep the run (which samples its workers every
+// report.sample_interval to its last event) going as long as they take:
+// years at 1e-12 GB/s.
+const MinGbps = 0.001
+
+// bandwidth checks a link's GB/s: at least MinGbps, or 0 where zero (its
+// meaning) is allowed.
+func (c *check) bandwidth(key string, v float64, zero string) {
+	switch {
+	case zero != "" && v == 0:
+	case zero != "" && (v < 0 || v < MinGbps):
+		c.fail(key, "must be 0 (%s) or at least %g GB/s (1 MB/s), got %g", zero, MinGbps, v)
+	case !(v >= MinGbps):
+		c.fail(key, "must be at least %g GB/s (1 MB/s), got %g", MinGbps, v)
+	}
+}
+
 func (c *check) nonNegative(key string, v float64) {
 	if v < 0 {
 		c.fail(key, "must not be negative, got %g", v)
@@ -200,8 +219,8 @@ func (sc *Scenario) validateCluster(c *check) {
 	oneOf(c, "cluster.engine.admission", e.Admission, engine.Admissions...)
 	sc.validateTiming(c)
 	c.atLeast("cluster.g2.capacity_blocks", int64(cl.G2.CapacityBlocks), -1)
-	c.nonNegative("cluster.g2.d2h_gbps", cl.G2.D2HGbps)
-	c.nonNegative("cluster.g2.h2d_gbps", cl.G2.H2DGbps)
+	c.bandwidth("cluster.g2.d2h_gbps", cl.G2.D2HGbps, "instant")
+	c.bandwidth("cluster.g2.h2d_gbps", cl.G2.H2DGbps, "instant")
 }
 
 // validateRouter checks router: the policy, its weights and the hints.
@@ -225,8 +244,8 @@ func (sc *Scenario) validateRouter(c *check) {
 func (sc *Scenario) validateKVCR(c *check) {
 	k := &sc.KVCR
 	c.durationAtLeast("kvcr.latency", k.Latency, 0)
-	c.positive("kvcr.bandwidth_gbps", k.BandwidthGbps)
-	c.nonNegative("kvcr.ingress_gbps", k.IngressGbps)
+	c.bandwidth("kvcr.bandwidth_gbps", k.BandwidthGbps, "")
+	c.bandwidth("kvcr.ingress_gbps", k.IngressGbps, "unbounded")
 	c.durationAtLeast("kvcr.operation_timeout", k.OperationTimeout, 1)
 	c.atLeast("kvcr.max_inflight_pulls", int64(k.MaxInflightPulls), 0)
 	c.durationAtLeast("kvcr.loss_notice", k.LossNotice, 0)
