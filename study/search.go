@@ -19,9 +19,9 @@ import (
 	"github.com/kvsim/kvsim/scenarios"
 )
 
-// maxSearchRuns bounds a search's grid, (To - From + 1) x replicates runs,
-// which sweep.json lists.
-const maxSearchRuns = 1_000_000
+// maxRuns bounds a sweep's grid and a search's, (To - From + 1) x
+// replicates runs, which sweep.json lists.
+const maxRuns = 1_000_000
 
 // Search finds the largest value of the integer scenario key Key in
 // [From, To] whose runs meet every SLO: it probes From and To, then
@@ -166,8 +166,8 @@ func (s *Search) check() error {
 		return inputErr("--key seed: the replicates are seeds already; search seed with --replicates 1")
 	case s.From > s.To:
 		return inputErr("--range %d:%d: want A <= B", s.From, s.To)
-	case uint64(s.To-s.From) >= maxSearchRuns/uint64(s.Replicates):
-		return inputErr("--range %d:%d with --replicates %d: more than %d runs", s.From, s.To, s.Replicates, maxSearchRuns)
+	case uint64(s.To-s.From) >= maxRuns/uint64(s.Replicates):
+		return inputErr("--range %d:%d with --replicates %d: more than %d runs", s.From, s.To, s.Replicates, maxRuns)
 	}
 	sc, err := LoadScenario(s.Scenario, s.Sets)
 	if err != nil {

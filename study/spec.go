@@ -121,6 +121,8 @@ func (s *Spec) check() (int, int, error) {
 	case s.Replicates > 1 && slices.Contains(s.Keys, seedKey):
 		return 0, 0, inputErr("--vary seed and --replicates %d: the replicates are the seeds (the scenario's seed +0 to +%d); give one",
 			s.Replicates, s.Replicates-1)
+	case s.tooMany():
+		return 0, 0, inputErr("--vary and --replicates %d: more than %d runs", s.Replicates, maxRuns)
 	case s.Shard == "":
 		return 1, 1, nil
 	}
@@ -131,6 +133,18 @@ func (s *Spec) check() (int, int, error) {
 		return 0, 0, inputErr("--shard %q: want I/N with 1 <= I <= N", s.Shard)
 	}
 	return i, n, nil
+}
+
+// tooMany reports whether the grid, every combination of the values times
+// the replicates, holds more than maxRuns runs.
+func (s *Spec) tooMany() bool {
+	n := uint64(s.Replicates)
+	for _, v := range s.Values {
+		if n *= uint64(max(len(v), 1)); n > maxRuns {
+			return true
+		}
+	}
+	return n > maxRuns
 }
 
 // ReadSpec reads dir/sweep.json.

@@ -34,14 +34,18 @@ func TestGrid(t *testing.T) {
 }
 
 // TestSpecCheck: what a sweep refuses before anything runs, each an
-// InputError (exit 2 on the command line): replicates below 1, --vary
-// seed with replicates, and a shard that is not I/N with 1 <= I <= N.
+// InputError (exit 2 on the command line): replicates below 1, a grid of
+// more than a million runs (2 values x 1e8 replicates; 1000^3 values),
+// --vary seed with replicates, and a shard that is not I/N with 1 <= I <= N.
 func TestSpecCheck(t *testing.T) {
 	for _, c := range []struct {
 		spec Spec
 		err  string
 	}{
 		{Spec{Replicates: 0}, "--replicates 0: want at least 1"},
+		{Spec{Keys: []string{"cluster.workers"}, Values: [][]string{{"1", "2"}}, Replicates: 100_000_000}, "--vary and --replicates 100000000: more than 1000000 runs"},
+		{Spec{Keys: []string{"a", "b", "c"}, Values: [][]string{make([]string, 1000), make([]string, 1000), make([]string, 1000)}, Replicates: 1},
+			"--vary and --replicates 1: more than 1000000 runs"},
 		{Spec{Keys: []string{"seed"}, Replicates: 3}, "--vary seed and --replicates 3"},
 		{Spec{Replicates: 1, Shard: "0/2"}, `--shard "0/2": want I/N`},
 		{Spec{Replicates: 1, Shard: "3/2"}, `--shard "3/2": want I/N`},
