@@ -102,6 +102,14 @@ func (b *StatsBuilder) Add(r *Request) {
 	}
 }
 
+// LastArrival is the latest arrival added so far; 0 with none.
+func (b *StatsBuilder) LastArrival() des.Time {
+	if len(b.arrivals) == 0 {
+		return 0
+	}
+	return b.arrivals[len(b.arrivals)-1]
+}
+
 // Stats returns the figures, with arrival buckets of the given width, or
 // of AutoBucket's when bucket is 0. It sorts the kept lengths in place.
 func (b *StatsBuilder) Stats(bucket des.Time) *Stats {

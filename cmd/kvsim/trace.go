@@ -205,6 +205,9 @@ func newTraceStats() *cobra.Command {
 	return cmd
 }
 
+// maxBuckets bounds the arrival buckets trace stats prints (a line each).
+const maxBuckets = 10_000
+
 func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
 	if f.block < 1 || f.traceBlock < 1 {
 		return usageError{errors.New("--block-size and --trace-block-size must be at least 1")}
@@ -250,6 +253,10 @@ func traceStats(cmd *cobra.Command, path string, f statsFlags) error {
 	b := workload.NewStatsBuilder(t.block)
 	if err := t.each(cmd.Context(), func(r *workload.Request) error { b.Add(r); return nil }); err != nil {
 		return err
+	}
+	if last, w := b.LastArrival(), des.Time(f.bucket); w > 0 && last/w >= maxBuckets {
+		return usageError{fmt.Errorf("--bucket %v: %d buckets to the last arrival at %v, more than the %d stats prints; give at least %v",
+			f.bucket, last/w+1, time.Duration(last), maxBuckets, time.Duration(last/maxBuckets+1))}
 	}
 	s := b.Stats(des.Time(f.bucket))
 	if g := generatorOf(t.src); g != nil {

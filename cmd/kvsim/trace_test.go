@@ -352,6 +352,9 @@ func TestTraceStatsErrors(t *testing.T) {
 	os.WriteFile(bad, []byte("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03.9,1,1\n2023-11-16 18:17:04,x,1\n"), 0o644)
 	odd := filepath.Join(dir, "odd.txt")
 	os.WriteFile(odd, []byte("hello\n"), 0o644)
+	span := filepath.Join(dir, "span.jsonl") // arrivals at 0 and 10 s
+	os.WriteFile(span, []byte(`{"timestamp": 0, "input_length": 16, "output_length": 1, "hash_ids": [1]}`+"\n"+
+		`{"timestamp": 10000, "input_length": 16, "output_length": 1, "hash_ids": [2]}`+"\n"), 0o644)
 	for _, c := range []struct {
 		args   []string
 		stderr string
@@ -364,6 +367,8 @@ func TestTraceStatsErrors(t *testing.T) {
 		{[]string{bad, "--set", "seed=1"}, "--set is for scenarios"},
 		{[]string{bad, "--block-size", "0"}, "must be at least 1"},
 		{[]string{"--set", "workload.synthetic.requests=0"}, "--set: workload.synthetic.requests: must be at least 1"},
+		// 10 s in 1 µs buckets: 10,000,001 lines; 1.000001 ms makes 10,000
+		{[]string{span, "--bucket", "1us"}, "--bucket 1µs: 10000001 buckets to the last arrival at 10s, more than the 10000 stats prints; give at least 1.000001ms"},
 	} {
 		code, _, stderr := kvsim(t, append([]string{"trace", "stats"}, c.args...)...)
 		if code != exitBadInput || !strings.Contains(stderr, c.stderr) {
