@@ -433,10 +433,19 @@ func peak(s *workload.Stats) string {
 
 // writeAtomic writes path through fill, atomically (writeAtomically),
 // creating its folder as needed. An existing path is refused (exit 2)
-// unless force.
-func writeAtomic(path string, force bool, fill func(io.Writer) error) error {
-	if !force && exists(path) {
-		return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
+// unless force, and even then when it is a folder or the file input, which
+// the command reads.
+func writeAtomic(path, input string, force bool, fill func(io.Writer) error) error {
+	if st, err := os.Stat(path); err == nil {
+		in, inErr := os.Stat(input)
+		switch {
+		case st.IsDir():
+			return usageError{fmt.Errorf("%s is a folder: -o names the file to write", path)}
+		case input != "" && inErr == nil && os.SameFile(st, in):
+			return usageError{fmt.Errorf("%s is the input %s: -o must name another file", path, input)}
+		case !force:
+			return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return report.Unwritable(path, err)
@@ -454,10 +463,11 @@ func writeAtomic(path string, force bool, fill func(io.Writer) error) error {
 	})
 }
 
-// writeMooncake writes every request of t to path as a Mooncake trace of
-// block-token hash ids, atomically, and returns how many it wrote.
-func writeMooncake(ctx context.Context, t *traceSource, path string, force bool, block int) (n int64, err error) {
-	err = writeAtomic(path, force, func(w io.Writer) error {
+// writeMooncake writes every request of t, read from input, to path as a
+// Mooncake trace of block-token hash ids, atomically (writeAtomic), and
+// returns how many it wrote.
+func writeMooncake(ctx context.Context, t *traceSource, path, input string, force bool, block int) (n int64, err error) {
+	err = writeAtomic(path, input, force, func(w io.Writer) error {
 		mw := workload.NewMooncakeWriter(w, block)
 		if err := t.each(ctx, mw.Write); err != nil {
 			return err
@@ -512,7 +522,7 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 		return err
 	}
 	defer t.closer.Close()
-	n, err := writeMooncake(cmd.Context(), t, f.out, f.force, t.block)
+	n, err := writeMooncake(cmd.Context(), t, f.out, path, f.force, t.block)
 	if err != nil {
 		return err
 	}
@@ -611,7 +621,7 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 			return err
 		}
 		defer t.closer.Close()
-		n, err := writeMooncake(cmd.Context(), t, f.out, f.force, f.traceBlock)
+		n, err := writeMooncake(cmd.Context(), t, f.out, in, f.force, f.traceBlock)
 		if err != nil {
 			return err
 		}
@@ -632,7 +642,7 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 	defer t.closer.Close()
 	loss := workload.NewAzureLoss()
 	var n int64
-	err = writeAtomic(f.out, f.force, func(w io.Writer) error {
+	err = writeAtomic(f.out, in, f.force, func(w io.Writer) error {
 		aw := workload.NewAzureWriter(w)
 		err := t.each(cmd.Context(), func(r *workload.Request) error {
 			loss.Add(r)

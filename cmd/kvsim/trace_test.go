@@ -134,6 +134,8 @@ func TestTraceGenErrors(t *testing.T) {
 	before, _ := os.ReadFile(out)
 	trace := filepath.Join(dir, "trace.yaml")
 	os.WriteFile(trace, []byte("workload: {trace: {path: t.jsonl}}\n"), 0o644)
+	synth := filepath.Join(dir, "synth.yaml")
+	os.WriteFile(synth, []byte("workload: {synthetic: {requests: 5}}\n"), 0o644)
 	for _, c := range []struct {
 		args   []string
 		code   int
@@ -142,6 +144,7 @@ func TestTraceGenErrors(t *testing.T) {
 		{[]string{"trace", "gen", "-o", out}, exitBadInput, out + " exists: --force replaces it"},
 		{[]string{"trace", "gen"}, exitBadInput, "-o FILE is required"},
 		{[]string{"trace", "gen", trace, "-o", filepath.Join(dir, "x.jsonl")}, exitBadInput, trace + ": workload: is a trace, not synthetic"},
+		{[]string{"trace", "gen", synth, "-o", synth, "--force"}, exitBadInput, synth + " is the input " + synth + ": -o must name another file"},
 		// An output that cannot be written (a path through a file) is a failure, exit 1.
 		{[]string{"trace", "gen", "-o", filepath.Join(out, "x.jsonl")}, exitFailed, out + " is a file, not a folder"},
 		{[]string{"trace", "gen", "--set", "cluster.workers=0", "-o", filepath.Join(dir, "y.jsonl")}, exitBadInput, "--set: cluster.workers"},
@@ -162,7 +165,10 @@ func TestTraceGenErrors(t *testing.T) {
 	if after, _ := os.ReadFile(out); bytes.Count(after, []byte("\n")) != 60 {
 		t.Error("--force did not replace the file")
 	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+	if got, _ := os.ReadFile(synth); string(got) != "workload: {synthetic: {requests: 5}}\n" {
+		t.Errorf("the scenario became %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
 		t.Errorf("files left: %v", entries)
 	}
 }
@@ -299,7 +305,8 @@ const azureTrace = "TIMESTAMP,ContextTokens,GeneratedTokens\n" +
 
 // TestTraceConvert: Azure to Mooncake and back replay to the same digest;
 // a Mooncake trace with shared prefixes is refused, naming the loss, and
-// leaves nothing behind.
+// leaves nothing behind; so is an output that is the input, or a folder,
+// even with --force (the input is left as it was).
 func TestTraceConvert(t *testing.T) {
 	dir := t.TempDir()
 	az := filepath.Join(dir, "a.csv")
@@ -330,6 +337,8 @@ func TestTraceConvert(t *testing.T) {
 			shared + ": cannot convert to azure: an Azure CSV would lose prefix sharing: 2 of 4 requests start with the same block as an earlier one (first: request 1)"},
 		{[]string{bad, "-o", filepath.Join(dir, "x.csv"), "--to", "azure"}, bad + ":5: output_length: must be at least 1, got 0"},
 		{[]string{az, "-o", mc, "--to", "mooncake"}, mc + " exists: --force replaces it"},
+		{[]string{mc, "-o", filepath.Join(dir, ".", "a.jsonl"), "--to", "azure", "--force"}, "is the input " + mc + ": -o must name another file"},
+		{[]string{az, "-o", dir, "--to", "mooncake", "--force"}, dir + " is a folder: -o names the file to write"},
 		{[]string{az, "-o", filepath.Join(dir, "x.csv"), "--to", "azure"}, "is already in the azure format"},
 		{[]string{az, "-o", filepath.Join(dir, "x.csv"), "--to", "parquet"}, `--to "parquet": want mooncake or azure`},
 		{[]string{az, "-o", filepath.Join(dir, "x.csv"), "--to", "mooncake", "--from", "csv"}, `--from "csv": want mooncake, azure or otel`},
