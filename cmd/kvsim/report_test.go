@@ -62,6 +62,14 @@ func TestReportCommand(t *testing.T) {
 	if code, _, stderr := kvsim(t, "report", sweep, "--slo", "ttft_p99_ms < 100000"); code != exitOK {
 		t.Errorf("report --slo: exit %d: %s", code, stderr)
 	}
+	// --slo marks a sweep's points: of a run's directory (replayed again
+	// above, without its page) it is refused, writing no page
+	if code, _, stderr := kvsim(t, "report", dir, "--slo", "nope < 1"); code != exitBadInput || !strings.Contains(stderr, "is not a sweep's directory") {
+		t.Errorf("report --slo of a run: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(page); err == nil {
+		t.Error("a refused report wrote the run's page")
+	}
 }
 
 // TestStudyReports: sweep --report (with --slo) and search --report write

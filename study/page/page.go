@@ -55,12 +55,17 @@ func Write(dir string, opt Options) (string, error) {
 func Render(dir string, opt Options) ([]byte, error) {
 	var d *doc
 	var err error
+	search, sweep, run := exists(filepath.Join(dir, report.SearchFile)), exists(filepath.Join(dir, report.SweepFile)),
+		exists(filepath.Join(dir, report.SummaryFile))
 	switch {
-	case exists(filepath.Join(dir, report.SearchFile)):
+	case len(opt.SLOs) > 0 && (search || !sweep && run):
+		return nil, &OptionError{fmt.Errorf("--slo %q: %s is not a sweep's directory: --slo marks a sweep's grid points (a search's page uses its own SLOs, a run's has none)",
+			opt.SLOs[0], dir)}
+	case search:
 		d, err = searchDoc(dir)
-	case exists(filepath.Join(dir, report.SweepFile)):
+	case sweep:
 		d, err = sweepDoc(dir, opt)
-	case exists(filepath.Join(dir, report.SummaryFile)):
+	case run:
 		d, err = runDoc(dir)
 	default:
 		return nil, fmt.Errorf("%s: %w", dir, ErrNotADirectory)
