@@ -260,6 +260,21 @@ func TestReadKindMismatch(t *testing.T) {
 	}
 }
 
+// TestReadDamaged: a file that is no Parquet file is an error naming it,
+// for a table and for a dictionary alike.
+func TestReadDamaged(t *testing.T) {
+	type row struct{ A int64 }
+	path := filepath.Join(t.TempDir(), "t.parquet")
+	os.WriteFile(path, []byte("junk!"), 0o644)
+	_, err := readAll(path, []report.Column[row]{{Name: "a", Int64: func(r *row) int64 { return r.A }}})
+	if err == nil || !strings.Contains(err.Error(), path+": ") {
+		t.Errorf("reading a damaged table: %v", err)
+	}
+	if _, err := Dictionary(path, "a"); err == nil || !strings.Contains(err.Error(), path+": ") {
+		t.Errorf("a damaged table's dictionary: %v", err)
+	}
+}
+
 // TestDuplicateColumnNames: two columns of one name are refused.
 func TestDuplicateColumnNames(t *testing.T) {
 	type row struct{ A, B int64 }

@@ -48,7 +48,7 @@ const readBatch = 8192
 func readRows[R any](path string, check func(names []string) error, field func(row reflect.Value, i int) reflect.Value, fn func(*R) error) error {
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return fmt.Errorf("report: %s: %w", path, err)
 	}
 	defer pf.Close()
 	sch := pf.MetaData().Schema
@@ -240,7 +240,7 @@ func ReadPulls(path string, fn func(*report.PullRow) error) error {
 func Dictionary(path, column string) ([]string, error) {
 	pf, err := file.OpenParquetFile(path, false)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("report: %s: %w", path, err)
 	}
 	defer pf.Close()
 	sch := pf.MetaData().Schema
