@@ -86,10 +86,10 @@ const MinGbps = 0.001
 // meaning) is allowed.
 func (c *check) bandwidth(key string, v float64, zero string) {
 	switch {
-	case zero != "" && v == 0:
-	case zero != "" && (v < 0 || v < MinGbps):
+	case v >= MinGbps || zero != "" && v == 0:
+	case zero != "":
 		c.fail(key, "must be 0 (%s) or at least %g GB/s (1 MB/s), got %g", zero, MinGbps, v)
-	case !(v >= MinGbps):
+	default:
 		c.fail(key, "must be at least %g GB/s (1 MB/s), got %g", MinGbps, v)
 	}
 }
