@@ -437,11 +437,10 @@ func peak(s *workload.Stats) string {
 // the command reads.
 func writeAtomic(path, input string, force bool, fill func(io.Writer) error) error {
 	if st, err := os.Stat(path); err == nil {
-		in, inErr := os.Stat(input)
 		switch {
 		case st.IsDir():
 			return usageError{fmt.Errorf("%s is a folder: -o names the file to write", path)}
-		case input != "" && inErr == nil && os.SameFile(st, in):
+		case sameFile(st, input):
 			return usageError{fmt.Errorf("%s is the input %s: -o must name another file", path, input)}
 		case !force:
 			return usageError{fmt.Errorf("%s exists: --force replaces it", path)}
@@ -461,6 +460,15 @@ func writeAtomic(path, input string, force bool, fill func(io.Writer) error) err
 		}
 		return f.Close()
 	})
+}
+
+// sameFile reports whether st is the file at path ("" names none).
+func sameFile(st os.FileInfo, path string) bool {
+	if path == "" {
+		return false
+	}
+	in, err := os.Stat(path)
+	return err == nil && os.SameFile(st, in)
 }
 
 // writeMooncake writes every request of t, read from input, to path as a
