@@ -126,19 +126,18 @@ func TestMovedBytes(t *testing.T) {
 }
 
 // TestNeverEnds: a transfer whose end falls past the end of virtual time
-// is as on a down link: no completion is scheduled, and none panics. At
-// 1e-12 GB/s (1e-12 bytes a ns) 10 MB take 1e19 ns, past the 9.2e18 ns
-// virtual time holds; at 1 GB/s from 1 ms, when the rate is raised, the
-// 10 MB take 10 ms: the transfer ends at 11 ms.
+// is as on a down link: no completion is scheduled, and none panics. On a
+// 1 GB/s link at factor 1e-12 (1e-12 bytes a ns) 10 MB take 1e19 ns, past
+// the 9.2e18 ns virtual time holds. Raised to factor 1 at 1 ms, after
+// 1e-6 bytes served, the 10 MB take 10 ms: the transfer ends at 11 ms.
 func TestNeverEnds(t *testing.T) {
-	r := newLinkRun(1e-12)
+	r := newLinkRun(1)
+	r.l.SetFactor(0, 1e-12)
 	r.start(0, 1, 10*mb)
 	r.q.Step() // the start
 	if r.q.Len() != 0 {
 		t.Fatalf("%d events scheduled for a transfer that never ends", r.q.Len())
 	}
-	r.l.rate = 1 // what a link fault's end does to eff, through SetFactor
-	r.l.SetFactor(1*ms, 0.5)
 	r.l.SetFactor(1*ms, 1)
 	for r.q.Step() {
 	}
