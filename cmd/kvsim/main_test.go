@@ -394,8 +394,11 @@ func TestPlot(t *testing.T) {
 // it signals): with KVSIM_TEST_MAIN set, the test binary is kvsim.
 func TestMain(m *testing.M) {
 	if os.Getenv("KVSIM_TEST_MAIN") == "1" {
-		if os.Getenv("KVSIM_TEST_STUCK") == "1" { // every run hangs as it starts, deaf to its context
-			testHookRunning = func(*scenarios.Scenario) { select {} }
+		if stuck := os.Getenv("KVSIM_TEST_STUCK"); stuck != "" { // every run hangs as it starts, deaf to its context, once it has said so in that file
+			testHookRunning = func(*scenarios.Scenario) {
+				os.WriteFile(stuck, nil, 0o644)
+				select {}
+			}
 		}
 		main()
 		return
@@ -439,17 +442,21 @@ func TestSecondInterruptKills(t *testing.T) {
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "sweep", "../../scenarios/default.yaml", "--vary", "seed=1,2", "-o", filepath.Join(dir, "run"))
-	cmd.Env = append(os.Environ(), "KVSIM_TEST_MAIN=1", "KVSIM_TEST_STUCK=1")
+	stuck := filepath.Join(dir, "stuck")
+	cmd.Env = append(os.Environ(), "KVSIM_TEST_MAIN=1", "KVSIM_TEST_STUCK="+stuck)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	for range 100 { // until the sweep has written its sweep.json: its runs have started
-		if _, err := os.Stat(filepath.Join(dir, "run", "sweep.json")); err == nil {
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) { // until a run is stuck
+		if _, err := os.Stat(stuck); err == nil {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no run started")
+		}
 	}
 	cmd.Process.Signal(os.Interrupt)
 	select {
