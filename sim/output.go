@@ -19,6 +19,12 @@ import (
 // to load, what a laptop holds. docs/cli.md ("Output") gives the reasoning.
 const MaxSampleRows = 50_000_000
 
+// MaxRunSampleRows is the most time-series rows a run writes before it is
+// stopped as a runaway (Cluster.runaway): twice MaxSampleRows, the
+// estimate's bound, so a run that passes its estimate by a tail of a few
+// samples, as most do, is not stopped after its work is done.
+const MaxRunSampleRows = 2 * MaxSampleRows
+
 // traceHorizon is the longest span a trace is taken to have unread: a week,
 // the longest of the public serving traces (Azure's 2024 week; Mooncake's
 // and Azure's 2023 traces are an hour). CheckOutput reads a trace for its
@@ -120,23 +126,29 @@ func (p *Plan) CheckOutput() error {
 	if rows <= MaxSampleRows {
 		return nil
 	}
-	way := "run fewer workers"
-	// The shortest interval that fits: span / interval + 1 samples a
-	// worker, at most MaxSampleRows / Workers, rounded up to a whole
-	// second (or millisecond, below a second).
-	if n := int64(MaxSampleRows / p.Workers); n > 1 {
-		fit := ceilDiv(int64(span), n-1)
-		unit := int64(des.Millisecond)
-		if fit > int64(des.Second) {
-			unit = int64(des.Second)
-		}
-		if q := ceilDiv(fit, unit); q <= math.MaxInt64/unit {
-			way = fmt.Sprintf("set report.sample_interval to %v or more, or run fewer workers", des.Time(q*unit))
-		}
-	}
 	_, key := p.Memory()
 	return p.Scenario.ErrAt(key, "the run would write about %s time-series rows (%d workers, a row each every %v up to %v, %s), more than the %s a run may write; %s",
-		millions(rows), p.Workers, des.Time(p.Scenario.Report.SampleInterval), span/des.Millisecond*des.Millisecond, until, millions(MaxSampleRows), way)
+		millions(rows), p.Workers, des.Time(p.Scenario.Report.SampleInterval), span/des.Millisecond*des.Millisecond, until, millions(MaxSampleRows), fitInterval(span, p.Workers, MaxSampleRows))
+}
+
+// fitInterval says how a time series of workers' rows up to span fits in
+// limit rows: the shortest interval that does (span / interval + 1 samples
+// a worker, at most limit / workers, rounded up to a whole second, or
+// millisecond below a second), or fewer workers.
+func fitInterval(span des.Time, workers int, limit int64) string {
+	if workers > 0 {
+		if n := limit / int64(workers); n > 1 {
+			fit := ceilDiv(int64(span), n-1)
+			unit := int64(des.Millisecond)
+			if fit > int64(des.Second) {
+				unit = int64(des.Second)
+			}
+			if q := ceilDiv(fit, unit); q <= math.MaxInt64/unit {
+				return fmt.Sprintf("set report.sample_interval to %v or more, or run fewer workers", des.Time(q*unit))
+			}
+		}
+	}
+	return "run fewer workers"
 }
 
 // ceilDiv is a / b rounded up, for a >= 0 and b > 0.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -140,5 +141,37 @@ func TestCheckOutputReadsTrace(t *testing.T) {
 		if c.read && (p.trace.last != 10*des.Second || p.SampleRows(p.trace.last) != 83*11) {
 			t.Errorf("%s: last arrival %v, %d rows; want 10s, 913", c.trace, p.trace.last, p.SampleRows(p.trace.last))
 		}
+	}
+}
+
+// TestRunawayIsStopped: linkLines (kvBody: 3 workers, 1 s samples, pulls
+// staged at 20 ms, the targets' deadline 100 ms later) with a transfer
+// latency of an hour or of 2,562,047 hours (292 years). The targets give
+// up at 120 ms and compute their prompts; every request has ended by
+// 150 ms. The sources hear of their pulls one latency after staging:
+//   - an hour: at 1 h 20 ms, their last events, so the run samples to
+//     3,601 s (that sample, scheduled while they were pending, is the
+//     run's last event and its end): 3,602 samples of 3 workers, 10,806
+//     rows, far below the bound;
+//   - 292 years: the sample at 1 s has written 3 rows (those at 0), adds 3
+//     and sees its next event at 2562047h0m0.02s, before which 3 x
+//     9,223,369,200 more samples are certain: past MaxRunSampleRows, so
+//     the run stops there, an input error at report.sample_interval. The
+//     interval that fits: 100,000,000 / 3 = 33,333,333 samples a worker,
+//     9,223,369,200.02 s / 33,333,332 = 276.70 s, 277 s rounded up to a
+//     whole second: 4m37s.
+func TestRunawayIsStopped(t *testing.T) {
+	sink, res := runTraceSink(t, kvBody, linkLines, "kvcr.latency=1h")
+	if n := len(sink.samples); n != 10806 || res.Summary.EndNs != int64(3601*des.Second) {
+		t.Errorf("%d sample rows, end %v; want 10,806 and 1h0m1s", n, des.Time(res.Summary.EndNs))
+	}
+	sc := traceScenario(t, kvBody, linkLines, "kvcr.latency=2562047h")
+	_, err := Run(context.Background(), sc, Options{Sink: &rowSink{}, Check: true})
+	var ie *scenarios.InputError
+	want := "at 1s, 0 requests in flight and none left to arrive, it has written 3, and its next event is at 2562047h0m0.02s (3 workers a sample); " +
+		"a duration of the scenario keeps it going long after its arrivals (a long kvcr.latency or timeout, a fault's for, a slow model); " +
+		"set report.sample_interval to 4m37s or more, or run fewer workers"
+	if !errors.As(err, &ie) || ie.Key != "report.sample_interval" || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("got %v\nwant an input error at report.sample_interval ending %q", err, want)
 	}
 }

@@ -77,10 +77,24 @@ func (r *reorder[R]) pending() int { return r.n }
 type sampler Cluster
 
 // Fire writes one time-series row a worker present now, and schedules the
-// next sample while anything else is pending.
+// next sample while anything else is pending. A run whose rows would pass
+// MaxRunSampleRows fails here instead (runaway), before it writes them.
 func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	c := (*Cluster)(s)
 	c.look()
+	present := 0
+	for _, n := range c.workers {
+		if c.status(n) != lifecycle.Removed {
+			present++
+		}
+	}
+	if err := c.runaway(now, present); err != nil {
+		if c.err == nil {
+			c.err = err
+		}
+		return
+	}
+	c.sampleRows += int64(present)
 	if c.opt.Sink != nil {
 		for _, n := range c.workers {
 			if c.status(n) == lifecycle.Removed {
@@ -101,6 +115,41 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	if c.q.Len() > 0 {
 		c.q.Schedule(des.AddSat(now, des.Time(c.sc.Report.SampleInterval)), des.PhaseSample, 0, s, 0)
 	}
+}
+
+// runaway is the error of a run whose time series would pass
+// MaxRunSampleRows: the rows written so far, this sample's present rows and
+// those of every sample certain to come before the next pending event (the
+// present workers change only at an event). A run is refused before it
+// starts when its estimate, up to its last arrival, passes MaxSampleRows;
+// this catches what the estimate cannot see: a duration of the scenario (a
+// transfer's latency, a timeout, a slow model's pass) that keeps the run
+// going long after that, which would otherwise sample for years of virtual
+// time without end. The check costs a heap-top read a sample.
+func (c *Cluster) runaway(now des.Time, present int) error {
+	iv := des.Time(c.sc.Report.SampleInterval)
+	next, _, _, ok := c.q.Next()
+	end := now
+	if ok && next > now {
+		end = next
+	}
+	rows := c.sampleRows + int64(present)
+	ahead := int64((end - now - 1) / iv) // the samples before the next event; -1/iv is 0
+	if rows <= MaxRunSampleRows && (present == 0 || ahead <= (MaxRunSampleRows-rows)/int64(present)) {
+		return nil
+	}
+	return c.sc.ErrAt("report.sample_interval", "the run would write more than %s time-series rows, twice what a run may be estimated at before it starts: "+
+		"at %v, %d requests in flight and %s, it has written %d, and its next event is at %v (%d workers a sample); "+
+		"a duration of the scenario keeps it going long after its arrivals (a long kvcr.latency or timeout, a fault's for, a slow model); %s",
+		millions(MaxRunSampleRows), now, len(c.active), c.arrivalsLeft(), c.sampleRows, end, present, fitInterval(end, present, MaxRunSampleRows))
+}
+
+// arrivalsLeft says whether requests are left to arrive, for runaway.
+func (c *Cluster) arrivalsLeft() string {
+	if c.next == nil {
+		return "none left to arrive"
+	}
+	return "more to arrive"
 }
 
 func (c *Cluster) workerRows() []report.WorkerRow {

@@ -92,18 +92,19 @@ type Cluster struct {
 	source   workload.Source
 	// shared is its read-ahead when it shares one with its twins (twin.go);
 	// nil when it reads its own.
-	shared   *workload.Prefetched
-	next     *workload.Request // read ahead: the next arrival
-	active   map[int64]*request
-	requests reorder[report.RequestRow]
-	pulls    reorder[report.PullRow]
-	digest   *report.Digest
-	sample   report.SampleRow // the sampler's row, handed to the sink a worker at a time
-	stats    results.Stats
-	counts   results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
-	events   *results.EventLog // what each scenario event did; nil without events
-	warnings []string          // what the run found that may make its results mislead
-	faults   faults            // the faults in force (faults.go)
+	shared     *workload.Prefetched
+	next       *workload.Request // read ahead: the next arrival
+	active     map[int64]*request
+	requests   reorder[report.RequestRow]
+	pulls      reorder[report.PullRow]
+	digest     *report.Digest
+	sample     report.SampleRow // the sampler's row, handed to the sink a worker at a time
+	sampleRows int64            // the time-series rows sampled so far, with a sink or not (runaway)
+	stats      results.Stats
+	counts     results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
+	events     *results.EventLog // what each scenario event did; nil without events
+	warnings   []string          // what the run found that may make its results mislead
+	faults     faults            // the faults in force (faults.go)
 	// evs is the run's events: the scenario's, then its planner's as it
 	// decides them (planner.go), each its index's events.parquet row.
 	evs     []scenarios.Event

@@ -43,6 +43,24 @@ func TestTimeSeriesGuard(t *testing.T) {
 		}
 	})
 
+	// The default scenario (8 workers) with a transfer latency of 292
+	// years: its requests end by 3 minutes, and the sources' receipts
+	// of its pulls lie 2,562,047 hours ahead; the run is stopped as a
+	// runaway (sim.TestRunawayIsStopped works the figures) at once, as
+	// bad input and with no output, where it used to sample for ever.
+	t.Run("a runaway", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "run")
+		start := time.Now()
+		code, _, stderr := kvsim(t, "replay", "-o", out, "--set", "kvcr.latency=2562047h")
+		want := "kvsim: default scenario: report.sample_interval: the run would write more than 100.0 million time-series rows"
+		if took := time.Since(start); code != exitBadInput || !strings.HasPrefix(stderr, want) || took > 10*time.Second {
+			t.Errorf("exit %d after %v, stderr %q; want %d within seconds, %q...", code, took, stderr, exitBadInput, want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("the stopped run wrote %s: %v", out, err)
+		}
+	})
+
 	t.Setenv("KVSIM_TRACES", tracestest.Dir(t))
 	t.Setenv("KVSIM_VLLM_TRACES", tracestest.VLLMDir(t))
 	files, _ := filepath.Glob("../../scenarios/*.yaml")
