@@ -99,23 +99,29 @@ func compare(dirA, dirB string) (*comparison, error) {
 	}
 	c := &comparison{A: dirA, B: dirB, DigestA: a.Digest, DigestB: b.Digest, Equal: a.Digest == b.Digest}
 	if c.Scenario, err = scenarioChanges(dirA, dirB); err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	if c.Equal {
 		return c, nil
 	}
 	if c.Counters, err = counterChanges(dirA, dirB); err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	if c.Requests, err = parquetio.FirstRequestDiff(filepath.Join(dirA, report.RequestsFile), filepath.Join(dirB, report.RequestsFile)); err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	if c.Pulls, err = parquetio.FirstPullDiff(filepath.Join(dirA, report.PullsFile), filepath.Join(dirB, report.PullsFile)); err != nil {
-		return nil, err
+		return nil, unreadable(err)
 	}
 	c.Metrics = metricChanges(a.Summary, b.Summary)
 	return c, nil
 }
+
+// unreadable is the error of a run directory's file compare could not
+// read (missing or damaged): bad input, exit 2, as a directory that is no
+// run is, so that exit 1 means only that the runs differ. The error names
+// the file.
+func unreadable(err error) error { return &study.InputError{Err: err} }
 
 // scenarioChanges compares the two runs' resolved scenario.yaml key by
 // key, in A's order, then the keys only B has.

@@ -267,6 +267,15 @@ func TestCompare(t *testing.T) {
 	if code, _, stderr := kvsim(t, "compare", a, dir); code != exitBadInput || !strings.Contains(stderr, "not a kvsim run directory") {
 		t.Errorf("not a run: exit %d %s", code, stderr)
 	}
+	// A run whose table is damaged is bad input too, not exit 1, which
+	// would read as "the runs differ".
+	damaged := filepath.Join(c, "requests.parquet")
+	if err := os.WriteFile(damaged, []byte("junk!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := kvsim(t, "compare", a, c); code != exitBadInput || !strings.Contains(stderr, damaged+": ") {
+		t.Errorf("a damaged table: exit %d %s", code, stderr)
+	}
 }
 
 // TestCompareConfigApart: runs with copy and move hints differ in every
