@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -61,6 +62,9 @@ func newReplay(cmdline []string) *cobra.Command {
 func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (err error) {
 	if err := checkDigestPrefix(f.expect); err != nil {
 		return err
+	}
+	if f.out == "" && cmd.Flags().Changed("out") { // -o "$DIR" with DIR unset, most likely
+		return usageError{errors.New(`-o "": name the output directory, or leave -o out for out/<scenario name>`)}
 	}
 	report.HashExecutable() // for the manifest, while the run goes
 	plan, err := study.Prepare(path, f.sets, 1, f.twins)
