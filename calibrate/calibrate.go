@@ -7,6 +7,7 @@ package calibrate
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -156,7 +157,7 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 	if opt.Evaluations < 0 {
 		return nil, fmt.Errorf("calibrate: %d evaluations: want at least 1 (0 for %d)", opt.Evaluations, DefaultEvaluations)
 	}
-	var runErr error
+	var runErr, runaway error // runaway: the last run stopped as one (sim.RunawayError)
 	// eval replays every scenario with the parameter values of t and
 	// returns the mean loss and each comparison.
 	eval := func(t scenarios.Timing) (float64, []*report.Fidelity) {
@@ -170,7 +171,11 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 			}
 			var c collector
 			if _, err := p.Run(ctx, sim.Options{Sink: &c}); err != nil {
-				runErr = cmp.Or(runErr, err)
+				if _, ok := errors.AsType[*sim.RunawayError](err); ok { // a candidate so slow its run would not end: never a fit
+					runaway = err
+				} else {
+					runErr = cmp.Or(runErr, err)
+				}
 				return math.Inf(1), nil
 			}
 			loss += c.loss() / float64(len(scs))
@@ -189,8 +194,8 @@ func FitAll(ctx context.Context, scs []*scenarios.Scenario, opt Options) (*Resul
 	res := &Result{}
 	start := scs[0].Cluster.Engine.Timing
 	res.LossBefore, res.Before = eval(start)
-	if runErr != nil {
-		return nil, runErr
+	if err := cmp.Or(runErr, runaway); err != nil { // the scenarios as given must run
+		return nil, err
 	}
 	for i, f := range res.Before {
 		if f == nil {

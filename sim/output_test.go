@@ -153,25 +153,57 @@ func TestCheckOutputReadsTrace(t *testing.T) {
 //     3,601 s (that sample, scheduled while they were pending, is the
 //     run's last event and its end): 3,602 samples of 3 workers, 10,806
 //     rows, far below the bound;
-//   - 292 years: the sample at 1 s has written 3 rows (those at 0), adds 3
-//     and sees its next event at 2562047h0m0.02s, before which 3 x
-//     9,223,369,200 more samples are certain: past MaxRunSampleRows, so
-//     the run stops there, an input error at report.sample_interval. The
-//     interval that fits: 100,000,000 / 3 = 33,333,333 samples a worker,
-//     9,223,369,200.02 s / 33,333,332 = 276.70 s, 277 s rounded up to a
-//     whole second: 4m37s.
+//   - 292 years: the sample at 1 s has sampled 3 rows (those at 0), adds 3
+//     and sees its next event at 2562047h0m0.02s, before which the samples
+//     at 2 s to 9,223,369,200 s are certain, 3 x 9,223,369,199 rows: past
+//     MaxRunSampleRows, so the run stops there, an input error at
+//     report.sample_interval. The interval that fits its rows up to then
+//     in MaxSampleRows: 50,000,000 / 3 = 16,666,666 samples a worker,
+//     9,223,369,200.02 s / 16,666,665 = 553.40 s, 554 s rounded up to a
+//     whole second: 9m14s;
+//   - 292 years with every worker removed at 500 ms: the sample at 1 s has
+//     no worker present, and counts one row a sample, so it stops as
+//     before (3 rows sampled, 1 + 9,223,369,199 ahead), saying it would
+//     sample no worker; the interval that fits 50,000,000 samples of one
+//     row: 9,223,369,200.02 s / 49,999,999 = 184.47 s, 185 s: 3m5s.
+//
+// And fixed10x5 (1 worker, one pass of 10 ms) on a trace of two requests
+// 1,200 days apart (103,680,000 s): the estimate before the run reads no
+// trace (a week of 1 s samples of 1 worker is far below the bound), and
+// the sample at 1 s, the first request done, sees the second's arrival
+// ahead: 1 + 1 + 103,679,999 rows pass the bound, and the run stops,
+// naming the arrivals: 103,680,000 s / 49,999,999 = 2.07 s, 3 s.
 func TestRunawayIsStopped(t *testing.T) {
 	sink, res := runTraceSink(t, kvBody, linkLines, "kvcr.latency=1h")
 	if n := len(sink.samples); n != 10806 || res.Summary.EndNs != int64(3601*des.Second) {
 		t.Errorf("%d sample rows, end %v; want 10,806 and 1h0m1s", n, des.Time(res.Summary.EndNs))
 	}
-	sc := traceScenario(t, kvBody, linkLines, "kvcr.latency=2562047h")
-	_, err := Run(context.Background(), sc, Options{Sink: &rowSink{}, Check: true})
-	var ie *scenarios.InputError
-	want := "at 1s, 0 requests in flight and none left to arrive, it has written 3, and its next event is at 2562047h0m0.02s (3 workers a sample); " +
-		"a duration of the scenario keeps it going long after its arrivals (a long kvcr.latency or timeout, a fault's for, a slow model); " +
-		"set report.sample_interval to 4m37s or more, or run fewer workers"
-	if !errors.As(err, &ie) || ie.Key != "report.sample_interval" || !strings.HasSuffix(err.Error(), want) {
-		t.Errorf("got %v\nwant an input error at report.sample_interval ending %q", err, want)
+	late := "a duration of the scenario keeps it going long after its last arrival (a long kvcr.latency or timeout, a fault's for, a slow model)"
+	for _, c := range []struct {
+		body  string
+		lines []traceLine
+		sets  []string
+		want  string
+	}{
+		{kvBody, linkLines, []string{"kvcr.latency=2562047h"}, "the run would write more than 100.0 million time-series rows, twice what a run may be estimated at before it starts: " +
+			"at 1s (requests in flight 0, workers present 3, rows sampled 3) its next event is at 2562047h0m0.02s; " + late +
+			"; to fit its rows up to then in 50.0 million, set report.sample_interval to 9m14s or more, or run fewer workers"},
+		{kvBody, linkLines, []string{"kvcr.latency=2562047h", "events=[{at: 500ms, remove: [0, 1, 2], on_remove: fail}]"},
+			"the run would sample no worker for more than 100.0 million intervals, twice what a run may be estimated at before it starts: " +
+				"at 1s (requests in flight 0, workers present 0, rows sampled 3) its next event is at 2562047h0m0.02s; " + late +
+				"; to fit its rows up to then in 50.0 million, set report.sample_interval to 3m5s or more, or run fewer workers"},
+		{fixed10x5, []traceLine{{0, 32, 1, ids(1, 2)}, {103_680_000_000, 32, 1, ids(1, 2)}}, nil,
+			"the run would write more than 100.0 million time-series rows, twice what a run may be estimated at before it starts: " +
+				"at 1s (requests in flight 0, workers present 1, rows sampled 1) its next event is at 28800h0m0s; " +
+				"its requests go on arriving past what the check before the run estimated (it reads a trace ahead only when a week of it would pass the bound)" +
+				"; to fit its rows up to then in 50.0 million, set report.sample_interval to 3s or more, or run fewer workers"},
+	} {
+		sc := traceScenario(t, c.body, c.lines, c.sets...)
+		_, err := Run(context.Background(), sc, Options{Sink: &rowSink{}, Check: true})
+		var ie *scenarios.InputError
+		var re *RunawayError
+		if !errors.As(err, &re) || !errors.As(err, &ie) || ie.Key != "report.sample_interval" || !strings.HasSuffix(err.Error(), "report.sample_interval: "+c.want) {
+			t.Errorf("%v: got %v\nwant a runaway, an input error at report.sample_interval: %q", c.sets, err, c.want)
+		}
 	}
 }

@@ -94,7 +94,7 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 		}
 		return
 	}
-	c.sampleRows += int64(present)
+	c.sampleRows += int64(max(present, 1))
 	if c.opt.Sink != nil {
 		for _, n := range c.workers {
 			if c.status(n) == lifecycle.Removed {
@@ -117,15 +117,25 @@ func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	}
 }
 
+// RunawayError is a run stopped as a runaway (Cluster.runaway): Err is an
+// input error at report.sample_interval, which it unwraps to.
+type RunawayError struct{ Err error }
+
+func (e *RunawayError) Error() string { return e.Err.Error() }
+
+func (e *RunawayError) Unwrap() error { return e.Err }
+
 // runaway is the error of a run whose time series would pass
-// MaxRunSampleRows: the rows written so far, this sample's present rows and
-// those of every sample certain to come before the next pending event (the
-// present workers change only at an event). A run is refused before it
-// starts when its estimate, up to its last arrival, passes MaxSampleRows;
-// this catches what the estimate cannot see: a duration of the scenario (a
-// transfer's latency, a timeout, a slow model's pass) that keeps the run
-// going long after that, which would otherwise sample for years of virtual
-// time without end. The check costs a heap-top read a sample.
+// MaxRunSampleRows: the rows sampled so far, this sample's and those of
+// every sample certain to come before the next pending event (the workers
+// present change only at an event). A sample with no worker present counts
+// as one row, so that a run of none cannot sample for ever either. A run
+// is refused before it starts when its estimate, up to its last arrival,
+// passes MaxSampleRows; this catches what the estimate cannot see: a
+// duration of the scenario (a transfer's latency, a timeout, a slow
+// model's pass) that keeps the run going long after that, or a trace
+// longer than the estimate read. Without it such a run would sample for
+// years of virtual time. The check costs a heap-top read a sample.
 func (c *Cluster) runaway(now des.Time, present int) error {
 	iv := des.Time(c.sc.Report.SampleInterval)
 	next, _, _, ok := c.q.Next()
@@ -133,23 +143,23 @@ func (c *Cluster) runaway(now des.Time, present int) error {
 	if ok && next > now {
 		end = next
 	}
-	rows := c.sampleRows + int64(present)
+	w := int64(max(present, 1))
+	rows := c.sampleRows + w
 	ahead := int64((end - now - 1) / iv) // the samples before the next event; -1/iv is 0
-	if rows <= MaxRunSampleRows && (present == 0 || ahead <= (MaxRunSampleRows-rows)/int64(present)) {
+	if rows <= MaxRunSampleRows && ahead <= (MaxRunSampleRows-rows)/w {
 		return nil
 	}
-	return c.sc.ErrAt("report.sample_interval", "the run would write more than %s time-series rows, twice what a run may be estimated at before it starts: "+
-		"at %v, %d requests in flight and %s, it has written %d, and its next event is at %v (%d workers a sample); "+
-		"a duration of the scenario keeps it going long after its arrivals (a long kvcr.latency or timeout, a fault's for, a slow model); %s",
-		millions(MaxRunSampleRows), now, len(c.active), c.arrivalsLeft(), c.sampleRows, end, present, fitInterval(end, present, MaxRunSampleRows))
-}
-
-// arrivalsLeft says whether requests are left to arrive, for runaway.
-func (c *Cluster) arrivalsLeft() string {
-	if c.next == nil {
-		return "none left to arrive"
+	what := fmt.Sprintf("write more than %s time-series rows", millions(MaxRunSampleRows))
+	if present == 0 {
+		what = fmt.Sprintf("sample no worker for more than %s intervals", millions(MaxRunSampleRows))
 	}
-	return "more to arrive"
+	why := "a duration of the scenario keeps it going long after its last arrival (a long kvcr.latency or timeout, a fault's for, a slow model)"
+	if c.next != nil {
+		why = "its requests go on arriving past what the check before the run estimated (it reads a trace ahead only when a week of it would pass the bound)"
+	}
+	return &RunawayError{c.sc.ErrAt("report.sample_interval", "the run would %s, twice what a run may be estimated at before it starts: "+
+		"at %v (requests in flight %d, workers present %d, rows sampled %d) its next event is at %v; %s; to fit its rows up to then in %s, %s",
+		what, now, len(c.active), present, c.sampleRows, end, why, millions(MaxSampleRows), fitInterval(end, int(w), MaxSampleRows))}
 }
 
 func (c *Cluster) workerRows() []report.WorkerRow {

@@ -40,7 +40,8 @@ type Sweep struct {
 
 // Run runs the sweep: it prepares every run of the grid (of its shard)
 // and reads each of their traces first, so that bad input fails before
-// anything is written, then runs those the directory does not hold yet,
+// anything is written (all but a run stopped as a runaway, sim.RunawayError,
+// which only running finds), then runs those the directory does not hold yet,
 // Jobs at a time, and writes the sweep's tables. It returns the rows of
 // sweep.parquet, in run order. An interrupt (ctx) keeps the runs finished
 // (an Interrupted error); a failed run stops the others.
