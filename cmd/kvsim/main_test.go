@@ -103,6 +103,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", "a.yaml", "b.yaml"}, exitBadInput, "accepts at most 1 arg"},
 		{[]string{"replay", "--bogus"}, exitBadInput, "unknown flag"},
 		{[]string{"replay", "-o", ""}, exitBadInput, `-o "": name the output directory`},
+		{[]string{"replay", "-o="}, exitBadInput, `-o "=": name the output directory`},
 		{[]string{"bogus"}, exitBadInput, "unknown command"},
 	} {
 		code, _, stderr := kvsim(t, c.args...)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -63,8 +62,10 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	if err := checkDigestPrefix(f.expect); err != nil {
 		return err
 	}
-	if f.out == "" && cmd.Flags().Changed("out") { // -o "$DIR" with DIR unset, most likely
-		return usageError{errors.New(`-o "": name the output directory, or leave -o out for out/<scenario name>`)}
+	// -o "$DIR" or -o=$DIR with DIR unset, most likely (pflag reads -o= as
+	// the value "=", --out= as "")
+	if (f.out == "" || f.out == "=") && cmd.Flags().Changed("out") {
+		return usageError{fmt.Errorf(`-o %q: name the output directory, or omit -o for out/<scenario name>`, f.out)}
 	}
 	report.HashExecutable() // for the manifest, while the run goes
 	plan, err := study.Prepare(path, f.sets, 1, f.twins)
