@@ -273,6 +273,12 @@ func TestReadDamaged(t *testing.T) {
 	if _, err := Dictionary(path, "a"); err == nil || !strings.Contains(err.Error(), path+": ") {
 		t.Errorf("a damaged table's dictionary: %v", err)
 	}
+	// A missing table: the file system's error names it, once.
+	missing := filepath.Join(filepath.Dir(path), "none.parquet")
+	_, err = readAll(missing, []report.Column[row]{{Name: "a", Int64: func(r *row) int64 { return r.A }}})
+	if err == nil || strings.Count(err.Error(), missing) != 1 {
+		t.Errorf("reading a missing table: %v", err)
+	}
 }
 
 // TestDuplicateColumnNames: two columns of one name are refused.

@@ -2,7 +2,9 @@ package parquetio
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"reflect"
 	"slices"
@@ -37,6 +39,19 @@ func checkColumns[R any](path string, names []string, cols []report.Column[R]) e
 	return nil
 }
 
+// openParquet opens the Parquet file at path; its error names the file
+// once (a file system error names it already).
+func openParquet(path string) (*file.Reader, error) {
+	pf, err := file.OpenParquetFile(path, false)
+	if err == nil {
+		return pf, nil
+	}
+	if _, ok := errors.AsType[*fs.PathError](err); ok {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	return nil, fmt.Errorf("report: %s: %w", path, err)
+}
+
 // readBatch is how many rows readRows reads of each column at a time.
 const readBatch = 8192
 
@@ -46,9 +61,9 @@ const readBatch = 8192
 // column readers, not Arrow's, so that kvsim does not link pqarrow
 // (TableWriter says why); a dictionary column reads as its strings.
 func readRows[R any](path string, check func(names []string) error, field func(row reflect.Value, i int) reflect.Value, fn func(*R) error) error {
-	pf, err := file.OpenParquetFile(path, false)
+	pf, err := openParquet(path)
 	if err != nil {
-		return fmt.Errorf("report: %s: %w", path, err)
+		return err
 	}
 	defer pf.Close()
 	sch := pf.MetaData().Schema
@@ -238,9 +253,9 @@ func ReadPulls(path string, fn func(*report.PullRow) error) error {
 // It reads them from the first row group's dictionary page; a table
 // without rows has none.
 func Dictionary(path, column string) ([]string, error) {
-	pf, err := file.OpenParquetFile(path, false)
+	pf, err := openParquet(path)
 	if err != nil {
-		return nil, fmt.Errorf("report: %s: %w", path, err)
+		return nil, err
 	}
 	defer pf.Close()
 	sch := pf.MetaData().Schema
