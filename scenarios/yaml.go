@@ -61,8 +61,10 @@ func (e Event) MarshalYAML() (any, error) {
 	type plain Event
 	keys := []string{"at", "add", "startup", "prewarm"}
 	switch {
+	case e.Drain != nil && e.DrainTimeout > 0: // what becomes of the requests of the workers it removes
+		keys = []string{"at", "drain", "drain_timeout", "on_remove", "evacuate"}
 	case e.Drain != nil:
-		keys = []string{"at", "drain", "drain_timeout", "evacuate"}
+		keys = []string{"at", "drain", "evacuate"}
 	case e.Remove != nil:
 		keys = []string{"at", "remove", "on_remove"}
 	case e.Down != nil:
