@@ -80,6 +80,9 @@ func TestErrors(t *testing.T) {
 		{base + "kvcr: {loss_notice: -1ms}\n", nil, `s.yaml:6: kvcr.loss_notice: must be at least 0s, got -1ms`},
 		{base + "kvcr: {operation_timeout: 1s, abandon_timeout: 1500ms}\n", nil,
 			`s.yaml:6: kvcr.abandon_timeout: must be at least 2 x operation_timeout (2s), got 1.5s`},
+		// 2 x 1281025h overflows a time: it once passed as negative.
+		{base + "kvcr: {operation_timeout: 1281025h, abandon_timeout: 1s}\n", nil,
+			`s.yaml:6: kvcr.operation_timeout: must be at most half of virtual time (1281023h53m38.427387903s), so that abandon_timeout, at least twice it, fits; got 1281025h0m0s`},
 		{base + "kvcr: {latency: 5 ms}\n", nil, `kvcr.latency: want a duration like 250ms, got "5 ms"`},
 		{base + "kvcr: {latency: 4000000h}\n", nil, `kvcr.latency: duration "4000000h" overflows virtual time`},
 		{base + "events:\n  - {at: 1s, drain: [5]}\n", nil, `s.yaml:7: events[0].drain[0]: worker 5 does not exist`},
@@ -113,6 +116,8 @@ func TestErrors(t *testing.T) {
 		{base + "events:\n  - {at: 1s, notices: {delay: 1s, lost: true}}\n", nil, `events[0].notices: set one of delay and lost: true, not both`},
 		{base + "events:\n  - {at: 1s, notices: {}}\n", nil, `events[0].notices: set delay (a duration above 0) or lost: true`},
 		{base + "events:\n  - {at: 1s, down: {workers: [0], g2: gone}}\n", nil, `events[0].down.g2: "gone" is not one of kept, lost`},
+		{base + "events:\n  - {at: 1h, for: 2562047h, slow: {workers: [0], factor: 2}}\n", nil,
+			`s.yaml:7: events[0].for: the window would end past the end of virtual time (about 292 years), at 1h0m0s + 2562047h0m0s; without for, the fault lasts to the end of the run`},
 		{base + "events:\n  - {at: 1s, for: 1s, drain: [0]}\n", nil, `s.yaml:7: events[0].for: only applies to a fault (link, slow, pull_errors, notices, down)`},
 		{base + "events:\n  - {at: 1s, down: {workers: [0]}, on_remove: migrate}\n", nil, `events[0].on_remove: migrate needs cluster.migration_limit of at least 1`},
 		{base + "events:\n  - {at: 1s, drain: [0], on_remove: fail}\n", nil, `events[0].on_remove: only applies to remove, down, and a drain with a drain_timeout`},

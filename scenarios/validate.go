@@ -254,7 +254,12 @@ func (sc *Scenario) validateKVCR(c *check) {
 	c.durationAtLeast("kvcr.session_setup", k.SessionSetup, 0)
 	c.durationAtLeast("kvcr.background_timeout", k.BackgroundTimeout, 0)
 	c.atLeast("kvcr.background_inflight", int64(k.BackgroundInflight), 0)
-	if k.AbandonTimeout < 2*k.OperationTimeout {
+	switch { // abandon < 2 x operation, for integers, without 2 x overflowing
+	case k.AbandonTimeout/2 >= k.OperationTimeout:
+	case des.Time(k.OperationTimeout) > des.MaxTime/2:
+		c.fail("kvcr.operation_timeout", "must be at most half of virtual time (%v), so that abandon_timeout, at least twice it, fits; got %v",
+			des.MaxTime/2, des.Time(k.OperationTimeout))
+	default:
 		c.fail("kvcr.abandon_timeout", "must be at least 2 x operation_timeout (%v), got %v",
 			des.Time(2*k.OperationTimeout), des.Time(k.AbandonTimeout))
 	}
@@ -458,6 +463,9 @@ func (sc *Scenario) validateEvents(c *check) {
 			c.fail(key+".for", "only applies to a fault (link, slow, pull_errors, notices, down)")
 		}
 		c.durationAtLeast(key+".for", ev.For, 0)
+		if ev.For > 0 && ev.At >= 0 && des.Time(ev.For) > des.MaxTime-des.Time(ev.At) {
+			c.fail(key+".for", "the window would end past the end of virtual time (about 292 years), at %v + %v; without for, the fault lasts to the end of the run", des.Time(ev.At), des.Time(ev.For))
+		}
 		sc.validateBudget(c, key+".evacuate", ev.Evacuate, ev.Drain != nil, "drain")
 		sc.validateBudget(c, key+".prewarm", ev.Prewarm, ev.Add != 0, "add")
 		c.durationAtLeast(key+".drain_timeout", ev.DrainTimeout, 0)
