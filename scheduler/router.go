@@ -210,14 +210,21 @@ func (r *Router) apply(w int32, tier Tier, run block.Run, stored bool) {
 	}
 }
 
-// catchUp applies the delayed events that have reached the router by now.
+// catchUp applies the delayed events that have reached the router by now:
+// those sent at or before now - EventDelay (which no huge delay overflows).
 func (r *Router) catchUp(now des.Time) {
 	n := 0
-	for n < len(r.pending) && r.pending[n].at+r.cfg.EventDelay <= now {
-		e := r.pending[n]
+	for n < len(r.pending) && r.pending[n].at <= now-r.cfg.EventDelay {
+		n++
+	}
+	r.applyPending(n)
+}
+
+// applyPending applies the first n delayed events, in the order sent.
+func (r *Router) applyPending(n int) {
+	for _, e := range r.pending[:n] {
 		r.apply(e.worker, e.tier, e.run, e.stored)
 		r.cfg.Chains.Drop(e.run.Seg)
-		n++
 	}
 	if n > 0 {
 		r.pending = append(r.pending[:0], r.pending[n:]...)
@@ -568,14 +575,14 @@ func (r *Router) rekey(w int32) {
 // Holds reports whether the router's view has worker w holding block r in
 // tier t, once every KV event sent so far has reached it.
 func (r *Router) Holds(w int32, t Tier, b block.Ref) bool {
-	r.catchUp(des.MaxTime - r.cfg.EventDelay)
+	r.applyPending(len(r.pending))
 	return r.index.Mask(w, b.Seg, b.Off)&(1<<t) != 0
 }
 
 // Facts is the number of (worker, tier, block) holdings in the router's
 // view, once every KV event sent so far has reached it.
 func (r *Router) Facts() int {
-	r.catchUp(des.MaxTime - r.cfg.EventDelay)
+	r.applyPending(len(r.pending))
 	return r.index.Facts()
 }
 

@@ -488,6 +488,24 @@ func TestEventDelay(t *testing.T) {
 	}
 }
 
+// TestEventDelayHuge: with a delay of 2^62 ns (1,281,024 hours), a block
+// stored at 0 reaches the router at 2^62 ns: not at 2^62 - 1, and once
+// every event sent has reached it (Facts, the end of a run's view) it is
+// there. Holds and Facts once asked for the events reached by MaxTime -
+// delay, and catchUp took the delay off again: none at this delay.
+func TestEventDelayHuge(t *testing.T) {
+	delay := des.Time(1 << 62)
+	r, tab, _ := newWithLife(Config{Policy: KVAware, OverlapCredit: 1, PrefillLoadScale: 1, EventDelay: delay, BlockSize: 16, Chains: &block.Chains{}}, nil)
+	tab.Add(lifecycle.Ready)
+	r.Stored(0, 0, G1, blocks(r, []uint64{42}, 0, 1))
+	if r.catchUp(delay - 1); len(r.pending) != 1 {
+		t.Errorf("at 2^62 - 1 ns: %d events pending, want 1", len(r.pending))
+	}
+	if n := r.Facts(); n != 1 || len(r.pending) != 0 {
+		t.Errorf("Facts %d with %d pending, want 1 and 0", n, len(r.pending))
+	}
+}
+
 // TestIndexAgainstReference applies random adds and removes in both tiers
 // by 200 workers (the high ids showing up late, so holders join before,
 // between and after those a segment has) to an Index and to a plain set,
