@@ -159,6 +159,63 @@ func TestLinkDownToTheEnd(t *testing.T) {
 	}
 }
 
+// TestLinkDownToTheEndOrders: R0 (ids 1-2) runs on worker 0 0-10 ms, R1
+// and R2 on workers 1 and 2 from 1 and 2 ms, R3 (ids 7-8) on worker 0
+// behind R0, 10-20 ms; each chain's 2 blocks reach its worker's G2 as it
+// ends. At 30 ms a fourth worker joins, ready at once, prewarmed from the
+// others' G2: a copy of each chain, worker 0 the source of two, and with
+// kvcr.background_inflight 1 a source stages one at a time. Worker 0's
+// egress goes down at 30 ms, without for.
+//   - Workers 1 and 2's prefetches: staged 30 ms, first byte 31 ms, 2 MB at
+//     1 GB/s each: land at 33 ms.
+//   - Worker 0's first: first byte 31 ms, at rate 0. The target's
+//     deadline, 30 + 100 ms: expired at 130 ms; the source gives up at its
+//     receipt plus the 100 ms the target had left, 131 ms, the write held.
+//     The run's last event is then the sample at 1 s, where the first
+//     round cuts the write off (write_end_ns 1 s) and frees worker 0's
+//     slot:
+//   - its second stages at 1 s, first byte 1.001 s at rate 0, expired at
+//     1.1 s; the source gives up at 1.101 s, the run's last event, where
+//     the second round cuts it off (write_end_ns 1.101 s).
+//
+// Before the rounds, the second write was left unended: "every pull ends
+// exactly once" failed under --check.
+func TestLinkDownToTheEndOrders(t *testing.T) {
+	lines := []traceLine{{0, 32, 1, ids(1, 2)}, {1, 32, 1, ids(3, 4)}, {2, 32, 1, ids(5, 6)}, {3, 32, 1, ids(7, 8)}}
+	_, sink, res := runKV(t, lines, "kvcr.background_inflight=1",
+		"events=[{at: 30ms, add: 1, prewarm: {blocks: 100}}, {at: 30ms, link: {workers: [0], factor: 0}}]")
+	type pull struct {
+		source                                   int32
+		staged, firstByte, end, writeEnd, landed int64
+		outcome                                  string
+	}
+	want := []pull{
+		{0, 30 * ms, 31 * ms, 130 * ms, 1000 * ms, 0, "expired"},
+		{1, 30 * ms, 31 * ms, 33 * ms, 33 * ms, 2, "success"},
+		{2, 30 * ms, 31 * ms, 33 * ms, 33 * ms, 2, "success"},
+		{0, 1000 * ms, 1001 * ms, 1100 * ms, 1101 * ms, 0, "expired"},
+	}
+	var got []pull
+	for _, p := range sink.pulls {
+		if p.Kind != "prefetch" || p.Target != 3 {
+			t.Errorf("pull %+v: want a prefetch to worker 3", p)
+		}
+		got = append(got, pull{p.Source, p.StagedNs, p.FirstByteNs, p.EndNs, p.WriteEndNs, p.BlocksLanded, p.Outcome})
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("pulls\n%+v\nwant\n%+v", got, want)
+	}
+	if c := res.Summary.Counters; c["pins_acquired"] != c["pins_released"] {
+		t.Errorf("counters %v", c)
+	}
+	warn := "2 pull writes were still held by links down to the end of the run (a link fault without `for`): the run cut them off at its end, " +
+		"in 2 rounds from 1s to 1.101s (their write_end_ns: each round let orders waiting their turn stage pulls that the links held in turn), " +
+		"each pull ending as its target had answered"
+	if !slices.Contains(res.Summary.Warnings, warn) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, warn)
+	}
+}
+
 // TestLinkFaultOverlap: two link faults on worker 0's egress: factor 0.5
 // over [22, 24 ms) and 0 over [22.5, 23 ms). The lowest in force applies:
 // 0.5 over [22, 22.5), 0 over [22.5, 23), 0.5 again over [23, 24). Each

@@ -277,9 +277,7 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 	c.schedulePlanner()
 	c.q.Schedule(0, des.PhaseSample, 0, (*sampler)(c), 0)
 	c.loop(ctx)
-	if c.err == nil && c.endStalled() {
-		c.loop(ctx) // what the writes cut off let happen: a draining worker they held retires
-	}
+	c.endStalled(ctx)
 	if c.err != nil {
 		return c.err
 	}
@@ -287,20 +285,33 @@ func (c *Cluster) simulate(ctx context.Context) (err error) {
 }
 
 // endStalled ends, once no event is left, the pulls whose writes links
-// left down to the run's end hold (kvcr.EndStalled), and warns of them. It
-// reports whether it ended any.
-func (c *Cluster) endStalled() bool {
-	if c.kv == nil {
-		return false
+// left down to the run's end hold (kvcr.EndStalled), runs what that lets
+// happen (a draining worker they held retires; orders waiting their turn
+// at a source stage, on the same link, and stall in turn), and so on until
+// nothing stalls; then it warns of them.
+func (c *Cluster) endStalled(ctx context.Context) {
+	n, rounds, first := 0, 0, c.q.Now()
+	for c.err == nil && c.kv != nil {
+		k := c.kv.EndStalled(c.q.Now())
+		if k == 0 {
+			break
+		}
+		if rounds == 0 {
+			first = c.q.Now()
+		}
+		n, rounds = n+k, rounds+1
+		c.applyKV()
+		c.loop(ctx)
 	}
-	n := c.kv.EndStalled(c.q.Now())
-	if n == 0 {
-		return false
+	switch {
+	case rounds == 1:
+		c.warnings = append(c.warnings, fmt.Sprintf("%d pull writes were still held by links down to the end of the run "+
+			"(a link fault without `for`): the run cut them off at its end, %v (their write_end_ns), each pull ending as its target had answered", n, first))
+	case rounds > 1:
+		c.warnings = append(c.warnings, fmt.Sprintf("%d pull writes were still held by links down to the end of the run "+
+			"(a link fault without `for`): the run cut them off at its end, in %d rounds from %v to %v (their write_end_ns: each round let "+
+			"orders waiting their turn stage pulls that the links held in turn), each pull ending as its target had answered", n, rounds, first, c.q.Now()))
 	}
-	c.applyKV()
-	c.warnings = append(c.warnings, fmt.Sprintf("%d pull writes were still held by links down to the end of the run "+
-		"(a link fault without `for`): the run cut them off at its end, %v (their write_end_ns), each pull ending as its target had answered", n, c.q.Now()))
-	return true
 }
 
 // result is what a simulated cluster returns: its summary, with the digest,
