@@ -3,11 +3,13 @@ package sim
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/workload/tracestest"
@@ -401,5 +403,34 @@ func TestArea(t *testing.T) {
 	}
 	if a != (area{hi: 2, lo: 1 << 62}) || a.float() != 9*(1<<62) {
 		t.Errorf("area %+v, %g", a, a.float())
+	}
+}
+
+// TestWindowMost: the scale-down window's most wanted, kept as a list of
+// the recommendations no later one matches, is what the scan it replaced
+// finds: the largest of every decision kept, a decision kept until one
+// comes a window or more after it (the current decision always counts),
+// after each of 20,000 random decisions (1 to 3 ms apart, 0 to 9 workers
+// wanted, windows of 0 to 50 ms, so that decisions fall exactly on the
+// window's edge too).
+func TestWindowMost(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, window := range []des.Time{0, des.Millisecond, 7 * des.Millisecond, 50 * des.Millisecond} {
+		p := &planner{cfg: &scenarios.Planner{Target: scenarios.TargetPolicy{ScaleDownWindow: scenarios.Duration(window)}}}
+		var scan []recommendation // the scan's list: every decision in the window
+		now := des.Time(0)
+		for range 5000 {
+			now += des.Time(1+r.IntN(3)) * des.Millisecond
+			n := r.IntN(10)
+			p.remember(now, n)
+			scan = append(slices.DeleteFunc(scan, func(d recommendation) bool { return d.at <= now-window }), recommendation{now, n})
+			want := 0
+			for _, d := range scan {
+				want = max(want, d.n)
+			}
+			if got := p.windowMost(); got != want {
+				t.Fatalf("window %v, at %v: most %d, want %d", window, now, got, want)
+			}
+		}
 	}
 }
