@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,14 @@ func TestChaosSettles(t *testing.T) {
 	// Without --check the settle check is not scheduled: the run passes.
 	if _, err := Run(context.Background(), traceScenario(t, kvBody, lines, "chaos={from: 0s, to: 22ms, settle: 1ms}"), Options{}); err != nil {
 		t.Errorf("settle 1 ms without check: %v", err)
+	}
+	// The scenario's own down of worker 2 from 1 ms, without for, is in
+	// force at 27 ms: worker 2 is down then whatever chaos did, so the
+	// check is not made (it once failed the run), and the run says so.
+	_, _, res := runKV(t, lines, "chaos={from: 0s, to: 22ms, settle: 5ms}", "events=[{at: 1ms, down: {workers: [2]}}]")
+	want := "the check that the cluster settles after chaos, at 27ms (chaos.to + chaos.settle), was not made: the scenario's own events[0] (down) is in force then"
+	if !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
 	}
 }
 
