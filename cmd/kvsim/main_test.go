@@ -359,6 +359,11 @@ func TestSweep(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(stderr, "runs 0,2") {
 		t.Errorf("incomplete merge: exit %d %s", code, stderr)
 	}
+	// --shard "" (a script's unset variables) would run every shard's runs.
+	code, _, stderr = kvsim(t, "sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2,3", "--shard", "", "-o", filepath.Join(dir, "s3"))
+	if _, err := os.Stat(filepath.Join(dir, "s3")); code != exitBadInput || !strings.Contains(stderr, `--shard "": want I/N`) || err == nil {
+		t.Errorf(`--shard "": exit %d %s (output: %v)`, code, stderr, err)
+	}
 }
 
 // TestPlot: a run's charts and a sweep's charts are written as PNG and SVG.
