@@ -189,15 +189,26 @@ func (s *Search) check() error {
 	}
 	s.spec = &Spec{Scenario: s.Scenario, Sets: s.Sets, Keys: []string{s.Key}, Values: [][]string{nil}, Replicates: s.Replicates,
 		Twins: s.Env.Twins}
-	for v := s.From; v <= s.To; v++ {
-		s.spec.Values[0] = append(s.spec.Values[0], strconv.FormatInt(v, 10))
-	}
+	s.spec.Values[0] = rangeValues(s.From, s.To)
 	if s.Replicates > 1 {
 		s.spec.Seed = sc.Seed
 	}
 	s.spec.Runs = int(s.To-s.From+1) * s.Replicates
 	s.prep = newPreparer(&s.Env, s.spec, s.Dir.Path, min(s.Dir.Jobs, s.spec.Runs), "--key")
 	return nil
+}
+
+// rangeValues is from, from+1, ..., to (from <= to) as the values of a
+// --vary. Not a loop on v <= to: at to = MaxInt64, v++ wraps and it never
+// ends.
+func rangeValues(from, to int64) []string {
+	var out []string
+	for v := from; ; v++ {
+		out = append(out, strconv.FormatInt(v, 10))
+		if v == to {
+			return out
+		}
+	}
 }
 
 // logf writes a line of the search's account to Log.

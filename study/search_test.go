@@ -88,3 +88,15 @@ func TestSearchTwice(t *testing.T) {
 		s.Dir.Resume = true
 	}
 }
+
+// TestRangeValues: a range's values, up to the largest integer: a search
+// of --range 9223372036854775806:9223372036854775807 once looped for ever
+// (v <= To holds for every int64), growing its list until memory ran out.
+func TestRangeValues(t *testing.T) {
+	if got := rangeValues(math.MaxInt64-1, math.MaxInt64); !slices.Equal(got, []string{"9223372036854775806", "9223372036854775807"}) {
+		t.Errorf("to MaxInt64: %q", got)
+	}
+	if got := rangeValues(-1, 1); !slices.Equal(got, []string{"-1", "0", "1"}) {
+		t.Errorf("-1 to 1: %q", got)
+	}
+}
