@@ -224,6 +224,7 @@ func TestExpectDigestPrefix(t *testing.T) {
 		{"nothexnothexnothex", exitBadInput},
 		{s.Digest[:shortDigest-1], exitBadInput},
 		{s.Digest + "0", exitBadInput},
+		{"", exitBadInput}, // a CI script's unset $DIGEST: once no check at all, exit 0
 	} {
 		o := filepath.Join(dir, fmt.Sprint(i))
 		code, _, stderr := kvsim(t, "replay", "-o", o, "--set", small, "--expect-digest", c.expect)
