@@ -72,19 +72,27 @@ func CheckMetric(name string, events int) error {
 	return err
 }
 
+// CheckMetricOf is CheckMetric for runs of sc, which must also set
+// planner.slo for a goodput metric (report.GoodputColumns) to be measured
+// against it: an SLO of a search or an expect entry.
+func CheckMetricOf(sc *scenarios.Scenario, name string) error {
+	if err := CheckMetric(name, len(sc.Events)); err != nil {
+		return err
+	}
+	if (sc.Planner == nil || sc.Planner.SLO == nil) && slices.ContainsFunc(report.GoodputColumns,
+		func(c report.Column[report.SweepRow]) bool { return c.Name == name }) {
+		return fmt.Errorf("%s is measured against planner.slo, which the scenario does not set", name)
+	}
+	return nil
+}
+
 // CheckExpect reports the expect entries of sc naming no metric of its
-// runs (CheckMetric), or a goodput metric (report.GoodputColumns) when sc
-// sets no planner.slo to measure it against, each with the key of its
-// entry.
+// runs (CheckMetricOf), each with the key of its entry.
 func CheckExpect(sc *scenarios.Scenario) error {
 	var errs []error
 	for i, e := range sc.Expectations() {
-		key := fmt.Sprintf("expect[%d]", i)
-		if err := CheckMetric(e.Metric, len(sc.Events)); err != nil {
-			errs = append(errs, sc.ErrAt(key, "%v", err))
-		} else if (sc.Planner == nil || sc.Planner.SLO == nil) && slices.ContainsFunc(report.GoodputColumns,
-			func(c report.Column[report.SweepRow]) bool { return c.Name == e.Metric }) {
-			errs = append(errs, sc.ErrAt(key, "%s is measured against planner.slo, which the scenario does not set", e.Metric))
+		if err := CheckMetricOf(sc, e.Metric); err != nil {
+			errs = append(errs, sc.ErrAt(fmt.Sprintf("expect[%d]", i), "%v", err))
 		}
 	}
 	return errors.Join(errs...)

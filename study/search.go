@@ -177,7 +177,7 @@ func (s *Search) check() error {
 	for _, text := range s.SLOs {
 		e, err := scenarios.ParseExpectation(text)
 		if err == nil {
-			err = results.CheckMetric(e.Metric, len(sc.Events))
+			err = results.CheckMetricOf(sc, e.Metric)
 		}
 		if err != nil {
 			return inputErr("--slo %q: %w", text, err)

@@ -352,6 +352,7 @@ func TestSearchBadInput(t *testing.T) {
 		{append(slices.Clone(ok), "--slo", "ttft_p99_ms <"), `kvsim: --slo "ttft_p99_ms <": "ttft_p99_ms <": want "metric op value"`},
 		{append(slices.Clone(ok), "--slo", "ttft_p99_m < 30"), `kvsim: --slo "ttft_p99_m < 30": no metric is named "ttft_p99_m" (did you mean "ttft_p99_ms"?)`},
 		{append(slices.Clone(ok), "--slo", "events[0].removed_after_s < 30"), `kvsim: --slo "events[0].removed_after_s < 30": "events[0].removed_after_s": the scenario has no events`},
+		{append(slices.Clone(ok), "--slo", "goodput_share > 0.5"), `kvsim: --slo "goodput_share > 0.5": goodput_share is measured against planner.slo, which the scenario does not set`},
 		{append(slices.Clone(ok), "--replicates", "2", "--quorum", "3"), "kvsim: --quorum 3: want 1 to --replicates (2)"},
 		{append(slices.Clone(ok), "--quorum", "0"), "kvsim: --quorum 0: want 1 to --replicates (1)"},
 		{append(slices.Clone(ok), "--replicates", "0"), "kvsim: --replicates 0: want at least 1"},
