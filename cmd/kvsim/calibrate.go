@@ -45,6 +45,8 @@ func newCalibrate() *cobra.Command {
 				return sc.ErrAt("workload.trace.time_scale", "must be 1 to calibrate: the latencies were measured at the trace's own arrival times")
 			} else if len(sc.Workload.Envelope) > 0 {
 				return sc.ErrAt("workload.envelope", "must be left out to calibrate: the latencies were measured at the trace's own arrival times")
+			} else if t.ArrivalJitter != 0 {
+				return sc.ErrAt("workload.trace.arrival_jitter", "must be 0 to calibrate: the latencies were measured at the trace's own arrival times")
 			}
 			// The fit's first replay would meet a bad trace too, but after
 			// the warnings and as one of its evaluations: refuse it first.

@@ -437,6 +437,9 @@ func TestCalibrateCommand(t *testing.T) {
 	if code, _, stderr := kvsim(t, append([]string{"calibrate"}, append(train, "--set", "workload.envelope=[{for: 1m, rate: 2}]")...)...); code != exitBadInput || !strings.Contains(stderr, "workload.envelope: must be left out to calibrate") {
 		t.Errorf("calibrate under an envelope: exit %d %s", code, stderr)
 	}
+	if code, _, stderr := kvsim(t, append([]string{"calibrate"}, append(train, "--set", "workload.trace.arrival_jitter=10ms")...)...); code != exitBadInput || !strings.Contains(stderr, "workload.trace.arrival_jitter: must be 0 to calibrate") {
+		t.Errorf("calibrate with jittered arrivals: exit %d %s", code, stderr)
+	}
 }
 
 // TestCalibrateEvaluations: a replay budget below 1 is bad input, refused
