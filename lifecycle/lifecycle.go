@@ -90,6 +90,7 @@ func (e TransitionError) Error() string {
 // Table is every worker's status, by id (dense, from 0).
 type Table struct {
 	status   []Status
+	count    [len(names)]int // the workers of each status
 	watchers []func(w int32)
 }
 
@@ -98,9 +99,14 @@ type Table struct {
 func (t *Table) Add(st Status) int32 {
 	w := int32(len(t.status))
 	t.status = append(t.status, st)
+	t.count[st]++
 	t.changed(w)
 	return w
 }
+
+// Count is how many workers have status st: what a planner's decision
+// reads, without a visit to every worker ever added.
+func (t *Table) Count(st Status) int { return t.count[st] }
 
 // Set changes worker w's status to st. It panics with a TransitionError,
 // changing nothing and telling no watcher, when no transition allows the
@@ -109,6 +115,8 @@ func (t *Table) Set(w int32, st Status) {
 	if from := t.status[w]; !legal(from, st) {
 		panic(TransitionError{Worker: w, State: from.String(), To: st.String()})
 	}
+	t.count[t.status[w]]--
+	t.count[st]++
 	t.status[w] = st
 	t.changed(w)
 }

@@ -27,6 +27,12 @@ func TestTable(t *testing.T) {
 	if v.Len() != 2 || v.Of(0) != Ready || v.Of(1) != Removed || tab.Of(1) != Removed {
 		t.Errorf("statuses %v %v, len %d", v.Of(0), v.Of(1), v.Len())
 	}
+	// The counts: one ready (0), one removed (1), none of the others.
+	for st, want := range []int{Starting: 0, Ready: 1, Draining: 0, Removed: 1, Down: 0, Restarting: 0} {
+		if got := tab.Count(Status(st)); got != want {
+			t.Errorf("%d %v, want %d", got, Status(st), want)
+		}
+	}
 	want := []string{"astarting", "bstarting", "aready", "bready", "aready", "bready", "adraining", "bdraining", "aremoved", "bremoved"}
 	if !slices.Equal(heard, want) {
 		t.Errorf("watchers heard %q, want %q", heard, want)

@@ -232,17 +232,9 @@ func (t *plannerTick) Fire(now des.Time, _, _ uint64) {
 func (c *Cluster) decide(now des.Time) {
 	p := c.planner
 	r := p.read(now)
-	var ready, starting, draining int
-	for _, n := range c.workers {
-		switch c.status(n) {
-		case lifecycle.Ready:
-			ready++
-		case lifecycle.Starting, lifecycle.Restarting, lifecycle.Down:
-			starting++
-		case lifecycle.Draining:
-			draining++
-		}
-	}
+	t := &c.life
+	ready, draining := t.Count(lifecycle.Ready), t.Count(lifecycle.Draining)
+	starting := t.Count(lifecycle.Starting) + t.Count(lifecycle.Restarting) + t.Count(lifecycle.Down)
 	active := ready + starting
 	wanted := p.want(r, ready, active)
 	row := report.PlannerRow{AtNs: int64(now), Queue: r.queue, KV: r.kv, ArrivalRate: r.rate, Wanted: int32(wanted),
