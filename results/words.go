@@ -100,8 +100,8 @@ func TraceLines(e *report.EventRow) []string {
 	if !e.Twinned {
 		trace = "the event's effect mixed with the trace's own change: --twins separates them"
 	}
-	lines := []string{fmt.Sprintf("before → after (%s): TTFT p50 %.1f → %.1f ms, p99 %.1f → %.1f ms (%d requests in the %v before, %d in the %v after)",
-		trace, e.Before.TTFTP50Ms, e.After.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP99Ms,
+	lines := []string{fmt.Sprintf("before → after (%s): TTFT p50 %s, p99 %s (%d requests in the %v before, %d in the %v after)",
+		trace, msArrow(e.Before.TTFTP50Ms, e.After.TTFTP50Ms), msArrow(e.Before.TTFTP99Ms, e.After.TTFTP99Ms),
 		e.Before.Requests, RoundMs(e.WindowBeforeNs), e.After.Requests, RoundMs(e.WindowAfterNs))}
 	// the change across the event and its effect, both nonzero and of opposite signs
 	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && change*e.Delta.TTFTP99Ms < 0 {
@@ -110,6 +110,21 @@ func TraceLines(e *report.EventRow) []string {
 			bySign(e.Delta.TTFTP99Ms, "raised", "lowered"), math.Abs(e.Delta.TTFTP99Ms), bySign(change, "rise", "fall")))
 	}
 	return lines
+}
+
+// msArrow is a latency before and after an event, "12.3 → 14.0 ms"; a
+// window without a request has none, "none", not NaN.
+func msArrow(before, after float64) string {
+	if !math.IsNaN(before) && !math.IsNaN(after) {
+		return fmt.Sprintf("%.1f → %.1f ms", before, after)
+	}
+	ms := func(v float64) string {
+		if math.IsNaN(v) {
+			return "none"
+		}
+		return fmt.Sprintf("%.1f ms", v)
+	}
+	return ms(before) + " → " + ms(after)
 }
 
 // effectText is an event's effect: the run minus its twin (the same run

@@ -2,6 +2,7 @@ package results
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/report"
@@ -94,5 +95,27 @@ func TestFaultWords(t *testing.T) {
 	}
 	if EventNoun(&drawn[0]) != "chaos" || EventNoun(&link) != "link fault" {
 		t.Errorf("nouns %q, %q", EventNoun(&drawn[0]), EventNoun(&link))
+	}
+}
+
+// TestTraceLinesEmptyWindows: an event after the last arrival has no
+// request in either window: its latencies are none, not NaN; one with
+// both windows measured reads as before.
+func TestTraceLinesEmptyWindows(t *testing.T) {
+	nan := math.NaN()
+	e := &report.EventRow{Twinned: true, WindowBeforeNs: 180e9}
+	e.Before.TTFTP50Ms, e.Before.TTFTP99Ms, e.After.TTFTP50Ms, e.After.TTFTP99Ms = nan, nan, nan, nan
+	want := "before → after (the trace's own change, not the event's effect): TTFT p50 none → none, p99 none → none (0 requests in the 3m0s before, 0 in the 0s after)"
+	if got := TraceLines(e); len(got) != 1 || got[0] != want {
+		t.Errorf("empty windows: %q\nwant %q", got, want)
+	}
+	e.Before.TTFTP50Ms, e.Before.TTFTP99Ms, e.Before.Requests = 12.34, 40, 3
+	want = "before → after (the trace's own change, not the event's effect): TTFT p50 12.3 ms → none, p99 40.0 ms → none (3 requests in the 3m0s before, 0 in the 0s after)"
+	if got := TraceLines(e); len(got) != 1 || got[0] != want {
+		t.Errorf("empty window after: %q\nwant %q", got, want)
+	}
+	e.After.TTFTP50Ms, e.After.TTFTP99Ms = 14, 50
+	if got := TraceLines(e)[0]; !strings.Contains(got, "TTFT p50 12.3 → 14.0 ms, p99 40.0 → 50.0 ms") {
+		t.Errorf("both windows: %q", got)
 	}
 }
