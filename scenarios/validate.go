@@ -121,10 +121,6 @@ func oneOf[T ~string](c *check, key string, v T, allowed ...T) {
 // cluster, router, kvcr, events, then expect and report).
 func (sc *Scenario) validate() error {
 	c := &check{sc: sc}
-	if n := sc.Name; n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
-		// replay writes to out/<name> by default: "../x" would write outside out/
-		c.fail("name", "%q: must name one directory (replay writes out/<name> by default): no / or \\, and not . or ..", n)
-	}
 	sc.validateWorkload(c)
 	sc.validateCluster(c)
 	sc.validateRouter(c)
