@@ -104,6 +104,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", "--bogus"}, exitBadInput, "unknown flag"},
 		{[]string{"replay", "-o", ""}, exitBadInput, `-o "": name the output directory`},
 		{[]string{"replay", "-o="}, exitBadInput, `-o "=": name the output directory`},
+		{[]string{"replay", "--set", "name=../../etc"}, exitBadInput, `--set: name: "../../etc" is not one directory's name, which the default output out/<name> needs: give -o DIR`},
 		{[]string{"bogus"}, exitBadInput, "unknown command"},
 	} {
 		code, _, stderr := kvsim(t, c.args...)

@@ -89,6 +89,10 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 	}
 	dir := f.out
 	if dir == "" {
+		if n := sc.Name; n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+			// out/../../etc would be outside out/; out/a/b a folder of folders
+			return sc.ErrAt("name", "%q is not one directory's name, which the default output out/<name> needs: give -o DIR", n)
+		}
 		dir = filepath.Join("out", sc.Name)
 	}
 	out, err := report.Create(dir, f.force)
