@@ -182,6 +182,9 @@ type Manifest struct {
 	Sets     []string `json:"sets"`
 	// Trace is the replayed trace; nil for a synthetic workload.
 	Trace *FileID `json:"trace,omitempty"`
+	// ModelConfig is the engine's cluster.engine.timing.model_config (a
+	// config.json the resolved scenario names by path only); nil without.
+	ModelConfig *FileID `json:"model_config,omitempty"`
 }
 
 // FileID identifies a file's contents.
@@ -232,12 +235,12 @@ func StartIdentifyFile(path string) (func() (*FileID, error), error) {
 }
 
 // SameRun reports whether two manifests describe the same run: the same
-// build (down to the executable's bytes), scenario, overrides and trace
-// contents. The command line may
+// build (down to the executable's bytes), scenario, overrides, and trace
+// and model_config contents. The command line may
 // differ (a sweep resumed with other flags).
 func (m *Manifest) SameRun(o *Manifest) bool {
 	return m.Tool == o.Tool && m.Build == o.Build && m.Scenario == o.Scenario &&
-		slices.Equal(m.Sets, o.Sets) && m.Trace.Equal(o.Trace)
+		slices.Equal(m.Sets, o.Sets) && m.Trace.Equal(o.Trace) && m.ModelConfig.Equal(o.ModelConfig)
 }
 
 // Equal reports whether f and o identify the same file contents at the

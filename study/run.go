@@ -114,7 +114,8 @@ func (e *Env) Manifest(path string, sets []string, sc *scenarios.Scenario) (*rep
 }
 
 // complete adds to m, sc's manifest from Manifest, the executable's hash
-// and the identity of the trace sc replays, waiting for them.
+// and the identities of the trace sc replays and of its engine's
+// model_config, waiting for them.
 func complete(m *report.Manifest, sc *scenarios.Scenario) error {
 	m.Build = m.Build.WithExecutable()
 	if t := sc.Workload.Trace; t != nil {
@@ -125,6 +126,13 @@ func complete(m *report.Manifest, sc *scenarios.Scenario) error {
 		if err != nil {
 			return errTrace(sc, err)
 		}
+	}
+	if path := sc.Cluster.Engine.Timing.ModelConfig; path != "" { // read when the scenario loaded: resolved, readable
+		id, err := report.IdentifyFile(path)
+		if err != nil {
+			return sc.ErrAt("cluster.engine.timing.model_config", "%v", err)
+		}
+		m.ModelConfig = id
 	}
 	return nil
 }

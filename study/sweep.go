@@ -228,8 +228,8 @@ func (pr *preparer) run(p Point) (*run, error) {
 // doneRow returns the row and the warnings of a run its directory already
 // holds, or nil and why the run must be done again: a run counts as done
 // when its summary.json's manifest describes this grid point (same build,
-// scenario, --set values and trace) and its scenario.yaml is this point's
-// scenario, resolved.
+// scenario, --set values, trace and model_config) and its scenario.yaml is
+// this point's scenario, resolved.
 func doneRow(r *run) (*report.SweepRow, []string, string, error) {
 	s, err := ReadRunSummary(r.dir)
 	switch {
@@ -240,6 +240,8 @@ func doneRow(r *run) (*report.SweepRow, []string, string, error) {
 			s.Manifest.Build.ExecutableSHA256, r.m.Build.ExecutableSHA256), nil
 	case !s.Manifest.Trace.Equal(r.m.Trace):
 		return nil, nil, "the trace changed since they ran (its size or SHA-256 differs)", nil
+	case !s.Manifest.ModelConfig.Equal(r.m.ModelConfig):
+		return nil, nil, "the engine's model_config changed since they ran (its size or SHA-256 differs)", nil
 	case !s.Manifest.SameRun(r.m):
 		return nil, nil, "their manifest names another scenario or --set values", nil
 	}

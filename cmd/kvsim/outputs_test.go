@@ -564,3 +564,31 @@ func TestReplayEvents(t *testing.T) {
 		t.Errorf("sweep: exit %d, stderr %q lacks %q", code, stderr, want)
 	}
 }
+
+// TestSweepResumeModelConfig: a sweep whose engine reads a config.json
+// (cluster.engine.timing.model_config) runs its finished runs again on
+// --resume once the file changed: its resolved scenario names it by path
+// only (with gpu_blocks and the G2 capacity given, nothing it derives from
+// the file changes when the MLP's width does, but the roofline's pass
+// times do), so the manifest carries its size and SHA-256, as a trace's.
+func TestSweepResumeModelConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg, _ := os.ReadFile("../../engine/testdata/models/llama-2-7b.json")
+	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
+	sc := filepath.Join(dir, "s.yaml")
+	os.WriteFile(sc, []byte("workload: {synthetic: {requests: 40, rate: 20}}\n"+
+		"cluster: {workers: 2, g2: {capacity_blocks: 4000}, engine: {gpu_blocks: 2000, timing: {model: roofline, gpu: h100, model_config: config.json}}}\n"), 0o644)
+	out := filepath.Join(dir, "sweep")
+	args := []string{"sweep", sc, "-o", out, "--vary", "cluster.workers=1,2"}
+	if code, _, stderr := kvsim(t, args...); code != exitOK {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := kvsim(t, append(args, "--resume")...); code != exitOK || strings.Contains(stderr, "run again") {
+		t.Errorf("resume, nothing changed: exit %d %q", code, stderr)
+	}
+	os.WriteFile(filepath.Join(dir, "config.json"), bytes.Replace(cfg, []byte(`"intermediate_size": 11008`), []byte(`"intermediate_size": 11000`), 1), 0o644)
+	want := "kvsim: warning: --resume: 2 finished runs are run again (run 0-1): the engine's model_config changed since they ran (its size or SHA-256 differs)\n"
+	if code, _, stderr := kvsim(t, append(args, "--resume")...); code != exitOK || stderr != want {
+		t.Errorf("resume, config changed: exit %d %q, want %q", code, stderr, want)
+	}
+}
