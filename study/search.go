@@ -229,8 +229,8 @@ func (s *Search) prepare(values []int64) ([]*run, error) {
 		for r := range n {
 			warned := len(s.prep.warnings)
 			run, err := s.prep.run(s.spec.at(dims, int(v-s.From)*n+r))
-			if err != nil {
-				return nil, err
+			if err != nil { // a value the scenario refuses, found only once probed: name it
+				return nil, fmt.Errorf("--key %s=%d: %w", s.Key, v, err)
 			}
 			s.warn(s.prep.warnings[warned:])
 			runs = append(runs, run)

@@ -334,6 +334,20 @@ func TestSearchWarnings(t *testing.T) {
 	}
 }
 
+// TestSearchRefusedValue: a value of the range the scenario refuses is
+// found only when probed: burst's 12 requests with skip 2, searched over
+// limit 0 (no limit: 10 requests, meets requests_completed > 3) to 4 (2
+// requests: fails); the midpoint, limit 2, keeps only requests skip
+// skips. Bad input (exit 2), and the message names the value.
+func TestSearchRefusedValue(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "s")
+	code, _, stderr := kvsim(t, "search", burst(t), "-q", "-o", out, "--set", "workload.trace.skip=2",
+		"--key", "workload.trace.limit", "--range", "0:4", "--slo", "requests_completed > 3")
+	if want := "kvsim: --key workload.trace.limit=2: --set: workload.trace.skip: skips all 2 requests the limit keeps\n"; code != exitBadInput || stderr != want {
+		t.Errorf("exit %d, %q; want %d, %q", code, stderr, exitBadInput, want)
+	}
+}
+
 // TestSearchBadInput: a bad command line, key, range, SLO or quorum is
 // bad input (exit 2), named, and nothing is written.
 func TestSearchBadInput(t *testing.T) {
