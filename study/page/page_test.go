@@ -503,3 +503,18 @@ func TestPlannerPage(t *testing.T) {
 		t.Error("a run with only planner events has a section of events in full, or twins")
 	}
 }
+
+// TestEmptyShard: the page of a shard whose part of the grid is empty
+// (2 runs, shard 3 of 3) says the sweep holds no run, not that its
+// scenario failed to load ("<nil>") or has no events.
+func TestEmptyShard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shard")
+	sweepInto(t, dir, &study.Spec{Sets: small, Keys: []string{"cluster.workers"}, Values: [][]string{{"2", "4"}}, Replicates: 1, Shard: "3/3"})
+	text := pageOf(t, dir)
+	inOrder(t, text, "The sweep holds no run (a shard whose part of the grid is empty)", "The sweep holds no run: there is nothing to compare.")
+	for _, bad := range []string{"nil", "does not load here", "has no events"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("the page says %q", bad)
+		}
+	}
+}

@@ -137,6 +137,8 @@ func (g *grid) question(search bool) *section {
 			q.p("%s", line)
 		}
 		q.note("The scenario as its first run ran it: the values it varies are those of run 0.")
+	} else if len(g.summaries) == 0 {
+		q.add(block{Warn: fmt.Sprintf("The sweep holds no run (a shard whose part of the grid is empty), so the scenario is not put in words; sweep.json names its file: %s.", scenarioName(g.spec.Scenario))})
 	} else if errors.Is(g.scErr, fs.ErrNotExist) {
 		q.add(block{Warn: fmt.Sprintf("The runs' directories are not here (as after kvsim sweep merge), so the scenario is not put in words; sweep.json names its file: %s.", scenarioName(g.spec.Scenario))})
 	} else {
@@ -194,6 +196,10 @@ func (g *grid) question(search bool) *section {
 // pass, when not nil, marks the points meeting the SLOs, and most the one
 // with the most room under the first (-1 none).
 func (g *grid) effects(s *section, pass []bool, most int) {
+	if len(g.summaries) == 0 {
+		s.add(block{Warn: "The sweep holds no run: there is nothing to compare."})
+		return
+	}
 	if g.events == 0 {
 		s.add(block{Warn: "The scenario has no events: the grid points compare the runs as they are (the points below)."})
 		return
