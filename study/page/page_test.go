@@ -518,3 +518,20 @@ func TestEmptyShard(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepSLOOnEventsOfSomePoints: a grid varying the events (none, or
+// an add then a drain), marked by an SLO on the second event: the point
+// without events cannot meet it, the other does (its TTFT p99 after the
+// drain is far under 100 s); the page once failed, "the scenario has no
+// events", and no page was written.
+func TestSweepSLOOnEventsOfSomePoints(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	sweepInto(t, dir, &study.Spec{Sets: small, Keys: []string{"events"}, Values: [][]string{{"[]", "[{at: 1s, add: 1}, {at: 2s, drain: [0]}]"}}, Replicates: 1})
+	page, err := Render(dir, Options{SLOs: []string{"events[1].ttft_p99_after_ms < 100000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := string(page); !strings.Contains(text, "1 of 2 grid points meet events[1].ttft_p99_after_ms &lt; 100000 in every replicate") {
+		t.Errorf("the page does not mark the one point with the event")
+	}
+}

@@ -643,8 +643,9 @@ func (g *grid) checkSLOs(slos []string) ([]bool, int, error) {
 			}
 			for j, e := range es {
 				v, err := results.Metric(s.Summary, e.Metric)
-				if err != nil {
-					return nil, 0, err
+				if err != nil { // a point without the event the SLO names (a grid varying events): it cannot meet it
+					pass[i] = false
+					break
 				}
 				pass[i] = pass[i] && v.Meets(e)
 				if j == 0 {
