@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -229,8 +230,11 @@ func (s *Search) prepare(values []int64) ([]*run, error) {
 		for r := range n {
 			warned := len(s.prep.warnings)
 			run, err := s.prep.run(s.spec.at(dims, int(v-s.From)*n+r))
-			if err != nil { // a value the scenario refuses, found only once probed: name it
-				return nil, fmt.Errorf("--key %s=%d: %w", s.Key, v, err)
+			if err != nil { // a value the scenario refuses, found only once probed: name it, unless the error does
+				if ie, ok := errors.AsType[*scenarios.InputError](err); !ok || ie.File != "--key" {
+					err = fmt.Errorf("--key %s=%d: %w", s.Key, v, err)
+				}
+				return nil, err
 			}
 			s.warn(s.prep.warnings[warned:])
 			runs = append(runs, run)
