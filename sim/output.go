@@ -122,6 +122,9 @@ func (p *Plan) CheckOutput() error {
 			span, until = t.last, "the trace's last arrival"
 		}
 	}
+	if err := p.checkPlannerRows(span, until); err != nil {
+		return err
+	}
 	rows := p.SampleRows(span)
 	if rows <= MaxSampleRows {
 		return nil
@@ -132,23 +135,60 @@ func (p *Plan) CheckOutput() error {
 }
 
 // fitInterval says how a time series of workers' rows up to span fits in
-// limit rows: the shortest interval that does (span / interval + 1 samples
-// a worker, at most limit / workers, rounded up to a whole second, or
-// millisecond below a second), or fewer workers.
+// limit rows: the shortest report.sample_interval that does, or fewer
+// workers.
 func fitInterval(span des.Time, workers int, limit int64) string {
 	if workers > 0 {
-		if n := limit / int64(workers); n > 1 {
-			fit := ceilDiv(int64(span), n-1)
-			unit := int64(des.Millisecond)
-			if fit > int64(des.Second) {
-				unit = int64(des.Second)
-			}
-			if q := ceilDiv(fit, unit); q <= math.MaxInt64/unit {
-				return fmt.Sprintf("set report.sample_interval to %v or more, or run fewer workers", des.Time(q*unit))
-			}
+		if iv, ok := fitting(span, limit/int64(workers)); ok {
+			return fmt.Sprintf("set report.sample_interval to %v or more, or run fewer workers", iv)
 		}
 	}
 	return "run fewer workers"
+}
+
+// fitting is the shortest interval at which the instants 0, interval,
+// 2 x interval, ... up to span are at most n (span / interval + 1 <= n),
+// rounded up to a whole second (or millisecond, below a second); false
+// when none is (n < 2, or too long for a time).
+func fitting(span des.Time, n int64) (des.Time, bool) {
+	if n < 2 {
+		return 0, false
+	}
+	fit := ceilDiv(int64(span), n-1)
+	unit := int64(des.Millisecond)
+	if fit > int64(des.Second) {
+		unit = int64(des.Second)
+	}
+	q := ceilDiv(fit, unit)
+	return des.Time(q * unit), q <= math.MaxInt64/unit
+}
+
+// MaxPlannerRows is the most decisions a planner may be estimated to take
+// (planner.parquet: a row each, held in memory until the run ends, about
+// 300 bytes: 300 MB at the bound). A day of decisions every 100 ms is
+// 864,000; the default intervals (5 s to 180 s) take far fewer.
+const MaxPlannerRows = 1_000_000
+
+// checkPlannerRows refuses a plan whose planner would decide more than
+// MaxPlannerRows times: once every planner.interval up to span, the later
+// of the workload's last arrival and the last scripted event (until says
+// which), as CheckOutput estimates it; the run goes on deciding while its
+// last requests finish, up to planner.tail more.
+func (p *Plan) checkPlannerRows(span des.Time, until string) error {
+	sc := p.Scenario
+	if !sc.HasPlanner() {
+		return nil
+	}
+	iv := des.Time(sc.Planner.Interval)
+	if n := int64(span / iv); n > MaxPlannerRows {
+		way := "shorten the workload"
+		if fit, ok := fitting(span, MaxPlannerRows+1); ok {
+			way = fmt.Sprintf("set planner.interval to %v or more", fit)
+		}
+		return sc.ErrAt("planner.interval", "the planner would decide about %s times (every %v up to %v, %s), more than the %s decisions a run may keep (planner.parquet, a row each, held in memory until the run ends); %s",
+			millions(n), iv, span/des.Millisecond*des.Millisecond, until, millions(MaxPlannerRows), way)
+	}
+	return nil
 }
 
 // ceilDiv is a / b rounded up, for a >= 0 and b > 0.

@@ -207,3 +207,25 @@ func TestRunawayIsStopped(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannerRows: a planner deciding every 1 ms over a workload of 2
+// requests at 0.0002 a second (sessions start over 2 / 0.0002 = 10,000 s,
+// the estimate's span) would decide 10,000,000 times, a planner.parquet
+// row each held in memory: refused at planner.interval, with the interval
+// that fits, 10,000 s / 1,000,000 = 10 ms, which passes (1,000,000
+// decisions, not more than the bound).
+func TestPlannerRows(t *testing.T) {
+	y := "workload: {synthetic: {requests: 2, rate: 0.0002}}\ncluster: {workers: 1}\nplanner: {policy: load, interval: 1ms}\n"
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), nil)
+	p := prepared(t, sc, err)
+	want := "s.yaml:3: planner.interval: the planner would decide about 10.0 million times (every 1ms up to 2h46m40s, the workload's last arrival, as estimated), " +
+		"more than the 1.0 million decisions a run may keep (planner.parquet, a row each, held in memory until the run ends); set planner.interval to 10ms or more"
+	var ie *scenarios.InputError
+	if err := p.CheckOutput(); !errors.As(err, &ie) || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("got %v\nwant ...%s", err, want)
+	}
+	sc, err = scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(y), []string{"planner.interval=10ms"})
+	if err := prepared(t, sc, err).CheckOutput(); err != nil {
+		t.Errorf("10 ms: %v", err)
+	}
+}
