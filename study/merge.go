@@ -28,7 +28,11 @@ func (e *Env) Merge(dirs []string, out string, force bool) (*Spec, []report.Swee
 		if spec == nil {
 			spec = s
 		} else if !spec.sameGrid(s) {
-			return nil, nil, inputErr("%s (shard %s) is part of another sweep than %s", d, shard, dirs[0])
+			part := ""
+			if shard != "" {
+				part = " (shard " + shard + ")"
+			}
+			return nil, nil, inputErr("%s%s is part of another sweep than %s", d, part, dirs[0])
 		}
 		if !exists(filepath.Join(d, report.SweepFile)) {
 			return nil, nil, inputErr("%s is an unfinished sweep (no sweep.parquet): finish it with the command that started it and --resume", d)

@@ -196,8 +196,11 @@ func startDir(dir string, force, resume bool, spec *Spec) error {
 		}
 		return nil
 	}
-	if _, err := os.Lstat(dir); err == nil {
+	if fi, err := os.Lstat(dir); err == nil {
 		if !force {
+			if !fi.IsDir() || !exists(filepath.Join(dir, report.SweepSpecFile)) {
+				return inputErr("output %s already exists and holds no sweep: choose another -o, or --force to replace it if kvsim wrote it", dir)
+			}
 			return inputErr("output %s already exists: add --resume to finish the sweep it holds, or --force to replace it", dir)
 		}
 		if err := report.Replaceable(dir); err != nil {

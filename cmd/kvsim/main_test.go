@@ -361,6 +361,21 @@ func TestSweep(t *testing.T) {
 	if code != exitBadInput || !strings.Contains(stderr, "runs 0,2") {
 		t.Errorf("incomplete merge: exit %d %s", code, stderr)
 	}
+	// Parts of two grids do not merge; a part without a shard is named
+	// without one.
+	other := filepath.Join(dir, "other")
+	if code, _, stderr := kvsim(t, "sweep", "../../scenarios/default.yaml", "--set", small, "--vary", "cluster.workers=2", "-q", "-o", other); code != exitOK {
+		t.Fatal(stderr)
+	}
+	code, _, stderr = kvsim(t, "sweep", "merge", "-o", filepath.Join(dir, "m3"), filepath.Join(dir, "s1"), other)
+	if want := "kvsim: " + other + " is part of another sweep than " + filepath.Join(dir, "s1") + "\n"; code != exitBadInput || stderr != want {
+		t.Errorf("merging two grids: exit %d %q, want %q", code, stderr, want)
+	}
+	// An existing -o that holds no sweep is not offered --resume.
+	code, _, stderr = kvsim(t, "sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2", "-o", filepath.Join(dir, "s1", "sweep.parquet"))
+	if code != exitBadInput || !strings.Contains(stderr, "already exists and holds no sweep: choose another -o") {
+		t.Errorf("sweep -o onto a file: exit %d %s", code, stderr)
+	}
 	// --shard "" (a script's unset variables) would run every shard's runs.
 	code, _, stderr = kvsim(t, "sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2,3", "--shard", "", "-o", filepath.Join(dir, "s3"))
 	if _, err := os.Stat(filepath.Join(dir, "s3")); code != exitBadInput || !strings.Contains(stderr, `--shard "": want I/N`) || err == nil {
