@@ -229,3 +229,14 @@ func TestPlannerRows(t *testing.T) {
 		t.Errorf("10 ms: %v", err)
 	}
 }
+
+// TestNoRequestsPastSkip: a trace of 2 requests with skip 5 has none left:
+// the error names skip and the trace, not only "the workload".
+func TestNoRequestsPastSkip(t *testing.T) {
+	sc := traceScenario(t, fixed10x5, []traceLine{{0, 32, 1, ids(1, 2)}, {1, 32, 1, ids(3, 4)}}, "workload.trace.skip=5")
+	_, err := Run(context.Background(), sc, Options{})
+	var ie *scenarios.InputError
+	if !errors.As(err, &ie) || ie.Key != "workload.trace.skip" || !strings.HasSuffix(err.Error(), "t.jsonl holds none past the 5 skipped") {
+		t.Errorf("got %v", err)
+	}
+}

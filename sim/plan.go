@@ -280,6 +280,9 @@ func (p *Plan) readTrace() (*traceRead, error) {
 
 // errNoRequests is the error of a workload without a request.
 func errNoRequests(sc *scenarios.Scenario) error {
+	if t := sc.Workload.Trace; t != nil && t.Skip > 0 {
+		return sc.ErrAt("workload.trace.skip", "the workload has no requests: %s holds none past the %d skipped", t.Path, t.Skip)
+	}
 	return &scenarios.InputError{File: traceFile(sc), Key: "workload", Err: errors.New("the workload has no requests")}
 }
 
