@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 
@@ -88,6 +89,9 @@ func (m *Mooncake) Next() (*Request, error) {
 	for m.sc.Scan() {
 		m.line++
 		b := m.sc.Bytes()
+		if m.line == 1 { // a byte order mark, as a Windows editor writes one (the CSV and otel readers take it too)
+			b = bytes.TrimPrefix(b, []byte("\ufeff"))
+		}
 		if len(trimSpace(b)) == 0 {
 			continue
 		}
