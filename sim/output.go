@@ -97,12 +97,13 @@ func (p *Plan) syntheticSpan() (span des.Time, ok bool) {
 	return span, true
 }
 
-// CheckOutput refuses a plan whose time series (SampleRows) would pass
-// MaxSampleRows, naming the scenario key that adds the most workers (as
-// CheckMemory does), the estimate and the way out: the report.sample_interval
-// that fits, or fewer workers. For a trace it reads the trace (once a plan:
-// ReadWorkload keeps what it found) only when a week of it would pass the
-// bound; its error is then the trace's.
+// CheckOutput refuses a plan whose planner would decide more than
+// MaxPlannerRows times (checkPlannerRows), or whose time series
+// (SampleRows) would pass MaxSampleRows, naming the scenario key that adds
+// the most workers (as CheckMemory does), the estimate and the way out: the
+// report.sample_interval that fits, or fewer workers. For a trace it reads
+// the trace (once a plan: ReadWorkload keeps what it found) only when a
+// week of it would pass a bound; its error is then the trace's.
 func (p *Plan) CheckOutput() error {
 	span, until := p.eventSpan(), "the scenario's last event"
 	if p.Scenario.Workload.Synthetic != nil {
@@ -113,7 +114,7 @@ func (p *Plan) CheckOutput() error {
 		if s >= span {
 			span, until = s, "the workload's last arrival, as estimated"
 		}
-	} else if p.SampleRows(span) <= MaxSampleRows && p.SampleRows(max(span, p.horizon())) > MaxSampleRows {
+	} else if !p.pastBounds(span) && p.pastBounds(max(span, p.horizon())) {
 		t, err := p.readTrace()
 		if err != nil {
 			return err
@@ -163,6 +164,21 @@ func fitting(span des.Time, n int64) (des.Time, bool) {
 	return des.Time(q * unit), q <= math.MaxInt64/unit
 }
 
+// pastBounds reports whether a run sampled, and its planner deciding, up
+// to span would pass MaxSampleRows or MaxPlannerRows.
+func (p *Plan) pastBounds(span des.Time) bool {
+	return p.SampleRows(span) > MaxSampleRows || p.plannerRows(span) > MaxPlannerRows
+}
+
+// plannerRows is the decisions of the plan's planner up to span, one every
+// planner.interval; 0 without a planner.
+func (p *Plan) plannerRows(span des.Time) int64 {
+	if !p.Scenario.HasPlanner() {
+		return 0
+	}
+	return int64(span / des.Time(p.Scenario.Planner.Interval))
+}
+
 // MaxPlannerRows is the most decisions a planner may be estimated to take
 // (planner.parquet: a row each, held in memory until the run ends, about
 // 300 bytes: 300 MB at the bound). A day of decisions every 100 ms is
@@ -176,11 +192,8 @@ const MaxPlannerRows = 1_000_000
 // last requests finish, up to planner.tail more.
 func (p *Plan) checkPlannerRows(span des.Time, until string) error {
 	sc := p.Scenario
-	if !sc.HasPlanner() {
-		return nil
-	}
-	iv := des.Time(sc.Planner.Interval)
-	if n := int64(span / iv); n > MaxPlannerRows {
+	if n := p.plannerRows(span); n > MaxPlannerRows {
+		iv := des.Time(sc.Planner.Interval)
 		way := "shorten the workload"
 		if fit, ok := fitting(span, MaxPlannerRows+1); ok {
 			way = fmt.Sprintf("set planner.interval to %v or more", fit)

@@ -228,6 +228,15 @@ func TestPlannerRows(t *testing.T) {
 	if err := prepared(t, sc, err).CheckOutput(); err != nil {
 		t.Errorf("10 ms: %v", err)
 	}
+	// A trace's last arrival, 1 h, is read for the estimate (a week of
+	// decisions every 1 ms would pass the bound): 3,600,000 decisions,
+	// refused; 1 h / 1,000,000 = 3.6 ms, 4 ms rounded up to a millisecond.
+	sc = traceScenario(t, fixed10x5, []traceLine{{0, 32, 1, ids(1, 2)}, {3_600_000, 32, 1, ids(3, 4)}}, "planner={policy: load, interval: 1ms}")
+	want = "planner.interval: the planner would decide about 3.6 million times (every 1ms up to 1h0m0s, the trace's last arrival), " +
+		"more than the 1.0 million decisions a run may keep (planner.parquet, a row each, held in memory until the run ends); set planner.interval to 4ms or more"
+	if err := prepared(t, sc, nil).CheckOutput(); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("a trace: got %v\nwant ...%s", err, want)
+	}
 }
 
 // TestNoRequestsPastSkip: a trace of 2 requests with skip 5 has none left:
