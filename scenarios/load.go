@@ -77,8 +77,9 @@ func FlagFrom(flag string, i int) Option {
 	return func(d *decoder) { d.flag, d.flagFrom = flag, i }
 }
 
-// displayName is how errors name a scenario file.
-func displayName(file string) string {
+// DisplayName is how errors name the scenario file file: its path, or
+// "default scenario" for "", the embedded one.
+func DisplayName(file string) string {
 	if file == "" {
 		return "default scenario"
 	}
@@ -87,12 +88,12 @@ func displayName(file string) string {
 
 // DisplayFile is how errors name the scenario's file: its path, or
 // "default scenario" for the embedded one.
-func (sc *Scenario) DisplayFile() string { return displayName(sc.File) }
+func (sc *Scenario) DisplayFile() string { return DisplayName(sc.File) }
 
 // Parse is Load on data already read; file is the path relative paths
 // resolve against ("" for the embedded default).
 func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, error) {
-	name := displayName(file)
+	name := DisplayName(file)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlError(name, data, err)

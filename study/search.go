@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -230,10 +229,7 @@ func (s *Search) prepare(values []int64) ([]*run, error) {
 		for r := range n {
 			warned := len(s.prep.warnings)
 			run, err := s.prep.run(s.spec.at(dims, int(v-s.From)*n+r))
-			if err != nil { // a value the scenario refuses, found only once probed: name it, unless the error does
-				if ie, ok := errors.AsType[*scenarios.InputError](err); !ok || ie.File != "--key" {
-					err = fmt.Errorf("--key %s=%d: %w", s.Key, v, err)
-				}
+			if err != nil {
 				return nil, err
 			}
 			s.warn(s.prep.warnings[warned:])

@@ -186,14 +186,54 @@ type preparer struct {
 	out      string
 	atOnce   int              // the runs that share the memory (Prepare)
 	flag     scenarios.Option // names the flag of the values past spec.Sets in errors
+	flagName string           // that flag: --vary, or a search's --key
 	read     map[traceKey]bool
 	warnings []string
 }
 
 func newPreparer(env *Env, spec *Spec, out string, atOnce int, flag string) *preparer {
 	return &preparer{env: env, spec: spec, out: out, atOnce: atOnce,
-		flag: scenarios.FlagFrom(flag, len(spec.Sets)), read: map[traceKey]bool{}}
+		flag: scenarios.FlagFrom(flag, len(spec.Sets)), flagName: flag, read: map[traceKey]bool{}}
 }
+
+// atPoint names grid point p's values in err, an error of its scenario's
+// keys that is not already one of the varied key's (which the flag names),
+// nor a trace's, nor the scenario's without them: a value another key
+// refuses ("--key
+// workload.trace.limit=2: --set: workload.trace.skip: ..."), which a
+// search finds only when it probes the value.
+func (pr *preparer) atPoint(p Point, err error) error {
+	ie, ok := errors.AsType[*scenarios.InputError](err)
+	if !ok || ie.File != "--set" && ie.File != scenarios.DisplayName(pr.spec.Scenario) {
+		return err
+	}
+	if _, base := Prepare(pr.spec.Scenario, pr.spec.Sets, pr.atOnce, pr.spec.Twins); base != nil {
+		return err // the scenario fails without the point's values too: not the point's
+	}
+	keys, _ := pr.spec.Dims()
+	at := make([]string, len(keys))
+	for i, k := range keys {
+		at[i] = k + "=" + p.Values[i]
+	}
+	return &pointError{at: pr.flagName + " " + strings.Join(at, " "), err: err}
+}
+
+// pointError is an error of a grid point's scenario, each of its lines
+// (one an error of a key) led by the point's values.
+type pointError struct {
+	at  string
+	err error
+}
+
+func (e *pointError) Error() string {
+	lines := strings.Split(e.err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = e.at + ": " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (e *pointError) Unwrap() error { return e.err }
 
 // run prepares the run of grid point p into out/runs/run-NNN, reading its
 // trace when no run prepared before read it.
@@ -201,7 +241,7 @@ func (pr *preparer) run(p Point) (*run, error) {
 	sets := pr.spec.setsOf(p)
 	plan, err := Prepare(pr.spec.Scenario, sets, pr.atOnce, pr.spec.Twins, pr.flag)
 	if err != nil {
-		return nil, err
+		return nil, pr.atPoint(p, err)
 	}
 	sc := plan.Scenario
 	if t := sc.Workload.Trace; t != nil && !pr.read[traceKey{*t, sc.Cluster.Engine.BlockSize}] {

@@ -373,8 +373,19 @@ func TestSweep(t *testing.T) {
 	}
 	// An existing -o that holds no sweep is not offered --resume.
 	code, _, stderr = kvsim(t, "sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2", "-o", filepath.Join(dir, "s1", "sweep.parquet"))
-	if code != exitBadInput || !strings.Contains(stderr, "already exists and holds no sweep: choose another -o") {
+	if code != exitBadInput || !strings.Contains(stderr, "already exists and is a file: choose another -o") {
 		t.Errorf("sweep -o onto a file: exit %d %s", code, stderr)
+	}
+	code, _, stderr = kvsim(t, "sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2", "-o", filepath.Join(dir, "s1", "runs"))
+	if code != exitBadInput || !strings.Contains(stderr, "already exists and holds no sweep: choose another -o, or --force to replace it (an empty folder, or one kvsim wrote)") {
+		t.Errorf("sweep -o onto a folder holding no sweep: exit %d %s", code, stderr)
+	}
+	// A grid point its scenario refuses is named on each line of the error.
+	code, _, stderr = kvsim(t, "sweep", "../../scenarios/golden/drain.yaml", "--vary", "cluster.workers=1,4", "-o", filepath.Join(dir, "s4"))
+	want := "kvsim: --vary cluster.workers=1: ../../scenarios/golden/drain.yaml:13: events[0].drain[0]: worker 1 does not exist or is already drained or removed at 4s\n" +
+		"kvsim: --vary cluster.workers=1: ../../scenarios/golden/drain.yaml:14: events[1].drain[0]: worker 2 does not exist or is already drained or removed at 6s\n"
+	if code != exitBadInput || stderr != want {
+		t.Errorf("a refused grid point: exit %d %q, want %q", code, stderr, want)
 	}
 	// --shard "" (a script's unset variables) would run every shard's runs.
 	code, _, stderr = kvsim(t, "sweep", "../../scenarios/default.yaml", "--vary", "cluster.workers=2,3", "--shard", "", "-o", filepath.Join(dir, "s3"))
