@@ -79,11 +79,16 @@ func CheckMetricOf(sc *scenarios.Scenario, name string) error {
 	if err := CheckMetric(name, len(sc.Events)); err != nil {
 		return err
 	}
-	if (sc.Planner == nil || sc.Planner.SLO == nil) && slices.ContainsFunc(report.GoodputColumns,
-		func(c report.Column[report.SweepRow]) bool { return c.Name == name }) {
+	if (sc.Planner == nil || sc.Planner.SLO == nil) && IsGoodput(name) {
 		return fmt.Errorf("%s is measured against planner.slo, which the scenario does not set", name)
 	}
 	return nil
+}
+
+// IsGoodput reports whether the metric name is one measured against
+// planner.slo (report.GoodputColumns): NaN in a run without one.
+func IsGoodput(name string) bool {
+	return slices.ContainsFunc(report.GoodputColumns, func(c report.Column[report.SweepRow]) bool { return c.Name == name })
 }
 
 // CheckExpect reports the expect entries of sc naming no metric of its

@@ -196,10 +196,13 @@ func startDir(dir string, force, resume bool, spec *Spec) error {
 		}
 		return nil
 	}
-	if fi, err := os.Lstat(dir); err == nil {
+	if _, err := os.Lstat(dir); err == nil {
 		if !force {
-			if !fi.IsDir() || !exists(filepath.Join(dir, report.SweepSpecFile)) {
-				return inputErr("output %s already exists and holds no sweep: choose another -o, or --force to replace it if kvsim wrote it", dir)
+			switch fi, err := os.Stat(dir); {
+			case err == nil && !fi.IsDir():
+				return inputErr("output %s already exists and is a file: choose another -o", dir)
+			case !exists(filepath.Join(dir, report.SweepSpecFile)):
+				return inputErr("output %s already exists and holds no sweep: choose another -o, or --force to replace it (an empty folder, or one kvsim wrote)", dir)
 			}
 			return inputErr("output %s already exists: add --resume to finish the sweep it holds, or --force to replace it", dir)
 		}

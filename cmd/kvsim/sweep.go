@@ -240,7 +240,7 @@ func sweep(cmd *cobra.Command, cmdline []string, scenario string, f sweepFlags) 
 	if f.out == "" {
 		return usageError{fmt.Errorf("sweep needs -o DIR")}
 	}
-	if f.shard == "" && cmd.Flags().Changed("shard") { // --shard "$I/$N" with them unset would run every shard's runs
+	if f.shard == "" && cmd.Flags().Changed("shard") { // --shard "$SHARD" with SHARD unset would run every shard's runs
 		return usageError{fmt.Errorf(`--shard "": want I/N with 1 <= I <= N, or omit --shard to run the whole grid`)}
 	}
 	keys, values, err := parseVary(f.vary)

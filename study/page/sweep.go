@@ -626,6 +626,9 @@ func (g *grid) checkSLOs(slos []string) ([]bool, int, error) {
 		if err == nil {
 			err = results.CheckMetric(e.Metric, g.events)
 		}
+		if err == nil && !report.HasGoodput(g.rows) && results.IsGoodput(e.Metric) {
+			err = fmt.Errorf("%s is measured against planner.slo, which the sweep's runs do not set", e.Metric)
+		}
 		if err != nil {
 			return nil, 0, &OptionError{fmt.Errorf("--slo %q: %w", s, err)}
 		}
