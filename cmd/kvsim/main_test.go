@@ -104,6 +104,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"replay", "--bogus"}, exitBadInput, "unknown flag"},
 		{[]string{"replay", "-o", ""}, exitBadInput, `-o "": name the output directory`},
 		{[]string{"replay", "-o="}, exitBadInput, `-o "=": name the output directory`},
+		{[]string{"replay", "-o", filepath.Join(dir, "o7"), "--cpuprofile", filepath.Join(dir, "o7")}, exitBadInput, "the profile would be the run's output directory"},
+		{[]string{"replay", "-o", filepath.Join(dir, "o8"), "--memprofile", filepath.Join(dir, "o8", "mem.prof")}, exitBadInput, "the profile would be the run's output directory"},
 		{[]string{"replay", "--set", "name=../../etc"}, exitBadInput, `--set: name: "../../etc" is not one directory's name, which the default output out/<name> needs: give -o DIR`},
 		{[]string{"bogus"}, exitBadInput, "unknown command"},
 	} {
@@ -112,7 +114,7 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want %d, %q", c.args, code, stderr, c.code, c.stderr)
 		}
 	}
-	for _, o := range []string{"o1", "o2", "o3", "o4", "o5", "o6"} {
+	for _, o := range []string{"o1", "o2", "o3", "o4", "o5", "o6", "o7", "o8"} {
 		if _, err := os.Stat(filepath.Join(dir, o)); err == nil {
 			t.Errorf("bad input left output directory %s", o)
 		}

@@ -95,6 +95,11 @@ func replay(cmd *cobra.Command, cmdline []string, path string, f replayFlags) (e
 		}
 		dir = filepath.Join("out", sc.Name)
 	}
+	for _, prof := range []struct{ flag, path string }{{"--cpuprofile", f.cpuProf}, {"--memprofile", f.memProf}} {
+		if prof.path != "" && within(prof.path, dir) { // the run's output would replace it, or it the output
+			return usageError{fmt.Errorf("%s %s: the profile would be the run's output directory %s or in it: write it elsewhere", prof.flag, prof.path, dir)}
+		}
+	}
 	out, err := report.Create(dir, f.force)
 	if err != nil {
 		return err
@@ -164,4 +169,14 @@ func checkDigestPrefix(s string, given bool) error {
 		return usageError{fmt.Errorf("--expect-digest %q: want the run's digest in hex, all 64 digits or its first %d or more (as sweep prints it)", s, shortDigest)}
 	}
 	return nil
+}
+
+// within reports whether path is dir or lies inside it, as absolute paths.
+func within(path, dir string) bool {
+	p, err1 := filepath.Abs(path)
+	d, err2 := filepath.Abs(dir)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return p == d || strings.HasPrefix(p, d+string(filepath.Separator))
 }
