@@ -340,12 +340,15 @@ func searchTo(t *testing.T, dir string) {
 }
 
 // TestSearchPage: a search's page states the answer and why, and lists
-// the probes in the order made.
+// the probes in the order made. Every count passes here, the top of the
+// range first: the answer without a bisection (the page once said the
+// search bisected).
 func TestSearchPage(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "search")
 	searchTo(t, dir)
 	text := pageOf(t, dir)
-	for _, want := range []string{"events[0].drain.count = 3 is the largest value meeting the SLOs", "Why: every probe",
+	for _, want := range []string{"events[0].drain.count = 3 is the largest value meeting the SLOs",
+		"Why: the top of the range, 3, meets the SLOs, so it is the largest value that does, whatever the values below it do; the search ran no other.",
 		"Probes, in the order made", "events[0].removed_after_s &lt; 1000"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page lacks %q", want)

@@ -712,6 +712,12 @@ func searchDoc(dir string) (*doc, error) {
 		a.p("Why: a probe showed an SLO metric not monotone in %s, so bisection could skip a failing value; the search ran every value instead.", res.Key)
 	case res.Scanned:
 		a.p("Why: the ends of the range failed different SLOs, so bisection could not tell which way to go; the search ran every value.")
+	case res.Answer != nil && *res.Answer == res.Range[1]:
+		a.p("Why: the top of the range, %d, meets the SLOs, so it is the largest value that does, whatever the values below it do; the search ran no other.", res.Range[1])
+	case res.Answer == nil && res.Range[0] == res.Range[1]:
+		a.p("Why: the range's one value fails.")
+	case res.Answer == nil:
+		a.p("Why: both ends of the range fail one SLO, whose metric was monotone in %s in every probe, so every value between fails it too; the search ran no other.", res.Key)
 	default:
 		a.p("Why: every probe's SLO metrics were monotone in %s, so the search bisected: the values it did not run lie between probes that agree.", res.Key)
 	}
