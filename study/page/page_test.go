@@ -293,6 +293,9 @@ func TestSweepPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(page)
+	// The words of run 0's scenario come after what they are words of.
+	inOrder(t, string(page), "The scenario as its first run (run 0) ran it, with router.hints.mode=copy: where the words below speak of a varied key, they speak of that value.",
+		"Scenario ")
 	for _, want := range []string{"over copy, move, each 3 times", "TTFT p99 effect (ms)", " ± ",
 		"2 of 2 grid points meet ttft_p99_ms &lt; 100000 in every replicate", "yes: most room", `<section id="charts">`,
 		`<figure id="chart-sweep-event0_ttft_p99_delta_ms"`} {

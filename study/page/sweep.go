@@ -133,10 +133,15 @@ func (g *grid) hitsCell(p *report.PointRow) cell {
 func (g *grid) question(search bool) *section {
 	q := &section{ID: "question", Heading: "The question"}
 	if g.scErr == nil && g.sc != nil {
+		at := make([]string, len(g.keys))
+		for i, k := range g.keys {
+			at[i] = k + "=" + g.value(i, g.rows[0].Params[i])
+		}
+		q.note(fmt.Sprintf("The scenario as its first run (run %d) ran it, with %s: where the words below speak of a varied key, they speak of that value.",
+			g.rows[0].Run, strings.Join(at, ", ")))
 		for _, line := range scenarioWords(g.sc) {
 			q.p("%s", line)
 		}
-		q.note("The scenario as its first run ran it: the values it varies are those of run 0.")
 	} else if len(g.summaries) == 0 {
 		q.add(block{Warn: fmt.Sprintf("The sweep holds no run (a shard whose part of the grid is empty), so the scenario is not put in words; sweep.json names its file: %s.", scenarioName(g.spec.Scenario))})
 	} else if errors.Is(g.scErr, fs.ErrNotExist) {
