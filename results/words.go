@@ -386,7 +386,7 @@ func refusedText(e *report.EventRow) string {
 		n, why, event = e.PullsRejectedRemoved, "removed", "removal"
 	}
 	if n > 0 {
-		return fmt.Sprintf("%d pulls refused as %s", n, why)
+		return fmt.Sprintf("%d %s refused as %s", n, Plural(n, "pull", "pulls"), why)
 	}
 	return fmt.Sprintf("0 pulls refused as %s (none attempted: the router hints no %s source, "+
 		"and no request hinted before the %s was staged from one)", why, why, event)

@@ -119,3 +119,12 @@ func TestTraceLinesEmptyWindows(t *testing.T) {
 		t.Errorf("both windows: %q", got)
 	}
 }
+
+// TestRefusedText: one pull refused is "1 pull", more are "pulls".
+func TestRefusedText(t *testing.T) {
+	for n, want := range map[int64]string{1: "1 pull refused as draining", 3: "3 pulls refused as draining"} {
+		if got := refusedText(&report.EventRow{Kind: "drain", PullsRejectedDraining: n}); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}
