@@ -541,3 +541,13 @@ func TestSweepSLOOnEventsOfSomePoints(t *testing.T) {
 		t.Errorf("the page does not mark the one point with the event")
 	}
 }
+
+// TestSweepChaosWarned: a sweep of a scenario with chaos says its event
+// columns pair different faults (each run draws its own), past the
+// scenario's own events, here one drain.
+func TestSweepChaosWarned(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	sweepInto(t, dir, &study.Spec{Sets: append(slices.Clone(small), "chaos={to: 20s, rates: {slow: 200}}", "events=[{at: 10s, drain: [0]}]"),
+		Keys: []string{"cluster.workers"}, Values: [][]string{{"3", "4"}}, Replicates: 2})
+	inOrder(t, pageOf(t, dir), "The scenario draws chaos from each run&#39;s seed: past its own 1 event, event k is whatever fault a run drew k-th")
+}
