@@ -491,6 +491,14 @@ func TestChaosPage(t *testing.T) {
 	if strings.Count(text, "twin of chaos") != 1 {
 		t.Error("the chaos twin is listed more than once")
 	}
+	// Chaos alone: its table is the events section, with no source line
+	// of the scenario's own events (once a section holding only it).
+	alone := t.TempDir()
+	runTo(t, alone, append(slices.Clone(small), "events=[]", "chaos={from: 1s, to: 4s, settle: 30s, rates: {slow: 3000}}")...)
+	text = pageOf(t, alone)
+	if !strings.Contains(text, "faults chaos drew") || strings.Contains(text, "as kvsim replay prints them") {
+		t.Error("the events section of a run with chaos alone")
+	}
 }
 
 // TestPlannerPage: a run with a planner and no scripted event says what

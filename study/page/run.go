@@ -85,7 +85,9 @@ func runDoc(dir string) (*doc, error) {
 			ev.h3(fmt.Sprintf("Event %d: %s", e.Event, w.Head))
 			ev.add(block{List: w.Lines()})
 		}
-		ev.source("summary.json lifecycle_events (the rows of events.parquet), as kvsim replay prints them")
+		if len(own) > 0 { // with chaos alone, the table of its faults is the section
+			ev.source("summary.json lifecycle_events (the rows of events.parquet), as kvsim replay prints them")
+		}
 		if len(drawn) > 0 {
 			chaosTable(ev, drawn)
 		}
