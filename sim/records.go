@@ -82,12 +82,7 @@ type sampler Cluster
 func (s *sampler) Fire(now des.Time, _, _ uint64) {
 	c := (*Cluster)(s)
 	c.look()
-	present := 0
-	for _, n := range c.workers {
-		if c.status(n) != lifecycle.Removed {
-			present++
-		}
-	}
+	present := len(c.workers) - c.life.Count(lifecycle.Removed)
 	if err := c.runaway(now, present); err != nil {
 		if c.err == nil {
 			c.err = err
