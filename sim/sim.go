@@ -296,22 +296,20 @@ func (c *Cluster) endStalled(ctx context.Context) {
 		if k == 0 {
 			break
 		}
-		if rounds == 0 {
-			first = c.q.Now()
-		}
 		n, rounds = n+k, rounds+1
 		c.applyKV()
 		c.loop(ctx)
 	}
-	switch {
-	case rounds == 1:
-		c.warnings = append(c.warnings, fmt.Sprintf("%d pull writes were still held by links down to the end of the run "+
-			"(a link fault without `for`): the run cut them off at its end, %v (their write_end_ns), each pull ending as its target had answered", n, first))
-	case rounds > 1:
-		c.warnings = append(c.warnings, fmt.Sprintf("%d pull writes were still held by links down to the end of the run "+
-			"(a link fault without `for`): the run cut them off at its end, in %d rounds from %v to %v (their write_end_ns: each round let "+
-			"orders waiting their turn stage pulls that the links held in turn), each pull ending as its target had answered", n, rounds, first, c.q.Now()))
+	if rounds == 0 {
+		return
 	}
+	when := fmt.Sprintf("%v (their write_end_ns)", first)
+	if rounds > 1 {
+		when = fmt.Sprintf("in %d rounds from %v to %v (their write_end_ns: each round let orders waiting their turn stage pulls that the links held in turn)",
+			rounds, first, c.q.Now())
+	}
+	c.warnings = append(c.warnings, fmt.Sprintf("%d pull writes were still held by links down to the end of the run "+
+		"(a link fault without `for`): the run cut them off at its end, %s, each pull ending as its target had answered", n, when))
 }
 
 // result is what a simulated cluster returns: its summary, with the digest,
