@@ -34,7 +34,7 @@ func newCompare() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := compare(args[0], args[1])
 			if err != nil {
-				return err
+				return unreadable(err)
 			}
 			w := cmd.OutOrStdout()
 			if asJSON {
@@ -99,28 +99,28 @@ func compare(dirA, dirB string) (*comparison, error) {
 	}
 	c := &comparison{A: dirA, B: dirB, DigestA: a.Digest, DigestB: b.Digest, Equal: a.Digest == b.Digest}
 	if c.Scenario, err = scenarioChanges(dirA, dirB); err != nil {
-		return nil, unreadable(err)
+		return nil, err
 	}
 	if c.Equal {
 		return c, nil
 	}
 	if c.Counters, err = counterChanges(dirA, dirB); err != nil {
-		return nil, unreadable(err)
+		return nil, err
 	}
 	if c.Requests, err = parquetio.FirstRequestDiff(filepath.Join(dirA, report.RequestsFile), filepath.Join(dirB, report.RequestsFile)); err != nil {
-		return nil, unreadable(err)
+		return nil, err
 	}
 	if c.Pulls, err = parquetio.FirstPullDiff(filepath.Join(dirA, report.PullsFile), filepath.Join(dirB, report.PullsFile)); err != nil {
-		return nil, unreadable(err)
+		return nil, err
 	}
 	c.Metrics = metricChanges(a.Summary, b.Summary)
 	return c, nil
 }
 
-// unreadable is the error of a run directory's file compare could not
-// read (missing or damaged): bad input, exit 2, as a directory that is no
-// run is, so that exit 1 means only that the runs differ. The error names
-// the file.
+// unreadable is compare's error: a run directory's file it could not read
+// (missing or damaged), bad input, exit 2, as a directory that is no run
+// is, so that exit 1 means only that the runs differ. The error names the
+// file.
 func unreadable(err error) error { return &study.InputError{Err: err} }
 
 // scenarioChanges compares the two runs' resolved scenario.yaml key by
