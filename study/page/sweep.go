@@ -210,12 +210,7 @@ func (g *grid) effects(s *section, pass []bool, most int) {
 		return
 	}
 	if g.sc != nil && g.sc.Chaos != nil {
-		own := 0
-		for _, ev := range g.sc.Events {
-			if ev.Origin == scenarios.OriginScenario {
-				own++
-			}
-		}
+		own := len(g.sc.WithoutChaos().Events)
 		s.add(block{Warn: fmt.Sprintf("The scenario draws chaos from each run's seed: past its own %d %s, event k is whatever fault a run drew k-th, "+
 			"another in each replicate and point, so the effects below of events %d and on pair different faults, not one: read them as chaos's, "+
 			"each run's whole (its events.parquet and report.html), not as one fault's.", own, results.Plural(own, "event", "events"), own)})
