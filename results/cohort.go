@@ -42,7 +42,8 @@ func (l *EventLog) recordWorker(id int64, w int32) {
 func (l *EventLog) cohort(e *eventRec) map[int64]bool {
 	ids := map[int64]bool{}
 	acted := e.acted()
-	for _, m := range e.after.members {
+	for _, k := range e.after.members {
+		m := &l.members[k]
 		w := m.worker
 		if e.kind != kindAdd {
 			w = -1
@@ -69,13 +70,14 @@ func (e *eventRec) acted() []int32 {
 	return ids
 }
 
-// cohortOf is what the members in ids measured: their count, TTFT p50 and
-// p99, and prompt tokens by source.
-func cohortOf(members []member, ids map[int64]bool) report.EventCohort {
+// cohortOf is what the members of a window (at, indices in members) in
+// ids measured: their count, TTFT p50 and p99, and prompt tokens by source.
+func cohortOf(members []member, at []int, ids map[int64]bool) report.EventCohort {
 	var ttft report.Dist
 	var m member
 	n := int64(0)
-	for _, x := range members {
+	for _, k := range at {
+		x := &members[k]
 		if !ids[x.id] {
 			continue
 		}

@@ -39,11 +39,19 @@ const busyShare = 20
 type EventLog struct {
 	window   des.Time   // report.event_window
 	evs      []eventRec // by scenario index
+	byAt     []atIndex  // every record, by instant: where the ones whose windows hold an instant lie (near)
 	lo, hi   des.Time   // every window lies in [lo, hi)
 	lastWork []des.Time // by worker: when a request or request pull last ended on it
 	left     []leftAt   // by worker: what its G2 held when it was removed
 	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
+	members  []member   // each completed request arriving in a window after, once; the windows hold their indices
 	leftOut  int        // a twin's log: the records of the events left out, last (NewTwinLog)
+}
+
+// atIndex is a record's instant and its index in evs.
+type atIndex struct {
+	at des.Time
+	i  int
 }
 
 // leftAt is what a removed worker's G2 held: its blocks (-1: not removed)
@@ -81,6 +89,7 @@ type eventRec struct {
 	before                  eventWindow // [max(0, at-window), at)
 	after                   eventWindow // [at, at+window), to the last arrival
 	twin                    *eventRec   // the same record in its twin's log (Pair); nil without
+	twinMembers             []member    // the twin log's members, which twin's window after indexes
 	twinDigest              string      // the twin's digest
 	inert                   bool        // every request's row is the same in its twin
 	origin                  string      // events.parquet's origin
@@ -97,7 +106,7 @@ type flowsAt struct {
 
 // eventWindow accumulates one window's figures.
 type eventWindow struct {
-	members                               []member         // the window after's: the completed requests arriving in it (cohort.go)
+	members                               []int            // the window after's: the completed requests arriving in it (cohort.go), in the log's members
 	ttft, e2e, tpot, queue                report.Dist      // completed requests arriving in it
 	itl                                   report.Histogram // gaps of tokens emitted in it
 	requests, input, g1, g2, pl, computed int64            // completed requests arriving in it, their prompt tokens by source
@@ -162,7 +171,14 @@ func (l *EventLog) Append(ev scenarios.Event) {
 // add adds an event's record, its windows within [lo, hi): last, or in a
 // twin's log before the records of the events left out.
 func (l *EventLog) add(e eventRec) {
-	l.evs = slices.Insert(l.evs, len(l.evs)-l.leftOut, e)
+	i := len(l.evs) - l.leftOut
+	l.evs = slices.Insert(l.evs, i, e)
+	for k := range l.byAt { // the records left out move up one
+		if l.byAt[k].i >= i {
+			l.byAt[k].i++
+		}
+	}
+	l.byAt = slices.Insert(l.byAt, l.past(e.at), atIndex{e.at, i})
 	l.lo, l.hi = min(l.lo, max(0, e.at-l.window)), max(l.hi, des.AddSat(e.at, l.window))
 }
 
@@ -177,7 +193,7 @@ func (l *EventLog) Pair(key int, twin *EventLog, j int, digest string, inert boo
 	}
 	t := twin.evs[len(twin.evs)-twin.leftOut+j] // the one record, not the twin's whole log
 	e := &l.evs[key]
-	e.twin, e.twinDigest, e.inert = &t, digest, inert
+	e.twin, e.twinMembers, e.twinDigest, e.inert = &t, twin.members, digest, inert
 }
 
 // Faulted adds to what fault event key did (report.EventFault).
@@ -240,8 +256,8 @@ func (l *EventLog) Routed(now des.Time, w int32) {
 	if l == nil || now < l.lo {
 		return
 	}
-	for i := range l.evs {
-		if e := &l.evs[i]; l.inBefore(e, now) {
+	for _, a := range l.near(now) {
+		if e := &l.evs[a.i]; l.inBefore(e, now) {
 			if int(w) >= len(e.routed) {
 				e.routed = append(e.routed, make([]int64, int(w)+1-len(e.routed))...)
 			}
@@ -249,6 +265,27 @@ func (l *EventLog) Routed(now des.Time, w int32) {
 			e.all++
 		}
 	}
+}
+
+// near returns the records whose windows may hold instant t, by instant:
+// those at within (t-window, t+window]. A window before holds t only when
+// at-window <= t < at, a window after only when at <= t < at+window, so
+// every other record's windows miss t: a token or a request is matched
+// against the few events around it, not every event of the run (a
+// planner deciding every few milliseconds makes thousands).
+func (l *EventLog) near(t des.Time) []atIndex {
+	return l.byAt[l.past(t-l.window):l.past(des.AddSat(t, l.window))]
+}
+
+// past is the position in byAt of the first record after instant x.
+func (l *EventLog) past(x des.Time) int {
+	k, _ := slices.BinarySearchFunc(l.byAt, x, func(a atIndex, x des.Time) int {
+		if a.at <= x {
+			return -1
+		}
+		return 1
+	})
+	return k
 }
 
 // in reports which of e's windows hold an instant t; open says t is at
@@ -272,8 +309,8 @@ func (l *EventLog) Tokens(t des.Time, n int, gap des.Time, open bool) {
 	if l == nil || t < l.lo || t >= l.hi {
 		return
 	}
-	for i := range l.evs {
-		e := &l.evs[i]
+	for _, a := range l.near(t) {
+		e := &l.evs[a.i]
 		before, after := l.in(e, t, open)
 		if before {
 			e.before.emitted(n, gap)
@@ -306,14 +343,22 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 	if r.Outcome != report.OutcomeCompleted {
 		return
 	}
-	for i := range l.evs {
-		e := &l.evs[i]
+	k := -1 // r's index in l.members, once a window after holds it
+	for _, a := range l.near(des.Time(r.ArrivalNs)) {
+		e := &l.evs[a.i]
 		if before, after := l.in(e, des.Time(r.ArrivalNs), true); before {
 			e.before.arrived(r)
 		} else if after {
 			e.after.arrived(r)
-			e.after.members = append(e.after.members, memberOf(r))
+			if k < 0 {
+				k = len(l.members)
+				l.members = append(l.members, memberOf(r))
+			}
+			e.after.members = append(e.after.members, k)
 		}
+	}
+	for _, a := range l.near(des.Time(r.FinishNs)) {
+		e := &l.evs[a.i]
 		if before, after := l.in(e, des.Time(r.FinishNs), open); before {
 			e.before.completed++
 		} else if after {
@@ -553,11 +598,11 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		r.CohortAfter, r.CohortTwin = report.NoCohort(), report.NoCohort()
 		if r.Fired {
 			ids := l.cohort(e)
-			r.CohortAfter = cohortOf(e.after.members, ids)
+			r.CohortAfter = cohortOf(l.members, e.after.members, ids)
 			if e.twin != nil {
 				r.Twinned, r.TwinDigest, r.Twin = true, e.twinDigest, e.twin.after.row(r.WindowAfterNs)
 				r.Delta = r.After.Minus(r.Twin)
-				r.CohortTwin = cohortOf(e.twin.after.members, ids)
+				r.CohortTwin = cohortOf(e.twinMembers, e.twin.after.members, ids)
 			}
 		}
 		out = append(out, r)
