@@ -155,6 +155,12 @@ func (sc *Scenario) validateWorkload(c *check) {
 				t.Format = workload.FormatOtel
 			}
 		}
+		if p, err := sc.tracePath(); t.Path != "" && err == nil {
+			if fi, err := os.Stat(p); err == nil && workload.Stream(fi.Mode()) {
+				c.fail("workload.trace.path", "%s is a pipe or a device, which can be read only once: a run reads its trace more than once "+
+					"(its identity, its extent, the run, each event's twin); write it to a file and give that", t.Path)
+			}
+		}
 		oneOf(c, "workload.trace.format", t.Format, workload.Formats...)
 		c.atLeast("workload.trace.block_size", int64(t.BlockSize), 1)
 		c.positive("workload.trace.time_scale", t.TimeScale)

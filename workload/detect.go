@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -42,4 +43,10 @@ func IsOtel(head []byte) bool {
 	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n")
 	rest, ok := bytes.CutPrefix(head, []byte("{"))
 	return ok && bytes.HasPrefix(bytes.TrimLeft(rest, " \t\r\n"), []byte(`"resourceSpans"`))
+}
+
+// Stream reports whether a file of mode m can be read only once: a pipe, a
+// socket or a device, such as a trace given as /dev/stdin.
+func Stream(m fs.FileMode) bool {
+	return m&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0
 }

@@ -120,6 +120,12 @@ func inputKind(path, format, flag string) (workload.Format, error) {
 	case ".yaml", ".yml":
 		return "", nil
 	}
+	if fi, err := os.Stat(path); err == nil && workload.Stream(fi.Mode()) { // its head, read here, would be gone for the reading
+		if k := workload.DetectFormat(path, nil); k != "" {
+			return k, nil
+		}
+		return "", usageError{fmt.Errorf("%s: a pipe or a device, whose format cannot be told from its name, nor from its contents without losing them: give --%s mooncake, azure or otel", path, flag)}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		if k := workload.DetectFormat(path, nil); k != "" {
@@ -133,7 +139,7 @@ func inputKind(path, format, flag string) (workload.Format, error) {
 	if k := workload.DetectFormat(path, head[:n]); k != "" {
 		return k, nil
 	}
-	return "", usageError{fmt.Errorf("%s: cannot tell its format from its name or contents: give --format mooncake, azure or otel (or a .yaml scenario)", path)}
+	return "", usageError{fmt.Errorf("%s: cannot tell its format from its name or contents: give --%s mooncake, azure or otel (or a .yaml scenario)", path, flag)}
 }
 
 // openTrace opens a trace file of a known format.
