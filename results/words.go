@@ -403,7 +403,7 @@ func takenOffText(e *report.EventRow) string {
 	case e.Kind == "remove" && e.RequestsAtEvent == 0:
 		return "no request taken off (none was on them)"
 	}
-	return fmt.Sprintf("%d requests rerouted, %d failed", e.RequestsRerouted, e.RequestsFailed)
+	return fmt.Sprintf("%s rerouted, %d failed", Count(e.RequestsRerouted, "request", "requests"), e.RequestsFailed)
 }
 
 // ledgerLines are an event's KV ledger in words (docs/outputs.md, "The
@@ -559,8 +559,8 @@ func SummaryLines(s *Summary) []Line {
 	lines = append(lines, Line{"cost", fmt.Sprintf("%.1f worker-seconds provisioned, a mean of %.2f workers to the last request's end (%v)",
 		s.Cost.WorkerSeconds, s.Cost.MeanWorkers, RoundMs(s.Cost.UntilNs))})
 	if g := s.Goodput; g != nil {
-		lines = append(lines, Line{"goodput", fmt.Sprintf("%d requests, %.2f/s, %s of the completed within TTFT <= %s ms and mean ITL <= %s ms (TTFT met by %s, ITL by %s)",
-			g.Requests, g.RequestsPerS, Pct(g.Share), Num(g.SLOTTFTMs), Num(g.SLOITLMs), Pct(g.TTFTAttainment), Pct(g.ITLAttainment))})
+		lines = append(lines, Line{"goodput", fmt.Sprintf("%s, %.2f/s, %s of the completed within TTFT <= %s ms and mean ITL <= %s ms (TTFT met by %s, ITL by %s)",
+			Count(g.Requests, "request", "requests"), g.RequestsPerS, Pct(g.Share), Num(g.SLOTTFTMs), Num(g.SLOITLMs), Pct(g.TTFTAttainment), Pct(g.ITLAttainment))})
 	}
 	if p := s.Planner; p != nil {
 		lines = append(lines, Line{"planner", PlannerText(p)})

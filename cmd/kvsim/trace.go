@@ -542,8 +542,8 @@ func traceGen(cmd *cobra.Command, path string, f genFlags) error {
 	}
 	sessions := generatorOf(t.src).Sessions()
 	stderr := cmd.ErrOrStderr()
-	fmt.Fprintf(stderr, "wrote %s: %d requests, %d sessions, Mooncake JSONL with one hash id per %d-token block\n",
-		f.out, n, sessions, t.block)
+	fmt.Fprintf(stderr, "wrote %s: %s, %s, Mooncake JSONL with one hash id per %d-token block\n",
+		f.out, results.Count(n, "request", "requests"), results.Count(sessions, "session", "sessions"), t.block)
 	abs, err := filepath.Abs(f.out)
 	if err != nil {
 		abs = f.out
@@ -643,8 +643,8 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 		if from == workload.FormatOtel {
 			dropped = " (the measured latencies are not carried over)"
 		}
-		fmt.Fprintf(stderr, "wrote %s: %d requests, Mooncake JSONL with one hash id per %d tokens%s; replay it with\n"+
-			"  workload:\n    trace: {path: %s, block_size: %d}\n", f.out, n, f.traceBlock, dropped, yamlString(f.out), f.traceBlock)
+		fmt.Fprintf(stderr, "wrote %s: %s, Mooncake JSONL with one hash id per %d tokens%s; replay it with\n"+
+			"  workload:\n    trace: {path: %s, block_size: %d}\n", f.out, results.Count(n, "request", "requests"), f.traceBlock, dropped, yamlString(f.out), f.traceBlock)
 		return nil
 	}
 	// Mooncake to Azure: chains at engine block size 1, so that prompts
@@ -677,6 +677,6 @@ func traceConvert(cmd *cobra.Command, in string, f convertFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "wrote %s: %d requests, Azure CSV from %s\n", f.out, n, workload.AzureEpoch.Format(time.DateTime))
+	fmt.Fprintf(stderr, "wrote %s: %s, Azure CSV from %s\n", f.out, results.Count(n, "request", "requests"), workload.AzureEpoch.Format(time.DateTime))
 	return nil
 }

@@ -251,7 +251,10 @@ func cdfFigure(m cdfMetric, lines []cdfLine, title string) (*figure, error) {
 	if m.name == "cdf-itl" {
 		f.notes = append(f.notes, itlNote)
 	}
-	if skipped > 0 {
+	switch {
+	case skipped == 1:
+		f.notes = append(f.notes, "1 request at 0 ms or less is not on the log axis: the line starts at its share.")
+	case skipped > 1:
 		f.notes = append(f.notes, fmt.Sprintf("%d requests at 0 ms or less are not on the log axis: the line starts at their share.", skipped))
 	}
 	return f, nil
@@ -262,6 +265,9 @@ func cdfFigure(m cdfMetric, lines []cdfLine, title string) (*figure, error) {
 func percentileNote(vals []float64, unit string) string {
 	s := slices.Clone(vals)
 	slices.Sort(s)
+	if len(s) == 1 {
+		unit = strings.TrimSuffix(unit, "s") // "1 request"
+	}
 	lines := []string{formatNum(float64(len(s))) + " " + unit}
 	for _, p := range []struct {
 		name string

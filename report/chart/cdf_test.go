@@ -131,3 +131,14 @@ func TestSweepCDF(t *testing.T) {
 		t.Errorf("without run 1: lines %v, notes %q", got, f.notes)
 	}
 }
+
+// TestPercentileNoteOne: one value is "1 request", not "1 requests"; its
+// percentiles are that value.
+func TestPercentileNoteOne(t *testing.T) {
+	if got, want := percentileNote([]float64{19}, "requests"), "1 request\np50 19.0 ms\np90 19.0 ms\np99 19.0 ms\nmax 19.0 ms"; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if got := percentileNote([]float64{1, 2}, "requests"); !strings.HasPrefix(got, "2 requests\n") {
+		t.Errorf("note %q, want 2 requests", got)
+	}
+}

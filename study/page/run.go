@@ -131,8 +131,8 @@ func runDoc(dir string) (*doc, error) {
 
 // runHeadline is a run's outcome in a sentence.
 func runHeadline(s *results.Summary) string {
-	return fmt.Sprintf("%d requests, %d completed; TTFT p50 %s ms and p99 %s ms; ITL p99 %s ms; %.2f requests/s over %v.",
-		s.Requests.Total, s.Requests.Completed, results.Num(s.TTFT.P50), results.Num(s.TTFT.P99), results.Num(s.ITL.P99),
+	return fmt.Sprintf("%s, %d completed; TTFT p50 %s ms and p99 %s ms; ITL p99 %s ms; %.2f requests/s over %v.",
+		results.Count(s.Requests.Total, "request", "requests"), s.Requests.Completed, results.Num(s.TTFT.P50), results.Num(s.TTFT.P99), results.Num(s.ITL.P99),
 		s.Throughput.RequestsPerS, results.RoundMs(s.MakespanNs))
 }
 

@@ -1,8 +1,10 @@
 package page
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
 )
 
@@ -34,5 +36,14 @@ func TestSelectionWords(t *testing.T) {
 	}
 	if got := selectionWords(&scenarios.Selection{IDs: []int{0, 3}}); got != "workers 0, 3" {
 		t.Errorf("a list: %q", got)
+	}
+}
+
+// TestRunHeadlineOne: a run of one request says "1 request".
+func TestRunHeadlineOne(t *testing.T) {
+	var s results.Summary
+	s.Requests.Total, s.Requests.Completed = 1, 1
+	if got := runHeadline(&s); !strings.HasPrefix(got, "1 request, 1 completed;") {
+		t.Errorf("headline %q", got)
 	}
 }
