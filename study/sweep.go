@@ -378,7 +378,8 @@ func (e *Env) runAll(ctx context.Context, todo []*run, dir Dir) error {
 			finished++
 		}
 	}
-	kept := fmt.Sprintf("%d of the %d runs to do finished and are kept in %s; add --resume to the same command to run the rest", finished, len(todo), dir.Path)
+	kept := fmt.Sprintf("%d of the %s to do finished and are kept in %s; add --resume to the same command to run the rest",
+		finished, results.Count(len(todo), "run", "runs"), dir.Path)
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		return fmt.Errorf("%w\n%s", err, kept)

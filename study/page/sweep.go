@@ -167,9 +167,10 @@ func (g *grid) question(search bool) *section {
 		reps = fmt.Sprintf(", each %d times (seeds %d to %d)", g.spec.Replicates, g.spec.Seed, g.spec.Seed+uint64(g.spec.Replicates)-1)
 	}
 	if search {
-		q.p("The search ran %d of the values of %s%s: %d runs.", len(g.points), g.keys[0], reps, len(g.rows))
+		q.p("The search ran %d of the values of %s%s: %s.", len(g.points), g.keys[0], reps, results.Count(len(g.rows), "run", "runs"))
 	} else {
-		q.p("The sweep varies %s%s: %d runs, %d grid points.", strings.Join(vary, "; "), reps, len(g.rows), len(g.points))
+		q.p("The sweep varies %s%s: %s, %s.", strings.Join(vary, "; "), reps, results.Count(len(g.rows), "run", "runs"),
+			results.Count(len(g.points), "grid point", "grid points"))
 	}
 	if len(numbered) > 0 {
 		q.add(block{List: numbered})
@@ -562,7 +563,7 @@ func sweepDoc(dir string, opt Options) (*doc, error) {
 		return nil, err
 	}
 	d := &doc{Title: g.title("sweep"),
-		Subtitle: fmt.Sprintf("A sweep: %d runs over %d grid points", len(g.rows), len(g.points))}
+		Subtitle: fmt.Sprintf("A sweep: %s over %s", results.Count(len(g.rows), "run", "runs"), results.Count(len(g.points), "grid point", "grid points"))}
 	d.Sections = append(d.Sections, g.question(false))
 	a := &section{ID: "answer", Heading: "The answer"}
 	warnings := g.warnings()
@@ -703,7 +704,8 @@ func searchDoc(dir string) (*doc, error) {
 		return nil, err
 	}
 	d := &doc{Title: g.title("search"),
-		Subtitle: fmt.Sprintf("A search of %s in [%d, %d]: %d probes, %d runs", res.Key, res.Range[0], res.Range[1], len(res.Probes), len(g.rows))}
+		Subtitle: fmt.Sprintf("A search of %s in [%d, %d]: %s, %s", res.Key, res.Range[0], res.Range[1],
+			results.Count(len(res.Probes), "probe", "probes"), results.Count(len(g.rows), "run", "runs"))}
 	q := g.question(true)
 	q.p("It looks for the largest %s in [%d, %d] whose runs meet every SLO: %s. A value passes when %d of its %d replicates meet them all.",
 		res.Key, res.Range[0], res.Range[1], strings.Join(res.SLOs, "; "), res.Quorum, res.Replicates)
