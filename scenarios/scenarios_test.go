@@ -210,6 +210,36 @@ func TestYAMLErrorLine(t *testing.T) {
 	}
 }
 
+// TestSecondDocument: a scenario file holds one YAML document; another
+// that holds anything is refused at its first line (yaml.Unmarshal would
+// drop it without a word), a malformed one as malformed YAML; empty ones
+// (a "---" at the end, a comment, null) are not.
+func TestSecondDocument(t *testing.T) {
+	const one = "name: a\nworkload: {synthetic: {requests: 5}}\n"
+	for _, c := range []struct {
+		yaml string
+		line int    // 0: parses
+		want string // the error's text
+	}{
+		{one + "---\nname: b\n", 4, "a second YAML document"},
+		{one + "---\n---\n- x\n", 5, "a second YAML document"},
+		{one + "---\nname: [\n", 4, "malformed YAML"},
+		{one + "---\n", 0, ""},
+		{one + "---\n# a comment\n", 0, ""},
+		{one + "--- ~\n...\n", 0, ""},
+		{"---\n" + one, 0, ""},
+	} {
+		_, err := Parse("s.yaml", []byte(c.yaml), nil)
+		var ie *InputError
+		switch {
+		case c.line == 0 && err != nil:
+			t.Errorf("%q: %v", c.yaml, err)
+		case c.line > 0 && (!errors.As(err, &ie) || ie.Line != c.line || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q: %v, want line %d: %s", c.yaml, err, c.line, c.want)
+		}
+	}
+}
+
 // durationKeys lists the dotted keys of the Duration and PerToken fields of
 // the struct type t, a list's as its element 0's.
 func durationKeys(t reflect.Type, prefix string) []string {
