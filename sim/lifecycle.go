@@ -234,21 +234,25 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 		score := c.pickScore(now, sel.Pick)
 		// ready is in id order and the sort is stable: ties keep the lowest id first.
 		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(score(b), score(a)) })
-		if k > 0 && k < len(ready) && score(ready[0]) == score(ready[k]) {
-			// More workers share the top score than the pick takes: it
-			// chose among them by id alone (every G2 full, say, for
-			// most_cached).
+		if k > 0 && k < len(ready) && score(ready[k-1]) == score(ready[k]) {
+			// More workers share the score of the last place it takes
+			// than the places left for them: it chose among them by id
+			// alone (every G2 full, say, for most_cached).
 			if c.evs[key].Origin == scenarios.OriginPlanner {
 				c.planner.tied++ // one warning for all its drains (plannerWarnings)
 			} else {
-				tied := 0
+				last, tied := score(ready[k-1]), 0
 				for _, n := range ready {
-					if score(n) == score(ready[0]) {
+					if score(n) == last {
 						tied++
 					}
 				}
-				c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers share the top score (%d): the lowest ids won, not the pick",
-					key, sel.Count, sel.Pick, now, tied, score(ready[0])))
+				what := "share the top score"
+				if last != score(ready[0]) {
+					what = "tie for its last places"
+				}
+				c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers %s (%d): the lowest ids won, not the pick",
+					key, sel.Count, sel.Pick, now, tied, what, max(last, -last))) // a count: the "least" picks score its negative
 			}
 		}
 	}

@@ -112,6 +112,33 @@ func TestPickTiesLowestID(t *testing.T) {
 	}
 }
 
+// TestPickTiesLastPlace: with R8 short too, at 100 ms the workers hold 0,
+// 2 and 2 requests. idlest 2 takes worker 0 (none) and one of 1 and 2,
+// tied on 2 requests for its last place: worker 1 by id, and a warning
+// says so, though no tie is at the top. busiest 2 takes 1 and 2, tied
+// with no one left out: no warning.
+func TestPickTiesLastPlace(t *testing.T) {
+	lines := slices.Clone(pickLines)
+	lines[8].out = 1
+	_, res := runTraceSink(t, pickBody, lines, "events=[{at: 100ms, drain: {count: 2, pick: idlest}}]")
+	if got := drained(t, res, 100*ms); !slices.Equal(got, []int32{0, 1}) {
+		t.Errorf("idlest drained %v, want [0 1]", got)
+	}
+	want := "events[0] picks 2 by idlest at 100ms, but 2 ready workers tie for its last places (2): the lowest ids won, not the pick"
+	if !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q lack %q", res.Summary.Warnings, want)
+	}
+	_, res = runTraceSink(t, pickBody, lines, "events=[{at: 100ms, drain: {count: 2, pick: busiest}}]")
+	if got := drained(t, res, 100*ms); !slices.Equal(got, []int32{1, 2}) {
+		t.Errorf("busiest drained %v, want [1 2]", got)
+	}
+	for _, w := range res.Summary.Warnings {
+		if strings.Contains(w, "picks 2 by busiest") {
+			t.Errorf("busiest 2 of 0, 2, 2 requests warned %q", w)
+		}
+	}
+}
+
 // TestPickMostCached: short requests only, round robin. Each stores its
 // full prompt blocks in its worker's G2: worker 0 gets R0 (32 tokens, 2
 // blocks) and R3 (2), 4 blocks; worker 1 R1 (160 tokens, 10 blocks) and R4
