@@ -67,9 +67,15 @@ type meterState struct {
 	ready, waiting, used int64
 }
 
-// reading is what a decision reads of the interval just ended.
+// reading is what a decision reads of the interval just ended: the
+// waiting requests a ready worker (queue) and the ready workers' G1 usage
+// (kv), NaN when no worker was ready, and the arrival rate; and the same
+// two over the whole cluster (the ready workers' waiting requests, their
+// G1 usage in workers' worth), each the first times the ready workers
+// averaged over the interval.
 type reading struct {
-	queue, kv, rate float64 // queue and kv NaN when no worker was ready
+	queue, kv, rate   float64
+	waiting, kvWorker float64
 }
 
 // newPlanner is the planner of a plan, nil when its scenario has none.
@@ -166,7 +172,9 @@ func (p *planner) advance(now des.Time) {
 // read is the interval [from, now)'s reading; the next interval begins.
 func (p *planner) read(now des.Time) reading {
 	p.advance(now)
-	r := reading{queue: math.NaN(), kv: math.NaN(), rate: float64(p.arrivals) / (float64(now-p.from) / float64(des.Second))}
+	dt := float64(now - p.from)
+	r := reading{queue: math.NaN(), kv: math.NaN(), rate: float64(p.arrivals) / (dt / float64(des.Second)),
+		waiting: p.areaWaiting.float() / dt, kvWorker: p.areaUsed.float() / (p.capacity * dt)}
 	if ready := p.areaReady.float(); ready > 0 {
 		r.queue = p.areaWaiting.float() / ready
 		r.kv = p.areaUsed.float() / (p.capacity * ready)
@@ -175,9 +183,13 @@ func (p *planner) read(now des.Time) reading {
 	return r
 }
 
-// want is the count of workers the policy wants, given the reading, the
-// workers ready and those ready or starting (active).
-func (p *planner) want(r reading, ready, active int) int {
+// want is the count of workers the policy wants, given the reading and
+// the workers ready or starting (active). target spreads the interval's
+// load, as the ready workers carried it, at value a worker: the reading
+// per ready worker times the ready workers averaged over the interval, not
+// those ready at its end, of which one ready only now carried none of it
+// (counted, it would be asked to carry a share of a load it never saw).
+func (p *planner) want(r reading, active int) int {
 	c := p.cfg
 	switch c.Policy {
 	case scenarios.PlannerLoad:
@@ -190,17 +202,27 @@ func (p *planner) want(r reading, ready, active int) int {
 		}
 		return active
 	case scenarios.PlannerThroughput:
-		return int(math.Ceil(r.rate / c.Throughput.RequestsPerWorkerS))
+		return workers(r.rate / c.Throughput.RequestsPerWorkerS)
 	}
 	t := c.Target
-	m := r.queue
+	m, load := r.queue, r.waiting
 	if t.Metric == scenarios.TargetKV {
-		m = r.kv
+		m, load = r.kv, r.kvWorker
 	}
 	if math.IsNaN(m) || math.Abs(m/t.Value-1) <= t.Tolerance {
 		return active
 	}
-	return int(math.Ceil(float64(ready) * m / t.Value))
+	return workers(load / t.Value)
+}
+
+// workers is x workers rounded up, at most math.MaxInt32 (planner.parquet's
+// wanted is an int32): a rate against a tiny requests_per_worker_s, or a
+// load against a tiny target value, asks for more than any cluster holds.
+func workers(x float64) int {
+	if !(x < math.MaxInt32) { // +Inf too
+		return math.MaxInt32
+	}
+	return int(math.Ceil(x))
 }
 
 // plannerTick is a decision.
@@ -236,7 +258,7 @@ func (c *Cluster) decide(now des.Time) {
 	ready, draining := t.Count(lifecycle.Ready), t.Count(lifecycle.Draining)
 	starting := t.Count(lifecycle.Starting) + t.Count(lifecycle.Restarting) + t.Count(lifecycle.Down)
 	active := ready + starting
-	wanted := p.want(r, ready, active)
+	wanted := p.want(r, active)
 	row := report.PlannerRow{AtNs: int64(now), Queue: r.queue, KV: r.kv, ArrivalRate: r.rate, Wanted: int32(wanted),
 		Ready: int32(ready), Starting: int32(starting), Draining: int32(draining), Action: report.PlannerNone, Event: -1}
 	defer func() { p.rows = append(p.rows, row) }()

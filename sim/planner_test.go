@@ -182,6 +182,57 @@ func TestPlannerTarget(t *testing.T) {
 	}
 }
 
+// TestPlannerTargetReadyAtDecision: target spreads the interval's load
+// over the workers as they were ready in it, not over those ready at the
+// decision. Startup 100 ms, no scale-down window. At 100 ms queue 4.35
+// wants ceil(4.35 / 1) = 5, bounded to 4: it adds 3 (workers 1-3), ready
+// at 200 ms, the next decision's instant. At 200 ms the interval [100,
+// 200) had worker 0 alone ready: queue 2.15 (plannerLines), the ready
+// workers averaged over it 1, so it wants ceil(1 x 2.15 / 1) = 3, and
+// drains one of the 4 ready: the busiest, worker 0 (R4 running, R5
+// waiting), removed once R5 ends at 270 ms. (Counting the 4 ready at 200
+// ms it wanted ceil(4 x 2.15) = 9 and, at max_workers, did nothing.) At
+// 300 ms workers 1-3 were ready over [200, 300) with nothing waiting or
+// in use: queue 0 wants 0, min_workers makes it 1, and it drains 2 of 3,
+// all idle, by lowest id: 1 and 2. At 400 ms, worker 3 alone: 0 again,
+// and it has min_workers 1: none. R6 runs on worker 3, 400-445 ms.
+func TestPlannerTargetReadyAtDecision(t *testing.T) {
+	body := strings.Replace(plannerBody, "startup: 150ms", "startup: 100ms", 1) + "  policy: target\n  max_workers: 4\n  step: 4\n" +
+		"  target: {metric: queue, value: 1, tolerance: 0.1, scale_down_window: 0s}\n"
+	sink, res := runTraceSink(t, body, plannerLines)
+	checkDecisions(t, res.Planner, []decision{
+		{100, 4.35, 0.01, 60, 5, 1, 0, report.PlannerAdd, 3, 0, "max_workers 4"},
+		{200, 2.15, 0.01, 0, 3, 4, 0, report.PlannerDrain, 1, 1, ""},
+		{300, 0, 0, 0, 0, 3, 0, report.PlannerDrain, 2, 2, "min_workers 1"},
+		{400, 0, 0, 0, 0, 1, 0, report.PlannerNone, 0, -1, "min_workers 1"},
+	})
+	if ev := res.Summary.EventRows; len(ev) != 3 || ev[1].Workers != "0" || ev[2].Workers != "1,2" {
+		t.Errorf("events %+v", ev)
+	}
+	if w := res.Workers; len(w) != 4 || w[0].RemovedNs != 270*ms {
+		t.Errorf("workers %+v", w)
+	}
+	if r := sink.rows[6]; r.Worker != 3 || r.FinishNs != 445*ms {
+		t.Errorf("R6 %+v", r)
+	}
+}
+
+// TestPlannerWantedSaturates: a rule asking for more workers than an
+// int32 holds wants 2,147,483,647, not a count wrapped around: at 100 ms
+// 60/s against 1e-9 requests a second a worker is 6e10, and a queue of
+// 4.35 against a target of 1e-300 is 4.35e300; both add up to
+// max_workers 2 (one worker).
+func TestPlannerWantedSaturates(t *testing.T) {
+	for _, policy := range []string{"throughput: {requests_per_worker_s: 1e-9}", "target: {value: 1e-300}"} {
+		name, _, _ := strings.Cut(policy, ":")
+		body := plannerBody + "  policy: " + name + "\n  max_workers: 2\n  " + policy + "\n"
+		_, res := runTraceSink(t, body, plannerLines)
+		if r := res.Planner[0]; r.Wanted != math.MaxInt32 || r.Action != report.PlannerAdd || r.Workers != 1 || r.Why != "max_workers 2" {
+			t.Errorf("%s: the first decision %+v, want 2147483647 wanted and 1 added", name, r)
+		}
+	}
+}
+
 // TestPlannerMeterCheck plants a change the planner did not count: worker
 // 0's count says 3 waiting where it has none, and --check's meter check
 // names it.
