@@ -233,6 +233,31 @@ func TestPlannerWantedSaturates(t *testing.T) {
 	}
 }
 
+// TestNoReadyWorkerWarns: a scripted drain takes the last ready worker,
+// the planner having drained the other. Two workers, R0 at 0 ms (worker
+// 0, 0-45 ms), R1 at 400 ms. At 100 ms the load policy reads nothing
+// waiting and kv 45 block-ms over 100 x 200: both below their _down, it
+// drains one of the two idle workers, worker 0 by lowest id. The scripted
+// drain of worker 1 at 150 ms (valid as written: worker 0 stays) leaves no
+// worker ready. At 200 ms, none ready, it wants its min_workers 1 and adds
+// worker 2, ready at 1.2 s. R1 at 400 ms finds no ready worker and fails;
+// the run says so.
+func TestNoReadyWorkerWarns(t *testing.T) {
+	body := strings.Replace(strings.Replace(plannerBody, "workers: 1\n", "workers: 2\n", 1), "startup: 150ms", "startup: 1s", 1) +
+		"  policy: load\n  load: {queue_up: 2, queue_down: 0.5, kv_up: 0.9, kv_down: 0.5}\n"
+	_, res := runTraceSink(t, body, []traceLine{{0, 8, 8, ids(100, 1)}, {400, 8, 8, ids(200, 1)}}, "events=[{at: 150ms, drain: [1]}]")
+	if w := res.Workers; len(w) != 3 || w[0].DrainNs != 100*ms || w[1].DrainNs != 150*ms || w[2].AddedNs != 200*ms || w[2].ReadyNs != 1200*ms {
+		t.Errorf("workers %+v", w)
+	}
+	if res.Summary.Requests.Failed != 1 {
+		t.Errorf("requests %+v, want 1 failed", res.Summary.Requests)
+	}
+	want := "1 request failed for want of a ready worker to route to, from 400ms to 400ms"
+	if w := strings.Join(res.Summary.Warnings, "\n"); !strings.Contains(w, want) {
+		t.Errorf("warnings %q lack %q", res.Summary.Warnings, want)
+	}
+}
+
 // TestPlannerMeterCheck plants a change the planner did not count: worker
 // 0's count says 3 waiting where it has none, and --check's meter check
 // names it.

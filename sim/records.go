@@ -206,10 +206,32 @@ func (c *Cluster) lifeTimes() (added, removed []des.Time) {
 	return added, removed
 }
 
+// unrouted counts the requests that found no ready worker to route them
+// to, arriving or routed again, and when the first and the last did.
+type unrouted struct {
+	n           int64
+	first, last des.Time
+}
+
+// add counts one at now.
+func (u *unrouted) add(now des.Time) {
+	if u.n == 0 {
+		u.first = now
+	}
+	u.n++
+	u.last = now
+}
+
 // endWarnings are the run's own warnings at its end: the picks that found
-// too few ready workers, and the block chains that met a hash collision.
+// too few ready workers, the requests that found none, and the block
+// chains that met a hash collision.
 func (c *Cluster) endWarnings() []string {
 	out := c.warnings
+	if u := c.unrouted; u.n > 0 {
+		out = append(out, fmt.Sprintf("%s failed for want of a ready worker to route to, from %v to %v: every worker was starting, "+
+			"draining, removed or down then (an event, a fault or the planner took the last one; look at events.parquet's and planner.parquet's rows)",
+			results.Count(u.n, "request", "requests"), u.first, u.last))
+	}
 	out = append(out, c.plannerWarnings()...)
 	if n := c.chains.Collisions(); n > 0 {
 		out = append(out, fmt.Sprintf("%d block chains met a hash another chain has under a different prefix "+

@@ -104,6 +104,7 @@ type Cluster struct {
 	counts     results.Counters  // the ones counted as the run goes (hints attached, requests rerouted); counters() fills in the rest
 	events     *results.EventLog // what each scenario event did; nil without events
 	warnings   []string          // what the run found that may make its results mislead
+	unrouted   unrouted          // the requests that found no ready worker
 	faults     faults            // the faults in force (faults.go)
 	// evs is the run's events: the scenario's, then its planner's as it
 	// decides them (planner.go), each its index's events.parquet row.
@@ -519,6 +520,7 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	c.checkSeen()
 	rt, ok := c.router.Pick(now, r.req)
 	if !ok {
+		c.unrouted.add(now)
 		c.end(r, report.OutcomeFailed, now)
 		return -1, false
 	}
