@@ -60,6 +60,13 @@ type PlannerActions struct {
 	WorkersDrained  int64  `json:"workers_drained"`
 	BlocksEvacuated int64  `json:"blocks_evacuated"`
 	G2BlocksLeft    int64  `json:"g2_blocks_left"`
+	BlocksPrewarmed int64  `json:"blocks_prewarmed"`
+	// What it was set to do, so that a 0 above says whether it tried:
+	// its drains evacuate, its adds prewarm, and KVCR tracks the G2 its
+	// drained workers leave behind.
+	Evacuate bool `json:"evacuate"`
+	Prewarm  bool `json:"prewarm"`
+	KVCR     bool `json:"kvcr"`
 }
 
 // goodputCounts are the completed requests meeting a latency objective:
@@ -137,6 +144,7 @@ func plannerActions(rows []report.EventRow) *PlannerActions {
 		case kindAdd:
 			p.Adds++
 			p.WorkersAdded += named
+			p.BlocksPrewarmed += r.BlocksLanded
 		case kindDrain:
 			p.Drains++
 			p.WorkersDrained += named

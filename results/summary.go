@@ -319,6 +319,7 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRo
 	if sc.HasPlanner() {
 		s.Planner = plannerActions(s.EventRows)
 		s.Planner.Policy = string(sc.Planner.Policy)
+		s.Planner.Evacuate, s.Planner.Prewarm, s.Planner.KVCR = sc.Planner.ScaleIn.Evacuate != nil, sc.Planner.Prewarm != nil, sc.KVCR.Enabled
 	}
 	s.Warnings = append(s.Warnings, l.warnings(s.EventRows, sc.Workload.Trace != nil)...)
 	s.Warnings = append(s.Warnings, orderWarnings(sc, &s, &end.Counters, l)...)

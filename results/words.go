@@ -570,10 +570,18 @@ func SummaryLines(s *Summary) []Line {
 
 // PlannerText is what the planner did, in a sentence.
 func PlannerText(p *PlannerActions) string {
-	return fmt.Sprintf("%s: %s (%s), %s (%s); its drains evacuated %d G2 blocks and left %d behind with the workers removed; "+
-		"each action an events.parquet row of origin planner, each decision a planner.parquet row",
-		p.Policy, Count(p.Adds, "add", "adds"), Count(p.WorkersAdded, "worker", "workers"),
-		Count(p.Drains, "drain", "drains"), Count(p.WorkersDrained, "worker", "workers"), p.BlocksEvacuated, p.G2BlocksLeft)
+	text := fmt.Sprintf("%s: %s (%s), %s (%s)", p.Policy, Count(p.Adds, "add", "adds"), Count(p.WorkersAdded, "worker", "workers"),
+		Count(p.Drains, "drain", "drains"), Count(p.WorkersDrained, "worker", "workers"))
+	if p.Prewarm {
+		text += fmt.Sprintf("; its adds prewarmed %d G2 blocks", p.BlocksPrewarmed)
+	}
+	switch {
+	case p.Evacuate && p.KVCR:
+		text += fmt.Sprintf("; its drains evacuated %d G2 blocks and left %d behind with the workers removed", p.BlocksEvacuated, p.G2BlocksLeft)
+	case p.KVCR:
+		text += fmt.Sprintf("; its drains left %d G2 blocks behind with the workers removed (no evacuate set)", p.G2BlocksLeft)
+	}
+	return text + "; each action an events.parquet row of origin planner, each decision a planner.parquet row"
 }
 
 // kindLine is one kind of pull's line under the pulls line: its label,

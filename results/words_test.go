@@ -128,3 +128,26 @@ func TestRefusedText(t *testing.T) {
 		}
 	}
 }
+
+// TestPlannerText: the planner line names an evacuation only when its
+// drains evacuate, a prewarm only when its adds prewarm, and the blocks
+// left behind only with KVCR, which tracks them: a 0 it shows is one it
+// tried for.
+func TestPlannerText(t *testing.T) {
+	const tail = "; each action an events.parquet row of origin planner, each decision a planner.parquet row"
+	base := PlannerActions{Policy: "load", Adds: 1, WorkersAdded: 2, Drains: 1, WorkersDrained: 1, BlocksEvacuated: 0, G2BlocksLeft: 7, BlocksPrewarmed: 5}
+	for _, c := range []struct {
+		evacuate, prewarm, kvcr bool
+		want                    string
+	}{
+		{false, false, false, "load: 1 add (2 workers), 1 drain (1 worker)" + tail},
+		{false, false, true, "load: 1 add (2 workers), 1 drain (1 worker); its drains left 7 G2 blocks behind with the workers removed (no evacuate set)" + tail},
+		{true, true, true, "load: 1 add (2 workers), 1 drain (1 worker); its adds prewarmed 5 G2 blocks; its drains evacuated 0 G2 blocks and left 7 behind with the workers removed" + tail},
+	} {
+		p := base
+		p.Evacuate, p.Prewarm, p.KVCR = c.evacuate, c.prewarm, c.kvcr
+		if got := PlannerText(&p); got != c.want {
+			t.Errorf("evacuate %v, prewarm %v, kvcr %v:\n got %q\nwant %q", c.evacuate, c.prewarm, c.kvcr, got, c.want)
+		}
+	}
+}

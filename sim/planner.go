@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/lifecycle"
@@ -366,21 +368,46 @@ func (c *Cluster) plannerWarnings() []string {
 			"the lowest ids won, not the pick", p.tied, p.cfg.ScaleIn.Pick, why))
 	}
 	if p.stopped > 0 {
-		out = append(out, fmt.Sprintf("the planner stopped deciding at %v, planner.tail (%v) after the last arrival, with %d requests still in flight: "+
-			"it was likely flapping, its drains' timeouts taking off requests its adds could not finish (look at planner.parquet's actions)",
-			p.stopped, des.Time(p.cfg.Tail), p.inFlight))
+		why := "its workers had not finished them; they finished on the workers it had (a longer planner.tail lets it decide on)"
+		if p.cfg.ScaleIn.DrainTimeout > 0 && c.counts.RequestsRerouted > 0 {
+			why = "it was likely flapping, its drains' timeouts taking off requests its adds could not finish (look at planner.parquet's actions)"
+		}
+		out = append(out, fmt.Sprintf("the planner stopped deciding at %v, planner.tail (%v) after the last arrival, with %s still in flight: %s",
+			p.stopped, des.Time(p.cfg.Tail), results.Count(p.inFlight, "request", "requests"), why))
 	}
 	acted := false
+	whys := map[string]int{} // the rows' reasons, for a planner that never acted
 	for _, r := range p.rows {
 		acted = acted || r.Action == report.PlannerAdd || r.Action == report.PlannerDrain
+		whys[r.Why]++
+	}
+	fleet := "fixed fleet of " + results.Count(c.sc.Cluster.Workers, "worker", "workers") // its, the
+	if len(c.sc.WithoutChaos().Events) > 0 {
+		fleet = "scenario's own workers (" + results.Count(c.sc.Cluster.Workers, "worker", "workers") + " and what its events did)"
 	}
 	switch {
 	case len(p.rows) == 0:
-		out = append(out, fmt.Sprintf("the run ended before the %s planner's first decision at %v: it is the fixed fleet of %s",
-			p.cfg.Policy, des.Time(p.cfg.Interval), results.Count(c.sc.Cluster.Workers, "worker", "workers")))
+		out = append(out, fmt.Sprintf("the run ended before the %s planner's first decision at %v: it is the %s",
+			p.cfg.Policy, des.Time(p.cfg.Interval), fleet))
 	case !acted:
-		out = append(out, fmt.Sprintf("the %s planner took no action in its %s: the run is its fixed fleet of %s (look at planner.parquet's readings against its thresholds)",
-			p.cfg.Policy, results.Count(len(p.rows), "decision", "decisions"), results.Count(c.sc.Cluster.Workers, "worker", "workers")))
+		look := "look at planner.parquet's readings against its thresholds"
+		if why, n := mostCommon(whys); why != "" {
+			look = fmt.Sprintf("%d of them %s %q: look at planner.parquet's why", n, results.Plural(n, "says", "say"), why)
+		}
+		out = append(out, fmt.Sprintf("the %s planner took no action in its %s: the run is its %s (%s)",
+			p.cfg.Policy, results.Count(len(p.rows), "decision", "decisions"), fleet, look))
 	}
 	return out
+}
+
+// mostCommon is the reason most rows give, the first in sorted order of
+// those tied, and how many give it; "" when the most give none.
+func mostCommon(whys map[string]int) (string, int) {
+	best, n := "", 0
+	for _, why := range slices.Sorted(maps.Keys(whys)) {
+		if whys[why] > n {
+			best, n = why, whys[why]
+		}
+	}
+	return best, n
 }

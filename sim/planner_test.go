@@ -337,6 +337,30 @@ func TestPlannerNoAction(t *testing.T) {
 	}
 }
 
+// TestPlannerWarningsSayWhy: the warnings of a planner that did nothing
+// say what held it. With max_workers 1 and queue_up 2: at 100 and 200 ms
+// queue 4.35 and 2.15 want 2, held at max_workers 1; at 300 ms queue 25 /
+// 100 = 0.25 and kv 70 / 10000 are below their _down (0.5) and at 400 ms
+// both are 0: they want 0, held at min_workers 1. Two rows say each; the
+// first in order is "max_workers 1". With the first six requests alone
+// (the last arrival at 0) and planner.tail 150 ms, the decision at 100 ms
+// is the last (200 > 0 + 150): R2 runs, R3 to R5 wait, 4 in flight, and
+// no drain timeout took a request off: the workers had not finished them,
+// not a flapping planner.
+func TestPlannerWarningsSayWhy(t *testing.T) {
+	body := plannerBody + "  policy: load\n  max_workers: 1\n  load: {queue_up: 2, queue_down: 0.5, kv_up: 0.9, kv_down: 0.5}\n"
+	_, res := runTraceSink(t, body, plannerLines)
+	want := `the load planner took no action in its 4 decisions: the run is its fixed fleet of 1 worker (2 of them say "max_workers 1": look at planner.parquet's why)`
+	if !slices.Contains(res.Summary.Warnings, want) {
+		t.Errorf("warnings %q lack %q", res.Summary.Warnings, want)
+	}
+	_, res = runTraceSink(t, body+"  tail: 150ms\n", plannerLines[:6])
+	want = "the planner stopped deciding at 100ms, planner.tail (150ms) after the last arrival, with 4 requests still in flight: its workers had not finished them"
+	if w := strings.Join(res.Summary.Warnings, "\n"); !strings.Contains(w, want) || strings.Contains(w, "flapping") {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
+}
+
 // TestPlannerKeepsOneReady: the target policy without a hold and without a
 // scale-down window adds 3 at 100 ms (queue 4.35 wants 5, bounded to 4);
 // at 200 ms queue 2.15 wants 3 of its 4 (1 ready, 3 starting) and would
