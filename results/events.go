@@ -746,8 +746,12 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 			if !trace {
 				load = "a higher rate loads it"
 			}
-			out = append(out, fmt.Sprintf("only %d requests are in flight on %d workers at %v: the cluster is lightly loaded; %s",
-				r.ClusterRequestsAtEvent, r.SchedulableAtEvent, at, load))
+			flight := fmt.Sprintf("only %s in flight", Count(r.ClusterRequestsAtEvent, "request is", "requests are"))
+			if r.ClusterRequestsAtEvent == 0 {
+				flight = "no request is in flight"
+			}
+			out = append(out, fmt.Sprintf("%s on %s at %v: the cluster is lightly loaded; %s",
+				flight, Count(r.SchedulableAtEvent, "worker", "workers"), at, load))
 		}
 	}
 	switch {

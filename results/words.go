@@ -44,10 +44,11 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 	if !e.Fired {
 		return EventWords{Head: fmt.Sprintf("%s at %v: never happened, the run ended first", e.Kind, at)}
 	}
-	w := EventWords{Head: fmt.Sprintf("%s: %d requests on them, %d in flight on %d ready workers",
-		EventTitle(e), e.RequestsAtEvent, e.ClusterRequestsAtEvent, e.SchedulableAtEvent)}
+	ready := Count(e.SchedulableAtEvent, "ready worker", "ready workers")
+	w := EventWords{Head: fmt.Sprintf("%s: %s on them, %d in flight on %s",
+		EventTitle(e), Count(e.RequestsAtEvent, "request", "requests"), e.ClusterRequestsAtEvent, ready)}
 	if e.Workers == "" && scenarios.IsFault(e.Kind) { // a fault of every worker names none
-		w.Head = fmt.Sprintf("%s: %d requests in flight on %d ready workers", EventTitle(e), e.ClusterRequestsAtEvent, e.SchedulableAtEvent)
+		w.Head = fmt.Sprintf("%s: %s in flight on %s", EventTitle(e), Count(e.ClusterRequestsAtEvent, "request", "requests"), ready)
 	}
 	w.Effect, w.Cohort = effectText(e)
 	switch {
@@ -100,9 +101,9 @@ func TraceLines(e *report.EventRow) []string {
 	if !e.Twinned {
 		trace = "the event's effect mixed with the trace's own change: --twins separates them"
 	}
-	lines := []string{fmt.Sprintf("before → after (%s): TTFT p50 %s, p99 %s (%d requests in the %v before, %d in the %v after)",
+	lines := []string{fmt.Sprintf("before → after (%s): TTFT p50 %s, p99 %s (%s in the %v before, %d in the %v after)",
 		trace, msArrow(e.Before.TTFTP50Ms, e.After.TTFTP50Ms), msArrow(e.Before.TTFTP99Ms, e.After.TTFTP99Ms),
-		e.Before.Requests, RoundMs(e.WindowBeforeNs), e.After.Requests, RoundMs(e.WindowAfterNs))}
+		Count(e.Before.Requests, "request", "requests"), RoundMs(e.WindowBeforeNs), e.After.Requests, RoundMs(e.WindowAfterNs))}
 	// the change across the event and its effect, both nonzero and of opposite signs
 	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && change*e.Delta.TTFTP99Ms < 0 {
 		lines = append(lines, fmt.Sprintf("note: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own",
@@ -176,8 +177,8 @@ func cohortText(e *report.EventRow) string {
 	if a.Requests <= 0 {
 		return fmt.Sprintf("displaced: no request of the window after %s", who)
 	}
-	return fmt.Sprintf("displaced: %d requests %s: TTFT p99 %s (%s, %s), p50 %s; prompt tokens from G1 %s (%s), pulled %s (%s), computed %s (%s)",
-		a.Requests, who, Signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), Num(t.TTFTP99Ms), Signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
+	return fmt.Sprintf("displaced: %s %s: TTFT p99 %s (%s, %s), p50 %s; prompt tokens from G1 %s (%s), pulled %s (%s), computed %s (%s)",
+		Count(a.Requests, "request", "requests"), who, Signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), Num(t.TTFTP99Ms), Signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
 		Pct(a.HitG1), Pct(t.HitG1), Pct(a.HitPulled), Pct(t.HitPulled), Pct(a.HitComputed), Pct(t.HitComputed))
 }
 
@@ -234,6 +235,20 @@ func faultLine(e *report.EventRow) string {
 // Count is n and its noun: "1 pull", "3 pulls".
 func Count[N ~int | ~int64](n N, one, many string) string {
 	return fmt.Sprintf("%d %s", n, Plural(n, one, many))
+}
+
+// Bytes is a count of bytes in decimal units, to a tenth: "512 B", "4.0
+// MB", "2.9 GB" (GB the largest: "2309.9 GB").
+func Bytes(n int64) string {
+	switch {
+	case n < 1e3:
+		return fmt.Sprintf("%d B", n)
+	case n < 1e6:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	case n < 1e9:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/1e9)
 }
 
 // Plural is the noun for n of it: one for 1, many otherwise.
@@ -540,9 +555,9 @@ func SummaryLines(s *Summary) []Line {
 		if s.CostHints() {
 			withheld = fmt.Sprintf(" (%d withheld by policy cost)", c.Cost.HintsWithheld)
 		}
-		lines = append(lines, Line{"pulls", fmt.Sprintf("%d hints%s, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %.1f GB pulled",
+		lines = append(lines, Line{"pulls", fmt.Sprintf("%d hints%s, %d staged: %d success, %d partial, %d failed, %d expired; %d rejected; %d parked, %d superseded; %s pulled",
 			c.HintsAttached, withheld, c.PullsStaged, c.PullsSuccess, c.PullsPartial, c.PullsFailed,
-			c.PullsExpired, rej, c.PullsParked, c.PullsSuperseded, float64(c.BytesPulled)/1e9)})
+			c.PullsExpired, rej, c.PullsParked, c.PullsSuperseded, Bytes(c.BytesPulled))})
 	}
 	if k := s.PullsByKind; k != nil {
 		lines = append(lines, kindLine("  requests", "", &k.Request))
@@ -701,8 +716,8 @@ func DescribeChaos(drawn []report.EventRow) ChaosWords {
 	}
 	first, last := &drawn[0], &drawn[len(drawn)-1]
 	w := ChaosWords{
-		Head: fmt.Sprintf("%d faults drawn from %v to %v (%s), each a row of events.parquet with origin chaos",
-			len(drawn), RoundMs(first.AtNs), RoundMs(last.AtNs), KindsText(n)),
+		Head: fmt.Sprintf("%s drawn from %v to %v (%s), each a row of events.parquet with origin chaos",
+			Count(len(drawn), "fault", "faults"), RoundMs(first.AtNs), RoundMs(last.AtNs), KindsText(n)),
 		Did: fmt.Sprintf("they acted on %d pulls (transfers on faulted links, pulls failed, notices delayed or lost, pulls to engines taken down), "+
 			"slowed %d passes, lost %d blocks and migrated %d requests", f.Pulls, f.Passes, f.BlocksLost, f.Migrated),
 	}

@@ -151,3 +151,14 @@ func TestPlannerText(t *testing.T) {
 		}
 	}
 }
+
+// TestBytes: bytes in decimal units to a tenth, GB the largest, so that
+// a few MB pulled do not read "0.0 GB".
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 4_000_000: "4.0 MB", 999_949_999: "999.9 MB",
+		2_900_000_000: "2.9 GB", 2_309_880_807_424: "2309.9 GB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -325,7 +325,7 @@ func TestSearchWarnings(t *testing.T) {
 	_, stderr, _ := searchIn(t, burst(t), filepath.Join(t.TempDir(), "s"), "--range", "1:4", "--replicates", "2",
 		"--set", "events=[{at: 1s, drain: [1]}]", "--slo", "ttft_p99_ms < 100")
 	for _, want := range []string{
-		"kvsim: warning: run 0-1, 6-7: only 0 requests are in flight on 2 workers at 1s: the cluster is lightly loaded",
+		"kvsim: warning: run 0-1, 6-7: no request is in flight on 2 workers at 1s: the cluster is lightly loaded",
 		"kvsim: warning: --replicates 2: the runs of each grid point have identical digests (runs 0-1; runs 6-7)",
 	} {
 		if !strings.Contains(stderr, want) {
