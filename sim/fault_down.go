@@ -150,26 +150,34 @@ func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, action scenarios.Rem
 				q.failed++
 				continue
 			}
-			r.migrations++
-			c.counts.Migration.RequestsMigrated++
-			q.migrated++
 			c.carry(r, produced)
 			if !c.workers[0].w.Fits(r.req) {
 				// Without chunked prefill its grown prompt is more than
-				// a pass takes: the engine refuses it, and it fails.
+				// a pass takes: the engine refuses it, and it fails,
+				// its migration counted (docs/faults.md: attempted).
+				r.migrations++
+				c.counts.Migration.RequestsMigrated++
+				q.migrated++
 				c.end(r, report.OutcomeFailed, now)
 				q.failed++
 				continue
 			}
 		}
+		w, ok := c.route(now, r)
+		if !ok { // no worker ready: it failed where it was, and did not move
+			q.failed++
+			continue
+		}
+		// It moved: its row and the counters count the move once it is made.
 		r.reroutes++
 		c.counts.RequestsRerouted++
-		if w, ok := c.route(now, r); ok {
-			c.wake(w, now, false)
-			q.rerouted++
-		} else {
-			q.failed++
+		q.rerouted++
+		if migrate {
+			r.migrations++
+			c.counts.Migration.RequestsMigrated++
+			q.migrated++
 		}
+		c.wake(w, now, false)
 	}
 	return q
 }

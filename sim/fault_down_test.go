@@ -212,3 +212,47 @@ events:
 		t.Errorf("worker 1 ran %d passes", w.Passes)
 	}
 }
+
+// TestDownNoWorkerIsNoMove: a request taken off a down worker that finds
+// no worker ready fails where it is: it did not move, so no counter of
+// moves counts it. One worker, fixed timing; R0 (16 tokens, one block,
+// 10 output) at 0 ms: prefill 0-10 ms (token 1), decodes end at 15 and
+// 20 ms (tokens 2, 3); the pass 20-25 ms is abandoned when worker 0 goes
+// down at 22 ms for 10 ms. With reroute R0 is routed again and finds no
+// ready worker; with migrate it has produced 3 tokens, is below its limit
+// (0 migrations of 1) and is carried (19 tokens, 7 left), and finds none
+// either. Both ways it fails at 22 ms on worker 0, and:
+//   - counters: requests_failed 1, requests_rerouted 0, requests_migrated 0,
+//     migrations_exhausted 0 (it is not past the limit);
+//   - its row: worker 0, outcome failed, finish 22 ms, input 16, output 10
+//     (its own, not the carried 19 and 7), reroutes 0, migrations 0,
+//     computed_prompt_tokens 16;
+//   - the event's row: requests_rerouted 0, requests_failed 1,
+//     requests_migrated 0;
+//   - worker 0: 1 down, 10 ms down (22-32 ms).
+func TestDownNoWorkerIsNoMove(t *testing.T) {
+	for _, action := range []string{"reroute", "migrate"} {
+		body := `cluster:
+  workers: 1
+  migration_limit: 1
+  engine: {block_size: 16, gpu_blocks: 1000, kv_bytes_per_token: 62500, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+events:
+  - {at: 22ms, for: 10ms, down: {workers: [0]}, on_remove: ` + action + "}\n"
+		sink, res := runTraceSink(t, body, []traceLine{{0, 16, 10, ids(1, 1)}})
+		r := sink.rows[0]
+		if r.Worker != 0 || r.Outcome != report.OutcomeFailed || r.FinishNs != 22*ms || r.InputTokens != 16 || r.OutputTokens != 10 ||
+			r.Reroutes != 0 || r.Migrations != 0 || r.ComputedPromptTokens != 16 {
+			t.Errorf("%s: row %+v", action, r)
+		}
+		c := res.Summary.Counters
+		if c["requests_failed"] != 1 || c["requests_rerouted"] != 0 || c["requests_migrated"] != 0 || c["migrations_exhausted"] != 0 {
+			t.Errorf("%s: counters %v", action, c)
+		}
+		if e := res.Summary.EventRows[0]; e.RequestsRerouted != 0 || e.RequestsFailed != 1 || e.Fault.Migrated != 0 {
+			t.Errorf("%s: event %+v", action, e)
+		}
+		if w := res.Workers[0]; w.Downs != 1 || w.DownNs != 10*ms {
+			t.Errorf("%s: worker 0 %+v", action, w)
+		}
+	}
+}
