@@ -125,19 +125,23 @@ type requeued struct{ rerouted, failed, migrated int64 }
 // tokens is routed again with them added to its prompt (carry), at most
 // cluster.migration_limit times; past the limit it fails. One that had
 // produced none is routed again as with reroute.
+//
+// r.seq stays the attempt taken off (s) until the request is routed
+// again (route makes it an earlier attempt then): a request that ends
+// here, whichever way, has that attempt's row, as a completed request has
+// its last attempt's: its scheduling, first token and hit columns (with
+// the first token its user saw, and its scheduling, when an earlier
+// attempt gave it), every attempt's computed prompt and preemptions.
 func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, action scenarios.RemoveAction) requeued {
 	var q requeued
 	for _, s := range seqs {
 		r := c.active[s.Req.ID]
 		c.router.Finished(r.route, s.FirstTokenAt >= 0)
-		r.priorPreemptions += s.Preemptions
-		r.priorComputed += s.ComputedPromptTokens
 		produced := s.Generated()
 		migrate := action == scenarios.RemoveMigrate && produced > 0
 		if migrate && r.firstTokenAt < 0 { // the first token its user saw
 			r.firstSched, r.firstTokenAt = s.ScheduledAt, s.FirstTokenAt
 		}
-		r.seq = nil
 		if action == scenarios.RemoveFail {
 			c.end(r, report.OutcomeFailed, now)
 			q.failed++

@@ -256,3 +256,76 @@ events:
 		}
 	}
 }
+
+// TestDownEndedKeepsAttempt: a request that ends failed when it is taken
+// off a down worker keeps what its user saw of the attempt: its row is
+// that attempt's (scheduled_ns, first_token_ns, hit columns, as a
+// completed request's row is its last attempt's), with the first token
+// and its scheduling of the attempt that gave it, as for a migrated
+// request. migrateBody (2 workers, round robin, fixed timing: 10 ms
+// prefill, 5 ms decode, migration_limit 1).
+//
+// "reproducer": R0 (16 tokens, 10 output) at 0 ms on worker 0: scheduled
+// at 0, first token at 10 ms, then 15, 20 ms; worker 0 goes down at 22
+// ms with on_remove: fail. Row: worker 0, failed at 22 ms, scheduled 0,
+// first token 10 ms, computed 16, no hits.
+//
+// The others: R0 (ids 1-4, 64 tokens, 1 output) on worker 0 and R1 (ids
+// 1-4 too) on worker 1, both 0-10 ms; each worker's G1 keeps blocks 1-4.
+// R2 (ids 1-5, 80 tokens, 10 output) at 12 ms goes to worker 0 (round
+// robin): 4 blocks hit its G1 (g1_hit_tokens 64), it computes 16,
+// scheduled 12 ms, first token 22 ms, token 2 at 27 ms; the pass 27-32 ms
+// is abandoned when worker 0 goes down at 30 ms. Its previous turn is R1
+// (the latest holding blocks 1-4).
+//   - "fail": it fails at 30 ms. Row: worker 0, scheduled 12 ms, first
+//     token 22 ms, g1 64, computed 16, reroutes 0, migrations 0.
+//   - "reroute, no worker": workers 0 and 1 both go down at 30 ms: no
+//     worker is ready, it fails at 30 ms: the same row.
+//   - "migrate, no worker": the same, carried (82 tokens) but unrouted:
+//     the same row (input 80, output 10: its own).
+//   - "migrate exhausted": only worker 0 goes down at 30 ms: R2 migrates
+//     with 2 tokens to worker 1, prompt 82 (5 full blocks, ids 1-5),
+//     8 left; worker 1's G1 has blocks 1-4: g1 hit 64, it computes 18,
+//     30-40 ms (token 3), token 4 at 45 ms; worker 1 goes down at 47 ms:
+//     past its one migration it fails at 47 ms. Row: worker 1, scheduled
+//     12 ms and first token 22 ms (worker 0's, the ones its user saw), g1
+//     64 (worker 1's attempt), computed 16 + 18 = 34, reroutes 1,
+//     migrations 1.
+//
+// Every case: one request failed, outcome failed, g2 and pulled 0 (no
+// KVCR), no preemptions, no hint, no measurements.
+func TestDownEndedKeepsAttempt(t *testing.T) {
+	one := []traceLine{{0, 16, 10, ids(1, 1)}}
+	three := []traceLine{{0, 64, 1, ids(1, 4)}, {0, 64, 1, ids(1, 4)}, {12, 80, 10, ids(1, 5)}}
+	ev := func(at, workers, action string) string {
+		return "  - {at: " + at + ", for: 100ms, down: {workers: [" + workers + "]}, on_remove: " + action + "}\n"
+	}
+	r2 := report.RequestRow{RequestID: 2, Worker: 0, ArrivalNs: 12 * ms, FirstTokenNs: 22 * ms, FinishNs: 30 * ms,
+		InputTokens: 80, OutputTokens: 10, G1HitTokens: 64, ComputedPromptTokens: 16, HintSource: -1,
+		Outcome: report.OutcomeFailed, ScheduledNs: 12 * ms, PrevRequestID: 1}
+	exhausted := r2
+	exhausted.Worker, exhausted.FinishNs, exhausted.ComputedPromptTokens, exhausted.Reroutes, exhausted.Migrations = 1, 47*ms, 34, 1, 1
+	for _, c := range []struct {
+		name   string
+		events string
+		lines  []traceLine
+		want   report.RequestRow
+	}{
+		{"reproducer", ev("22ms", "0", "fail"), one, report.RequestRow{Worker: 0, FirstTokenNs: 10 * ms, FinishNs: 22 * ms,
+			InputTokens: 16, OutputTokens: 10, ComputedPromptTokens: 16, HintSource: -1, Outcome: report.OutcomeFailed, PrevRequestID: -1}},
+		{"fail", ev("30ms", "0", "fail"), three, r2},
+		{"reroute, no worker", ev("30ms", "0, 1", "reroute"), three, r2},
+		{"migrate, no worker", ev("30ms", "0, 1", "migrate"), three, r2},
+		{"migrate exhausted", ev("30ms", "0", "migrate") + ev("47ms", "1", "migrate"), three, exhausted},
+	} {
+		c.want.MeasuredTTFTNs, c.want.MeasuredE2ENs, c.want.MeasuredQueueNs = -1, -1, -1
+		c.want.MeasuredPrefillNs, c.want.MeasuredDecodeNs = -1, -1
+		sink, res := runTraceSink(t, migrateBody+"events:\n"+c.events, c.lines)
+		if got := sink.rows[len(sink.rows)-1]; got != c.want {
+			t.Errorf("%s: row\n%+v, want\n%+v", c.name, got, c.want)
+		}
+		if n := res.Summary.Counters["requests_failed"]; n != 1 {
+			t.Errorf("%s: requests_failed %d, want 1", c.name, n)
+		}
+	}
+}

@@ -155,11 +155,14 @@ type node struct {
 
 // request is a request between arrival and its row.
 type request struct {
-	req      *workload.Request
-	route    scheduler.Route
+	req   *workload.Request
+	route scheduler.Route
+	// seq is its attempt on its worker; nil until it is routed. Taken off
+	// a worker it lost, it stays that attempt until the request is routed
+	// again or ends (requeue): the row of one that ends then is of it.
 	seq      *engine.Seq
 	reroutes int32
-	// of earlier attempts, on workers since removed
+	// of earlier attempts, on workers it lost
 	priorPreemptions int
 	priorComputed    int
 	// Migration (fault_down.go): the request as it arrived (nil until it
@@ -530,6 +533,10 @@ func (c *Cluster) route(now des.Time, r *request) (int32, bool) {
 	}
 	n := c.workers[rt.Worker]
 	c.settle(n)
+	if s := r.seq; s != nil { // the attempt on a worker it lost (requeue) becomes an earlier one
+		r.priorPreemptions += s.Preemptions
+		r.priorComputed += s.ComputedPromptTokens
+	}
 	r.seq = n.w.Enqueue(r.req, rt.HintSource >= 0)
 	c.meter(n)
 	return rt.Worker, true
