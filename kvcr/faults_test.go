@@ -34,8 +34,9 @@ func wantFault(t *testing.T, p *Pull, key, lost int) {
 // write_end_ns -1), the source's 4 pins, held from staging (4 pinned at
 // 0.5 ms), go at 1 ms (0 pinned at 1.5 ms),
 // the target keeps its 4 reserved slots until it hears at 1 + 1 = 2 ms:
-// failed, end_ns 2 ms, nothing landed, the link moved 0 bytes. A move keeps
-// its source copy: the 4 blocks stay ready at worker 0, none removed.
+// failed, end_ns 2 ms, nothing landed, the link moved 0 bytes and the
+// row's bytes are 0 (none was sent). A move keeps its source copy: the 4
+// blocks stay ready at worker 0, none removed.
 func TestPullErrorAtStart(t *testing.T) {
 	for _, move := range []bool{false, true} {
 		g := newRig(Config{})
@@ -51,9 +52,9 @@ func TestPullErrorAtStart(t *testing.T) {
 		p := g.r().pulls[1]
 		wantPull(t, p, Failed, -1, 2*ms, 0)
 		wantFault(t, p, 3, 0)
-		if p.WriteEndNs != -1 || g.r().ended[1] != "2ms 0" || before != 4 || pinned != 0 || slots != 4 || g.k.Moved(0) != 0 || g.k.Pool(1).Used() != 0 {
-			t.Errorf("move %v: write ended %v, answered %q, %d pins at 0.5 ms, at 1.5 ms %d pins and %d slots, moved %d bytes, %d slots left",
-				move, p.WriteEndNs, g.r().ended[1], before, pinned, slots, g.k.Moved(0), g.k.Pool(1).Used())
+		if p.WriteEndNs != -1 || p.Bytes != 0 || g.r().ended[1] != "2ms 0" || before != 4 || pinned != 0 || slots != 4 || g.k.Moved(0) != 0 || g.k.Pool(1).Used() != 0 {
+			t.Errorf("move %v: write ended %v, %d bytes, answered %q, %d pins at 0.5 ms, at 1.5 ms %d pins and %d slots, moved %d bytes, %d slots left",
+				move, p.WriteEndNs, p.Bytes, g.r().ended[1], before, pinned, slots, g.k.Moved(0), g.k.Pool(1).Used())
 		}
 		for i := range 4 {
 			if !g.k.Pool(0).Ready(at(chain(1, 4), i)) {

@@ -102,7 +102,7 @@ type Pull struct {
 	Move        bool
 	Requested   int   // blocks the target lacked at staging: the chain past its G1+G2 prefix
 	Landed      int   // blocks that landed in the target's G2
-	Bytes       int64 // bytes of the transfer
+	Bytes       int64 // bytes of the transfer, set at its first byte: 0 when no byte was sent
 	StagedNs    des.Time
 	FirstByteNs des.Time // -1: none
 	EndNs       des.Time // when the outcome was decided (the target's deadline for expired)
@@ -139,6 +139,11 @@ func (p *Pull) Mode() Mode {
 	}
 	return ModeCopy
 }
+
+// Staged says whether the pull's transfer was staged: its pins taken, its
+// target's slots reserved and its request sent to the source, as
+// pulls_staged counts it, whether or not a byte was then sent (Bytes).
+func (p *Pull) Staged() bool { return p.started }
 
 // pullState is where a pull is in its life. docs/kvcr.md draws the
 // diagram; each event below is one function that takes the transitions
@@ -247,7 +252,7 @@ func (k *KVCR) firstByte(now des.Time, p *Pull) {
 	default:
 		illegal(p, "first byte")
 	}
-	p.FirstByteNs = now
+	p.FirstByteNs, p.Bytes = now, p.t.Bytes
 	k.linkStarted(p)
 	k.net.start(now, &p.t, p.Source, p.Target, func(now des.Time, _ *Transfer) { k.landed(now, p) })
 }

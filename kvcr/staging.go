@@ -312,8 +312,9 @@ func (k *KVCR) start(now des.Time, p *Pull, tn, sn *node, f *fetch, move bool) {
 		sn.orderPulls++
 		sn.unstarted--
 	}
-	p.Bytes = int64(sent) * k.cfg.BlockBytes
-	p.t = Transfer{ID: k.xferID(), Bytes: p.Bytes, index: -1}
+	// The row's Bytes waits for the first byte: a write that never starts
+	// sends none.
+	p.t = Transfer{ID: k.xferID(), Bytes: int64(sent) * k.cfg.BlockBytes, index: -1}
 	receipt := des.AddSat(now, k.cfg.Latency)
 	// The source's deadline runs from its receipt of the request for the
 	// shorter of its own operation timeout and the time the target had

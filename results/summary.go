@@ -94,8 +94,8 @@ type PullsByKind struct {
 	Prefetch KindPulls `json:"prefetch"`
 }
 
-// KindPulls are the pulls of one kind: those staged (their transfers
-// started), each outcome, and the blocks and bytes of those that landed.
+// KindPulls are the pulls of one kind: those staged (pins taken and the
+// request sent: pulls_staged's share), each outcome, and the blocks and bytes of those that landed.
 // Events are the scenario events whose orders are of the kind: an
 // evacuation by move's are moves, an evacuation by copy's and a prewarm's
 // prefetches; none for requests.
@@ -173,7 +173,7 @@ type Stats struct {
 	e2e          report.Dist
 	itl          report.Histogram
 	fidelity     report.FidelityCollector
-	staged       [numKinds]int64 // by kind: the finished pulls whose transfers started
+	staged       [numKinds]int64 // by kind: the finished pulls whose transfers were staged
 	goodput      *goodputCounts  // nil without planner.slo
 }
 
@@ -187,10 +187,10 @@ func NewStats(sc *scenarios.Scenario) Stats {
 	return st
 }
 
-// Pulled counts a finished pull: staged when its transfer started (it has
-// bytes, pulls.parquet's rule).
+// Pulled counts a finished pull: staged when its transfer was staged
+// (pulls_staged counts it), whether or not a byte was then sent.
 func (st *Stats) Pulled(p *kvcr.Pull) {
-	if p.Bytes > 0 {
+	if p.Staged() {
 		st.staged[p.Kind]++
 	}
 }

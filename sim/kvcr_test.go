@@ -48,6 +48,58 @@ func TestPartialFollowUp(t *testing.T) {
 	}
 }
 
+// TestPullBytesOnlyWhenSent: pulls.parquet's bytes is the size of the
+// transfer once its first byte is sent, 0 when none was. followUp on 2
+// workers: R1's pull of worker 0's 4 blocks (4 x 16 tokens x 62,500 B =
+// 4,000,000 B) is staged at 20 ms and would start at 21 ms (staging + 1 ms
+// latency); it lacks 7 blocks ((128 - 1) / 16).
+//
+//   - Unhindered (TestPartialFollowUp): first byte 21 ms, 4 MB at 1 GB/s,
+//     last byte and partial at 25 ms: bytes 4,000,000, bytes_pulled the same.
+//   - kvcr.session_setup 150ms: the pair's session is set up from the
+//     source's receipt, 21 to 171 ms. The target gives up at 20 + 100 =
+//     120 ms (expired); the source at its receipt + min(100, 120 - 20) =
+//     121 ms, before any byte: no first byte, no write (-1), bytes 0. R1
+//     computes its 128 tokens at 120 ms: first token 130 ms.
+//   - pull_errors {rate: 1, when: start} (TestPullErrorsInARun): the write
+//     is not posted at 21 ms, the target hears at 22 ms: failed, no first
+//     byte, bytes 0; R1's first token 32 ms.
+//   - pull_errors {rate: 1, when: end}: the 4 MB cross the link, 21-25 ms,
+//     and nothing lands: failed at 25 ms with bytes 4,000,000 (sent), but
+//     bytes_pulled 0 (it counts landed pulls); R1's first token 35 ms.
+//
+// Each pull was staged (pulls_staged 1) whether or not a byte went. Bytes
+// used to be set at staging: 4,000,000 in every case.
+func TestPullBytesOnlyWhenSent(t *testing.T) {
+	for _, tc := range []struct {
+		name, set               string
+		out                     string
+		firstByte, end, wEnd    int64
+		bytes, landed, ttft, bp int64
+	}{
+		{"unhindered", "kvcr.session_setup=0", "partial", 21 * ms, 25 * ms, 25 * ms, 4_000_000, 4, 35 * ms, 4_000_000},
+		{"session setup", "kvcr.session_setup=150ms", "expired", -1, 120 * ms, -1, 0, 0, 130 * ms, 0},
+		{"error at start", "events=[{at: 15ms, pull_errors: {rate: 1, when: start}}]", "failed", -1, 22 * ms, -1, 0, 0, 32 * ms, 0},
+		{"error at end", "events=[{at: 15ms, pull_errors: {rate: 1, when: end}}]", "failed", 21 * ms, 25 * ms, 25 * ms, 4_000_000, 0, 35 * ms, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, sink, res := runKV(t, followUp, "cluster.workers=2", tc.set)
+			if len(sink.pulls) != 1 {
+				t.Fatalf("pulls %+v", sink.pulls)
+			}
+			wantPullRow(t, sink.pulls[0], report.PullRow{Kind: "request", PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy",
+				BlocksRequested: 7, BlocksLanded: tc.landed, Bytes: tc.bytes, StagedNs: 20 * ms, FirstByteNs: tc.firstByte,
+				EndNs: tc.end, Outcome: tc.out, WriteEndNs: tc.wEnd})
+			if rows[1].FirstTokenNs != tc.ttft {
+				t.Errorf("R1 %+v", rows[1])
+			}
+			if c := res.Summary.Counters; c["pulls_staged"] != 1 || c["bytes_pulled"] != tc.bp {
+				t.Errorf("pulls_staged %d, bytes_pulled %d; want 1, %d", c["pulls_staged"], c["bytes_pulled"], tc.bp)
+			}
+		})
+	}
+}
+
 // TestMoveNamesNewHolder: as TestPartialFollowUp in move mode. When R1's
 // pull lands (25 ms), worker 0 removes blocks 1-4 from its G2. R1's pass
 // (25-35 ms) commits its 8 blocks on worker 1, so at 50 ms R2 (the same

@@ -61,6 +61,39 @@ func TestPullsByKind(t *testing.T) {
 	}
 }
 
+// TestPullsByKindStagedWithoutBytes: pulls_by_kind's staged is
+// pulls_staged's share, whether or not a byte was sent. R0 and R1 (ids
+// 1-4, 64 tokens) run on workers 0 (0-10 ms) and 1 (1-11 ms; worker 0's
+// G2 is still empty at 1 ms: no hint) and both store the chain. Worker 2
+// joins at 30 ms with a prewarm: worker 0's chain is dealt to it, a
+// prefetch of 4 blocks staged at 30 ms (TestLedgerLeftOut, "other
+// source"). With kvcr.session_setup 150ms its request reaches worker 0 at
+// 31 ms and the pair's session is ready at 181 ms; the target gives up at
+// 30 + 100 = 130 ms (a copy's operation timeout: expired) and the source
+// at 31 + min(100, 100) = 131 ms, before any byte: the row has bytes 0 and
+// first_byte_ns -1, yet the pull was staged: prefetch staged 1 and
+// expired 1, pulls_staged 1, and the request share (the totals less the
+// kinds) 0.
+func TestPullsByKindStagedWithoutBytes(t *testing.T) {
+	_, sink, res := runKV(t, []traceLine{{0, 64, 1, ids(1, 4)}, {1, 64, 1, ids(1, 4)}}, "cluster.workers=2",
+		"kvcr.session_setup=150ms", "events=[{at: 30ms, add: 1, prewarm: {blocks: 100}}]")
+	if len(sink.pulls) != 1 {
+		t.Fatalf("pulls %+v", sink.pulls)
+	}
+	if p := sink.pulls[0]; p.Kind != "prefetch" || p.Outcome != "expired" || p.Bytes != 0 || p.FirstByteNs != -1 ||
+		p.StagedNs != 30*ms || p.EndNs != 130*ms || p.Source != 0 || p.Target != 2 {
+		t.Errorf("pull %+v", p)
+	}
+	got := res.Summary.PullsByKind
+	if got == nil {
+		t.Fatal("no pulls_by_kind")
+	}
+	want := results.PullsByKind{Prefetch: results.KindPulls{Events: []int32{0}, Staged: 1, Expired: 1}}
+	if !reflect.DeepEqual(*got, want) || res.Summary.Counters["pulls_staged"] != 1 {
+		t.Errorf("pulls_by_kind %+v, pulls_staged %d; want %+v, 1", *got, res.Summary.Counters["pulls_staged"], want)
+	}
+}
+
 // fourChains, on kvBody with 2 workers (round robin: even requests to
 // worker 0): 8 requests 100 ms apart, each its own chain of 4 blocks of 1
 // MB (64 tokens), done 10 ms after it arrives. At 750 ms worker 0 holds 4
