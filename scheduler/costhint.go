@@ -53,8 +53,10 @@ type HintCosts struct {
 // policy names for a target w holding a prefix of t blocks of a prompt of
 // prompt tokens, and false when no candidate pays. Staging pulls at most
 // the blocks before the one holding the prompt's last token (the target
-// always computes that token): a candidate s with a run of n blocks
-// offers m = min(n, fetchable(prompt) - t) of them, and pays when
+// always computes that token), fetch = fetchable(prompt) - t of them past
+// the target's prefix: a candidate s with a run of n blocks offers m =
+// min(n, fetch) of them (at least min_blocks, so at least 1: hint's
+// candidates), and pays when
 //
 //	pull = latency + (backlog(s) + m x block bytes) / egress rate
 //
@@ -65,18 +67,13 @@ type HintCosts struct {
 // paying candidate it is named; with more, one is drawn, with probability
 // proportional to its saving (recompute - pull), by one uniform draw from
 // the hints stream.
-func (r *Router) costSource(w int32, t, prompt int) (Prefix, bool) {
+func (r *Router) costSource(w int32, t, fetch, prompt int) (Prefix, bool) {
 	c := &r.cfg.HintCosts
 	bs := r.cfg.BlockSize
 	l := &r.loads[w]
 	pass := func(prefix int) des.Time { // the request's pass past prefix blocks, in w's decode batch
 		return c.PassTime(Pass{DecodeSeqs: l.decoding, DecodeContext: int64(l.decodeBlocks) * int64(bs),
 			Prefill: prompt - prefix*bs, Prior: prefix * bs})
-	}
-	fetch := fetchable(prompt, bs) - t
-	if fetch <= 0 {
-		r.withheld++ // the target holds all a pull could carry
-		return Prefix{}, false
 	}
 	full := pass(t)
 	r.savings = r.savings[:0]
@@ -128,6 +125,6 @@ func drawSaving(savings []float64, u float64) int {
 }
 
 // Withheld is the number of requests the cost policy routed without a
-// hint although a candidate source held a run of at least min_blocks: no
-// candidate's pull paid.
+// hint although a candidate offered at least min_blocks blocks a pull
+// could carry: no candidate's pull paid.
 func (r *Router) Withheld() int64 { return r.withheld }

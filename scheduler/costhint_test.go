@@ -68,8 +68,10 @@ func chainOf(n int) []uint64 {
 // - 19,500 and the pull pays when 600 m > 29,500, m > 49.2: m* = 50. A
 // prompt of 16 n tokens ends in block n - 1, which the target always
 // computes: the pull carries n - 1 blocks, and a target holding n - 1 has
-// nothing to pull (withheld). With min_blocks above the run there is no
-// candidate: no hint, none withheld.
+// nothing a pull could carry: worker 1 offers min(1, 0) = 0 blocks, below
+// min_blocks, so it is no candidate: no hint, none withheld (nothing was
+// withheld for cost). With min_blocks above the run there is no candidate
+// either.
 func TestCostCrossover(t *testing.T) {
 	for _, c := range []struct {
 		n, tokens, held, minBlocks int
@@ -87,7 +89,7 @@ func TestCostCrossover(t *testing.T) {
 		{49, 785, 0, 1, true, 0, 0, 1},       // 59,000 against 58,900
 		{50, 801, 0, 1, true, 0, 50_000, 0},  // 60,000 against 60,500
 		{18, 288, 0, 1, false, 0, 17_000, 0}, // m = 17: 27,000 against 29,800 - 2,600
-		{18, 288, 17, 1, false, 0, 0, 1},     // m = 0: nothing a pull could carry
+		{18, 288, 17, 1, false, 0, 0, 0},     // m = 0: nothing a pull could carry, no candidate
 		{17, 273, 0, 18, false, 0, 0, 0},
 	} {
 		r := newCostRouter(t, 2, c.minBlocks, nil)

@@ -36,7 +36,7 @@ type Config struct {
 	EventDelay       des.Time // KV events reach the router this much later
 	BlockSize        int
 	Hints            bool // attach kv.fetch hints
-	HintMinBlocks    int  // a hint must fetch at least this many blocks
+	HintMinBlocks    int  // a hint must fetch at least this many blocks (below 1: 1)
 	// HintPolicy chooses among the candidate sources; "" is
 	// HintsMinBlocks. HintCosts are what HintsCost prices them with.
 	HintPolicy HintPolicy
@@ -129,6 +129,7 @@ func New(cfg Config, rng *rand.Rand) (*Router, error) {
 	if cfg.HintPolicy == "" {
 		cfg.HintPolicy = HintsMinBlocks
 	}
+	cfg.HintMinBlocks = max(cfg.HintMinBlocks, 1) // a hint that can fetch nothing is no hint
 	if !slices.Contains(HintPolicies, cfg.HintPolicy) {
 		return nil, fmt.Errorf("unknown hint policy %q", cfg.HintPolicy)
 	}
@@ -272,22 +273,25 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 }
 
 // hint names the source for rt's target. The target holds a prefix of T
-// blocks in G1 and G2 together; a candidate is a schedulable worker other
-// than the target whose visible G2 holds blocks T, T+1, ... in a run of at
-// least HintMinBlocks: what staging can pull. (Only the run must be in the
-// candidate's G2: a prefix it keeps hot in G1 need not be in its G2 too.)
-// HintsMinBlocks names the longest run, ties to the lowest id; HintsCost
-// is costSource. The bytes the pull can carry (the run, short of the block
-// holding the prompt's last token) join the source's backlog.
+// blocks in G1 and G2 together. Staging pulls at most the blocks before
+// the one holding the prompt's last token (fetchable), so a worker whose
+// visible G2 holds blocks T, T+1, ... in a run of n offers min(n,
+// fetchable - T) of them; a candidate is a schedulable worker other than
+// the target that offers at least HintMinBlocks: a hint must fetch that
+// many. (Only the run must be in the candidate's G2: a prefix it keeps hot
+// in G1 need not be in its G2 too.) HintsMinBlocks names the longest run,
+// ties to the lowest id; HintsCost is costSource. The bytes the pull can
+// carry (the blocks it offers) join the source's backlog.
 func (r *Router) hint(rt *Route, req *workload.Request) {
 	t := rt.G1Overlap + rt.HostOverlap
-	if t >= req.Blocks.Len() {
+	fetch := fetchable(req.InputTokens, r.cfg.BlockSize) - t // the most a pull can carry
+	if fetch < r.cfg.HintMinBlocks || t >= req.Blocks.Len() {
 		return
 	}
 	r.run = r.index.runs(req.Path, t, InG2, 0, nil, r.run[:0])
 	n := 0
 	for _, o := range r.run {
-		if o.Worker != rt.Worker && o.Either >= r.cfg.HintMinBlocks && r.source(o.Worker) {
+		if o.Worker != rt.Worker && min(o.Either, fetch) >= r.cfg.HintMinBlocks && r.source(o.Worker) {
 			r.run[n] = o
 			n++
 		}
@@ -299,7 +303,7 @@ func (r *Router) hint(rt *Route, req *workload.Request) {
 	var src Prefix
 	if r.cfg.HintPolicy == HintsCost {
 		var ok bool
-		if src, ok = r.costSource(rt.Worker, t, req.InputTokens); !ok {
+		if src, ok = r.costSource(rt.Worker, t, fetch, req.InputTokens); !ok {
 			return
 		}
 	} else {
@@ -309,8 +313,7 @@ func (r *Router) hint(rt *Route, req *workload.Request) {
 			}
 		}
 	}
-	pulled := max(0, min(src.Either, fetchable(req.InputTokens, r.cfg.BlockSize)-t))
-	rt.HintSource, rt.HintBlocks, rt.HintBytes = src.Worker, t+src.Either, int64(pulled)*r.cfg.HintCosts.BlockBytes
+	rt.HintSource, rt.HintBlocks, rt.HintBytes = src.Worker, t+src.Either, int64(min(src.Either, fetch))*r.cfg.HintCosts.BlockBytes
 	r.loads[src.Worker].backlog += rt.HintBytes
 }
 

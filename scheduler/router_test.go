@@ -609,6 +609,45 @@ func TestHintSelection(t *testing.T) {
 	}
 }
 
+// TestHintCountsFetchable: min_blocks counts the blocks a pull can carry,
+// never the block holding the prompt's last token. 2 workers, round robin
+// (each request to worker 0), min_blocks 2, 1,000-byte blocks. Worker 0's
+// G2 holds block 1 (T = 1), worker 1's blocks 1-4.
+//
+//   - 48 tokens, blocks 1-3: staging can pull (48 - 1) / 16 = 2 blocks, 1
+//     past T; worker 1's run past T is 2 (blocks 2-3) but offers min(2, 1)
+//     = 1, below 2: no hint (the whole run, 2, made one).
+//   - 49 tokens, blocks 1-4: (49 - 1) / 16 - 1 = 2 pullable past T; worker
+//     1's run of 3 offers 2: a hint for T + 3 = 4 blocks, 2 x 1,000 bytes
+//     on worker 1's backlog.
+//
+// A router given min_blocks 0 takes it as 1: a 16-token prompt (nothing
+// pullable) held by worker 1 gets no hint.
+func TestHintCountsFetchable(t *testing.T) {
+	r, tab, _ := newWithLife(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, HintMinBlocks: 2,
+		HintCosts: HintCosts{BlockBytes: 1000}, Chains: &block.Chains{}}, nil)
+	tab.Add(lifecycle.Ready)
+	tab.Add(lifecycle.Ready)
+	chain := []uint64{1, 2, 3, 4}
+	r.Stored(0, 0, G2, blocks(r, chain, 0, 1))
+	r.Stored(0, 1, G2, blocks(r, chain, 0, 4))
+	if rt := pick(t, r, rq(48, 1, 2, 3)); rt.Worker != 0 || rt.HostOverlap != 1 || rt.HintSource != -1 {
+		t.Errorf("48 tokens: route %+v", rt)
+	}
+	r.next = 0
+	if rt := pick(t, r, rq(49, 1, 2, 3, 4)); rt.Worker != 0 || rt.HintSource != 1 || rt.HintBlocks != 4 || rt.HintBytes != 2000 {
+		t.Errorf("49 tokens: route %+v", rt)
+	}
+
+	r, tab, _ = newWithLife(Config{Policy: RoundRobin, BlockSize: 16, Hints: true, Chains: &block.Chains{}}, nil)
+	tab.Add(lifecycle.Ready)
+	tab.Add(lifecycle.Ready)
+	r.Stored(0, 1, G2, blocks(r, []uint64{1}, 0, 1))
+	if rt := pick(t, r, rq(16, 1)); rt.Worker != 0 || rt.HintSource != -1 {
+		t.Errorf("16 tokens, min_blocks 0: route %+v", rt)
+	}
+}
+
 // TestG2Credit: kv_aware with host_hit_weight 0.75. A 4-block request;
 // worker 0 holds 2 blocks in G1, worker 1 holds 4 in G2 only. Costs:
 // worker 0: 4 - 2 = 2; worker 1: 4 - 0.75 x 4 = 1: worker 1.

@@ -181,3 +181,57 @@ func TestFillingBlocksSettleFirst(t *testing.T) {
 		t.Errorf("counters %v", c)
 	}
 }
+
+// TestMinBlocksCountsFetchable (rule: a hint must fetch at least
+// router.hints.min_blocks blocks, and staging never fetches the block
+// holding the prompt's last token). On 2 workers R0 (ids 1-4, 64 tokens)
+// runs on worker 0, 0-10 ms, and stores its 4 blocks in worker 0's G2. R1
+// reaches worker 1 at 20 ms holding none of its chain (T = 0).
+//
+//   - R1 ids 1-4, 64 tokens: staging can pull (64 - 1) / 16 = 3 blocks,
+//     so worker 0's run of 4 offers min(4, 3) = 3. With min_blocks 4 that
+//     is too few: no hint, no pull, R1 computes its 64 tokens, 20-30 ms.
+//     (Counting the whole run, 4, kvsim hinted and pulled 3 blocks.) With
+//     min_blocks 3 it is a hint: 3 blocks, 3 MB, 21-24 ms, success (the
+//     reusable chain is 3), and R1 computes its last 16 tokens, 24-34 ms.
+//   - R1 id 1, 16 tokens, min_blocks 1: staging can pull (16 - 1) / 16 = 0
+//     blocks: no hint. (kvsim hinted, and staging found nothing to fetch:
+//     hints_attached 1 and hints_nothing_to_fetch 1.) R1 computes 16
+//     tokens, 20-30 ms.
+func TestMinBlocksCountsFetchable(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		r1           traceLine
+		minBlocks    string
+		source       int32
+		pulled, ttft int64
+	}{
+		{"run of 4, 3 pullable, min 4", traceLine{20, 64, 1, ids(1, 4)}, "4", -1, 0, 30 * ms},
+		{"run of 4, 3 pullable, min 3", traceLine{20, 64, 1, ids(1, 4)}, "3", 0, 48, 34 * ms},
+		{"one block, none pullable, min 1", traceLine{20, 16, 1, ids(1, 1)}, "1", -1, 0, 30 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, sink, res := runKV(t, []traceLine{{0, 64, 1, ids(1, 4)}, tc.r1}, "cluster.workers=2",
+				"router.hints.min_blocks="+tc.minBlocks)
+			if r := rows[1]; r.Worker != 1 || r.HintSource != tc.source || r.PulledTokens != tc.pulled || r.FirstTokenNs != tc.ttft {
+				t.Errorf("R1 %+v", r)
+			}
+			hinted := int64(0)
+			if tc.source >= 0 {
+				hinted = 1
+				if len(sink.pulls) != 1 {
+					t.Fatalf("pulls %+v", sink.pulls)
+				}
+				wantPullRow(t, sink.pulls[0], report.PullRow{Kind: "request", PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy",
+					BlocksRequested: 3, BlocksLanded: 3, Bytes: 3_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 24 * ms,
+					Outcome: "success", WriteEndNs: 24 * ms})
+			} else if len(sink.pulls) != 0 {
+				t.Errorf("pulls %+v", sink.pulls)
+			}
+			if c := res.Summary.Counters; c["hints_attached"] != hinted || c["hints_nothing_to_fetch"] != 0 || c["pulls_staged"] != hinted {
+				t.Errorf("hints_attached %d, hints_nothing_to_fetch %d, pulls_staged %d; want %d, 0, %d",
+					c["hints_attached"], c["hints_nothing_to_fetch"], c["pulls_staged"], hinted, hinted)
+			}
+		})
+	}
+}
