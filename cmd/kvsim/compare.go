@@ -205,14 +205,24 @@ func counterChanges(dirA, dirB string) ([]counterChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	bv := map[string]int64{}
+	// A counter only one run has (a group its scenario adds: faults, say)
+	// is 0 in the other: nothing of its kind happened there.
+	av, bv := map[string]int64{}, map[string]int64{}
+	for _, c := range ca {
+		av[c.Name] = c.Value
+	}
 	for _, c := range cb {
 		bv[c.Name] = c.Value
 	}
 	var out []counterChange
-	for _, c := range ca { // in report order
-		if v, ok := bv[c.Name]; !ok || v != c.Value {
+	for _, c := range ca { // in report order, then B's own
+		if v := bv[c.Name]; v != c.Value {
 			out = append(out, counterChange{Name: c.Name, A: c.Value, B: v})
+		}
+	}
+	for _, c := range cb {
+		if _, ok := av[c.Name]; !ok && c.Value != 0 {
+			out = append(out, counterChange{Name: c.Name, A: 0, B: c.Value})
 		}
 	}
 	return out, nil

@@ -652,3 +652,43 @@ func TestDefaultRate(t *testing.T) {
 		}
 	}
 }
+
+// TestCounterChangesOneSide: a counter only one run has (a group its
+// scenario adds) is 0 in the other. A has x 1 and f 0; B has x 1 and g 2:
+// f (0 against an absent 0) is no change, g is 0 -> 2, and x is equal.
+// Either way round, the change is g's alone.
+func TestCounterChangesOneSide(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, rows []report.CounterRow) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		names := make([]string, len(rows))
+		for i, r := range rows {
+			names[i] = r.Name
+		}
+		w, err := parquetio.NewTableWriter(filepath.Join(d, report.CountersFile), report.CounterColumns(names), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range rows {
+			w.Append(&rows[i])
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a := write("a", []report.CounterRow{{Name: "x", Value: 1}, {Name: "f", Value: 0}})
+	b := write("b", []report.CounterRow{{Name: "x", Value: 1}, {Name: "g", Value: 2}})
+	for _, c := range []struct {
+		a, b string
+		want counterChange
+	}{{a, b, counterChange{Name: "g", A: 0, B: 2}}, {b, a, counterChange{Name: "g", A: 2, B: 0}}} {
+		got, err := counterChanges(c.a, c.b)
+		if err != nil || len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s against %s: %+v, %v; want %+v", filepath.Base(c.a), filepath.Base(c.b), got, err, c.want)
+		}
+	}
+}
