@@ -135,8 +135,8 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 		}
 	}
 	// Every error at once: those of decoding, then those of validating
-	// what did decode.
-	if err := errors.Join(decodeErr, sc.validate()); err != nil {
+	// what did decode (not a key that failed to decode, left at its zero).
+	if err := errors.Join(decodeErr, besides(sc.validate(), decodeErr)); err != nil {
 		return nil, err
 	}
 	if err := sc.resolve(); err != nil {
@@ -144,6 +144,42 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 	}
 	sc.expandChaos()
 	return &sc, nil
+}
+
+// besides is the errors of err (joined) but those at a key one of not's
+// names: a key that failed to decode is left at its zero value, which
+// validating it would blame again, wrongly ("want a duration, got \"1\""
+// then "must be at least 1ms, got 0s").
+func besides(err, not error) error {
+	keys := map[string]bool{}
+	for _, e := range joined(not) {
+		if ie, ok := e.(*InputError); ok && ie.Key != "" {
+			keys[ie.Key] = true
+		}
+	}
+	var out []error
+	for _, e := range joined(err) {
+		if ie, ok := e.(*InputError); !ok || !keys[ie.Key] {
+			out = append(out, e)
+		}
+	}
+	return errors.Join(out...)
+}
+
+// joined is the errors err joins, at any depth, or err alone; none for
+// nil.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, joined(e)...)
+		}
+		return out
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
 }
 
 // yamlError turns a yaml.v3 syntax error in data ("yaml: line 3: ...") into

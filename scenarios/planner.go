@@ -56,7 +56,8 @@ const (
 	// workers (Dynamo's throughput planner, its predictor the last
 	// interval's rate).
 	PlannerThroughput PlannerPolicy = "throughput"
-	// PlannerTarget wants ceil(ready x metric / value) outside a tolerance
+	// PlannerTarget wants ceil(ready x metric / value), the ready workers
+	// averaged over the interval, outside a tolerance
 	// band, scaling in only to the most it wanted over a window (the
 	// Kubernetes Horizontal Pod Autoscaler).
 	PlannerTarget PlannerPolicy = "target"
@@ -186,10 +187,18 @@ func (sc *Scenario) validatePlanner(c *check) {
 	l := p.Load
 	c.nonNegative("planner.load.queue_down", l.QueueDown)
 	if !(l.QueueUp > l.QueueDown) {
-		c.fail("planner.load.queue_up", "must be above queue_down (%g), got %g", l.QueueDown, l.QueueUp)
+		if sc.blame("planner.load.queue_up", "planner.load.queue_down") == "planner.load.queue_down" {
+			c.fail("planner.load.queue_down", "must be below queue_up (%g), got %g", l.QueueUp, l.QueueDown)
+		} else {
+			c.fail("planner.load.queue_up", "must be above queue_down (%g), got %g", l.QueueDown, l.QueueUp)
+		}
 	}
 	if !(l.KVDown >= 0 && l.KVDown < l.KVUp && l.KVUp <= 1) {
-		c.fail("planner.load.kv_up", "want 0 <= kv_down < kv_up <= 1 (G1 usage), got kv_down %g and kv_up %g", l.KVDown, l.KVUp)
+		key := "planner.load.kv_up"
+		if l.KVUp <= 1 && (l.KVDown < 0 || sc.blame(key, "planner.load.kv_down") == "planner.load.kv_down") {
+			key = "planner.load.kv_down"
+		}
+		c.fail(key, "want 0 <= kv_down < kv_up <= 1 (G1 usage), got kv_down %g and kv_up %g", l.KVDown, l.KVUp)
 	}
 	c.positive("planner.throughput.requests_per_worker_s", p.Throughput.RequestsPerWorkerS)
 	t := p.Target
@@ -203,6 +212,15 @@ func (sc *Scenario) validatePlanner(c *check) {
 	c.durationAtLeast("planner.scale_in.drain_timeout", p.ScaleIn.DrainTimeout, 0)
 	sc.validateBudget(c, "planner.scale_in.evacuate", p.ScaleIn.Evacuate, true, "drain")
 	sc.validateBudget(c, "planner.prewarm", p.Prewarm, true, "add")
+}
+
+// blame is which of two keys that disagree an error names: the one the
+// scenario or a --set wrote when the other is its default, else the first.
+func (sc *Scenario) blame(first, second string) string {
+	if sc.Has(second) && !sc.Has(first) {
+		return second
+	}
+	return first
 }
 
 // AddEvent is the add event a planner's decision at now to add n

@@ -163,6 +163,9 @@ func TestErrors(t *testing.T) {
 		{"name: [1\n", nil, `s.yaml:1: malformed YAML`},
 		{"cluster:\n\tworkers: 1\n", nil, `s.yaml:2: malformed YAML`},
 		{base, []string{"cluster.workers=0"}, `--set: cluster.workers: must be at least 1, got 0`},
+		{base, []string{"planner={policy: load, load: {kv_down: 0.9}}"}, `--set: planner.load.kv_down: want 0 <= kv_down < kv_up <= 1 (G1 usage), got kv_down 0.9 and kv_up 0.8`},
+		{base, []string{"planner={policy: load, load: {kv_up: 0.2}}"}, `--set: planner.load.kv_up: want 0 <= kv_down < kv_up <= 1`},
+		{base, []string{"planner={policy: load, load: {queue_down: 9}}"}, `--set: planner.load.queue_down: must be below queue_up (5), got 9`},
 		{base, []string{"cluster.wrkers=4"}, `--set: cluster.wrkers: unknown key (did you mean "workers"?)`},
 		{base, []string{"cluster.workers"}, `--set: cluster.workers: want key=value`},
 		{base, []string{"events[3].at=1s"}, `--set: events[3].at: events has no element 3`},
@@ -207,6 +210,16 @@ func TestYAMLErrorLine(t *testing.T) {
 		if !errors.As(err, &ie) || ie.Line != c.line || !strings.Contains(err.Error(), "malformed YAML") {
 			t.Errorf("%s: %v, want line %d", c.name, err, c.line)
 		}
+	}
+}
+
+// TestDecodeErrorOnce: a key that fails to decode is left at its zero
+// value; validation does not blame it again. planner.interval "1" is not a
+// duration: one error, not a second "must be at least 1ms, got 0s".
+func TestDecodeErrorOnce(t *testing.T) {
+	_, err := Parse("s.yaml", []byte("name: a\nworkload: {synthetic: {requests: 5}}\nplanner: {policy: load, interval: 1}\n"), nil)
+	if err == nil || strings.Count(err.Error(), "planner.interval") != 1 || !strings.Contains(err.Error(), `s.yaml:3: planner.interval: want a duration like 250ms, got "1"`) {
+		t.Errorf("error %v, want one, of planner.interval's duration", err)
 	}
 }
 
