@@ -178,7 +178,7 @@ func TestRunawayIsStopped(t *testing.T) {
 	if n := len(sink.samples); n != 10806 || res.Summary.EndNs != int64(3601*des.Second) {
 		t.Errorf("%d sample rows, end %v; want 10,806 and 1h0m1s", n, des.Time(res.Summary.EndNs))
 	}
-	late := "a duration of the scenario keeps it going long after its last arrival (a long kvcr.latency, timeout or drain_timeout, a fault's for, chaos.settle, a slow model)"
+	late := "a duration of the scenario keeps it going long after its last arrival (a long kvcr.latency, timeout or drain_timeout, a worker's startup (an add's or planner.startup), a fault's for or notices.delay, chaos.settle, a slow model)"
 	for _, c := range []struct {
 		body  string
 		lines []traceLine

@@ -148,7 +148,8 @@ func (c *Cluster) runaway(now des.Time, present int) error {
 	if present == 0 {
 		what = fmt.Sprintf("sample no worker for more than %s intervals", millions(MaxRunSampleRows))
 	}
-	why := "a duration of the scenario keeps it going long after its last arrival (a long kvcr.latency, timeout or drain_timeout, a fault's for, chaos.settle, a slow model)"
+	why := "a duration of the scenario keeps it going long after its last arrival (a long kvcr.latency, timeout or drain_timeout, " +
+		"a worker's startup (an add's or planner.startup), a fault's for or notices.delay, chaos.settle, a slow model)"
 	if c.next != nil {
 		why = "its requests go on arriving past what the check before the run estimated (it reads a trace ahead only when a week of it would pass the bound)"
 	}
