@@ -734,6 +734,33 @@ func TestBackgroundWithoutOrders(t *testing.T) {
 	}
 }
 
+// TestPlannerShiftsIDs: with a planner adding workers, an event naming
+// an id only an add makes (2 on a 2-worker cluster) may act on one of the
+// planner's: the scenario warns at that event's line. An id the scenario
+// starts with (1), a pick, or no planner: no warning.
+func TestPlannerShiftsIDs(t *testing.T) {
+	const two = "name: s\nworkload: {synthetic: {requests: 5}}\ncluster: {workers: 2}\n"
+	const shift = "s.yaml:6: events[1]: names a worker of id 2 or more, which only an add makes; the planner adds workers too, " +
+		"and ids go in the order workers are added, so the id may be one of the planner's: pick by count (drain: {count: N, pick: ...}) to act on what is there"
+	for _, c := range []struct {
+		yaml string
+		want []string
+	}{
+		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: [2]}\nplanner: {policy: throughput}\n", []string{shift}},
+		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: [1]}\nplanner: {policy: throughput}\n", nil},
+		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: {count: 1, pick: idlest}}\nplanner: {policy: throughput}\n", nil},
+		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: [2]}\n", nil},
+	} {
+		sc, err := Parse("s.yaml", []byte(c.yaml), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if w := sc.Warnings(); !slices.Equal(w, c.want) {
+			t.Errorf("%q: warnings %q\nwant %q", c.yaml, w, c.want)
+		}
+	}
+}
+
 // TestEventKeysRoundTrip: every key of every kind of event, each at a
 // value other than its default, survives the resolved YAML: the events
 // parsed again equal the events parsed first. (A drain's on_remove, which

@@ -398,6 +398,15 @@ func (sc *Scenario) Warnings() []string {
 			}
 		}
 	}
+	if sc.HasPlanner() { // ids go to workers in the order they are added, the planner's adds among the scenario's
+		for i := range sc.Events {
+			if s := sc.Events[i].Workers(); s != nil && slices.ContainsFunc(s.IDs, func(id int) bool { return id >= sc.Cluster.Workers }) {
+				w = append(w, sc.ErrAt(fmt.Sprintf("events[%d]", i), "names a worker of id %d or more, which only an add makes; the planner adds workers too, "+
+					"and ids go in the order workers are added, so the id may be one of the planner's: pick by count (drain: {count: N, pick: ...}) to act on what is there",
+					sc.Cluster.Workers).Error())
+			}
+		}
+	}
 	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && tr.TimeScale != 1 {
 		w = append(w, sc.ErrAt("workload.trace.time_scale", "%g changes the load the server's latencies were measured under: the comparison with them is not like for like", tr.TimeScale).Error())
 	}
