@@ -103,7 +103,7 @@ func TraceLines(e *report.EventRow) []string {
 	}
 	lines := []string{fmt.Sprintf("before → after (%s): TTFT p50 %s, p99 %s (%s in the %v before, %d in the %v after)",
 		trace, msArrow(e.Before.TTFTP50Ms, e.After.TTFTP50Ms), msArrow(e.Before.TTFTP99Ms, e.After.TTFTP99Ms),
-		Count(e.Before.Requests, "request", "requests"), RoundMs(e.WindowBeforeNs), e.After.Requests, RoundMs(e.WindowAfterNs))}
+		Count(e.Before.Requests, "request", "requests"), WindowText(e.WindowBeforeNs), e.After.Requests, WindowText(e.WindowAfterNs))}
 	// the change across the event and its effect, both nonzero and of opposite signs
 	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && change*e.Delta.TTFTP99Ms < 0 {
 		lines = append(lines, fmt.Sprintf("note: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own",
@@ -141,7 +141,7 @@ func effectText(e *report.EventRow) ([]string, string) {
 		return []string{fmt.Sprintf("effect against its twin (the same run without the %s): nothing to measure, it came after the last arrival", noun)}, ""
 	}
 	return []string{
-		fmt.Sprintf("effect against its twin (the same run without the %s), over the %v after:", noun, RoundMs(e.WindowAfterNs)),
+		fmt.Sprintf("effect against its twin (the same run without the %s), over the %v after:", noun, WindowText(e.WindowAfterNs)),
 		fmt.Sprintf("TTFT p99 %s: %.1f with the %s, %.1f without; p50 %s (%.1f, %.1f)",
 			Signed(d.TTFTP99Ms, "ms"), a.TTFTP99Ms, noun, t.TTFTP99Ms, Signed(d.TTFTP50Ms, "ms"), a.TTFTP50Ms, t.TTFTP50Ms),
 		fmt.Sprintf("ITL p99 %s (%.1f, %.1f); TPOT p99 %s (%.1f, %.1f); E2E p99 %s; queue p99 %s",
@@ -532,6 +532,15 @@ func removalText(e *report.EventRow, orders string) string {
 // RoundMs is a duration in ns rounded to the millisecond, as kvsim prints
 // times.
 func RoundMs(ns int64) time.Duration { return time.Duration(ns).Round(time.Millisecond) }
+
+// WindowText is an event's window's length: to the millisecond, but
+// exactly when shorter than one (a window of 1 ns is not "0s").
+func WindowText(ns int64) time.Duration {
+	if ns > 0 && ns < int64(time.Millisecond) {
+		return time.Duration(ns)
+	}
+	return RoundMs(ns)
+}
 
 // Line is one labelled line of a run's summary in words.
 type Line struct{ Label, Text string }

@@ -162,3 +162,13 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowText: a window under a millisecond is shown exactly, a longer
+// one to the millisecond.
+func TestWindowText(t *testing.T) {
+	for ns, want := range map[int64]string{0: "0s", 1: "1ns", 999_999: "999.999µs", 1_000_000: "1ms", 180_000_400_000: "3m0s"} {
+		if got := WindowText(ns).String(); got != want {
+			t.Errorf("WindowText(%d) = %s, want %s", ns, got, want)
+		}
+	}
+}

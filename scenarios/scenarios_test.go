@@ -789,3 +789,21 @@ func TestEventKeysRoundTrip(t *testing.T) {
 		t.Errorf("events after the resolved YAML:\n%+v\nwant\n%+v\n%s", again.Events, sc.Events, a)
 	}
 }
+
+// TestLateChaosOneWarning: of the events after the last arrival (4 s), a
+// scripted one is named by its index, the faults chaos drew are counted in
+// one warning at chaos.to: here 2 (at 6 s and 7 s; the one at 2 s is
+// before), the first at 6 s.
+func TestLateChaosOneWarning(t *testing.T) {
+	sc, err := Parse("s.yaml", []byte(base+"chaos: {to: 10s, rates: {slow: 1}}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Duration(des.Second)
+	sc.Events = []Event{{At: 5 * s, Add: 1}, {At: 2 * s, Origin: OriginChaos}, {At: 6 * s, Origin: OriginChaos}, {At: 7 * s, Origin: OriginChaos}}
+	w := sc.LateEvents(4 * des.Second)
+	if len(w) != 2 || !strings.Contains(w[0], "events[0].at: 5s is after the last arrival (4s)") ||
+		!strings.Contains(w[1], "s.yaml:6: chaos.to: 2 faults chaos drew, the first at 6s, are after the last arrival (4s)") {
+		t.Errorf("warnings %q", w)
+	}
+}

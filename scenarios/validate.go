@@ -424,13 +424,31 @@ func (sc *Scenario) Warnings() []string {
 // LateEvents warns of the lifecycle events after lastArrival, the virtual
 // time the workload's last request arrived: no request is routed after
 // them, so they change only where the work in flight ends.
+// The faults chaos drew are not the file's to name one by one: one
+// warning says how many came after.
 func (sc *Scenario) LateEvents(lastArrival des.Time) []string {
 	var w []string
+	drawn, first := 0, des.Time(0)
 	for i, ev := range sc.Events {
-		if des.Time(ev.At) > lastArrival {
+		switch {
+		case des.Time(ev.At) <= lastArrival:
+		case ev.Origin == OriginChaos:
+			if drawn == 0 {
+				first = des.Time(ev.At)
+			}
+			drawn++
+		default:
 			w = append(w, sc.ErrAt(fmt.Sprintf("events[%d].at", i), "%v is after the last arrival (%v): no request arrives after this event",
 				des.Time(ev.At), lastArrival).Error())
 		}
+	}
+	if drawn > 0 {
+		faults, verb := fmt.Sprintf("%d faults", drawn), "are"
+		if drawn == 1 {
+			faults, verb = "1 fault", "is"
+		}
+		w = append(w, sc.ErrAt("chaos.to", "%s chaos drew, the first at %v, %s after the last arrival (%v): no request arrives after them; "+
+			"a chaos.to at most the last arrival draws only faults that requests meet", faults, first, verb, lastArrival).Error())
 	}
 	return w
 }

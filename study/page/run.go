@@ -191,7 +191,7 @@ func eventAnswer(s *section, e *report.EventRow) {
 func effectAnswer(s *section, e *report.EventRow, who, since string) {
 	d := e.Delta.TTFTP99Ms
 	s.add(block{Lead: fmt.Sprintf("Over the %v after %s, %s %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
-		results.RoundMs(e.WindowAfterNs), since, who, changed(d), results.Num(math.Abs(d)), results.Num(e.After.TTFTP99Ms), results.Num(e.Twin.TTFTP99Ms),
+		results.WindowText(e.WindowAfterNs), since, who, changed(d), results.Num(math.Abs(d)), results.Num(e.After.TTFTP99Ms), results.Num(e.Twin.TTFTP99Ms),
 		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))})
 	t := &table{Head: []string{"over the window after", "with " + who, "without (twin)", "effect"}}
 	for _, m := range effectRows {
