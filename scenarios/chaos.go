@@ -88,16 +88,33 @@ func (sc *Scenario) validateChaos(c *check) {
 	}
 }
 
+// MaxChaosFaults is the most faults a chaos block may draw at its rates
+// (its pull errors, two events, are not counted). Each is an event of the
+// run, with its events.parquet windows, which gather what the workload
+// does in them: measured on 2 cores, a run holds about 85 kB a drawn fault
+// on a workload of 30 requests (the default scenario's, 8 workers, slow
+// faults over 100 s: 10,000 took 8 s and 0.9 GB, 20,000 38 s and 1.8 GB,
+// 100,000 308 s and 8.5 GB), more on a larger one (its 3,000 requests:
+// 10,000 faults took 147 s and 2.2 GB without the twin); drawing alone
+// is about 600 bytes and 3 µs a fault (a million: 3.3 s and 616 MB to
+// validate). 10,000 keep a run of the default's workload near 2 GB, what
+// a laptop holds (sim.MaxSampleRows's measure), and are some hundred times
+// the faults the design expects of chaos (DESIGN.md section 12: hundreds).
+// benchmarks/evidence/2026-12-06-chaos-bound.md has the runs.
+const MaxChaosFaults = 10_000
+
 // chaosEvents are the faults ch draws for a cluster of workers workers,
 // in time order: the stream "faults" of seed, each kind's arrivals a
 // Poisson process of rate x workers per hour over [From, To), in the
 // order link, slow, down, notices, each on a worker drawn uniformly and
 // lasting a length drawn uniformly in [For.Min, For.Max], cut at To; then
 // the pull errors over the whole window. migrate says a down fault's
-// requests migrate (cluster.migration_limit is set).
-func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool) []Event {
+// requests migrate (cluster.migration_limit is set). Drawing stops at the
+// fault past limit, so that a rate too high for any run neither runs out
+// of memory nor takes long: ok is then false, and evs the limit faults
+// drawn first, unsorted and without the pull errors.
+func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool, limit int) (evs []Event, ok bool) {
 	r := des.NewRNG(seed).Stream("faults")
-	var evs []Event
 	span := float64(ch.To - ch.From)
 	for _, k := range []struct {
 		kind string
@@ -111,6 +128,9 @@ func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool) []Event {
 			t += r.ExpFloat64() / perNs
 			if t >= span {
 				break
+			}
+			if len(evs) == limit {
+				return evs, false
 			}
 			at := ch.From + Duration(math.Floor(t))
 			length := ch.For.Min + Duration(r.Int64N(int64(ch.For.Max-ch.For.Min)+1))
@@ -139,15 +159,68 @@ func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool) []Event {
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
-	return evs
+	return evs, true
 }
 
-// expandChaos appends the faults the scenario's chaos draws to its events.
-func (sc *Scenario) expandChaos() {
-	if sc.Chaos == nil {
-		return
+// expandChaos appends the faults the scenario's chaos draws to its events,
+// or refuses a chaos that draws more than MaxChaosFaults (tooManyFaults).
+func (sc *Scenario) expandChaos() error {
+	ch := sc.Chaos
+	if ch == nil {
+		return nil
 	}
-	sc.Events = append(sc.Events, sc.Chaos.chaosEvents(sc.Seed, sc.Cluster.Workers, sc.Cluster.MigrationLimit > 0)...)
+	evs, ok := ch.chaosEvents(sc.Seed, sc.Cluster.Workers, sc.Cluster.MigrationLimit > 0, MaxChaosFaults)
+	if !ok {
+		return sc.tooManyFaults(MaxChaosFaults)
+	}
+	sc.Events = append(sc.Events, evs...)
+	return nil
+}
+
+// tooManyFaults is the error of a chaos that drew more than limit faults,
+// at the rate that draws the most (the first of the highest), with the
+// count expected at its rates (rates in all x workers x window) and the
+// way out: the sum of the rates that fits, chosen 5 standard deviations
+// of the Poisson count below limit (limit - 5 sqrt(limit)), so that a
+// draw at it passes limit with a chance under one in a million, rounded
+// down to two significant digits; or a shorter window.
+func (sc *Scenario) tooManyFaults(limit int) error {
+	ch := sc.Chaos
+	rates := []struct {
+		key string
+		v   float64
+	}{{"link", ch.Rates.Link}, {"slow", ch.Rates.Slow}, {"down", ch.Rates.Down}, {"notices", ch.Rates.Notices}}
+	top, sum := rates[0], 0.0
+	for _, r := range rates {
+		sum += r.v
+		if r.v > top.v {
+			top = r
+		}
+	}
+	workerHours := float64(sc.Cluster.Workers) * float64(ch.To-ch.From) / float64(60*des.Minute)
+	fit := roundDown2((float64(limit) - 5*math.Sqrt(float64(limit))) / workerHours)
+	return sc.ErrAt("chaos.rates."+top.key, "chaos would draw more than %d faults (about %s at these rates: %g a worker-hour in all, on %d workers over %v), "+
+		"more than the %d a scenario may draw (each is an event of the run, 85 kB of its memory or more); "+
+		"lower chaos.rates.%s (rates summing to %g a worker-hour or less fit), or shorten the window (chaos.from to chaos.to)",
+		limit, aboutCount(sum*workerHours), sum, sc.Cluster.Workers, des.Time(ch.To-ch.From), limit, top.key, fit)
+}
+
+// aboutCount writes an expected count: whole below a million, then in
+// millions to one decimal ("833.3 million"), then in powers of ten.
+func aboutCount(n float64) string {
+	switch {
+	case n < 1e6:
+		return fmt.Sprintf("%.0f", n)
+	case n < 1e12:
+		return fmt.Sprintf("%.1f million", n/1e6)
+	}
+	return fmt.Sprintf("%.3g", n)
+}
+
+// roundDown2 is x > 0 rounded down to two significant digits.
+func roundDown2(x float64) float64 {
+	unit := math.Pow(10, math.Floor(math.Log10(x))-1)
+	return math.Floor(x/unit) * unit
 }
 
 // Expanded is the scenario with its chaos written out: the drawn faults

@@ -1,7 +1,10 @@
 package scenarios
 
 import (
+	"errors"
+	"math"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
@@ -96,5 +99,77 @@ func TestChaosWrittenOut(t *testing.T) {
 	}
 	if _, err := Parse("c.yaml", []byte(y+"  # \n"), []string{"events[0].origin=chaos"}); err == nil {
 		t.Error("a scenario with chaos and an event of origin chaos loaded")
+	}
+}
+
+// TestChaosBound: a chaos that would draw more than MaxChaosFaults
+// (10,000) faults is refused at its largest rate, with the count expected
+// and the rates that fit; drawing stops there, so a rate far too high is
+// refused at once, in little memory. On 3 workers over 1 s (3 worker-
+// seconds, 1/1200 of a worker-hour):
+//   - down: 1e12 (the reviewer's, which ran replay out of memory at 24 GB)
+//     expects 1e12 / 1200 = 833,333,333 faults, "833.3 million";
+//   - down: 4e7 expects 4e7 / 1200 = 33,333, past the bound (its standard
+//     deviation is 183: the draw passes 10,000 whatever the seed);
+//   - the sum of rates that fits is (10,000 - 5 sqrt(10,000)) x 1200 =
+//     9,500 x 1200 = 11,400,000 a worker-hour, to two digits 1.1e+07, the
+//     same for both (it depends on workers and window only);
+//   - slow: 1e6 and down: 5e6 expect 6e6 / 1200 = 5,000 ± 71 (a standard
+//     deviation): under the bound, they load.
+//
+// The rates are line 6 of the file.
+func TestChaosBound(t *testing.T) {
+	base := "name: c\nworkload: {synthetic: {requests: 10}}\ncluster: {workers: 3}\nchaos:\n  to: 1s\n  rates: "
+	fits := "lower chaos.rates.down (rates summing to 1.1e+07 a worker-hour or less fit), or shorten the window (chaos.from to chaos.to)"
+	for _, c := range []struct{ rates, want string }{
+		{"{down: 1e12}", "c.yaml:6: chaos.rates.down: chaos would draw more than 10000 faults (about 833.3 million at these rates: 1e+12 a worker-hour in all, on 3 workers over 1s), " +
+			"more than the 10000 a scenario may draw (each is an event of the run, 85 kB of its memory or more); " + fits},
+		{"{down: 4e7}", "c.yaml:6: chaos.rates.down: chaos would draw more than 10000 faults (about 33333 at these rates: 4e+07 a worker-hour in all, on 3 workers over 1s), " +
+			"more than the 10000 a scenario may draw (each is an event of the run, 85 kB of its memory or more); " + fits},
+		{"{slow: 1e6, down: 5e6}", ""},
+	} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		sc, err := Parse("c.yaml", []byte(base+c.rates+"\n"), nil)
+		runtime.ReadMemStats(&after)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.rates, err)
+			} else if n := len(sc.Events); n < 4700 || n > 5300 {
+				t.Errorf("%s: %d faults, want about 5000", c.rates, n)
+			}
+			continue
+		}
+		var ie *InputError
+		if !errors.As(err, &ie) || err.Error() != c.want {
+			t.Errorf("%s: got\n%v\nwant\n%s", c.rates, err, c.want)
+		}
+		// 10,000 events drawn at about 600 bytes each, their slice grown
+		// by doubling: some 12 MB, where drawing on would take gigabytes.
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+			t.Errorf("%s: loading allocated %d MB, want under 64", c.rates, alloc>>20)
+		}
+	}
+}
+
+// TestChaosBoundExact: the bound is on the faults drawn, counted while
+// drawing, not on an estimate: a chaos that draws n faults loads with a
+// bound of n and is refused with n - 1, having drawn n - 1 and no more.
+// 360 faults a worker-hour of each of 4 kinds on 10 workers over 10 s is
+// a mean of 10 a kind, 40 in all.
+func TestChaosBoundExact(t *testing.T) {
+	ch := &Chaos{To: Duration(10 * des.Second), Rates: ChaosRates{Link: 360, Slow: 360, Down: 360, Notices: 360},
+		For: ChaosSpan{Min: Duration(des.Second), Max: Duration(des.Second)}}
+	all, ok := ch.chaosEvents(1, 10, false, math.MaxInt)
+	if n := len(all); !ok || n < 20 || n > 60 {
+		t.Fatalf("drew %d faults (ok %t), want about 40", n, ok)
+	}
+	n := len(all)
+	if evs, ok := ch.chaosEvents(1, 10, false, n); !ok || !reflect.DeepEqual(evs, all) {
+		t.Errorf("a bound of %d, the faults drawn: refused (ok %t) or drew others", n, ok)
+	}
+	if evs, ok := ch.chaosEvents(1, 10, false, n-1); ok || len(evs) != n-1 {
+		t.Errorf("a bound of %d, one less than the faults drawn: ok %t, %d drawn, want refused at %d", n-1, ok, len(evs), n-1)
 	}
 }

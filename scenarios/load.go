@@ -142,7 +142,9 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 	if err := sc.resolve(); err != nil {
 		return nil, err
 	}
-	sc.expandChaos()
+	if err := sc.expandChaos(); err != nil {
+		return nil, err
+	}
 	return &sc, nil
 }
 

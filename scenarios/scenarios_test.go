@@ -476,6 +476,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("events:\n  - {at: 1s, drain: [0]}\n"+base), "router.hints.mode=move")
 	f.Add([]byte("events:\n  - {at: 1s, drain: {count: 1, pick: random}}\n"+base), "events[0].drain.count=1")
 	f.Add([]byte("events:\n  - {at: 1s, drain: [0], evacuate: {blocks: 9, mode: copy}}\n  - {at: 2s, add: 1, prewarm: {blocks: 3}}\n"+base), "kvcr.background_inflight=0")
+	f.Add([]byte("chaos: {from: 1s, to: 10s, rates: {slow: 360, down: 360}, pull_errors: 0.3}\n"+base), "chaos.rates.link=1e12")
 	f.Add([]byte("a: [\n"), "x")
 	for _, c := range malformed {
 		f.Add([]byte(c.yaml), "seed=2")
@@ -492,7 +493,8 @@ func FuzzSet(f *testing.F) {
 		"cluster.engine.timing={model: fixed, prefill: 1s, decode: 1s, gpu: h100, model_preset: llama-2-7b}",
 		"cluster.engine.timing={model: linear, base: 1ms, gpu: a100, model_preset: mixtral-8x7b, tp: 4}",
 		"cluster.engine.timing.model_config=../engine/testdata/models/qwen3-32b.json",
-		"workload.envelope=[{for: 1m, rate: 0.25}, {for: 90s, rate: 3}]", "workload.envelope[0].rate=2"} {
+		"workload.envelope=[{for: 1m, rate: 0.25}, {for: 90s, rate: 3}]", "workload.envelope[0].rate=2",
+		"chaos={to: 1s, rates: {down: 1e12}}", "chaos={to: 10s, rates: {slow: 360}, pull_errors: 1}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, set string) { roundTrip(t, []byte(base), set) })
