@@ -22,8 +22,9 @@ type Chaos struct {
 	// back (--check verifies it).
 	Settle Duration   `yaml:"settle"`
 	Rates  ChaosRates `yaml:"rates"`
-	// PullErrors is the probability that a pull whose transfer starts in
-	// the window fails.
+	// PullErrors is the probability that an injected error strikes a pull
+	// whose write is posted in the window: half of them before its first
+	// byte, half at its last (chaosPullErrors).
 	PullErrors float64   `yaml:"pull_errors"`
 	For        ChaosSpan `yaml:"for"`
 }
@@ -43,11 +44,27 @@ type ChaosSpan struct {
 	Max Duration `yaml:"max"`
 }
 
-// The drawn faults' parameters (docs/scenarios.md, "chaos"): a link goes
+// The drawn faults' parameters (docs/faults.md, "chaos"): a link goes
 // down both ways, a straggler runs ChaosSlowFactor times slower, a notice
-// is lost, an engine goes down with its G2 kept; a pull error strikes at
-// the start with ChaosPullErrors/2 and, if not, at the end with as much.
+// is lost, an engine goes down with its G2 kept; pull errors are
+// chaosPullErrors's two events.
 const ChaosSlowFactor = 4
+
+// chaosPullErrors are the rates of the two pull_errors events of chaos's
+// pull_errors p, at the start and at the end, so that a write posted in
+// the window is struck with probability p in all, p/2 at each instant.
+// Each event draws once for every write, independently of the other,
+// and one at the start strikes before one at the end (kvcr.drawErrors):
+// a write is struck at the start with probability start, and at the end
+// with (1 - start) x end. start = p/2 and (1 - p/2) x end = p/2 give
+// end = (p/2) / (1 - p/2) = p / (2 - p), and the chance of neither is
+// (1 - p/2)(1 - p/(2 - p)) = ((2 - p)/2)((2 - 2p)/(2 - p)) = 1 - p. (Two
+// halves of p each strike 1 - (1 - p/2)^2 = p - p^2/4: 3/4 of the writes
+// at p = 1; two of 1 - sqrt(1 - p) strike p in all, but at p = 1 every
+// write at the start and none at the end.)
+func chaosPullErrors(p float64) (start, end float64) {
+	return p / 2, p / (2 - p)
+}
 
 func chaosDefaults() *Chaos {
 	return &Chaos{Settle: Duration(10 * des.Second),
@@ -153,9 +170,9 @@ func (ch *Chaos) chaosEvents(seed uint64, workers int, migrate bool, limit int) 
 		}
 	}
 	if ch.PullErrors > 0 {
-		for _, when := range ErrorWhens {
-			evs = append(evs, Event{At: ch.From, For: ch.To - ch.From, Origin: OriginChaos, OnRemove: RemoveReroute,
-				PullErrors: &PullErrorsFault{Rate: ch.PullErrors / 2, When: when}})
+		start, end := chaosPullErrors(ch.PullErrors)
+		for _, f := range []PullErrorsFault{{Rate: start, When: ErrorAtStart}, {Rate: end, When: ErrorAtEnd}} {
+			evs = append(evs, Event{At: ch.From, For: ch.To - ch.From, Origin: OriginChaos, OnRemove: RemoveReroute, PullErrors: &f})
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b Event) int { return cmp.Compare(a.At, b.At) })

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"runtime"
@@ -17,7 +18,7 @@ const chaosBase = "name: c\nworkload: {synthetic: {requests: 10}}\ncluster: {wor
 // each of 4 kinds on 10 workers over 100 s is 10 a second: a mean of 100
 // a kind; a Poisson count lies within 100 ± 40 (4 standard deviations).
 // The pull errors are two events over the whole window, at the start and
-// the end, each with half the probability.
+// the end (TestChaosPullErrors has their rates).
 func TestChaosDraw(t *testing.T) {
 	y := chaosBase + "chaos: {from: 100s, to: 200s, rates: {link: 360, slow: 360, down: 360, notices: 360}, pull_errors: 0.2, for: {min: 1s, max: 30s}}\n"
 	sc, err := Parse("c.yaml", []byte(y), nil)
@@ -50,17 +51,59 @@ func TestChaosDraw(t *testing.T) {
 			t.Errorf("%d %s faults, want 100 ± 40", counts[k], k)
 		}
 	}
-	var errs []PullErrorsFault
+	var whens []ErrorWhen
 	for _, ev := range sc.Events {
 		if ev.PullErrors != nil {
 			if ev.At != Duration(100*des.Second) || ev.For != Duration(100*des.Second) {
 				t.Errorf("pull_errors at %v for %v, want the whole window", des.Time(ev.At), des.Time(ev.For))
 			}
-			errs = append(errs, *ev.PullErrors)
+			whens = append(whens, ev.PullErrors.When)
 		}
 	}
-	if want := []PullErrorsFault{{Rate: 0.1, When: ErrorAtStart}, {Rate: 0.1, When: ErrorAtEnd}}; !reflect.DeepEqual(errs, want) {
-		t.Errorf("pull_errors %+v, want %+v (0.2 halved, at the start and at the end)", errs, want)
+	if want := []ErrorWhen{ErrorAtStart, ErrorAtEnd}; !reflect.DeepEqual(whens, want) {
+		t.Errorf("pull_errors at %v, want at the start and at the end", whens)
+	}
+}
+
+// TestChaosPullErrors: chaos's pull_errors P strikes a write posted in
+// its window with probability P exactly, P/2 at each instant. Its two
+// events each draw once for every write, independently, and one at the
+// start strikes first (kvcr.drawErrors): with rates s (start) and e (end)
+// a write is struck at the start with probability s, at the end with
+// (1 - s) e, at all with 1 - (1 - s)(1 - e). By hand:
+//   - P = 0.4: s = 0.2, e = 0.4 / 1.6 = 0.25; at the end 0.8 x 0.25 = 0.2,
+//     at all 1 - 0.8 x 0.75 = 0.4. (Halves, 0.2 each, struck 1 - 0.8 x 0.8
+//     = 0.36.)
+//   - P = 1: s = 0.5, e = 1: every write struck, at the end 0.5 x 1 = 0.5.
+//     (Halves struck 1 - 0.5 x 0.5 = 0.75: the reviewer's 67 of 93.)
+//   - P = 0.2: s = 0.1, e = 0.2 / 1.8 = 1/9; at the end 0.9 / 9 = 0.1, at
+//     all 1 - 0.9 x 8/9 = 0.2.
+//
+// The rates are floating point (0.4, 0.2 and 1/9 are not exact in
+// binary): they are compared to the hand's within 1e-15.
+func TestChaosPullErrors(t *testing.T) {
+	for _, c := range []struct{ p, start, end float64 }{{0.4, 0.2, 0.25}, {1, 0.5, 1}, {0.2, 0.1, 1.0 / 9}} {
+		y := fmt.Sprintf("%schaos: {from: 1s, to: 2s, pull_errors: %g}\n", chaosBase, c.p)
+		sc, err := Parse("c.yaml", []byte(y), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s, e float64
+		for _, ev := range sc.Events {
+			switch f := ev.PullErrors; {
+			case f != nil && f.When == ErrorAtStart:
+				s = f.Rate
+			case f != nil && f.When == ErrorAtEnd:
+				e = f.Rate
+			}
+		}
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-15 }
+		if len(sc.Events) != 2 || !near(s, c.start) || !near(e, c.end) {
+			t.Errorf("P = %g: %d events, rates %g at the start and %g at the end, want %g and %g", c.p, len(sc.Events), s, e, c.start, c.end)
+		}
+		if atEnd, all := (1-s)*e, 1-(1-s)*(1-e); !near(atEnd, c.p/2) || !near(all, c.p) {
+			t.Errorf("P = %g: a write struck at the end with probability %g, at all %g, want %g and %g", c.p, atEnd, all, c.p/2, c.p)
+		}
 	}
 }
 
