@@ -102,7 +102,7 @@ type Router struct {
 	index       *Index
 	loads       []load  // by worker id
 	schedulable []int32 // the ready workers' ids, sorted: an index of cfg.Workers kept by changed
-	next        int     // round robin: position in schedulable
+	next        int32   // round robin: the id after the last worker it served; it takes the first schedulable id from there, wrapping
 	pending     []kvEvent
 	prefixes    []Prefix  // scratch: the request's prefixes on the workers holding its first block (kv_aware: those it scores)
 	near        []int32   // scratch: the workers whose prefixes kv_aware needs, ascending
@@ -171,9 +171,6 @@ func (r *Router) changed(w int32) {
 		r.schedulable = slices.Insert(r.schedulable, i, w)
 	case !on && found:
 		r.schedulable = slices.Delete(r.schedulable, i, i+1)
-		if r.next > i {
-			r.next--
-		}
 	}
 }
 
@@ -243,10 +240,13 @@ func (r *Router) Pick(now des.Time, req *workload.Request) (Route, bool) {
 	rt := Route{HintSource: -1, promptBlocks: (req.InputTokens + r.cfg.BlockSize - 1) / r.cfg.BlockSize}
 	r.prefixes = r.prefixes[:0]
 	switch r.cfg.Policy {
-	case RoundRobin:
-		r.next %= len(r.schedulable)
-		rt.Worker = r.schedulable[r.next]
-		r.next++
+	case RoundRobin: // the next worker in id order: a worker id, not a position, so adds, drains, downs and restarts keep it
+		i, _ := slices.BinarySearch(r.schedulable, r.next)
+		if i == len(r.schedulable) {
+			i = 0 // past the highest id: wrap
+		}
+		rt.Worker = r.schedulable[i]
+		r.next = rt.Worker + 1
 	case Random:
 		rt.Worker = r.schedulable[r.rng.IntN(len(r.schedulable))]
 	case LeastLoaded:

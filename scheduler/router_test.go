@@ -152,6 +152,42 @@ func TestRoundRobinSkipsUnschedulable(t *testing.T) {
 	}
 }
 
+// TestRoundRobinByID: round robin takes the next worker in id order after
+// the last it served, whatever joined or left the schedulable workers in
+// between. 4 workers, 0-3:
+//
+//   - 0, 1: the next id is 2;
+//   - worker 0 goes down: 2 (the next id is 3);
+//   - worker 0 restarts, ready: 3, not 2 again (the ids after 2 come
+//     first; a position into the list of schedulable workers, [0 1 2 3]
+//     now, was 2, at worker 2, as worker 0's restart shifted the list
+//     under it);
+//   - past 3, wrap: 0 (the next id is 1);
+//   - worker 1 drains: 2, the first schedulable id from 1;
+//   - a worker 4 is added, ready: 3, 4, then wrap to 0, and 2 (1 is
+//     draining).
+func TestRoundRobinByID(t *testing.T) {
+	r, tab := newRouter(t, RoundRobin, 4)
+	var got []int32
+	next := func(n int) {
+		for range n {
+			got = append(got, pick(t, r, rq(16)).Worker)
+		}
+	}
+	next(2)
+	tab.Set(0, lifecycle.Down)
+	next(1)
+	tab.Set(0, lifecycle.Ready)
+	next(2)
+	setReady(tab, 1, false)
+	next(1)
+	tab.Add(lifecycle.Ready)
+	next(4)
+	if want := []int32{0, 1, 2, 3, 0, 2, 3, 4, 0, 2}; !slices.Equal(got, want) {
+		t.Errorf("got %v want %v", got, want)
+	}
+}
+
 func TestLeastLoaded(t *testing.T) {
 	r, _ := newRouter(t, LeastLoaded, 3)
 	a, b, c := pick(t, r, rq(16)), pick(t, r, rq(16)), pick(t, r, rq(16))

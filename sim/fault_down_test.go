@@ -89,14 +89,13 @@ func TestMigrationExhausted(t *testing.T) {
 // partial pull, first
 // byte 21 ms, landing 25 ms, as TestPartialFollowUp with worker 0 up; R1
 // computes 64 tokens, 25-35 ms. Worker 0 restarts at 115 ms with an empty
-// G1 and its G2. Round robin then sends R2 (150 ms) to worker 1, R3 (160
-// ms) to worker 2 and R4 (ids 1-4, 170 ms) to worker 0: 3 blocks hit its
-// G2 (48 tokens; the last block is recomputed), none its G1; first token
-// at 180 ms.
+// G1 and its G2. Round robin goes on in id order: R2 (150 ms) to worker
+// 2 and R3 (ids 1-4, 170 ms) to worker 0: 3 blocks hit its G2 (48 tokens;
+// the last block is recomputed), none its G1; first token at 180 ms.
 func TestDownG2KeptServes(t *testing.T) {
 	body := kvBody + "events:\n  - {at: 15ms, for: 100ms, down: {workers: [0], g2: kept}}\n"
 	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)},
-		{150, 32, 1, ids(100, 2)}, {160, 32, 1, ids(200, 2)}, {170, 64, 1, ids(1, 4)}})
+		{150, 32, 1, ids(100, 2)}, {170, 64, 1, ids(1, 4)}})
 	rows := sink.rows
 	if r := rows[1]; r.Worker != 1 || r.HintSource != 0 || r.PulledTokens != 64 || r.FirstTokenNs != 35*ms {
 		t.Errorf("R1 %+v", r)
@@ -106,9 +105,9 @@ func TestDownG2KeptServes(t *testing.T) {
 	if len(sink.pulls) != 1 || sink.pulls[0] != want {
 		t.Errorf("pulls %+v\nwant %+v", sink.pulls, want)
 	}
-	if r := rows[4]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 48 || r.ComputedPromptTokens != 16 ||
+	if r := rows[3]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 48 || r.ComputedPromptTokens != 16 ||
 		r.HintSource != -1 || r.FirstTokenNs != 180*ms {
-		t.Errorf("R4 %+v", r)
+		t.Errorf("R3 %+v", r)
 	}
 	if w := res.Workers[0]; w.Downs != 1 || w.DownNs != 100*ms || w.ReadyNs != 0 {
 		t.Errorf("worker 0 %+v", w)
@@ -122,20 +121,20 @@ func TestDownG2KeptServes(t *testing.T) {
 // engine is down only 15-17 ms and takes 100 ms to start again: restarting
 // 17-117 ms, not routed to, its G2 (kept) still a source. R1 at 20 ms is
 // hinted to it and pulled from it exactly as while it was down (4 blocks,
-// 21-25 ms, partial); worker 0 is ready at 117 ms, so R4 at 170 ms finds
+// 21-25 ms, partial); worker 0 is ready at 117 ms, so R3 at 170 ms finds
 // it as in TestDownG2KeptServes: 48 tokens from its G2, first token at 180
 // ms. Its row keeps the first time it was ready, 0.
 func TestDownG2KeptRestarting(t *testing.T) {
 	body := kvBody + "events:\n  - {at: 15ms, for: 2ms, down: {workers: [0], g2: kept}, startup: 100ms}\n"
 	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)},
-		{150, 32, 1, ids(100, 2)}, {160, 32, 1, ids(200, 2)}, {170, 64, 1, ids(1, 4)}})
+		{150, 32, 1, ids(100, 2)}, {170, 64, 1, ids(1, 4)}})
 	want := report.PullRow{Kind: "request", PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: "copy", BlocksRequested: 7,
 		BlocksLanded: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: 25 * ms, Outcome: "partial", WriteEndNs: 25 * ms}
 	if len(sink.pulls) != 1 || sink.pulls[0] != want {
 		t.Errorf("pulls %+v\nwant %+v", sink.pulls, want)
 	}
-	if r := sink.rows[4]; r.Worker != 0 || r.G2HitTokens != 48 || r.FirstTokenNs != 180*ms {
-		t.Errorf("R4 %+v", r)
+	if r := sink.rows[3]; r.Worker != 0 || r.G2HitTokens != 48 || r.FirstTokenNs != 180*ms {
+		t.Errorf("R3 %+v", r)
 	}
 	if w := res.Workers[0]; w.Downs != 1 || w.DownNs != 2*ms || w.ReadyNs != 0 {
 		t.Errorf("worker 0 %+v", w)
@@ -147,17 +146,18 @@ func TestDownG2KeptRestarting(t *testing.T) {
 // pull it served fails; R1's worker learns it only at its deadline, staging
 // + operation_timeout = 20 + 100 = 120 ms, and then computes its 128
 // tokens, 120-130 ms. The write stopped at 23 ms. Worker 0 restarts empty
-// at 73 ms: R4 (ids 1-4, 170 ms) hits nothing there, and the router, which
-// saw worker 0's G2 removed, names worker 1 (whose G2 holds R1's 8 blocks)
-// as its hint source: of R4's 4 blocks the last is recomputed, so 3 are
+// at 73 ms: round robin sends R2 (150 ms) to worker 2 and R3 (ids 1-4,
+// 170 ms) to worker 0, where it hits nothing, and the router, which saw
+// worker 0's G2 removed, names worker 1 (whose G2 holds R1's 8 blocks) as
+// its hint source: of R3's 4 blocks the last is recomputed, so 3 are
 // pulled, 3 MB, staged 170 ms, first byte 171 ms, landing 174 ms, success;
-// R4 computes its last 16 tokens, 174-184 ms. The event's fault_pulls is 0:
+// R3 computes its last 16 tokens, 174-184 ms. The event's fault_pulls is 0:
 // a down counts the pulls its workers were the target of, and worker 0 was
 // the source.
 func TestDownG2Lost(t *testing.T) {
 	body := kvBody + "events:\n  - {at: 23ms, for: 50ms, down: {workers: [0], g2: lost}}\n"
 	sink, res := runTraceSink(t, body, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)},
-		{150, 32, 1, ids(100, 2)}, {160, 32, 1, ids(200, 2)}, {170, 64, 1, ids(1, 4)}})
+		{150, 32, 1, ids(100, 2)}, {170, 64, 1, ids(1, 4)}})
 	rows := sink.rows
 	if r := rows[1]; r.Worker != 1 || r.HintSource != 0 || r.PulledTokens != 0 || r.ComputedPromptTokens != 128 || r.FirstTokenNs != 130*ms {
 		t.Errorf("R1 %+v", r)
@@ -166,15 +166,15 @@ func TestDownG2Lost(t *testing.T) {
 	if p.Source != 0 || p.Outcome != "failed" || p.BlocksLanded != 0 || p.EndNs != 120*ms || p.WriteEndNs != 23*ms {
 		t.Errorf("pull %+v", p)
 	}
-	if r := rows[4]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 0 || r.HintSource != 1 || r.PulledTokens != 48 || r.FirstTokenNs != 184*ms {
-		t.Errorf("R4 %+v", r)
+	if r := rows[3]; r.Worker != 0 || r.G1HitTokens != 0 || r.G2HitTokens != 0 || r.HintSource != 1 || r.PulledTokens != 48 || r.FirstTokenNs != 184*ms {
+		t.Errorf("R3 %+v", r)
 	}
 	if len(sink.pulls) != 2 {
 		t.Fatalf("%d pulls, want 2", len(sink.pulls))
 	}
 	if p := sink.pulls[1]; p.Source != 1 || p.Target != 0 || p.BlocksLanded != 3 || p.Bytes != 3_000_000 || p.StagedNs != 170*ms ||
 		p.FirstByteNs != 171*ms || p.EndNs != 174*ms || p.Outcome != "success" {
-		t.Errorf("R4's pull %+v", p)
+		t.Errorf("R3's pull %+v", p)
 	}
 	if e := res.Summary.EventRows[0]; e.Fault.BlocksLost != 4 || e.Fault.Pulls != 0 {
 		t.Errorf("event %+v", e.Fault)
@@ -326,6 +326,33 @@ func TestDownEndedKeepsAttempt(t *testing.T) {
 		}
 		if n := res.Summary.Counters["requests_failed"]; n != 1 {
 			t.Errorf("%s: requests_failed %d, want 1", c.name, n)
+		}
+	}
+}
+
+// TestDownRoundRobinByID: a worker's down and restart leave round robin
+// on the next worker in id order. kvBody (3 workers, round robin, fixed
+// timing: 10 ms prefill). R0-R2 (32 tokens, 1 output, blocks of their own:
+// no hint) at 0 ms go to workers 0, 1 and 2, each done at 10 ms; the next
+// id is 0 again. Worker 0, idle, is down 15-115 ms (ready at once after).
+// R3-R5 at 200 ms go to workers 0, 1 and 2, first token at 210 ms, as in
+// the twin (the run without the down). (Round robin's old position into
+// the list of ready workers, shifted by worker 0's leaving but not by its
+// return, sent R3 to worker 2, which had just served R2, R4 to worker 0
+// and R5 to worker 1.)
+func TestDownRoundRobinByID(t *testing.T) {
+	var lines []traceLine
+	for i, at := range []int{0, 0, 0, 200, 200, 200} {
+		lines = append(lines, traceLine{at, 32, 1, ids(10*i, 2)})
+	}
+	down := kvBody + "events:\n  - {at: 15ms, for: 100ms, down: {workers: [0]}}\n"
+	for _, body := range []string{down, kvBody} {
+		sink, _ := runTraceSink(t, body, lines)
+		for i, r := range sink.rows {
+			if want := []int64{10, 10, 10, 210, 210, 210}[i]; r.Worker != int32(i%3) || r.FirstTokenNs != want*ms {
+				t.Errorf("with events %t: R%d on worker %d, first token at %d ns; want worker %d, %d ms",
+					body == down, i, r.Worker, r.FirstTokenNs, i%3, want)
+			}
 		}
 	}
 }
