@@ -291,6 +291,7 @@ func (w *Worker) Settle(now des.Time, ended, started bool) (des.Time, bool) {
 		w.FinishPass(now)
 		return 0, false
 	}
+	w.passEnd = end // advance counted busy time to it
 	return end, true
 }
 

@@ -119,6 +119,7 @@ type Worker struct {
 	waitingNeed int           // blocks those requests need for their whole length, held ones included
 	skipped     int           // AdmitCurrent: the waiting requests the scan has skipped, at the queue's front
 	busy        bool
+	passEnd     des.Time // while busy and not stretching: the end of the pass in progress, up to which busyNs counts it
 	ff          stretch
 	v011        bool    // cfg.Admission is AdmitV011
 	slow        float64 // a slow fault's factor on the passes it starts; 0 or 1: none
@@ -156,7 +157,8 @@ func (w *Worker) Waiting() int { return w.waiting.len() }
 // Passes is the number of passes started; BusyTime their total duration.
 func (w *Worker) Passes() int64 { return w.passes }
 
-// BusyTime is the total duration of the passes started.
+// BusyTime is the total duration of the passes started, a pass in
+// progress to its end, and one Drop abandoned up to its drop.
 func (w *Worker) BusyTime() des.Time { return w.busyNs }
 
 // G1Used is the number of G1 blocks referenced by requests.
@@ -226,6 +228,7 @@ func (w *Worker) StartPass(now des.Time) (des.Time, bool) {
 	w.busy = true
 	w.passes++
 	w.busyNs += d
+	w.passEnd = now + d
 	return now + d, true
 }
 
@@ -603,12 +606,16 @@ func (w *Worker) FinishPass(now des.Time) {
 	w.reportKV()
 }
 
-// Drop empties a removed worker: every request leaves (running ones in
-// admission order, then waiting ones in queue order, as returned), every
-// block is freed and every cached block reported removed. A pass in
-// progress is abandoned; the worker must not be used again.
-func (w *Worker) Drop() []*Seq {
+// Drop empties a removed worker at now: every request leaves (running
+// ones in admission order, then waiting ones in queue order, as
+// returned), every block is freed and every cached block reported
+// removed. A pass in progress is abandoned: its busy time ends at now. The
+// worker must not be used again, but after Restart.
+func (w *Worker) Drop(now des.Time) []*Seq {
 	w.notStretching("Drop")
+	if w.busy && now < w.passEnd {
+		w.busyNs -= w.passEnd - now // StartPass (and Settle) counted it to its end
+	}
 	out := slices.Clone(w.running)
 	for i := range w.waiting.len() {
 		out = append(out, w.waiting.at(i))

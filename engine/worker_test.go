@@ -245,6 +245,33 @@ func TestCheckFindsCorruption(t *testing.T) {
 	}
 }
 
+// TestDropCutsBusy: a pass Drop abandons is busy only up to the drop. A
+// 32-token request, 2 output, fixed timing: the prefill pass 0-10 ms ends,
+// the decode pass begins at 10 ms (to end at 15) and is dropped at 12 ms:
+// busy 10 + 2 = 12 ms over 2 passes. After Restart, a pass 20-30 ms runs to
+// its end: 22 ms over 3. A Drop with no pass in progress changes nothing.
+func TestDropCutsBusy(t *testing.T) {
+	w, _ := newWorker(t, cfg(), fixed)
+	w.Enqueue(req(0, 0, 32, 2, 1), false)
+	end, _ := w.StartPass(0)
+	w.FinishPass(end)
+	if _, ok := w.StartPass(end); !ok {
+		t.Fatal("no decode pass")
+	}
+	w.Drop(12 * des.Millisecond)
+	if w.BusyTime() != 12*des.Millisecond || w.Passes() != 2 {
+		t.Errorf("after the drop: busy %v over %d passes, want 12ms over 2", w.BusyTime(), w.Passes())
+	}
+	w.Restart()
+	w.Enqueue(req(1, 20*des.Millisecond, 32, 1, 2), false)
+	end, _ = w.StartPass(20 * des.Millisecond)
+	w.FinishPass(end)
+	w.Drop(40 * des.Millisecond)
+	if w.BusyTime() != 22*des.Millisecond || w.Passes() != 3 {
+		t.Errorf("after the restart: busy %v over %d passes, want 22ms over 3", w.BusyTime(), w.Passes())
+	}
+}
+
 // TestG1Cached: a new worker caches nothing; one 100-token request commits
 // its 6 full blocks, which stay cached (free, still to be hit) after it
 // finishes; Drop evicts them.
@@ -257,7 +284,7 @@ func TestG1Cached(t *testing.T) {
 	if !w.G1Cached() || w.G1Used() != 0 {
 		t.Errorf("after its request: cached %v, used %d", w.G1Cached(), w.G1Used())
 	}
-	w.Drop()
+	w.Drop(0)
 	if w.G1Cached() {
 		t.Error("a dropped worker caches blocks")
 	}

@@ -65,7 +65,7 @@ func (c *Cluster) downFault(now des.Time, key int, ids []int32, on bool) {
 		n.downAt = now
 		n.drive = false
 		n.stored = n.stored[:0]
-		seqs = append(seqs, n.w.Drop()...)
+		seqs = append(seqs, n.w.Drop(now)...)
 		n.w.Restart() // an empty G1, for when it restarts
 		c.meter(n)
 		if c.kv != nil {

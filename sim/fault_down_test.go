@@ -3,6 +3,7 @@ package sim
 import (
 	"testing"
 
+	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/report"
 )
 
@@ -353,6 +354,36 @@ func TestDownRoundRobinByID(t *testing.T) {
 				t.Errorf("with events %t: R%d on worker %d, first token at %d ns; want worker %d, %d ms",
 					body == down, i, r.Worker, r.FirstTokenNs, i%3, want)
 			}
+		}
+	}
+}
+
+// TestDownBusyUntilDown: a pass the down cuts off is busy only up to the
+// down. One worker, fixed timing (10 ms prefill, 5 ms decode). R0 (16
+// tokens, 10 output) at 0 ms: prefill 0-10 ms, decodes 10-15 and 15-20 ms;
+// the pass begun at 20 ms would end at 25 ms, but worker 0 goes down at
+// 22 ms for 1 ms: 2 ms of it ran. R0 finds no worker ready and fails at
+// 22 ms. R1 (16 tokens, 1 output) at 23 ms finds worker 0 ready again:
+// prefill 23-33 ms, the run's end. Busy 10 + 5 + 5 + 2 + 10 = 32 ms over 5
+// passes, down 1 ms: 33 ms, the whole run. (Counting the cut pass to its
+// end made it 35 ms, more than the run.) The same pass by pass and with
+// the decodes gone through as one stretch, which the down settles.
+func TestDownBusyUntilDown(t *testing.T) {
+	body := `cluster:
+  workers: 1
+  engine: {block_size: 16, gpu_blocks: 1000, kv_bytes_per_token: 62500, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+events:
+  - {at: 22ms, for: 1ms, down: {workers: [0]}}
+`
+	sc := traceScenario(t, body, []traceLine{{0, 16, 10, ids(1, 1)}, {23, 16, 1, ids(2, 1)}})
+	for _, passByPass := range []bool{false, true} {
+		sink, res := runOpts(t, sc, Options{PassByPass: passByPass})
+		if r := sink.rows[1]; r.Outcome != report.OutcomeCompleted || r.FinishNs != 33*ms || sink.rows[0].FinishNs != 22*ms {
+			t.Errorf("pass by pass %t: rows %+v", passByPass, sink.rows)
+		}
+		if w := res.Workers[0]; w.BusyNs != 32*ms || w.Passes != 5 || w.DownNs != 1*ms {
+			t.Errorf("pass by pass %t: worker 0 busy %v over %d passes, down %v; want 32 ms over 5, 1 ms",
+				passByPass, des.Time(w.BusyNs), w.Passes, des.Time(w.DownNs))
 		}
 	}
 }

@@ -338,7 +338,7 @@ func (c *Cluster) takeOut(now des.Time, n *node) []*engine.Seq {
 		c.events.LeftBehind(now, n.id, c.kv.Pool(n.id).Used(), c.kv.Pool(n.id).Flows(), busy)
 	}
 	c.settle(n)
-	seqs := n.w.Drop()
+	seqs := n.w.Drop(now)
 	c.meter(n)
 	if c.kv != nil {
 		c.kv.RemoveWorker(now, n.id)
