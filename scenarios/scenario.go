@@ -315,7 +315,7 @@ const (
 	PickBusiest    Pick = "busiest"     // most requests running and waiting
 	PickIdlest     Pick = "idlest"      // fewest requests running and waiting
 	PickMostCached Pick = "most_cached" // most blocks in G2
-	PickRandom     Pick = "random"      // uniformly, from the seeded stream "lifecycle"
+	PickRandom     Pick = "random"      // uniformly, from the seeded stream "lifecycle/<at>" ("faults/pick/<at>" in a fault)
 	// PickHighestID takes the highest ids: the newest workers, which a
 	// deployed planner (Dynamo's, a Kubernetes Deployment's scale-in)
 	// drops first.

@@ -188,15 +188,22 @@ func (c *Cluster) actsOn(now des.Time, key uint64, ev scenarios.Event) []int32 {
 }
 
 // pickKeys are the random keys of a random pick at instant now, by worker
-// id: draws of the stream lifecycle/<now in ns>, one a worker the run can
-// hold, in id order. The pick takes the ready workers with the smallest
-// keys. A worker's key depends on the seed and the instant alone, not on
-// which workers are ready or on the other events, so the twin of another
-// event (the run without it) draws the same keys, and picks the same
-// workers wherever the same ones are ready; two random picks at one
-// instant share the keys, the second taking the next smallest.
-func (c *Cluster) pickKeys(now des.Time) []uint64 {
-	r := des.NewRNG(c.sc.Seed).Stream(fmt.Sprintf("lifecycle/%d", int64(now)))
+// id: draws of the stream lifecycle/<now in ns> for a drain's or remove's
+// pick, faults/pick/<now in ns> for a fault's (DESIGN.md section 12:
+// random choices inside a fault come from the stream family faults), one
+// a worker the run can hold, in id order. The pick takes the ready workers
+// with the smallest keys. A worker's key depends on the seed, the instant
+// and whether the pick is a fault's alone, not on which workers are ready
+// or on the other events, so the twin of another event (the run without
+// it) draws the same keys, and picks the same workers wherever the same
+// ones are ready; two random picks of one family at one instant share the
+// keys, the second taking the next smallest of the workers still ready.
+func (c *Cluster) pickKeys(now des.Time, fault bool) []uint64 {
+	name := fmt.Sprintf("lifecycle/%d", int64(now))
+	if fault {
+		name = fmt.Sprintf("faults/pick/%d", int64(now))
+	}
+	r := des.NewRNG(c.sc.Seed).Stream(name)
 	keys := make([]uint64, max(c.plan.Workers, len(c.workers))) // a planner's adds may pass the plan's count
 	for i := range keys {
 		keys[i] = r.Uint64()
@@ -227,7 +234,7 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 	}
 	k := min(sel.Count, len(ready))
 	if sel.Pick == scenarios.PickRandom {
-		keys := c.pickKeys(now)
+		keys := c.pickKeys(now, c.evs[key].Fault())
 		// ready is in id order and the sort is stable: equal keys keep the lowest id first.
 		slices.SortStableFunc(ready, func(a, b *node) int { return cmp.Compare(keys[a.id], keys[b.id]) })
 	} else {

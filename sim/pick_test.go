@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvsim/kvsim/des"
 )
 
 // pickBody: 3 workers, round robin, fixed 10 ms prefill and 5 ms decode
@@ -360,6 +362,57 @@ func TestPickCacheTies(t *testing.T) {
 		want := fmt.Sprintf("events[0] picks 1 by %s at 0s, but 3 ready workers share the top score (0): the lowest ids won, not the pick", pick)
 		if !slices.Contains(res.Summary.Warnings, want) {
 			t.Errorf("%s: warnings %q lack %q", pick, res.Summary.Warnings, want)
+		}
+	}
+}
+
+// TestFaultPickRandomStream: a fault's random pick draws its keys from the
+// stream faults/pick/<at in ns> (DESIGN.md section 12: random choices
+// inside a fault come from the family faults), a drain's from
+// lifecycle/<at in ns>: one key a worker, in id order, the smallest ready
+// one taken. pickBody (3 workers), one request, a pick of 1 at 200 ms.
+//
+//   - seed 1: faults/pick/200000000 draws 0x0d3ac83213565980,
+//     0xcc5b8451e42a301b, 0x60498f3034183cb3 for workers 0-2: a slow
+//     fault slows worker 0. lifecycle/200000000 draws 0xf9ac9c172efc0798,
+//     0xed0e9a8a220ee124, 0x81b2a56435a1305e: a drain drains worker 2.
+//   - seed 6: faults 0xa5acd786ecc9d517, 0x273c27cf785393b2,
+//     0x56adfd29fdbafdf9: worker 1; lifecycle 0x19efba30336d0f0c,
+//     0x20eee29daf70de85, 0x7834181e4755211c: worker 0.
+//
+// Over seeds 1-40 the fault's worker is the smallest of the faults keys
+// and the drain's the smallest of the lifecycle keys, recomputed here. A
+// link fault at 100 ms (50 ms) picking at random before it leaves the slow
+// fault's pick as it is: its keys are its instant's, whatever drew before
+// (the slow fault's twin of the link fault draws the same).
+func TestFaultPickRandomStream(t *testing.T) {
+	smallest := func(name string, seed uint64) string {
+		r := des.NewRNG(seed).Stream(name)
+		best, bestKey := 0, uint64(0)
+		for w := range 3 {
+			if k := r.Uint64(); w == 0 || k < bestKey {
+				best, bestKey = w, k
+			}
+		}
+		return fmt.Sprint(best)
+	}
+	hand := map[uint64][2]string{1: {"0", "2"}, 6: {"1", "0"}} // seed: the fault's worker, the drain's
+	for seed := uint64(1); seed <= 40; seed++ {
+		s := fmt.Sprintf("seed=%d", seed)
+		_, slow := runTraceSink(t, pickBody, pickLines[:1], s, "events=[{at: 200ms, for: 100ms, slow: {workers: {count: 1, pick: random}, factor: 2}}]")
+		_, drain := runTraceSink(t, pickBody, pickLines[:1], s, "events=[{at: 200ms, drain: {count: 1, pick: random}}]")
+		got := [2]string{slow.Summary.EventRows[0].Workers, drain.Summary.EventRows[0].Workers}
+		want := [2]string{smallest("faults/pick/200000000", seed), smallest("lifecycle/200000000", seed)}
+		if h, ok := hand[seed]; ok && h != want {
+			t.Errorf("seed %d: the streams' smallest keys are workers %v, worked by hand %v", seed, want, h)
+		}
+		if got != want {
+			t.Errorf("seed %d: the slow fault took worker %s, the drain %s; want %s and %s", seed, got[0], got[1], want[0], want[1])
+		}
+		_, both := runTraceSink(t, pickBody, pickLines[:1], s, "events=[{at: 100ms, for: 50ms, link: {workers: {count: 1, pick: random}, factor: 0.5}}, "+
+			"{at: 200ms, for: 100ms, slow: {workers: {count: 1, pick: random}, factor: 2}}]")
+		if w := both.Summary.EventRows[1].Workers; w != want[0] {
+			t.Errorf("seed %d: after a link fault's pick the slow fault took worker %s, want %s", seed, w, want[0])
 		}
 	}
 }
