@@ -19,7 +19,9 @@ type op struct {
 // Store writes the blocks a pass committed to w's G1, runs in the order
 // they were committed, into its G2 in that order, as one D2H transfer;
 // they become readable (and visible) when it completes. Blocks G2 already
-// has are skipped; a block with no slot to take is dropped.
+// has (ready, pending, or filling for a live write) are skipped; a block
+// whose slot a pull's target gave up on is written into that slot (the
+// dead write lands nothing); a block with no slot to take is dropped.
 func (k *KVCR) Store(now des.Time, w int32, runs []block.Run) {
 	n := k.nodes[w]
 	if n.pool.Capacity() == 0 {
@@ -32,6 +34,9 @@ func (k *KVCR) Store(now des.Time, w int32, runs []block.Run) {
 		k.C.G2StoresDropped += int64(dropped)
 	}
 	k.reportEvicted(n)
+	if len(n.pool.taken) > 0 {
+		k.takenOver(n)
+	}
 	if len(o.runs) == 0 {
 		k.spare = append(k.spare, o)
 		return

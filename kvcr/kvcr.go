@@ -96,6 +96,7 @@ type node struct {
 	staged     int     // orders it is the source of that are staged (live)
 	unstarted  int     // orders it is the source of, waiting or staged, whose transfer has not started
 	waiting    []*Pull // orders it is the source of, not yet staged, in issue order
+	given      []*Pull // pulls into it given up while holding slots (giveUp), until they free them
 	// agentDown: its whole process is down (a down fault with its G2
 	// lost): it serves no pull until its engine restarts.
 	agentDown bool
@@ -365,9 +366,9 @@ func (k *KVCR) CheckEnd() []Violation {
 		add(InvPinsReleased, fmt.Errorf("pins acquired %d, released %d", k.C.PinsAcquired, k.C.PinsReleased))
 	}
 	for _, n := range k.nodes {
-		if ended && (n.pulls != 0 || n.serving != 0 || n.inflight != 0 || n.parked != 0 || n.orderPulls != 0) {
-			add(InvPullsEnd, fmt.Errorf("worker %d: every pull ended, yet it counts %d pulls (%d served, %d inflight, %d parked, %d of orders)",
-				n.id, n.pulls, n.serving, n.inflight, n.parked, n.orderPulls))
+		if ended && (n.pulls != 0 || n.serving != 0 || n.inflight != 0 || n.parked != 0 || n.orderPulls != 0 || len(n.given) != 0) {
+			add(InvPullsEnd, fmt.Errorf("worker %d: every pull ended, yet it counts %d pulls (%d served, %d inflight, %d parked, %d of orders, %d given up holding slots)",
+				n.id, n.pulls, n.serving, n.inflight, n.parked, n.orderPulls, len(n.given)))
 		}
 		if ended && (n.staged != 0 || n.unstarted != 0 || len(n.waiting) != 0) {
 			add(InvOrdersEnd, fmt.Errorf("worker %d: every order ended, yet it counts %d orders staged, %d unstarted, %d waiting",

@@ -17,12 +17,17 @@ const (
 	filling              // reserved for a store or pull in flight: not readable
 	ready                // readable, visible to the router and peers
 	pending              // moved away: absent to readers, removed when its last pin drops
+	// discarded: reserved for a pull's write that its target gave up on
+	// while the write may still run. It will never land: not readable, a
+	// store takes it over (filling, for the store), else it is freed when
+	// the write ends.
+	discarded
 )
 
 // Pool is one worker's G2 host pool of fixed capacity in blocks, kept by
 // runs. Ready blocks sit on an LRU list, least recently used first;
-// eviction takes the first unpinned one. Filling and pending blocks are
-// never victims.
+// eviction takes the first unpinned one. Filling, discarded and pending
+// blocks are never victims.
 //
 // The pool holds extents: runs of blocks with one state and one pin count
 // whose blocks, when ready, are consecutive on the LRU list in ascending
@@ -50,8 +55,12 @@ type Pool struct {
 	// evicted collects the blocks eviction took, as runs in order; KVCR
 	// reports and clears it.
 	evicted []block.Run
-	chains  *block.Chains // holds a reference on the segment of every block held
-	flows   Flows
+	// taken collects the discarded blocks stores took over, as runs in
+	// order; KVCR takes them from the given-up pulls that held them and
+	// clears it.
+	taken  []block.Run
+	chains *block.Chains // holds a reference on the segment of every block held
+	flows  Flows
 }
 
 // Flows counts the blocks that came into a pool and left it since it was
@@ -62,7 +71,7 @@ type Flows struct {
 	Stored  int64 // reserved for the worker's own blocks (a store, D2H)
 	Pulled  int64 // reserved for the blocks of pulls into it
 	Evicted int64 // taken by eviction to make room
-	Dropped int64 // reserved for a pull that landed nothing, and freed
+	Dropped int64 // reserved for a pull that landed nothing, and freed or taken over by a store (then Stored too)
 	Moved   int64 // removed after a move took them: at once, or when their last pin dropped
 	Lost    int64 // gone with the worker's process (a down fault with its G2 lost)
 }
@@ -103,11 +112,12 @@ func (p *Pool) Peak() int { return p.peak }
 func (p *Pool) Flows() Flows { return p.flows }
 
 // Unreadable counts the blocks held that no reader may take: those still
-// filling, and those pending removal after a move.
+// filling (for a live write, or discarded for one given up), and those
+// pending removal after a move.
 func (p *Pool) Unreadable() (fills, pends int) {
 	for _, nd := range p.ext {
 		switch nd.V.st {
-		case filling:
+		case filling, discarded:
 			fills += nd.V.Len()
 		case pending:
 			pends += nd.V.Len()
@@ -399,27 +409,54 @@ func (p *Pool) evict(k int) {
 }
 
 // store reserves the blocks of r the pool does not hold, while there is
-// room, appending the runs reserved to filled; it returns them and the
-// number of blocks it had no room for.
+// room, and takes over those discarded (reserved for a write given up,
+// which will land nothing: listed in p.taken), appending the runs reserved
+// or taken over to filled; it returns them and the number of blocks it had
+// no room for. A block ready, pending, or filling for a live write or
+// another store is skipped: it is readable, or will be, or was moved away.
 func (p *Pool) store(r block.Run, filled []block.Run) ([]block.Run, int) {
 	dropped := 0
 	for off := r.Lo; off < r.Hi; {
 		st, end := p.at(r.Seg, off)
 		end = min(end, r.Hi)
-		if st != free {
-			off = end
-			continue
+		switch st {
+		case free:
+			n := min(end-off, int32(p.room()))
+			if n > 0 {
+				p.reserve(block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
+				p.flows.Stored += int64(n)
+				filled = append(filled, block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
+			}
+			dropped += int(end - off - n)
+		case discarded:
+			t := block.Run{Seg: r.Seg, Lo: off, Hi: end}
+			p.takeOver(t)
+			filled = append(filled, t)
 		}
-		n := min(end-off, int32(p.room()))
-		if n > 0 {
-			p.reserve(block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
-			p.flows.Stored += int64(n)
-			filled = append(filled, block.Run{Seg: r.Seg, Lo: off, Hi: off + n})
-		}
-		dropped += int(end - off - n)
 		off = end
 	}
 	return filled, dropped
+}
+
+// takeOver gives r's discarded blocks to a store: they are filling for it
+// now, in the slots the dead write reserved. The pull's reservation ends
+// (dropped) and the store's begins (stored): used, pins and the LRU list
+// do not change.
+func (p *Pool) takeOver(r block.Run) {
+	for _, e := range p.cover(r) {
+		p.ext[e].V.st = filling
+	}
+	p.flows.Dropped += int64(r.Len())
+	p.flows.Stored += int64(r.Len())
+	p.taken = block.AppendRun(p.taken, r)
+}
+
+// discard marks r's blocks, filling for a pull's write, as discarded: the
+// pull's target gave up on the write, which will land nothing.
+func (p *Pool) discard(r block.Run) {
+	for _, e := range p.cover(r) {
+		p.ext[e].V.st = discarded
+	}
 }
 
 // makeReady turns r's filling blocks readable, most recently used, in
@@ -449,7 +486,9 @@ func (p *Pool) remove(e int32) {
 	p.freeExtent(e)
 }
 
-// drop frees r's filling blocks, whose data never arrived.
+// drop frees r's blocks, filling or discarded, whose data never arrived:
+// every block of r must be the caller's (a store's, or a pull's that no
+// store took over).
 func (p *Pool) drop(r block.Run) {
 	for _, e := range p.cover(r) {
 		p.flows.Dropped += int64(p.ext[e].V.Len())
@@ -546,9 +585,10 @@ func (p *Pool) Pinned() int {
 }
 
 // Check verifies the pool's bookkeeping: each segment's extents are
-// sorted, disjoint and of that segment, the index holds exactly the
-// extents in use, the LRU list holds exactly the ready ones, the used and
-// evictable counts match, and the flows in and out add up to the used
+// sorted, disjoint and of that segment, none filling or discarded is
+// pinned (nothing reads a block before it lands), the index holds exactly
+// the extents in use, the LRU list holds exactly the ready ones, the used
+// and evictable counts match, and the flows in and out add up to the used
 // count. O(extents).
 func (p *Pool) Check() error {
 	var errs []error
@@ -561,7 +601,7 @@ func (p *Pool) Check() error {
 		for i, en := range es {
 			x := p.ext[en.e].V
 			switch e := en.e; {
-			case x.Len() <= 0 || x.st == free || x.pins < 0:
+			case x.Len() <= 0 || x.st == free || x.pins < 0 || x.pins > 0 && (x.st == filling || x.st == discarded):
 				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.Len(), x.st, x.pins))
 			case x.Seg != s:
 				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under segment %d", e, x.Seg, s))

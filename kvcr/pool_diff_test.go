@@ -26,11 +26,14 @@ type diffRig struct {
 }
 
 // diffBatch is blocks reserved or pinned together: as runs in the pool,
-// as slots in the oracle, in the same order.
+// as slots in the oracle, in the same order. A pull's reservation may be
+// given up: its blocks are discarded, and a store may take them over.
 type diffBatch struct {
 	runs  []block.Run
 	slots []int32
 	refs  []block.Ref
+	pull  bool // a pull's reservation
+	given bool // its target gave up on it: discarded
 }
 
 // newDiffRig makes chains with shared prefixes in a chain store of their
@@ -82,8 +85,8 @@ func (g *diffRig) span() (int, int, int) {
 // step applies one random operation to both pools and says what it was.
 func (g *diffRig) step() string {
 	p, o := g.p, g.o
-	switch op := g.rng.IntN(9); {
-	case op == 0: // a store: the blocks absent, while there is room
+	switch op := g.rng.IntN(10); {
+	case op == 0: // a store: the blocks absent, while there is room, and those discarded, taken over
 		c, a, b := g.span()
 		var d diffBatch
 		dropped, oDropped := 0, 0
@@ -92,8 +95,14 @@ func (g *diffRig) step() string {
 			d.runs, n = p.store(r, d.runs)
 			dropped += n
 		}
+		var oTaken []block.Ref
 		for _, x := range g.blocks(c, a, b) {
 			switch {
+			case o.Has(x) && o.slots[o.slot(x)].V.st == discarded:
+				o.TakeOver(o.slot(x))
+				oTaken = append(oTaken, x)
+				d.slots = append(d.slots, o.slot(x))
+				d.refs = append(d.refs, x)
 			case o.Has(x):
 			case !o.Room(1):
 				oDropped++
@@ -105,30 +114,69 @@ func (g *diffRig) step() string {
 		if dropped != oDropped || block.Blocks(d.runs) != len(d.slots) {
 			g.fatalf("store: %d filled, %d dropped; oracle %d, %d", block.Blocks(d.runs), dropped, len(d.slots), oDropped)
 		}
+		g.sameRuns("taken over", p.taken, oTaken)
+		for k := range g.fills { // as KVCR's takenOver: the pulls given up no longer hold them
+			f := &g.fills[k]
+			if !f.given {
+				continue
+			}
+			for _, t := range p.taken {
+				f.runs = cut(f.runs, t)
+			}
+			for j := 0; j < len(f.refs); {
+				if slices.Contains(oTaken, f.refs[j]) {
+					f.refs, f.slots = slices.Delete(f.refs, j, j+1), slices.Delete(f.slots, j, j+1)
+					continue
+				}
+				j++
+			}
+		}
+		p.taken = p.taken[:0]
 		g.fills = append(g.fills, d)
-		return fmt.Sprintf("store %d [%d,%d)", c, a, b)
-	case op == 1 || op == 2: // a store lands, or a pull's reserved blocks are dropped
+		return fmt.Sprintf("store %d [%d,%d): %d taken over", c, a, b, len(oTaken))
+	case op == 1 || op == 2: // a store or live pull lands, or a reservation is dropped (a pull's given up: what it still holds)
 		if len(g.fills) == 0 {
 			return "none"
 		}
 		i := g.rng.IntN(len(g.fills))
 		d := g.fills[i]
 		g.fills = slices.Delete(g.fills, i, i+1)
+		land := op == 1 && !d.given
 		for _, r := range d.runs {
-			if op == 1 {
+			if land {
 				p.makeReady(r)
 			} else {
 				p.drop(r)
 			}
 		}
 		for _, s := range d.slots {
-			if op == 1 {
+			if land {
 				o.MakeReady(s)
 			} else {
 				o.Drop(s)
 			}
 		}
-		return fmt.Sprintf("fill batch %d ready %v", i, op == 1)
+		return fmt.Sprintf("fill batch %d ready %v", i, land)
+	case op == 9: // a pull's target gives up while its write runs: its blocks are discarded
+		var live []int
+		for k, f := range g.fills {
+			if f.pull && !f.given {
+				live = append(live, k)
+			}
+		}
+		if len(live) == 0 {
+			return "none"
+		}
+		i := live[g.rng.IntN(len(live))]
+		d := &g.fills[i]
+		d.given = true
+		for _, r := range d.runs {
+			p.discard(r)
+		}
+		for _, s := range d.slots {
+			o.Discard(s)
+		}
+		return fmt.Sprintf("give up fill batch %d", i)
 	case op == 3: // a pull's target reserves a run it lacks
 		c, a, b := g.span()
 		bs := g.blocks(c, a, b)
@@ -139,13 +187,14 @@ func (g *diffRig) step() string {
 		if n == 0 || !o.Room(n) {
 			return "none"
 		}
-		var d diffBatch
+		d := diffBatch{pull: true}
 		d.runs = block.AppendPath(nil, g.paths[c], a, a+n)
 		for _, r := range d.runs {
 			p.fill(r)
 		}
 		for _, x := range bs[:n] {
 			d.slots = append(d.slots, o.Fill(x))
+			d.refs = append(d.refs, x)
 		}
 		g.fills = append(g.fills, d)
 		return fmt.Sprintf("pull fill %d [%d,%d)", c, a, a+n)
@@ -308,7 +357,7 @@ func (g *diffRig) compare() {
 // by runs and to the slot-by-slot pool it replaced (slotPool), over chains
 // with shared prefixes and tiny capacities, so that eviction splits runs
 // all the time: stores of runs partly held, pull reservations, landings
-// and drops, pins of ready runs and of scattered ready blocks, unpins in
+// and drops, reservations given up and taken over by stores, pins of ready runs and of scattered ready blocks, unpins in
 // place, refreshed by runs (a pull's source refreshing in chain order) and
 // refreshed block by block in a random order, and moves. After each step both must agree on every
 // answer: the blocks evicted and removed, in order; the LRU order of the

@@ -1,9 +1,10 @@
 package kvcr
 
 // The G2 pool as it was kept slot by slot, before it was kept by runs: the
-// oracle of TestPoolAgainstSlots. It is kept as it was, bar its names and
-// its index (a built-in map by segment and offset instead of the slot index
-// by hash).
+// oracle of TestPoolAgainstSlots. It is kept as it was, bar its names, its
+// index (a built-in map by segment and offset instead of the slot index by
+// hash) and the discarded slots of writes given up (Discard, TakeOver),
+// added with them.
 
 import (
 	"errors"
@@ -157,8 +158,14 @@ func (p *slotPool) remove(s int32) {
 	p.freeSlots = append(p.freeSlots, s)
 }
 
-// Drop frees a filling slot whose data never arrived.
+// Drop frees a filling or discarded slot whose data never arrived.
 func (p *slotPool) Drop(s int32) { p.remove(s) }
+
+// Discard marks a filling slot of a pull's write as given up.
+func (p *slotPool) Discard(s int32) { p.slots[s].V.st = discarded }
+
+// TakeOver gives a discarded slot to a store: filling, for the store.
+func (p *slotPool) TakeOver(s int32) { p.slots[s].V.st = filling }
 
 // evictableSlot reports whether eviction may take slot s: ready and
 // unpinned.

@@ -106,11 +106,99 @@ func TestPoolFlows(t *testing.T) {
 	}
 }
 
+// TestPoolStoreTakesOverDiscarded (rule: a store takes over a block whose
+// slot a pull's target gave up on; a block filling for a live write or a
+// store is skipped). A pool of 8: a store of blocks 1-2, ready (2 stored).
+// Pull A reserves 3-6 and pull B 7 (5 pulled in): 7 held. A's target
+// gives up while A's write runs: 3-6 discarded, still held and unreadable
+// (5 filling or discarded). A store of 1-4, the blocks the request
+// recomputed: 1-2 ready, skipped; 3-4 taken over in place (2 stored, and
+// 2 of A's reservation dropped): no slot taken, nothing evicted, none
+// dropped, 7 held. A store of 7-8: 7 fills for B, a live write that will
+// land it: skipped; 8 is free: reserved (1 stored), 8 held. The stores
+// land: LRU 1 2 3 4 8. A's write ends: it frees what it still holds, 3-6
+// less the 3-4 taken over, so 5-6 (2 dropped): 6 held. B lands: LRU 1 2 3
+// 4 8 7. Flows: 5 stored + 5 pulled in - 4 dropped = 6 held. (Before, the
+// store skipped 3-4 and A's end freed them: 1-4 never became ready.)
+func TestPoolStoreTakesOverDiscarded(t *testing.T) {
+	p := NewPool(8, testChains)
+	run := func(from, to uint64) block.Run {
+		r := blockRun(from)
+		r.Hi = r.Lo + int32(to-from+1)
+		return r
+	}
+	p.store(run(1, 2), nil)
+	p.makeReady(run(1, 2))
+	a, b := run(3, 6), run(7, 7)
+	p.fill(a)
+	p.fill(b)
+	p.discard(a)
+	if fills, _ := p.Unreadable(); fills != 5 || p.Ready(at(chain(1, 16), 2)) {
+		t.Errorf("%d filling or discarded, block 3 ready %v; want 5, false", fills, p.Ready(at(chain(1, 16), 2)))
+	}
+	filled, dropped := p.store(run(1, 4), nil)
+	if !slices.Equal(hashes(filled), []uint64{3, 4}) || dropped != 0 || !slices.Equal(hashes(p.taken), []uint64{3, 4}) || p.Used() != 7 {
+		t.Errorf("store 1-4: filled %v, dropped %d, taken over %v, used %d; want [3 4], 0, [3 4], 7",
+			hashes(filled), dropped, hashes(p.taken), p.Used())
+	}
+	left := cut([]block.Run{a}, p.taken[0])
+	p.taken = p.taken[:0]
+	filled2, dropped := p.store(run(7, 8), nil)
+	if !slices.Equal(hashes(filled2), []uint64{8}) || dropped != 0 || len(p.taken) != 0 || p.Used() != 8 {
+		t.Errorf("store 7-8: filled %v, dropped %d, taken over %v, used %d; want [8], 0, [], 8",
+			hashes(filled2), dropped, hashes(p.taken), p.Used())
+	}
+	for _, r := range append(filled, filled2...) {
+		p.makeReady(r)
+	}
+	if got := lruHashes(p); !slices.Equal(got, []uint64{1, 2, 3, 4, 8}) {
+		t.Errorf("LRU %v, want [1 2 3 4 8]", got)
+	}
+	if !slices.Equal(hashes(left), []uint64{5, 6}) {
+		t.Fatalf("A still holds %v, want [5 6]", hashes(left))
+	}
+	for _, r := range left {
+		p.drop(r)
+	}
+	p.makeReady(b)
+	if got := lruHashes(p); !slices.Equal(got, []uint64{1, 2, 3, 4, 8, 7}) || p.Has(at(chain(1, 16), 4)) || p.Has(at(chain(1, 16), 5)) {
+		t.Errorf("LRU %v, want [1 2 3 4 8 7]; 5 held %v, 6 held %v", got, p.Has(at(chain(1, 16), 4)), p.Has(at(chain(1, 16), 5)))
+	}
+	if f := p.Flows(); f != (Flows{Stored: 5, Pulled: 5, Dropped: 4}) || p.Used() != 6 || len(p.evicted) != 0 {
+		t.Errorf("flows %+v, used %d, evicted %v; want 5 stored, 5 pulled, 4 dropped, 6 used, none", f, p.Used(), hashes(p.evicted))
+	}
+	if err := p.Check(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestCut: cut takes a run's blocks out of a list of runs, splitting the
+// one it falls inside and leaving other segments alone.
+func TestCut(t *testing.T) {
+	r := func(seg, lo, hi int32) block.Run { return block.Run{Seg: seg, Lo: lo, Hi: hi} }
+	for _, c := range []struct {
+		runs []block.Run
+		t    block.Run
+		want []block.Run
+	}{
+		{[]block.Run{r(1, 0, 8)}, r(1, 2, 4), []block.Run{r(1, 0, 2), r(1, 4, 8)}},
+		{[]block.Run{r(1, 0, 4), r(2, 0, 4)}, r(2, 0, 4), []block.Run{r(1, 0, 4)}},
+		{[]block.Run{r(1, 0, 4), r(2, 0, 4)}, r(3, 0, 4), []block.Run{r(1, 0, 4), r(2, 0, 4)}},
+		{[]block.Run{r(1, 0, 4), r(1, 6, 9)}, r(1, 3, 7), []block.Run{r(1, 0, 3), r(1, 7, 9)}},
+		{[]block.Run{r(1, 0, 4)}, r(1, 0, 4), nil},
+	} {
+		if got := cut(slices.Clone(c.runs), c.t); !slices.Equal(got, c.want) {
+			t.Errorf("cut(%v, %v) = %v, want %v", c.runs, c.t, got, c.want)
+		}
+	}
+}
+
 // TestPoolCheckFindsCorruption: blocks 1-4 stored as one ready run in a
 // pool of 8 (the check passes); then, each on a fresh pool, the used count
-// one too many, a pin the evictable count never heard of, and the run made
-// pending while still on the LRU list. Check reports each, and sim reports
-// what it reports as the invariant "G2 pool accounting balances".
+// one too many, a pin the evictable count never heard of, the run made
+// pending while still on the LRU list, and a pin on block 5 while it is
+// filling. Check reports each, and sim reports what it reports as the
+// invariant "G2 pool accounting balances".
 func TestPoolCheckFindsCorruption(t *testing.T) {
 	for _, c := range []struct {
 		plant func(p *Pool, e int32)
@@ -119,6 +207,10 @@ func TestPoolCheckFindsCorruption(t *testing.T) {
 		{func(p *Pool, _ int32) { p.used++ }, "used 4 / counted 5"},
 		{func(p *Pool, e int32) { p.ext[e].V.pins++ }, "evictable 0 / counted 4"},
 		{func(p *Pool, e int32) { p.ext[e].V.st = pending }, "on the LRU list is not ready"},
+		{func(p *Pool, _ int32) { // a pin on a block still filling: nothing reads it before it lands
+			p.fill(blockRun(5))
+			p.ext[p.find(blockRun(5).Seg, blockRun(5).Lo)].V.pins++
+		}, "1 blocks, state 1, 1 pins"},
 	} {
 		p := NewPool(8, testChains)
 		storeRun(p, 1, 4)

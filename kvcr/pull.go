@@ -119,6 +119,8 @@ type Pull struct {
 	whole          bool        // the fetch reaches the end of the reusable chain: landing is success
 	moves          int         // the first moves blocks of runs are moved (hinted); the rest are copies
 	runs           []block.Run // the blocks the transfer carries, in chain order: pinned at the source, filling at the target
+	given          bool        // its target gave up while holding its slots: they are discarded there (giveUp)
+	slots          []block.Run // given up: its target's blocks still reserved for its write, those no store took over
 	hits           []block.Run // the fetch's blocks the target held, pinned there
 	targetDeadline des.Time
 	sourceDeadline des.Time
@@ -311,12 +313,15 @@ func (k *KVCR) targetDeadline(now des.Time, p *Pull) {
 	case requested:
 		p.state = abandonedRequested
 		k.answer(now, p, Expired)
+		k.giveUp(p)
 	case flowing:
 		p.state = abandonedFlowing
 		k.answer(now, p, Expired)
+		k.giveUp(p)
 	case cancelledFlowing:
 		p.state = discarding
 		k.answer(now, p, Expired)
+		k.giveUp(p)
 	case discarding:
 		// answered already: the failure notice came first
 	case cancelled:
@@ -410,6 +415,7 @@ func (k *KVCR) notice(now des.Time, p *Pull) {
 	case cancelledFlowing:
 		p.state = discarding
 		k.answer(now, p, Failed)
+		k.giveUp(p)
 	case discarding:
 		// the target's deadline came first
 	default:

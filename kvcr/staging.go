@@ -66,8 +66,8 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 		if st == pending {
 			break // a failed read: the runtime rejects it, and the source is not asked
 		}
-		if st == filling {
-			f.unsettled = true
+		if st == filling || st == discarded {
+			f.unsettled = true // a discarded block settles when its write ends, or a store takes it over
 			break
 		}
 		if src == nil || taken >= capacity || (i >= hintEnd && !k.cfg.Opportunistic) {

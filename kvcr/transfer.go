@@ -1,6 +1,8 @@
 package kvcr
 
 import (
+	"slices"
+
 	"github.com/kvsim/kvsim/block"
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/lifecycle"
@@ -96,17 +98,76 @@ func (k *KVCR) stopWrite(now des.Time, p *Pull) {
 }
 
 // releaseTarget ends the target's part of a pull that will land nothing:
-// its reserved slots are freed and its hits let go (a removed target's
-// pool is gone already), and its inflight slot is free.
+// its reserved slots are freed (of a pull given up, those no store took
+// over) and its hits let go (a removed target's pool is gone already),
+// and its inflight slot is free.
 func (k *KVCR) releaseTarget(p *Pull) {
 	tn := k.nodes[p.Target]
+	slots := p.runs
+	if p.given {
+		slots = p.slots
+		tn.given = slices.DeleteFunc(tn.given, func(q *Pull) bool { return q == p })
+	}
 	if k.status(tn) != lifecycle.Removed {
-		for _, r := range p.runs {
+		for _, r := range slots {
 			tn.pool.drop(r)
 		}
 		k.unpinHits(tn, p)
 	}
 	tn.inflight--
+}
+
+// giveUp: p's target answered without the write's blocks while its slots
+// stay reserved, for the write may still run (or start). The write will
+// land nothing there, so its slots are discarded: unreadable still, but a
+// store of their blocks takes them over (takenOver) instead of skipping
+// them, and the write's end frees only those left.
+func (k *KVCR) giveUp(p *Pull) {
+	tn := k.nodes[p.Target]
+	p.given = true
+	p.slots = append(p.slots[:0], p.runs...)
+	for _, r := range p.slots {
+		tn.pool.discard(r)
+	}
+	tn.given = append(tn.given, p)
+}
+
+// takenOver takes the discarded blocks stores just took over at n from the
+// given-up pulls that reserved them (a block is discarded for one pull at
+// a time), so that their writes' ends leave them alone.
+func (k *KVCR) takenOver(n *node) {
+	for _, t := range n.pool.taken {
+		for _, p := range n.given {
+			p.slots = cut(p.slots, t)
+		}
+	}
+	n.pool.taken = n.pool.taken[:0]
+}
+
+// cut removes t's blocks from runs, keeping the rest in order.
+func cut(runs []block.Run, t block.Run) []block.Run {
+	var out []block.Run
+	for i, x := range runs {
+		if x.Seg != t.Seg || x.Hi <= t.Lo || t.Hi <= x.Lo {
+			if out != nil {
+				out = append(out, x)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]block.Run, 0, len(runs)+1), runs[:i]...)
+		}
+		if x.Lo < t.Lo {
+			out = append(out, block.Run{Seg: x.Seg, Lo: x.Lo, Hi: t.Lo})
+		}
+		if t.Hi < x.Hi {
+			out = append(out, block.Run{Seg: x.Seg, Lo: t.Hi, Hi: x.Hi})
+		}
+	}
+	if out == nil {
+		return runs
+	}
+	return out
 }
 
 // unpinSource drops the pull's pins at the source; with refresh their

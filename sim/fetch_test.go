@@ -235,3 +235,99 @@ func TestMinBlocksCountsFetchable(t *testing.T) {
 		})
 	}
 }
+
+// TestRecomputedBlocksReachG2 (rule: a store takes over the slots of a
+// write its target gave up on; the write's end does not free them). kvBody
+// on 2 workers with a G1 of 12 blocks and a 0.032 GB/s egress: a 1 MB
+// block takes 31.25 ms.
+//
+//   - R0 (ids 1-4, 64 tokens) runs on worker 0, 0-10 ms, and stores its 4
+//     blocks in worker 0's G2.
+//   - R1 (ids 1-5, 80 tokens) reaches worker 1 at 20 ms with a hint naming
+//     worker 0 for 4 blocks, all it may reuse ((80 - 1) / 16 = 4). Staged
+//     at 20 ms: 4 MB, first byte 21 ms, last byte 21 + 125 = 146 ms. A copy
+//     waits until 20 + 100 = 120 ms: expired then, and its slots 1-4 at
+//     worker 1 are discarded; its source gives up at 21 + min(100, 100) =
+//     121 ms and the write runs on to 146 ms. R1 computes its 80 tokens,
+//     120-130 ms, and stores blocks 1-5 at 130 ms: 1-4 take over the
+//     discarded slots and 5 takes a new one, all ready at once (instant
+//     D2H). At 146 ms the write ends, and frees nothing.
+//   - R2 (150 ms) and R4 (170 ms), 8 tokens each, run on worker 0, 10 ms
+//     each, and store nothing (no full block).
+//   - R3 (ids 40-50, 176 tokens, 11 blocks) runs on worker 1, 151-161 ms,
+//     storing 11 blocks. Its G1 takes 4 of R1's 5 cached blocks, freed
+//     tail first: 5, 4, 3, 2 go, 1 stays.
+//   - R5 (ids 1-4 and 9, 80 tokens) reaches worker 1 at 171 ms. Its prefix
+//     there is block 1 in G1 and 2-4 in G2: all 4 it may reuse, so no hint.
+//     It loads 2-4 from its own G2 (48 tokens, instant H2D) and computes
+//     16, 171-181 ms: TTFT 10 ms. It stores block 9, the one it computed.
+//
+// One pull, expired; g2_stores 4 + 5 + 11 + 1 = 21, none dropped; 3 G2 hit
+// blocks. In move mode R1's target waits until 20 + 200 = 220 ms, but its
+// source gives up at 121 ms and the target hears it at 122 ms: failed
+// then, slots discarded, the source keeping its copies. R1 computes
+// 122-132 ms and its store takes 1-4 over as above; R5 is the same local
+// hit, and worker 0 removes nothing. (The old rule skipped 1-4 as filling
+// and stored 5 alone; the write's end freed 1-4, so R5 was hinted to worker
+// 0 for 2-4: 3 MB, 172-265.75 ms, then 16 tokens, 265.75-275.75 ms, TTFT
+// 104.75 ms; g2_stores 17, and in move mode worker 0 removed those 3.)
+//
+// The reviewer's move case, with kvBody's G1: R0 and R1 as above, R1's
+// move failing at 122 ms and its store at 132 ms taking 1-4 over; R2 (ids
+// 1-4 and 6) reaches worker 0 at 300 ms, hits 64 tokens in its G1 and
+// computes 16, 300-310 ms, storing block 6. g2_stores 4 + 5 + 1 = 10, and
+// worker 1's G2 ends with 5 blocks (the old rule: 6, and 1 block).
+func TestRecomputedBlocksReachG2(t *testing.T) {
+	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {20, 80, 1, ids(1, 5)}, {150, 8, 1, ids(90, 1)},
+		{151, 176, 1, ids(40, 11)}, {170, 8, 1, ids(91, 1)}, {171, 80, 1, []int{1, 2, 3, 4, 9}}}
+	for _, tc := range []struct {
+		mode    string
+		out     string
+		end, r1 int64 // pull 0's end, R1's first token
+	}{
+		{"copy", "expired", 120 * ms, 130 * ms},
+		{"move", "failed", 122 * ms, 132 * ms},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			rows, sink, res := runKV(t, lines, "cluster.workers=2", "cluster.engine.gpu_blocks=12",
+				"kvcr.bandwidth_gbps=0.032", "router.hints.mode="+tc.mode)
+			if len(sink.pulls) != 1 {
+				t.Errorf("pulls %+v, want R1's alone", sink.pulls)
+			} else {
+				wantPullRow(t, sink.pulls[0], report.PullRow{Kind: "request", PullID: 0, RequestID: 1, Source: 0, Target: 1, Mode: tc.mode,
+					BlocksRequested: 4, Bytes: 4_000_000, StagedNs: 20 * ms, FirstByteNs: 21 * ms, EndNs: tc.end,
+					Outcome: tc.out, WriteEndNs: 146 * ms})
+			}
+			if r := rows[1]; r.ComputedPromptTokens != 80 || r.FirstTokenNs != tc.r1 {
+				t.Errorf("R1 %+v", r)
+			}
+			if r := rows[5]; r.Worker != 1 || r.HintSource != -1 || r.G1HitTokens != 16 || r.G2HitTokens != 48 ||
+				r.PulledTokens != 0 || r.ComputedPromptTokens != 16 || r.FirstTokenNs != 181*ms {
+				t.Errorf("R5 %+v", r)
+			}
+			c := res.Summary.Counters
+			if c["g2_stores"] != 21 || c["g2_stores_dropped"] != 0 || c["g2_hits_blocks"] != 3 || c["hints_attached"] != 1 ||
+				c["blocks_pulled"] != 0 || c["move_removed_blocks"] != 0 || c["move_lost_blocks"] != 0 {
+				t.Errorf("g2_stores %d, g2_stores_dropped %d, g2_hits_blocks %d, hints_attached %d, blocks_pulled %d, move_removed_blocks %d, move_lost_blocks %d; want 21, 0, 3, 1, 0, 0, 0",
+					c["g2_stores"], c["g2_stores_dropped"], c["g2_hits_blocks"], c["hints_attached"], c["blocks_pulled"],
+					c["move_removed_blocks"], c["move_lost_blocks"])
+			}
+		})
+	}
+
+	rows, sink, res := runKV(t, []traceLine{{0, 64, 1, ids(1, 4)}, {20, 80, 1, ids(1, 5)}, {300, 80, 1, []int{1, 2, 3, 4, 6}}},
+		"cluster.workers=2", "kvcr.bandwidth_gbps=0.032", "router.hints.mode=move")
+	if r := rows[2]; r.Worker != 0 || r.G1HitTokens != 64 || r.ComputedPromptTokens != 16 || r.FirstTokenNs != 310*ms {
+		t.Errorf("move, R2 %+v", r)
+	}
+	g2 := int64(-1)
+	for _, x := range sink.samples {
+		if x.Worker == 1 {
+			g2 = x.G2Blocks
+		}
+	}
+	if c := res.Summary.Counters; c["g2_stores"] != 10 || c["g2_stores_dropped"] != 0 || c["pulls_failed"] != 1 || g2 != 5 {
+		t.Errorf("move: g2_stores %d, g2_stores_dropped %d, pulls_failed %d, worker 1's G2 at the end %d; want 10, 0, 1, 5",
+			c["g2_stores"], c["g2_stores_dropped"], c["pulls_failed"], g2)
+	}
+}
