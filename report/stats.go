@@ -226,6 +226,33 @@ func (h *Histogram) addCount(i int, c uint64) {
 // Count returns the number of samples.
 func (h *Histogram) Count() uint64 { return h.n }
 
+// Bucket is the index of the bucket of a sample v >= 0 (AddBucket).
+func Bucket(v int64) int { return bucket(v) }
+
+// AddBucket records n samples in bucket i, as AddN does of n samples of a
+// value of that bucket, but for the maximum, which it leaves: a caller
+// that keeps samples by bucket keeps their maximum itself (Since).
+func (h *Histogram) AddBucket(i int, n uint64) {
+	h.addCount(i, n)
+	h.n += n
+}
+
+// Since is the histogram of the samples h gained after then, a copy of h
+// taken earlier (Clone), whose largest sample is max (which the two
+// cannot tell).
+func (h *Histogram) Since(then *Histogram, max int64) Histogram {
+	d := Histogram{counts: slices.Clone(h.counts), n: h.n - then.n, max: max}
+	for i, c := range then.counts {
+		d.counts[i] -= c
+	}
+	return d
+}
+
+// Clone is a copy of h.
+func (h *Histogram) Clone() Histogram {
+	return Histogram{counts: slices.Clone(h.counts), n: h.n, max: h.max}
+}
+
 // Percentiles returns p50, p90, p95, p99 (bucket values, see Histogram)
 // and the exact maximum.
 func (h *Histogram) Percentiles() Percentiles {

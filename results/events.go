@@ -45,6 +45,8 @@ type EventLog struct {
 	left     []leftAt   // by worker: what its G2 held when it was removed
 	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
 	members  []member   // each completed request arriving in a window after, once; the windows hold their indices
+	segs     tokenSegs  // the tokens emitted, by piece of time between windows' edges (tokens.go)
+	finished bool       // the windows hold their tokens (finish)
 	leftOut  int        // a twin's log: the records of the events left out, last (NewTwinLog)
 }
 
@@ -94,6 +96,7 @@ type eventRec struct {
 	inert                   bool        // every request's row is the same in its twin
 	origin                  string      // events.parquet's origin
 	late                    bool        // decided during the run (Append): its window before measures nothing
+	rank                    int         // late: its window after starts at the rank-th edge at its instant (tokenSegs.cutAfter)
 	forNs                   int64       // a fault's length; -1 none
 	fault                   report.EventFault
 }
@@ -179,6 +182,13 @@ func (l *EventLog) add(e eventRec) {
 		}
 	}
 	l.byAt = slices.Insert(l.byAt, l.past(e.at), atIndex{e.at, i})
+	if e.late {
+		l.evs[i].rank = l.segs.cutAfter(e.at)
+	} else {
+		l.segs.cut(max(0, e.at-l.window))
+		l.segs.cut(e.at)
+	}
+	l.segs.cut(des.AddSat(e.at, l.window))
 	l.lo, l.hi = min(l.lo, max(0, e.at-l.window)), max(l.hi, des.AddSat(e.at, l.window))
 }
 
@@ -191,6 +201,7 @@ func (l *EventLog) Pair(key int, twin *EventLog, j int, digest string, inert boo
 	if l == nil {
 		return
 	}
+	twin.finish()
 	t := twin.evs[len(twin.evs)-twin.leftOut+j] // the one record, not the twin's whole log
 	e := &l.evs[key]
 	e.twin, e.twinMembers, e.twinDigest, e.inert = &t, twin.members, digest, inert
@@ -309,25 +320,27 @@ func (l *EventLog) Tokens(t des.Time, n int, gap des.Time, open bool) {
 	if l == nil || t < l.lo || t >= l.hi {
 		return
 	}
-	for _, a := range l.near(t) {
-		e := &l.evs[a.i]
-		before, after := l.in(e, t, open)
-		if before {
-			e.before.emitted(n, gap)
-		}
-		if after {
-			e.after.emitted(n, gap)
-		}
-	}
+	l.segs.add(t, n, gap, open)
 }
 
-// emitted counts n tokens emitted in the window, with their gaps (none
-// for gap < 0).
-func (w *eventWindow) emitted(n int, gap des.Time) {
-	w.tokens += int64(n)
-	if gap >= 0 {
-		w.itl.AddN(int64(gap), n)
+// finish gives every window the tokens emitted in it (tokens.go): a
+// window before all of them, a window after those at most the last
+// arrival. Once the run has ended; again, it does nothing.
+func (l *EventLog) finish() {
+	if l.finished {
+		return
 	}
+	l.finished = true
+	edge := l.segs.first
+	var ws []window
+	for i := range l.evs {
+		e := &l.evs[i]
+		if !e.late {
+			ws = append(ws, window{from: edge(max(0, e.at-l.window)), to: edge(e.at), w: &e.before})
+		}
+		ws = append(ws, window{from: edge(e.at) + e.rank, to: edge(des.AddSat(e.at, l.window)), open: true, w: &e.after})
+	}
+	l.segs.finish(ws)
 }
 
 // Ended records a request's row as it ends, at the current time; open
@@ -560,6 +573,7 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 	if l == nil {
 		return out
 	}
+	l.finish()
 	for i := range l.evs {
 		e := &l.evs[i]
 		r := e.row

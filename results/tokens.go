@@ -1,0 +1,193 @@
+package results
+
+import (
+	"slices"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/report"
+)
+
+// The tokens the events' windows count (their ITL and output tokens). A
+// token is in every window that holds its instant, thousands of them when
+// a planner or chaos makes thousands of events: adding each to each
+// window's histogram cost a run its time (a flapping planner's 10,712
+// windows, 8 of its 19.5 s). The windows' edges cut the time axis into
+// segments; a token goes into the one segment holding it, and a window's
+// figures are the segments' between its edges, summed once at the end
+// (finish) as differences of running totals.
+
+// segment is the tokens emitted in one piece of the time axis: those at an
+// instant at most the run's last arrival (open: windows after count them)
+// and the others (windows before only).
+type segment struct {
+	open, closed segTokens
+}
+
+// segTokens is a segment's tokens of one kind: how many, their gaps by
+// bucket (a run of one bucket once: consecutive gaps mostly share one)
+// and their largest gap. A histogram a segment would hold a slice as long
+// as its largest gap's bucket index; thousands of segments held a GB.
+type segTokens struct {
+	n    int64
+	gaps []bucketRun
+	max  int64
+}
+
+// bucketRun is n gaps in bucket b.
+type bucketRun struct {
+	b int32
+	n int64
+}
+
+// total is a running total of segments' tokens of one kind: how many, and
+// their gaps.
+type total struct {
+	n   int64
+	itl report.Histogram
+}
+
+// add adds a segment's tokens to the total.
+func (t *total) add(s *segTokens) {
+	t.n += s.n
+	for _, r := range s.gaps {
+		t.itl.AddBucket(int(r.b), uint64(r.n))
+	}
+}
+
+// tokenSegs is the time axis cut at every window's edges: segment k is
+// [edges[k], edges[k+1]).
+type tokenSegs struct {
+	edges []des.Time // sorted, distinct
+	segs  []segment  // len(edges) - 1, or none
+}
+
+// cut adds an edge at x, unless there is one. A segment it splits keeps
+// its tokens on the left: an edge is added before any token is (the
+// scenario's records and a twin's) or past every token recorded (the end
+// of a window after of a record decided during the run).
+func (s *tokenSegs) cut(x des.Time) {
+	if k, found := slices.BinarySearch(s.edges, x); !found {
+		s.insert(k, x)
+	}
+}
+
+// cutAfter adds an edge at x, the current instant, after any there is
+// (rank, returned, the edges at x before it): the start of a window after
+// of a record decided now. The segment from the edge before it, of tokens
+// at x alone (none is later than now), keeps them: a token at the instant
+// of a record decided then, recorded before it, is not its window's.
+func (s *tokenSegs) cutAfter(x des.Time) (rank int) {
+	first := s.first(x)
+	k := s.past(x)
+	s.insert(k, x)
+	return k - first
+}
+
+// insert puts edge x at index k, and the segment it starts, empty.
+func (s *tokenSegs) insert(k int, x des.Time) {
+	s.edges = slices.Insert(s.edges, k, x)
+	switch {
+	case len(s.edges) == 1:
+	case k == len(s.edges)-1: // a new last segment
+		s.segs = append(s.segs, segment{})
+	default: // a new first segment, or segment k-1 split at x: the right part starts empty
+		s.segs = slices.Insert(s.segs, k, segment{})
+	}
+}
+
+// first is the index of the first edge at or after x.
+func (s *tokenSegs) first(x des.Time) int {
+	k, _ := slices.BinarySearch(s.edges, x)
+	return k
+}
+
+// past is the index of the first edge after x.
+func (s *tokenSegs) past(x des.Time) int {
+	k, _ := slices.BinarySearchFunc(s.edges, x, func(e, x des.Time) int {
+		if e <= x {
+			return -1
+		}
+		return 1
+	})
+	return k
+}
+
+// add records n tokens emitted at t with their gap (none for gap < 0).
+func (s *tokenSegs) add(t des.Time, n int, gap des.Time, open bool) {
+	k := s.past(t) - 1             // the segment from the last edge at or before t
+	if k < 0 || k >= len(s.segs) { // before the first edge or at or after the last
+		return
+	}
+	st := &s.segs[k].closed
+	if open {
+		st = &s.segs[k].open
+	}
+	st.n += int64(n)
+	if gap < 0 || n == 0 {
+		return
+	}
+	b := int32(report.Bucket(int64(gap)))
+	if k := len(st.gaps) - 1; k >= 0 && st.gaps[k].b == b {
+		st.gaps[k].n += int64(n)
+	} else {
+		st.gaps = append(st.gaps, bucketRun{b, int64(n)})
+	}
+	st.max = max(st.max, int64(gap))
+}
+
+// window is what the tokens between two edges came to: those open only
+// (a window after) or all.
+type window struct {
+	from, to int // edge indexes
+	open     bool
+	w        *eventWindow
+}
+
+// finish gives each window its tokens and gaps: a sweep of the segments in
+// time order keeps running totals, and a window is the totals at its end
+// less those at its start. Its largest gap is its segments' largest.
+func (s *tokenSegs) finish(ws []window) {
+	starts := make([][]int, len(s.edges)) // the windows starting at each edge
+	ends := make([][]int, len(s.edges))
+	for i, w := range ws {
+		if w.from == w.to { // an empty window: no token
+			continue
+		}
+		starts[w.from] = append(starts[w.from], i)
+		ends[w.to] = append(ends[w.to], i)
+	}
+	var open, all total
+	then := make([]total, len(ws))
+	for k := range s.edges {
+		for _, i := range ends[k] {
+			w := ws[i]
+			now, was := &all, &then[i]
+			if w.open {
+				now = &open
+			}
+			largest := int64(0)
+			for j := w.from; j < w.to; j++ {
+				largest = max(largest, s.segs[j].open.max)
+				if !w.open {
+					largest = max(largest, s.segs[j].closed.max)
+				}
+			}
+			w.w.tokens = now.n - was.n
+			w.w.itl = now.itl.Since(&was.itl, largest)
+			then[i] = total{}
+		}
+		for _, i := range starts[k] {
+			if ws[i].open {
+				then[i] = total{n: open.n, itl: open.itl.Clone()}
+			} else {
+				then[i] = total{n: all.n, itl: all.itl.Clone()}
+			}
+		}
+		if k < len(s.segs) {
+			sg := &s.segs[k]
+			open.add(&sg.open)
+			all.add(&sg.open)
+			all.add(&sg.closed)
+		}
+	}
+}

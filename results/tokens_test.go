@@ -1,0 +1,96 @@
+package results
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/report"
+)
+
+// TestTokenSegments checks the windows' tokens and gaps against the
+// obvious rule, each token added to every window holding it when it is
+// recorded (the oracle, as the log did before it kept segments): random
+// logs of scenario records, a twin's records left out and records decided
+// during the run (no window before, at the current instant), windows from
+// 1 ns to the end of time, tokens at instants up to the current one and
+// out of order (a stretch's passes settled late), each open when at most
+// the last arrival.
+func TestTokenSegments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 3000 {
+		window := des.Time(1 + rng.Int64N(40))
+		switch round % 10 {
+		case 0:
+			window = math.MaxInt64
+		case 1:
+			window = math.MaxInt64 / 3
+		}
+		l := &EventLog{window: window, lo: math.MaxInt64}
+		type naive struct {
+			rec            *eventRec // found again by its at, late and creation order after the run
+			before, after  report.Histogram
+			nBefore, nAfte int64
+		}
+		var recs []*naive
+		var order []int // each record's creation index, by its index in l.evs
+		addRec := func(e eventRec) {
+			i := len(l.evs) - l.leftOut
+			l.add(e)
+			order = append(order[:i], append([]int{len(recs)}, order[i:]...)...)
+			recs = append(recs, &naive{})
+		}
+		leftOut := rng.IntN(3)
+		for range leftOut {
+			addRec(eventRec{at: des.Time(rng.Int64N(100))})
+		}
+		l.leftOut = leftOut
+		for range rng.IntN(6) {
+			addRec(eventRec{at: des.Time(rng.Int64N(100))})
+		}
+		last := des.Time(rng.Int64N(120)) // the last arrival: a token after it is not open
+		now := des.Time(0)
+		for range rng.IntN(60) {
+			if rng.IntN(8) == 0 { // a record decided now
+				addRec(eventRec{at: now, late: true})
+				continue
+			}
+			if rng.IntN(3) == 0 {
+				now += des.Time(rng.Int64N(10))
+			}
+			tk := max(0, now-des.Time(rng.Int64N(5)))
+			n, gap := rng.IntN(4), des.Time(rng.Int64N(1000))-100 // some without a gap
+			open := tk <= last
+			l.Tokens(tk, n, gap, open)
+			for i := range l.evs {
+				e, r := &l.evs[i], recs[order[i]]
+				before, after := l.in(e, tk, open)
+				if before && tk >= l.lo && tk < l.hi {
+					r.nBefore += int64(n)
+					if gap >= 0 {
+						r.before.AddN(int64(gap), n)
+					}
+				}
+				if after && tk >= l.lo && tk < l.hi {
+					r.nAfte += int64(n)
+					if gap >= 0 {
+						r.after.AddN(int64(gap), n)
+					}
+				}
+			}
+		}
+		l.finish()
+		for i := range l.evs {
+			e, r := &l.evs[i], recs[order[i]]
+			if e.before.tokens != r.nBefore || e.after.tokens != r.nAfte ||
+				e.before.itl.Count() != r.before.Count() || e.after.itl.Count() != r.after.Count() ||
+				e.before.itl.Percentiles() != r.before.Percentiles() || e.after.itl.Percentiles() != r.after.Percentiles() {
+				t.Fatalf("round %d, window %d, record %d at %d (late %v): tokens %d/%d, want %d/%d; gaps %d %+v / %d %+v, want %d %+v / %d %+v",
+					round, window, i, e.at, e.late, e.before.tokens, e.after.tokens, r.nBefore, r.nAfte,
+					e.before.itl.Count(), e.before.itl.Percentiles(), e.after.itl.Count(), e.after.itl.Percentiles(),
+					r.before.Count(), r.before.Percentiles(), r.after.Count(), r.after.Percentiles())
+			}
+		}
+	}
+}
