@@ -6,6 +6,7 @@
 package kvcr
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -195,14 +196,16 @@ func (k *KVCR) ParkedRequests() int { return len(k.parked) }
 // ParkedAt reports whether w is the target of a parked request pull.
 func (k *KVCR) ParkedAt(w int32) bool { return k.nodes[w].parked > 0 }
 
-// LiveBefore is the lowest id of a live pull first staged before t, if any.
-func (k *KVCR) LiveBefore(t des.Time) (id int64, ok bool) {
-	for i, p := range k.live { // the lowest id: map order does not matter
-		if p.StagedNs < t && (!ok || i < id) {
-			id, ok = i, true
+// LiveBefore is the live pulls first staged before t, in id order.
+func (k *KVCR) LiveBefore(t des.Time) []*Pull {
+	var ps []*Pull
+	for _, p := range k.live {
+		if p.StagedNs < t {
+			ps = append(ps, p)
 		}
 	}
-	return id, ok
+	slices.SortFunc(ps, func(a, b *Pull) int { return cmp.Compare(a.ID, b.ID) }) // map order never reaches the check
+	return ps
 }
 
 // Moved is the bytes of completed pull transfers sent by w.

@@ -17,9 +17,9 @@ import (
 type Chaos struct {
 	From Duration `yaml:"from"`
 	To   Duration `yaml:"to"`
-	// Settle is the quiet time after To: at To+Settle every pull staged
-	// before To has ended and every worker a drawn fault took down is
-	// back (--check verifies it).
+	// Settle is the quiet time after To: at To+Settle no pull a drawn
+	// fault acted on is live and every worker a drawn fault took down is
+	// back (--check verifies it; docs/faults.md, "chaos").
 	Settle Duration   `yaml:"settle"`
 	Rates  ChaosRates `yaml:"rates"`
 	// PullErrors is the probability that an injected error strikes a pull

@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
@@ -214,5 +215,37 @@ func TestChaosBoundExact(t *testing.T) {
 	}
 	if evs, ok := ch.chaosEvents(1, 10, false, n-1); ok || len(evs) != n-1 {
 		t.Errorf("a bound of %d, one less than the faults drawn: ok %t, %d drawn, want refused at %d", n-1, ok, len(evs), n-1)
+	}
+}
+
+// TestChaosSettleShort: a chaos.settle shorter than kvcr.abandon_timeout
+// (and so perhaps than operation_timeout, at most half of it) warns at
+// chaos.settle's line, or chaos's (its mapping's first line) when settle is
+// the default 10 s: a pull chaos delays may wait out those timeouts past
+// the settle check. Settle
+// 10 s against 20 s and 40 s names both; 3 s against the defaults 1 s and
+// 5 s names abandon_timeout alone; 5 s against 5 s is not shorter; without
+// KVCR there is no pull to wait.
+func TestChaosSettleShort(t *testing.T) {
+	const advice = ": a pull chaos delays may outlast it and fail the check that the cluster settles after chaos; " +
+		"set it longer than kvcr.abandon_timeout plus the longest write"
+	for _, c := range []struct {
+		yaml string
+		want []string
+	}{
+		{chaosBase + "kvcr: {operation_timeout: 20s, abandon_timeout: 40s}\nchaos:\n  to: 1s\n  pull_errors: 0.1\n",
+			[]string{"c.yaml:6: chaos.settle: 10s is shorter than kvcr.operation_timeout (20s) and kvcr.abandon_timeout (40s)" + advice}},
+		{chaosBase + "chaos:\n  to: 1s\n  settle: 3s\n  pull_errors: 0.1\n",
+			[]string{"c.yaml:6: chaos.settle: 3s is shorter than kvcr.abandon_timeout (5s)" + advice}},
+		{chaosBase + "chaos:\n  to: 1s\n  settle: 5s\n  pull_errors: 0.1\n", nil},
+		{chaosBase + "kvcr: {enabled: false}\nchaos:\n  to: 1s\n  settle: 1s\n  rates: {slow: 1}\n", nil},
+	} {
+		sc, err := Parse("c.yaml", []byte(c.yaml), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if w := sc.Warnings(); !slices.Equal(w, c.want) {
+			t.Errorf("%q: warnings %q\nwant %q", c.yaml, w, c.want)
+		}
 	}
 }

@@ -385,6 +385,14 @@ func (sc *Scenario) Warnings() []string {
 	if ch := sc.Chaos; ch != nil && ch.Rates == (ChaosRates{}) && ch.PullErrors == 0 {
 		w = append(w, sc.ErrAt("chaos", "every rate and pull_errors is 0: chaos draws no fault (only its settle check runs)").Error())
 	}
+	if ch, k := sc.Chaos, sc.KVCR; ch != nil && k.Enabled && ch.Settle < k.AbandonTimeout { // validation holds abandon_timeout >= 2 x operation_timeout
+		longer := fmt.Sprintf("kvcr.abandon_timeout (%v)", des.Time(k.AbandonTimeout))
+		if ch.Settle < k.OperationTimeout {
+			longer = fmt.Sprintf("kvcr.operation_timeout (%v) and %s", des.Time(k.OperationTimeout), longer)
+		}
+		w = append(w, sc.ErrAt("chaos.settle", "%v is shorter than %s: a pull chaos delays may outlast it and fail the check that the cluster settles after chaos; "+
+			"set it longer than kvcr.abandon_timeout plus the longest write", des.Time(ch.Settle), longer).Error())
+	}
 	if sc.Router.Hints.Policy == scheduler.HintsCost && !sc.Router.Hints.Enabled {
 		w = append(w, sc.ErrAt("router.hints.policy", "%s weighs hints, but router.hints.enabled is false: the router attaches none", scheduler.HintsCost).Error())
 	}

@@ -15,30 +15,82 @@ import (
 	"github.com/kvsim/kvsim/scenarios"
 )
 
-// TestChaosSettles plants a violation of the settle check. TestPartialFollowUp's
-// pull is staged at 20 ms and lands at 25 ms. A chaos window drawing no
-// fault (every rate 0) that ends at 22 ms with settle 1 ms checks at 23 ms,
-// when the pull staged before 22 ms is still live: the run fails with the
-// invariant. With settle 5 ms the check runs at 27 ms, after the pull
-// ended, and the run passes.
+// TestChaosSettles plants violations of the settle check and runs that
+// must pass it. TestPartialFollowUp's pull (pull 0) is staged at 20 ms and
+// lands at 25 ms: 4 MB at 1 GB/s from its first byte at 21 ms.
+//
+// A fault chaos drew that loses pull 0's notice keeps it live to its
+// deadline, 20 ms + 100 ms = 120 ms (its write ends at 25 ms, in the
+// window): with chaos.to 30 ms and settle 5 ms the
+// check at 35 ms finds it and fails the run. The drawn fault is planted (a
+// notices fault, lost, over [0, 30 ms), origin chaos, appended after
+// loading, as chaos appends what it draws): a draw that does just this
+// would hang on the seed.
+//
+// Without a fault on pull 0, the same pull still live at the check is not
+// chaos's doing: a chaos window drawing no fault that ends at 22 ms with
+// settle 1 ms checks at 23 ms, two ms before the pull lands, and the run
+// passes (it once failed there).
 func TestChaosSettles(t *testing.T) {
 	lines := []traceLine{{0, 64, 1, ids(1, 4)}, {20, 128, 1, ids(1, 8)}}
-	sc := traceScenario(t, kvBody, lines, "chaos={from: 0s, to: 22ms, settle: 1ms}")
+	sc := traceScenario(t, kvBody, lines, "chaos={from: 0s, to: 30ms, settle: 5ms}")
+	sc.Events = append(sc.Events, scenarios.Event{For: scenarios.Duration(30 * ms), Origin: scenarios.OriginChaos,
+		Notices: &scenarios.NoticesFault{Lost: true}})
 	_, err := Run(context.Background(), sc, Options{Check: true})
 	var ie *InvariantError
-	if !errors.As(err, &ie) || ie.Invariant != invChaosSettles || int64(ie.At) != 23*ms {
-		t.Fatalf("settle 1 ms: %v, want %q at 23ms", err, invChaosSettles)
+	want := "pull 0, which events[0] (notices, drawn by chaos) acted on, is still live 5ms after the chaos window ended at 30ms"
+	if !errors.As(err, &ie) || ie.Invariant != invChaosSettles || int64(ie.At) != 35*ms || ie.Err.Error() != want {
+		t.Fatalf("a drawn lost notice: %v, want %q at 35ms: %s", err, invChaosSettles, want)
 	}
-	runKV(t, lines, "chaos={from: 0s, to: 22ms, settle: 5ms}") // fails the test on any error
+	runKV(t, lines, "chaos={from: 0s, to: 22ms, settle: 1ms}") // fails the test on any error
 	// Without --check the settle check is not scheduled: the run passes.
-	if _, err := Run(context.Background(), traceScenario(t, kvBody, lines, "chaos={from: 0s, to: 22ms, settle: 1ms}"), Options{}); err != nil {
-		t.Errorf("settle 1 ms without check: %v", err)
+	if _, err := Run(context.Background(), sc, Options{}); err != nil {
+		t.Errorf("a drawn lost notice without check: %v", err)
 	}
 	// The scenario's own down of worker 2 from 1 ms, without for, is in
 	// force at 27 ms: worker 2 is down then whatever chaos did, so the
 	// check is not made (it once failed the run), and the run says so.
 	_, _, res := runKV(t, lines, "chaos={from: 0s, to: 22ms, settle: 5ms}", "events=[{at: 1ms, down: {workers: [2]}}]")
-	want := "the check that the cluster settles after chaos, at 27ms (chaos.to + chaos.settle), was not made: the scenario's own events[0] (down) is in force then"
+	wantW := "the check that the cluster settles after chaos, at 27ms (chaos.to + chaos.settle), was not made: the scenario's own events[0] (down) is in force then"
+	if !slices.Contains(res.Summary.Warnings, wantW) {
+		t.Errorf("warnings %q, want %q", res.Summary.Warnings, wantW)
+	}
+}
+
+// TestChaosSettlesHealthyPull is the reviewer's first case. R0 (32 tokens,
+// ids 1-2) runs on worker 0 (0-10 ms) and stores its 2 blocks in worker 0's
+// G2; copies R1 and R2 go to workers 1 and 2 at 20 ms with hints naming
+// worker 0. Each fetches 1 block of 1 MB (2 full blocks, the last token
+// always recomputed, as in TestPartialFollowUp's 8 less 1): pulls 0 and 1, staged at 20 ms, first byte 21 ms, share worker
+// 0's 1 GB/s link, 2 MB in 2 ms: both land at 23 ms. Chaos (to 21 ms,
+// pull_errors 0.0001) draws an error for neither. Its check at 22 ms finds
+// both live, but no fault acted on them: the run passes (it once failed
+// there, blaming chaos).
+func TestChaosSettlesHealthyPull(t *testing.T) {
+	lines := []traceLine{{0, 32, 1, ids(1, 2)}, {20, 32, 1, ids(1, 2)}, {20, 32, 1, ids(1, 2)}}
+	_, sink, res := runKV(t, lines, "chaos={to: 21ms, settle: 1ms, pull_errors: 0.0001}") // --check on; fails the test on any error
+	if len(sink.pulls) != 2 || sink.pulls[0].EndNs != 23*ms || sink.pulls[1].EndNs != 23*ms || res.Summary.Counters["pulls_success"] != 2 {
+		t.Errorf("pulls %+v, want 2 landing at 23ms", sink.pulls)
+	}
+}
+
+// TestChaosSettlesScenarioFault is the reviewer's second case: the same
+// workload with kvcr.operation_timeout 20 s (abandon 40 s), chaos to 21 ms
+// with the default settle 10 s, and the scenario's own notices fault, lost,
+// over [0, 25 ms). Pulls 0 and 1 end their writes at 23 ms, in that window:
+// their notices are lost and they expire at their deadline, 20 ms + 20 s =
+// 20.02 s. The check at 21 ms + 10 s = 10.021 s finds both live, but the
+// fault that acted on them is the scenario's, over since 25 ms: the run
+// passes and warns (it once failed, blaming chaos).
+func TestChaosSettlesScenarioFault(t *testing.T) {
+	lines := []traceLine{{0, 32, 1, ids(1, 2)}, {20, 32, 1, ids(1, 2)}, {20, 32, 1, ids(1, 2)}}
+	_, sink, res := runKV(t, lines, "chaos={to: 21ms, pull_errors: 0.0001}", "kvcr.operation_timeout=20s", "kvcr.abandon_timeout=40s",
+		"events=[{at: 0s, for: 25ms, notices: {lost: true}}]")
+	if len(sink.pulls) != 2 || sink.pulls[0].EndNs != 20020*ms || sink.pulls[0].Outcome != "expired" {
+		t.Errorf("pulls %+v, want 2 expiring at 20.02s", sink.pulls)
+	}
+	want := "the check that the cluster settles after chaos, at 10.021s (chaos.to + chaos.settle), passed over 2 live pulls (the first, pull 0) " +
+		"that faults of the scenario's own acted on (the first, events[0] (notices)): their effects are not chaos's"
 	if !slices.Contains(res.Summary.Warnings, want) {
 		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
 	}

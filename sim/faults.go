@@ -2,8 +2,10 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvsim/kvsim/des"
+	"github.com/kvsim/kvsim/kvcr"
 	"github.com/kvsim/kvsim/lifecycle"
 	"github.com/kvsim/kvsim/scenarios"
 )
@@ -18,16 +20,17 @@ import (
 // faults is what the run keeps of the faults it has started: the workers
 // each acts on, by scenario event.
 type faults struct {
-	ids  map[int][]int32 // by event: the workers its start acted on
-	slow []*slowing      // the slow faults in force, in the order they started (fault_link.go)
+	ids   map[int][]int32 // by event: the workers its start acted on, while it is in force
+	acted map[int][]int32 // by event: the same, kept after its end (chaosSettled)
+	slow  []*slowing      // the slow faults in force, in the order they started (fault_link.go)
 }
 
 // faultStart starts fault event key on workers ids.
 func (c *Cluster) faultStart(now des.Time, key int, ids []int32) {
 	if c.faults.ids == nil {
-		c.faults.ids = map[int][]int32{}
+		c.faults.ids, c.faults.acted = map[int][]int32{}, map[int][]int32{}
 	}
-	c.faults.ids[key] = ids
+	c.faults.ids[key], c.faults.acted[key] = ids, ids
 	c.fault(now, key, ids, true)
 }
 
@@ -56,25 +59,42 @@ func (c *Cluster) fault(now des.Time, key int, ids []int32, on bool) {
 }
 
 // chaosSettled is the check at the end of the chaos window and its settle
-// time (scenario key chaos.settle; scheduled only with Options.Check):
-// every pull staged before the window's end has ended, and no worker a
-// fault took down is still down. A violation stops the run. While a fault
-// of the scenario's own is in force (a down or a link down without for,
-// say) nothing can have settled: the check is not made, and the run warns.
+// time (scenario key chaos.settle; scheduled only with Options.Check): no
+// pull a fault chaos drew acted on is still live, and no worker is down.
+// A violation stops the run. A pull no fault acted on ends on its own,
+// however long it takes: it is not chaos's doing and is not looked at. A
+// pull a fault of the scenario's own acted on (alone or with chaos's) is
+// the scenario's: it is passed over, and the run warns. While a fault of
+// the scenario's own is in force (a down or a link down without for, say)
+// nothing can have settled: the check is not made, and the run warns.
 func (c *Cluster) chaosSettled(now des.Time) {
 	to := des.Time(c.sc.Chaos.To)
+	what := fmt.Sprintf("the check that the cluster settles after chaos, at %v (chaos.to + chaos.settle)", now)
 	for i, ev := range c.sc.Events {
 		if ev.Origin == scenarios.OriginScenario && ev.Fault() && des.Time(ev.At) <= now && now < des.Time(ev.End()) {
-			c.warnings = append(c.warnings, fmt.Sprintf("the check that the cluster settles after chaos, at %v (chaos.to + chaos.settle), was not made: "+
-				"the scenario's own events[%d] (%s) is in force then", now, i, ev.Kind()))
+			c.warnings = append(c.warnings, fmt.Sprintf("%s, was not made: the scenario's own events[%d] (%s) is in force then", what, i, ev.Kind()))
 			return
 		}
 	}
 	if c.kv != nil {
-		if id, ok := c.kv.LiveBefore(to); ok {
-			c.err = &InvariantError{Invariant: invChaosSettles, At: now, Err: fmt.Errorf("pull %d, staged before the chaos window ended at %v, is still live %v after it",
-				id, to, now-to)}
-			return
+		passed, first, by := 0, int64(0), 0 // the live pulls a fault of the scenario's own acted on
+		for _, p := range c.kv.LiveBefore(to) {
+			own, chaos := c.actedOn(now, p)
+			switch {
+			case own >= 0:
+				if passed == 0 {
+					first, by = p.ID, own
+				}
+				passed++
+			case chaos >= 0:
+				c.err = &InvariantError{Invariant: invChaosSettles, At: now, Err: fmt.Errorf("pull %d, which events[%d] (%s, drawn by chaos) acted on, is still live %v after the chaos window ended at %v",
+					p.ID, chaos, c.sc.Events[chaos].Kind(), now-to, to)}
+				return
+			}
+		}
+		if passed > 0 {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s, passed over %d live pulls (the first, pull %d) that faults of the scenario's own acted on (the first, events[%d] (%s)): "+
+				"their effects are not chaos's", what, passed, first, by, c.sc.Events[by].Kind()))
 		}
 	}
 	for _, n := range c.workers {
@@ -84,4 +104,37 @@ func (c *Cluster) chaosSettled(now des.Time) {
 			return
 		}
 	}
+}
+
+// actedOn is the first fault event of the scenario's own (own) and the
+// first chaos drew (chaos) that acted on live pull p by now, -1 for none: a
+// fault that struck it or delayed or lost its notice (Pull.Fault), or a
+// link or down fault, started by now, whose window began before it ended
+// and reached past p's staging, on its source or its target. (A slow fault
+// acts on passes, not on pulls; a pull_errors fault that drew no error for
+// p did nothing to it.)
+func (c *Cluster) actedOn(now des.Time, p *kvcr.Pull) (own, chaos int) {
+	own, chaos = -1, -1
+	note := func(i int) {
+		switch o := c.sc.Events[i].Origin; {
+		case o == scenarios.OriginChaos && (chaos < 0 || i < chaos):
+			chaos = i
+		case o == scenarios.OriginScenario && (own < 0 || i < own):
+			own = i
+		}
+	}
+	if key, _, ok := p.Fault(); ok {
+		note(key)
+	}
+	for i := range c.sc.Events {
+		ev := &c.sc.Events[i]
+		ids, started := c.faults.acted[i]
+		if !started || (ev.Link == nil && ev.Down == nil) || des.Time(ev.At) > now || p.StagedNs >= des.Time(ev.End()) {
+			continue
+		}
+		if slices.Contains(ids, p.Source) || slices.Contains(ids, p.Target) {
+			note(i)
+		}
+	}
+	return own, chaos
 }
