@@ -29,7 +29,6 @@ func TestTokenSegments(t *testing.T) {
 		}
 		l := &EventLog{window: window, lo: math.MaxInt64}
 		type naive struct {
-			rec            *eventRec // found again by its at, late and creation order after the run
 			before, after  report.Histogram
 			nBefore, nAfte int64
 		}

@@ -70,6 +70,9 @@ func (l *lifeEvent) Fire(now des.Time, key, arg uint64) {
 		if n := c.workers[a.worker]; c.status(n) == lifecycle.Draining {
 			q := c.remove(now, n, c.evs[key].OnRemove)
 			c.events.TimedOut(int(key), q.rerouted, q.failed)
+			if c.planner != nil && c.evs[key].Origin == scenarios.OriginPlanner {
+				c.planner.timedOut += q.rerouted + q.failed
+			}
 			c.events.Faulted(int(key), report.EventFault{Migrated: q.migrated})
 		}
 		return

@@ -45,6 +45,7 @@ type planner struct {
 	stopped                          des.Time // its last decision when planner.tail stopped it; 0 otherwise
 	inFlight                         int      // the requests in flight then
 	tied                             int      // its drains whose pick chose among tied workers by id
+	timedOut                         int64    // the requests its drains' timeouts took off
 	// acted is the workers of its last action and adding whether it added
 	// them: it holds while one it added has not been ready, or one it
 	// drained is draining.
@@ -369,7 +370,7 @@ func (c *Cluster) plannerWarnings() []string {
 	}
 	if p.stopped > 0 {
 		why := "its workers had not finished them; they finished on the workers it had (a longer planner.tail lets it decide on)"
-		if p.cfg.ScaleIn.DrainTimeout > 0 && c.counts.RequestsRerouted > 0 {
+		if p.timedOut > 0 {
 			why = "it was likely flapping, its drains' timeouts taking off requests its adds could not finish (look at planner.parquet's actions)"
 		}
 		out = append(out, fmt.Sprintf("the planner stopped deciding at %v, planner.tail (%v) after the last arrival, with %s still in flight: %s",
