@@ -65,6 +65,19 @@ func (d *Dist) Add(ns int64) {
 	}
 }
 
+// DistOf is the Dist of the samples s, in any order: the same as adding
+// them one by one, its percentiles too. It keeps s.
+func DistOf(s []int64) Dist {
+	if len(s) <= DistExactLimit {
+		return Dist{s: s}
+	}
+	h := &Histogram{}
+	for _, v := range s {
+		h.Add(v)
+	}
+	return Dist{h: h}
+}
+
 // Count is how many samples it holds.
 func (d *Dist) Count() int {
 	if d.h != nil {

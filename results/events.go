@@ -356,13 +356,11 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 	if r.Outcome != report.OutcomeCompleted {
 		return
 	}
+	l.segs.arrive(des.Time(r.ArrivalNs), arrivalOf(r))
 	k := -1 // r's index in l.members, once a window after holds it
 	for _, a := range l.near(des.Time(r.ArrivalNs)) {
 		e := &l.evs[a.i]
-		if before, after := l.in(e, des.Time(r.ArrivalNs), true); before {
-			e.before.arrived(r)
-		} else if after {
-			e.after.arrived(r)
+		if _, after := l.in(e, des.Time(r.ArrivalNs), true); after {
 			if k < 0 {
 				k = len(l.members)
 				l.members = append(l.members, memberOf(r))
@@ -378,22 +376,6 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 			e.after.completed++
 		}
 	}
-}
-
-// arrived adds a completed request arriving in the window.
-func (w *eventWindow) arrived(r *report.RequestRow) {
-	w.ttft.Add(r.FirstTokenNs - r.ArrivalNs)
-	w.e2e.Add(r.FinishNs - r.ArrivalNs)
-	if tpot, ok := tpotOf(r); ok {
-		w.tpot.Add(tpot)
-	}
-	w.queue.Add(r.ScheduledNs - r.ArrivalNs)
-	w.requests++
-	w.input += r.InputTokens
-	w.g1 += r.G1HitTokens
-	w.g2 += r.G2HitTokens
-	w.pl += r.PulledTokens
-	w.computed += r.ComputedPromptTokens
 }
 
 // TimedOut records that scenario event key's drain_timeout removed a

@@ -18,9 +18,34 @@ import (
 
 // segment is the tokens emitted in one piece of the time axis: those at an
 // instant at most the run's last arrival (open: windows after count them)
-// and the others (windows before only).
+// and the others (windows before only); and the completed requests that
+// arrived in it.
 type segment struct {
 	open, closed segTokens
+	arrived      []arrival
+}
+
+// arrival is a completed request's figures as a window it arrived in
+// counts them.
+type arrival struct {
+	ttft, e2e, queue, tpot      int64
+	hasTPOT                     bool
+	input, g1, g2, pl, computed int64
+}
+
+// arrivalOf is a completed request's row as an arrival.
+func arrivalOf(r *report.RequestRow) arrival {
+	a := arrival{ttft: r.FirstTokenNs - r.ArrivalNs, e2e: r.FinishNs - r.ArrivalNs, queue: r.ScheduledNs - r.ArrivalNs,
+		input: r.InputTokens, g1: r.G1HitTokens, g2: r.G2HitTokens, pl: r.PulledTokens, computed: r.ComputedPromptTokens}
+	a.tpot, a.hasTPOT = tpotOf(r)
+	return a
+}
+
+// arrive records a completed request that arrived at t.
+func (s *tokenSegs) arrive(t des.Time, a arrival) {
+	if k := s.past(t) - 1; k >= 0 && k < len(s.segs) {
+		s.segs[k].arrived = append(s.segs[k].arrived, a)
+	}
 }
 
 // segTokens is a segment's tokens of one kind: how many, their gaps by
@@ -135,6 +160,39 @@ func (s *tokenSegs) add(t des.Time, n int, gap des.Time, open bool) {
 	st.max = max(st.max, int64(gap))
 }
 
+// gather gives window w the completed requests that arrived in it.
+func (s *tokenSegs) gather(w window) {
+	n, tpots := 0, 0
+	for j := w.from; j < w.to; j++ {
+		n += len(s.segs[j].arrived)
+		for _, a := range s.segs[j].arrived {
+			if a.hasTPOT {
+				tpots++
+			}
+		}
+	}
+	if n == 0 {
+		return
+	}
+	ttft, e2e, queue, tpot := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, tpots)
+	ew := w.w
+	for j := w.from; j < w.to; j++ {
+		for _, a := range s.segs[j].arrived {
+			ttft, e2e, queue = append(ttft, a.ttft), append(e2e, a.e2e), append(queue, a.queue)
+			if a.hasTPOT {
+				tpot = append(tpot, a.tpot)
+			}
+			ew.requests++
+			ew.input += a.input
+			ew.g1 += a.g1
+			ew.g2 += a.g2
+			ew.pl += a.pl
+			ew.computed += a.computed
+		}
+	}
+	ew.ttft, ew.e2e, ew.queue, ew.tpot = report.DistOf(ttft), report.DistOf(e2e), report.DistOf(queue), report.DistOf(tpot)
+}
+
 // window is what the tokens between two edges came to: those open only
 // (a window after) or all.
 type window struct {
@@ -145,8 +203,14 @@ type window struct {
 
 // finish gives each window its tokens and gaps: a sweep of the segments in
 // time order keeps running totals, and a window is the totals at its end
-// less those at its start. Its largest gap is its segments' largest.
+// less those at its start. Its largest gap is its segments' largest. It
+// gives each window its arrivals too, gathered from its segments: their
+// latencies' exact samples in the order of the segments, which no
+// percentile depends on.
 func (s *tokenSegs) finish(ws []window) {
+	for _, w := range ws {
+		s.gather(w)
+	}
 	starts := make([][]int, len(s.edges)) // the windows starting at each edge
 	ends := make([][]int, len(s.edges))
 	for i, w := range ws {
