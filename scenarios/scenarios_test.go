@@ -163,6 +163,9 @@ func TestErrors(t *testing.T) {
 		{"name: [1\n", nil, `s.yaml:1: malformed YAML`},
 		{"cluster:\n\tworkers: 1\n", nil, `s.yaml:2: malformed YAML`},
 		{base, []string{"cluster.workers=0"}, `--set: cluster.workers: must be at least 1, got 0`},
+		// the file's event, made invalid by a --set inside it: named at the event's line, with the --set
+		{base + "events:\n  - {at: 1s, drain: [0]}\n", []string{"events[0].slow.factor=2"},
+			`s.yaml:7: events[0]: set exactly one of drain, remove, add, link, slow, pull_errors, notices, down (with --set events[0].slow.factor)`},
 		{base, []string{"planner={policy: load, load: {kv_down: 0.9}}"}, `--set: planner.load.kv_down: want 0 <= kv_down < kv_up <= 1 (G1 usage), got kv_down 0.9 and kv_up 0.8`},
 		{base, []string{"planner={policy: load, load: {kv_up: 0.2}}"}, `--set: planner.load.kv_up: want 0 <= kv_down < kv_up <= 1`},
 		{base, []string{"planner={policy: load, load: {queue_down: 9}}"}, `--set: planner.load.queue_down: must be below queue_up (5), got 9`},

@@ -23,7 +23,11 @@ func (sc *Scenario) ErrAt(key, format string, a ...any) error {
 	file := sc.DisplayFile()
 	for k := key; k != ""; {
 		if l, ok := sc.pos[k]; ok {
-			return &InputError{File: l.file, Line: l.line, Key: key, Err: fmt.Errorf(format, a...)}
+			err := fmt.Errorf(format, a...)
+			if set := sc.setUnder(key); !l.flag && set != "" { // the file's line, but a --set inside it may be what is wrong
+				err = fmt.Errorf("%w (with --set %s)", err, set)
+			}
+			return &InputError{File: l.file, Line: l.line, Key: key, Err: err}
 		}
 		i := strings.LastIndexAny(k, ".[")
 		if i < 0 {
@@ -32,6 +36,26 @@ func (sc *Scenario) ErrAt(key, format string, a ...any) error {
 		k = k[:i]
 	}
 	return &InputError{File: file, Key: key, Err: fmt.Errorf(format, a...)}
+}
+
+// setUnder is the first, in order, of the keys inside key that a --set
+// wrote, at their deepest ("events[0].slow.factor", not "events[0].slow");
+// "" when none did.
+func (sc *Scenario) setUnder(key string) string {
+	inside := func(k, of string) bool { return strings.HasPrefix(k, of+".") || strings.HasPrefix(k, of+"[") }
+	var set []string
+	for k, l := range sc.pos {
+		if l.flag && inside(k, key) {
+			set = append(set, k)
+		}
+	}
+	slices.Sort(set)
+	for i, k := range set {
+		if i+1 == len(set) || !inside(set[i+1], k) { // sorted: a key's inner keys follow it
+			return k
+		}
+	}
+	return ""
 }
 
 // Has reports whether key was written in the file or by --set.
