@@ -15,21 +15,6 @@ import (
 // worker. The cohort is the run's; its twin is measured on the same
 // requests.
 
-// member is a completed request arriving in an event's window after, as
-// its cohort reads it.
-type member struct {
-	id, prev                        int64
-	worker                          int32
-	ttft                            int64
-	input, g1, g2, pulled, computed int64
-}
-
-// memberOf is a completed request's row as a member.
-func memberOf(r *report.RequestRow) member {
-	return member{id: r.RequestID, prev: r.PrevRequestID, worker: r.Worker, ttft: r.FirstTokenNs - r.ArrivalNs,
-		input: r.InputTokens, g1: r.G1HitTokens, g2: r.G2HitTokens, pulled: r.PulledTokens, computed: r.ComputedPromptTokens}
-}
-
 // recordWorker records that request id ended on worker w (-1: none).
 func (l *EventLog) recordWorker(id int64, w int32) {
 	l.endedOn = grown(l.endedOn, int(id), -1)
@@ -42,17 +27,18 @@ func (l *EventLog) recordWorker(id int64, w int32) {
 func (l *EventLog) cohort(e *eventRec) map[int64]bool {
 	ids := map[int64]bool{}
 	acted := e.acted()
-	for _, k := range e.after.members {
-		m := &l.members[k]
-		w := m.worker
-		if e.kind != kindAdd {
-			w = -1
-			if m.prev >= 0 && m.prev < int64(len(l.endedOn)) {
-				w = l.endedOn[m.prev]
+	for _, sg := range e.after.segs {
+		for _, m := range sg.arrived {
+			w := m.worker
+			if e.kind != kindAdd {
+				w = -1
+				if m.prev >= 0 && m.prev < int64(len(l.endedOn)) {
+					w = l.endedOn[m.prev]
+				}
 			}
-		}
-		if w >= 0 && slices.Contains(acted, w) {
-			ids[m.id] = true
+			if w >= 0 && slices.Contains(acted, w) {
+				ids[m.id] = true
+			}
 		}
 	}
 	return ids
@@ -70,20 +56,22 @@ func (e *eventRec) acted() []int32 {
 	return ids
 }
 
-// cohortOf is what the members of a window (at, indices in members) in
-// ids measured: their count, TTFT p50 and p99, and prompt tokens by source.
-func cohortOf(members []member, at []int, ids map[int64]bool) report.EventCohort {
+// cohortOf is what the requests in ids that arrived in a window (its
+// segments) measured: their count, TTFT p50 and p99, and prompt tokens by
+// source.
+func cohortOf(segs []segment, ids map[int64]bool) report.EventCohort {
 	var ttft report.Dist
-	var m member
+	var m arrival
 	n := int64(0)
-	for _, k := range at {
-		x := &members[k]
-		if !ids[x.id] {
-			continue
+	for _, sg := range segs {
+		for _, x := range sg.arrived {
+			if !ids[x.id] {
+				continue
+			}
+			n++
+			ttft.Add(x.ttft)
+			m.input, m.g1, m.g2, m.pulled, m.computed = m.input+x.input, m.g1+x.g1, m.g2+x.g2, m.pulled+x.pulled, m.computed+x.computed
 		}
-		n++
-		ttft.Add(x.ttft)
-		m.input, m.g1, m.g2, m.pulled, m.computed = m.input+x.input, m.g1+x.g1, m.g2+x.g2, m.pulled+x.pulled, m.computed+x.computed
 	}
 	p := ttft.Percentiles()
 	c := report.EventCohort{Requests: n, TTFTP50Ms: p.P50, TTFTP99Ms: p.P99, HitG1: ratio(m.g1, m.input),

@@ -44,7 +44,6 @@ type EventLog struct {
 	lastWork []des.Time // by worker: when a request or request pull last ended on it
 	left     []leftAt   // by worker: what its G2 held when it was removed
 	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
-	members  []member   // each completed request arriving in a window after, once; the windows hold their indices
 	segs     tokenSegs  // the tokens emitted, by piece of time between windows' edges (tokens.go)
 	finished bool       // the windows hold their tokens (finish)
 	leftOut  int        // a twin's log: the records of the events left out, last (NewTwinLog)
@@ -91,7 +90,6 @@ type eventRec struct {
 	before                  eventWindow // [max(0, at-window), at)
 	after                   eventWindow // [at, at+window), to the last arrival
 	twin                    *eventRec   // the same record in its twin's log (Pair); nil without
-	twinMembers             []member    // the twin log's members, which twin's window after indexes
 	twinDigest              string      // the twin's digest
 	inert                   bool        // every request's row is the same in its twin
 	origin                  string      // events.parquet's origin
@@ -109,7 +107,7 @@ type flowsAt struct {
 
 // eventWindow accumulates one window's figures.
 type eventWindow struct {
-	members                               []int            // the window after's: the completed requests arriving in it (cohort.go), in the log's members
+	segs                                  []segment        // the segments of time it spans, once the log is finished (tokens.go): its arrivals for its cohort (cohort.go)
 	ttft, e2e, tpot, queue                report.Dist      // completed requests arriving in it
 	itl                                   report.Histogram // gaps of tokens emitted in it
 	requests, input, g1, g2, pl, computed int64            // completed requests arriving in it, their prompt tokens by source
@@ -204,7 +202,7 @@ func (l *EventLog) Pair(key int, twin *EventLog, j int, digest string, inert boo
 	twin.finish()
 	t := twin.evs[len(twin.evs)-twin.leftOut+j] // the one record, not the twin's whole log
 	e := &l.evs[key]
-	e.twin, e.twinMembers, e.twinDigest, e.inert = &t, twin.members, digest, inert
+	e.twin, e.twinDigest, e.inert = &t, digest, inert
 }
 
 // Faulted adds to what fault event key did (report.EventFault).
@@ -357,17 +355,6 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 		return
 	}
 	l.segs.arrive(des.Time(r.ArrivalNs), arrivalOf(r))
-	k := -1 // r's index in l.members, once a window after holds it
-	for _, a := range l.near(des.Time(r.ArrivalNs)) {
-		e := &l.evs[a.i]
-		if _, after := l.in(e, des.Time(r.ArrivalNs), true); after {
-			if k < 0 {
-				k = len(l.members)
-				l.members = append(l.members, memberOf(r))
-			}
-			e.after.members = append(e.after.members, k)
-		}
-	}
 	for _, a := range l.near(des.Time(r.FinishNs)) {
 		e := &l.evs[a.i]
 		if before, after := l.in(e, des.Time(r.FinishNs), open); before {
@@ -594,11 +581,11 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		r.CohortAfter, r.CohortTwin = report.NoCohort(), report.NoCohort()
 		if r.Fired {
 			ids := l.cohort(e)
-			r.CohortAfter = cohortOf(l.members, e.after.members, ids)
+			r.CohortAfter = cohortOf(e.after.segs, ids)
 			if e.twin != nil {
 				r.Twinned, r.TwinDigest, r.Twin = true, e.twinDigest, e.twin.after.row(r.WindowAfterNs)
 				r.Delta = r.After.Minus(r.Twin)
-				r.CohortTwin = cohortOf(e.twinMembers, e.twin.after.members, ids)
+				r.CohortTwin = cohortOf(e.twin.after.segs, ids)
 			}
 		}
 		out = append(out, r)

@@ -26,17 +26,20 @@ type segment struct {
 }
 
 // arrival is a completed request's figures as a window it arrived in
-// counts them.
+// counts them, and as the window's cohort reads them (cohort.go).
 type arrival struct {
-	ttft, e2e, queue, tpot      int64
-	hasTPOT                     bool
-	input, g1, g2, pl, computed int64
+	id, prev                        int64
+	worker                          int32
+	ttft, e2e, queue, tpot          int64
+	hasTPOT                         bool
+	input, g1, g2, pulled, computed int64
 }
 
 // arrivalOf is a completed request's row as an arrival.
 func arrivalOf(r *report.RequestRow) arrival {
-	a := arrival{ttft: r.FirstTokenNs - r.ArrivalNs, e2e: r.FinishNs - r.ArrivalNs, queue: r.ScheduledNs - r.ArrivalNs,
-		input: r.InputTokens, g1: r.G1HitTokens, g2: r.G2HitTokens, pl: r.PulledTokens, computed: r.ComputedPromptTokens}
+	a := arrival{id: r.RequestID, prev: r.PrevRequestID, worker: r.Worker,
+		ttft: r.FirstTokenNs - r.ArrivalNs, e2e: r.FinishNs - r.ArrivalNs, queue: r.ScheduledNs - r.ArrivalNs,
+		input: r.InputTokens, g1: r.G1HitTokens, g2: r.G2HitTokens, pulled: r.PulledTokens, computed: r.ComputedPromptTokens}
 	a.tpot, a.hasTPOT = tpotOf(r)
 	return a
 }
@@ -160,12 +163,15 @@ func (s *tokenSegs) add(t des.Time, n int, gap des.Time, open bool) {
 	st.max = max(st.max, int64(gap))
 }
 
-// gather gives window w the completed requests that arrived in it.
+// gather gives window w its segments, and the completed requests that
+// arrived in it.
 func (s *tokenSegs) gather(w window) {
+	ew := w.w
+	ew.segs = s.segs[w.from:w.to]
 	n, tpots := 0, 0
-	for j := w.from; j < w.to; j++ {
-		n += len(s.segs[j].arrived)
-		for _, a := range s.segs[j].arrived {
+	for _, sg := range ew.segs {
+		n += len(sg.arrived)
+		for _, a := range sg.arrived {
 			if a.hasTPOT {
 				tpots++
 			}
@@ -175,9 +181,8 @@ func (s *tokenSegs) gather(w window) {
 		return
 	}
 	ttft, e2e, queue, tpot := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, tpots)
-	ew := w.w
-	for j := w.from; j < w.to; j++ {
-		for _, a := range s.segs[j].arrived {
+	for _, sg := range ew.segs {
+		for _, a := range sg.arrived {
 			ttft, e2e, queue = append(ttft, a.ttft), append(e2e, a.e2e), append(queue, a.queue)
 			if a.hasTPOT {
 				tpot = append(tpot, a.tpot)
@@ -186,7 +191,7 @@ func (s *tokenSegs) gather(w window) {
 			ew.input += a.input
 			ew.g1 += a.g1
 			ew.g2 += a.g2
-			ew.pl += a.pl
+			ew.pl += a.pulled
 			ew.computed += a.computed
 		}
 	}
