@@ -44,7 +44,7 @@ type EventLog struct {
 	lastWork []des.Time // by worker: when a request or request pull last ended on it
 	left     []leftAt   // by worker: what its G2 held when it was removed
 	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
-	segs     tokenSegs  // the tokens emitted, by piece of time between windows' edges (tokens.go)
+	segs     timeline   // the tokens emitted, by piece of time between windows' edges (tokens.go)
 	finished bool       // the windows hold their tokens (finish)
 	leftOut  int        // a twin's log: the records of the events left out, last (NewTwinLog)
 }
@@ -94,7 +94,7 @@ type eventRec struct {
 	inert                   bool        // every request's row is the same in its twin
 	origin                  string      // events.parquet's origin
 	late                    bool        // decided during the run (Append): its window before measures nothing
-	rank                    int         // late: its window after starts at the rank-th edge at its instant (tokenSegs.cutAfter)
+	rank                    int         // late: its window after starts at the rank-th edge at its instant (timeline.cutAfter)
 	forNs                   int64       // a fault's length; -1 none
 	fault                   report.EventFault
 }

@@ -7,14 +7,15 @@ import (
 	"github.com/kvsim/kvsim/report"
 )
 
-// The tokens the events' windows count (their ITL and output tokens). A
-// token is in every window that holds its instant, thousands of them when
-// a planner or chaos makes thousands of events: adding each to each
-// window's histogram cost a run its time (a flapping planner's 10,712
-// windows, 8 of its 19.5 s). The windows' edges cut the time axis into
-// segments; a token goes into the one segment holding it, and a window's
-// figures are the segments' between its edges, summed once at the end
-// (finish) as differences of running totals.
+// The tokens and the completed requests the events' windows count (their
+// ITL, output tokens, latencies and cohorts). Each is in every window that
+// holds its instant, thousands of them when a planner or chaos makes
+// thousands of events: adding each to each window cost a run its time (a
+// flapping planner's 10,712 windows, 8 of its 19.5 s). The windows' edges
+// cut the time axis into segments (a timeline); a token or a request goes
+// into the one segment holding its instant, and a window's figures are the
+// segments' between its edges, summed once at the end (finish): its
+// tokens as differences of running totals, its requests gathered.
 
 // segment is the tokens emitted in one piece of the time axis: those at an
 // instant at most the run's last arrival (open: windows after count them)
@@ -45,7 +46,7 @@ func arrivalOf(r *report.RequestRow) arrival {
 }
 
 // arrive records a completed request that arrived at t.
-func (s *tokenSegs) arrive(t des.Time, a arrival) {
+func (s *timeline) arrive(t des.Time, a arrival) {
 	if k := s.past(t) - 1; k >= 0 && k < len(s.segs) {
 		s.segs[k].arrived = append(s.segs[k].arrived, a)
 	}
@@ -82,10 +83,11 @@ func (t *total) add(s *segTokens) {
 	}
 }
 
-// tokenSegs is the time axis cut at every window's edges: segment k is
-// [edges[k], edges[k+1]).
-type tokenSegs struct {
-	edges []des.Time // sorted, distinct
+// timeline is the time axis cut at every window's edges: segment k is
+// [edges[k], edges[k+1]) (two edges at one instant: a record decided then,
+// cutAfter).
+type timeline struct {
+	edges []des.Time // sorted
 	segs  []segment  // len(edges) - 1, or none
 }
 
@@ -93,7 +95,7 @@ type tokenSegs struct {
 // its tokens on the left: an edge is added before any token is (the
 // scenario's records and a twin's) or past every token recorded (the end
 // of a window after of a record decided during the run).
-func (s *tokenSegs) cut(x des.Time) {
+func (s *timeline) cut(x des.Time) {
 	if k, found := slices.BinarySearch(s.edges, x); !found {
 		s.insert(k, x)
 	}
@@ -104,7 +106,7 @@ func (s *tokenSegs) cut(x des.Time) {
 // of a record decided now. The segment from the edge before it, of tokens
 // at x alone (none is later than now), keeps them: a token at the instant
 // of a record decided then, recorded before it, is not its window's.
-func (s *tokenSegs) cutAfter(x des.Time) (rank int) {
+func (s *timeline) cutAfter(x des.Time) (rank int) {
 	first := s.first(x)
 	k := s.past(x)
 	s.insert(k, x)
@@ -112,7 +114,7 @@ func (s *tokenSegs) cutAfter(x des.Time) (rank int) {
 }
 
 // insert puts edge x at index k, and the segment it starts, empty.
-func (s *tokenSegs) insert(k int, x des.Time) {
+func (s *timeline) insert(k int, x des.Time) {
 	s.edges = slices.Insert(s.edges, k, x)
 	switch {
 	case len(s.edges) == 1:
@@ -124,13 +126,13 @@ func (s *tokenSegs) insert(k int, x des.Time) {
 }
 
 // first is the index of the first edge at or after x.
-func (s *tokenSegs) first(x des.Time) int {
+func (s *timeline) first(x des.Time) int {
 	k, _ := slices.BinarySearch(s.edges, x)
 	return k
 }
 
 // past is the index of the first edge after x.
-func (s *tokenSegs) past(x des.Time) int {
+func (s *timeline) past(x des.Time) int {
 	k, _ := slices.BinarySearchFunc(s.edges, x, func(e, x des.Time) int {
 		if e <= x {
 			return -1
@@ -141,7 +143,7 @@ func (s *tokenSegs) past(x des.Time) int {
 }
 
 // add records n tokens emitted at t with their gap (none for gap < 0).
-func (s *tokenSegs) add(t des.Time, n int, gap des.Time, open bool) {
+func (s *timeline) add(t des.Time, n int, gap des.Time, open bool) {
 	k := s.past(t) - 1             // the segment from the last edge at or before t
 	if k < 0 || k >= len(s.segs) { // before the first edge or at or after the last
 		return
@@ -165,7 +167,7 @@ func (s *tokenSegs) add(t des.Time, n int, gap des.Time, open bool) {
 
 // gather gives window w its segments, and the completed requests that
 // arrived in it.
-func (s *tokenSegs) gather(w window) {
+func (s *timeline) gather(w window) {
 	ew := w.w
 	ew.segs = s.segs[w.from:w.to]
 	n, tpots := 0, 0
@@ -212,7 +214,7 @@ type window struct {
 // gives each window its arrivals too, gathered from its segments: their
 // latencies' exact samples in the order of the segments, which no
 // percentile depends on.
-func (s *tokenSegs) finish(ws []window) {
+func (s *timeline) finish(ws []window) {
 	for _, w := range ws {
 		s.gather(w)
 	}
