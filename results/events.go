@@ -39,20 +39,12 @@ const busyShare = 20
 type EventLog struct {
 	window   des.Time   // report.event_window
 	evs      []eventRec // by scenario index
-	byAt     []atIndex  // every record, by instant: where the ones whose windows hold an instant lie (near)
-	lo, hi   des.Time   // every window lies in [lo, hi)
 	lastWork []des.Time // by worker: when a request or request pull last ended on it
 	left     []leftAt   // by worker: what its G2 held when it was removed
 	endedOn  []int32    // by request id: the worker it ended on (-1: none, or not yet ended)
 	segs     timeline   // the tokens emitted, by piece of time between windows' edges (tokens.go)
 	finished bool       // the windows hold their tokens (finish)
 	leftOut  int        // a twin's log: the records of the events left out, last (NewTwinLog)
-}
-
-// atIndex is a record's instant and its index in evs.
-type atIndex struct {
-	at des.Time
-	i  int
 }
 
 // leftAt is what a removed worker's G2 held: its blocks (-1: not removed)
@@ -78,11 +70,10 @@ type eventRec struct {
 	flows []flowsAt // the G2 flows of those of them that existed, when it fired
 	idle  []int32   // of those, the ones holding no work and no cache then
 	again []int32   // of those, the ones an earlier event drained or removed already, on which it does nothing
-	// routed counts the requests first routed in [at-window, at), by
-	// worker; all is their sum.
-	routed []int64
-	all    int64
-	row    report.EventRow // its at-event and after-event columns, as they happen
+	// all counts the requests first routed in [at-window, at), once it
+	// has fired (Fired)
+	all int64
+	row report.EventRow // its at-event and after-event columns, as they happen
 	// its orders (an evacuation or a prewarm): the blocks planned, the
 	// blocks their pulls landed, and when the last pull ended
 	orders, planned, landed int64
@@ -138,7 +129,7 @@ func NewTwinLog(sc *scenarios.Scenario, ats []des.Time) *EventLog {
 
 // newLog is the log of sc's events, none or more.
 func newLog(sc *scenarios.Scenario) *EventLog {
-	l := &EventLog{window: des.Time(sc.Report.EventWindow), lo: des.Time(math.MaxInt64)}
+	l := &EventLog{window: des.Time(sc.Report.EventWindow)}
 	for _, ev := range sc.Events {
 		l.add(record(ev))
 	}
@@ -169,17 +160,11 @@ func (l *EventLog) Append(ev scenarios.Event) {
 	l.add(e)
 }
 
-// add adds an event's record, its windows within [lo, hi): last, or in a
-// twin's log before the records of the events left out.
+// add adds an event's record, and its windows' edges to the timeline:
+// last, or in a twin's log before the records of the events left out.
 func (l *EventLog) add(e eventRec) {
 	i := len(l.evs) - l.leftOut
 	l.evs = slices.Insert(l.evs, i, e)
-	for k := range l.byAt { // the records left out move up one
-		if l.byAt[k].i >= i {
-			l.byAt[k].i++
-		}
-	}
-	l.byAt = slices.Insert(l.byAt, l.past(e.at), atIndex{e.at, i})
 	if e.late {
 		l.evs[i].rank = l.segs.cutAfter(e.at)
 	} else {
@@ -187,7 +172,6 @@ func (l *EventLog) add(e eventRec) {
 		l.segs.cut(e.at)
 	}
 	l.segs.cut(des.AddSat(e.at, l.window))
-	l.lo, l.hi = min(l.lo, max(0, e.at-l.window)), max(l.hi, des.AddSat(e.at, l.window))
 }
 
 // Pair gives event key of the run the log of its twin (NewTwinLog), in
@@ -251,9 +235,9 @@ func (l *EventLog) Fired(key int, ids []int32, named []WorkerAt, clusterRequests
 		} else if n.Running+n.Waiting+n.Serving+n.Receiving+n.G2 == 0 && !n.Cached {
 			e.idle = append(e.idle, n.ID)
 		}
-		if int(n.ID) < len(e.routed) {
-			share += e.routed[n.ID]
-		}
+	}
+	if !e.late { // decided now: nothing knew of it before
+		e.all, share = l.segs.routedTo(l.segs.first(max(0, e.at-l.window)), l.segs.first(e.at), ids)
 	}
 	r.RequestsAtEvent = r.RunningAtEvent + r.WaitingAtEvent
 	r.LoadShare = ratio(share, e.all)
@@ -262,52 +246,9 @@ func (l *EventLog) Fired(key int, ids []int32, named []WorkerAt, clusterRequests
 
 // Routed records that a request arriving at now was first routed to w.
 func (l *EventLog) Routed(now des.Time, w int32) {
-	if l == nil || now < l.lo {
-		return
+	if l != nil {
+		l.segs.route(now, w)
 	}
-	for _, a := range l.near(now) {
-		if e := &l.evs[a.i]; l.inBefore(e, now) {
-			if int(w) >= len(e.routed) {
-				e.routed = append(e.routed, make([]int64, int(w)+1-len(e.routed))...)
-			}
-			e.routed[w]++
-			e.all++
-		}
-	}
-}
-
-// near returns the records whose windows may hold instant t, by instant:
-// those at within (t-window, t+window]. A window before holds t only when
-// at-window <= t < at, a window after only when at <= t < at+window, so
-// every other record's windows miss t: a token or a request is matched
-// against the few events around it, not every event of the run (a
-// planner deciding every few milliseconds makes thousands).
-func (l *EventLog) near(t des.Time) []atIndex {
-	return l.byAt[l.past(t-l.window):l.past(des.AddSat(t, l.window))]
-}
-
-// past is the position in byAt of the first record after instant x.
-func (l *EventLog) past(x des.Time) int {
-	k, _ := slices.BinarySearchFunc(l.byAt, x, func(a atIndex, x des.Time) int {
-		if a.at <= x {
-			return -1
-		}
-		return 1
-	})
-	return k
-}
-
-// in reports which of e's windows hold an instant t; open says t is at
-// most the run's last arrival, where the window after ends.
-func (l *EventLog) in(e *eventRec, t des.Time, open bool) (before, after bool) {
-	return l.inBefore(e, t), open && t >= e.at && t < des.AddSat(e.at, l.window)
-}
-
-// inBefore reports whether t lies in e's window before: [max(0, at-window), at),
-// none for an event decided during the run (Append), which nothing knew of
-// before it.
-func (l *EventLog) inBefore(e *eventRec, t des.Time) bool {
-	return !e.late && t >= max(0, e.at-l.window) && t < e.at
 }
 
 // Tokens records n tokens emitted at t, at most the current time, each
@@ -315,10 +256,9 @@ func (l *EventLog) inBefore(e *eventRec, t des.Time) bool {
 // gap); open says t is at most the run's last arrival (a request is still
 // to arrive, or t is at most the last that did).
 func (l *EventLog) Tokens(t des.Time, n int, gap des.Time, open bool) {
-	if l == nil || t < l.lo || t >= l.hi {
-		return
+	if l != nil {
+		l.segs.add(t, n, gap, open)
 	}
-	l.segs.add(t, n, gap, open)
 }
 
 // finish gives every window the tokens emitted in it (tokens.go): a
@@ -355,14 +295,7 @@ func (l *EventLog) Ended(r *report.RequestRow, open bool) {
 		return
 	}
 	l.segs.arrive(des.Time(r.ArrivalNs), arrivalOf(r))
-	for _, a := range l.near(des.Time(r.FinishNs)) {
-		e := &l.evs[a.i]
-		if before, after := l.in(e, des.Time(r.FinishNs), open); before {
-			e.before.completed++
-		} else if after {
-			e.after.completed++
-		}
-	}
+	l.segs.complete(des.Time(r.FinishNs), open)
 }
 
 // TimedOut records that scenario event key's drain_timeout removed a

@@ -1,9 +1,7 @@
 package results
 
 import (
-	"cmp"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -101,74 +99,6 @@ func TestAppendKeepsLeftOutLast(t *testing.T) {
 	run.Pair(1, twin, 0, "d", false)
 	if run.evs[1].twin == nil || run.evs[1].twin.at != 5*des.Second {
 		t.Errorf("paired with %+v", run.evs[1].twin)
-	}
-}
-
-// TestNear: the records near an instant are every record a window of
-// which holds it. By hand, window 10 and events at 0, 15 and 30: at 20,
-// 15's window after [15, 25) and 30's window before [20, 30) hold it, 0's
-// windows [0, 0) and [0, 10) do not; near(20) is at in (10, 30]: 15 and
-// 30. Then against a scan of every record (the obvious rule, the oracle):
-// random logs, scenario records, planner records (no window before) and a
-// twin's records left out, windows from 1 ns to the end of time, at
-// instants on and beside every window's edges.
-func TestNear(t *testing.T) {
-	l := &EventLog{window: 10}
-	for _, at := range []des.Time{0, 15, 30} {
-		l.add(eventRec{at: at})
-	}
-	if got := l.near(20); len(got) != 2 || got[0].at != 15 || got[1].at != 30 {
-		t.Fatalf("near(20) = %v, want the records at 15 and 30", got)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for round := range 2000 {
-		window := des.Time(1 + rng.Int64N(50))
-		switch round % 10 {
-		case 0:
-			window = math.MaxInt64
-		case 1:
-			window = math.MaxInt64 / 3
-		}
-		l := &EventLog{window: window, lo: math.MaxInt64}
-		leftOut := rng.IntN(3)
-		for range leftOut { // as NewTwinLog: the records left out first, kept last
-			l.add(eventRec{at: des.Time(rng.Int64N(200))})
-		}
-		l.leftOut = leftOut
-		for range rng.IntN(12) {
-			l.add(eventRec{at: des.Time(rng.Int64N(200)), late: rng.IntN(2) == 0})
-		}
-		if len(l.byAt) != len(l.evs) || !slices.IsSortedFunc(l.byAt, func(a, b atIndex) int { return cmp.Compare(a.at, b.at) }) {
-			t.Fatalf("round %d: byAt %v", round, l.byAt)
-		}
-		seen := make([]bool, len(l.evs))
-		for _, a := range l.byAt {
-			if seen[a.i] || l.evs[a.i].at != a.at {
-				t.Fatalf("round %d: byAt %v against the records", round, l.byAt)
-			}
-			seen[a.i] = true
-		}
-		var ts []des.Time
-		for _, e := range l.evs {
-			for _, edge := range []des.Time{e.at - window, e.at, des.AddSat(e.at, window)} {
-				ts = append(ts, edge-1, edge, edge+1)
-			}
-		}
-		for _, ts := range ts {
-			if ts < 0 || ts == math.MaxInt64 {
-				continue
-			}
-			near := map[int]bool{}
-			for _, a := range l.near(ts) {
-				near[a.i] = true
-			}
-			for i := range l.evs {
-				if before, after := l.in(&l.evs[i], ts, true); (before || after) && !near[i] {
-					t.Fatalf("round %d, window %d: record %d at %d holds %d (before %v, after %v), not near: %v",
-						round, window, i, l.evs[i].at, ts, before, after, l.near(ts))
-				}
-			}
-		}
 	}
 }
 

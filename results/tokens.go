@@ -22,8 +22,9 @@ import (
 // and the others (windows before only); and the completed requests that
 // arrived in it.
 type segment struct {
-	open, closed segTokens
+	open, closed tally
 	arrived      []arrival
+	routed       []int32 // the workers requests arriving in it were first routed to
 }
 
 // arrival is a completed request's figures as a window it arrived in
@@ -47,19 +48,20 @@ func arrivalOf(r *report.RequestRow) arrival {
 
 // arrive records a completed request that arrived at t.
 func (s *timeline) arrive(t des.Time, a arrival) {
-	if k := s.past(t) - 1; k >= 0 && k < len(s.segs) {
-		s.segs[k].arrived = append(s.segs[k].arrived, a)
+	if sg := s.at(t); sg != nil {
+		sg.arrived = append(sg.arrived, a)
 	}
 }
 
-// segTokens is a segment's tokens of one kind: how many, their gaps by
+// tally is a segment's tokens of one kind: how many, their gaps by
 // bucket (a run of one bucket once: consecutive gaps mostly share one)
-// and their largest gap. A histogram a segment would hold a slice as long
-// as its largest gap's bucket index; thousands of segments held a GB.
-type segTokens struct {
-	n    int64
-	gaps []bucketRun
-	max  int64
+// and their largest gap; and the requests completed in it. A histogram a
+// segment would hold a slice as long as its largest gap's bucket index;
+// thousands of segments held a GB.
+type tally struct {
+	n, completed int64
+	gaps         []bucketRun
+	max          int64
 }
 
 // bucketRun is n gaps in bucket b.
@@ -68,16 +70,17 @@ type bucketRun struct {
 	n int64
 }
 
-// total is a running total of segments' tokens of one kind: how many, and
-// their gaps.
+// total is a running total of segments' tallies of one kind: tokens,
+// their gaps and requests completed.
 type total struct {
-	n   int64
-	itl report.Histogram
+	n, completed int64
+	itl          report.Histogram
 }
 
-// add adds a segment's tokens to the total.
-func (t *total) add(s *segTokens) {
+// add adds a segment's tally to the total.
+func (t *total) add(s *tally) {
 	t.n += s.n
+	t.completed += s.completed
 	for _, r := range s.gaps {
 		t.itl.AddBucket(int(r.b), uint64(r.n))
 	}
@@ -142,15 +145,62 @@ func (s *timeline) past(x des.Time) int {
 	return k
 }
 
-// add records n tokens emitted at t with their gap (none for gap < 0).
-func (s *timeline) add(t des.Time, n int, gap des.Time, open bool) {
+// at is the segment holding instant t, nil outside every window.
+func (s *timeline) at(t des.Time) *segment {
 	k := s.past(t) - 1             // the segment from the last edge at or before t
 	if k < 0 || k >= len(s.segs) { // before the first edge or at or after the last
-		return
+		return nil
 	}
-	st := &s.segs[k].closed
-	if open {
-		st = &s.segs[k].open
+	return &s.segs[k]
+}
+
+// tallyAt is the tally of instant t of its kind, nil outside every window.
+func (s *timeline) tallyAt(t des.Time, open bool) *tally {
+	sg := s.at(t)
+	switch {
+	case sg == nil:
+		return nil
+	case open:
+		return &sg.open
+	}
+	return &sg.closed
+}
+
+// complete records a request completed at t.
+func (s *timeline) complete(t des.Time, open bool) {
+	if st := s.tallyAt(t, open); st != nil {
+		st.completed++
+	}
+}
+
+// route records a request arriving at t first routed to worker w.
+func (s *timeline) route(t des.Time, w int32) {
+	if sg := s.at(t); sg != nil {
+		sg.routed = append(sg.routed, w)
+	}
+}
+
+// routedTo counts the requests first routed in segments [from, to): all of
+// them, and those to ids (each id as often as it is listed).
+func (s *timeline) routedTo(from, to int, ids []int32) (all, share int64) {
+	for _, sg := range s.segs[from:to] {
+		all += int64(len(sg.routed))
+		for _, w := range sg.routed {
+			for _, id := range ids {
+				if id == w {
+					share++
+				}
+			}
+		}
+	}
+	return all, share
+}
+
+// add records n tokens emitted at t with their gap (none for gap < 0).
+func (s *timeline) add(t des.Time, n int, gap des.Time, open bool) {
+	st := s.tallyAt(t, open)
+	if st == nil {
+		return
 	}
 	st.n += int64(n)
 	if gap < 0 || n == 0 {
@@ -243,15 +293,15 @@ func (s *timeline) finish(ws []window) {
 					largest = max(largest, s.segs[j].closed.max)
 				}
 			}
-			w.w.tokens = now.n - was.n
+			w.w.tokens, w.w.completed = now.n-was.n, now.completed-was.completed
 			w.w.itl = now.itl.Since(&was.itl, largest)
 			then[i] = total{}
 		}
 		for _, i := range starts[k] {
 			if ws[i].open {
-				then[i] = total{n: open.n, itl: open.itl.Clone()}
+				then[i] = total{n: open.n, completed: open.completed, itl: open.itl.Clone()}
 			} else {
-				then[i] = total{n: all.n, itl: all.itl.Clone()}
+				then[i] = total{n: all.n, completed: all.completed, itl: all.itl.Clone()}
 			}
 		}
 		if k < len(s.segs) {
