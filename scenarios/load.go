@@ -95,11 +95,12 @@ func (sc *Scenario) DisplayFile() string { return DisplayName(sc.File) }
 // resolve against ("" for the embedded default).
 func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, error) {
 	name := DisplayName(file)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil && err != io.EOF { // io.EOF: an empty file
 		return nil, yamlError(name, data, err)
 	}
-	if line, err := secondDocument(data); err != nil {
+	if line, err := nextDocument(dec); err != nil {
 		return nil, yamlError(name, data, err)
 	} else if line > 0 {
 		return nil, &InputError{File: name, Line: line, Err: errors.New("a second YAML document: a scenario file holds one scenario (put each in a file of its own)")}
@@ -199,21 +200,20 @@ func yamlError(file string, data []byte, err error) error {
 	return &InputError{File: file, Line: problemLine(data, err.Error(), line), Err: fmt.Errorf("malformed YAML: %s", msg)}
 }
 
-// secondDocument is the line where a YAML document of data after the
-// first starts (its node's), 0 when every one after the first is empty (a
-// "---" at the end, a comment, null), or the error of one that is
-// malformed. yaml.Unmarshal, which has read the first, reads no other:
-// another would be dropped without a word.
-func secondDocument(data []byte) (int, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for i := 0; ; i++ {
+// nextDocument is the line where a YAML document after the one dec has
+// read starts (its node's), 0 when every one left is empty (a "---" at
+// the end, a comment, null), or the error of one that is malformed: a
+// scenario file holds one document, and another would be dropped without
+// a word.
+func nextDocument(dec *yaml.Decoder) (int, error) {
+	for {
 		var doc yaml.Node
 		if err := dec.Decode(&doc); err == io.EOF {
 			return 0, nil
 		} else if err != nil {
 			return 0, err
 		}
-		if i == 0 || len(doc.Content) == 0 {
+		if len(doc.Content) == 0 {
 			continue
 		}
 		if n := doc.Content[0]; n.Kind != yaml.ScalarNode || n.ShortTag() != "!!null" {
