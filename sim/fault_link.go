@@ -115,6 +115,9 @@ func (c *Cluster) slowFactor(id int32) float64 {
 // factors stay as they are, since nothing runs after.
 func (c *Cluster) linkSlowAtEnd() {
 	for _, key := range slices.Sorted(maps.Keys(c.faults.ids)) { // map order never reaches the model
+		if des.Time(c.sc.Events[key].End()) <= c.q.Now() {
+			continue // its end has come: it ended (faultEnd) and said what it did then
+		}
 		switch ev := &c.sc.Events[key]; {
 		case ev.Link != nil && c.kv != nil:
 			c.events.Faulted(key, report.EventFault{Pulls: c.kv.LinkFaultPulls(key)})

@@ -20,26 +20,23 @@ import (
 // faults is what the run keeps of the faults it has started: the workers
 // each acts on, by scenario event.
 type faults struct {
-	ids   map[int][]int32 // by event: the workers its start acted on, while it is in force
-	acted map[int][]int32 // by event: the same, kept after its end (chaosSettled)
-	slow  []*slowing      // the slow faults in force, in the order they started (fault_link.go)
+	ids  map[int][]int32 // by event: the workers its start acted on, kept after its end (chaosSettled)
+	slow []*slowing      // the slow faults in force, in the order they started (fault_link.go)
 }
 
 // faultStart starts fault event key on workers ids.
 func (c *Cluster) faultStart(now des.Time, key int, ids []int32) {
 	if c.faults.ids == nil {
-		c.faults.ids, c.faults.acted = map[int][]int32{}, map[int][]int32{}
+		c.faults.ids = map[int][]int32{}
 	}
-	c.faults.ids[key], c.faults.acted[key] = ids, ids
+	c.faults.ids[key] = ids
 	c.fault(now, key, ids, true)
 }
 
 // faultEnd ends fault event key's window: it undoes the fault on the
 // workers its start acted on.
 func (c *Cluster) faultEnd(now des.Time, key int) {
-	ids := c.faults.ids[key]
-	delete(c.faults.ids, key)
-	c.fault(now, key, ids, false)
+	c.fault(now, key, c.faults.ids[key], false)
 }
 
 // fault starts (on) or ends fault event key on workers ids, by its kind.
@@ -128,7 +125,7 @@ func (c *Cluster) actedOn(now des.Time, p *kvcr.Pull) (own, chaos int) {
 	}
 	for i := range c.sc.Events {
 		ev := &c.sc.Events[i]
-		ids, started := c.faults.acted[i]
+		ids, started := c.faults.ids[i]
 		if !started || (ev.Link == nil && ev.Down == nil) || des.Time(ev.At) > now || p.StagedNs >= des.Time(ev.End()) {
 			continue
 		}
