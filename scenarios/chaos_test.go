@@ -6,7 +6,6 @@ import (
 	"math"
 	"reflect"
 	"runtime"
-	"slices"
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
@@ -229,23 +228,12 @@ func TestChaosBoundExact(t *testing.T) {
 func TestChaosSettleShort(t *testing.T) {
 	const advice = ": a pull chaos delays may outlast it and fail the check that the cluster settles after chaos; " +
 		"set it longer than kvcr.abandon_timeout plus the longest write"
-	for _, c := range []struct {
-		yaml string
-		want []string
-	}{
+	checkWarnings(t, "c.yaml", []warningCase{
 		{chaosBase + "kvcr: {operation_timeout: 20s, abandon_timeout: 40s}\nchaos:\n  to: 1s\n  pull_errors: 0.1\n",
 			[]string{"c.yaml:6: chaos.settle: 10s is shorter than kvcr.operation_timeout (20s) and kvcr.abandon_timeout (40s)" + advice}},
 		{chaosBase + "chaos:\n  to: 1s\n  settle: 3s\n  pull_errors: 0.1\n",
 			[]string{"c.yaml:6: chaos.settle: 3s is shorter than kvcr.abandon_timeout (5s)" + advice}},
 		{chaosBase + "chaos:\n  to: 1s\n  settle: 5s\n  pull_errors: 0.1\n", nil},
 		{chaosBase + "kvcr: {enabled: false}\nchaos:\n  to: 1s\n  settle: 1s\n  rates: {slow: 1}\n", nil},
-	} {
-		sc, err := Parse("c.yaml", []byte(c.yaml), nil)
-		if err != nil {
-			t.Fatalf("%q: %v", c.yaml, err)
-		}
-		if w := sc.Warnings(); !slices.Equal(w, c.want) {
-			t.Errorf("%q: warnings %q\nwant %q", c.yaml, w, c.want)
-		}
-	}
+	})
 }

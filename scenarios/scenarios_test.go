@@ -715,10 +715,7 @@ func TestResolvedKeepsEvents(t *testing.T) {
 func TestBackgroundWithoutOrders(t *testing.T) {
 	const nothing = "applies to request-independent pulls only, and neither an event nor the planner evacuates or prewarms: it changes nothing"
 	drain := "events:\n  - {at: 1s, drain: [0]}\n"
-	for _, c := range []struct {
-		yaml string
-		want []string
-	}{
+	checkWarnings(t, "s.yaml", []warningCase{
 		{base + "kvcr: {background_timeout: 30s, background_inflight: 0}\n" + drain,
 			[]string{"s.yaml:6: kvcr.background_timeout: " + nothing, "s.yaml:6: kvcr.background_inflight: " + nothing}},
 		{base + "kvcr:\n  background_inflight: 2\n", []string{"s.yaml:7: kvcr.background_inflight: " + nothing}},
@@ -728,15 +725,7 @@ func TestBackgroundWithoutOrders(t *testing.T) {
 		{base + "kvcr: {background_timeout: 30s}\nplanner: {policy: load, prewarm: {blocks: 9}}\n", nil},
 		{base + "kvcr: {background_timeout: 30s}\nplanner: {policy: target, scale_in: {evacuate: {blocks: 9}}}\n", nil},
 		{base + "kvcr: {background_timeout: 30s}\nplanner: {prewarm: {blocks: 9}}\n", []string{"s.yaml:6: kvcr.background_timeout: " + nothing}},
-	} {
-		sc, err := Parse("s.yaml", []byte(c.yaml), nil)
-		if err != nil {
-			t.Fatalf("%q: %v", c.yaml, err)
-		}
-		if w := sc.Warnings(); !slices.Equal(w, c.want) {
-			t.Errorf("%q: warnings %q\nwant %q", c.yaml, w, c.want)
-		}
-	}
+	})
 }
 
 // TestPlannerShiftsIDs: with a planner adding workers, an event naming
@@ -747,23 +736,12 @@ func TestPlannerShiftsIDs(t *testing.T) {
 	const two = "name: s\nworkload: {synthetic: {requests: 5}}\ncluster: {workers: 2}\n"
 	const shift = "s.yaml:6: events[1]: names a worker of id 2 or more, which only an add makes; the planner adds workers too, " +
 		"and ids go in the order workers are added, so the id may be one of the planner's: pick by count (drain: {count: N, pick: ...}) to act on what is there"
-	for _, c := range []struct {
-		yaml string
-		want []string
-	}{
+	checkWarnings(t, "s.yaml", []warningCase{
 		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: [2]}\nplanner: {policy: throughput}\n", []string{shift}},
 		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: [1]}\nplanner: {policy: throughput}\n", nil},
 		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: {count: 1, pick: idlest}}\nplanner: {policy: throughput}\n", nil},
 		{two + "events:\n  - {at: 5s, add: 1}\n  - {at: 8s, drain: [2]}\n", nil},
-	} {
-		sc, err := Parse("s.yaml", []byte(c.yaml), nil)
-		if err != nil {
-			t.Fatalf("%q: %v", c.yaml, err)
-		}
-		if w := sc.Warnings(); !slices.Equal(w, c.want) {
-			t.Errorf("%q: warnings %q\nwant %q", c.yaml, w, c.want)
-		}
-	}
+	})
 }
 
 // TestEventKeysRoundTrip: every key of every kind of event, each at a
@@ -810,5 +788,26 @@ func TestLateChaosOneWarning(t *testing.T) {
 	if len(w) != 2 || !strings.Contains(w[0], "events[0].at: 5s is after the last arrival (4s)") ||
 		!strings.Contains(w[1], "s.yaml:6: chaos.to: 2 faults chaos drew, the first at 6s, are after the last arrival (4s)") {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+// warningCase is a scenario's text and the warnings it must give, in order.
+type warningCase struct {
+	yaml string
+	want []string
+}
+
+// checkWarnings parses each case as the file named file and checks its
+// warnings.
+func checkWarnings(t *testing.T, file string, cases []warningCase) {
+	t.Helper()
+	for _, c := range cases {
+		sc, err := Parse(file, []byte(c.yaml), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.yaml, err)
+		}
+		if w := sc.Warnings(); !slices.Equal(w, c.want) {
+			t.Errorf("%q: warnings %q\nwant %q", c.yaml, w, c.want)
+		}
 	}
 }
