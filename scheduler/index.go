@@ -288,10 +288,12 @@ func (ix *Index) runs(path []block.Piece, from int, outer, inner Tiers, only []i
 }
 
 // cover is the end of the run of offsets from off that h holds, each in a
-// tier of tiers; off itself when it holds off in none.
+// tier of tiers; off itself when it holds off in none. The run from 0
+// answers for every off inside it: it is one run of offsets held, so the
+// run from off inside it ends where it does.
 func (h *holding) cover(off int32, tiers Tiers) int32 {
-	if off == 0 {
-		return h.from0[tiers]
+	if end := h.from0[tiers]; end > off || off == 0 {
+		return end
 	}
 	return h.span(off, tiers)
 }
