@@ -312,3 +312,28 @@ func TestDrainTimeout(t *testing.T) {
 		t.Error("no time-series row for worker 0 at 0")
 	}
 }
+
+// TestDrainEndsWithRejection: TestPreemption's run without chunked prefill
+// or prefix caching and with a budget of 8 tokens, worker 0 draining from
+// 20 ms (worker 1, added at 1 ms, is still starting: both requests go to
+// worker 0). A and B prefill together (8 tokens, 0-10 ms) and decode at
+// 15, 20, 25 and 30 ms; at 30 ms A needs a third block and B is
+// preempted. A finishes at 35 ms; B's recompute is 4 + 5 = 9 tokens, past
+// the budget, so the scan at 35 ms rejects it and starts no pass. The
+// worker then holds nothing and is removed at 35 ms, not left draining to
+// the end.
+func TestDrainEndsWithRejection(t *testing.T) {
+	body := `cluster:
+  workers: 1
+  engine: {block_size: 4, gpu_blocks: 4, max_batched_tokens: 8, chunked_prefill: false, prefix_caching: false, kv_bytes_per_token: 1000, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+events: [{at: 1ms, add: 1}, {at: 20ms, drain: [0]}]
+`
+	s, res := runTraceSink(t, body, []traceLine{{0, 4, 6, []int{1}}, {0, 4, 6, []int{2}}})
+	a, b := s.rows[0], s.rows[1]
+	if a.Outcome != report.OutcomeCompleted || a.FinishNs != 35*ms || b.Outcome != report.OutcomeRejected || b.FinishNs != 35*ms || b.Preemptions != 1 {
+		t.Errorf("A %+v\nB %+v", a, b)
+	}
+	if w := res.Workers[0]; w.DrainNs != 20*ms || w.RemovedNs != 35*ms {
+		t.Errorf("worker 0 drained at %d, removed at %d: want 20 ms and 35 ms", w.DrainNs, w.RemovedNs)
+	}
+}

@@ -579,6 +579,7 @@ func (d *drive) Fire(now des.Time, key, _ uint64) {
 	if !ok {
 		c.noteIdleParked(n)
 		c.checkRescans(n)
+		c.maybeRetire(now, n) // the scan may have rejected the last request a draining worker held
 		return
 	}
 	last := end
