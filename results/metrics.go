@@ -140,8 +140,14 @@ func Unmet(sc *scenarios.Scenario, s *Summary) []string {
 			out = append(out, err.Error())
 		} else if !v.Meets(e) {
 			why := ""
-			if !v.IsInt && math.IsNaN(v.Float) && untwinned(s, e.Metric) {
+			switch {
+			case v.IsInt || !math.IsNaN(v.Float):
+			case untwinned(s, e.Metric):
 				why = " (no twin: the event never fired, or the run had --twins=false)"
+			case s.Requests.Completed == 0:
+				why = " (no value: no request completed)"
+			default:
+				why = " (no value: a statistic of nothing)"
 			}
 			out = append(out, fmt.Sprintf("%s is %v%s, expected %v", e.Metric, v, why, e))
 		}

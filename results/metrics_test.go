@@ -138,6 +138,7 @@ func TestMeets(t *testing.T) {
 		{Value{Float: 2000}, "x < 2000", false},
 		{Value{Float: 2000}, "x <= 2000", true},
 		{Value{Float: math.NaN()}, "x < 1", false},
+		{Value{Float: math.NaN()}, "x != 1", false}, // no value meets nothing: an effect asked of a run without one is not there
 	} {
 		e, err := scenarios.ParseExpectation(c.expr)
 		if err != nil {
@@ -150,17 +151,26 @@ func TestMeets(t *testing.T) {
 }
 
 // TestUnmet names each unmet entry and the value the run had: the
-// summary's TTFT p99 is 20 ms and it completed 2 requests.
+// summary's TTFT p99 is 20 ms and it completed 2 requests. A run that
+// completed none has no TTFT: not 0 ms, which "ttft_p99_ms < 15" would
+// pass, but no value, which meets nothing, and the entry says why.
 func TestUnmet(t *testing.T) {
 	sc, err := scenarios.LoadDefault([]string{`expect=["ttft_p99_ms < 15", "requests_completed == 2", "requests_completed > 2.5"]`})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &Summary{Counters: map[string]int64{"requests_completed": 2}}
+	s.Requests.Completed = 2
 	s.TTFT.P99 = 20
 	want := []string{"ttft_p99_ms is 20, expected ttft_p99_ms < 15", "requests_completed is 2, expected requests_completed > 2.5"}
 	if got := Unmet(sc, s); !slices.Equal(got, want) {
 		t.Errorf("Unmet = %q, want %q", got, want)
+	}
+	none := &Summary{Counters: map[string]int64{"requests_completed": 0, "requests_rejected": 2}}
+	want = []string{"ttft_p99_ms is NaN (no value: no request completed), expected ttft_p99_ms < 15",
+		"requests_completed is 0, expected requests_completed == 2", "requests_completed is 0, expected requests_completed > 2.5"}
+	if got := Unmet(sc, none); !slices.Equal(got, want) {
+		t.Errorf("nothing completed: Unmet = %q, want %q", got, want)
 	}
 }
 
@@ -203,5 +213,32 @@ func TestColumn(t *testing.T) {
 	}
 	if _, err := Column("events[3].ttft_p99_after_ms", 3); err == nil {
 		t.Error("Column of a fourth event of three: no error")
+	}
+}
+
+// TestNothingCompleted: a run whose 2 requests were rejected has no
+// latency and no hit ratio: its sweep row holds NaN (null in the file),
+// not the 0 ms its summary's percentiles keep, and replay's table prints
+// n/a. One completed request brings the values back.
+func TestNothingCompleted(t *testing.T) {
+	s := &Summary{Counters: map[string]int64{"requests_rejected": 2}}
+	s.Requests.Rejected = 2
+	r := SweepRow(0, nil, s)
+	for name, v := range map[string]float64{"ttft_p50_ms": r.TTFTP50, "ttft_p99_ms": r.TTFTP99, "tpot_p99_ms": r.TPOTP99,
+		"itl_p99_ms": r.ITLP99, "e2e_p99_ms": r.E2EP99, "hit_ratio_g1": r.HitG1, "hit_ratio_pulled": r.HitPulled} {
+		if !math.IsNaN(v) {
+			t.Errorf("%s = %v, want NaN", name, v)
+		}
+	}
+	if got := LatencyTable(s).Rows[0]; !slices.Equal(got, []string{"TTFT", "n/a", "n/a", "n/a", "n/a", "n/a"}) {
+		t.Errorf("TTFT row %q", got)
+	}
+	s.Requests.Completed = 1
+	s.TTFT.P99 = 12.5
+	if r := SweepRow(0, nil, s); r.TTFTP99 != 12.5 || r.HitG1 != 0 {
+		t.Errorf("one completed: TTFT p99 %v, hit G1 %v; want 12.5 and 0", r.TTFTP99, r.HitG1)
+	}
+	if got := LatencyTable(s).Rows[0][4]; got != "12.5" {
+		t.Errorf("one completed: TTFT p99 cell %q", got)
 	}
 }

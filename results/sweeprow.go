@@ -21,13 +21,19 @@ func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 	if s.Planner != nil {
 		p = *s.Planner
 	}
+	ttft, tpot, itl, e2e, hit := s.TTFT, s.TPOT, s.ITL, s.E2E, s.HitRatio
+	if s.Requests.Completed == 0 { // statistics of nothing: null, not a latency of 0 an SLO would pass
+		none := report.Percentiles{P50: nan, P90: nan, P95: nan, P99: nan, Max: nan}
+		ttft, tpot, itl, e2e = none, none, none, none
+		hit.G1, hit.G2, hit.Pulled = nan, nan, nan
+	}
 	return report.SweepRow{
 		Run: run, Params: params,
 		Completed: s.Requests.Completed, Rejected: s.Requests.Rejected, Failed: s.Requests.Failed,
 		Unfinished: s.Requests.Unfinished,
-		TTFTP50:    s.TTFT.P50, TTFTP90: s.TTFT.P90, TTFTP99: s.TTFT.P99, TPOTP50: s.TPOT.P50, TPOTP99: s.TPOT.P99,
-		ITLP99: s.ITL.P99, E2EP50: s.E2E.P50, E2EP99: s.E2E.P99,
-		HitG1: s.HitRatio.G1, HitG2: s.HitRatio.G2, HitPulled: s.HitRatio.Pulled,
+		TTFTP50:    ttft.P50, TTFTP90: ttft.P90, TTFTP99: ttft.P99, TPOTP50: tpot.P50, TPOTP99: tpot.P99,
+		ITLP99: itl.P99, E2EP50: e2e.P50, E2EP99: e2e.P99,
+		HitG1: hit.G1, HitG2: hit.G2, HitPulled: hit.Pulled,
 		RequestsPerS: s.Throughput.RequestsPerS, OutputTokensPerS: s.Throughput.OutputTokensPerS,
 		PullsStaged: c.PullsStaged, PullsSuccess: c.PullsSuccess, PullsPartial: c.PullsPartial,
 		PullsFailed: c.PullsFailed, PullsExpired: c.PullsExpired, PullsSuperseded: c.PullsSuperseded,

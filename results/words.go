@@ -640,16 +640,21 @@ type Table struct {
 }
 
 // LatencyTable is a run's TTFT, TPOT, ITL and E2E percentiles in ms, as
-// replay prints them.
+// replay prints them: n/a in a run that completed no request.
 func LatencyTable(s *Summary) Table {
 	t := Table{Head: []string{"latency (ms)", "p50", "p90", "p95", "p99", "max"}}
 	for _, row := range []struct {
 		name string
 		p    report.Percentiles
 	}{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}} {
-		p := row.p
-		t.Rows = append(t.Rows, []string{row.name, fmt.Sprintf("%.1f", p.P50), fmt.Sprintf("%.1f", p.P90),
-			fmt.Sprintf("%.1f", p.P95), fmt.Sprintf("%.1f", p.P99), fmt.Sprintf("%.1f", p.Max)})
+		cells := []string{row.name}
+		for _, v := range []float64{row.p.P50, row.p.P90, row.p.P95, row.p.P99, row.p.Max} {
+			if s.Requests.Completed == 0 {
+				v = math.NaN()
+			}
+			cells = append(cells, Num(v))
+		}
+		t.Rows = append(t.Rows, cells)
 	}
 	return t
 }

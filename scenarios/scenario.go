@@ -466,8 +466,9 @@ func (e Expectation) Holds(v int64) bool {
 }
 
 // HoldsFloat reports whether a metric's value meets the expectation,
-// compared as float64 (a NaN meets only !=).
-func (e Expectation) HoldsFloat(v float64) bool { return holds(e.Op, v, e.Value) }
+// compared as float64. A NaN, a statistic of nothing, meets none, != too:
+// an expectation of a value that does not exist does not hold.
+func (e Expectation) HoldsFloat(v float64) bool { return !math.IsNaN(v) && holds(e.Op, v, e.Value) }
 
 func holds[T int64 | float64](op string, v, want T) bool {
 	switch op {

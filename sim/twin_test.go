@@ -177,7 +177,7 @@ func TestTwinOppositeSign(t *testing.T) {
 	if len(unmet) != 1 || !strings.Contains(unmet[0], "event0_itl_p99_delta_ms is NaN") {
 		t.Fatalf("unmet %q, want only the ITL delta (no token gap: one-token requests)", unmet)
 	}
-	if unmet[0] != "event0_itl_p99_delta_ms is NaN, expected event0_itl_p99_delta_ms > 0" {
+	if unmet[0] != "event0_itl_p99_delta_ms is NaN (no value: a statistic of nothing), expected event0_itl_p99_delta_ms > 0" {
 		t.Errorf("unmet %q: says nothing of a twin, which ran", unmet[0])
 	}
 	// Without the twin, a delta is no value, and says why.

@@ -481,6 +481,8 @@ func formatMean(v float64) string {
 	switch {
 	case math.IsInf(v, 1):
 		return "never"
+	case math.IsNaN(v):
+		return "no value"
 	case v == math.Trunc(v) && math.Abs(v) < 1e15:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}

@@ -22,6 +22,7 @@ func TestMeetSLOs(t *testing.T) {
 	var sums []*results.Summary
 	for _, p99 := range []float64{100, 250, 300} {
 		s := &results.Summary{Counters: map[string]int64{"requests_completed": 4}}
+		s.Requests.Completed = 4
 		s.TTFT.P99 = p99
 		s.MakespanNs = -1
 		sums = append(sums, s)

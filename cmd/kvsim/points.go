@@ -54,7 +54,7 @@ func printPoints(w io.Writer, spec *study.Spec, rows []report.SweepRow, events i
 		mean := func(format string, names ...string) string {
 			vs := make([]string, len(names))
 			for i, n := range names {
-				vs[i] = fmt.Sprintf(format, p.Stats[col(n)].Mean)
+				vs[i] = orDash(format, p.Stats[col(n)].Mean)
 			}
 			return strings.Join(vs, "/")
 		}

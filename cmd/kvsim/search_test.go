@@ -311,7 +311,7 @@ func TestSearchNaN(t *testing.T) {
 			t.Errorf("probe %d: metrics %v, want null", p.Value, p.Metrics)
 		}
 	}
-	if want := "workload.trace.limit=1: fails, 0 of 1 replicates meet the SLOs: events[0].ttft_p99_after_ms NaN\n"; !strings.HasPrefix(stdout, want) {
+	if want := "workload.trace.limit=1: fails, 0 of 1 replicates meet the SLOs: events[0].ttft_p99_after_ms no value\n"; !strings.HasPrefix(stdout, want) {
 		t.Errorf("stdout:\n%s\nwant it to begin %s", stdout, want)
 	}
 }

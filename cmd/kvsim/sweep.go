@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -199,11 +200,21 @@ func printSweep(w io.Writer, spec *study.Spec, rows []report.SweepRow, asJSON bo
 			fmt.Fprintf(&ev, "%s\t%s (%.1f/%.1f)\t%s\t", gone, results.Signed(e.Delta.TTFTP99Ms, "ms"), e.After.TTFTP99Ms, e.Twin.TTFTP99Ms,
 				results.Signed(e.Delta.ITLP99Ms, "ms"))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%s%.3f/%.3f/%.3f\t%d/%d/%d/%d/%d\t%s%s\n", r.Run,
-			strings.Join(r.Params, "\t"), r.Completed, r.TTFTP50, r.TTFTP99, r.E2EP99, r.WorkerSeconds, good, r.HitG1, r.HitG2, r.HitPulled,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%.1f\t%s%s/%s/%s\t%d/%d/%d/%d/%d\t%s%s\n", r.Run,
+			strings.Join(r.Params, "\t"), r.Completed, orDash("%.1f", r.TTFTP50), orDash("%.1f", r.TTFTP99), orDash("%.1f", r.E2EP99),
+			r.WorkerSeconds, good, orDash("%.3f", r.HitG1), orDash("%.3f", r.HitG2), orDash("%.3f", r.HitPulled),
 			r.PullsSuccess, r.PullsPartial, r.PullsFailed, r.PullsExpired, r.PullsRejected, ev.String(), r.Digest[:shortDigest])
 	}
 	return tw.Flush()
+}
+
+// orDash is v in format, or "—" for NaN (a statistic of nothing: a run
+// that completed no request).
+func orDash(format string, v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmt.Sprintf(format, v)
 }
 
 func newSweepMerge(cmdline []string) *cobra.Command {
