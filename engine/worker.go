@@ -171,14 +171,15 @@ func (w *Worker) G1Cached() bool { return w.pool.segs.Len() > 0 }
 // G1Capacity is the G1 size in blocks.
 func (w *Worker) G1Capacity() int { return w.pool.capacity() }
 
-// Fits reports whether a request could ever run on this worker: all its
-// tokens fit in G1 at once, and without chunked prefill its prompt fits in
-// one pass.
+// Fits reports whether a request could ever run on this worker: its KV
+// fits in G1 at once, and without chunked prefill its prompt fits in one
+// pass. Its KV is every token but the last output token, which is sampled
+// and never computed: a pass computes the token sampled before it.
 func (w *Worker) Fits(r *workload.Request) bool {
 	if !w.cfg.ChunkedPrefill && r.InputTokens > w.cfg.MaxBatchedTokens {
 		return false
 	}
-	return ceilDiv(r.InputTokens+r.OutputTokens, w.cfg.BlockSize) <= w.cfg.GPUBlocks
+	return ceilDiv(r.InputTokens+r.OutputTokens-1, w.cfg.BlockSize) <= w.cfg.GPUBlocks
 }
 
 // Enqueue adds a request at the back of the waiting queue. hinted says it

@@ -299,6 +299,25 @@ func TestRejected(t *testing.T) {
 	}
 }
 
+// TestFitsInG1: G1 of 10 blocks of 4 tokens. A request of 20 + 21 tokens
+// holds KV for 40 of them at most (its last token is sampled, never
+// computed): 10 blocks, so it runs, its prefill 0-10 ms and 20 decode
+// passes of 5 ms to 110 ms. One of 20 + 22 would need 11 blocks: rejected
+// at arrival.
+func TestFitsInG1(t *testing.T) {
+	body := `cluster:
+  workers: 1
+  engine: {block_size: 4, gpu_blocks: 10, kv_bytes_per_token: 1000, max_batched_tokens: 64, timing: {model: fixed, prefill: 10ms, decode: 5ms}}
+`
+	rows, _ := runTrace(t, body, []traceLine{{0, 20, 21, ids(0, 5)}, {200, 20, 22, ids(10, 5)}})
+	if r := rows[0]; r.Outcome != report.OutcomeCompleted || r.FirstTokenNs != 10*ms || r.FinishNs != 110*ms {
+		t.Errorf("20 + 21 tokens: %+v", r)
+	}
+	if r := rows[1]; r.Outcome != report.OutcomeRejected || r.Worker != -1 {
+		t.Errorf("20 + 22 tokens: %+v", r)
+	}
+}
+
 // TestDeterminism: the default scenario twice gives identical rows.
 func TestDeterminism(t *testing.T) {
 	sc, err := scenarios.LoadDefault([]string{"workload.synthetic.requests=600"})
