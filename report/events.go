@@ -88,6 +88,14 @@ type EventRow struct {
 	ForNs  int64
 	// Fault is what a fault did over its window (all 0 for another event).
 	Fault EventFault
+	// BeforeDelta is the window before against the same interval of the
+	// twin, metric by metric. The two runs are the same up to the event,
+	// so it is 0 unless the event changed requests that arrived before it,
+	// in flight when it fired: an effect the window after, which holds the
+	// requests arriving from the event on, does not see. (Chaos's drawn
+	// faults share one twin, the run without any of them: there it holds
+	// the earlier faults' effects too.) NaN without a twin.
+	BeforeDelta EventDelta
 }
 
 // EventFault is what a fault did over its window: the pulls it acted on
@@ -328,16 +336,17 @@ func EventColumns(kinds []string) []Column[EventRow] {
 	cols = append(cols, Column[EventRow]{Name: "twinned", Bool: func(r *EventRow) bool { return r.Twinned }},
 		Column[EventRow]{Name: "twin_digest", String: func(r *EventRow) string { return r.TwinDigest }})
 	cols = append(cols, windowColumns("twin", func(r *EventRow) *EventWindow { return &r.Twin })...)
-	cols = append(cols, deltaColumns()...)
+	cols = append(cols, deltaColumns("delta", func(r *EventRow) *EventDelta { return &r.Delta })...)
 	cols = append(cols, cohortColumns("after", func(r *EventRow) *EventCohort { return &r.CohortAfter })...)
 	cols = append(cols, cohortColumns("twin", func(r *EventRow) *EventCohort { return &r.CohortTwin })...)
-	return append(cols,
+	cols = append(cols,
 		Column[EventRow]{Name: "origin", Dict: func(r *EventRow) string { return r.Origin }, Values: EventOrigins},
 		Column[EventRow]{Name: "for_ns", Int64: func(r *EventRow) int64 { return r.ForNs }, Null: true},
 		Column[EventRow]{Name: "fault_pulls", Int64: func(r *EventRow) int64 { return r.Fault.Pulls }},
 		Column[EventRow]{Name: "fault_passes", Int64: func(r *EventRow) int64 { return r.Fault.Passes }},
 		Column[EventRow]{Name: "fault_blocks_lost", Int64: func(r *EventRow) int64 { return r.Fault.BlocksLost }},
 		Column[EventRow]{Name: "requests_migrated", Int64: func(r *EventRow) int64 { return r.Fault.Migrated }})
+	return append(cols, deltaColumns("before_delta", func(r *EventRow) *EventDelta { return &r.BeforeDelta })...)
 }
 
 // EventOrigins are the values of events.parquet's origin column.
@@ -382,27 +391,28 @@ func windowColumns(side string, get func(*EventRow) *EventWindow) []Column[Event
 	}
 }
 
-// deltaColumns are the columns of an event's effect (EventRow.Delta),
-// named as the window after's with delta in place of after, in the same
-// order.
-func deltaColumns() []Column[EventRow] {
+// deltaColumns are the columns of a difference against the twin, side
+// "delta" (EventRow.Delta, named as the window after's with delta in place
+// of after) or "before_delta" (EventRow.BeforeDelta, the window before's
+// with before_delta in place of before), in the windows' order.
+func deltaColumns(side string, get func(*EventRow) *EventDelta) []Column[EventRow] {
 	f := func(name string, v func(*EventDelta) float64) Column[EventRow] {
-		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(&r.Delta) }, Null: true}
+		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(get(r)) }, Null: true}
 	}
 	return []Column[EventRow]{
-		f("ttft_p50_delta_ms", func(d *EventDelta) float64 { return d.TTFTP50Ms }),
-		f("ttft_p99_delta_ms", func(d *EventDelta) float64 { return d.TTFTP99Ms }),
-		f("itl_p99_delta_ms", func(d *EventDelta) float64 { return d.ITLP99Ms }),
-		f("e2e_p99_delta_ms", func(d *EventDelta) float64 { return d.E2EP99Ms }),
-		f("requests_per_s_delta", func(d *EventDelta) float64 { return d.RequestsPerS }),
-		f("output_tokens_per_s_delta", func(d *EventDelta) float64 { return d.OutputTokensPerS }),
-		f("hit_ratio_g1_delta", func(d *EventDelta) float64 { return d.HitG1 }),
-		f("hit_ratio_g2_delta", func(d *EventDelta) float64 { return d.HitG2 }),
-		f("hit_ratio_pulled_delta", func(d *EventDelta) float64 { return d.HitPulled }),
-		f("requests_delta", func(d *EventDelta) float64 { return d.Requests }),
-		f("tpot_p99_delta_ms", func(d *EventDelta) float64 { return d.TPOTP99Ms }),
-		f("queue_p99_delta_ms", func(d *EventDelta) float64 { return d.QueueP99Ms }),
-		f("hit_ratio_computed_delta", func(d *EventDelta) float64 { return d.HitComputed }),
+		f("ttft_p50_"+side+"_ms", func(d *EventDelta) float64 { return d.TTFTP50Ms }),
+		f("ttft_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.TTFTP99Ms }),
+		f("itl_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.ITLP99Ms }),
+		f("e2e_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.E2EP99Ms }),
+		f("requests_per_s_"+side, func(d *EventDelta) float64 { return d.RequestsPerS }),
+		f("output_tokens_per_s_"+side, func(d *EventDelta) float64 { return d.OutputTokensPerS }),
+		f("hit_ratio_g1_"+side, func(d *EventDelta) float64 { return d.HitG1 }),
+		f("hit_ratio_g2_"+side, func(d *EventDelta) float64 { return d.HitG2 }),
+		f("hit_ratio_pulled_"+side, func(d *EventDelta) float64 { return d.HitPulled }),
+		f("requests_"+side, func(d *EventDelta) float64 { return d.Requests }),
+		f("tpot_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.TPOTP99Ms }),
+		f("queue_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.QueueP99Ms }),
+		f("hit_ratio_computed_"+side, func(d *EventDelta) float64 { return d.HitComputed }),
 	}
 }
 

@@ -75,23 +75,38 @@ func TestNoEvent(t *testing.T) {
 }
 
 // TestDeltaColumns checks that each delta column is named after the window
-// after's column in the same place and reads the matching field.
+// after's column in the same place and reads the matching field, and each
+// before_delta column so after the window before's.
 func TestDeltaColumns(t *testing.T) {
-	after := windowColumns("after", func(r *EventRow) *EventWindow { return &r.After })
-	delta := deltaColumns()
-	if len(after) != len(delta) {
-		t.Fatalf("%d delta columns, %d after", len(delta), len(after))
-	}
 	var r EventRow
-	r.After = EventWindow{TTFTP50Ms: 1, TTFTP99Ms: 2, ITLP99Ms: 3, E2EP99Ms: 4, RequestsPerS: 5, OutputTokensPerS: 6,
+	w := EventWindow{TTFTP50Ms: 1, TTFTP99Ms: 2, ITLP99Ms: 3, E2EP99Ms: 4, RequestsPerS: 5, OutputTokensPerS: 6,
 		HitG1: 7, HitG2: 8, HitPulled: 9, Requests: 10, TPOTP99Ms: 11, QueueP99Ms: 12, HitComputed: 13}
-	r.Delta = r.After.Minus(EventWindow{})
-	for i, c := range after {
-		if want := strings.Replace(c.Name, "_after", "_delta", 1); delta[i].Name != want {
-			t.Errorf("delta column %d is %s, want %s", i, delta[i].Name, want)
+	r.Delta = w.Minus(EventWindow{})
+	r.BeforeDelta = w.Minus(EventWindow{Requests: -100}) // every value the same but requests, 110
+	for _, side := range []struct {
+		window, delta string
+		get           func(*EventRow) *EventDelta
+		requests      float64
+	}{
+		{"after", "delta", func(r *EventRow) *EventDelta { return &r.Delta }, 10},
+		{"before", "before_delta", func(r *EventRow) *EventDelta { return &r.BeforeDelta }, 110},
+	} {
+		window := windowColumns(side.window, func(r *EventRow) *EventWindow { return &r.After })
+		delta := deltaColumns(side.delta, side.get)
+		if len(window) != len(delta) {
+			t.Fatalf("%d %s columns, %d %s", len(delta), side.delta, len(window), side.window)
 		}
-		if got, want := delta[i].Float64(&r), float64(i+1); got != want {
-			t.Errorf("%s = %v, want %v", delta[i].Name, got, want)
+		for i, c := range window {
+			if want := strings.Replace(c.Name, "_"+side.window, "_"+side.delta, 1); delta[i].Name != want {
+				t.Errorf("%s column %d is %s, want %s", side.delta, i, delta[i].Name, want)
+			}
+			want := float64(i + 1)
+			if strings.HasPrefix(c.Name, "requests_") && !strings.HasPrefix(c.Name, "requests_per_s") {
+				want = side.requests
+			}
+			if got := delta[i].Float64(&r); got != want {
+				t.Errorf("%s = %v, want %v", delta[i].Name, got, want)
+			}
 		}
 	}
 }

@@ -511,6 +511,7 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 		r.Before = e.before.row(r.WindowBeforeNs)
 		r.After = e.after.row(r.WindowAfterNs)
 		r.Twin, r.Delta = report.NoTwin()
+		_, r.BeforeDelta = report.NoTwin()
 		r.CohortAfter, r.CohortTwin = report.NoCohort(), report.NoCohort()
 		if r.Fired {
 			ids := l.cohort(e)
@@ -518,6 +519,9 @@ func (l *EventLog) rows(removed []des.Time, lastArrival des.Time) []report.Event
 			if e.twin != nil {
 				r.Twinned, r.TwinDigest, r.Twin = true, e.twinDigest, e.twin.after.row(r.WindowAfterNs)
 				r.Delta = r.After.Minus(r.Twin)
+				if !e.late {
+					r.BeforeDelta = r.Before.Minus(e.twin.before.row(r.WindowBeforeNs))
+				}
 				r.CohortTwin = cohortOf(e.twin.after.segs, ids)
 			}
 		}
@@ -609,8 +613,16 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 			continue
 		}
 		if e.inert && r.Fired {
-			out = append(out, fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
-				i, e.kind, time.Duration(e.at)))
+			w := fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
+				i, e.kind, time.Duration(e.at))
+			if with := l.overlapping(i, rows); len(with) > 0 {
+				others := "event " + with[0] + " acts"
+				if len(with) > 1 {
+					others = "events " + strings.Join(with, ", ") + " act"
+				}
+				w += fmt.Sprintf(", alone: %s on the same workers while it is in force, and each twin keeps the others, so an effect they share shows against none of them (leave them out together to measure it)", others)
+			}
+			out = append(out, w)
 		}
 		if what := idleFault(e.kind); what != "" && r.Fired && e.fault == (report.EventFault{}) {
 			out = append(out, fmt.Sprintf("event %d (%s at %v) acted on nothing in its window (%s): the fault tests nothing",
@@ -632,7 +644,7 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 			if len(e.idle) == 1 {
 				hold, it = "holds", "it"
 			}
-			out = append(out, fmt.Sprintf("event %d %s %s, which %s no work and no cache at %v: %s tests nothing for %s",
+			out = append(out, fmt.Sprintf("event %d %s %s, which %s no work and no cache at %v: %s moves nothing off %s and tests only the capacity it takes away",
 				i, verb, workerText(e.idle), hold, at, noun, it))
 		}
 		if len(e.again) > 0 {
@@ -690,4 +702,31 @@ func idsText(noun string, ids []int32) string {
 		return noun + " " + idText(ids, "")
 	}
 	return noun + "s " + idText(ids, ", ")
+}
+
+// overlapping lists, as "1 (slow at 5ms)", the scenario's other events
+// that fired and act on a worker event i acts on while it is in force (a
+// fault without for, a drain and a remove, to the end): the twin of each
+// keeps the others, so an effect only their sum has shows in none. Adds
+// act on workers of their own.
+func (l *EventLog) overlapping(i int, rows []report.EventRow) []string {
+	e := &l.evs[i]
+	end := func(e *eventRec) des.Time {
+		if e.forNs >= 0 {
+			return e.at + des.Time(e.forNs)
+		}
+		return math.MaxInt64
+	}
+	var out []string
+	for j := range l.evs {
+		o := &l.evs[j]
+		if j == i || o.origin != e.origin || !rows[j].Fired || e.kind == kindAdd || o.kind == kindAdd ||
+			o.at > end(e) || e.at > end(o) {
+			continue
+		}
+		if len(e.named) == 0 || len(o.named) == 0 || slices.ContainsFunc(o.named, func(w int32) bool { return slices.Contains(e.named, w) }) {
+			out = append(out, fmt.Sprintf("%d (%s at %v)", j, o.kind, time.Duration(o.at)))
+		}
+	}
+	return out
 }

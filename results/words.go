@@ -98,14 +98,19 @@ func (w EventWords) Lines() []string {
 // note when that change and the event's effect have opposite signs.
 func TraceLines(e *report.EventRow) []string {
 	trace := "the trace's own change, not the event's effect"
-	if !e.Twinned {
-		trace = "the event's effect mixed with the trace's own change: --twins separates them"
+	switch {
+	case !e.Twinned && e.Origin == string(scenarios.OriginPlanner):
+		trace = "the event's effect mixed with the trace's own change: a planner's action has no twin"
+	case !e.Twinned:
+		trace = "the event's effect mixed with the trace's own change: no twin separates them (--twins=false, or the scenario without the event is invalid)"
+	case ChangedBefore(e):
+		trace = "the trace's own change, and the event's effect on the requests in flight at it"
 	}
 	lines := []string{fmt.Sprintf("before → after (%s): TTFT p50 %s, p99 %s (%s in the %v before, %d in the %v after)",
 		trace, msArrow(e.Before.TTFTP50Ms, e.After.TTFTP50Ms), msArrow(e.Before.TTFTP99Ms, e.After.TTFTP99Ms),
 		Count(e.Before.Requests, "request", "requests"), WindowText(e.WindowBeforeNs), e.After.Requests, WindowText(e.WindowAfterNs))}
 	// the change across the event and its effect, both nonzero and of opposite signs
-	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && change*e.Delta.TTFTP99Ms < 0 {
+	if change := e.After.TTFTP99Ms - e.Before.TTFTP99Ms; e.Twinned && !ChangedBefore(e) && change*e.Delta.TTFTP99Ms < 0 {
 		lines = append(lines, fmt.Sprintf("note: TTFT p99 %s across the event (%.1f → %.1f ms), but the %s %s it by %.1f ms: the %s is the trace's own",
 			bySign(change, "rose", "fell"), e.Before.TTFTP99Ms, e.After.TTFTP99Ms, EventNoun(e),
 			bySign(e.Delta.TTFTP99Ms, "raised", "lowered"), math.Abs(e.Delta.TTFTP99Ms), bySign(change, "rise", "fall")))
@@ -140,17 +145,41 @@ func effectText(e *report.EventRow) ([]string, string) {
 	if e.WindowAfterNs == 0 {
 		return []string{fmt.Sprintf("effect against its twin (the same run without the %s): nothing to measure, it came after the last arrival", noun)}, ""
 	}
-	return []string{
+	lines := []string{
 		fmt.Sprintf("effect against its twin (the same run without the %s), over the %v after:", noun, WindowText(e.WindowAfterNs)),
-		fmt.Sprintf("TTFT p99 %s: %.1f with the %s, %.1f without; p50 %s (%.1f, %.1f)",
-			Signed(d.TTFTP99Ms, "ms"), a.TTFTP99Ms, noun, t.TTFTP99Ms, Signed(d.TTFTP50Ms, "ms"), a.TTFTP50Ms, t.TTFTP50Ms),
-		fmt.Sprintf("ITL p99 %s (%.1f, %.1f); TPOT p99 %s (%.1f, %.1f); E2E p99 %s; queue p99 %s",
-			Signed(d.ITLP99Ms, "ms"), a.ITLP99Ms, t.ITLP99Ms, Signed(d.TPOTP99Ms, "ms"), a.TPOTP99Ms, t.TPOTP99Ms,
+		fmt.Sprintf("TTFT p99 %s: %s with the %s, %s without; p50 %s (%s, %s)",
+			Signed(d.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), noun, Num(t.TTFTP99Ms), Signed(d.TTFTP50Ms, "ms"), Num(a.TTFTP50Ms), Num(t.TTFTP50Ms)),
+		fmt.Sprintf("ITL p99 %s (%s, %s); TPOT p99 %s (%s, %s); E2E p99 %s; queue p99 %s",
+			Signed(d.ITLP99Ms, "ms"), Num(a.ITLP99Ms), Num(t.ITLP99Ms), Signed(d.TPOTP99Ms, "ms"), Num(a.TPOTP99Ms), Num(t.TPOTP99Ms),
 			Signed(d.E2EP99Ms, "ms"), Signed(d.QueueP99Ms, "ms")),
 		fmt.Sprintf("completed requests %s (%d, %d), output tokens/s %s; prompt tokens from G1 %s, G2 %s, pulled %s, computed %s",
 			Signed(d.Requests, ""), a.Requests, t.Requests, Signed(d.OutputTokensPerS, ""),
 			points(d.HitG1), points(d.HitG2), points(d.HitPulled), points(d.HitComputed)),
-	}, cohortText(e)
+	}
+	if ChangedBefore(e) {
+		b, d := &e.Before, &e.BeforeDelta
+		lines = append(lines, fmt.Sprintf("and on the requests that arrived in the %v before it, in flight when it came: TTFT p99 %s (%s with the %s, %s without); E2E p99 %s (%s, %s); completed requests %s (%d, %d)",
+			WindowText(e.WindowBeforeNs), Signed(d.TTFTP99Ms, "ms"), Num(b.TTFTP99Ms), noun, Num(b.TTFTP99Ms-d.TTFTP99Ms),
+			Signed(d.E2EP99Ms, "ms"), Num(b.E2EP99Ms), Num(b.E2EP99Ms-d.E2EP99Ms), Signed(d.Requests, ""), b.Requests, b.Requests-int64(d.Requests)))
+	}
+	return lines, cohortText(e)
+}
+
+// ChangedBefore reports whether event e changed what its window before
+// measured against its twin: requests that arrived before it and were in
+// flight when it came, whose change the window after does not see.
+func ChangedBefore(e *report.EventRow) bool {
+	if !e.Twinned {
+		return false
+	}
+	d := &e.BeforeDelta
+	for _, v := range []float64{d.TTFTP50Ms, d.TTFTP99Ms, d.ITLP99Ms, d.TPOTP99Ms, d.E2EP99Ms, d.QueueP99Ms, d.Requests,
+		d.HitG1, d.HitG2, d.HitPulled, d.HitComputed, d.RequestsPerS, d.OutputTokensPerS} {
+		if v != 0 && !math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // CohortWho names an event's displaced cohort: "whose previous turn ran on

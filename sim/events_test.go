@@ -178,8 +178,8 @@ func TestIdleDrainWarning(t *testing.T) {
 		ev   string
 		want []string
 	}{
-		{"{at: 150ms, drain: [2]}", []string{"event 0 drains worker 2, which holds no work and no cache at 150ms: the drain tests nothing for it"}},
-		{"{at: 150ms, remove: [1, 2]}", []string{"event 0 removes worker 2, which holds no work and no cache at 150ms: the removal tests nothing for it"}},
+		{"{at: 150ms, drain: [2]}", []string{"event 0 drains worker 2, which holds no work and no cache at 150ms: the drain moves nothing off it and tests only the capacity it takes away"}},
+		{"{at: 150ms, remove: [1, 2]}", []string{"event 0 removes worker 2, which holds no work and no cache at 150ms: the removal moves nothing off it and tests only the capacity it takes away"}},
 		{"{at: 150ms, drain: [0]}", nil},
 	} {
 		if got := eventWarnings(t, spaced(2), c.ev, "event 0 "); !slices.Equal(got, c.want) {
@@ -187,7 +187,7 @@ func TestIdleDrainWarning(t *testing.T) {
 		}
 	}
 	_, _, res := runKV(t, spaced(1), "cluster.workers=4", "events=[{at: 50ms, drain: [2, 3]}]")
-	if want := "event 0 drains workers 2, 3, which hold no work and no cache at 50ms: the drain tests nothing for them"; !slices.Contains(res.Summary.Warnings, want) {
+	if want := "event 0 drains workers 2, 3, which hold no work and no cache at 50ms: the drain moves nothing off them and tests only the capacity it takes away"; !slices.Contains(res.Summary.Warnings, want) {
 		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
 	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -71,6 +72,21 @@ func TestTwinsAreSeparateReplays(t *testing.T) {
 				if d := e.After.TTFTP99Ms - e.Twin.TTFTP99Ms; d != e.Delta.TTFTP99Ms && !math.IsNaN(d) {
 					t.Errorf("event %d: TTFT p99 delta %v, want %v", i, e.Delta.TTFTP99Ms, d)
 				}
+				// The window before against the replay's same interval.
+				was := windowOf(sink.rows, e.AtNs-e.WindowBeforeNs, e.AtNs)
+				for _, m := range []struct {
+					name      string
+					got, want float64
+				}{
+					{"requests", e.BeforeDelta.Requests, float64(e.Before.Requests - was.Requests)},
+					{"ttft_p99", e.BeforeDelta.TTFTP99Ms, e.Before.TTFTP99Ms - was.TTFTP99Ms},
+					{"e2e_p99", e.BeforeDelta.E2EP99Ms, e.Before.E2EP99Ms - was.E2EP99Ms},
+					{"hit_g1", e.BeforeDelta.HitG1, e.Before.HitG1 - was.HitG1},
+				} {
+					if m.got != m.want && !(math.IsNaN(m.got) && math.IsNaN(m.want)) {
+						t.Errorf("event %d: before_delta %s %v, from the replay without it %v", i, m.name, m.got, m.want)
+					}
+				}
 			}
 		})
 	}
@@ -78,6 +94,53 @@ func TestTwinsAreSeparateReplays(t *testing.T) {
 		if !kinds[k] {
 			t.Errorf("no contract scenario has a %s event that fires", k)
 		}
+	}
+}
+
+// TestTwinInFlight: an event's effect on the requests in flight when it
+// comes is in the window before, against the twin's. Two workers, one
+// request at a time (max_num_seqs 1), round robin; each request a 1024-
+// token prompt and 10 output tokens: a 100 ms prefill and 9 decode passes
+// of 10 ms, 190 ms. Requests at 0, 1, 2 and 3 ms alternate workers 0, 1,
+// 0, 1; worker 1 is removed at 50 ms; one more request at 5 s ends the
+// trace.
+//
+//   - Twin: r0 0-190 ms (TTFT 100), r1 1-191 (100), r2 190-380 (TTFT 288,
+//     E2E 378), r3 191-381 (TTFT 288, E2E 378). p99 of the four (the
+//     4th): TTFT 288, E2E 378.
+//   - Run: r1 and r3 go back to worker 0, behind r2: r2 190-380 (288),
+//     r1 380-570 (TTFT 479), r3 570-760 (TTFT 667, E2E 757). p99: TTFT
+//     667, E2E 757.
+//
+// So the window before's TTFT p99 is 379 ms more than the twin's, E2E p99
+// too, and its p50 (nearest rank, the 2nd of 4) 288 against 100 ms, with
+// the same 4 requests completed; the window after (the 5 s
+// request, alone on worker 0 either way) shows no effect. The words say
+// so, and no longer call before -> after the trace's own change alone.
+func TestTwinInFlight(t *testing.T) {
+	var lines []traceLine
+	for i := range 4 {
+		lines = append(lines, traceLine{ms: i, in: 1024, out: 10, ids: []int{2 * i, 2*i + 1}})
+	}
+	lines = append(lines, traceLine{5000, 1024, 10, []int{8, 9}})
+	sc := traceScenario(t, "cluster: {workers: 2, engine: {max_num_seqs: 1, kv_bytes_per_token: 1024, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
+		"router: {policy: round_robin}\nevents: [{at: 50ms, remove: [1]}]\nreport: {event_window: 10s}\n", lines)
+	sc.Workload.Trace.BlockSize = 512
+	_, res := runOpts(t, sc, Options{Twins: true})
+	e := res.Summary.EventRows[0]
+	if e.Before.TTFTP99Ms != 667 || e.Before.E2EP99Ms != 757 || e.Delta.TTFTP99Ms != 0 || e.After.Requests != 1 {
+		t.Fatalf("before TTFT p99 %v, E2E p99 %v; after delta %v, requests %d", e.Before.TTFTP99Ms, e.Before.E2EP99Ms, e.Delta.TTFTP99Ms, e.After.Requests)
+	}
+	if d := e.BeforeDelta; d.TTFTP99Ms != 379 || d.E2EP99Ms != 379 || d.Requests != 0 || d.TTFTP50Ms != 188 {
+		t.Errorf("before delta TTFT p99 %v, E2E p99 %v, requests %v, TTFT p50 %v; want 379, 379, 0, 188", d.TTFTP99Ms, d.E2EP99Ms, d.Requests, d.TTFTP50Ms)
+	}
+	w := results.DescribeEvent(res.Summary.PullsByKind, &results.Counters{}, &e)
+	want := "and on the requests that arrived in the 50ms before it, in flight when it came: TTFT p99 +379.0 ms (667.0 with the removal, 288.0 without); E2E p99 +379.0 ms (757.0, 378.0); completed requests 0 (4, 4)"
+	if !slices.Contains(w.Effect, want) {
+		t.Errorf("effect %q\nwant a line %q", w.Effect, want)
+	}
+	if !strings.HasPrefix(w.Trace[0], "before → after (the trace's own change, and the event's effect on the requests in flight at it)") {
+		t.Errorf("trace line %q", w.Trace[0])
 	}
 }
 
@@ -203,6 +266,32 @@ func TestTwinInert(t *testing.T) {
 	want := "event 0 (add at 50ms) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests"
 	if !slices.Contains(res.Summary.Warnings, want) {
 		t.Errorf("warnings %q, want %q", res.Summary.Warnings, want)
+	}
+}
+
+// TestTwinMasked: two identical stragglers on worker 1 from 5 ms, to the
+// end. Each one's twin keeps the other, in force on the same worker at
+// the same factor, so each twin's rows are the run's: both changed no
+// request alone, and the warning names the other event, which masks it.
+// An add at 1 h, on a worker of its own and never ready before the end,
+// is named by neither. Requests alternate the two workers (round robin),
+// so worker 1 serves some: the two together slow them.
+func TestTwinMasked(t *testing.T) {
+	var lines []traceLine
+	for i := range 6 {
+		lines = append(lines, traceLine{10 * i, 32, 2, []int{2 * i, 2*i + 1}})
+	}
+	sc := traceScenario(t, "cluster: {workers: 2, engine: {max_num_seqs: 1, kv_bytes_per_token: 1024, timing: {model: fixed, prefill: 100ms, decode: 10ms}}}\n"+
+		"router: {policy: round_robin}\nevents: [{at: 5ms, slow: {workers: [1], factor: 2}}, {at: 5ms, slow: {workers: [1], factor: 2}}, {at: 20ms, add: 1, startup: 1h}]\n", lines)
+	_, res := runOpts(t, sc, Options{Twins: true})
+	for i, other := range []string{"1 (slow at 5ms)", "0 (slow at 5ms)"} {
+		want := fmt.Sprintf("event %d (slow at 5ms) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests, alone: event %s acts on the same workers while it is in force, and each twin keeps the others, so an effect they share shows against none of them (leave them out together to measure it)", i, other)
+		if !slices.Contains(res.Summary.Warnings, want) {
+			t.Errorf("warnings %q\nwant %q", res.Summary.Warnings, want)
+		}
+	}
+	if e := res.Summary.EventRows[0]; e.Fault.Passes == 0 {
+		t.Errorf("event 0 slowed no pass: the test tests nothing")
 	}
 }
 

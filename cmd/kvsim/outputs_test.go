@@ -553,14 +553,14 @@ func TestReplayEvents(t *testing.T) {
 		t.Errorf("events.parquet %s, %v\nsummary.json %s", got, err, want)
 	}
 	code, _, stderr = kvsim(t, "replay", "-o", dir, "--force", "--set", small, "--set", "events=[{at: 1ms, drain: [7]}]")
-	if want := "kvsim: warning: event 0 drains worker 7, which holds no work and no cache at 1ms: the drain tests nothing for it\n"; code != exitOK || !strings.Contains(stderr, want) {
+	if want := "kvsim: warning: event 0 drains worker 7, which holds no work and no cache at 1ms: the drain moves nothing off it and tests only the capacity it takes away\n"; code != exitOK || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stderr %q lacks %q", code, stderr, want)
 	}
 	// A sweep prints its runs' warnings once each, after the runs that
 	// gave them.
 	code, _, stderr = kvsim(t, "sweep", "-o", filepath.Join(t.TempDir(), "s"), "--set", small, "--set", "events=[{at: 1ms, drain: [7]}]",
 		"--vary", "seed=1,2", "../../scenarios/default.yaml")
-	if want := "kvsim: warning: run 0-1: event 0 drains worker 7, which holds no work and no cache at 1ms: the drain tests nothing for it\n"; code != exitOK || !strings.Contains(stderr, want) {
+	if want := "kvsim: warning: run 0-1: event 0 drains worker 7, which holds no work and no cache at 1ms: the drain moves nothing off it and tests only the capacity it takes away\n"; code != exitOK || !strings.Contains(stderr, want) {
 		t.Errorf("sweep: exit %d, stderr %q lacks %q", code, stderr, want)
 	}
 }
