@@ -476,18 +476,21 @@ func (d *decoder) duration(n *yaml.Node, key string) (float64, error) {
 var units = []struct {
 	name string
 	ns   float64
-}{{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}}
+}{{"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"μs", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"m", 60e9}, {"h", 3600e9}}
 
 // ParseDuration parses a duration string such as "1.5s", "2m30s" or "60us"
-// into nanoseconds, fractions kept. Negative durations are accepted here and
-// refused by validation where they make no sense.
+// into nanoseconds, fractions kept, as Go's time.ParseDuration reads it (a
+// sign, the micro sign or the Greek mu for µs). Negative durations are
+// accepted here and refused by validation where they make no sense.
 func ParseDuration(s string) (float64, error) {
 	orig := s
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+	}
 	if s == "0" {
 		return 0, nil
 	}
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
 	if s == "" {
 		return 0, fmt.Errorf("want a duration like 250ms, got %q", orig)
 	}

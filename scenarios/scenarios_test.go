@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/workload/tracestest"
@@ -459,12 +460,16 @@ func TestParseDuration(t *testing.T) {
 	for _, c := range []struct {
 		in   string
 		want float64
-	}{{"0", 0}, {"250ms", 250e6}, {"1h30m", 5400e9}, {"0.5ns", 0.5}, {"60us", 60e3}, {"60µs", 60e3}, {"-1s", -1e9}, {"1.5s", 1.5e9}} {
+	}{{"0", 0}, {"250ms", 250e6}, {"1h30m", 5400e9}, {"0.5ns", 0.5}, {"60us", 60e3}, {"60µs", 60e3}, {"60μs", 60e3}, {"-1s", -1e9},
+		{"1.5s", 1.5e9}, {"+5s", 5e9}, {"-0", 0}, {"+0", 0}} {
 		if got, err := ParseDuration(c.in); err != nil || got != c.want {
 			t.Errorf("%q: %g, %v; want %g", c.in, got, err, c.want)
 		}
+		if d, err := time.ParseDuration(c.in); c.in != "0.5ns" && (err != nil || float64(d) != c.want) {
+			t.Errorf("%q: Go reads %v, %v", c.in, d, err) // the cases Go reads whole read the same
+		}
 	}
-	for _, bad := range []string{"", "5", "ms", "5 ms", "5d", "1.2.3s", "-"} {
+	for _, bad := range []string{"", "5", "ms", "5 ms", "5d", "1.2.3s", "-", "+", "+-1s", "--1s"} {
 		if _, err := ParseDuration(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}
