@@ -505,6 +505,9 @@ func (sc *Scenario) validateEvents(c *check) {
 		if ev.At < 0 {
 			c.fail(key+".at", "must not be negative, got %v", des.Time(ev.At))
 		}
+		if ev.Origin == OriginScenario && !sc.Has(key+".at") {
+			c.fail(key+".at", "required: when the event happens (a duration from the trace's start, like 10m)")
+		}
 		if ev.At >= 0 && ev.At < last && ev.Origin == OriginScenario {
 			c.fail(key+".at", "events must be in time order (%v before %v)", des.Time(ev.At), des.Time(last))
 		}
