@@ -1,18 +1,63 @@
 package report
 
 import (
+	"encoding/json"
+	"math"
 	"math/bits"
 	"slices"
 )
 
 // Percentiles summarises a latency distribution in milliseconds, for
-// summary.json. All fields are 0 for an empty distribution.
+// summary.json. All fields are 0 for an empty distribution; a summary
+// that has none (no request completed) holds NoPercentiles, null in JSON.
 type Percentiles struct {
 	P50 float64 `json:"p50_ms"`
 	P90 float64 `json:"p90_ms"`
 	P95 float64 `json:"p95_ms"`
 	P99 float64 `json:"p99_ms"`
 	Max float64 `json:"max_ms"`
+}
+
+// NoPercentiles are the percentiles of no value: NaN, null in JSON.
+func NoPercentiles() Percentiles {
+	n := math.NaN()
+	return Percentiles{P50: n, P90: n, P95: n, P99: n, Max: n}
+}
+
+// percentilesJSON is Percentiles as JSON holds them: null for NaN.
+type percentilesJSON struct {
+	P50 *float64 `json:"p50_ms"`
+	P90 *float64 `json:"p90_ms"`
+	P95 *float64 `json:"p95_ms"`
+	P99 *float64 `json:"p99_ms"`
+	Max *float64 `json:"max_ms"`
+}
+
+// MarshalJSON writes p with null for NaN (JSON has no NaN).
+func (p Percentiles) MarshalJSON() ([]byte, error) {
+	v := func(x float64) *float64 {
+		if math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(percentilesJSON{v(p.P50), v(p.P90), v(p.P95), v(p.P99), v(p.Max)})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes: null is NaN.
+func (p *Percentiles) UnmarshalJSON(b []byte) error {
+	var j percentilesJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	v := func(x *float64) float64 {
+		if x == nil {
+			return math.NaN()
+		}
+		return *x
+	}
+	*p = Percentiles{v(j.P50), v(j.P90), v(j.P95), v(j.P99), v(j.Max)}
+	return nil
 }
 
 // percentilesPerMille are the ranks Percentiles reports, ascending, in

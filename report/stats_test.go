@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -356,5 +357,25 @@ func BenchmarkDistPercentiles(b *testing.B) {
 		copy(s, in)
 		d := Dist{s: s}
 		d.Percentiles()
+	}
+}
+
+// TestPercentilesJSON: percentiles of no value are null in JSON and read
+// back as NaN; values are written as encoding/json writes a float64.
+func TestPercentilesJSON(t *testing.T) {
+	b, err := json.Marshal(NoPercentiles())
+	if want := `{"p50_ms":null,"p90_ms":null,"p95_ms":null,"p99_ms":null,"max_ms":null}`; err != nil || string(b) != want {
+		t.Errorf("no value: %s, %v; want %s", b, err, want)
+	}
+	var p Percentiles
+	if err := json.Unmarshal(b, &p); err != nil || !math.IsNaN(p.P50) || !math.IsNaN(p.Max) {
+		t.Errorf("read back %+v, %v", p, err)
+	}
+	b, err = json.Marshal(Percentiles{P50: 1.5, P90: 2, P95: 3, P99: 1e21, Max: 0})
+	if want := `{"p50_ms":1.5,"p90_ms":2,"p95_ms":3,"p99_ms":1e+21,"max_ms":0}`; err != nil || string(b) != want {
+		t.Errorf("values: %s, %v; want %s", b, err, want)
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p != (Percentiles{P50: 1.5, P90: 2, P95: 3, P99: 1e21}) {
+		t.Errorf("read back %+v, %v", p, err)
 	}
 }

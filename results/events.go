@@ -590,8 +590,10 @@ func idleFault(kind string) string {
 // warnings are what the events found that may make a scale-in study
 // mislead: drained or removed workers that hold nothing, that an earlier
 // event took already, or that had little of the load, and a cluster too
-// lightly loaded for the event to test much. trace says the workload is a trace (time_scale loads it).
-func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
+// lightly loaded for the event to test much. trace says the workload is a
+// trace (time_scale loads it); served, that a request completed (else
+// the run's own warning says none did, and more load is no advice).
+func (l *EventLog) warnings(rows []report.EventRow, trace, served bool) []string {
 	if l == nil {
 		return nil
 	}
@@ -669,7 +671,7 @@ func (l *EventLog) warnings(rows []report.EventRow, trace bool) []string {
 				i, verb, workerText(e.named), 100*r.LoadShare, e.all, time.Duration(r.WindowBeforeNs), at,
 				len(e.named), r.SchedulableAtEvent, 100*even, verb))
 		}
-		if r.ClusterRequestsAtEvent < r.SchedulableAtEvent {
+		if r.ClusterRequestsAtEvent < r.SchedulableAtEvent && served {
 			load := "a time_scale below 1 loads it"
 			if !trace {
 				load = "a higher rate loads it"

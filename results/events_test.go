@@ -124,7 +124,7 @@ func TestIdleFaultWarning(t *testing.T) {
 		"event 0 (link at 1s) acted on nothing in its window (no transfer ran on its links): the fault tests nothing",
 		"event 3 (notices at 2s) acted on nothing in its window (no notice it delayed or lost): the fault tests nothing",
 	}
-	if got := l.warnings(rows, false); !slices.Equal(got, want) {
+	if got := l.warnings(rows, false, true); !slices.Equal(got, want) {
 		t.Errorf("warnings %q\nwant %q", got, want)
 	}
 }

@@ -217,12 +217,14 @@ func TestColumn(t *testing.T) {
 }
 
 // TestNothingCompleted: a run whose 2 requests were rejected has no
-// latency and no hit ratio: its sweep row holds NaN (null in the file),
-// not the 0 ms its summary's percentiles keep, and replay's table prints
-// n/a. One completed request brings the values back.
+// latency and no hit ratio: its summary holds no percentiles (Summarize),
+// its sweep row NaN (null in the file) where a hit ratio of 0 would be,
+// and replay's table prints n/a. One completed request brings the values
+// back.
 func TestNothingCompleted(t *testing.T) {
 	s := &Summary{Counters: map[string]int64{"requests_rejected": 2}}
 	s.Requests.Rejected = 2
+	s.TTFT, s.TPOT, s.ITL, s.E2E = report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles()
 	r := SweepRow(0, nil, s)
 	for name, v := range map[string]float64{"ttft_p50_ms": r.TTFTP50, "ttft_p99_ms": r.TTFTP99, "tpot_p99_ms": r.TPOTP99,
 		"itl_p99_ms": r.ITLP99, "e2e_p99_ms": r.E2EP99, "hit_ratio_g1": r.HitG1, "hit_ratio_pulled": r.HitPulled} {
@@ -234,7 +236,7 @@ func TestNothingCompleted(t *testing.T) {
 		t.Errorf("TTFT row %q", got)
 	}
 	s.Requests.Completed = 1
-	s.TTFT.P99 = 12.5
+	s.TTFT = report.Percentiles{P99: 12.5}
 	if r := SweepRow(0, nil, s); r.TTFTP99 != 12.5 || r.HitG1 != 0 {
 		t.Errorf("one completed: TTFT p99 %v, hit G1 %v; want 12.5 and 0", r.TTFTP99, r.HitG1)
 	}

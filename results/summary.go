@@ -289,6 +289,9 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRo
 	s := st.s
 	s.Scenario, s.Seed, s.Workers = sc.Name, sc.Seed, sc.Cluster.Workers
 	s.TTFT, s.TPOT, s.E2E, s.ITL = st.ttft.Percentiles(), st.tpot.Percentiles(), st.e2e.Percentiles(), st.itl.Percentiles()
+	if s.Requests.Completed == 0 { // latencies of nothing: no value (null), not 0 ms
+		s.TTFT, s.TPOT, s.E2E, s.ITL = report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles()
+	}
 	if in := float64(s.Tokens.Input); in > 0 {
 		s.HitRatio.G1 = float64(s.Tokens.G1Hit) / in
 		s.HitRatio.G2 = float64(s.Tokens.G2Hit) / in
@@ -321,7 +324,11 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRo
 		s.Planner.Policy = string(sc.Planner.Policy)
 		s.Planner.Evacuate, s.Planner.Prewarm, s.Planner.KVCR = sc.Planner.ScaleIn.Evacuate != nil, sc.Planner.Prewarm != nil, sc.KVCR.Enabled
 	}
-	s.Warnings = append(s.Warnings, l.warnings(s.EventRows, sc.Workload.Trace != nil)...)
+	if s.Requests.Completed == 0 && s.Requests.Total > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("no request completed (%d rejected, %d failed, %d unfinished): the run's latencies have no value (null in summary.json), and an SLO on them does not hold",
+			s.Requests.Rejected, s.Requests.Failed, s.Requests.Unfinished))
+	}
+	s.Warnings = append(s.Warnings, l.warnings(s.EventRows, sc.Workload.Trace != nil, s.Requests.Completed > 0)...)
 	s.Warnings = append(s.Warnings, orderWarnings(sc, &s, &end.Counters, l)...)
 	s.Warnings = append(s.Warnings, costWarnings(sc, &end.Counters)...)
 	s.Warnings = append(s.Warnings, end.Warnings...)

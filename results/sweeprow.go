@@ -23,8 +23,7 @@ func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 	}
 	ttft, tpot, itl, e2e, hit := s.TTFT, s.TPOT, s.ITL, s.E2E, s.HitRatio
 	if s.Requests.Completed == 0 { // statistics of nothing: null, not a latency of 0 an SLO would pass
-		none := report.Percentiles{P50: nan, P90: nan, P95: nan, P99: nan, Max: nan}
-		ttft, tpot, itl, e2e = none, none, none, none
+		ttft, tpot, itl, e2e = report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles()
 		hit.G1, hit.G2, hit.Pulled = nan, nan, nan
 	}
 	return report.SweepRow{

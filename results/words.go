@@ -678,9 +678,6 @@ func LatencyTable(s *Summary) Table {
 	}{{"TTFT", s.TTFT}, {"TPOT", s.TPOT}, {"ITL", s.ITL}, {"E2E", s.E2E}} {
 		cells := []string{row.name}
 		for _, v := range []float64{row.p.P50, row.p.P90, row.p.P95, row.p.P99, row.p.Max} {
-			if s.Requests.Completed == 0 {
-				v = math.NaN()
-			}
 			cells = append(cells, Num(v))
 		}
 		t.Rows = append(t.Rows, cells)

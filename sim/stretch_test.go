@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kvsim/kvsim/report"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -97,6 +98,10 @@ func sameRuns(t *testing.T, ways string, a, b *Result, sa, sb *rowSink) {
 	eb, _ := json.Marshal(mb.EventRows)
 	same("event rows", string(ea), string(eb))
 	ma.EventRows, mb.EventRows = nil, nil
+	pa, _ := json.Marshal([]report.Percentiles{ma.TTFT, ma.TPOT, ma.ITL, ma.E2E}) // NaN (none completed) is null
+	pb, _ := json.Marshal([]report.Percentiles{mb.TTFT, mb.TPOT, mb.ITL, mb.E2E})
+	same("latencies", string(pa), string(pb))
+	ma.TTFT, ma.TPOT, ma.ITL, ma.E2E, mb.TTFT, mb.TPOT, mb.ITL, mb.E2E = report.Percentiles{}, report.Percentiles{}, report.Percentiles{}, report.Percentiles{}, report.Percentiles{}, report.Percentiles{}, report.Percentiles{}, report.Percentiles{}
 	same("summaries", ma, mb)
 	same("worker rows", a.Workers, b.Workers)
 	same("counters", a.Counters, b.Counters)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +88,22 @@ type metricChange struct {
 	Name string  `json:"name"`
 	A    float64 `json:"a"`
 	B    float64 `json:"b"`
+}
+
+// MarshalJSON writes m with null for NaN (a run that completed no request
+// has no latency).
+func (m metricChange) MarshalJSON() ([]byte, error) {
+	v := func(x float64) *float64 {
+		if math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		Name string   `json:"name"`
+		A    *float64 `json:"a"`
+		B    *float64 `json:"b"`
+	}{m.Name, v(m.A), v(m.B)})
 }
 
 func compare(dirA, dirB string) (*comparison, error) {
@@ -274,7 +292,7 @@ func (c *comparison) print(w io.Writer) {
 		fmt.Fprintln(w, "counters: equal")
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "counter\tA\tB\tdelta\t\n")
+		fmt.Fprintf(tw, "counter\tA\tB\tB - A\t\n")
 		for _, k := range c.Counters {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%+d\t\n", k.Name, k.A, k.B, k.B-k.A)
 		}
@@ -306,9 +324,15 @@ func (c *comparison) print(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "metric\tA\tB\tdelta\t\n")
+	fmt.Fprintf(tw, "metric\tA\tB\tB - A\t\n")
+	num := func(format string, v float64) string {
+		if math.IsNaN(v) {
+			return "n/a" // a latency of a run that completed no request
+		}
+		return fmt.Sprintf(format, v)
+	}
 	for _, m := range c.Metrics {
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%+.3f\t\n", m.Name, m.A, m.B, m.B-m.A)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", m.Name, num("%.3f", m.A), num("%.3f", m.B), num("%+.3f", m.B-m.A))
 	}
 	tw.Flush()
 }

@@ -190,9 +190,14 @@ func eventAnswer(s *section, e *report.EventRow) {
 // its twin.
 func effectAnswer(s *section, e *report.EventRow, who, since string) {
 	d := e.Delta.TTFTP99Ms
-	s.add(block{Lead: fmt.Sprintf("Over the %v after %s, %s %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
+	lead := fmt.Sprintf("Over the %v after %s, %s %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
 		results.WindowText(e.WindowAfterNs), since, who, changed(d), results.Num(math.Abs(d)), results.Num(e.After.TTFTP99Ms), results.Num(e.Twin.TTFTP99Ms),
-		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))})
+		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))
+	if math.IsNaN(e.After.TTFTP99Ms) && math.IsNaN(e.Twin.TTFTP99Ms) {
+		lead = fmt.Sprintf("Over the %v after %s no request completed, with %s or without it: no effect to measure there.",
+			results.WindowText(e.WindowAfterNs), since, who)
+	}
+	s.add(block{Lead: lead})
 	t := &table{Head: []string{"over the window after", "with " + who, "without (twin)", "effect"}}
 	for _, m := range effectRows {
 		t.Rows = append(t.Rows, effectRow(m.label, m.unit, m.worse, m.get(&e.After), m.get(&e.Twin)))
