@@ -156,14 +156,23 @@ func effectText(e *report.EventRow) ([]string, string) {
 			Signed(d.Requests, ""), a.Requests, t.Requests, Signed(d.OutputTokensPerS, ""),
 			points(d.HitG1), points(d.HitG2), points(d.HitPulled), points(d.HitComputed)),
 	}
+	if a.Requests < fewRequests {
+		lines = append(lines, fmt.Sprintf("few requests: %s completed of those arriving in the window after (%d in the twin): each moves these figures, and a p99 of fewer than 100 is their largest",
+			Count(a.Requests, "request", "requests"), t.Requests))
+	}
 	if ChangedBefore(e) {
 		b, d := &e.Before, &e.BeforeDelta
-		lines = append(lines, fmt.Sprintf("and on the requests that arrived in the %v before it, in flight when it came: TTFT p99 %s (%s with the %s, %s without); E2E p99 %s (%s, %s); completed requests %s (%d, %d)",
-			WindowText(e.WindowBeforeNs), Signed(d.TTFTP99Ms, "ms"), Num(b.TTFTP99Ms), noun, Num(b.TTFTP99Ms-d.TTFTP99Ms),
-			Signed(d.E2EP99Ms, "ms"), Num(b.E2EP99Ms), Num(b.E2EP99Ms-d.E2EP99Ms), Signed(d.Requests, ""), b.Requests, b.Requests-int64(d.Requests)))
+		lines = append(lines, fmt.Sprintf("and on the window before (the %s completed of those arriving in the %v before it; it changed those in flight when it came): TTFT p99 %s (%s with the %s, %s without); E2E p99 %s (%s, %s); completed requests %s; prompt tokens from G1 %s, G2 %s, pulled %s, computed %s",
+			Count(b.Requests, "request", "requests"), WindowText(e.WindowBeforeNs), Signed(d.TTFTP99Ms, "ms"), Num(b.TTFTP99Ms), noun, Num(b.TTFTP99Ms-d.TTFTP99Ms),
+			Signed(d.E2EP99Ms, "ms"), Num(b.E2EP99Ms), Num(b.E2EP99Ms-d.E2EP99Ms), Signed(d.Requests, ""),
+			points(d.HitG1), points(d.HitG2), points(d.HitPulled), points(d.HitComputed)))
 	}
 	return lines, cohortText(e)
 }
+
+// fewRequests is how few requests in a window make its effect lines say
+// that each request moves them.
+const fewRequests = 30
 
 // ChangedBefore reports whether event e changed what its window before
 // measured against its twin: requests that arrived before it and were in
@@ -206,9 +215,9 @@ func cohortText(e *report.EventRow) string {
 	if a.Requests <= 0 {
 		return fmt.Sprintf("displaced: no request of the window after %s", who)
 	}
-	return fmt.Sprintf("displaced: %s %s: TTFT p99 %s (%s, %s), p50 %s; prompt tokens from G1 %s (%s), pulled %s (%s), computed %s (%s)",
-		Count(a.Requests, "request", "requests"), who, Signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), Num(t.TTFTP99Ms), Signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
-		Pct(a.HitG1), Pct(t.HitG1), Pct(a.HitPulled), Pct(t.HitPulled), Pct(a.HitComputed), Pct(t.HitComputed))
+	return fmt.Sprintf("displaced: %s %s: TTFT p99 %s (%s with the %s, %s without), p50 %s; prompt tokens from G1 %s (%s), G2 %s (%s), pulled %s (%s), computed %s (%s)",
+		Count(a.Requests, "request", "requests"), who, Signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), EventNoun(e), Num(t.TTFTP99Ms), Signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
+		Pct(a.HitG1), Pct(t.HitG1), Pct(a.HitG2), Pct(t.HitG2), Pct(a.HitPulled), Pct(t.HitPulled), Pct(a.HitComputed), Pct(t.HitComputed))
 }
 
 // EventNoun names event e in a sentence: its kind's noun (KindNoun), or
@@ -736,13 +745,17 @@ func KindsText(n map[string]int) string {
 
 // ChaosWords are the faults a scenario's chaos drew, in one block: replay
 // prints it, and the page, in place of a block a fault. They share one
-// twin, the run without chaos, so their effect is chaos's as a whole,
-// measured over the window after the first of them.
+// twin, the run without chaos, so they have one effect, measured over the
+// window after the first of them: chaos's as a whole only when every
+// drawn fault starts in that window (Outside says when not).
 type ChaosWords struct {
 	Head   string   // "82 faults drawn from 4m0.3s to 6m59.8s (20 link, 25 slow, ...), ..."
 	Did    string   // what they did, summed
 	Effect []string // the effect over the window after the first, as EventWords.Effect; nil without a twin
 	Twin   string   // the shared twin's digest, in words; "" without a twin
+	// Outside says how many drawn faults start past the window the effect
+	// is measured over, whose effect it leaves out; "" when none does.
+	Outside string
 }
 
 // DescribeChaos is the block of the faults chaos drew (SplitEvents' drawn,
@@ -765,6 +778,21 @@ func DescribeChaos(drawn []report.EventRow) ChaosWords {
 		w.Effect, _ = effectText(first)
 		w.Effect[0] = fmt.Sprintf("from the first drawn fault, at %v: %s", RoundMs(first.AtNs), w.Effect[0])
 		w.Twin = fmt.Sprintf("their twin, the run without chaos, has digest %s", first.TwinDigest)
+		end := first.AtNs + first.WindowAfterNs
+		out := 0
+		for _, r := range drawn {
+			if r.AtNs >= end {
+				out++
+			}
+		}
+		if out > 0 {
+			starts, its, them := "start", "their", "them"
+			if out == 1 {
+				starts, its, them = "starts", "its", "it"
+			}
+			w.Outside = fmt.Sprintf("%d of the %d drawn faults %s after that window (which ends at %v): %s effect is not in it, so it is not chaos's as a whole; a longer report.event_window takes %s in",
+				out, len(drawn), starts, RoundMs(end), its, them)
+		}
 	}
 	return w
 }

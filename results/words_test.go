@@ -93,6 +93,14 @@ func TestFaultWords(t *testing.T) {
 		w.Twin != "their twin, the run without chaos, has digest abc" {
 		t.Errorf("effect %q, twin %q", w.Effect, w.Twin)
 	}
+	if w.Outside != "" {
+		t.Errorf("every fault starts in the first's window (1m1.235s to 2m31.235s), yet %q", w.Outside)
+	}
+	// A window after of 1.5 s leaves out the faults at 63 s (from 62.735 s).
+	got[0].WindowAfterNs = 1.5e9
+	if w := DescribeChaos(got); w.Outside != "1 of the 3 drawn faults starts after that window (which ends at 1m2.735s): its effect is not in it, so it is not chaos's as a whole; a longer report.event_window takes it in" {
+		t.Errorf("outside %q", w.Outside)
+	}
 	if EventNoun(&drawn[0]) != "chaos" || EventNoun(&link) != "link fault" {
 		t.Errorf("nouns %q, %q", EventNoun(&drawn[0]), EventNoun(&link))
 	}

@@ -115,8 +115,9 @@ func TestTwinsAreSeparateReplays(t *testing.T) {
 // So the window before's TTFT p99 is 379 ms more than the twin's, E2E p99
 // too, and its p50 (nearest rank, the 2nd of 4) 288 against 100 ms, with
 // the same 4 requests completed; the window after (the 5 s
-// request, alone on worker 0 either way) shows no effect. The words say
-// so, and no longer call before -> after the trace's own change alone.
+// request, alone on worker 0 either way) shows no effect, over one request,
+// which the words say. They say the effect on the window before, and no
+// longer call before -> after the trace's own change alone.
 func TestTwinInFlight(t *testing.T) {
 	var lines []traceLine
 	for i := range 4 {
@@ -135,9 +136,13 @@ func TestTwinInFlight(t *testing.T) {
 		t.Errorf("before delta TTFT p99 %v, E2E p99 %v, requests %v, TTFT p50 %v; want 379, 379, 0, 188", d.TTFTP99Ms, d.E2EP99Ms, d.Requests, d.TTFTP50Ms)
 	}
 	w := results.DescribeEvent(res.Summary.PullsByKind, &results.Counters{}, &e)
-	want := "and on the requests that arrived in the 50ms before it, in flight when it came: TTFT p99 +379.0 ms (667.0 with the removal, 288.0 without); E2E p99 +379.0 ms (757.0, 378.0); completed requests 0 (4, 4)"
+	want := "and on the window before (the 4 requests completed of those arriving in the 50ms before it; it changed those in flight when it came): TTFT p99 +379.0 ms (667.0 with the removal, 288.0 without); E2E p99 +379.0 ms (757.0, 378.0); completed requests 0; prompt tokens from G1 0.0 pts, G2 0.0 pts, pulled 0.0 pts, computed 0.0 pts"
 	if !slices.Contains(w.Effect, want) {
 		t.Errorf("effect %q\nwant a line %q", w.Effect, want)
+	}
+	// One request in the window after: the lines say how few.
+	if few := "few requests: 1 request completed of those arriving in the window after (1 in the twin): each moves these figures, and a p99 of fewer than 100 is their largest"; !slices.Contains(w.Effect, few) {
+		t.Errorf("effect %q\nwant a line %q", w.Effect, few)
 	}
 	if !strings.HasPrefix(w.Trace[0], "before → after (the trace's own change, and the event's effect on the requests in flight at it)") {
 		t.Errorf("trace line %q", w.Trace[0])

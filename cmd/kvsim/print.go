@@ -33,6 +33,9 @@ func printSummary(w io.Writer, s *results.Summary, dir string) {
 		fmt.Fprintf(tw, "chaos\t%s\n", w.Head)
 		fmt.Fprintf(tw, "\t%s\n", w.Did)
 		printEffect(tw, w.Effect)
+		if w.Outside != "" {
+			fmt.Fprintf(tw, "\t%s\n", w.Outside)
+		}
 		if w.Twin != "" {
 			fmt.Fprintf(tw, "\t%s\n", w.Twin)
 		}

@@ -218,7 +218,11 @@ func chaosAnswer(s *section, drawn []report.EventRow) {
 		return
 	}
 	effectAnswer(s, first, "chaos", fmt.Sprintf("the first drawn fault (at %v)", results.RoundMs(first.AtNs)))
-	s.note("The drawn faults share one twin, the run without any of them: the effect is chaos's as a whole. Each fault's own row (events.parquet, origin chaos) measures the same twin over the window after its own instant.")
+	if w.Outside != "" {
+		s.add(block{Warn: capitalize(w.Outside) + "."})
+	} else {
+		s.note("The drawn faults share one twin, the run without any of them, and all start in this window: the effect is chaos's as a whole. Each fault's own row (events.parquet, origin chaos) measures the same twin over the window after its own instant.")
+	}
 	s.source(fmt.Sprintf("events.parquet: event %d's *_after, *_twin and *_delta columns; fault_* columns summed over the rows of origin chaos", first.Event))
 }
 
