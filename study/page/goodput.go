@@ -50,9 +50,18 @@ func (g *grid) costGoodput() (*section, error) {
 		best := frontier[len(frontier)-1] // the most goodput; of the points with it, the cheapest
 		lead := fmt.Sprintf("Cheapest at the best goodput: point %d (%s), %s goodput requests a second for %s worker-seconds.",
 			best, g.label(&g.points[best]), fixed(good[best], 2), fixed(cost[best], 1))
-		if near := g.cheapestNear(best, cost, good); near >= 0 {
-			lead += fmt.Sprintf(" Within the 95 %% interval of its goodput rate, point %d (%s) serves %s a second for %s worker-seconds, %.0f %% less: "+
-				"with %d replicates, the two are not told apart by goodput.",
+		var same []string
+		for i := range g.points {
+			if i != best && g.identical(i, best) {
+				same = append(same, fmt.Sprintf("point %d (%s)", i, g.label(&g.points[i])))
+			}
+		}
+		if len(same) > 0 {
+			lead += fmt.Sprintf(" It ran exactly as %s, the same digest in every replicate: what varies between them changed nothing in these runs.", strings.Join(same, " and "))
+		}
+		if near := g.cheapestNear(best, cost); near >= 0 {
+			lead += fmt.Sprintf(" Point %d (%s) serves %s a second for %s worker-seconds, %.0f %% less: "+
+				"over the same %d seeds, the 95 %% interval of their paired difference in goodput holds 0, so the replicates do not tell the two apart by goodput.",
 				near, g.label(&g.points[near]), fixed(good[near], 2), fixed(cost[near], 1), 100*(1-cost[near]/cost[best]), g.spec.Replicates)
 		}
 		s.add(block{Lead: lead})
@@ -101,25 +110,47 @@ func (g *grid) sloWords() string {
 	return "each run's planner.slo (the grid varies it)"
 }
 
-// cheapestNear is the cheapest grid point, other than best, whose mean
-// goodput rate lies within the 95 % interval of best's: one the
-// replicates do not tell apart from it by goodput; -1 for none, or
-// without an interval (one run a point).
-func (g *grid) cheapestNear(best int, cost, good []float64) int {
-	s := g.stat(&g.points[best], goodputColumn)
-	if math.IsNaN(s.Lo) {
-		return -1
-	}
+// cheapestNear is the cheapest grid point, other than best, that the
+// replicates do not tell apart from it by goodput: the 95 % interval of
+// the paired difference of their goodput rates, seed by seed (a point's
+// replicate k runs the seed of every point's replicate k), holds 0. The
+// paired difference, not the two points' own intervals, which hold the
+// spread the seeds give both alike: two planners whose rates differ by
+// the same in every seed are told apart however the seeds spread them.
+// -1 for none, or without an interval (one run a point); nor a point that
+// ran as best did (identical: it is named as such).
+func (g *grid) cheapestNear(best int, cost []float64) int {
 	out := -1
 	for i := range g.points {
-		if i == best || good[i] < s.Lo || good[i] > s.Hi || cost[i] >= cost[best] {
+		if i == best || cost[i] >= cost[best] || len(g.runs[i]) != len(g.runs[best]) || len(g.runs[i]) < 2 || g.identical(i, best) {
 			continue
+		}
+		d := make([]float64, len(g.runs[i]))
+		for k := range d {
+			d[k] = g.runs[best][k].GoodputRequestsPerS - g.runs[i][k].GoodputRequestsPerS
+		}
+		if st := report.MeanInterval(d); !(st.Lo <= 0 && 0 <= st.Hi) {
+			continue // told apart (or NaN: a run without goodput)
 		}
 		if out < 0 || cost[i] < cost[out] {
 			out = i
 		}
 	}
 	return out
+}
+
+// identical reports whether grid points i and j ran the same: every
+// replicate's digest equal.
+func (g *grid) identical(i, j int) bool {
+	if len(g.runs[i]) != len(g.runs[j]) {
+		return false
+	}
+	for k := range g.runs[i] {
+		if g.runs[i][k].Digest != g.runs[j][k].Digest {
+			return false
+		}
+	}
+	return true
 }
 
 // offFrontier says how many grid points the frontier leaves out.
