@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kvsim/kvsim/des"
 )
@@ -34,5 +33,5 @@ func (w *Worker) slowed(d des.Time) des.Time {
 	if w.slow <= 1 {
 		return d
 	}
-	return des.Time(math.Round(float64(d) * w.slow))
+	return des.MustFromNanos(float64(d) * w.slow) // bounded: a factor of at most scenarios.MaxSlowFactor
 }

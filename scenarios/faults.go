@@ -182,6 +182,11 @@ func (e *Event) End() Duration {
 	return e.At + e.For
 }
 
+// MaxSlowFactor is the most a slow fault may lengthen a pass by: a
+// million-fold, a 10 ms pass taking nearly 3 hours. Past it a pass's
+// length leaves virtual time's range.
+const MaxSlowFactor = 1e6
+
 // MinLinkFactor is the lowest factor a link fault may run a link at but 0
 // (down). Below it a write takes a thousand times its time or more: a link
 // down in all but name, and a transfer's completion, scheduled at the slow
@@ -203,8 +208,8 @@ func (sc *Scenario) validateFault(c *check, key string, ev *Event) {
 		oneOf(c, k+".direction", ev.Link.Direction, Directions...)
 		sc.needKVCR(c, k, "it acts on KVCR links")
 	case ev.Slow != nil:
-		if !(ev.Slow.Factor >= 1) {
-			c.fail(key+".slow.factor", "must be at least 1 (a pass takes factor times as long), got %g", ev.Slow.Factor)
+		if !(ev.Slow.Factor >= 1 && ev.Slow.Factor <= MaxSlowFactor) {
+			c.fail(key+".slow.factor", "must be in [1, %g] (a pass takes factor times as long; slower is down in all but name: use down), got %g", MaxSlowFactor, ev.Slow.Factor)
 		}
 	case ev.PullErrors != nil:
 		k := key + ".pull_errors"

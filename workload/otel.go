@@ -157,9 +157,12 @@ func readOtel(r io.Reader, opt TraceOptions) ([]*Request, error) {
 		if opt.TimeScale != 1 {
 			var ok bool
 			if at, ok = des.FromNanos(float64(d) * opt.TimeScale); !ok || at < 0 {
-				return nil, &ParseError{Line: s.line, Key: otelStart,
-					Err: fmt.Errorf("arrival %d ns x time_scale %g is outside virtual time", d, opt.TimeScale)}
+				at = MaxArrival + 1
 			}
+		}
+		if at > MaxArrival {
+			return nil, &ParseError{Line: s.line, Key: otelStart,
+				Err: fmt.Errorf("arrival %d ns x time_scale %g is outside virtual time (0 to about 146 years: an arrival leaves room for the run after it)", d, opt.TimeScale)}
 		}
 		m := s.measured
 		reqs[i] = &Request{

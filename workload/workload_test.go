@@ -107,6 +107,8 @@ func TestMooncakeErrors(t *testing.T) {
 		{`{"timestamp": 0, "input_length": 513, "output_length": 1, "hash_ids": [1]}`, "input_length: 513 exceeds block_size 512 x 1 hash_ids"},
 		{`{"timestamp": -1, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp: negative"},
 		{`{"timestamp": 1e20, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "timestamp: arrival 1e+20 ms"},
+		// In int64 nanoseconds, but no room left for the run after it.
+		{`{"timestamp": 9223372036854, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 1: timestamp: arrival 9.223372036854e+12 ms x time_scale 1 is outside virtual time (0 to about 146 years: an arrival leaves room for the run after it)"},
 		{`{"timestamp": 5, "input_length": 1, "output_length": 1, "hash_ids": [1]}
 {"timestamp": 4, "input_length": 1, "output_length": 1, "hash_ids": [1]}`, "line 2: timestamp: goes backwards"},
 		// Keys a record does not have, in any spelling, and keys given twice.
