@@ -45,8 +45,12 @@ func DescribeEvent(k *PullsByKind, c *Counters, e *report.EventRow) EventWords {
 		return EventWords{Head: fmt.Sprintf("%s at %v: never happened, the run ended first", e.Kind, at)}
 	}
 	ready := Count(e.SchedulableAtEvent, "ready worker", "ready workers")
-	w := EventWords{Head: fmt.Sprintf("%s: %s on them, %d in flight on %s",
-		EventTitle(e), Count(e.RequestsAtEvent, "request", "requests"), e.ClusterRequestsAtEvent, ready)}
+	them := "them"
+	if !strings.Contains(e.Workers, ",") {
+		them = "it"
+	}
+	w := EventWords{Head: fmt.Sprintf("%s: %s on %s, %d in flight on %s",
+		EventTitle(e), Count(e.RequestsAtEvent, "request", "requests"), them, e.ClusterRequestsAtEvent, ready)}
 	if e.Workers == "" && scenarios.IsFault(e.Kind) { // a fault of every worker names none
 		w.Head = fmt.Sprintf("%s: %s in flight on %s", EventTitle(e), Count(e.ClusterRequestsAtEvent, "request", "requests"), ready)
 	}
@@ -207,16 +211,31 @@ func CohortWho(kind string) string {
 	return "whose previous turn ran on the faulted workers"
 }
 
-// cohortText is what the event's displaced cohort measured with the event
-// and without it (its twin).
+// CohortName is what an event's cohort is: "displaced" for one that takes
+// its workers away (a drain, a remove, a down: the requests lost the
+// cache there), "routed" for an add, "returning" for a fault that leaves
+// its workers in place with their cache (link, slow, pull_errors,
+// notices: the requests come back to them).
+func CohortName(kind string) string {
+	switch kind {
+	case kindDrain, kindRemove, kindDown:
+		return "displaced"
+	case kindAdd:
+		return "routed"
+	}
+	return "returning"
+}
+
+// cohortText is what the event's cohort measured with the event and
+// without it (its twin).
 func cohortText(e *report.EventRow) string {
 	a, t := &e.CohortAfter, &e.CohortTwin
-	who := CohortWho(e.Kind)
+	who, name := CohortWho(e.Kind), CohortName(e.Kind)
 	if a.Requests <= 0 {
-		return fmt.Sprintf("displaced: no request of the window after %s", who)
+		return fmt.Sprintf("%s: no request of the window after %s", name, who)
 	}
-	return fmt.Sprintf("displaced: %s %s: TTFT p99 %s (%s with the %s, %s without), p50 %s; prompt tokens from G1 %s (%s), G2 %s (%s), pulled %s (%s), computed %s (%s)",
-		Count(a.Requests, "request", "requests"), who, Signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), EventNoun(e), Num(t.TTFTP99Ms), Signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
+	return fmt.Sprintf("%s: %s %s: TTFT p99 %s (%s with the %s, %s without), p50 %s; prompt tokens from G1 %s (%s), G2 %s (%s), pulled %s (%s), computed %s (%s)",
+		name, Count(a.Requests, "request", "requests"), who, Signed(a.TTFTP99Ms-t.TTFTP99Ms, "ms"), Num(a.TTFTP99Ms), EventNoun(e), Num(t.TTFTP99Ms), Signed(a.TTFTP50Ms-t.TTFTP50Ms, "ms"),
 		Pct(a.HitG1), Pct(t.HitG1), Pct(a.HitG2), Pct(t.HitG2), Pct(a.HitPulled), Pct(t.HitPulled), Pct(a.HitComputed), Pct(t.HitComputed))
 }
 

@@ -180,3 +180,22 @@ func TestWindowText(t *testing.T) {
 		}
 	}
 }
+
+// TestCohortWords: a drain's cohort is displaced (its workers go, with
+// their cache), an add's routed, a straggler's returning (its workers
+// stay, cache and all); an event on one worker says "on it".
+func TestCohortWords(t *testing.T) {
+	for kind, want := range map[string]string{"drain": "displaced", "remove": "displaced", "down": "displaced", "add": "routed", "slow": "returning", "link": "returning"} {
+		if got := CohortName(kind); got != want {
+			t.Errorf("%s: %q, want %q", kind, got, want)
+		}
+	}
+	e := report.EventRow{Kind: "slow", Workers: "1", Fired: true, RequestsAtEvent: 2, ClusterRequestsAtEvent: 5, SchedulableAtEvent: 4,
+		CohortAfter: report.EventCohort{Requests: 3, TTFTP99Ms: 20, TTFTP50Ms: 10}, CohortTwin: report.EventCohort{TTFTP99Ms: 15, TTFTP50Ms: 10}}
+	if got := cohortText(&e); !strings.HasPrefix(got, "returning: 3 requests whose previous turn ran on the faulted workers: TTFT p99 +5.0 ms (20.0 with the straggler, 15.0 without)") {
+		t.Errorf("cohort %q", got)
+	}
+	if w := DescribeEvent(&PullsByKind{}, &Counters{}, &e); !strings.Contains(w.Head, ": 2 requests on it, 5 in flight on 4 ready workers") {
+		t.Errorf("head %q", w.Head)
+	}
+}

@@ -289,13 +289,13 @@ func num(n int64) cell { return cell{Text: strconv.FormatInt(n, 10), Class: "num
 // and without it.
 func cohortAnswer(s *section, e *report.EventRow) {
 	a, t := &e.CohortAfter, &e.CohortTwin
-	who := results.CohortWho(e.Kind)
+	who, name := results.CohortWho(e.Kind), results.CohortName(e.Kind)
 	if a.Requests <= 0 {
-		s.p("Displaced requests: none of the window after %s.", who)
+		s.p("%s requests: none of the window after %s.", capitalize(name), who)
 		return
 	}
-	s.p("Displaced requests: %d of the window after %s. They are chosen in the run and measured, the same requests, in the twin.", a.Requests, who)
-	tab := &table{Head: []string{"displaced requests", "with the " + results.EventNoun(e), "without (twin)", "effect"}}
+	s.p("%s requests: %d of the window after %s. They are chosen in the run and measured, the same requests, in the twin.", capitalize(name), a.Requests, who)
+	tab := &table{Head: []string{name + " requests", "with the " + results.EventNoun(e), "without (twin)", "effect"}}
 	for _, m := range []struct {
 		label string
 		unit  string
