@@ -81,7 +81,7 @@ func (g *grid) costGoodput() (*section, error) {
 	}
 	if len(frontier) > 0 {
 		s.add(block{Table: g.frontierTable(frontier)})
-		s.note("The frontier's grid points: worker-seconds and goodput rate as mean ± the sample standard deviation over the point's replicates (the mean alone for one run); " +
+		s.note("The frontier's grid points: worker-seconds and goodput rate as the mean and, in brackets, the sample standard deviation over the point's replicates (the mean alone for one run); " +
 			"the rest as the mean over its replicates.")
 		s.source("points.parquet's _mean and _sd of worker_seconds, goodput_requests_per_s, goodput_share, ttft_p99_ms, itl_p99_ms, hit_ratio_g1, hit_ratio_g2 and hit_ratio_pulled")
 	}
@@ -165,7 +165,7 @@ func offFrontier(n int) string {
 }
 
 // frontierTable is the frontier's grid points, in its order: their
-// values, runs, worker-seconds and goodput rate (mean ± sd), goodput
+// values, runs, worker-seconds and goodput rate (mean and sd), goodput
 // share, TTFT and ITL p99 and hit ratios (means).
 func (g *grid) frontierTable(frontier []int) *table {
 	t := &table{Head: append(append([]string{"point"}, g.keys...), "runs", "worker-seconds", "goodput (requests/s)", "goodput share",
@@ -182,12 +182,13 @@ func (g *grid) frontierTable(frontier []int) *table {
 	return t
 }
 
-// sdCell is a statistic as "mean ± sd" with digits decimals; the mean
-// alone for one run.
+// sdCell is a statistic as "mean (sd x)" with digits decimals; the mean
+// alone for one run. Not "±", which the page keeps for a 95 % interval's
+// half-width.
 func sdCell(s report.Stat, digits int) cell {
 	text := fixed(s.Mean, digits)
 	if !math.IsNaN(s.SD) {
-		text += " ± " + fixed(s.SD, digits)
+		text += " (sd " + fixed(s.SD, digits) + ")"
 	}
 	return cell{Text: text, Class: "num"}
 }

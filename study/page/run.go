@@ -239,7 +239,7 @@ func plannerAnswer(s *section, sum *results.Summary, planned []report.EventRow) 
 	}
 	s.p("It provisioned %.1f worker-seconds, a mean of %.2f workers to the last request's end. %s", sum.Cost.WorkerSeconds, sum.Cost.MeanWorkers, served)
 	const shown = 40
-	t := &table{Head: []string{"event", "action", "at", "workers", "G2 blocks evacuated", "G2 blocks left at removal"}}
+	t := &table{Head: []string{"event", "action", "at", "worker ids", "G2 blocks evacuated", "G2 blocks left at removal"}}
 	for _, e := range planned[:min(len(planned), shown)] {
 		left := cell{Text: "—"} // an add removes nothing; without G2 nothing is left
 		switch {
@@ -442,7 +442,7 @@ const pagePanels = 8
 
 // runCharts are a run's charts in the page's order, with what each reads.
 var runCharts = []chartSource{
-	{"ttft", "requests.parquet (arrival_ns, first_token_ns); workers.parquet marks the lifecycle instants"},
+	{"ttft", "requests.parquet (arrival_ns, first_token_ns); workers.parquet marks the lifecycle instants. The run alone: its twins are not drawn, so the change across a marker is not the event's effect (the tables above give that)"},
 	{"queue", "timeseries.parquet (running, waiting); workers.parquet marks the lifecycle instants"},
 	{"pulls", "pulls.parquet (end_ns, outcome); workers.parquet marks the lifecycle instants"},
 	{"g1", "timeseries.parquet (g1_blocks); workers.parquet marks the lifecycle instants"},
