@@ -751,6 +751,19 @@ func TestPlannerShiftsIDs(t *testing.T) {
 	})
 }
 
+// TestNoOpFaults: a straggler of factor 1 and a link fault of factor 1
+// change nothing, and say so at their lines; factors 2 and 0.5 do not
+// warn.
+func TestNoOpFaults(t *testing.T) {
+	const kv = "kvcr: {enabled: true}\n"
+	checkWarnings(t, "s.yaml", []warningCase{
+		{base + "events:\n  - {at: 1s, slow: {workers: [0], factor: 1}}\n", []string{"s.yaml:7: events[0].slow.factor: 1 slows nothing: every pass takes as long as without the fault, which tests nothing"}},
+		{base + kv + "events:\n  - {at: 1s, link: {workers: [0], factor: 1}}\n", []string{"s.yaml:8: events[0].link.factor: 1 runs the links at their full rate: the fault tests nothing"}},
+		{base + "events:\n  - {at: 1s, slow: {workers: [0], factor: 2}}\n", nil},
+		{base + kv + "events:\n  - {at: 1s, link: {workers: [0], factor: 0.5}}\n", nil},
+	})
+}
+
 // TestEventKeysRoundTrip: every key of every kind of event, each at a
 // value other than its default, survives the resolved YAML: the events
 // parsed again equal the events parsed first. (A drain's on_remove, which

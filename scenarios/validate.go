@@ -445,6 +445,15 @@ func (sc *Scenario) Warnings() []string {
 	if tr := sc.Workload.Trace; tr != nil && tr.Format == workload.FormatOtel && len(sc.Workload.Envelope) > 0 {
 		w = append(w, sc.ErrAt("workload.envelope", "changes the load the server's latencies were measured under: the comparison with them is not like for like").Error())
 	}
+	for i, ev := range sc.Events {
+		switch {
+		case ev.Origin != OriginScenario:
+		case ev.Slow != nil && ev.Slow.Factor == 1:
+			w = append(w, sc.ErrAt(fmt.Sprintf("events[%d].slow.factor", i), "1 slows nothing: every pass takes as long as without the fault, which tests nothing").Error())
+		case ev.Link != nil && ev.Link.Factor == 1:
+			w = append(w, sc.ErrAt(fmt.Sprintf("events[%d].link.factor", i), "1 runs the links at their full rate: the fault tests nothing").Error())
+		}
+	}
 	t := sc.Cluster.Engine.Timing
 	if (t.Model == TimingFixed && t.Prefill == 0 && t.Decode == 0) ||
 		(t.Model == TimingLinear && t.Base == 0 && t.PerPrefillToken == 0 && t.PerDecodeToken == 0 && t.PerContextToken == 0) {
