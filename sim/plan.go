@@ -303,6 +303,9 @@ func traceError(sc *scenarios.Scenario, err error) error {
 		return sc.ErrAt("workload.envelope", "%v", ee)
 	}
 	var pe *workload.ParseError
+	if errors.As(err, &pe) && sc.Workload.Trace == nil { // the synthetic generator's
+		return sc.ErrAt(pe.Key, "%v", pe.Err)
+	}
 	if errors.As(err, &pe) {
 		key := "workload.trace"
 		if pe.Key != "" {

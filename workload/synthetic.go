@@ -2,6 +2,7 @@ package workload
 
 import (
 	"container/heap"
+	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -133,23 +134,40 @@ func (g *Generator) clamp(n int) int {
 func (g *Generator) sessionGap() des.Time {
 	mean := float64(g.cfg.Turns) / g.cfg.Rate * 1e9
 	if g.cfg.Arrival == ArrivalConstant {
-		return des.MustFromNanos(mean)
+		return nanosSat(mean)
 	}
-	return des.MustFromNanos(g.arrivals.ExpFloat64() * mean)
+	return nanosSat(g.arrivals.ExpFloat64() * mean)
 }
 
-// Next returns the next request or io.EOF after Requests of them.
+// nanosSat is ns rounded to virtual time, des.MaxTime past it: a gap so
+// long only saturates the arrival, which Next then refuses.
+func nanosSat(ns float64) des.Time {
+	if t, ok := des.FromNanos(ns); ok {
+		return t
+	}
+	return des.MaxTime
+}
+
+// Next returns the next request or io.EOF after Requests of them; an
+// error when a request would arrive past MaxArrival (a rate so low, or a
+// think time so long, that the workload outlasts virtual time).
 func (g *Generator) Next() (*Request, error) {
 	if g.emitted >= g.cfg.Requests {
 		return nil, io.EOF
 	}
-	startNew := len(g.pending) == 0 || g.nextStart < g.pending[0].next
-	if startNew && g.emitted+g.pendingReqs < g.cfg.Requests {
-		return g.start(), nil
+	var r *Request
+	if startNew := len(g.pending) == 0 || g.nextStart < g.pending[0].next; startNew && g.emitted+g.pendingReqs < g.cfg.Requests {
+		r = g.start()
+	} else {
+		s := heap.Pop(&g.pending).(*session)
+		g.pendingReqs -= g.cfg.Turns - s.turn
+		r = g.follow(s)
 	}
-	s := heap.Pop(&g.pending).(*session)
-	g.pendingReqs -= g.cfg.Turns - s.turn
-	return g.follow(s), nil
+	if r.Arrival > MaxArrival {
+		return nil, &ParseError{Key: "workload.synthetic", Err: fmt.Errorf(
+			"request %d would arrive past about 146 years, outside virtual time (an arrival leaves room for the run after it): raise rate, or lower requests or think_time", r.ID)}
+	}
+	return r, nil
 }
 
 func (g *Generator) start() *Request {
@@ -198,7 +216,7 @@ func (g *Generator) turn(s *session, n int) *Request {
 	s.chain, s.prompt, s.output, s.last = chain, n, req.OutputTokens, req.ID
 	s.turn++
 	if s.turn < g.cfg.Turns {
-		think := des.MustFromNanos(g.choice.ExpFloat64() * float64(g.cfg.ThinkTime))
+		think := nanosSat(g.choice.ExpFloat64() * float64(g.cfg.ThinkTime))
 		s.next = des.AddSat(s.next, think)
 		g.pendingReqs += g.cfg.Turns - s.turn
 		heap.Push(&g.pending, s)

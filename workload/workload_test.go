@@ -365,3 +365,30 @@ func rechunk(ids []uint64, traceBlock, engineBlock, inputTokens int) []uint64 {
 
 // hashes is the hashes of r's blocks.
 func hashes(r *Request) []uint64 { return r.Blocks.AppendHashes(nil) }
+
+// TestSyntheticPastVirtualTime: at 4e-10 requests a second, constant
+// arrivals of one turn, request 0 arrives at 0 and request 1 at 1/rate =
+// 2.5e18 ns (79 years); request 2 would come at 5e18 ns, past MaxArrival
+// (about 4.6e18): Next refuses it naming the synthetic workload, where
+// before the time wrapped in the run.
+// At 1e-11 the gap (1e20 ns) is past virtual time itself: it saturates,
+// and the second request is refused.
+func TestSyntheticPastVirtualTime(t *testing.T) {
+	for _, c := range []struct {
+		rate  float64
+		fails int64 // the id of the request refused
+	}{{4e-10, 2}, {1e-11, 1}} {
+		g := NewGenerator(Synthetic{Requests: 4, Rate: c.rate, Arrival: ArrivalConstant, Turns: 1, InputMean: 64, InputSigma: 0,
+			OutputMean: 2, OutputSigma: 0, BlockSize: 16}, des.NewRNG(1))
+		var err error
+		n := int64(0)
+		for ; err == nil; n++ {
+			_, err = g.Next()
+		}
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Key != "workload.synthetic" || n-1 != c.fails ||
+			!strings.Contains(pe.Err.Error(), fmt.Sprintf("request %d would arrive past about 146 years", c.fails)) {
+			t.Errorf("rate %g: after %d requests, %v; want request %d refused", c.rate, n-1, err, c.fails)
+		}
+	}
+}
