@@ -33,5 +33,13 @@ func (w *Worker) slowed(d des.Time) des.Time {
 	if w.slow <= 1 {
 		return d
 	}
-	return des.MustFromNanos(float64(d) * w.slow) // bounded: a factor of at most scenarios.MaxSlowFactor
+	if t, ok := des.FromNanos(float64(d) * w.slow); ok && t <= maxSlowed {
+		return t
+	}
+	return max(d, maxSlowed) // a long pass a million-fold slower: longer than any run
 }
+
+// maxSlowed is the longest a slow fault makes a pass: a quarter of
+// virtual time, about 73 years, so that a pass's end stays in virtual
+// time's range from any arrival (at most half of it, MaxArrival).
+const maxSlowed = des.MaxTime / 4

@@ -207,7 +207,9 @@ func TestSlowed(t *testing.T) {
 	for _, c := range []struct {
 		factor  float64
 		d, want des.Time
-	}{{1.5, 3, 5}, {3, 5 * des.Millisecond, 15 * des.Millisecond}, {1, 7, 7}, {1.2, 1, 1}} {
+	}{{1.5, 3, 5}, {3, 5 * des.Millisecond, 15 * des.Millisecond}, {1, 7, 7}, {1.2, 1, 1},
+		// a million-fold: 1 s lasts 1e15 ns; 3 hours (1.08e19 ns, past int64) and 1 hour (3.6e18 ns) last a quarter of virtual time (2.3e18)
+		{1e6, 10800 * des.Second, des.MaxTime / 4}, {1e6, des.Second, 1e15}, {1e6, 3600 * des.Second, des.MaxTime / 4}} {
 		w.slow = c.factor
 		if got := w.slowed(c.d); got != c.want {
 			t.Errorf("%v x %g = %v, want %v", c.d, c.factor, got, c.want)

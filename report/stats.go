@@ -35,13 +35,15 @@ type percentilesJSON struct {
 
 // MarshalJSON writes p with null for NaN (JSON has no NaN).
 func (p Percentiles) MarshalJSON() ([]byte, error) {
-	v := func(x float64) *float64 {
-		if math.IsNaN(x) {
-			return nil
-		}
-		return &x
+	return json.Marshal(percentilesJSON{OrNull(p.P50), OrNull(p.P90), OrNull(p.P95), OrNull(p.P99), OrNull(p.Max)})
+}
+
+// OrNull is x for a JSON field that writes NaN, no value, as null.
+func OrNull(x float64) *float64 {
+	if math.IsNaN(x) {
+		return nil
 	}
-	return json.Marshal(percentilesJSON{v(p.P50), v(p.P90), v(p.P95), v(p.P99), v(p.Max)})
+	return &x
 }
 
 // UnmarshalJSON reads what MarshalJSON writes: null is NaN.

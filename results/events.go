@@ -706,11 +706,13 @@ func idsText(noun string, ids []int32) string {
 	return noun + "s " + idText(ids, ", ")
 }
 
-// overlapping lists, as "1 (slow at 5ms)", the scenario's other events
-// that fired and act on a worker event i acts on while it is in force (a
-// fault without for, a drain and a remove, to the end): the twin of each
-// keeps the others, so an effect only their sum has shows in none. Adds
-// act on workers of their own.
+// overlapping lists, as "1 (slow at 5ms)", the other events that fired
+// and act on a worker event i acts on while it is in force (a fault
+// without for, a drain and a remove, to the end; a window [at, at + for)
+// otherwise): the twin of each keeps the others, so an effect only their
+// sum has shows in none. Faults chaos drew share one twin, without all of
+// them, and a planner's actions have none; adds act on workers of their
+// own.
 func (l *EventLog) overlapping(i int, rows []report.EventRow) []string {
 	e := &l.evs[i]
 	end := func(e *eventRec) des.Time {
@@ -722,8 +724,9 @@ func (l *EventLog) overlapping(i int, rows []report.EventRow) []string {
 	var out []string
 	for j := range l.evs {
 		o := &l.evs[j]
-		if j == i || o.origin != e.origin || !rows[j].Fired || e.kind == kindAdd || o.kind == kindAdd ||
-			o.at > end(e) || e.at > end(o) {
+		bothDrawn := e.origin == string(scenarios.OriginChaos) && o.origin == string(scenarios.OriginChaos) // one twin: the run without either
+		if j == i || bothDrawn || o.origin == string(scenarios.OriginPlanner) || !rows[j].Fired || e.kind == kindAdd || o.kind == kindAdd ||
+			o.at >= end(e) || e.at >= end(o) {
 			continue
 		}
 		if len(e.named) == 0 || len(o.named) == 0 || slices.ContainsFunc(o.named, func(w int32) bool { return slices.Contains(e.named, w) }) {

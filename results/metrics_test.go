@@ -1,6 +1,7 @@
 package results
 
 import (
+	"github.com/kvsim/kvsim/des"
 	"math"
 	"slices"
 	"strings"
@@ -166,7 +167,7 @@ func TestUnmet(t *testing.T) {
 	if got := Unmet(sc, s); !slices.Equal(got, want) {
 		t.Errorf("Unmet = %q, want %q", got, want)
 	}
-	none := &Summary{Counters: map[string]int64{"requests_completed": 0, "requests_rejected": 2}}
+	none := &Summary{Counters: map[string]int64{"requests_completed": 0, "requests_rejected": 2}, TTFT: report.NoPercentiles()} // as Summarize makes it
 	want = []string{"ttft_p99_ms is NaN (no value: no request completed), expected ttft_p99_ms < 15",
 		"requests_completed is 0, expected requests_completed == 2", "requests_completed is 0, expected requests_completed > 2.5"}
 	if got := Unmet(sc, none); !slices.Equal(got, want) {
@@ -216,31 +217,48 @@ func TestColumn(t *testing.T) {
 	}
 }
 
-// TestNothingCompleted: a run whose 2 requests were rejected has no
-// latency and no hit ratio: its summary holds no percentiles (Summarize),
-// its sweep row NaN (null in the file) where a hit ratio of 0 would be,
-// and replay's table prints n/a. One completed request brings the values
-// back.
+// TestNothingCompleted: statistics of no sample are no value. A run whose
+// 2 requests were rejected has no latency and no hit ratio: Summarize
+// gives NaN percentiles (null in summary.json), its sweep row NaN (null
+// in the file) where a hit ratio of 0 would be, replay's table n/a, and
+// a warning. A run whose one completed request had one output token (TTFT
+// 12 ms, E2E 12 ms) has a TTFT and an E2E but no TPOT and no ITL (no
+// second token): those are NaN, not the 0 ms an SLO would pass.
 func TestNothingCompleted(t *testing.T) {
-	s := &Summary{Counters: map[string]int64{"requests_rejected": 2}}
-	s.Requests.Rejected = 2
-	s.TTFT, s.TPOT, s.ITL, s.E2E = report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles()
+	sc, err := scenarios.LoadDefault(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summarize := func(rows ...report.RequestRow) *Summary {
+		st := NewStats(sc)
+		for i := range rows {
+			st.Arrived(des.Time(rows[i].ArrivalNs))
+			st.RequestEnded(&rows[i])
+		}
+		s, _ := Summarize(&st, nil, RunEnd{Scenario: sc})
+		return s
+	}
+	s := summarize(report.RequestRow{FirstTokenNs: -1, OutputTokens: 5, Outcome: report.OutcomeRejected, Worker: -1},
+		report.RequestRow{ArrivalNs: 1, FinishNs: 1, FirstTokenNs: -1, OutputTokens: 5, Outcome: report.OutcomeRejected, Worker: -1})
 	r := SweepRow(0, nil, s)
 	for name, v := range map[string]float64{"ttft_p50_ms": r.TTFTP50, "ttft_p99_ms": r.TTFTP99, "tpot_p99_ms": r.TPOTP99,
-		"itl_p99_ms": r.ITLP99, "e2e_p99_ms": r.E2EP99, "hit_ratio_g1": r.HitG1, "hit_ratio_pulled": r.HitPulled} {
+		"itl_p99_ms": r.ITLP99, "e2e_p99_ms": r.E2EP99, "hit_ratio_g1": r.HitG1, "hit_ratio_pulled": r.HitPulled, "summary TTFT max": s.TTFT.Max} {
 		if !math.IsNaN(v) {
-			t.Errorf("%s = %v, want NaN", name, v)
+			t.Errorf("nothing completed: %s = %v, want NaN", name, v)
 		}
 	}
 	if got := LatencyTable(s).Rows[0]; !slices.Equal(got, []string{"TTFT", "n/a", "n/a", "n/a", "n/a", "n/a"}) {
 		t.Errorf("TTFT row %q", got)
 	}
-	s.Requests.Completed = 1
-	s.TTFT = report.Percentiles{P99: 12.5}
-	if r := SweepRow(0, nil, s); r.TTFTP99 != 12.5 || r.HitG1 != 0 {
-		t.Errorf("one completed: TTFT p99 %v, hit G1 %v; want 12.5 and 0", r.TTFTP99, r.HitG1)
+	if want := "no request completed (2 rejected, 0 failed, 0 unfinished): the run's latencies have no value (null in summary.json), and an SLO on them does not hold"; !slices.Contains(s.Warnings, want) {
+		t.Errorf("warnings %q, want %q", s.Warnings, want)
 	}
-	if got := LatencyTable(s).Rows[0][4]; got != "12.5" {
-		t.Errorf("one completed: TTFT p99 cell %q", got)
+	s = summarize(report.RequestRow{FirstTokenNs: 12e6, FinishNs: 12e6, InputTokens: 16, ComputedPromptTokens: 16, OutputTokens: 1, Outcome: report.OutcomeCompleted})
+	if r := SweepRow(0, nil, s); r.TTFTP99 != 12 || r.E2EP99 != 12 || r.HitG1 != 0 || !math.IsNaN(r.TPOTP99) || !math.IsNaN(r.ITLP99) {
+		t.Errorf("one one-token request: TTFT p99 %v, E2E p99 %v, hit G1 %v, TPOT p99 %v, ITL p99 %v; want 12, 12, 0, NaN, NaN",
+			r.TTFTP99, r.E2EP99, r.HitG1, r.TPOTP99, r.ITLP99)
+	}
+	if len(s.Warnings) != 0 {
+		t.Errorf("one completed: warnings %q", s.Warnings)
 	}
 }

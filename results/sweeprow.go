@@ -21,9 +21,10 @@ func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 	if s.Planner != nil {
 		p = *s.Planner
 	}
+	// Latencies of no sample are NaN already (Summarize); hit ratios of no
+	// prompt are made so here: null, not 0.
 	ttft, tpot, itl, e2e, hit := s.TTFT, s.TPOT, s.ITL, s.E2E, s.HitRatio
-	if s.Requests.Completed == 0 { // statistics of nothing: null, not a latency of 0 an SLO would pass
-		ttft, tpot, itl, e2e = report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles(), report.NoPercentiles()
+	if s.Requests.Completed == 0 {
 		hit.G1, hit.G2, hit.Pulled = nan, nan, nan
 	}
 	return report.SweepRow{

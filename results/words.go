@@ -160,7 +160,10 @@ func effectText(e *report.EventRow) ([]string, string) {
 			Signed(d.Requests, ""), a.Requests, t.Requests, Signed(d.OutputTokensPerS, ""),
 			points(d.HitG1), points(d.HitG2), points(d.HitPulled), points(d.HitComputed)),
 	}
-	if a.Requests < fewRequests {
+	switch {
+	case a.Requests == 0:
+		lines = append(lines, fmt.Sprintf("no request arriving in the window after completed with the %s (%d in the twin): no latency to set against the twin's", noun, t.Requests))
+	case a.Requests < fewRequests:
 		lines = append(lines, fmt.Sprintf("few requests: %s completed of those arriving in the window after (%d in the twin): each moves these figures, and a p99 of fewer than 100 is their largest",
 			Count(a.Requests, "request", "requests"), t.Requests))
 	}
@@ -799,8 +802,8 @@ func DescribeChaos(drawn []report.EventRow) ChaosWords {
 		w.Twin = fmt.Sprintf("their twin, the run without chaos, has digest %s", first.TwinDigest)
 		end := first.AtNs + first.WindowAfterNs
 		out := 0
-		for _, r := range drawn {
-			if r.AtNs >= end {
+		for _, r := range drawn[1:] {
+			if r.Fired && r.AtNs >= end {
 				out++
 			}
 		}
@@ -809,7 +812,7 @@ func DescribeChaos(drawn []report.EventRow) ChaosWords {
 			if out == 1 {
 				starts, its, them = "starts", "its", "it"
 			}
-			w.Outside = fmt.Sprintf("%d of the %d drawn faults %s after that window (which ends at %v): %s effect is not in it, so it is not chaos's as a whole; a longer report.event_window takes %s in",
+			w.Outside = fmt.Sprintf("%d of the %d drawn faults %s after that window (which ends at %v, report.event_window after the first or at the last arrival): %s effect is not in it, so it is not chaos's as a whole; a longer window takes %s in unless the last arrival ends it",
 				out, len(drawn), starts, RoundMs(end), its, them)
 		}
 	}

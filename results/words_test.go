@@ -71,11 +71,11 @@ func TestFaultWords(t *testing.T) {
 		t.Errorf("title %q, want %q", got, want)
 	}
 	drawn := []report.EventRow{
-		{Event: 4, Kind: "slow", Workers: "1", AtNs: 61_234_567_890, ForNs: 2e9, Origin: "chaos", Fault: report.EventFault{Passes: 40}, Twinned: true,
+		{Event: 4, Kind: "slow", Workers: "1", AtNs: 61_234_567_890, ForNs: 2e9, Origin: "chaos", Fault: report.EventFault{Passes: 40}, Twinned: true, Fired: true,
 			TwinDigest: "abc", WindowAfterNs: 90e9, After: report.EventWindow{TTFTP99Ms: 300}, Twin: report.EventWindow{TTFTP99Ms: 200},
 			Delta: report.EventDelta{TTFTP99Ms: 100}},
-		{Event: 5, Kind: "link", Workers: "2", AtNs: 62e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 2}},
-		{Event: 6, Kind: "notices", Workers: "0", AtNs: 63e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 3, BlocksLost: 7}},
+		{Event: 5, Kind: "link", Workers: "2", AtNs: 62e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 2}, Fired: true},
+		{Event: 6, Kind: "notices", Workers: "0", AtNs: 63e9, ForNs: 1e9, Origin: "chaos", Fault: report.EventFault{Pulls: 3, BlocksLost: 7}, Fired: true},
 	}
 	added := report.EventRow{Event: 7, Kind: "add", Workers: "9", AtNs: 64e9, Origin: "planner", Fired: true}
 	own, got, planned := SplitEvents(append([]report.EventRow{link}, append(drawn, added)...))
@@ -96,10 +96,16 @@ func TestFaultWords(t *testing.T) {
 	if w.Outside != "" {
 		t.Errorf("every fault starts in the first's window (1m1.235s to 2m31.235s), yet %q", w.Outside)
 	}
-	// A window after of 1.5 s leaves out the faults at 63 s (from 62.735 s).
+	// A window after of 1.5 s leaves out the fault at 63 s (from 62.735 s);
+	// the first fault is never outside its own window, even of 0 ns, and a
+	// fault that never fired is not counted.
 	got[0].WindowAfterNs = 1.5e9
-	if w := DescribeChaos(got); w.Outside != "1 of the 3 drawn faults starts after that window (which ends at 1m2.735s): its effect is not in it, so it is not chaos's as a whole; a longer report.event_window takes it in" {
+	if w := DescribeChaos(got); w.Outside != "1 of the 3 drawn faults starts after that window (which ends at 1m2.735s, report.event_window after the first or at the last arrival): its effect is not in it, so it is not chaos's as a whole; a longer window takes it in unless the last arrival ends it" {
 		t.Errorf("outside %q", w.Outside)
+	}
+	got[0].WindowAfterNs, got[2].Fired = 0, false // only the fault at 62 s is outside (the first is in its own window)
+	if w := DescribeChaos(got); !strings.HasPrefix(w.Outside, "1 of the 3 drawn faults starts after that window (which ends at 1m1.235s,") {
+		t.Errorf("window of 0 ns, the last fault unfired: outside %q", w.Outside)
 	}
 	if EventNoun(&drawn[0]) != "chaos" || EventNoun(&link) != "link fault" {
 		t.Errorf("nouns %q, %q", EventNoun(&drawn[0]), EventNoun(&link))

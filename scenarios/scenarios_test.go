@@ -90,6 +90,7 @@ func TestErrors(t *testing.T) {
 		{base + "events:\n  - {at: 1s, drain: [0, 1]}\n", nil, `events[0].drain: drains every worker`},
 		{base + "events:\n  - {at: -1s, add: 1}\n", nil, `events[0].at: must not be negative`},
 		{base + "events:\n  - {drain: [1]}\n", nil, `s.yaml:7: events[0].at: required`},
+		{base + "events:\n  - {slow: {workers: [1], factor: 2}, origin: chaos}\n", nil, `s.yaml:7: events[0].at: required`},
 		{base + "events:\n  - {at: 1s, drain: {count: 0}}\n", nil, `s.yaml:7: events[0].drain.count: must be at least 1, got 0`},
 		{base + "events:\n  - {at: 1s, drain: {count: 1, pick: hottest}}\n", nil, `events[0].drain.pick: "hottest" is not one of busiest, idlest, most_cached, random, highest_id, least_cached, fewest_unique`},
 		{base + "events:\n  - {at: 1s, drain: {count: 1, pik: random}}\n", nil, `s.yaml:7: events[0].drain.pik: unknown key (did you mean "pick"?)`},

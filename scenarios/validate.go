@@ -514,7 +514,7 @@ func (sc *Scenario) validateEvents(c *check) {
 		if ev.At < 0 {
 			c.fail(key+".at", "must not be negative, got %v", des.Time(ev.At))
 		}
-		if ev.Origin == OriginScenario && !sc.Has(key+".at") {
+		if sc.Has(key) && !sc.Has(key+".at") { // written without at (chaos's drawn events are not written)
 			c.fail(key+".at", "required: when the event happens (a duration from the trace's start, like 10m)")
 		}
 		if ev.At >= 0 && ev.At < last && ev.Origin == OriginScenario {

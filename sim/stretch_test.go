@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kvsim/kvsim/report"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/kvsim/kvsim/des"
 	"github.com/kvsim/kvsim/internal/scengen"
+	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/scenarios"
 	"github.com/kvsim/kvsim/workload/tracestest"
 )

@@ -278,8 +278,8 @@ func TestTwinInert(t *testing.T) {
 // end. Each one's twin keeps the other, in force on the same worker at
 // the same factor, so each twin's rows are the run's: both changed no
 // request alone, and the warning names the other event, which masks it.
-// An add at 1 h, on a worker of its own and never ready before the end,
-// is named by neither. Requests alternate the two workers (round robin),
+// An add at 20 ms, on a worker of its own and starting for an hour (never
+// ready before the end), is named by neither. Requests alternate the two workers (round robin),
 // so worker 1 serves some: the two together slow them.
 func TestTwinMasked(t *testing.T) {
 	var lines []traceLine

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -93,17 +92,11 @@ type metricChange struct {
 // MarshalJSON writes m with null for NaN (a run that completed no request
 // has no latency).
 func (m metricChange) MarshalJSON() ([]byte, error) {
-	v := func(x float64) *float64 {
-		if math.IsNaN(x) {
-			return nil
-		}
-		return &x
-	}
 	return json.Marshal(struct {
 		Name string   `json:"name"`
 		A    *float64 `json:"a"`
 		B    *float64 `json:"b"`
-	}{m.Name, v(m.A), v(m.B)})
+	}{m.Name, report.OrNull(m.A), report.OrNull(m.B)})
 }
 
 func compare(dirA, dirB string) (*comparison, error) {
@@ -258,9 +251,10 @@ func metricChanges(a, b *results.Summary) []metricChange {
 		add(p.name+" p99 ms", p.a.P99, p.b.P99)
 		add(p.name+" max ms", p.a.Max, p.b.Max)
 	}
-	add("hit ratio g1", a.HitRatio.G1, b.HitRatio.G1)
-	add("hit ratio g2", a.HitRatio.G2, b.HitRatio.G2)
-	add("hit ratio pulled", a.HitRatio.Pulled, b.HitRatio.Pulled)
+	ra, rb := results.SweepRow(0, nil, a), results.SweepRow(0, nil, b) // hit ratios of no prompt NaN, as sweep.parquet holds them
+	add("hit ratio g1", ra.HitG1, rb.HitG1)
+	add("hit ratio g2", ra.HitG2, rb.HitG2)
+	add("hit ratio pulled", ra.HitPulled, rb.HitPulled)
 	add("requests/s", a.Throughput.RequestsPerS, b.Throughput.RequestsPerS)
 	add("output tokens/s", a.Throughput.OutputTokensPerS, b.Throughput.OutputTokensPerS)
 	return out
@@ -325,14 +319,8 @@ func (c *comparison) print(w io.Writer) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "metric\tA\tB\tB - A\t\n")
-	num := func(format string, v float64) string {
-		if math.IsNaN(v) {
-			return "n/a" // a latency of a run that completed no request
-		}
-		return fmt.Sprintf(format, v)
-	}
 	for _, m := range c.Metrics {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", m.Name, num("%.3f", m.A), num("%.3f", m.B), num("%+.3f", m.B-m.A))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", m.Name, orDash("%.3f", m.A), orDash("%.3f", m.B), orDash("%+.3f", m.B-m.A))
 	}
 	tw.Flush()
 }

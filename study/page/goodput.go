@@ -117,12 +117,12 @@ func (g *grid) sloWords() string {
 // paired difference, not the two points' own intervals, which hold the
 // spread the seeds give both alike: two planners whose rates differ by
 // the same in every seed are told apart however the seeds spread them.
-// -1 for none, or without an interval (one run a point); nor a point that
-// ran as best did (identical: it is named as such).
+// -1 for none, or without an interval (one run a point). (A point that
+// ran as best did costs as much: it is named apart, as identical.)
 func (g *grid) cheapestNear(best int, cost []float64) int {
 	out := -1
 	for i := range g.points {
-		if i == best || cost[i] >= cost[best] || len(g.runs[i]) != len(g.runs[best]) || len(g.runs[i]) < 2 || g.identical(i, best) {
+		if i == best || cost[i] >= cost[best] || len(g.runs[i]) != len(g.runs[best]) || len(g.runs[i]) < 2 {
 			continue
 		}
 		d := make([]float64, len(g.runs[i]))

@@ -13,7 +13,7 @@ import (
 // every time, so the paired difference (1, 1, 1: interval [1, 1]) tells
 // them apart. Point 2 serves 12, 17 and 31: differences -2, 3, -1, mean 0,
 // whose interval holds 0: not told apart. Point 3 ran as point 0 did (the
-// same digests), and is no cheaper near point: it is the same run.
+// same digests, so the same cost): identical, and no cheaper.
 func TestCheapestNear(t *testing.T) {
 	run := func(good float64, digest string) report.SweepRow {
 		return report.SweepRow{GoodputRequestsPerS: good, Digest: digest}
@@ -24,7 +24,7 @@ func TestCheapestNear(t *testing.T) {
 		{run(12, "g"), run(17, "h"), run(31, "i")},
 		{run(10, "a"), run(20, "b"), run(30, "c")},
 	}, points: make([]report.PointRow, 4)}
-	cost := []float64{100, 50, 80, 40}
+	cost := []float64{100, 50, 80, 100}
 	if got := g.cheapestNear(0, cost); got != 2 {
 		t.Errorf("cheapest near point 0: %d, want 2", got)
 	}

@@ -3,6 +3,7 @@ package page
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -102,7 +103,12 @@ func runDoc(dir string) (*doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := addCharts(ch, charts, runCharts); err != nil {
+	list := runCharts
+	if slices.ContainsFunc(sum.EventRows, func(e report.EventRow) bool { return e.Twinned }) {
+		list = slices.Clone(runCharts)
+		list[0].source += ". The run alone: its twins are not drawn, so the change across an event's marker is not its effect (the tables above give that)"
+	}
+	if err := addCharts(ch, charts, list); err != nil {
 		return nil, err
 	}
 	d.Sections = append(d.Sections, ch)
@@ -131,6 +137,10 @@ func runDoc(dir string) (*doc, error) {
 
 // runHeadline is a run's outcome in a sentence.
 func runHeadline(s *results.Summary) string {
+	if s.Requests.Completed == 0 {
+		return fmt.Sprintf("%s, none completed (%d rejected, %d failed, %d unfinished): no latency to report.",
+			results.Count(s.Requests.Total, "request", "requests"), s.Requests.Rejected, s.Requests.Failed, s.Requests.Unfinished)
+	}
 	return fmt.Sprintf("%s, %d completed; TTFT p50 %s ms and p99 %s ms; ITL p99 %s ms; %.2f requests/s over %v.",
 		results.Count(s.Requests.Total, "request", "requests"), s.Requests.Completed, results.Num(s.TTFT.P50), results.Num(s.TTFT.P99), results.Num(s.ITL.P99),
 		s.Throughput.RequestsPerS, results.RoundMs(s.MakespanNs))
@@ -193,9 +203,16 @@ func effectAnswer(s *section, e *report.EventRow, who, since string) {
 	lead := fmt.Sprintf("Over the %v after %s, %s %s TTFT p99 by %s ms (%s with it, %s without) and %s ITL p99 by %s ms.",
 		results.WindowText(e.WindowAfterNs), since, who, changed(d), results.Num(math.Abs(d)), results.Num(e.After.TTFTP99Ms), results.Num(e.Twin.TTFTP99Ms),
 		changed(e.Delta.ITLP99Ms), results.Num(math.Abs(e.Delta.ITLP99Ms)))
-	if math.IsNaN(e.After.TTFTP99Ms) && math.IsNaN(e.Twin.TTFTP99Ms) {
+	switch with, without := math.IsNaN(e.After.TTFTP99Ms), math.IsNaN(e.Twin.TTFTP99Ms); {
+	case with && without:
 		lead = fmt.Sprintf("Over the %v after %s no request completed, with %s or without it: no effect to measure there.",
 			results.WindowText(e.WindowAfterNs), since, who)
+	case with:
+		lead = fmt.Sprintf("Over the %v after %s no request completed with %s; without it (its twin) %d did, TTFT p99 %s ms.",
+			results.WindowText(e.WindowAfterNs), since, who, e.Twin.Requests, results.Num(e.Twin.TTFTP99Ms))
+	case without:
+		lead = fmt.Sprintf("Over the %v after %s %d requests completed with %s (TTFT p99 %s ms), and none without it (its twin).",
+			results.WindowText(e.WindowAfterNs), since, e.After.Requests, who, results.Num(e.After.TTFTP99Ms))
 	}
 	s.add(block{Lead: lead})
 	t := &table{Head: []string{"over the window after", "with " + who, "without (twin)", "effect"}}
@@ -442,7 +459,7 @@ const pagePanels = 8
 
 // runCharts are a run's charts in the page's order, with what each reads.
 var runCharts = []chartSource{
-	{"ttft", "requests.parquet (arrival_ns, first_token_ns); workers.parquet marks the lifecycle instants. The run alone: its twins are not drawn, so the change across a marker is not the event's effect (the tables above give that)"},
+	{"ttft", "requests.parquet (arrival_ns, first_token_ns); workers.parquet marks the lifecycle instants"}, // first: a run with twins adds to it
 	{"queue", "timeseries.parquet (running, waiting); workers.parquet marks the lifecycle instants"},
 	{"pulls", "pulls.parquet (end_ns, outcome); workers.parquet marks the lifecycle instants"},
 	{"g1", "timeseries.parquet (g1_blocks); workers.parquet marks the lifecycle instants"},

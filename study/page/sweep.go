@@ -869,7 +869,7 @@ func (g *grid) outOfReach(s *section, res *study.SearchResult) {
 		for _, p := range res.Probes {
 			v := g.meanOver(p.Runs, twin)
 			lo, hi = min(lo, v), max(hi, v)
-			fails = fails && !e.HoldsFloat(v)
+			fails = fails && !math.IsNaN(v) && !e.HoldsFloat(v) // a twin with no value measures no reach
 		}
 		if fails && len(res.Probes) > 0 {
 			level := fmt.Sprintf("%s to %s over the probes", results.Num(lo), results.Num(hi))
