@@ -687,9 +687,13 @@ func (l *EventLog) warnings(rows []report.EventRow, trace, served bool) []string
 	switch {
 	case drawnFired == 0:
 	case drawnInert:
-		out = append(out, fmt.Sprintf("the %d faults chaos drew changed no request: every request's row is the same in the run without chaos; the what-if tests nothing for the requests", drawn))
+		out = append(out, fmt.Sprintf("the %s chaos drew changed no request: every request's row is the same in the run without chaos; the what-if tests nothing for the requests", drawnText(drawn)))
 	case drawnDid == (report.EventFault{}) && drawnFired == drawn:
-		out = append(out, fmt.Sprintf("the %d faults chaos drew acted on nothing they count (no pull, pass, block or migration)", drawn))
+		they := "they count"
+		if drawn == 1 {
+			they = "it counts"
+		}
+		out = append(out, fmt.Sprintf("the %s chaos drew acted on nothing %s (no pull, pass, block or migration)", drawnText(drawn), they))
 	}
 	return out
 }
@@ -734,4 +738,12 @@ func (l *EventLog) overlapping(i int, rows []report.EventRow) []string {
 		}
 	}
 	return out
+}
+
+// drawnText is how many faults chaos drew, after "the": "6 faults", "fault".
+func drawnText(n int) string {
+	if n == 1 {
+		return "fault"
+	}
+	return fmt.Sprintf("%d faults", n)
 }
