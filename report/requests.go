@@ -1,5 +1,7 @@
 package report
 
+import "math"
+
 // Request outcomes, the values of requests.parquet's outcome column.
 const (
 	OutcomeCompleted  = "completed"
@@ -38,10 +40,14 @@ type RequestRow struct {
 	PrevRequestID int64
 }
 
+// MaxID is the largest request or pull id the files hold: their id columns
+// are int32, as DESIGN.md section 8 types ids.
+const MaxID = math.MaxInt32
+
 // RequestColumns is the schema of requests.parquet. The names are a public
 // contract (DESIGN.md section 8): never rename one.
 var RequestColumns = []Column[RequestRow]{
-	{Name: "request_id", Int64: func(r *RequestRow) int64 { return r.RequestID }},
+	{Name: "request_id", Int32: func(r *RequestRow) int32 { return int32(r.RequestID) }}, // ids are int32 (DESIGN.md section 8): the run refuses more (MaxID)
 	{Name: "worker", Int32: func(r *RequestRow) int32 { return r.Worker }},
 	{Name: "arrival_ns", Int64: func(r *RequestRow) int64 { return r.ArrivalNs }},
 	{Name: "first_token_ns", Int64: func(r *RequestRow) int64 { return r.FirstTokenNs }},
@@ -64,5 +70,5 @@ var RequestColumns = []Column[RequestRow]{
 	{Name: "measured_queue_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredQueueNs }, NoDigest: true, Config: true},
 	{Name: "measured_prefill_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredPrefillNs }, NoDigest: true, Config: true},
 	{Name: "measured_decode_ns", Int64: func(r *RequestRow) int64 { return r.MeasuredDecodeNs }, NoDigest: true, Config: true},
-	{Name: "prev_request_id", Int64: func(r *RequestRow) int64 { return r.PrevRequestID }, NoDigest: true, Config: true},
+	{Name: "prev_request_id", Int32: func(r *RequestRow) int32 { return int32(r.PrevRequestID) }, NoDigest: true, Config: true},
 }

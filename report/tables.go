@@ -27,8 +27,8 @@ type PullRow struct {
 // mode tell the kinds apart there.
 func PullColumns(modes, outcomes, kinds []string) []Column[PullRow] {
 	return []Column[PullRow]{
-		{Name: "pull_id", Int64: func(r *PullRow) int64 { return r.PullID }},
-		{Name: "request_id", Int64: func(r *PullRow) int64 { return r.RequestID }},
+		{Name: "pull_id", Int32: func(r *PullRow) int32 { return int32(r.PullID) }}, // ids are int32 (DESIGN.md section 8): the run refuses more
+		{Name: "request_id", Int32: func(r *PullRow) int32 { return int32(r.RequestID) }},
 		{Name: "source", Int32: func(r *PullRow) int32 { return r.Source }},
 		{Name: "target", Int32: func(r *PullRow) int32 { return r.Target }},
 		{Name: "mode", Dict: func(r *PullRow) string { return r.Mode }, Values: modes, NoDigest: true, Config: true},

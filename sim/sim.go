@@ -486,6 +486,10 @@ func (c *Cluster) readNext() {
 		c.err = traceError(c.sc, err)
 		return
 	}
+	if req.ID > report.MaxID {
+		c.err = c.sc.ErrAt("workload", "more than %d requests: request_id is an int32 in requests.parquet", report.MaxID+1)
+		return
+	}
 	c.next = req
 	c.q.Schedule(req.Arrival, des.PhaseArrival, uint64(req.ID), (*arrival)(c), 0)
 }
@@ -754,6 +758,9 @@ func (c *Cluster) releaseRequest(r *report.RequestRow) error {
 
 // releasePull is releaseRequest for pull rows, in pull_id order.
 func (c *Cluster) releasePull(r *report.PullRow) error {
+	if r.PullID > report.MaxID {
+		return fmt.Errorf("sim: more than %d pulls: pull_id is an int32 in pulls.parquet", report.MaxID+1)
+	}
 	c.digest.Pull(r)
 	if c.opt.Sink == nil {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/kvsim/kvsim/report"
 	"github.com/kvsim/kvsim/results"
 	"github.com/kvsim/kvsim/scenarios"
+	"github.com/kvsim/kvsim/workload"
 )
 
 // rowSink keeps every row.
@@ -426,5 +427,32 @@ func TestCancelStopsWithinAnEvent(t *testing.T) {
 	}
 	if len(sink.samples) != 5000 || len(sink.rows) != 0 {
 		t.Errorf("after the cancel: %d time-series rows, %d requests ended; want 5000 and 0", len(sink.samples), len(sink.rows))
+	}
+}
+
+// oneRequest is a workload.Source of one request.
+type oneRequest struct{ r *workload.Request }
+
+func (s *oneRequest) Next() (*workload.Request, error) { return s.r, nil }
+
+// TestIDsFitInt32: the files hold ids as int32 (DESIGN.md section 8), so a
+// request id or a pull id past report.MaxID ends the run with an error
+// naming the column, rather than writing a wrapped id.
+func TestIDsFitInt32(t *testing.T) {
+	sc, err := scenarios.LoadDefault(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{sc: sc, source: &oneRequest{&workload.Request{ID: report.MaxID + 1}}}
+	c.readNext()
+	if c.err == nil || !strings.Contains(c.err.Error(), "workload: more than 2147483648 requests: request_id is an int32 in requests.parquet") {
+		t.Errorf("request id 2^31: %v", c.err)
+	}
+	c = &Cluster{sc: sc, source: &oneRequest{&workload.Request{ID: report.MaxID}}}
+	if c.readNext(); c.err != nil || c.next == nil {
+		t.Errorf("request id 2^31 - 1: %v", c.err)
+	}
+	if err := c.releasePull(&report.PullRow{PullID: report.MaxID + 1}); err == nil || !strings.Contains(err.Error(), "pull_id is an int32") {
+		t.Errorf("pull id 2^31: %v", err)
 	}
 }

@@ -202,9 +202,10 @@ func readValues[V any](cr file.ColumnChunkReader, vals *[]V, def []int16, n int)
 
 // set sets f, a field of a row, to cell j; a null cell, which only a Null
 // column holds, is the -1 or NaN it stands for. The field's kind must be
-// the values'.
+// the values', or int64 for int32 values (an id column: int64 in the
+// files of runs before they were int32).
 func (c *cells) set(f reflect.Value, j int) error {
-	if f.Kind() != c.kind {
+	if f.Kind() != c.kind && (f.Kind() != reflect.Int64 || c.kind != reflect.Int32) {
 		return fmt.Errorf("%s values for a %s field", c.kind, f.Kind())
 	}
 	k := j

@@ -80,7 +80,7 @@ func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []
 				j++
 				switch f.Name {
 				case "request_id":
-					r.RequestID = chunk.(*array.Int64).Value(k)
+					r.RequestID = int64(chunk.(*array.Int32).Value(k))
 				case "worker":
 					r.Worker = chunk.(*array.Int32).Value(k)
 				case "arrival_ns":
@@ -122,7 +122,7 @@ func readRequests(t *testing.T, path string) (rows []report.RequestRow, types []
 				case "measured_decode_ns":
 					r.MeasuredDecodeNs = chunk.(*array.Int64).Value(k)
 				case "prev_request_id":
-					r.PrevRequestID = chunk.(*array.Int64).Value(k)
+					r.PrevRequestID = int64(chunk.(*array.Int32).Value(k))
 				case "outcome":
 					d := chunk.(*array.Dictionary)
 					r.Outcome = d.Dictionary().(*array.String).Value(d.GetValueIndex(k))
@@ -176,13 +176,13 @@ func TestRequestWriterRoundTrip(t *testing.T) {
 		t.Errorf("rows:\n got %v\nwant %v", rows, testRequests)
 	}
 	wantTypes := []string{
-		"request_id int64", "worker int32", "arrival_ns int64", "first_token_ns int64",
+		"request_id int32", "worker int32", "arrival_ns int64", "first_token_ns int64",
 		"finish_ns int64", "input_tokens int64", "output_tokens int64", "g1_hit_tokens int64",
 		"g2_hit_tokens int64", "pulled_tokens int64", "computed_prompt_tokens int64",
 		"preemptions int32", "hint_source int32",
 		"outcome dictionary<values=utf8, indices=int8, ordered=false>", "reroutes int32",
 		"scheduled_ns int64", "migrations int32", "measured_ttft_ns int64", "measured_e2e_ns int64", "measured_queue_ns int64",
-		"measured_prefill_ns int64", "measured_decode_ns int64", "prev_request_id int64",
+		"measured_prefill_ns int64", "measured_decode_ns int64", "prev_request_id int32",
 	}
 	if !slices.Equal(types, wantTypes) {
 		t.Errorf("types:\n got %q\nwant %q", types, wantTypes)
