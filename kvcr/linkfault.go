@@ -21,7 +21,8 @@ type linkFault struct {
 	workers         []int32
 	factor          float64
 	egress, ingress bool
-	pulls           int64 // transfers that ran on its links in its window
+	until           des.Time // its window's end, exclusive: a transfer starting then (before the end's event, at the same instant) is not its
+	pulls           int64    // transfers that ran on its links in its window
 }
 
 // on reports whether the fault acts on the link p's transfer runs over.
@@ -31,10 +32,10 @@ func (f *linkFault) on(p *Pull) bool {
 
 // StartLinkFault starts link fault key at now: workers' egress links (with
 // egress) and ingress links (with ingress) run at factor (0 <= factor <= 1)
-// times their bandwidth until EndLinkFault. An ingress fault needs
-// Config.FairNet (or IngressGbps).
-func (k *KVCR) StartLinkFault(now des.Time, key int, workers []int32, factor float64, egress, ingress bool) {
-	f := &linkFault{key: key, workers: slices.Clone(workers), factor: factor, egress: egress, ingress: ingress}
+// times their bandwidth until EndLinkFault, at until (des.MaxTime: none).
+// An ingress fault needs Config.FairNet (or IngressGbps).
+func (k *KVCR) StartLinkFault(now, until des.Time, key int, workers []int32, factor float64, egress, ingress bool) {
+	f := &linkFault{key: key, workers: slices.Clone(workers), factor: factor, egress: egress, ingress: ingress, until: until}
 	for _, p := range k.live {
 		if p.t.Active() && f.on(p) { // the count alone: map order does not matter
 			f.pulls++
@@ -102,10 +103,11 @@ func (k *KVCR) applyLinkFactors(now des.Time, f *linkFault) {
 }
 
 // linkStarted counts p's transfer, starting now, for every link fault in
-// force on its links.
-func (k *KVCR) linkStarted(p *Pull) {
+// force on its links: not one whose window ends now, whose end's event
+// comes after transfers in the instant's order.
+func (k *KVCR) linkStarted(now des.Time, p *Pull) {
 	for _, f := range k.linkFaults {
-		if f.on(p) {
+		if f.on(p) && now < f.until {
 			f.pulls++
 		}
 	}

@@ -188,9 +188,9 @@ func TestFairNetUnbounded(t *testing.T) {
 func TestLinkFactorLowest(t *testing.T) {
 	var q des.Queue
 	k := New(Config{BandwidthGbps: 1, FairNet: true}, &q)
-	k.StartLinkFault(0, 0, []int32{1, 2}, 0.5, true, false)
-	k.StartLinkFault(0, 1, []int32{2}, 0.2, true, true)
-	k.StartLinkFault(0, 2, []int32{2}, 0.8, true, false)
+	k.StartLinkFault(0, des.MaxTime, 0, []int32{1, 2}, 0.5, true, false)
+	k.StartLinkFault(0, des.MaxTime, 1, []int32{2}, 0.2, true, true)
+	k.StartLinkFault(0, des.MaxTime, 2, []int32{2}, 0.8, true, false)
 	for _, c := range []struct {
 		w       int32
 		ingress bool

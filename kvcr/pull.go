@@ -255,7 +255,7 @@ func (k *KVCR) firstByte(now des.Time, p *Pull) {
 		illegal(p, "first byte")
 	}
 	p.FirstByteNs, p.Bytes = now, p.t.Bytes
-	k.linkStarted(p)
+	k.linkStarted(now, p)
 	k.net.start(now, &p.t, p.Source, p.Target, func(now des.Time, _ *Transfer) { k.landed(now, p) })
 }
 

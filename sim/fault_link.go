@@ -43,8 +43,12 @@ func (c *Cluster) linkFault(now des.Time, key int, ids []int32, on bool) {
 		return // validation requires KVCR
 	}
 	if on {
-		lf := c.sc.Events[key].Link
-		c.kv.StartLinkFault(now, key, c.faultable(ids), lf.Factor, lf.Direction.Egress(), lf.Direction.Ingress())
+		ev := &c.sc.Events[key]
+		until := des.MaxTime
+		if ev.For > 0 {
+			until = des.Time(ev.End()) // where its end's event is (lifeEvent)
+		}
+		c.kv.StartLinkFault(now, until, key, c.faultable(ids), ev.Link.Factor, ev.Link.Direction.Egress(), ev.Link.Direction.Ingress())
 		c.applyKV()
 		return
 	}

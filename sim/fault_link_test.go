@@ -55,6 +55,11 @@ func runLink(t *testing.T, event string, sets ...string) ([]report.RequestRow, [
 //     R2's, alone from 23 ms, at 23.5 ms. fault_pulls 1.
 //   - an idle link: worker 1's egress down at 22 ms for 1 ms: worker 1
 //     serves nothing: both land at 23 ms, fault_pulls 0.
+//   - ending at the first byte: worker 0's egress down at 20 ms for 1 ms.
+//     Its window [20 ms, 21 ms) ends as the writes are posted at 21 ms:
+//     transfers come before lifecycle events in an instant, but a transfer
+//     posted at the window's end is not the fault's: both land at 23 ms
+//     as without it, fault_pulls 0.
 func TestLinkFaultScenario(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -73,6 +78,8 @@ func TestLinkFaultScenario(t *testing.T) {
 		{"both directions", "{at: 22ms, for: 1ms, link: {workers: [2], factor: 0, direction: both}}",
 			[2]int64{22500_000, 23500_000}, [2]int64{32500_000, 33500_000}, 1},
 		{"idle link", "{at: 22ms, for: 1ms, link: {workers: [1], factor: 0}}",
+			[2]int64{23 * ms, 23 * ms}, [2]int64{33 * ms, 33 * ms}, 0},
+		{"ending at the first byte", "{at: 20ms, for: 1ms, link: {workers: [0], factor: 0}}",
 			[2]int64{23 * ms, 23 * ms}, [2]int64{33 * ms, 33 * ms}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
