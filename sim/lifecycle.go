@@ -257,12 +257,12 @@ func (c *Cluster) selected(now des.Time, key uint64, sel *scenarios.Selection) [
 						tied++
 					}
 				}
-				what := "share the top score"
+				what := "share the top score, %d" // a count: the "least" picks score its negative
 				if last != score(ready[0]) {
-					what = "tie for its last places"
+					what = "tie at a score of %d for its last places"
 				}
-				c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers %s (%d): the lowest ids won, not the pick",
-					key, sel.Count, sel.Pick, now, tied, what, max(last, -last))) // a count: the "least" picks score its negative
+				c.warnings = append(c.warnings, fmt.Sprintf("events[%d] picks %d by %s at %v, but %d ready workers %s: the lowest ids won, not the pick",
+					key, sel.Count, sel.Pick, now, tied, fmt.Sprintf(what, max(last, -last))))
 			}
 		}
 	}

@@ -101,7 +101,7 @@ func TestPickTiesLowestID(t *testing.T) {
 		if got := drained(t, res, 200*ms); !slices.Equal(got, []int32{0, 1}) {
 			t.Errorf("%s drained %v, want [0 1]", pick, got)
 		}
-		want := fmt.Sprintf("events[0] picks 2 by %s at 200ms, but 3 ready workers share the top score (0): the lowest ids won, not the pick", pick)
+		want := fmt.Sprintf("events[0] picks 2 by %s at 200ms, but 3 ready workers share the top score, 0: the lowest ids won, not the pick", pick)
 		if !slices.Contains(res.Summary.Warnings, want) {
 			t.Errorf("%s: warnings %q lack %q", pick, res.Summary.Warnings, want)
 		}
@@ -126,7 +126,7 @@ func TestPickTiesLastPlace(t *testing.T) {
 	if got := drained(t, res, 100*ms); !slices.Equal(got, []int32{0, 1}) {
 		t.Errorf("idlest drained %v, want [0 1]", got)
 	}
-	want := "events[0] picks 2 by idlest at 100ms, but 2 ready workers tie for its last places (2): the lowest ids won, not the pick"
+	want := "events[0] picks 2 by idlest at 100ms, but 2 ready workers tie at a score of 2 for its last places: the lowest ids won, not the pick"
 	if !slices.Contains(res.Summary.Warnings, want) {
 		t.Errorf("warnings %q lack %q", res.Summary.Warnings, want)
 	}
@@ -359,7 +359,7 @@ func TestPickCacheTies(t *testing.T) {
 		if got := drained(t, res, 0); !slices.Equal(got, []int32{0}) {
 			t.Errorf("%s drained %v, want [0]", pick, got)
 		}
-		want := fmt.Sprintf("events[0] picks 1 by %s at 0s, but 3 ready workers share the top score (0): the lowest ids won, not the pick", pick)
+		want := fmt.Sprintf("events[0] picks 1 by %s at 0s, but 3 ready workers share the top score, 0: the lowest ids won, not the pick", pick)
 		if !slices.Contains(res.Summary.Warnings, want) {
 			t.Errorf("%s: warnings %q lack %q", pick, res.Summary.Warnings, want)
 		}
