@@ -559,3 +559,26 @@ func TestSweepChaosWarned(t *testing.T) {
 		Keys: []string{"cluster.workers"}, Values: [][]string{{"3", "4"}}, Replicates: 2})
 	inOrder(t, pageOf(t, dir), "The scenario draws chaos from each run&#39;s seed: past its own 1 event, event k is whatever fault a run drew k-th")
 }
+
+// TestSweepOverEvents: a sweep whose grid varies events says whose events
+// the words above are: run 0's, or, when run 0 has none (events=[] first),
+// that it has none.
+func TestSweepOverEvents(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		want   string
+	}{
+		{[]string{"[{at: 3s, drain: [1]}]", "[]"}, "The grid varies events: the events in words above are run 0&#39;s; each point&#39;s are its value of events."},
+		{[]string{"[]", "[{at: 3s, drain: [1]}]"}, "The grid varies events: run 0 has none; each point&#39;s are its value of events."},
+	} {
+		dir := filepath.Join(t.TempDir(), "sweep")
+		sweepInto(t, dir, &study.Spec{Sets: []string{"workload.synthetic.requests=20", "cluster.workers=2"}, Keys: []string{"events"}, Values: [][]string{c.values}, Replicates: 1})
+		page, err := Render(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(page), c.want) {
+			t.Errorf("events %v: the page lacks %q", c.values, c.want)
+		}
+	}
+}

@@ -183,7 +183,11 @@ func (g *grid) question(search bool) *section {
 	}
 	if len(eventKeys) > 0 {
 		keys := strings.Join(eventKeys, ", ")
-		q.note(fmt.Sprintf("The grid varies %s: the events in words above are run 0's; each point's are its value of %s.", keys, keys))
+		whose := "the events in words above are run 0's"
+		if g.sc != nil && len(g.sc.Events) == 0 {
+			whose = "run 0 has none"
+		}
+		q.note(fmt.Sprintf("The grid varies %s: %s; each point's are its value of %s.", keys, whose, keys))
 	}
 	if g.spec.Twins {
 		q.p("Each run replays its events' twins (the same run without the event), so each event's effect is the run minus its twin; over replicates, its interval is that of the paired difference.")
