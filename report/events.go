@@ -369,26 +369,42 @@ func cohortColumns(side string, get func(*EventRow) *EventCohort) []Column[Event
 	}
 }
 
-// windowColumns are the columns of one window, side "before" or "after".
+// windowMetrics are a window's metrics in the files' order: each named
+// metric_SIDE_unit (ttft_p50_after_ms), read from a window and from a
+// difference of two.
+var windowMetrics = []struct {
+	metric, unit string
+	window       func(*EventWindow) float64
+	delta        func(*EventDelta) float64
+}{
+	{"ttft_p50", "_ms", func(w *EventWindow) float64 { return w.TTFTP50Ms }, func(d *EventDelta) float64 { return d.TTFTP50Ms }},
+	{"ttft_p99", "_ms", func(w *EventWindow) float64 { return w.TTFTP99Ms }, func(d *EventDelta) float64 { return d.TTFTP99Ms }},
+	{"itl_p99", "_ms", func(w *EventWindow) float64 { return w.ITLP99Ms }, func(d *EventDelta) float64 { return d.ITLP99Ms }},
+	{"e2e_p99", "_ms", func(w *EventWindow) float64 { return w.E2EP99Ms }, func(d *EventDelta) float64 { return d.E2EP99Ms }},
+	{"requests_per_s", "", func(w *EventWindow) float64 { return w.RequestsPerS }, func(d *EventDelta) float64 { return d.RequestsPerS }},
+	{"output_tokens_per_s", "", func(w *EventWindow) float64 { return w.OutputTokensPerS }, func(d *EventDelta) float64 { return d.OutputTokensPerS }},
+	{"hit_ratio_g1", "", func(w *EventWindow) float64 { return w.HitG1 }, func(d *EventDelta) float64 { return d.HitG1 }},
+	{"hit_ratio_g2", "", func(w *EventWindow) float64 { return w.HitG2 }, func(d *EventDelta) float64 { return d.HitG2 }},
+	{"hit_ratio_pulled", "", func(w *EventWindow) float64 { return w.HitPulled }, func(d *EventDelta) float64 { return d.HitPulled }},
+	{"requests", "", nil, func(d *EventDelta) float64 { return d.Requests }}, // a window's is a count (windowColumns)
+	{"tpot_p99", "_ms", func(w *EventWindow) float64 { return w.TPOTP99Ms }, func(d *EventDelta) float64 { return d.TPOTP99Ms }},
+	{"queue_p99", "_ms", func(w *EventWindow) float64 { return w.QueueP99Ms }, func(d *EventDelta) float64 { return d.QueueP99Ms }},
+	{"hit_ratio_computed", "", func(w *EventWindow) float64 { return w.HitComputed }, func(d *EventDelta) float64 { return d.HitComputed }},
+}
+
+// windowColumns are the columns of one window, side "before", "after" or
+// "twin": its requests a count, nullable only in the twin's.
 func windowColumns(side string, get func(*EventRow) *EventWindow) []Column[EventRow] {
-	f := func(name string, v func(*EventWindow) float64) Column[EventRow] {
-		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(get(r)) }, Null: true}
+	var cols []Column[EventRow]
+	for _, m := range windowMetrics {
+		name := m.metric + "_" + side + m.unit
+		if m.window == nil {
+			cols = append(cols, Column[EventRow]{Name: name, Int64: func(r *EventRow) int64 { return get(r).Requests }, Null: side == "twin"})
+			continue
+		}
+		cols = append(cols, Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return m.window(get(r)) }, Null: true})
 	}
-	return []Column[EventRow]{
-		f("ttft_p50_"+side+"_ms", func(w *EventWindow) float64 { return w.TTFTP50Ms }),
-		f("ttft_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.TTFTP99Ms }),
-		f("itl_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.ITLP99Ms }),
-		f("e2e_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.E2EP99Ms }),
-		f("requests_per_s_"+side, func(w *EventWindow) float64 { return w.RequestsPerS }),
-		f("output_tokens_per_s_"+side, func(w *EventWindow) float64 { return w.OutputTokensPerS }),
-		f("hit_ratio_g1_"+side, func(w *EventWindow) float64 { return w.HitG1 }),
-		f("hit_ratio_g2_"+side, func(w *EventWindow) float64 { return w.HitG2 }),
-		f("hit_ratio_pulled_"+side, func(w *EventWindow) float64 { return w.HitPulled }),
-		{Name: "requests_" + side, Int64: func(r *EventRow) int64 { return get(r).Requests }, Null: side == "twin"},
-		f("tpot_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.TPOTP99Ms }),
-		f("queue_p99_"+side+"_ms", func(w *EventWindow) float64 { return w.QueueP99Ms }),
-		f("hit_ratio_computed_"+side, func(w *EventWindow) float64 { return w.HitComputed }),
-	}
+	return cols
 }
 
 // deltaColumns are the columns of a difference against the twin, side
@@ -396,24 +412,11 @@ func windowColumns(side string, get func(*EventRow) *EventWindow) []Column[Event
 // of after) or "before_delta" (EventRow.BeforeDelta, the window before's
 // with before_delta in place of before), in the windows' order.
 func deltaColumns(side string, get func(*EventRow) *EventDelta) []Column[EventRow] {
-	f := func(name string, v func(*EventDelta) float64) Column[EventRow] {
-		return Column[EventRow]{Name: name, Float64: func(r *EventRow) float64 { return v(get(r)) }, Null: true}
+	var cols []Column[EventRow]
+	for _, m := range windowMetrics {
+		cols = append(cols, Column[EventRow]{Name: m.metric + "_" + side + m.unit, Float64: func(r *EventRow) float64 { return m.delta(get(r)) }, Null: true})
 	}
-	return []Column[EventRow]{
-		f("ttft_p50_"+side+"_ms", func(d *EventDelta) float64 { return d.TTFTP50Ms }),
-		f("ttft_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.TTFTP99Ms }),
-		f("itl_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.ITLP99Ms }),
-		f("e2e_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.E2EP99Ms }),
-		f("requests_per_s_"+side, func(d *EventDelta) float64 { return d.RequestsPerS }),
-		f("output_tokens_per_s_"+side, func(d *EventDelta) float64 { return d.OutputTokensPerS }),
-		f("hit_ratio_g1_"+side, func(d *EventDelta) float64 { return d.HitG1 }),
-		f("hit_ratio_g2_"+side, func(d *EventDelta) float64 { return d.HitG2 }),
-		f("hit_ratio_pulled_"+side, func(d *EventDelta) float64 { return d.HitPulled }),
-		f("requests_"+side, func(d *EventDelta) float64 { return d.Requests }),
-		f("tpot_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.TPOTP99Ms }),
-		f("queue_p99_"+side+"_ms", func(d *EventDelta) float64 { return d.QueueP99Ms }),
-		f("hit_ratio_computed_"+side, func(d *EventDelta) float64 { return d.HitComputed }),
-	}
+	return cols
 }
 
 // eventColumns is events.parquet's schema without its dictionary, for
