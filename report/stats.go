@@ -8,8 +8,8 @@ import (
 )
 
 // Percentiles summarises a latency distribution in milliseconds, for
-// summary.json. All fields are 0 for an empty distribution; a summary
-// that has none (no request completed) holds NoPercentiles, null in JSON.
+// summary.json. An empty distribution has none: NoPercentiles, NaN, null
+// in JSON.
 type Percentiles struct {
 	P50 float64 `json:"p50_ms"`
 	P90 float64 `json:"p90_ms"`
@@ -142,7 +142,7 @@ func (d *Dist) Percentiles() Percentiles {
 	}
 	n := int64(len(d.s))
 	if n == 0 {
-		return Percentiles{}
+		return NoPercentiles()
 	}
 	var q [4]int64
 	lo := 0 // d.s[lo] is the last rank selected: every sample from it on is at least as large
@@ -317,7 +317,7 @@ func (h *Histogram) Clone() Histogram {
 // and the exact maximum.
 func (h *Histogram) Percentiles() Percentiles {
 	if h.n == 0 {
-		return Percentiles{}
+		return NoPercentiles()
 	}
 	var q [4]int64
 	k, cum := 0, uint64(0)

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"math"
 	"slices"
 
 	"github.com/kvsim/kvsim/report"
@@ -76,8 +75,5 @@ func cohortOf(segs []segment, ids map[int64]bool) report.EventCohort {
 	p := ttft.Percentiles()
 	c := report.EventCohort{Requests: n, TTFTP50Ms: p.P50, TTFTP99Ms: p.P99, HitG1: ratio(m.g1, m.input),
 		HitG2: ratio(m.g2, m.input), HitPulled: ratio(m.pulled, m.input), HitComputed: ratio(m.computed, m.input)}
-	if n == 0 {
-		c.TTFTP50Ms, c.TTFTP99Ms = math.NaN(), math.NaN()
-	}
-	return c
+	return c // NaN TTFTs for none (report.NoPercentiles)
 }

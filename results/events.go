@@ -537,16 +537,7 @@ func (w *eventWindow) row(ns int64) report.EventWindow {
 		E2EP99Ms: e2e.P99, Requests: w.requests, HitG1: ratio(w.g1, w.input), HitG2: ratio(w.g2, w.input),
 		HitPulled: ratio(w.pl, w.input), RequestsPerS: math.NaN(), OutputTokensPerS: math.NaN(),
 		TPOTP99Ms: w.tpot.Percentiles().P99, QueueP99Ms: w.queue.Percentiles().P99, HitComputed: ratio(w.computed, w.input)}
-	if w.requests == 0 {
-		out.TTFTP50Ms, out.TTFTP99Ms, out.E2EP99Ms, out.QueueP99Ms = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-	}
-	if w.tpot.Count() == 0 {
-		out.TPOTP99Ms = math.NaN()
-	}
-	if w.itl.Count() == 0 {
-		out.ITLP99Ms = math.NaN()
-	}
-	if ns > 0 {
+	if ns > 0 { // a statistic of no sample is NaN already (report.NoPercentiles)
 		secs := float64(ns) / 1e9
 		out.RequestsPerS, out.OutputTokensPerS = float64(w.completed)/secs, float64(w.tokens)/secs
 	}

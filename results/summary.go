@@ -280,14 +280,6 @@ type RunEnd struct {
 	Warnings []string
 }
 
-// percentilesOf is d's percentiles, none (NaN) when d is empty.
-func percentilesOf(d *report.Dist) report.Percentiles {
-	if d.Count() == 0 {
-		return report.NoPercentiles()
-	}
-	return d.Percentiles()
-}
-
 // Summarize is the summary of a run that ended, st its statistics, l the
 // log of its scenario's events (nil without events), end the rest; and
 // its counters.parquet rows, of the groups its scenario reports
@@ -298,10 +290,7 @@ func Summarize(st *Stats, l *EventLog, end RunEnd) (*Summary, []report.CounterRo
 	s.Scenario, s.Seed, s.Workers = sc.Name, sc.Seed, sc.Cluster.Workers
 	// A latency of no sample is no value (null), not 0 ms: no request
 	// completed, or none had a second token (TPOT, ITL).
-	s.TTFT, s.TPOT, s.E2E, s.ITL = percentilesOf(&st.ttft), percentilesOf(&st.tpot), percentilesOf(&st.e2e), report.NoPercentiles()
-	if st.itl.Count() > 0 {
-		s.ITL = st.itl.Percentiles()
-	}
+	s.TTFT, s.TPOT, s.E2E, s.ITL = st.ttft.Percentiles(), st.tpot.Percentiles(), st.e2e.Percentiles(), st.itl.Percentiles()
 	if in := float64(s.Tokens.Input); in > 0 {
 		s.HitRatio.G1 = float64(s.Tokens.G1Hit) / in
 		s.HitRatio.G2 = float64(s.Tokens.G2Hit) / in

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -142,10 +143,10 @@ func TestTimeline(t *testing.T) {
 			}
 			for side, w := range []*eventWindow{&e.before, &e.after} {
 				a := &recs[order[i]][side]
-				if w.tokens != a.tokens || w.completed != a.completed || w.itl.Count() != a.itl.Count() || w.itl.Percentiles() != a.itl.Percentiles() ||
+				if w.tokens != a.tokens || w.completed != a.completed || w.itl.Count() != a.itl.Count() || fmt.Sprint(w.itl.Percentiles()) != fmt.Sprint(a.itl.Percentiles()) ||
 					w.requests != a.requests || w.input != a.input || w.g1 != a.g1 || w.ttft.Count() != a.ttft.Count() ||
-					w.ttft.Percentiles() != a.ttft.Percentiles() || w.e2e.Percentiles() != a.e2e.Percentiles() ||
-					w.tpot.Count() != a.tpot.Count() || w.tpot.Percentiles() != a.tpot.Percentiles() || w.queue.Percentiles() != a.queue.Percentiles() {
+					fmt.Sprint(w.ttft.Percentiles()) != fmt.Sprint(a.ttft.Percentiles()) || fmt.Sprint(w.e2e.Percentiles()) != fmt.Sprint(a.e2e.Percentiles()) ||
+					w.tpot.Count() != a.tpot.Count() || fmt.Sprint(w.tpot.Percentiles()) != fmt.Sprint(a.tpot.Percentiles()) || fmt.Sprint(w.queue.Percentiles()) != fmt.Sprint(a.queue.Percentiles()) {
 					t.Fatalf("round %d, window %d, record %d at %d (late %v), side %d: %d tokens, %d gaps %+v, %d completed, %d requests, ttft %+v; "+
 						"want %d, %d %+v, %d, %d, %+v", round, window, i, e.at, e.late, side, w.tokens, w.itl.Count(), w.itl.Percentiles(), w.completed,
 						w.requests, w.ttft.Percentiles(), a.tokens, a.itl.Count(), a.itl.Percentiles(), a.completed, a.requests, a.ttft.Percentiles())
