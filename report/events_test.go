@@ -91,7 +91,7 @@ func TestDeltaColumns(t *testing.T) {
 		{"after", "delta", func(r *EventRow) *EventDelta { return &r.Delta }, 10},
 		{"before", "before_delta", func(r *EventRow) *EventDelta { return &r.BeforeDelta }, 110},
 	} {
-		window := windowColumns(side.window, func(r *EventRow) *EventWindow { return &r.After })
+		window := windowColumns(side.window, func(r *EventRow) *EventWindow { return &r.After }) // its names alone are read
 		delta := deltaColumns(side.delta, side.get)
 		if len(window) != len(delta) {
 			t.Fatalf("%d %s columns, %d %s", len(delta), side.delta, len(window), side.window)

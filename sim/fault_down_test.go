@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kvsim/kvsim/des"
@@ -284,11 +285,13 @@ events:
 //     worker is ready, it fails at 30 ms: the same row.
 //   - "migrate, no worker": the same, carried (82 tokens) but unrouted:
 //     the same row (input 80, output 10: its own).
-//   - "migrate exhausted": only worker 0 goes down at 30 ms: R2 migrates
-//     with 2 tokens to worker 1, prompt 82 (5 full blocks, ids 1-5),
-//     8 left; worker 1's G1 has blocks 1-4: g1 hit 64, it computes 18,
-//     30-40 ms (token 3), token 4 at 45 ms; worker 1 goes down at 47 ms:
-//     past its one migration it fails at 47 ms. Row: worker 1, scheduled
+//   - "migrate exhausted": only worker 0 goes down at 30 ms, for 10 ms:
+//     R2 migrates with 2 tokens to worker 1, prompt 82 (5 full blocks,
+//     ids 1-5), 8 left; worker 1's G1 has blocks 1-4: g1 hit 64, it
+//     computes 18, 30-40 ms (token 3), token 4 at 45 ms; worker 0 is
+//     ready again from 40 ms, empty. Worker 1 goes down at 47 ms: R2 could
+//     move to worker 0, but past its one migration (migration_limit 1) it
+//     fails at 47 ms (migrations_exhausted 1). Row: worker 1, scheduled
 //     12 ms and first token 22 ms (worker 0's, the ones its user saw), g1
 //     64 (worker 1's attempt), computed 16 + 18 = 34, reroutes 1,
 //     migrations 1.
@@ -317,7 +320,7 @@ func TestDownEndedKeepsAttempt(t *testing.T) {
 		{"fail", ev("30ms", "0", "fail"), three, r2},
 		{"reroute, no worker", ev("30ms", "0, 1", "reroute"), three, r2},
 		{"migrate, no worker", ev("30ms", "0, 1", "migrate"), three, r2},
-		{"migrate exhausted", ev("30ms", "0", "migrate") + ev("47ms", "1", "migrate"), three, exhausted},
+		{"migrate exhausted", strings.Replace(ev("30ms", "0", "migrate"), "100ms", "10ms", 1) + ev("47ms", "1", "migrate"), three, exhausted},
 	} {
 		c.want.MeasuredTTFTNs, c.want.MeasuredE2ENs, c.want.MeasuredQueueNs = -1, -1, -1
 		c.want.MeasuredPrefillNs, c.want.MeasuredDecodeNs = -1, -1
@@ -327,6 +330,9 @@ func TestDownEndedKeepsAttempt(t *testing.T) {
 		}
 		if n := res.Summary.Counters["requests_failed"]; n != 1 {
 			t.Errorf("%s: requests_failed %d, want 1", c.name, n)
+		}
+		if n, want := res.Summary.Counters["migrations_exhausted"], int64(strings.Count(c.name, "exhausted")); n != want {
+			t.Errorf("%s: migrations_exhausted %d, want %d", c.name, n, want)
 		}
 	}
 }
