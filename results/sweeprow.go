@@ -21,19 +21,15 @@ func SweepRow(run int64, params []string, s *Summary) report.SweepRow {
 	if s.Planner != nil {
 		p = *s.Planner
 	}
-	// Latencies of no sample are NaN already (Summarize); hit ratios of no
-	// prompt are made so here: null, not 0.
-	ttft, tpot, itl, e2e, hit := s.TTFT, s.TPOT, s.ITL, s.E2E, s.HitRatio
-	if s.Requests.Completed == 0 {
-		hit.G1, hit.G2, hit.Pulled = nan, nan, nan
-	}
+	ttft, tpot, itl, e2e := s.TTFT, s.TPOT, s.ITL, s.E2E // of no sample: NaN already (Summarize)
+	g1, g2, pulled := s.Hits()
 	return report.SweepRow{
 		Run: run, Params: params,
 		Completed: s.Requests.Completed, Rejected: s.Requests.Rejected, Failed: s.Requests.Failed,
 		Unfinished: s.Requests.Unfinished,
 		TTFTP50:    ttft.P50, TTFTP90: ttft.P90, TTFTP99: ttft.P99, TPOTP50: tpot.P50, TPOTP99: tpot.P99,
 		ITLP99: itl.P99, E2EP50: e2e.P50, E2EP99: e2e.P99,
-		HitG1: hit.G1, HitG2: hit.G2, HitPulled: hit.Pulled,
+		HitG1: g1, HitG2: g2, HitPulled: pulled,
 		RequestsPerS: s.Throughput.RequestsPerS, OutputTokensPerS: s.Throughput.OutputTokensPerS,
 		PullsStaged: c.PullsStaged, PullsSuccess: c.PullsSuccess, PullsPartial: c.PullsPartial,
 		PullsFailed: c.PullsFailed, PullsExpired: c.PullsExpired, PullsSuperseded: c.PullsSuperseded,
@@ -60,4 +56,12 @@ func scripted(rows []report.EventRow) []report.EventRow {
 		}
 	}
 	return rows
+}
+
+// Hits is the share of the completed requests' prompt tokens from G1, G2
+// and pulls, NaN (none) when no prompt completed: sweep.parquet's and
+// compare's. (summary.json's hit_ratio keeps 0 then.)
+func (s *Summary) Hits() (g1, g2, pulled float64) {
+	t := &s.Tokens
+	return ratio(t.G1Hit, t.Input), ratio(t.G2Hit, t.Input), ratio(t.Pulled, t.Input)
 }

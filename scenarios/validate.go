@@ -24,8 +24,10 @@ func (sc *Scenario) ErrAt(key, format string, a ...any) error {
 	for k := key; k != ""; {
 		if l, ok := sc.pos[k]; ok {
 			err := fmt.Errorf(format, a...)
-			if set := sc.setUnder(key); !l.flag && set != "" { // the file's line, but a --set inside it may be what is wrong
-				err = fmt.Errorf("%w (with --set %s)", err, set)
+			if !l.flag { // the file's line, but a --set inside it may be what is wrong
+				if set := sc.setUnder(key); set != "" {
+					err = fmt.Errorf("%w (with --set %s)", err, set)
+				}
 			}
 			return &InputError{File: l.file, Line: l.line, Key: key, Err: err}
 		}

@@ -291,7 +291,7 @@ func (r *Router) hint(rt *Route, req *workload.Request) {
 	r.run = r.index.runs(req.Path, t, InG2, 0, nil, r.run[:0])
 	n := 0
 	for _, o := range r.run {
-		if o.Worker != rt.Worker && min(o.Either, fetch) >= r.cfg.HintMinBlocks && r.source(o.Worker) {
+		if o.Worker != rt.Worker && o.Either >= r.cfg.HintMinBlocks && r.source(o.Worker) { // (fetch >= HintMinBlocks: a run that long offers that many)
 			r.run[n] = o
 			n++
 		}

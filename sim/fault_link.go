@@ -44,11 +44,7 @@ func (c *Cluster) linkFault(now des.Time, key int, ids []int32, on bool) {
 	}
 	if on {
 		ev := &c.sc.Events[key]
-		until := des.MaxTime
-		if ev.For > 0 {
-			until = des.Time(ev.End()) // where its end's event is (lifeEvent)
-		}
-		c.kv.StartLinkFault(now, until, key, c.faultable(ids), ev.Link.Factor, ev.Link.Direction.Egress(), ev.Link.Direction.Ingress())
+		c.kv.StartLinkFault(now, des.Time(ev.End()), key, c.faultable(ids), ev.Link.Factor, ev.Link.Direction.Egress(), ev.Link.Direction.Ingress())
 		c.applyKV()
 		return
 	}

@@ -105,7 +105,7 @@ type Cluster struct {
 	events     *results.EventLog // what each scenario event did; nil without events
 	warnings   []string          // what the run found that may make its results mislead
 	unrouted   unrouted          // the requests that found no ready worker
-	faults     faults            // the faults in force (faults.go)
+	faults     faults            // the faults started, in force or ended (faults.go)
 	// evs is the run's events: the scenario's, then its planner's as it
 	// decides them (planner.go), each its index's events.parquet row.
 	evs     []scenarios.Event

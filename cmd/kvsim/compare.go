@@ -251,10 +251,11 @@ func metricChanges(a, b *results.Summary) []metricChange {
 		add(p.name+" p99 ms", p.a.P99, p.b.P99)
 		add(p.name+" max ms", p.a.Max, p.b.Max)
 	}
-	ra, rb := results.SweepRow(0, nil, a), results.SweepRow(0, nil, b) // hit ratios of no prompt NaN, as sweep.parquet holds them
-	add("hit ratio g1", ra.HitG1, rb.HitG1)
-	add("hit ratio g2", ra.HitG2, rb.HitG2)
-	add("hit ratio pulled", ra.HitPulled, rb.HitPulled)
+	a1, a2, ap := a.Hits()
+	b1, b2, bp := b.Hits()
+	add("hit ratio g1", a1, b1)
+	add("hit ratio g2", a2, b2)
+	add("hit ratio pulled", ap, bp)
 	add("requests/s", a.Throughput.RequestsPerS, b.Throughput.RequestsPerS)
 	add("output tokens/s", a.Throughput.OutputTokensPerS, b.Throughput.OutputTokensPerS)
 	return out
