@@ -392,6 +392,17 @@ var windowMetrics = []struct {
 	{"hit_ratio_computed", "", func(w *EventWindow) float64 { return w.HitComputed }, func(d *EventDelta) float64 { return d.HitComputed }},
 }
 
+// Any reports whether d holds a difference: a value other than 0 (NaN,
+// no value, is none).
+func (d *EventDelta) Any() bool {
+	for _, m := range windowMetrics {
+		if v := m.delta(d); v != 0 && !math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
+}
+
 // windowColumns are the columns of one window, side "before", "after" or
 // "twin": its requests a count, nullable only in the twin's.
 func windowColumns(side string, get func(*EventRow) *EventWindow) []Column[EventRow] {

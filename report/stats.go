@@ -46,20 +46,14 @@ func OrNull(x float64) *float64 {
 	return &x
 }
 
-// UnmarshalJSON reads what MarshalJSON writes: null is NaN.
+// UnmarshalJSON reads what MarshalJSON writes: null, which leaves a field
+// as it was, is NaN.
 func (p *Percentiles) UnmarshalJSON(b []byte) error {
-	var j percentilesJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	v := func(x *float64) float64 {
-		if x == nil {
-			return math.NaN()
-		}
-		return *x
-	}
-	*p = Percentiles{v(j.P50), v(j.P90), v(j.P95), v(j.P99), v(j.Max)}
-	return nil
+	type plain Percentiles // without this method
+	q := plain(NoPercentiles())
+	err := json.Unmarshal(b, &q)
+	*p = Percentiles(q)
+	return err
 }
 
 // percentilesPerMille are the ranks Percentiles reports, ascending, in
@@ -104,12 +98,17 @@ func (d *Dist) Add(ns int64) {
 	}
 	d.s = append(d.s, ns)
 	if len(d.s) > DistExactLimit {
-		d.h = &Histogram{}
-		for _, v := range d.s {
-			d.h.Add(v)
-		}
-		d.s = nil
+		d.h, d.s = histogramOf(d.s), nil
 	}
+}
+
+// histogramOf is the histogram of samples s.
+func histogramOf(s []int64) *Histogram {
+	h := &Histogram{}
+	for _, v := range s {
+		h.Add(v)
+	}
+	return h
 }
 
 // DistOf is the Dist of the samples s, in any order: the same as adding
@@ -118,11 +117,7 @@ func DistOf(s []int64) Dist {
 	if len(s) <= DistExactLimit {
 		return Dist{s: s}
 	}
-	h := &Histogram{}
-	for _, v := range s {
-		h.Add(v)
-	}
-	return Dist{h: h}
+	return Dist{h: histogramOf(s)}
 }
 
 // Count is how many samples it holds.

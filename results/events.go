@@ -608,7 +608,7 @@ func (l *EventLog) warnings(rows []report.EventRow, trace, served bool) []string
 		if e.inert && r.Fired {
 			w := fmt.Sprintf("event %d (%s at %v) changed no request: every request's row is the same in the run without it; the what-if tests nothing for the requests",
 				i, e.kind, time.Duration(e.at))
-			if with := l.overlapping(i, rows); len(with) > 0 {
+			if with := l.overlapping(i); len(with) > 0 {
 				others := "event " + with[0] + " acts"
 				if len(with) > 1 {
 					others = "events " + strings.Join(with, ", ") + " act"
@@ -708,19 +708,19 @@ func idsText(noun string, ids []int32) string {
 // sum has shows in none. Faults chaos drew share one twin, without all of
 // them, and a planner's actions have none; adds act on workers of their
 // own.
-func (l *EventLog) overlapping(i int, rows []report.EventRow) []string {
+func (l *EventLog) overlapping(i int) []string {
 	e := &l.evs[i]
 	end := func(e *eventRec) des.Time {
 		if e.forNs >= 0 {
-			return e.at + des.Time(e.forNs)
+			return des.AddSat(e.at, des.Time(e.forNs))
 		}
-		return math.MaxInt64
+		return des.MaxTime
 	}
 	var out []string
 	for j := range l.evs {
 		o := &l.evs[j]
 		bothDrawn := e.origin == string(scenarios.OriginChaos) && o.origin == string(scenarios.OriginChaos) // one twin: the run without either
-		if j == i || bothDrawn || o.origin == string(scenarios.OriginPlanner) || !rows[j].Fired || e.kind == kindAdd || o.kind == kindAdd ||
+		if j == i || bothDrawn || o.origin == string(scenarios.OriginPlanner) || !o.row.Fired || e.kind == kindAdd || o.kind == kindAdd ||
 			o.at >= end(e) || e.at >= end(o) {
 			continue
 		}

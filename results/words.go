@@ -184,56 +184,33 @@ const fewRequests = 30
 // ChangedBefore reports whether event e changed what its window before
 // measured against its twin: requests that arrived before it and were in
 // flight when it came, whose change the window after does not see.
-func ChangedBefore(e *report.EventRow) bool {
-	if !e.Twinned {
-		return false
-	}
-	d := &e.BeforeDelta
-	for _, v := range []float64{d.TTFTP50Ms, d.TTFTP99Ms, d.ITLP99Ms, d.TPOTP99Ms, d.E2EP99Ms, d.QueueP99Ms, d.Requests,
-		d.HitG1, d.HitG2, d.HitPulled, d.HitComputed, d.RequestsPerS, d.OutputTokensPerS} {
-		if v != 0 && !math.IsNaN(v) {
-			return true
-		}
-	}
-	return false
-}
+func ChangedBefore(e *report.EventRow) bool { return e.Twinned && e.BeforeDelta.Any() }
 
-// CohortWho names an event's displaced cohort: "whose previous turn ran on
-// the drained workers".
-func CohortWho(kind string) string {
+// Cohort names an event's cohort of a kind: what it is ("displaced" for
+// an event that takes its workers away, with their cache: a drain, a
+// remove, a down; "routed" for an add; "returning" for a fault that
+// leaves its workers in place with their cache: link, slow, pull_errors,
+// notices) and who is in it ("whose previous turn ran on the drained
+// workers").
+func Cohort(kind string) (name, who string) {
 	switch kind {
 	case kindDrain:
-		return "whose previous turn ran on the drained workers"
+		return "displaced", "whose previous turn ran on the drained workers"
 	case kindRemove:
-		return "whose previous turn ran on the removed workers"
-	case kindAdd:
-		return "routed to the new workers"
+		return "displaced", "whose previous turn ran on the removed workers"
 	case kindDown:
-		return "whose previous turn ran on the workers taken down"
-	}
-	return "whose previous turn ran on the faulted workers"
-}
-
-// CohortName is what an event's cohort is: "displaced" for one that takes
-// its workers away (a drain, a remove, a down: the requests lost the
-// cache there), "routed" for an add, "returning" for a fault that leaves
-// its workers in place with their cache (link, slow, pull_errors,
-// notices: the requests come back to them).
-func CohortName(kind string) string {
-	switch kind {
-	case kindDrain, kindRemove, kindDown:
-		return "displaced"
+		return "displaced", "whose previous turn ran on the workers taken down"
 	case kindAdd:
-		return "routed"
+		return "routed", "routed to the new workers"
 	}
-	return "returning"
+	return "returning", "whose previous turn ran on the faulted workers"
 }
 
 // cohortText is what the event's cohort measured with the event and
 // without it (its twin).
 func cohortText(e *report.EventRow) string {
 	a, t := &e.CohortAfter, &e.CohortTwin
-	who, name := CohortWho(e.Kind), CohortName(e.Kind)
+	name, who := Cohort(e.Kind)
 	if a.Requests <= 0 {
 		return fmt.Sprintf("%s: no request of the window after %s", name, who)
 	}
@@ -808,10 +785,7 @@ func DescribeChaos(drawn []report.EventRow) ChaosWords {
 			}
 		}
 		if out > 0 {
-			starts, its, them := "start", "their", "them"
-			if out == 1 {
-				starts, its, them = "starts", "its", "it"
-			}
+			starts, its, them := Plural(out, "starts", "start"), Plural(out, "its", "their"), Plural(out, "it", "them")
 			w.Outside = fmt.Sprintf("%d of the %d drawn faults %s after that window (which ends at %v, report.event_window after the first or at the last arrival): %s effect is not in it, so it is not chaos's as a whole; a longer window takes %s in unless the last arrival ends it",
 				out, len(drawn), starts, RoundMs(end), its, them)
 		}

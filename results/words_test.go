@@ -192,7 +192,7 @@ func TestWindowText(t *testing.T) {
 // stay, cache and all); an event on one worker says "on it".
 func TestCohortWords(t *testing.T) {
 	for kind, want := range map[string]string{"drain": "displaced", "remove": "displaced", "down": "displaced", "add": "routed", "slow": "returning", "link": "returning"} {
-		if got := CohortName(kind); got != want {
+		if got, _ := Cohort(kind); got != want {
 			t.Errorf("%s: %q, want %q", kind, got, want)
 		}
 	}

@@ -306,7 +306,7 @@ func num(n int64) cell { return cell{Text: strconv.FormatInt(n, 10), Class: "num
 // and without it.
 func cohortAnswer(s *section, e *report.EventRow) {
 	a, t := &e.CohortAfter, &e.CohortTwin
-	who, name := results.CohortWho(e.Kind), results.CohortName(e.Kind)
+	name, who := results.Cohort(e.Kind)
 	if a.Requests <= 0 {
 		s.p("%s requests: none of the window after %s.", capitalize(name), who)
 		return
