@@ -111,7 +111,7 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 	} else { // empty file
 		root = &yaml.Node{Kind: yaml.MappingNode}
 	}
-	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]string{}, flag: "--set", flagFrom: len(sets)}
+	d := &decoder{file: name, pos: positions{}, fromSet: map[*yaml.Node]string{}, flag: "--set", flagFrom: len(sets), failed: map[string]bool{}}
 	for _, o := range opts {
 		o(d)
 	}
@@ -128,7 +128,7 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 	}
 	sc := defaults()
 	decodeErr := d.decode(root, reflect.ValueOf(&sc).Elem(), "")
-	sc.File, sc.pos = file, d.pos
+	sc.File, sc.pos, sc.failed = file, d.pos, d.failed
 	if sc.Name == "" {
 		sc.Name = "default"
 		if file != "" {
@@ -136,8 +136,9 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 		}
 	}
 	// Every error at once: those of decoding, then those of validating
-	// what did decode (not a key that failed to decode, left at its zero).
-	if err := errors.Join(decodeErr, besides(sc.validate(), decodeErr)); err != nil {
+	// what did decode (check.fail passes over a key that failed to
+	// decode, left at its zero).
+	if err := errors.Join(decodeErr, sc.validate()); err != nil {
 		return nil, err
 	}
 	if err := sc.resolve(); err != nil {
@@ -147,42 +148,6 @@ func Parse(file string, data []byte, sets []string, opts ...Option) (*Scenario, 
 		return nil, err
 	}
 	return &sc, nil
-}
-
-// besides is the errors of err (joined) but those at a key one of not's
-// names: a key that failed to decode is left at its zero value, which
-// validating it would blame again, wrongly ("want a duration, got \"1\""
-// then "must be at least 1ms, got 0s").
-func besides(err, not error) error {
-	keys := map[string]bool{}
-	for _, e := range joined(not) {
-		if ie, ok := e.(*InputError); ok && ie.Key != "" {
-			keys[ie.Key] = true
-		}
-	}
-	var out []error
-	for _, e := range joined(err) {
-		if ie, ok := e.(*InputError); !ok || !keys[ie.Key] {
-			out = append(out, e)
-		}
-	}
-	return errors.Join(out...)
-}
-
-// joined is the errors err joins, at any depth, or err alone; none for
-// nil.
-func joined(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, joined(e)...)
-		}
-		return out
-	}
-	if err == nil {
-		return nil
-	}
-	return []error{err}
 }
 
 // yamlError turns a yaml.v3 syntax error in data ("yaml: line 3: ...") into
@@ -258,9 +223,11 @@ type decoder struct {
 	fromSet  map[*yaml.Node]string // the flag of each node an override wrote
 	flag     string                // the flag of the overrides from sets[flagFrom] on
 	flagFrom int
+	failed   map[string]bool // the keys that failed to decode (Scenario.failed)
 }
 
 func (d *decoder) fail(n *yaml.Node, key, format string, a ...any) error {
+	d.failed[key] = true
 	if flag, ok := d.fromSet[n]; ok {
 		return &InputError{File: flag, Key: key, Err: fmt.Errorf(format, a...)}
 	}

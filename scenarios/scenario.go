@@ -41,6 +41,11 @@ type Scenario struct {
 	// trace paths resolve against its directory.
 	File string `yaml:"-"`
 	pos  positions
+	// failed is the keys that failed to decode, left at their zero
+	// values: validating them would blame them again, wrongly ("want a
+	// duration, got \"1\"", then "must be at least 1ms, got 0s"), so
+	// check.fail passes over them.
+	failed map[string]bool
 }
 
 // Workload is a trace or a synthetic generator: exactly one is set.

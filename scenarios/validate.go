@@ -72,6 +72,9 @@ type check struct {
 }
 
 func (c *check) fail(key, format string, a ...any) {
+	if c.sc.failed[key] {
+		return // blamed by decoding already
+	}
 	c.errs = append(c.errs, c.sc.ErrAt(key, format, a...))
 }
 
