@@ -47,7 +47,7 @@ func Open(format Format, r io.Reader, opt TraceOptions) Source {
 func (o TraceOptions) arrival(ms float64) (des.Time, error) {
 	t, ok := des.FromNanos(float64(ms*1e6) * o.TimeScale)
 	if !ok || t < 0 || t > MaxArrival {
-		return 0, fmt.Errorf("arrival %g ms x time_scale %g is outside virtual time (0 to about 146 years: an arrival leaves room for the run after it)", ms, o.TimeScale)
+		return 0, outsideTime(fmt.Sprintf("arrival %g ms x time_scale %g", ms, o.TimeScale))
 	}
 	return t, nil
 }
@@ -55,6 +55,11 @@ func (o TraceOptions) arrival(ms float64) (des.Time, error) {
 // MaxArrival is the latest arrival a trace may give: half of virtual time,
 // about 146 years, so that no time the run adds to it overflows.
 const MaxArrival = des.MaxTime / 2
+
+// outsideTime is the error of an arrival past MaxArrival, what it is.
+func outsideTime(what string) error {
+	return fmt.Errorf("%s is outside virtual time (0 to about 146 years: an arrival leaves room for the run after it)", what)
+}
 
 // mooncakeRecord is a line of a Mooncake trace; a nil field is a missing key.
 type mooncakeRecord struct {

@@ -153,16 +153,12 @@ func readOtel(r io.Reader, opt TraceOptions) ([]*Request, error) {
 	for i := range spans {
 		s := &spans[i]
 		d := s.start - first // both in [0, MaxInt64]: no overflow
-		at := des.Time(d)
-		if opt.TimeScale != 1 {
-			var ok bool
-			if at, ok = des.FromNanos(float64(d) * opt.TimeScale); !ok || at < 0 {
-				at = MaxArrival + 1
-			}
+		at, ok := des.Time(d), true
+		if opt.TimeScale != 1 { // else exact, in integer ns
+			at, ok = des.FromNanos(float64(d) * opt.TimeScale)
 		}
-		if at > MaxArrival {
-			return nil, &ParseError{Line: s.line, Key: otelStart,
-				Err: fmt.Errorf("arrival %d ns x time_scale %g is outside virtual time (0 to about 146 years: an arrival leaves room for the run after it)", d, opt.TimeScale)}
+		if !ok || at < 0 || at > MaxArrival {
+			return nil, &ParseError{Line: s.line, Key: otelStart, Err: outsideTime(fmt.Sprintf("arrival %d ns x time_scale %g", d, opt.TimeScale))}
 		}
 		m := s.measured
 		reqs[i] = &Request{
