@@ -244,7 +244,7 @@ func stopAt(tn *node, path []block.Piece, f *fetch) Stop {
 	switch st, _ := tn.pool.at(seg, off); {
 	case st == pending:
 		return StopTargetPending
-	case st == filling || st == discarded:
+	case st.unlanded():
 		return StopTargetFilling
 	case block.Blocks(f.hits)+block.Blocks(f.runs) >= tn.pool.Capacity():
 		return StopTargetFull

@@ -24,6 +24,10 @@ const (
 	discarded
 )
 
+// unlanded reports whether a block in st is reserved for a write that has
+// not landed: filling, or discarded (a write given up on).
+func (st state) unlanded() bool { return st == filling || st == discarded }
+
 // Pool is one worker's G2 host pool of fixed capacity in blocks, kept by
 // runs. Ready blocks sit on an LRU list, least recently used first;
 // eviction takes the first unpinned one. Filling, discarded and pending
@@ -601,7 +605,7 @@ func (p *Pool) Check() error {
 		for i, en := range es {
 			x := p.ext[en.e].V
 			switch e := en.e; {
-			case x.Len() <= 0 || x.st == free || x.pins < 0 || x.pins > 0 && (x.st == filling || x.st == discarded):
+			case x.Len() <= 0 || x.st == free || x.pins < 0 || x.pins > 0 && x.st.unlanded():
 				errs = append(errs, fmt.Errorf("extent %d: %d blocks, state %d, %d pins", e, x.Len(), x.st, x.pins))
 			case x.Seg != s:
 				errs = append(errs, fmt.Errorf("extent %d of segment %d indexed under segment %d", e, x.Seg, s))

@@ -66,7 +66,7 @@ func (k *KVCR) walk(f *fetch, tn *node, src *Pool, path []block.Piece, g1, limit
 		if st == pending {
 			break // a failed read: the runtime rejects it, and the source is not asked
 		}
-		if st == filling || st == discarded {
+		if st.unlanded() {
 			f.unsettled = true // a discarded block settles when its write ends, or a store takes it over
 			break
 		}
