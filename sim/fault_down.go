@@ -159,9 +159,7 @@ func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, action scenarios.Rem
 				// Without chunked prefill its grown prompt is more than
 				// a pass takes: the engine refuses it, and it fails,
 				// its migration counted (docs/faults.md: attempted).
-				r.migrations++
-				c.counts.Migration.RequestsMigrated++
-				q.migrated++
+				c.migrated(r, &q)
 				c.end(r, report.OutcomeFailed, now)
 				q.failed++
 				continue
@@ -177,13 +175,18 @@ func (c *Cluster) requeue(now des.Time, seqs []*engine.Seq, action scenarios.Rem
 		c.counts.RequestsRerouted++
 		q.rerouted++
 		if migrate {
-			r.migrations++
-			c.counts.Migration.RequestsMigrated++
-			q.migrated++
+			c.migrated(r, &q)
 		}
 		c.wake(w, now, false)
 	}
 	return q
+}
+
+// migrated counts r's migration, in its row, the run's counters and q.
+func (c *Cluster) migrated(r *request, q *requeued) {
+	r.migrations++
+	c.counts.Migration.RequestsMigrated++
+	q.migrated++
 }
 
 // ownBlocksKey keys the content of the blocks a migration carries: a
