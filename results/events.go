@@ -237,7 +237,8 @@ func (l *EventLog) Fired(key int, ids []int32, named []WorkerAt, clusterRequests
 		}
 	}
 	if !e.late { // decided now: nothing knew of it before
-		e.all, share = l.segs.routedTo(l.segs.first(max(0, e.at-l.window)), l.segs.first(e.at), ids)
+		from, to := l.before(e)
+		e.all, share = l.segs.routedTo(from, to, ids)
 	}
 	r.RequestsAtEvent = r.RunningAtEvent + r.WaitingAtEvent
 	r.LoadShare = ratio(share, e.all)
@@ -269,16 +270,22 @@ func (l *EventLog) finish() {
 		return
 	}
 	l.finished = true
-	edge := l.segs.first
 	var ws []window
 	for i := range l.evs {
 		e := &l.evs[i]
 		if !e.late {
-			ws = append(ws, window{from: edge(max(0, e.at-l.window)), to: edge(e.at), w: &e.before})
+			from, to := l.before(e)
+			ws = append(ws, window{from: from, to: to, w: &e.before})
 		}
-		ws = append(ws, window{from: edge(e.at) + e.rank, to: edge(des.AddSat(e.at, l.window)), open: true, w: &e.after})
+		ws = append(ws, window{from: l.segs.first(e.at) + e.rank, to: l.segs.first(des.AddSat(e.at, l.window)), open: true, w: &e.after})
 	}
 	l.segs.finish(ws)
+}
+
+// before is event e's window before as segments [from, to) of the
+// timeline: [max(0, at - window), at).
+func (l *EventLog) before(e *eventRec) (from, to int) {
+	return l.segs.first(max(0, e.at-l.window)), l.segs.first(e.at)
 }
 
 // Ended records a request's row as it ends, at the current time; open
